@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs every tool burnrate's build and tests need, skipping what is already present,
+# so a second run finishes in seconds. Safe to run as root or as a sudo-capable user.
+set -euo pipefail
+
+WASM_BINDGEN_VERSION=0.2.130   # must equal the `wasm-bindgen = "=…"` pin in Cargo.toml
+CARGO_LEPTOS_VERSION=0.3.10    # 0.3.11 needs a newer rustc than 1.95
+BINARYEN_VERSION=132           # npm binaryen; Debian's 108 silently breaks hydration
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+need_apt=()
+with_tests=0
+[ "${1:-}" = "--tests" ] && with_tests=1
+
+log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# PostgreSQL binaries (the zero-config private cluster needs initdb/pg_ctl/postgres).
+if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  need_apt+=(postgresql)
+fi
+command -v npm >/dev/null || need_apt+=(nodejs npm)
+command -v cc >/dev/null || need_apt+=(build-essential)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+if [ "$with_tests" = 1 ]; then
+  command -v chromium >/dev/null || need_apt+=(chromium)
+  command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  log "installing Debian packages: ${need_apt[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if ! rustup target list --installed | grep -q wasm32-unknown-unknown; then
+  log "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
+  log "installing cargo-leptos $CARGO_LEPTOS_VERSION (about 20 minutes on 2 cores, once)"
+  cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked
+fi
+if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+  # not --locked: one locked dependency is missing from the registry mirror
+  cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION"
+fi
+
+# npm packages: binaryen's wasm-opt for release builds, playwright-core for end2end.
+if [ ! -x "$here/end2end/node_modules/.bin/wasm-opt" ] || [ ! -d "$here/end2end/node_modules/playwright-core" ]; then
+  log "installing end2end npm packages (binaryen@$BINARYEN_VERSION, playwright-core)"
+  (cd "$here/end2end" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+if [ "$with_tests" = 1 ]; then
+  venv="$here/target/pyenv"
+  if [ ! -x "$venv/bin/moto_server" ] || [ ! -x "$venv/bin/aiosmtpd" ]; then
+    log "installing test servers (moto[server], aiosmtpd) into target/pyenv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q 'moto[server]==5.2.5' 'aiosmtpd==1.4.6'
+  fi
+fi
+log "tools ready"

@@ -1,0 +1,160 @@
+//! The `burnrate` command line. Exit status: 0 success, 1 failure, 2 bad usage or configuration.
+
+use std::process::ExitCode;
+
+use chrono::NaiveDate;
+use clap::{Parser, Subcommand};
+
+use crate::config::{self, Config, ENV_HELP, LogFormat};
+use crate::db::Database;
+use crate::demo::{self, DemoOptions};
+use crate::server::{self, AppState};
+
+#[derive(Debug, Parser)]
+#[command(name = "burnrate", version, about = "Self-hosted GPU and AI cloud FinOps dashboard", after_help = ENV_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the dashboard (migrations run first).
+    #[command(after_help = ENV_HELP)]
+    Serve {
+        /// Load the demo organisation first if the database has no cost data.
+        #[arg(long)]
+        demo: bool,
+        /// Listen address, host:port; overrides BURNRATE_ADDR.
+        #[arg(long, value_name = "HOST:PORT")]
+        addr: Option<String>,
+    },
+    /// Apply pending database migrations and exit.
+    #[command(after_help = ENV_HELP)]
+    Migrate,
+    /// Fill the database with a deterministic synthetic GPU organisation.
+    #[command(after_help = ENV_HELP)]
+    Demo {
+        /// Multiply projects, users and cost rows by N (for benchmarks); 1 is about 150k rows.
+        #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+        scale: u32,
+        /// Last day of demo data, YYYY-MM-DD (UTC) [default: today].
+        #[arg(long, value_name = "DATE")]
+        until: Option<NaiveDate>,
+        /// Replace existing cost data, teams, projects and users.
+        #[arg(long)]
+        replace: bool,
+    },
+}
+
+/// Parses arguments and the environment, then runs the chosen subcommand.
+pub async fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(err) => return usage_error(&err.to_string()),
+    };
+    init_tracing(config.log_format);
+    let result = match cli.command {
+        Command::Serve { demo, addr } => {
+            let mut config = config;
+            if let Some(addr) = addr {
+                match config::parse_addr("--addr", &addr) {
+                    Ok(addr) => config.addr = addr,
+                    Err(err) => return usage_error(&err.to_string()),
+                }
+            }
+            serve(config, demo).await
+        }
+        Command::Migrate => migrate(config).await,
+        Command::Demo {
+            scale,
+            until,
+            replace,
+        } => {
+            let until = until.unwrap_or_else(|| chrono::Utc::now().date_naive());
+            load_demo(config, DemoOptions { scale, until }, replace).await
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("burnrate: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("burnrate: {message}");
+    ExitCode::from(2)
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+async fn serve(config: Config, demo: bool) -> Result<(), String> {
+    // Bind first: a taken port should fail before a database cluster is started.
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = async {
+        if demo
+            && demo::database_is_empty(&db.pool)
+                .await
+                .map_err(|e| e.to_string())?
+        {
+            let options = DemoOptions {
+                scale: 1,
+                until: chrono::Utc::now().date_naive(),
+            };
+            demo::load(&db.pool, options)
+                .await
+                .map_err(|e| format!("loading the demo: {e}"))?;
+        }
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!("burnrate is serving on http://{addr}");
+        server::serve(listener, AppState::new(config, db.pool.clone()))
+            .await
+            .map_err(|e| e.to_string())
+    }
+    .await;
+    db.close().await;
+    result
+}
+
+async fn migrate(config: Config) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    tracing::info!("migrations are up to date");
+    db.close().await;
+    Ok(())
+}
+
+async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = async {
+        if !replace && !demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
+            return Err("the database already holds cost data; pass --replace to overwrite it with the demo".to_string());
+        }
+        let summary = demo::load(&db.pool, options).await.map_err(|e| e.to_string())?;
+        println!(
+            "demo loaded: {} teams, {} projects, {} users, {} cost rows, {} to {}",
+            summary.teams, summary.projects, summary.users, summary.rows, summary.from, summary.until
+        );
+        Ok(())
+    }
+    .await;
+    db.close().await;
+    result
+}

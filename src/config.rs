@@ -1,0 +1,218 @@
+//! Configuration from environment variables, validated before anything starts.
+//! A bad value names the variable and the form it expects; the CLI then exits with status 2.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use sqlx::postgres::PgConnectOptions;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Settings shared by every subcommand.
+#[derive(Clone)]
+pub struct Config {
+    /// `DATABASE_URL`; `None` means the private cluster under `data_dir`.
+    pub database_url: Option<String>,
+    pub data_dir: PathBuf,
+    pub addr: SocketAddr,
+    pub log_format: LogFormat,
+    /// Where cargo-leptos put the compiled site (`pkg/`, CSS, favicon).
+    pub site_root: PathBuf,
+}
+
+// DATABASE_URL may carry a password, so Debug never prints it.
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("database_url", &self.database_url.as_ref().map(|_| "<set>"))
+            .field("data_dir", &self.data_dir)
+            .field("addr", &self.addr)
+            .field("log_format", &self.log_format)
+            .field("site_root", &self.site_root)
+            .finish()
+    }
+}
+
+/// A variable with a value burnrate cannot use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub variable: &'static str,
+    /// The offending value, or `None` when it must not be echoed (secrets).
+    pub value: Option<String>,
+    pub expected: &'static str,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.value {
+            Some(value) => write!(
+                f,
+                "{}={value:?} is not valid: expected {}",
+                self.variable, self.expected
+            ),
+            None => write!(
+                f,
+                "{} is not valid: expected {}",
+                self.variable, self.expected
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Every variable burnrate reads, for `--help` and the README.
+pub const ENV_HELP: &str = "\
+Environment variables:
+  DATABASE_URL        postgres://user:password@host:port/database. Unset: burnrate runs a
+                      private PostgreSQL cluster under BURNRATE_DATA_DIR.
+  BURNRATE_DATA_DIR   Directory for the private cluster [default: ./data]
+  BURNRATE_ADDR       Address the dashboard listens on, host:port [default: 127.0.0.1:3000]
+  LOG_FORMAT          text or json [default: text]
+  RUST_LOG            Log filter, e.g. info or burnrate=debug [default: info]
+  LEPTOS_SITE_ROOT    Compiled site directory [default: target/site, or site/ beside the binary]";
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads settings through `lookup`, so tests can supply their own environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let get = |name: &str| {
+            lookup(name)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+
+        let database_url = get("DATABASE_URL");
+        if let Some(url) = &database_url {
+            let usable = (url.starts_with("postgres://") || url.starts_with("postgresql://"))
+                && PgConnectOptions::from_str(url).is_ok();
+            if !usable {
+                return Err(ConfigError {
+                    variable: "DATABASE_URL",
+                    value: None,
+                    expected: "postgres://user:password@host:port/database",
+                });
+            }
+        }
+        let addr = match get("BURNRATE_ADDR") {
+            None => SocketAddr::from(([127, 0, 0, 1], 3000)),
+            Some(text) => parse_addr("BURNRATE_ADDR", &text)?,
+        };
+        let log_format = match get("LOG_FORMAT").as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => {
+                return Err(ConfigError {
+                    variable: "LOG_FORMAT",
+                    value: Some(other.to_string()),
+                    expected: "text or json",
+                });
+            }
+        };
+        Ok(Config {
+            database_url,
+            data_dir: get("BURNRATE_DATA_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("data")),
+            addr,
+            log_format,
+            site_root: get("LEPTOS_SITE_ROOT")
+                .map(PathBuf::from)
+                .unwrap_or_else(default_site_root),
+        })
+    }
+}
+
+/// Parses `host:port`, naming `variable` (an env var or a flag) when it is wrong.
+pub fn parse_addr(variable: &'static str, text: &str) -> Result<SocketAddr, ConfigError> {
+    SocketAddr::from_str(text).map_err(|_| ConfigError {
+        variable,
+        value: Some(text.to_string()),
+        expected: "an IP address and port such as 127.0.0.1:3000 or 0.0.0.0:8080",
+    })
+}
+
+/// `target/site` when run from the source tree (cargo-leptos puts it there), otherwise
+/// `site/` beside the directory holding the binary (the Docker image's layout).
+fn default_site_root() -> PathBuf {
+    let in_tree = PathBuf::from("target/site");
+    if in_tree.is_dir() {
+        return in_tree;
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.parent()
+                .and_then(|bin| bin.parent())
+                .map(|root| root.join("site"))
+        })
+        .unwrap_or(in_tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_need_no_variables() {
+        let c = config(&[]).expect("defaults are valid");
+        assert_eq!(c.database_url, None);
+        assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(c.data_dir, PathBuf::from("data"));
+        assert_eq!(c.log_format, LogFormat::Text);
+    }
+
+    #[test]
+    fn a_bad_address_names_the_variable_and_the_expected_form() {
+        let err = config(&[("BURNRATE_ADDR", "localhost")]).expect_err("must reject");
+        assert_eq!(err.variable, "BURNRATE_ADDR");
+        assert!(
+            err.to_string().contains(
+                "BURNRATE_ADDR=\"localhost\" is not valid: expected an IP address and port"
+            )
+        );
+    }
+
+    #[test]
+    fn a_bad_log_format_is_rejected() {
+        let err = config(&[("LOG_FORMAT", "xml")]).expect_err("must reject");
+        assert_eq!(
+            err.to_string(),
+            "LOG_FORMAT=\"xml\" is not valid: expected text or json"
+        );
+    }
+
+    #[test]
+    fn a_bad_database_url_is_rejected_without_echoing_it() {
+        let err =
+            config(&[("DATABASE_URL", "mysql://root:hunter2@db/x")]).expect_err("must reject");
+        assert_eq!(err.variable, "DATABASE_URL");
+        assert!(!err.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn debug_output_hides_the_database_url() {
+        let c = config(&[("DATABASE_URL", "postgres://u:hunter2@localhost/db")]).expect("valid");
+        assert!(!format!("{c:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,69 @@
+//! Costs: the daily facts, their rollup, and the Overview page that reads it.
+
+pub mod overview;
+pub mod period;
+
+#[cfg(feature = "ssr")]
+pub mod queries;
+#[cfg(feature = "ssr")]
+pub mod rollups;
+#[cfg(feature = "ssr")]
+pub mod store;
+#[cfg(feature = "ssr")]
+pub mod usage_type;
+
+use chrono::NaiveDate;
+use leptos::prelude::*;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::error::AppError;
+use period::{DateRange, Metric, Period};
+
+/// The team that spend of an unmapped or untagged project is shown under.
+pub const UNASSIGNED_TEAM: &str = "Unassigned";
+
+/// A team's spend in a period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamSpend {
+    pub team: String,
+    pub spend: Decimal,
+    pub gpu_spend: Decimal,
+}
+
+/// Everything the Overview page shows for one period and metric.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overview {
+    pub period: Period,
+    pub metric: Metric,
+    pub range: DateRange,
+    pub total: Decimal,
+    pub gpu_total: Decimal,
+    /// Mean daily spend over `run_rate_range`: the 7 complete days ending at the period's
+    /// end or yesterday, whichever is earlier.
+    pub run_rate: Decimal,
+    pub run_rate_range: DateRange,
+    pub teams: Vec<TeamSpend>,
+    /// The newest day with any cost data; `None` when nothing has been loaded yet.
+    pub latest_day: Option<NaiveDate>,
+}
+
+/// The Overview figures for `?period=` and `?metric=`, read from the daily rollup.
+#[server(prefix = "/api", endpoint = "overview")]
+pub async fn get_overview(
+    period: Option<String>,
+    metric: Option<String>,
+) -> Result<Overview, AppError> {
+    crate::error::with_status(
+        async {
+            let period =
+                Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
+            let metric =
+                Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
+            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            let today = chrono::Utc::now().date_naive();
+            Ok(queries::overview(&state.pool, period, metric, today).await?)
+        }
+        .await,
+    )
+}

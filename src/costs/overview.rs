@@ -1,0 +1,164 @@
+//! The Overview page (`/`): spend, run-rate and spend by team for the chosen period.
+//! Filters live in the query string; changing one navigates client-side and refetches.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use super::period::{Metric, Period};
+use super::{Overview, get_overview};
+use crate::format::{percent, usd};
+
+#[component]
+pub fn OverviewPage() -> impl IntoView {
+    let query = use_query_map();
+    let filters = move || {
+        let q = query.read();
+        (q.get("period"), q.get("metric"))
+    };
+    let overview = Resource::new(filters, |(period, metric)| get_overview(period, metric));
+
+    view! {
+        <Title text="Overview · burnrate"/>
+        <nav class="breadcrumbs" aria-label="Breadcrumb"><span>"Overview"</span></nav>
+        <h1>"Overview"</h1>
+        <FilterBar/>
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match overview.await {
+                    Ok(data) => view! { <OverviewBody data/> }.into_any(),
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// Period and metric switches. Plain links: the router turns them into client-side
+/// navigations, and they still work before hydration or without JavaScript.
+#[component]
+fn FilterBar() -> impl IntoView {
+    let query = use_query_map();
+    let period = move || Period::parse(query.read().get("period").as_deref()).unwrap_or_default();
+    let metric = move || Metric::parse(query.read().get("metric").as_deref()).unwrap_or_default();
+
+    let period_links = Period::ALL
+        .into_iter()
+        .map(|p| {
+            view! {
+                <a
+                    class="chip"
+                    data-testid=format!("period-{}", p.key())
+                    href=move || filter_href(p, metric())
+                    aria-current=move || (period() == p).then_some("page")
+                >
+                    {p.label()}
+                </a>
+            }
+        })
+        .collect_view();
+    let metric_links = [Metric::Unblended, Metric::Amortized]
+        .into_iter()
+        .map(|m| {
+            view! {
+                <a
+                    class="chip"
+                    data-testid=format!("metric-{}", m.key())
+                    href=move || filter_href(period(), m)
+                    aria-current=move || (metric() == m).then_some("page")
+                >
+                    {m.label()}
+                </a>
+            }
+        })
+        .collect_view();
+
+    view! {
+        <div class="filters">
+            <nav aria-label="Period" class="chip-group">{period_links}</nav>
+            <nav aria-label="Metric" class="chip-group">{metric_links}</nav>
+        </div>
+    }
+}
+
+fn filter_href(period: Period, metric: Metric) -> String {
+    format!("/?period={}&metric={}", period.key(), metric.key())
+}
+
+#[component]
+fn OverviewBody(data: Overview) -> impl IntoView {
+    if data.latest_day.is_none() {
+        return view! {
+            <section class="empty" data-testid="empty-state">
+                <h2>"No cost data yet"</h2>
+                <p>
+                    "Load the demo organisation with " <code>"burnrate demo"</code>
+                    " or start the server with " <code>"burnrate serve --demo"</code> "."
+                </p>
+            </section>
+        }
+        .into_any();
+    }
+    let range_text = format!("{} – {}", data.range.from, data.range.last_day());
+    let run_rate_text = format!(
+        "Mean of {} – {}",
+        data.run_rate_range.from,
+        data.run_rate_range.last_day()
+    );
+    let total = data.total;
+    let rows = data
+        .teams
+        .iter()
+        .map(|team| {
+            view! {
+                <tr data-testid="team-row">
+                    <th scope="row" data-testid="team-name">{team.team.clone()}</th>
+                    <td class="num" data-testid="team-spend" data-value=team.spend.to_string()>
+                        {usd(team.spend)}
+                    </td>
+                    <td class="num">{percent(team.spend, total)}</td>
+                    <td class="num">{usd(team.gpu_spend)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+
+    view! {
+        <section class="cards" aria-label="Summary">
+            <div class="card">
+                <h2>{data.period.label()} " spend"</h2>
+                <p class="figure" data-testid="period-total" data-value=total.to_string()>{usd(total)}</p>
+                <p class="hint" data-testid="period-range">{range_text}</p>
+            </div>
+            <div class="card">
+                <h2>"Daily run-rate"</h2>
+                <p class="figure" data-testid="run-rate" data-value=data.run_rate.to_string()>
+                    {usd(data.run_rate)}
+                </p>
+                <p class="hint">{run_rate_text}</p>
+            </div>
+            <div class="card">
+                <h2>"GPU share"</h2>
+                <p class="figure" data-testid="gpu-share">{percent(data.gpu_total, total)}</p>
+                <p class="hint">{usd(data.gpu_total)} " on GPU instances"</p>
+            </div>
+        </section>
+        <section aria-labelledby="by-team">
+            <h2 id="by-team">"Spend by team"</h2>
+            <table class="data" data-testid="team-table">
+                <caption>{data.metric.label()} " cost, " {format!("{} – {}", data.range.from, data.range.last_day())}</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"Team"</th>
+                        <th scope="col" class="num">"Spend (USD)"</th>
+                        <th scope="col" class="num">"Share"</th>
+                        <th scope="col" class="num">"GPU (USD)"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+            <p class="hint">"Data through " {data.latest_day.map(|d| d.to_string()).unwrap_or_default()} " (UTC)."</p>
+        </section>
+    }
+    .into_any()
+}

@@ -1,0 +1,108 @@
+//! The database: either the server named by DATABASE_URL, or a private PostgreSQL cluster
+//! that burnrate runs itself under the data directory. Migrations run on every open.
+
+pub mod private_cluster;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::migrate::{MigrateDatabase, Migrator};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Postgres};
+
+use crate::config::Config;
+use private_cluster::PrivateCluster;
+
+/// The schema, embedded at build time.
+pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+
+/// Connections per process: enough for 32 concurrent page loads, well under
+/// PostgreSQL's default limit of 100 for a few replicas.
+const POOL_SIZE: u32 = 16;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("private PostgreSQL cluster: {0}")]
+    Cluster(String),
+    #[error("database: {0}")]
+    Sql(#[from] sqlx::Error),
+    #[error("migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// An open, migrated database, and the private cluster behind it if burnrate started one.
+pub struct Database {
+    pub pool: PgPool,
+    cluster: Option<PrivateCluster>,
+}
+
+impl Database {
+    /// Connects (starting the private cluster when DATABASE_URL is unset), creates the
+    /// database if missing, and applies pending migrations.
+    pub async fn open(config: &Config) -> Result<Database, DbError> {
+        let (options, cluster) = match &config.database_url {
+            Some(url) => {
+                if !Postgres::database_exists(url).await? {
+                    tracing::info!("creating the database named in DATABASE_URL");
+                    Postgres::create_database(url).await?;
+                }
+                (PgConnectOptions::from_str(url)?, None)
+            }
+            None => {
+                let cluster = PrivateCluster::start(&config.data_dir)
+                    .await
+                    .map_err(DbError::Cluster)?;
+                (cluster.connect_options(), Some(cluster))
+            }
+        };
+        tracing::info!(
+            host = options.get_host(),
+            port = options.get_port(),
+            database = options.get_database().unwrap_or(""),
+            "connecting to PostgreSQL"
+        );
+        let pool = match connect(options).await {
+            Ok(pool) => pool,
+            Err(err) => {
+                if let Some(cluster) = cluster {
+                    cluster.stop().await;
+                }
+                return Err(err.into());
+            }
+        };
+        let db = Database { pool, cluster };
+        if let Err(err) = MIGRATOR.run(&db.pool).await {
+            db.close().await;
+            return Err(err.into());
+        }
+        Ok(db)
+    }
+
+    /// Closes the pool, then stops the private cluster if this process started it.
+    pub async fn close(self) {
+        self.pool.close().await;
+        if let Some(cluster) = self.cluster {
+            cluster.stop().await;
+        }
+    }
+}
+
+async fn connect(options: PgConnectOptions) -> Result<PgPool, sqlx::Error> {
+    PgPoolOptions::new()
+        .max_connections(POOL_SIZE)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await
+}
+
+/// True when every embedded migration has been applied successfully.
+pub async fn migrations_applied(pool: &PgPool) -> Result<bool, sqlx::Error> {
+    let applied: Vec<i64> =
+        sqlx::query_scalar("select version from _sqlx_migrations where success order by version")
+            .fetch_all(pool)
+            .await?;
+    Ok(MIGRATOR
+        .iter()
+        .filter(|m| m.migration_type.is_up_migration())
+        .all(|m| applied.contains(&m.version)))
+}

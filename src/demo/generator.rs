@@ -1,0 +1,458 @@
+//! Deterministic daily cost lines for the demo organisation, aggregated to the same three
+//! grains ingestion stores. Every figure is an exact decimal derived from integers, so the
+//! grains agree to the cent and the same day always gets the same numbers.
+
+use std::collections::BTreeMap;
+
+use chrono::{Datelike, NaiveDate, Weekday};
+use rust_decimal::Decimal;
+
+use super::org::{DemoProject, Workload};
+use crate::costs::store::{CostBatch, CostRow};
+
+/// Daily spend of a weight-1 project at the end of the demo period, in dollars.
+const DOLLARS_PER_WEIGHT: i64 = 400;
+/// The untagged share of spend is about this weight, against ~94 for all tagged projects.
+pub const UNTAGGED_WEIGHT: u32 = 8;
+/// Days before `until` whose figures Cost Explorer would still mark as estimated.
+const ESTIMATED_DAYS: i64 = 3;
+
+const EC2: &str = "Amazon Elastic Compute Cloud - Compute";
+const EC2_OTHER: &str = "EC2 - Other";
+const S3: &str = "Amazon Simple Storage Service";
+const SAGEMAKER: &str = "Amazon SageMaker";
+const BEDROCK: &str = "Amazon Bedrock";
+
+/// One line of a project's bill.
+struct Line {
+    usage_type: &'static str,
+    service: &'static str,
+    /// Price of one usage unit in ten-thousandths of a dollar (hours, GB-months, 1k tokens).
+    unit_price_bp: i64,
+    /// Share of the project's daily spend, per mille.
+    share: i64,
+    /// Which of the project's users tags it; `None` is spend without a user tag.
+    user_slot: Option<usize>,
+    quiet_at_weekends: bool,
+    /// Reserved capacity: a flat daily amortized cost, billed (unblended) on the 1st.
+    reserved: bool,
+}
+
+const fn line(
+    usage_type: &'static str,
+    service: &'static str,
+    unit_price_bp: i64,
+    share: i64,
+    user_slot: Option<usize>,
+) -> Line {
+    Line {
+        usage_type,
+        service,
+        unit_price_bp,
+        share,
+        user_slot,
+        quiet_at_weekends: false,
+        reserved: false,
+    }
+}
+
+const fn weekdays(mut l: Line) -> Line {
+    l.quiet_at_weekends = true;
+    l
+}
+
+const fn reserved(mut l: Line) -> Line {
+    l.reserved = true;
+    l
+}
+
+const TRAINING: [Line; 4] = [
+    line("USE1-BoxUsage:p4d.24xlarge", EC2, 327_726, 450, Some(0)),
+    line("USE1-SpotUsage:p5.48xlarge", EC2, 393_300, 350, Some(1)),
+    line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 80, None),
+    line("USE1-TimedStorage-ByteHrs", S3, 230, 120, None),
+];
+const SERVING: [Line; 4] = [
+    line("USE1-BoxUsage:g5.xlarge", EC2, 10_060, 400, Some(0)),
+    line("USE1-BoxUsage:g6.xlarge", EC2, 8_048, 300, Some(1)),
+    reserved(line(
+        "USE1-HeavyUsage:g5.12xlarge",
+        EC2,
+        35_730,
+        200,
+        Some(0),
+    )),
+    line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 100, None),
+];
+const RESEARCH: [Line; 4] = [
+    weekdays(line(
+        "USE1-SpotUsage:g5.12xlarge",
+        EC2,
+        22_900,
+        350,
+        Some(0),
+    )),
+    weekdays(line(
+        "USE1-SpotUsage:g6.12xlarge",
+        EC2,
+        18_300,
+        250,
+        Some(1),
+    )),
+    weekdays(line(
+        "USE1-Notebk:ml.g5.2xlarge",
+        SAGEMAKER,
+        15_150,
+        250,
+        Some(2),
+    )),
+    line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 150, None),
+];
+const MANAGED_MODELS: [Line; 3] = [
+    weekdays(line(
+        "USE1-Claude-3.5-Sonnet-output-tokens",
+        BEDROCK,
+        150,
+        600,
+        Some(0),
+    )),
+    line("USE1-BoxUsage:g6.xlarge", EC2, 8_048, 300, Some(1)),
+    line("USE1-TimedStorage-ByteHrs", S3, 230, 100, None),
+];
+const DATA: [Line; 4] = [
+    weekdays(line("USE1-BoxUsage:m5.4xlarge", EC2, 7_680, 400, Some(0))),
+    line("USE1-SpotUsage:r5.8xlarge", EC2, 6_100, 250, Some(1)),
+    line("USE1-TimedStorage-ByteHrs", S3, 230, 300, None),
+    line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 50, None),
+];
+/// Spend nobody tagged with a project: shared networking, snapshots, a stray GPU box.
+const UNTAGGED: [Line; 3] = [
+    line("USE1-NatGateway-Hours", EC2_OTHER, 450, 300, None),
+    line("USE1-EBS:SnapshotUsage", EC2_OTHER, 500, 300, None),
+    line("USE1-BoxUsage:g5.xlarge", EC2, 10_060, 400, Some(0)),
+];
+
+fn lines(workload: Workload) -> &'static [Line] {
+    match workload {
+        Workload::Training => &TRAINING,
+        Workload::Serving => &SERVING,
+        Workload::Research => &RESEARCH,
+        Workload::ManagedModels => &MANAGED_MODELS,
+        Workload::Data => &DATA,
+    }
+}
+
+/// A project as it bills: its tag value, users and lines. The untagged pseudo-project has
+/// the empty name.
+pub struct BillingProject {
+    pub name: String,
+    pub users: Vec<String>,
+    pub weight: u32,
+    pub starts: NaiveDate,
+    lines: &'static [Line],
+    /// (first day, last day, multiplier): a runaway job.
+    spike: Option<(NaiveDate, NaiveDate, i64)>,
+}
+
+impl BillingProject {
+    pub fn new(
+        demo: &DemoProject,
+        name: String,
+        users: Vec<String>,
+        starts: NaiveDate,
+        until: NaiveDate,
+    ) -> BillingProject {
+        let spike = match demo.name {
+            "llm-pretrain" => Some((
+                until - chrono::Days::new(45),
+                until - chrono::Days::new(42),
+                4,
+            )),
+            "batch-inference" => Some((
+                until - chrono::Days::new(100),
+                until - chrono::Days::new(98),
+                6,
+            )),
+            _ => None,
+        };
+        BillingProject {
+            name,
+            users,
+            weight: demo.weight,
+            starts,
+            lines: lines(demo.workload),
+            spike,
+        }
+    }
+
+    pub fn untagged(users: Vec<String>, starts: NaiveDate, scale: u32) -> BillingProject {
+        BillingProject {
+            name: String::new(),
+            users,
+            weight: UNTAGGED_WEIGHT * scale,
+            starts,
+            lines: &UNTAGGED,
+            spike: None,
+        }
+    }
+}
+
+/// The demo period: `from` is the first day of the month 13 months before `until`'s.
+pub struct Timeline {
+    pub from: NaiveDate,
+    pub until: NaiveDate,
+}
+
+impl Timeline {
+    /// Spend grows from 60% to 100% across the period, in per mille.
+    fn growth(&self, day: NaiveDate) -> i64 {
+        let total = (self.until - self.from).num_days().max(1);
+        600 + 400 * (day - self.from).num_days() / total
+    }
+}
+
+/// Every project's cost lines for `day`, aggregated to the three stored grains.
+pub fn day_batch(
+    projects: &[BillingProject],
+    timeline: &Timeline,
+    day: NaiveDate,
+    batch: &mut CostBatch,
+) {
+    type Key = (String, String);
+    let mut by_user: BTreeMap<Key, Sums> = BTreeMap::new();
+    let mut by_usage: BTreeMap<Key, Sums> = BTreeMap::new();
+    let mut by_service: BTreeMap<Key, Sums> = BTreeMap::new();
+    let weekend = matches!(day.weekday(), Weekday::Sat | Weekday::Sun);
+
+    for project in projects.iter().filter(|p| day >= p.starts) {
+        for (index, line) in project.lines.iter().enumerate() {
+            let base = Decimal::from(DOLLARS_PER_WEIGHT * i64::from(project.weight) * line.share)
+                / Decimal::ONE_THOUSAND;
+            let (unblended, amortized) = if line.reserved {
+                reserved_costs(base, day)
+            } else {
+                let spike = match project.spike {
+                    Some((first, last, factor)) if day >= first && day <= last => factor,
+                    _ => 1,
+                };
+                let weekday_factor = if weekend && line.quiet_at_weekends {
+                    450
+                } else {
+                    1000
+                };
+                let noise = 850 + (mix(&project.name, index as u64, day) % 300) as i64;
+                let permille = timeline.growth(day) * weekday_factor * noise * spike;
+                let cost =
+                    (base * Decimal::from(permille) / Decimal::from(1_000_000_000i64)).round_dp(8);
+                (cost, cost)
+            };
+            let quantity = (amortized / Decimal::new(line.unit_price_bp, 4)).round_dp(6);
+            let user = line
+                .user_slot
+                .and_then(|slot| project.users.get(slot % project.users.len().max(1)))
+                .cloned()
+                .unwrap_or_default();
+            let sums = Sums {
+                unblended,
+                amortized,
+                quantity,
+            };
+            add(&mut by_user, (project.name.clone(), user), sums);
+            add(
+                &mut by_usage,
+                (project.name.clone(), line.usage_type.to_string()),
+                sums,
+            );
+            add(
+                &mut by_service,
+                (project.name.clone(), line.service.to_string()),
+                sums,
+            );
+        }
+    }
+    let estimated = (timeline.until - day).num_days() < ESTIMATED_DAYS;
+    for (map, rows) in [
+        (by_user, &mut batch.by_user),
+        (by_usage, &mut batch.by_usage_type),
+        (by_service, &mut batch.by_service),
+    ] {
+        rows.extend(map.into_iter().map(|((project, dimension), s)| CostRow {
+            day,
+            project,
+            dimension,
+            unblended: s.unblended,
+            amortized: s.amortized,
+            usage_quantity: s.quantity,
+            estimated,
+        }));
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Sums {
+    unblended: Decimal,
+    amortized: Decimal,
+    quantity: Decimal,
+}
+
+fn add(map: &mut BTreeMap<(String, String), Sums>, key: (String, String), s: Sums) {
+    let entry = map.entry(key).or_insert(Sums {
+        unblended: Decimal::ZERO,
+        amortized: Decimal::ZERO,
+        quantity: Decimal::ZERO,
+    });
+    entry.unblended += s.unblended;
+    entry.amortized += s.amortized;
+    entry.quantity += s.quantity;
+}
+
+/// Reserved capacity costs `daily` every day amortized, and the whole month up front on the 1st.
+fn reserved_costs(daily: Decimal, day: NaiveDate) -> (Decimal, Decimal) {
+    let unblended = if day.day() == 1 {
+        daily * Decimal::from(days_in_month(day))
+    } else {
+        Decimal::ZERO
+    };
+    (unblended, daily)
+}
+
+fn days_in_month(day: NaiveDate) -> u32 {
+    let first = day.with_day(1).unwrap_or(day);
+    let next = first
+        .checked_add_months(chrono::Months::new(1))
+        .unwrap_or(first);
+    (next - first).num_days() as u32
+}
+
+/// A stable 64-bit hash of (project, line, day): the demo's only source of variation.
+fn mix(project: &str, line: u64, day: NaiveDate) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in project.bytes() {
+        h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= line.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ (day.num_days_from_ce() as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    // splitmix64 finaliser
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::costs::store::Grain;
+    use crate::demo::org::PROJECTS;
+
+    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).expect("valid test date")
+    }
+
+    fn sample() -> (Vec<BillingProject>, Timeline) {
+        let timeline = Timeline {
+            from: day(2025, 1, 1),
+            until: day(2026, 2, 10),
+        };
+        let projects = PROJECTS
+            .iter()
+            .map(|p| {
+                BillingProject::new(
+                    p,
+                    p.name.to_string(),
+                    vec!["a".into(), "b".into(), "c".into()],
+                    timeline.from,
+                    timeline.until,
+                )
+            })
+            .chain([BillingProject::untagged(
+                vec!["stray".into()],
+                timeline.from,
+                1,
+            )])
+            .collect();
+        (projects, timeline)
+    }
+
+    fn total(rows: &[CostRow]) -> (Decimal, Decimal) {
+        rows.iter()
+            .fold((Decimal::ZERO, Decimal::ZERO), |(u, a), r| {
+                (u + r.unblended, a + r.amortized)
+            })
+    }
+
+    #[test]
+    fn every_grain_sums_to_the_same_daily_total() {
+        let (projects, timeline) = sample();
+        for d in [day(2025, 3, 1), day(2025, 7, 6), day(2026, 2, 10)] {
+            let mut batch = CostBatch::default();
+            day_batch(&projects, &timeline, d, &mut batch);
+            let user = total(batch.rows(Grain::ByUser));
+            assert_eq!(user, total(batch.rows(Grain::ByUsageType)));
+            assert_eq!(user, total(batch.rows(Grain::ByService)));
+            assert!(user.0 > Decimal::ZERO);
+        }
+    }
+
+    #[test]
+    fn the_same_day_always_gets_the_same_figures() {
+        let (projects, timeline) = sample();
+        let mut first = CostBatch::default();
+        let mut second = CostBatch::default();
+        day_batch(&projects, &timeline, day(2025, 9, 9), &mut first);
+        day_batch(&projects, &timeline, day(2025, 9, 9), &mut second);
+        assert_eq!(first.by_usage_type, second.by_usage_type);
+    }
+
+    #[test]
+    fn reserved_capacity_is_billed_on_the_first_and_amortized_daily() {
+        assert_eq!(
+            reserved_costs(Decimal::from(10), day(2026, 2, 1)),
+            (Decimal::from(280), Decimal::from(10))
+        );
+        assert_eq!(
+            reserved_costs(Decimal::from(10), day(2026, 2, 2)),
+            (Decimal::ZERO, Decimal::from(10))
+        );
+    }
+
+    #[test]
+    fn untagged_spend_is_about_eight_percent() {
+        let (projects, timeline) = sample();
+        let mut batch = CostBatch::default();
+        day_batch(&projects, &timeline, day(2026, 2, 4), &mut batch);
+        let (all, _) = total(&batch.by_service);
+        let (untagged, _) = total(
+            &batch
+                .by_service
+                .iter()
+                .filter(|r| r.project.is_empty())
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        let share = untagged / all * Decimal::ONE_HUNDRED;
+        assert!(
+            share > Decimal::from(6) && share < Decimal::from(11),
+            "untagged share {share}%"
+        );
+    }
+
+    #[test]
+    fn recent_days_are_estimated() {
+        let (projects, timeline) = sample();
+        let mut batch = CostBatch::default();
+        day_batch(&projects, &timeline, day(2026, 2, 9), &mut batch);
+        day_batch(&projects, &timeline, day(2026, 1, 9), &mut batch);
+        assert!(
+            batch
+                .by_user
+                .iter()
+                .any(|r| r.estimated && r.day == day(2026, 2, 9))
+        );
+        assert!(
+            batch
+                .by_user
+                .iter()
+                .all(|r| !r.estimated || r.day == day(2026, 2, 9))
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! `burnrate demo`: a deterministic synthetic GPU organisation, written through the same
+//! fact store as ingestion so every page behaves as it would on real data.
+
+pub mod generator;
+pub mod org;
+
+use chrono::{Datelike, Months, NaiveDate};
+use sqlx::{PgConnection, PgPool};
+
+use crate::costs::period::{DateRange, next_day};
+use crate::costs::store::{self, CostBatch};
+use generator::{BillingProject, Timeline};
+use org::{PROJECTS, TEAMS};
+
+/// How much demo data to make, and up to which day.
+#[derive(Debug, Clone, Copy)]
+pub struct DemoOptions {
+    /// Multiplies projects and users (and so rows); 1 is the standard organisation.
+    pub scale: u32,
+    /// The last day with data (UTC), normally today.
+    pub until: NaiveDate,
+}
+
+/// What `load` wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemoSummary {
+    pub teams: usize,
+    pub projects: usize,
+    pub users: usize,
+    pub rows: u64,
+    pub from: NaiveDate,
+    pub until: NaiveDate,
+}
+
+/// True when there are no teams, projects or costs: nothing a demo load would overwrite.
+pub async fn database_is_empty(pool: &PgPool) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "select not exists (select 1 from teams) and not exists (select 1 from projects)
+            and not exists (select 1 from daily_project_costs)",
+    )
+    .fetch_one(pool)
+    .await
+}
+
+/// Replaces all teams, projects, users and costs with the demo organisation, in one
+/// transaction: 13 months before `until`'s month plus that month to date.
+pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sqlx::Error> {
+    let month_start = options.until.with_day(1).unwrap_or(options.until);
+    let timeline = Timeline {
+        from: month_start
+            .checked_sub_months(Months::new(13))
+            .unwrap_or(month_start),
+        until: options.until,
+    };
+    let users = org::user_names();
+    let projects = billing_projects(&users, &timeline, options);
+
+    let mut tx = pool.begin().await?;
+    clear(&mut tx).await?;
+    let team_ids = insert_org(&mut tx, &users, options.scale).await?;
+    tracing::info!(scale = options.scale, from = %timeline.from, until = %timeline.until, "loading demo costs");
+
+    let mut rows = 0;
+    let mut month = timeline.from;
+    while month <= timeline.until {
+        let end = month
+            .checked_add_months(Months::new(1))
+            .unwrap_or(month)
+            .min(next_day(timeline.until));
+        let mut batch = CostBatch::default();
+        for day in month.iter_days().take_while(|d| *d < end) {
+            generator::day_batch(&projects, &timeline, day, &mut batch);
+        }
+        rows += store::replace_window(
+            &mut tx,
+            DateRange {
+                from: month,
+                to: end,
+            },
+            &batch,
+        )
+        .await?;
+        month = end;
+    }
+    map_projects(&mut tx, &team_ids, options.scale).await?;
+    sqlx::query(
+        "insert into ingestion_runs (trigger, status, window_from, window_to, rows_written, finished_at)
+         values ('demo', 'succeeded', $1, $2, $3, now())",
+    )
+    .bind(timeline.from)
+    .bind(next_day(timeline.until))
+    .bind(rows as i64)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+
+    let summary = DemoSummary {
+        teams: TEAMS.len(),
+        projects: PROJECTS.len() * options.scale as usize,
+        users: users.len() * options.scale as usize,
+        rows,
+        from: timeline.from,
+        until: timeline.until,
+    };
+    tracing::info!(rows = summary.rows, "demo loaded");
+    Ok(summary)
+}
+
+/// The tag value of copy `copy` of `name`: copies beyond the first get a numeric suffix.
+fn scaled(name: &str, copy: u32) -> String {
+    if copy == 0 {
+        name.to_string()
+    } else {
+        format!("{name}-{copy}")
+    }
+}
+
+fn billing_projects(
+    users: &[String],
+    timeline: &Timeline,
+    options: DemoOptions,
+) -> Vec<BillingProject> {
+    let mut projects = Vec::new();
+    for copy in 0..options.scale {
+        for (index, demo) in PROJECTS.iter().enumerate() {
+            // Three people per project: from its team, or from across the org when unmapped.
+            let first = demo
+                .team
+                .map_or(index * 7, |team| team * 10 + (index % 3) * 3);
+            let people = (0..3)
+                .map(|k| scaled(&users[(first + k) % users.len()], copy))
+                .collect();
+            let starts = timeline
+                .until
+                .with_day(1)
+                .and_then(|m| m.checked_sub_months(Months::new(demo.starts_months_ago)))
+                .unwrap_or(timeline.from)
+                .max(timeline.from);
+            projects.push(BillingProject::new(
+                demo,
+                scaled(demo.name, copy),
+                people,
+                starts,
+                timeline.until,
+            ));
+        }
+    }
+    projects.push(BillingProject::untagged(
+        vec![users[99].clone()],
+        timeline.from,
+        options.scale,
+    ));
+    projects
+}
+
+async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "truncate costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs,
+                  projects, tagged_users, team_owners, teams",
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+async fn insert_org(
+    conn: &mut PgConnection,
+    users: &[String],
+    scale: u32,
+) -> Result<Vec<i64>, sqlx::Error> {
+    let mut team_ids = Vec::with_capacity(TEAMS.len());
+    for team in &TEAMS {
+        let id: i64 = sqlx::query_scalar("insert into teams (name) values ($1) returning id")
+            .bind(team.name)
+            .fetch_one(&mut *conn)
+            .await?;
+        for (name, email) in team.owners {
+            sqlx::query("insert into team_owners (team_id, email, name) values ($1, $2, $3)")
+                .bind(id)
+                .bind(email)
+                .bind(name)
+                .execute(&mut *conn)
+                .await?;
+        }
+        team_ids.push(id);
+    }
+    let mut names = Vec::new();
+    let mut teams = Vec::new();
+    for copy in 0..scale {
+        for (i, user) in users.iter().enumerate() {
+            names.push(scaled(user, copy));
+            teams.push(team_ids[org::user_team(i)]);
+        }
+    }
+    sqlx::query(
+        "insert into tagged_users (name, team_id) select * from unnest($1::text[], $2::bigint[])",
+    )
+    .bind(names)
+    .bind(teams)
+    .execute(&mut *conn)
+    .await?;
+    Ok(team_ids)
+}
+
+/// Assigns each project to its team; the store has already created the project rows.
+async fn map_projects(
+    conn: &mut PgConnection,
+    team_ids: &[i64],
+    scale: u32,
+) -> Result<(), sqlx::Error> {
+    let mut names = Vec::new();
+    let mut teams = Vec::new();
+    for copy in 0..scale {
+        for demo in &PROJECTS {
+            if let Some(team) = demo.team {
+                names.push(scaled(demo.name, copy));
+                teams.push(team_ids[team]);
+            }
+        }
+    }
+    sqlx::query(
+        "insert into projects (name, team_id) select * from unnest($1::text[], $2::bigint[])
+         on conflict (name) do update set team_id = excluded.team_id, updated_at = now()",
+    )
+    .bind(names)
+    .bind(teams)
+    .execute(conn)
+    .await?;
+    Ok(())
+}

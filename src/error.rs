@@ -1,0 +1,69 @@
+//! The one error type that crosses the wire from server functions to pages.
+//!
+//! Details (SQL, AWS, I/O) are logged on the server; users see a plain message and the
+//! HTTP status that fits it.
+
+use http::StatusCode;
+use leptos::prelude::{FromServerFnError, ServerFnErrorErr};
+use leptos::server_fn::codec::JsonEncoding;
+use serde::{Deserialize, Serialize};
+
+/// What went wrong, in words a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum AppError {
+    /// A request value failed validation; names the field and the expected form.
+    #[error("{field}: {message}")]
+    InvalidInput { field: String, message: String },
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Something failed on the server; the details are in the server log.
+    #[error("something went wrong on the server; the details are in its log")]
+    Internal,
+    #[error("{0}")]
+    ServerFn(ServerFnErrorErr),
+}
+
+impl AppError {
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        AppError::InvalidInput {
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            AppError::InvalidInput { .. } => StatusCode::BAD_REQUEST,
+            AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::Internal | AppError::ServerFn(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        AppError::ServerFn(value)
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<sqlx::Error> for AppError {
+    fn from(err: sqlx::Error) -> Self {
+        tracing::error!(error = %err, "database error");
+        AppError::Internal
+    }
+}
+
+/// Passes a server function's result through, setting the HTTP status of an error
+/// (server_fn answers every error with 500 otherwise).
+#[cfg(feature = "ssr")]
+pub fn with_status<T>(result: Result<T, AppError>) -> Result<T, AppError> {
+    if let Err(err) = &result
+        && let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
+    {
+        response.set_status(err.status());
+    }
+    result
+}

@@ -1,0 +1,28 @@
+//! burnrate: a self-hosted GPU and AI cloud FinOps dashboard.
+//!
+//! One crate, two builds: the `ssr` feature builds the server binary (axum, Postgres,
+//! the CLI), the `hydrate` feature builds the wasm bundle that hydrates the pages.
+//! Modules are organised by feature; server-only modules sit behind `ssr`.
+
+pub mod app;
+pub mod costs;
+pub mod error;
+pub mod format;
+
+#[cfg(feature = "ssr")]
+pub mod cli;
+#[cfg(feature = "ssr")]
+pub mod config;
+#[cfg(feature = "ssr")]
+pub mod db;
+#[cfg(feature = "ssr")]
+pub mod demo;
+#[cfg(feature = "ssr")]
+pub mod server;
+
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(app::App);
+}

@@ -1,0 +1,116 @@
+//! The HTTP server: shared state, routes, health checks and graceful shutdown.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRef, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use leptos::prelude::*;
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use sqlx::PgPool;
+use tower_http::compression::CompressionLayer;
+
+use crate::app::{App, shell};
+use crate::config::Config;
+
+/// Everything a request handler or server function needs.
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub pool: PgPool,
+    pub config: Arc<Config>,
+}
+
+impl AppState {
+    pub fn new(config: Config, pool: PgPool) -> AppState {
+        let leptos_options = LeptosOptions::builder()
+            .output_name("burnrate")
+            .site_root(config.site_root.to_string_lossy().to_string())
+            .site_pkg_dir("pkg")
+            .site_addr(config.addr)
+            .build();
+        AppState {
+            leptos_options,
+            pool,
+            config: Arc::new(config),
+        }
+    }
+}
+
+/// All routes: health checks, pages, server functions (`/api/…`) and static files.
+pub fn router(state: AppState) -> Router {
+    let routes = generate_route_list(App);
+    let context_state = state.clone();
+    let provide_state = move || provide_context(context_state.clone());
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .leptos_routes_with_context(&state, routes, provide_state.clone(), {
+            let options = state.leptos_options.clone();
+            move || shell(options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(provide_state, shell))
+        // The file handler serves the wasm bundle uncompressed; compress everything here.
+        .layer(CompressionLayer::new())
+        .with_state(state)
+}
+
+/// Liveness: the process is up and answering.
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Readiness: the database answers and every migration is applied.
+async fn readyz(State(pool): State<PgPool>) -> impl IntoResponse {
+    match crate::db::migrations_applied(&pool).await {
+        Ok(true) => (StatusCode::OK, Json(serde_json::json!({"status": "ready"}))),
+        Ok(false) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({"status": "not ready", "reason": "migrations pending"})),
+        ),
+        Err(err) => {
+            tracing::warn!(error = %err, "readiness check failed");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(serde_json::json!({"status": "not ready", "reason": "database unreachable"})),
+            )
+        }
+    }
+}
+
+/// Serves `state` on `listener` until SIGINT or SIGTERM, then finishes in-flight requests.
+pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %err, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,144 @@
+//! Overview aggregations against the facts, to the cent.
+
+mod common;
+
+use burnrate::costs::period::{Metric, Period};
+use burnrate::costs::queries;
+use common::{day, load_demo};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+const TODAY: (i32, u32, u32) = (2026, 2, 10);
+
+/// Team totals straight from the project×user facts: the long way round.
+async fn team_totals_from_facts(
+    pool: &PgPool,
+    from: chrono::NaiveDate,
+    to: chrono::NaiveDate,
+    column: &str,
+) -> Vec<(String, Decimal)> {
+    sqlx::query_as(&format!(
+        "select coalesce(t.name, 'Unassigned'), sum(c.{column})
+         from costs_by_user c left join projects p on p.name = c.project left join teams t on t.id = p.team_id
+         where c.day >= $1 and c.day < $2 group by 1 order by 2 desc, 1"
+    ))
+    .bind(from)
+    .bind(to)
+    .fetch_all(pool)
+    .await
+    .expect("facts")
+}
+
+#[sqlx::test]
+async fn team_spend_equals_the_facts_for_every_period_and_metric(pool: PgPool) {
+    load_demo(&pool, day(TODAY.0, TODAY.1, TODAY.2)).await;
+    let today = day(TODAY.0, TODAY.1, TODAY.2);
+    for period in Period::ALL {
+        for (metric, column) in [
+            (Metric::Unblended, "unblended"),
+            (Metric::Amortized, "amortized"),
+        ] {
+            let overview = queries::overview(&pool, period, metric, today)
+                .await
+                .expect("overview");
+            let expected =
+                team_totals_from_facts(&pool, overview.range.from, overview.range.to, column).await;
+            let got: Vec<(String, Decimal)> = overview
+                .teams
+                .iter()
+                .map(|t| (t.team.clone(), t.spend))
+                .collect();
+            assert_eq!(got, expected, "{period:?} {metric:?}");
+            assert_eq!(
+                overview.total,
+                expected.iter().map(|(_, s)| *s).sum::<Decimal>()
+            );
+        }
+    }
+}
+
+#[sqlx::test]
+async fn unmapped_and_untagged_spend_is_shown_as_unassigned(pool: PgPool) {
+    load_demo(&pool, day(TODAY.0, TODAY.1, TODAY.2)).await;
+    let overview = queries::overview(
+        &pool,
+        Period::Last90Days,
+        Metric::Unblended,
+        day(TODAY.0, TODAY.1, TODAY.2),
+    )
+    .await
+    .expect("overview");
+    let unassigned = overview
+        .teams
+        .iter()
+        .find(|t| t.team == "Unassigned")
+        .expect("an Unassigned row");
+    let expected: Decimal = sqlx::query_scalar(
+        "select sum(unblended) from daily_project_costs r left join projects p on p.name = r.project
+         where p.team_id is null and day >= $1 and day < $2",
+    )
+    .bind(overview.range.from)
+    .bind(overview.range.to)
+    .fetch_one(&pool)
+    .await
+    .expect("sum");
+    assert_eq!(unassigned.spend, expected);
+}
+
+#[sqlx::test]
+async fn run_rate_is_the_mean_of_the_last_seven_complete_days(pool: PgPool) {
+    let today = day(TODAY.0, TODAY.1, TODAY.2);
+    load_demo(&pool, today).await;
+    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today)
+        .await
+        .expect("overview");
+    assert_eq!(
+        (overview.run_rate_range.from, overview.run_rate_range.to),
+        (day(2026, 2, 3), today)
+    );
+    let week: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_service where day >= '2026-02-03' and day < '2026-02-10'")
+        .fetch_one(&pool)
+        .await
+        .expect("sum");
+    assert_eq!(overview.run_rate, week / Decimal::from(7));
+
+    // A past period's run-rate ends at the period's end.
+    let previous = queries::overview(&pool, Period::PreviousMonth, Metric::Unblended, today)
+        .await
+        .expect("overview");
+    assert_eq!(
+        (previous.run_rate_range.from, previous.run_rate_range.to),
+        (day(2026, 1, 25), day(2026, 2, 1))
+    );
+}
+
+#[sqlx::test]
+async fn an_empty_database_has_no_latest_day_and_zero_totals(pool: PgPool) {
+    let overview = queries::overview(
+        &pool,
+        Period::MonthToDate,
+        Metric::Unblended,
+        day(2026, 2, 10),
+    )
+    .await
+    .expect("overview");
+    assert_eq!(overview.latest_day, None);
+    assert_eq!(overview.total, Decimal::ZERO);
+    assert!(overview.teams.is_empty());
+}
+
+#[sqlx::test]
+async fn amortized_spreads_reserved_fees_so_it_differs_from_unblended_on_the_first(pool: PgPool) {
+    let today = day(TODAY.0, TODAY.1, TODAY.2);
+    load_demo(&pool, today).await;
+    let (unblended, amortized): (Decimal, Decimal) = sqlx::query_as(
+        "select sum(unblended), sum(amortized) from daily_project_costs where day = '2026-02-01'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("sums");
+    assert!(
+        unblended > amortized,
+        "the month's reservation fee is billed on the 1st"
+    );
+}

@@ -1,0 +1,288 @@
+//! The schema, the fact store and the rollup, on a real PostgreSQL database.
+
+mod common;
+
+use burnrate::costs::period::DateRange;
+use burnrate::costs::store::{self, CostBatch, CostRow};
+use common::{day, load_demo};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+use std::str::FromStr;
+
+fn dec(s: &str) -> Decimal {
+    Decimal::from_str(s).expect("test literal")
+}
+
+async fn sum(pool: &PgPool, sql: &str) -> Decimal {
+    sqlx::query_scalar(sql)
+        .fetch_one(pool)
+        .await
+        .expect("sum query")
+}
+
+#[sqlx::test]
+async fn demo_rollup_totals_equal_every_fact_grain_to_the_cent(pool: PgPool) {
+    let summary = load_demo(&pool, day(2026, 2, 10)).await;
+    assert_eq!(summary.from, day(2025, 1, 1));
+    assert!(summary.rows > 100_000, "rows: {}", summary.rows);
+
+    let rollup = sum(&pool, "select sum(unblended) from daily_project_costs").await;
+    for table in ["costs_by_user", "costs_by_usage_type", "costs_by_service"] {
+        assert_eq!(
+            sum(&pool, &format!("select sum(unblended) from {table}")).await,
+            rollup,
+            "{table} unblended"
+        );
+        assert_eq!(
+            sum(&pool, &format!("select sum(amortized) from {table}")).await,
+            sum(&pool, "select sum(amortized) from daily_project_costs").await,
+            "{table} amortized"
+        );
+    }
+    // Per day and project too, not just overall.
+    let mismatched: i64 = sqlx::query_scalar(
+        "select count(*) from (
+            select day, project, sum(unblended) s from costs_by_user group by 1, 2
+         ) f full join daily_project_costs r using (day, project)
+         where f.s is distinct from r.unblended",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("compare");
+    assert_eq!(mismatched, 0);
+}
+
+#[sqlx::test]
+async fn demo_organisation_has_the_promised_shape(pool: PgPool) {
+    load_demo(&pool, day(2026, 2, 10)).await;
+    let count = |sql: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(sql)
+                .fetch_one(&pool)
+                .await
+                .expect("count")
+        }
+    };
+    assert_eq!(count("select count(*) from teams").await, 10);
+    assert_eq!(count("select count(*) from team_owners").await, 12);
+    assert_eq!(count("select count(*) from projects").await, 30);
+    assert_eq!(count("select count(*) from tagged_users").await, 100);
+    assert_eq!(
+        count("select count(*) from projects where name = '<img src=x onerror=alert(1)>'").await,
+        1
+    );
+    assert_eq!(
+        count("select count(*) from projects where team_id is null").await,
+        1
+    );
+    for family in ["p4d", "p5", "g5", "g6"] {
+        let n: i64 =
+            sqlx::query_scalar("select count(*) from usage_types where instance_family = $1")
+                .bind(family)
+                .fetch_one(&pool)
+                .await
+                .expect("family");
+        assert!(n > 0, "no {family} usage");
+    }
+    let spot: i64 =
+        count("select count(*) from usage_types where purchase_option = 'spot' and gpu_count > 0")
+            .await;
+    assert!(spot > 0);
+    let services: Vec<String> =
+        sqlx::query_scalar("select distinct service from costs_by_service order by 1")
+            .fetch_all(&pool)
+            .await
+            .expect("services");
+    for service in [
+        "Amazon Bedrock",
+        "Amazon SageMaker",
+        "Amazon Simple Storage Service",
+    ] {
+        assert!(services.iter().any(|s| s == service), "missing {service}");
+    }
+    let untagged_share: Decimal = sum(
+        &pool,
+        "select sum(unblended) filter (where project = '') * 100 / sum(unblended) from daily_project_costs",
+    )
+    .await;
+    assert!(
+        untagged_share > dec("5") && untagged_share < dec("11"),
+        "untagged {untagged_share}%"
+    );
+    let estimated_days: i64 =
+        count("select count(distinct day) from costs_by_user where estimated").await;
+    assert_eq!(estimated_days, 3);
+}
+
+#[sqlx::test]
+async fn demo_data_is_deterministic(pool: PgPool) {
+    load_demo(&pool, day(2026, 2, 10)).await;
+    let first = sum(
+        &pool,
+        "select sum(unblended * extract(day from day)) from costs_by_usage_type",
+    )
+    .await;
+    load_demo(&pool, day(2026, 2, 10)).await;
+    let second = sum(
+        &pool,
+        "select sum(unblended * extract(day from day)) from costs_by_usage_type",
+    )
+    .await;
+    assert_eq!(first, second);
+}
+
+fn row(d: chrono::NaiveDate, project: &str, dimension: &str, unblended: &str) -> CostRow {
+    CostRow {
+        day: d,
+        project: project.into(),
+        dimension: dimension.into(),
+        unblended: dec(unblended),
+        amortized: dec(unblended),
+        usage_quantity: dec("1.5"),
+        estimated: false,
+    }
+}
+
+fn batch(rows: Vec<CostRow>) -> CostBatch {
+    CostBatch {
+        by_user: rows.clone(),
+        by_usage_type: rows.clone(),
+        by_service: rows,
+    }
+}
+
+#[sqlx::test]
+async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(pool: PgPool) {
+    let window = DateRange {
+        from: day(2026, 1, 1),
+        to: day(2026, 1, 3),
+    };
+    let mut tx = pool.begin().await.expect("tx");
+    store::replace_window(
+        &mut tx,
+        DateRange {
+            from: day(2025, 12, 31),
+            to: day(2026, 1, 3),
+        },
+        &batch(vec![
+            row(day(2025, 12, 31), "keep", "x", "5.00"),
+            row(day(2026, 1, 1), "a", "x", "10.123456789"),
+            row(day(2026, 1, 2), "", "", "1.1"),
+        ]),
+    )
+    .await
+    .expect("first write");
+    tx.commit().await.expect("commit");
+
+    // A restatement of 2026-01-01..02 replaces those days only.
+    let mut tx = pool.begin().await.expect("tx");
+    let written = store::replace_window(
+        &mut tx,
+        window,
+        &batch(vec![row(day(2026, 1, 1), "a", "x", "0.01")]),
+    )
+    .await
+    .expect("restatement");
+    tx.commit().await.expect("commit");
+    assert_eq!(written, 3);
+
+    assert_eq!(
+        sum(&pool, "select sum(unblended) from costs_by_user").await,
+        dec("5.01")
+    );
+    assert_eq!(
+        sum(&pool, "select sum(unblended) from daily_project_costs").await,
+        dec("5.01")
+    );
+    let untagged: i64 =
+        sqlx::query_scalar("select count(*) from daily_project_costs where project = ''")
+            .fetch_one(&pool)
+            .await
+            .expect("count");
+    assert_eq!(
+        untagged, 0,
+        "the untagged row of 2026-01-02 was restated away"
+    );
+}
+
+#[sqlx::test]
+async fn untagged_spend_and_hostile_tag_values_are_stored_verbatim(pool: PgPool) {
+    let hostile = "'; drop table teams; -- <script>\t\n\u{1F680}";
+    let mut tx = pool.begin().await.expect("tx");
+    store::replace_window(
+        &mut tx,
+        DateRange {
+            from: day(2026, 1, 1),
+            to: day(2026, 1, 2),
+        },
+        &batch(vec![
+            row(day(2026, 1, 1), hostile, hostile, "2.5"),
+            row(day(2026, 1, 1), "", "", "0.5"),
+        ]),
+    )
+    .await
+    .expect("write");
+    tx.commit().await.expect("commit");
+    let projects: Vec<String> =
+        sqlx::query_scalar("select project from daily_project_costs order by project")
+            .fetch_all(&pool)
+            .await
+            .expect("read");
+    assert_eq!(projects, vec!["".to_string(), hostile.to_string()]);
+    let known: Vec<String> = sqlx::query_scalar("select name from projects")
+        .fetch_all(&pool)
+        .await
+        .expect("projects");
+    assert_eq!(
+        known,
+        vec![hostile.to_string()],
+        "untagged spend creates no project row"
+    );
+}
+
+#[sqlx::test]
+async fn a_failed_write_leaves_the_previous_data_whole(pool: PgPool) {
+    let window = DateRange {
+        from: day(2026, 1, 1),
+        to: day(2026, 1, 2),
+    };
+    let mut tx = pool.begin().await.expect("tx");
+    store::replace_window(
+        &mut tx,
+        window,
+        &batch(vec![row(day(2026, 1, 1), "a", "x", "7")]),
+    )
+    .await
+    .expect("write");
+    tx.commit().await.expect("commit");
+
+    // Two rows with the same key violate the primary key halfway through the write.
+    let mut tx = pool.begin().await.expect("tx");
+    let duplicate = vec![
+        row(day(2026, 1, 1), "a", "x", "1"),
+        row(day(2026, 1, 1), "a", "x", "2"),
+    ];
+    assert!(
+        store::replace_window(&mut tx, window, &batch(duplicate))
+            .await
+            .is_err()
+    );
+    drop(tx);
+    assert_eq!(
+        sum(&pool, "select sum(unblended) from costs_by_user").await,
+        dec("7")
+    );
+    assert_eq!(
+        sum(&pool, "select sum(unblended) from daily_project_costs").await,
+        dec("7")
+    );
+}
+
+#[sqlx::test]
+async fn no_team_may_be_called_unassigned(pool: PgPool) {
+    let err = sqlx::query("insert into teams (name) values ('Unassigned')")
+        .execute(&pool)
+        .await;
+    assert!(err.is_err());
+}
