@@ -190,18 +190,8 @@ impl PrivateCluster {
             .current_dir(&self.root)
             .env_remove("PGDATA");
         if let Some((uid, gid)) = self.run_as {
+            // std also drops root's supplementary groups when it switches uid.
             command.uid(uid).gid(gid).env("HOME", &self.root);
-            // SAFETY: setgroups is async-signal-safe; it drops root's supplementary groups
-            // in the child before exec, which uid()/gid() alone would keep.
-            unsafe {
-                command.pre_exec(|| {
-                    if libc::setgroups(0, std::ptr::null()) == 0 {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error())
-                    }
-                });
-            }
         }
         let output = Command::from(command)
             .kill_on_drop(true)

@@ -1,0 +1,260 @@
+//! Zero-configuration start: the private PostgreSQL cluster and the `burnrate` binary.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use burnrate::db::private_cluster::PrivateCluster;
+use sqlx::Connection;
+
+/// Stops any postmaster left in `dir` when a test fails halfway.
+struct KillOnDrop<'a>(&'a Path);
+
+impl Drop for KillOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(pid) = postmaster_pid(self.0) {
+            // SAFETY: sending SIGQUIT (immediate shutdown) to a process id we read from its pid file.
+            unsafe { libc::kill(pid, libc::SIGQUIT) };
+        }
+    }
+}
+
+fn postmaster_pid(data_dir: &Path) -> Option<i32> {
+    let text = std::fs::read_to_string(data_dir.join("postgres/data/postmaster.pid")).ok()?;
+    text.lines().next()?.trim().parse().ok()
+}
+
+async fn answers(cluster: &PrivateCluster) -> bool {
+    match sqlx::PgConnection::connect_with(&cluster.connect_options()).await {
+        Ok(mut conn) => sqlx::query_scalar::<_, i32>("select 1")
+            .fetch_one(&mut conn)
+            .await
+            .is_ok(),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn the_private_cluster_starts_answers_and_stops() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let _guard = KillOnDrop(dir.path());
+    let cluster = PrivateCluster::start(dir.path())
+        .await
+        .expect("cluster starts");
+    assert!(
+        answers(&cluster).await,
+        "the burnrate database answers over the socket"
+    );
+    let pgdata = cluster.pgdata();
+    assert!(pgdata.join("postmaster.pid").exists());
+    cluster.stop().await;
+    assert!(
+        !pgdata.join("postmaster.pid").exists(),
+        "the cluster is stopped"
+    );
+}
+
+#[tokio::test]
+async fn a_running_cluster_is_reused_and_left_to_the_process_that_started_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let _guard = KillOnDrop(dir.path());
+    let first = PrivateCluster::start(dir.path())
+        .await
+        .expect("first start");
+    let second = PrivateCluster::start(dir.path())
+        .await
+        .expect("second start reuses");
+    second.stop().await;
+    assert!(
+        answers(&first).await,
+        "stopping the reusing handle leaves the cluster up"
+    );
+    let pgdata = first.pgdata();
+    first.stop().await;
+    assert!(!pgdata.join("postmaster.pid").exists());
+}
+
+#[tokio::test]
+async fn a_restart_keeps_the_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let _guard = KillOnDrop(dir.path());
+    let cluster = PrivateCluster::start(dir.path()).await.expect("start");
+    let mut conn = sqlx::PgConnection::connect_with(&cluster.connect_options())
+        .await
+        .expect("connect");
+    sqlx::query("create table kept (v int)")
+        .execute(&mut conn)
+        .await
+        .expect("create");
+    conn.close().await.expect("close");
+    cluster.stop().await;
+
+    let cluster = PrivateCluster::start(dir.path()).await.expect("restart");
+    let mut conn = sqlx::PgConnection::connect_with(&cluster.connect_options())
+        .await
+        .expect("connect");
+    let n: i64 = sqlx::query_scalar("select count(*) from kept")
+        .fetch_one(&mut conn)
+        .await
+        .expect("table survived");
+    assert_eq!(n, 0);
+    conn.close().await.expect("close");
+    cluster.stop().await;
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+fn burnrate() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_burnrate"));
+    command
+        .env_remove("DATABASE_URL")
+        .env_remove("BURNRATE_ADDR")
+        .env_remove("LOG_FORMAT");
+    command
+}
+
+#[tokio::test]
+async fn serve_without_database_url_runs_its_own_cluster_and_stops_it_on_sigterm() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let _guard = KillOnDrop(dir.path());
+    let port = free_port();
+    let mut child = burnrate()
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .env("BURNRATE_DATA_DIR", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn burnrate serve");
+
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut ready = false;
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().expect("poll child") {
+            panic!("burnrate serve exited early: {status}");
+        }
+        if let Ok(response) = reqwest::get(format!("http://127.0.0.1:{port}/readyz")).await
+            && response.status() == 200
+        {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(ready, "burnrate serve became ready");
+    assert!(
+        postmaster_pid(dir.path()).is_some(),
+        "the private cluster runs"
+    );
+
+    // SAFETY: signalling the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().expect("wait for exit");
+    assert!(status.success(), "clean exit: {status}");
+    assert!(
+        postmaster_pid(dir.path()).is_none(),
+        "the cluster was stopped on shutdown"
+    );
+}
+
+#[test]
+fn a_bad_variable_exits_with_status_2_before_starting_anything() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let output = burnrate()
+        .args(["serve"])
+        .env("BURNRATE_DATA_DIR", &data)
+        .env("BURNRATE_ADDR", "everywhere")
+        .output()
+        .expect("run burnrate");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr
+            .contains("BURNRATE_ADDR=\"everywhere\" is not valid: expected an IP address and port"),
+        "{stderr}"
+    );
+    assert!(!data.exists(), "nothing was started");
+
+    let output = burnrate()
+        .args(["serve", "--addr", "nope"])
+        .env("BURNRATE_DATA_DIR", &data)
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--addr=\"nope\""));
+}
+
+#[test]
+fn help_describes_the_flags_and_environment_variables() {
+    let output = burnrate().args(["serve", "--help"]).output().expect("run");
+    let text = String::from_utf8_lossy(&output.stdout);
+    for needle in [
+        "--demo",
+        "--addr",
+        "DATABASE_URL",
+        "BURNRATE_DATA_DIR",
+        "LOG_FORMAT",
+    ] {
+        assert!(text.contains(needle), "serve --help lacks {needle}");
+    }
+    let output = burnrate().args(["demo", "--help"]).output().expect("run");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("--scale"));
+}
+
+/// `migrate` and `demo` against a server named by DATABASE_URL, creating its database.
+#[sqlx::test]
+async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: sqlx::PgPool) {
+    let Ok(base) = std::env::var("DATABASE_URL") else {
+        return;
+    };
+    let name = format!("burnrate_cli_{}", std::process::id());
+    let url = match base.rsplit_once('/') {
+        Some((server, _)) => format!("{server}/{name}"),
+        None => panic!("DATABASE_URL has no database part"),
+    };
+    sqlx::query(&format!("drop database if exists {name}"))
+        .execute(&pool)
+        .await
+        .expect("drop");
+
+    let run = |args: &[&str]| {
+        burnrate()
+            .args(args)
+            .env("DATABASE_URL", &url)
+            .output()
+            .expect("run burnrate")
+    };
+    let migrated = run(&["migrate"]);
+    assert!(
+        migrated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&migrated.stderr)
+    );
+
+    let demo = run(&["demo", "--until", "2026-02-10"]);
+    assert!(
+        demo.status.success(),
+        "{}",
+        String::from_utf8_lossy(&demo.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&demo.stdout)
+            .contains("demo loaded: 10 teams, 30 projects, 100 users")
+    );
+
+    let again = run(&["demo"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--replace"));
+
+    sqlx::query(&format!("drop database {name} with (force)"))
+        .execute(&pool)
+        .await
+        .expect("drop");
+}
