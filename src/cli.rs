@@ -67,11 +67,7 @@ pub async fn run() -> ExitCode {
             serve(config, demo).await
         }
         Command::Migrate => migrate(config).await,
-        Command::Demo {
-            scale,
-            until,
-            replace,
-        } => {
+        Command::Demo { scale, until, replace } => {
             let until = until.unwrap_or_else(|| chrono::Utc::now().date_naive());
             load_demo(config, DemoOptions { scale, until }, replace).await
         }
@@ -110,11 +106,7 @@ async fn serve(config: Config, demo: bool) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
     let result = async {
-        if demo
-            && demo::database_is_empty(&db.pool)
-                .await
-                .map_err(|e| e.to_string())?
-        {
+        if demo && demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
             let options = DemoOptions {
                 scale: 1,
                 until: chrono::Utc::now().date_naive(),
@@ -145,7 +137,9 @@ async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> Resul
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
     let result = async {
         if !replace && !demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
-            return Err("the database already holds cost data; pass --replace to overwrite it with the demo".to_string());
+            return Err(
+                "the database already holds cost data; pass --replace to overwrite it with the demo".to_string(),
+            );
         }
         let summary = demo::load(&db.pool, options).await.map_err(|e| e.to_string())?;
         println!(

@@ -57,11 +57,7 @@ impl fmt::Display for ConfigError {
                 "{}={value:?} is not valid: expected {}",
                 self.variable, self.expected
             ),
-            None => write!(
-                f,
-                "{} is not valid: expected {}",
-                self.variable, self.expected
-            ),
+            None => write!(f, "{} is not valid: expected {}", self.variable, self.expected),
         }
     }
 }
@@ -87,11 +83,7 @@ impl Config {
 
     /// Reads settings through `lookup`, so tests can supply their own environment.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let get = |name: &str| {
-            lookup(name)
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
+        let get = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
 
         let database_url = get("DATABASE_URL");
         if let Some(url) = &database_url {
@@ -152,11 +144,7 @@ fn default_site_root() -> PathBuf {
     }
     std::env::current_exe()
         .ok()
-        .and_then(|exe| {
-            exe.parent()
-                .and_then(|bin| bin.parent())
-                .map(|root| root.join("site"))
-        })
+        .and_then(|exe| exe.parent().and_then(|bin| bin.parent()).map(|root| root.join("site")))
         .unwrap_or(in_tree)
 }
 
@@ -166,10 +154,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Config::from_lookup(|name| map.get(name).cloned())
     }
 
@@ -187,9 +172,8 @@ mod tests {
         let err = config(&[("BURNRATE_ADDR", "localhost")]).expect_err("must reject");
         assert_eq!(err.variable, "BURNRATE_ADDR");
         assert!(
-            err.to_string().contains(
-                "BURNRATE_ADDR=\"localhost\" is not valid: expected an IP address and port"
-            )
+            err.to_string()
+                .contains("BURNRATE_ADDR=\"localhost\" is not valid: expected an IP address and port")
         );
     }
 
@@ -204,8 +188,7 @@ mod tests {
 
     #[test]
     fn a_bad_database_url_is_rejected_without_echoing_it() {
-        let err =
-            config(&[("DATABASE_URL", "mysql://root:hunter2@db/x")]).expect_err("must reject");
+        let err = config(&[("DATABASE_URL", "mysql://root:hunter2@db/x")]).expect_err("must reject");
         assert_eq!(err.variable, "DATABASE_URL");
         assert!(!err.to_string().contains("hunter2"));
     }

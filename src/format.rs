@@ -25,8 +25,7 @@ pub fn percent(part: Decimal, whole: Decimal) -> String {
     if whole.is_zero() {
         return "—".to_string();
     }
-    let pct = (part / whole * Decimal::ONE_HUNDRED)
-        .round_dp_with_strategy(1, RoundingStrategy::MidpointAwayFromZero);
+    let pct = (part / whole * Decimal::ONE_HUNDRED).round_dp_with_strategy(1, RoundingStrategy::MidpointAwayFromZero);
     format!("{pct:.1}%")
 }
 

@@ -51,10 +51,10 @@ pub fn router(state: AppState) -> Router {
             let options = state.leptos_options.clone();
             move || shell(options.clone())
         })
-        .fallback(leptos_axum::file_and_error_handler_with_context::<
-            AppState,
-            _,
-        >(provide_state, shell))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
+            provide_state,
+            shell,
+        ))
         // The file handler serves the wasm bundle uncompressed; compress everything here.
         .layer(CompressionLayer::new())
         .with_state(state)

@@ -11,17 +11,15 @@ use sqlx::PgPool;
 #[sqlx::test]
 async fn healthz_answers_ok(pool: PgPool) {
     let app = spawn_app(pool).await;
-    let response = reqwest::get(app.url("/healthz")).await.expect("request");
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.text().await.expect("body"), "ok");
+    assert_eq!(app.get("/healthz").await, (200, "ok".to_string()));
 }
 
 #[sqlx::test]
 async fn readyz_is_ready_when_migrations_are_applied(pool: PgPool) {
     let app = spawn_app(pool).await;
-    let response = reqwest::get(app.url("/readyz")).await.expect("request");
-    assert_eq!(response.status(), 200);
-    assert!(response.text().await.expect("body").contains("\"ready\""));
+    let (status, body) = app.get("/readyz").await;
+    assert_eq!(status, 200);
+    assert!(body.contains("\"ready\""), "{body}");
 }
 
 #[sqlx::test]
@@ -31,42 +29,26 @@ async fn readyz_is_unavailable_when_a_migration_is_missing(pool: PgPool) {
         .await
         .expect("forget migrations");
     let app = spawn_app(pool).await;
-    let response = reqwest::get(app.url("/readyz")).await.expect("request");
-    assert_eq!(response.status(), 503);
-    assert!(
-        response
-            .text()
-            .await
-            .expect("body")
-            .contains("migrations pending")
-    );
+    let (status, body) = app.get("/readyz").await;
+    assert_eq!(status, 503);
+    assert!(body.contains("migrations pending"), "{body}");
 }
 
 #[sqlx::test]
 async fn readyz_is_unavailable_when_the_database_is_gone(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     pool.close().await;
-    let response = reqwest::get(app.url("/readyz")).await.expect("request");
-    assert_eq!(response.status(), 503);
-    assert!(
-        response
-            .text()
-            .await
-            .expect("body")
-            .contains("database unreachable")
-    );
+    let (status, body) = app.get("/readyz").await;
+    assert_eq!(status, 503);
+    assert!(body.contains("database unreachable"), "{body}");
 }
 
 #[sqlx::test]
 async fn overview_is_rendered_on_the_server_with_every_team_and_escaped_tags(pool: PgPool) {
     load_demo(&pool, today()).await;
     let app = spawn_app(pool.clone()).await;
-    let html = reqwest::get(app.url("/?period=30d"))
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("body");
+    let (status, html) = app.get("/?period=30d").await;
+    assert_eq!(status, 200);
 
     let overview = queries::overview(&pool, Period::Last30Days, Metric::Unblended, today())
         .await
@@ -79,25 +61,14 @@ async fn overview_is_rendered_on_the_server_with_every_team_and_escaped_tags(poo
         );
     }
     assert!(html.contains("ml-research"));
-    assert!(
-        html.contains("/pkg/burnrate.js"),
-        "hydration script is linked"
-    );
-    assert!(
-        !html.contains("<img src=x"),
-        "a tag value reached the page unescaped"
-    );
+    assert!(html.contains("/pkg/burnrate.js"), "hydration script is linked");
+    assert!(!html.contains("<img src=x"), "a tag value reached the page unescaped");
 }
 
 #[sqlx::test]
 async fn overview_without_data_says_how_to_load_some(pool: PgPool) {
     let app = spawn_app(pool).await;
-    let html = reqwest::get(app.url("/"))
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("body");
+    let (_, html) = app.get("/").await;
     assert!(html.contains("No cost data yet"));
     assert!(html.contains("burnrate serve --demo"));
 }
@@ -105,45 +76,23 @@ async fn overview_without_data_says_how_to_load_some(pool: PgPool) {
 #[sqlx::test]
 async fn unknown_pages_are_404(pool: PgPool) {
     let app = spawn_app(pool).await;
-    let response = reqwest::get(app.url("/no/such/page"))
-        .await
-        .expect("request");
-    assert_eq!(response.status(), 404);
+    assert_eq!(app.get("/no/such/page").await.0, 404);
 }
 
 #[sqlx::test]
 async fn the_overview_server_function_rejects_an_unknown_period(pool: PgPool) {
     let app = spawn_app(pool).await;
-    let response = reqwest::Client::new()
-        .post(app.url("/api/overview"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("period=1%27%20or%201%3D1")
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(response.status(), 400);
-    assert!(
-        response
-            .text()
-            .await
-            .expect("body")
-            .contains("expected one of mtd, prev, 30d, 90d")
-    );
+    let (status, body) = app.post_form("/api/overview", "period=1%27%20or%201%3D1").await;
+    assert_eq!(status, 400);
+    assert!(body.contains("expected one of mtd, prev, 30d, 90d"), "{body}");
 }
 
 #[sqlx::test]
 async fn the_overview_server_function_answers_with_the_period_figures(pool: PgPool) {
     load_demo(&pool, today()).await;
     let app = spawn_app(pool.clone()).await;
-    let response = reqwest::Client::new()
-        .post(app.url("/api/overview"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("period=prev&metric=amortized")
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(response.status(), 200);
-    let body = response.text().await.expect("body");
+    let (status, body) = app.post_form("/api/overview", "period=prev&metric=amortized").await;
+    assert_eq!(status, 200);
     let expected = queries::overview(&pool, Period::PreviousMonth, Metric::Amortized, today())
         .await
         .expect("query");

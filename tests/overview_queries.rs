@@ -34,25 +34,12 @@ async fn team_spend_equals_the_facts_for_every_period_and_metric(pool: PgPool) {
     load_demo(&pool, day(TODAY.0, TODAY.1, TODAY.2)).await;
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     for period in Period::ALL {
-        for (metric, column) in [
-            (Metric::Unblended, "unblended"),
-            (Metric::Amortized, "amortized"),
-        ] {
-            let overview = queries::overview(&pool, period, metric, today)
-                .await
-                .expect("overview");
-            let expected =
-                team_totals_from_facts(&pool, overview.range.from, overview.range.to, column).await;
-            let got: Vec<(String, Decimal)> = overview
-                .teams
-                .iter()
-                .map(|t| (t.team.clone(), t.spend))
-                .collect();
+        for (metric, column) in [(Metric::Unblended, "unblended"), (Metric::Amortized, "amortized")] {
+            let overview = queries::overview(&pool, period, metric, today).await.expect("overview");
+            let expected = team_totals_from_facts(&pool, overview.range.from, overview.range.to, column).await;
+            let got: Vec<(String, Decimal)> = overview.teams.iter().map(|t| (t.team.clone(), t.spend)).collect();
             assert_eq!(got, expected, "{period:?} {metric:?}");
-            assert_eq!(
-                overview.total,
-                expected.iter().map(|(_, s)| *s).sum::<Decimal>()
-            );
+            assert_eq!(overview.total, expected.iter().map(|(_, s)| *s).sum::<Decimal>());
         }
     }
 }
@@ -96,10 +83,12 @@ async fn run_rate_is_the_mean_of_the_last_seven_complete_days(pool: PgPool) {
         (overview.run_rate_range.from, overview.run_rate_range.to),
         (day(2026, 2, 3), today)
     );
-    let week: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_service where day >= '2026-02-03' and day < '2026-02-10'")
-        .fetch_one(&pool)
-        .await
-        .expect("sum");
+    let week: Decimal = sqlx::query_scalar(
+        "select sum(unblended) from costs_by_service where day >= '2026-02-03' and day < '2026-02-10'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("sum");
     assert_eq!(overview.run_rate, week / Decimal::from(7));
 
     // A past period's run-rate ends at the period's end.
@@ -114,14 +103,9 @@ async fn run_rate_is_the_mean_of_the_last_seven_complete_days(pool: PgPool) {
 
 #[sqlx::test]
 async fn an_empty_database_has_no_latest_day_and_zero_totals(pool: PgPool) {
-    let overview = queries::overview(
-        &pool,
-        Period::MonthToDate,
-        Metric::Unblended,
-        day(2026, 2, 10),
-    )
-    .await
-    .expect("overview");
+    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, day(2026, 2, 10))
+        .await
+        .expect("overview");
     assert_eq!(overview.latest_day, None);
     assert_eq!(overview.total, Decimal::ZERO);
     assert!(overview.teams.is_empty());
@@ -131,12 +115,11 @@ async fn an_empty_database_has_no_latest_day_and_zero_totals(pool: PgPool) {
 async fn amortized_spreads_reserved_fees_so_it_differs_from_unblended_on_the_first(pool: PgPool) {
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     load_demo(&pool, today).await;
-    let (unblended, amortized): (Decimal, Decimal) = sqlx::query_as(
-        "select sum(unblended), sum(amortized) from daily_project_costs where day = '2026-02-01'",
-    )
-    .fetch_one(&pool)
-    .await
-    .expect("sums");
+    let (unblended, amortized): (Decimal, Decimal) =
+        sqlx::query_as("select sum(unblended), sum(amortized) from daily_project_costs where day = '2026-02-01'")
+            .fetch_one(&pool)
+            .await
+            .expect("sums");
     assert!(
         unblended > amortized,
         "the month's reservation fee is billed on the 1st"

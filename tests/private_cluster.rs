@@ -40,32 +40,20 @@ async fn answers(cluster: &PrivateCluster) -> bool {
 async fn the_private_cluster_starts_answers_and_stops() {
     let dir = tempfile::tempdir().expect("temp dir");
     let _guard = KillOnDrop(dir.path());
-    let cluster = PrivateCluster::start(dir.path())
-        .await
-        .expect("cluster starts");
-    assert!(
-        answers(&cluster).await,
-        "the burnrate database answers over the socket"
-    );
+    let cluster = PrivateCluster::start(dir.path()).await.expect("cluster starts");
+    assert!(answers(&cluster).await, "the burnrate database answers over the socket");
     let pgdata = cluster.pgdata();
     assert!(pgdata.join("postmaster.pid").exists());
     cluster.stop().await;
-    assert!(
-        !pgdata.join("postmaster.pid").exists(),
-        "the cluster is stopped"
-    );
+    assert!(!pgdata.join("postmaster.pid").exists(), "the cluster is stopped");
 }
 
 #[tokio::test]
 async fn a_running_cluster_is_reused_and_left_to_the_process_that_started_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let _guard = KillOnDrop(dir.path());
-    let first = PrivateCluster::start(dir.path())
-        .await
-        .expect("first start");
-    let second = PrivateCluster::start(dir.path())
-        .await
-        .expect("second start reuses");
+    let first = PrivateCluster::start(dir.path()).await.expect("first start");
+    let second = PrivateCluster::start(dir.path()).await.expect("second start reuses");
     second.stop().await;
     assert!(
         answers(&first).await,
@@ -148,10 +136,7 @@ async fn serve_without_database_url_runs_its_own_cluster_and_stops_it_on_sigterm
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert!(ready, "burnrate serve became ready");
-    assert!(
-        postmaster_pid(dir.path()).is_some(),
-        "the private cluster runs"
-    );
+    assert!(postmaster_pid(dir.path()).is_some(), "the private cluster runs");
 
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -176,8 +161,7 @@ fn a_bad_variable_exits_with_status_2_before_starting_anything() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr
-            .contains("BURNRATE_ADDR=\"everywhere\" is not valid: expected an IP address and port"),
+        stderr.contains("BURNRATE_ADDR=\"everywhere\" is not valid: expected an IP address and port"),
         "{stderr}"
     );
     assert!(!data.exists(), "nothing was started");
@@ -195,13 +179,7 @@ fn a_bad_variable_exits_with_status_2_before_starting_anything() {
 fn help_describes_the_flags_and_environment_variables() {
     let output = burnrate().args(["serve", "--help"]).output().expect("run");
     let text = String::from_utf8_lossy(&output.stdout);
-    for needle in [
-        "--demo",
-        "--addr",
-        "DATABASE_URL",
-        "BURNRATE_DATA_DIR",
-        "LOG_FORMAT",
-    ] {
+    for needle in ["--demo", "--addr", "DATABASE_URL", "BURNRATE_DATA_DIR", "LOG_FORMAT"] {
         assert!(text.contains(needle), "serve --help lacks {needle}");
     }
     let output = burnrate().args(["demo", "--help"]).output().expect("run");
@@ -239,15 +217,8 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
     );
 
     let demo = run(&["demo", "--until", "2026-02-10"]);
-    assert!(
-        demo.status.success(),
-        "{}",
-        String::from_utf8_lossy(&demo.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&demo.stdout)
-            .contains("demo loaded: 10 teams, 30 projects, 100 users")
-    );
+    assert!(demo.status.success(), "{}", String::from_utf8_lossy(&demo.stderr));
+    assert!(String::from_utf8_lossy(&demo.stdout).contains("demo loaded: 10 teams, 30 projects, 100 users"));
 
     let again = run(&["demo"]);
     assert_eq!(again.status.code(), Some(1));

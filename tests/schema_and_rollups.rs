@@ -14,10 +14,7 @@ fn dec(s: &str) -> Decimal {
 }
 
 async fn sum(pool: &PgPool, sql: &str) -> Decimal {
-    sqlx::query_scalar(sql)
-        .fetch_one(pool)
-        .await
-        .expect("sum query")
+    sqlx::query_scalar(sql).fetch_one(pool).await.expect("sum query")
 }
 
 #[sqlx::test]
@@ -57,12 +54,7 @@ async fn demo_organisation_has_the_promised_shape(pool: PgPool) {
     load_demo(&pool, day(2026, 2, 10)).await;
     let count = |sql: &'static str| {
         let pool = pool.clone();
-        async move {
-            sqlx::query_scalar::<_, i64>(sql)
-                .fetch_one(&pool)
-                .await
-                .expect("count")
-        }
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await.expect("count") }
     };
     assert_eq!(count("select count(*) from teams").await, 10);
     assert_eq!(count("select count(*) from team_owners").await, 12);
@@ -72,33 +64,22 @@ async fn demo_organisation_has_the_promised_shape(pool: PgPool) {
         count("select count(*) from projects where name = '<img src=x onerror=alert(1)>'").await,
         1
     );
-    assert_eq!(
-        count("select count(*) from projects where team_id is null").await,
-        1
-    );
+    assert_eq!(count("select count(*) from projects where team_id is null").await, 1);
     for family in ["p4d", "p5", "g5", "g6"] {
-        let n: i64 =
-            sqlx::query_scalar("select count(*) from usage_types where instance_family = $1")
-                .bind(family)
-                .fetch_one(&pool)
-                .await
-                .expect("family");
+        let n: i64 = sqlx::query_scalar("select count(*) from usage_types where instance_family = $1")
+            .bind(family)
+            .fetch_one(&pool)
+            .await
+            .expect("family");
         assert!(n > 0, "no {family} usage");
     }
-    let spot: i64 =
-        count("select count(*) from usage_types where purchase_option = 'spot' and gpu_count > 0")
-            .await;
+    let spot: i64 = count("select count(*) from usage_types where purchase_option = 'spot' and gpu_count > 0").await;
     assert!(spot > 0);
-    let services: Vec<String> =
-        sqlx::query_scalar("select distinct service from costs_by_service order by 1")
-            .fetch_all(&pool)
-            .await
-            .expect("services");
-    for service in [
-        "Amazon Bedrock",
-        "Amazon SageMaker",
-        "Amazon Simple Storage Service",
-    ] {
+    let services: Vec<String> = sqlx::query_scalar("select distinct service from costs_by_service order by 1")
+        .fetch_all(&pool)
+        .await
+        .expect("services");
+    for service in ["Amazon Bedrock", "Amazon SageMaker", "Amazon Simple Storage Service"] {
         assert!(services.iter().any(|s| s == service), "missing {service}");
     }
     let untagged_share: Decimal = sum(
@@ -110,8 +91,7 @@ async fn demo_organisation_has_the_promised_shape(pool: PgPool) {
         untagged_share > dec("5") && untagged_share < dec("11"),
         "untagged {untagged_share}%"
     );
-    let estimated_days: i64 =
-        count("select count(distinct day) from costs_by_user where estimated").await;
+    let estimated_days: i64 = count("select count(distinct day) from costs_by_user where estimated").await;
     assert_eq!(estimated_days, 3);
 }
 
@@ -177,13 +157,9 @@ async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(p
 
     // A restatement of 2026-01-01..02 replaces those days only.
     let mut tx = pool.begin().await.expect("tx");
-    let written = store::replace_window(
-        &mut tx,
-        window,
-        &batch(vec![row(day(2026, 1, 1), "a", "x", "0.01")]),
-    )
-    .await
-    .expect("restatement");
+    let written = store::replace_window(&mut tx, window, &batch(vec![row(day(2026, 1, 1), "a", "x", "0.01")]))
+        .await
+        .expect("restatement");
     tx.commit().await.expect("commit");
     assert_eq!(written, 3);
 
@@ -195,15 +171,11 @@ async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(p
         sum(&pool, "select sum(unblended) from daily_project_costs").await,
         dec("5.01")
     );
-    let untagged: i64 =
-        sqlx::query_scalar("select count(*) from daily_project_costs where project = ''")
-            .fetch_one(&pool)
-            .await
-            .expect("count");
-    assert_eq!(
-        untagged, 0,
-        "the untagged row of 2026-01-02 was restated away"
-    );
+    let untagged: i64 = sqlx::query_scalar("select count(*) from daily_project_costs where project = ''")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert_eq!(untagged, 0, "the untagged row of 2026-01-02 was restated away");
 }
 
 #[sqlx::test]
@@ -224,11 +196,10 @@ async fn untagged_spend_and_hostile_tag_values_are_stored_verbatim(pool: PgPool)
     .await
     .expect("write");
     tx.commit().await.expect("commit");
-    let projects: Vec<String> =
-        sqlx::query_scalar("select project from daily_project_costs order by project")
-            .fetch_all(&pool)
-            .await
-            .expect("read");
+    let projects: Vec<String> = sqlx::query_scalar("select project from daily_project_costs order by project")
+        .fetch_all(&pool)
+        .await
+        .expect("read");
     assert_eq!(projects, vec!["".to_string(), hostile.to_string()]);
     let known: Vec<String> = sqlx::query_scalar("select name from projects")
         .fetch_all(&pool)
@@ -248,31 +219,17 @@ async fn a_failed_write_leaves_the_previous_data_whole(pool: PgPool) {
         to: day(2026, 1, 2),
     };
     let mut tx = pool.begin().await.expect("tx");
-    store::replace_window(
-        &mut tx,
-        window,
-        &batch(vec![row(day(2026, 1, 1), "a", "x", "7")]),
-    )
-    .await
-    .expect("write");
+    store::replace_window(&mut tx, window, &batch(vec![row(day(2026, 1, 1), "a", "x", "7")]))
+        .await
+        .expect("write");
     tx.commit().await.expect("commit");
 
     // Two rows with the same key violate the primary key halfway through the write.
     let mut tx = pool.begin().await.expect("tx");
-    let duplicate = vec![
-        row(day(2026, 1, 1), "a", "x", "1"),
-        row(day(2026, 1, 1), "a", "x", "2"),
-    ];
-    assert!(
-        store::replace_window(&mut tx, window, &batch(duplicate))
-            .await
-            .is_err()
-    );
+    let duplicate = vec![row(day(2026, 1, 1), "a", "x", "1"), row(day(2026, 1, 1), "a", "x", "2")];
+    assert!(store::replace_window(&mut tx, window, &batch(duplicate)).await.is_err());
     drop(tx);
-    assert_eq!(
-        sum(&pool, "select sum(unblended) from costs_by_user").await,
-        dec("7")
-    );
+    assert_eq!(sum(&pool, "select sum(unblended) from costs_by_user").await, dec("7"));
     assert_eq!(
         sum(&pool, "select sum(unblended) from daily_project_costs").await,
         dec("7")

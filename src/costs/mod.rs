@@ -50,16 +50,11 @@ pub struct Overview {
 
 /// The Overview figures for `?period=` and `?metric=`, read from the daily rollup.
 #[server(prefix = "/api", endpoint = "overview")]
-pub async fn get_overview(
-    period: Option<String>,
-    metric: Option<String>,
-) -> Result<Overview, AppError> {
+pub async fn get_overview(period: Option<String>, metric: Option<String>) -> Result<Overview, AppError> {
     crate::error::with_status(
         async {
-            let period =
-                Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
-            let metric =
-                Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
+            let period = Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
+            let metric = Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
             let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
             let today = chrono::Utc::now().date_naive();
             Ok(queries::overview(&state.pool, period, metric, today).await?)

@@ -48,9 +48,7 @@ impl Period {
             text => Period::ALL
                 .into_iter()
                 .find(|p| p.key() == text)
-                .ok_or_else(|| {
-                    format!("unknown period {text:?}; expected one of mtd, prev, 30d, 90d")
-                }),
+                .ok_or_else(|| format!("unknown period {text:?}; expected one of mtd, prev, 30d, 90d")),
         }
     }
 
@@ -65,9 +63,7 @@ impl Period {
                 to: tomorrow,
             },
             Period::PreviousMonth => DateRange {
-                from: month_start
-                    .checked_sub_months(Months::new(1))
-                    .unwrap_or(month_start),
+                from: month_start.checked_sub_months(Months::new(1)).unwrap_or(month_start),
                 to: month_start,
             },
             Period::Last30Days => DateRange {
@@ -112,9 +108,7 @@ impl Metric {
             "" => Ok(Metric::default()),
             "unblended" => Ok(Metric::Unblended),
             "amortized" => Ok(Metric::Amortized),
-            other => Err(format!(
-                "unknown metric {other:?}; expected unblended or amortized"
-            )),
+            other => Err(format!("unknown metric {other:?}; expected unblended or amortized")),
         }
     }
 }

@@ -37,11 +37,7 @@ pub async fn overview(
     .fetch_all(pool)
     .await?
     .into_iter()
-    .map(|(team, spend, gpu_spend)| TeamSpend {
-        team,
-        spend,
-        gpu_spend,
-    })
+    .map(|(team, spend, gpu_spend)| TeamSpend { team, spend, gpu_spend })
     .collect();
 
     // Today is still accruing, so the run-rate uses complete days only.
@@ -51,10 +47,9 @@ pub async fn overview(
         to: run_rate_end,
     };
     let run_rate_total = total(pool, run_rate_range, amortized).await?;
-    let latest_day: Option<NaiveDate> =
-        sqlx::query_scalar("select max(day) from daily_project_costs")
-            .fetch_one(pool)
-            .await?;
+    let latest_day: Option<NaiveDate> = sqlx::query_scalar("select max(day) from daily_project_costs")
+        .fetch_one(pool)
+        .await?;
 
     Ok(Overview {
         period,

@@ -84,20 +84,13 @@ const CHUNK: usize = 10_000;
 /// Replaces every fact in `range` with `batch`, records any new projects, users and usage
 /// types, and rewrites the rollup for `range`. Returns the number of fact rows written.
 /// Run it inside a transaction: readers then see the old window or the new one, never a mix.
-pub async fn replace_window(
-    conn: &mut PgConnection,
-    range: DateRange,
-    batch: &CostBatch,
-) -> Result<u64, sqlx::Error> {
+pub async fn replace_window(conn: &mut PgConnection, range: DateRange, batch: &CostBatch) -> Result<u64, sqlx::Error> {
     for grain in Grain::ALL {
-        sqlx::query(&format!(
-            "delete from {} where day >= $1 and day < $2",
-            grain.table()
-        ))
-        .bind(range.from)
-        .bind(range.to)
-        .execute(&mut *conn)
-        .await?;
+        sqlx::query(&format!("delete from {} where day >= $1 and day < $2", grain.table()))
+            .bind(range.from)
+            .bind(range.to)
+            .execute(&mut *conn)
+            .await?;
         for chunk in batch.rows(grain).chunks(CHUNK) {
             insert_chunk(conn, grain, chunk).await?;
         }
@@ -107,11 +100,7 @@ pub async fn replace_window(
     Ok(batch.len() as u64)
 }
 
-async fn insert_chunk(
-    conn: &mut PgConnection,
-    grain: Grain,
-    rows: &[CostRow],
-) -> Result<(), sqlx::Error> {
+async fn insert_chunk(conn: &mut PgConnection, grain: Grain, rows: &[CostRow]) -> Result<(), sqlx::Error> {
     let sql = format!(
         "insert into {} (day, project, {}, unblended, amortized, usage_quantity, estimated)
          select * from unnest($1::date[], $2::text[], $3::text[], $4::numeric[], $5::numeric[], $6::numeric[], $7::bool[])",
@@ -121,11 +110,7 @@ async fn insert_chunk(
     sqlx::query(&sql)
         .bind(rows.iter().map(|r| r.day).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.project.as_str()).collect::<Vec<_>>())
-        .bind(
-            rows.iter()
-                .map(|r| r.dimension.as_str())
-                .collect::<Vec<_>>(),
-        )
+        .bind(rows.iter().map(|r| r.dimension.as_str()).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.unblended).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.amortized).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.usage_quantity).collect::<Vec<_>>())
@@ -138,41 +123,16 @@ async fn insert_chunk(
 /// New tag values appear as unmapped projects and users so admins can assign them;
 /// new usage types are parsed once into the catalogue.
 async fn record_dimensions(conn: &mut PgConnection, batch: &CostBatch) -> Result<(), sqlx::Error> {
-    let projects: BTreeSet<&str> = Grain::ALL
+    let projects = Grain::ALL
         .iter()
         .flat_map(|g| batch.rows(*g))
-        .map(|r| r.project.as_str())
-        .filter(|p| !p.is_empty())
-        .collect();
-    sqlx::query(
-        "insert into projects (name) select * from unnest($1::text[]) on conflict do nothing",
-    )
-    .bind(projects.into_iter().collect::<Vec<_>>())
-    .execute(&mut *conn)
-    .await?;
+        .map(|r| r.project.as_str());
+    insert_tag_values(conn, "projects", projects).await?;
+    insert_tag_values(conn, "tagged_users", batch.by_user.iter().map(|r| r.dimension.as_str())).await?;
 
-    let users: BTreeSet<&str> = batch
-        .by_user
-        .iter()
-        .map(|r| r.dimension.as_str())
-        .filter(|u| !u.is_empty())
-        .collect();
-    sqlx::query(
-        "insert into tagged_users (name) select * from unnest($1::text[]) on conflict do nothing",
-    )
-    .bind(users.into_iter().collect::<Vec<_>>())
-    .execute(&mut *conn)
-    .await?;
-
-    let usage_types: BTreeSet<&str> = batch
-        .by_usage_type
-        .iter()
-        .map(|r| r.dimension.as_str())
-        .collect();
-    let parsed: Vec<(&str, usage_type::UsageType)> = usage_types
-        .into_iter()
-        .map(|u| (u, usage_type::parse(u)))
-        .collect();
+    let usage_types: BTreeSet<&str> = batch.by_usage_type.iter().map(|r| r.dimension.as_str()).collect();
+    let parsed: Vec<(&str, usage_type::UsageType)> =
+        usage_types.into_iter().map(|u| (u, usage_type::parse(u))).collect();
     sqlx::query(
         "insert into usage_types (usage_type, purchase_option, instance_type, instance_family, gpu_model, gpu_count, gpu_memory_gib)
          select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[])
@@ -185,6 +145,22 @@ async fn record_dimensions(conn: &mut PgConnection, batch: &CostBatch) -> Result
     .bind(parsed.iter().map(|(_, p)| p.gpu.map(|g| g.model)).collect::<Vec<_>>())
     .bind(parsed.iter().map(|(_, p)| p.gpu.map(|g| g.count)).collect::<Vec<_>>())
     .bind(parsed.iter().map(|(_, p)| p.gpu.map(|g| g.memory_gib_each)).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Adds tag values not seen before to `table` (projects or tagged_users), unmapped.
+async fn insert_tag_values<'a>(
+    conn: &mut PgConnection,
+    table: &'static str,
+    values: impl Iterator<Item = &'a str>,
+) -> Result<(), sqlx::Error> {
+    let distinct: BTreeSet<&str> = values.filter(|v| !v.is_empty()).collect();
+    sqlx::query(&format!(
+        "insert into {table} (name) select * from unnest($1::text[]) on conflict do nothing"
+    ))
+    .bind(distinct.into_iter().collect::<Vec<_>>())
     .execute(&mut *conn)
     .await?;
     Ok(())

@@ -40,9 +40,7 @@ pub struct UsageType {
 
 impl UsageType {
     pub fn instance_family(&self) -> Option<&str> {
-        self.instance_type
-            .as_deref()
-            .and_then(|t| t.split('.').next())
+        self.instance_type.as_deref().and_then(|t| t.split('.').next())
     }
 }
 
@@ -79,10 +77,7 @@ pub fn parse(usage_type: &str) -> UsageType {
 }
 
 fn is_region_code(text: &str) -> bool {
-    (3..=5).contains(&text.len())
-        && text
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+    (3..=5).contains(&text.len()) && text.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
 fn is_instance_type(name: &str) -> bool {
@@ -90,9 +85,7 @@ fn is_instance_type(name: &str) -> bool {
         Some((family, size)) => {
             !family.is_empty()
                 && !size.is_empty()
-                && family
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && family.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
                 && size.chars().all(|c| c.is_ascii_alphanumeric())
         }
         None => false,
@@ -110,9 +103,7 @@ pub fn gpu_spec(instance_type: &str) -> Option<GpuSpec> {
         })
     };
     match (family, size) {
-        ("p5" | "p5e" | "p5en", "48xlarge") => {
-            gpu("H100", 8, if family == "p5" { 80 } else { 141 })
-        }
+        ("p5" | "p5e" | "p5en", "48xlarge") => gpu("H100", 8, if family == "p5" { 80 } else { 141 }),
         ("p4d", "24xlarge") => gpu("A100", 8, 40),
         ("p4de", "24xlarge") => gpu("A100", 8, 80),
         ("p3", "2xlarge") => gpu("V100", 1, 16),
@@ -163,14 +154,8 @@ mod tests {
             u.gpu.map(|g| (g.model, g.count, g.memory_gib_each)),
             Some(("A10G", 1, 24))
         );
-        assert_eq!(
-            parse("USW2-SpotUsage:g6.xlarge").gpu.map(|g| g.model),
-            Some("L4")
-        );
-        assert_eq!(
-            parse("USE1-SpotUsage:p5.48xlarge").gpu.map(|g| g.count),
-            Some(8)
-        );
+        assert_eq!(parse("USW2-SpotUsage:g6.xlarge").gpu.map(|g| g.model), Some("L4"));
+        assert_eq!(parse("USE1-SpotUsage:p5.48xlarge").gpu.map(|g| g.count), Some(8));
     }
 
     #[test]
@@ -202,10 +187,7 @@ mod tests {
             assert_eq!(u.gpu, None, "{text}");
             assert!(u.instance_type.is_none(), "{text}");
         }
-        assert_eq!(
-            parse("USE1-EBS:VolumeUsage.gp3").purchase_option,
-            PurchaseOption::Other
-        );
+        assert_eq!(parse("USE1-EBS:VolumeUsage.gp3").purchase_option, PurchaseOption::Other);
     }
 
     #[test]

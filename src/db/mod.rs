@@ -97,10 +97,9 @@ async fn connect(options: PgConnectOptions) -> Result<PgPool, sqlx::Error> {
 
 /// True when every embedded migration has been applied successfully.
 pub async fn migrations_applied(pool: &PgPool) -> Result<bool, sqlx::Error> {
-    let applied: Vec<i64> =
-        sqlx::query_scalar("select version from _sqlx_migrations where success order by version")
-            .fetch_all(pool)
-            .await?;
+    let applied: Vec<i64> = sqlx::query_scalar("select version from _sqlx_migrations where success order by version")
+        .fetch_all(pool)
+        .await?;
     Ok(MIGRATOR
         .iter()
         .filter(|m| m.migration_type.is_up_migration())

@@ -34,8 +34,7 @@ impl PrivateCluster {
     /// makes sure the `burnrate` database exists.
     pub async fn start(data_dir: &Path) -> Result<PrivateCluster, String> {
         let bin_dir = find_bin_dir()?;
-        std::fs::create_dir_all(data_dir)
-            .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+        std::fs::create_dir_all(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
         let data_dir = data_dir
             .canonicalize()
             .map_err(|e| format!("cannot resolve {}: {e}", data_dir.display()))?;
@@ -161,18 +160,12 @@ impl PrivateCluster {
         use sqlx::Connection;
         let mut conn = sqlx::PgConnection::connect_with(&self.admin_options())
             .await
-            .map_err(|e| {
-                format!(
-                    "cannot connect over {}: {e}",
-                    self.root.join("run").display()
-                )
-            })?;
-        let exists: bool =
-            sqlx::query_scalar("select exists (select 1 from pg_database where datname = $1)")
-                .bind(ROLE)
-                .fetch_one(&mut conn)
-                .await
-                .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("cannot connect over {}: {e}", self.root.join("run").display()))?;
+        let exists: bool = sqlx::query_scalar("select exists (select 1 from pg_database where datname = $1)")
+            .bind(ROLE)
+            .fetch_one(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
         if !exists {
             sqlx::query(&format!("create database {ROLE}"))
                 .execute(&mut conn)
@@ -185,10 +178,7 @@ impl PrivateCluster {
     /// Runs a PostgreSQL tool as the cluster's owner; fails with its output on a non-zero exit.
     async fn run(&self, program: &Path, args: &[&OsStr]) -> Result<(), String> {
         let mut command = std::process::Command::new(program);
-        command
-            .args(args)
-            .current_dir(&self.root)
-            .env_remove("PGDATA");
+        command.args(args).current_dir(&self.root).env_remove("PGDATA");
         if let Some((uid, gid)) = self.run_as {
             // std also drops root's supplementary groups when it switches uid.
             command.uid(uid).gid(gid).env("HOME", &self.root);
@@ -253,8 +243,7 @@ fn unprivileged_user() -> Result<Option<(u32, u32)>, String> {
     if unsafe { libc::geteuid() } != 0 {
         return Ok(None);
     }
-    let passwd = std::fs::read_to_string("/etc/passwd")
-        .map_err(|e| format!("cannot read /etc/passwd: {e}"))?;
+    let passwd = std::fs::read_to_string("/etc/passwd").map_err(|e| format!("cannot read /etc/passwd: {e}"))?;
     let lookup = |name: &str| {
         passwd.lines().find_map(|line| {
             let fields: Vec<&str> = line.split(':').collect();
@@ -266,18 +255,14 @@ fn unprivileged_user() -> Result<Option<(u32, u32)>, String> {
     lookup("postgres")
         .or_else(|| lookup("nobody"))
         .map(Some)
-        .ok_or_else(|| {
-            "running as root, and neither a `postgres` nor a `nobody` user exists to run PostgreSQL"
-                .into()
-        })
+        .ok_or_else(|| "running as root, and neither a `postgres` nor a `nobody` user exists to run PostgreSQL".into())
 }
 
 /// Creates the cluster's root directory, owned by the account that runs the cluster and
 /// closed to everyone else, and checks that account can reach it.
 fn prepare_root(root: &Path, run_as: Option<(u32, u32)>) -> Result<(), String> {
     for dir in [root.to_path_buf(), root.join("run")] {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         if let Some((uid, gid)) = run_as {
             std::os::unix::fs::chown(&dir, Some(uid), Some(gid))
                 .map_err(|e| format!("cannot hand {} to uid {uid}: {e}", dir.display()))?;
@@ -287,11 +272,11 @@ fn prepare_root(root: &Path, run_as: Option<(u32, u32)>) -> Result<(), String> {
     }
     if let Some((uid, _)) = run_as {
         for ancestor in root.ancestors().skip(1) {
-            let meta = std::fs::metadata(ancestor)
-                .map_err(|e| format!("cannot inspect {}: {e}", ancestor.display()))?;
+            let meta =
+                std::fs::metadata(ancestor).map_err(|e| format!("cannot inspect {}: {e}", ancestor.display()))?;
             let mode = meta.permissions().mode();
-            let reachable = mode & 0o001 != 0
-                || (std::os::unix::fs::MetadataExt::uid(&meta) == uid && mode & 0o100 != 0);
+            let reachable =
+                mode & 0o001 != 0 || (std::os::unix::fs::MetadataExt::uid(&meta) == uid && mode & 0o100 != 0);
             if !reachable {
                 return Err(format!(
                     "PostgreSQL runs as uid {uid}, which cannot enter {}; set BURNRATE_DATA_DIR to a directory \

@@ -75,47 +75,17 @@ const TRAINING: [Line; 4] = [
 const SERVING: [Line; 4] = [
     line("USE1-BoxUsage:g5.xlarge", EC2, 10_060, 400, Some(0)),
     line("USE1-BoxUsage:g6.xlarge", EC2, 8_048, 300, Some(1)),
-    reserved(line(
-        "USE1-HeavyUsage:g5.12xlarge",
-        EC2,
-        35_730,
-        200,
-        Some(0),
-    )),
+    reserved(line("USE1-HeavyUsage:g5.12xlarge", EC2, 35_730, 200, Some(0))),
     line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 100, None),
 ];
 const RESEARCH: [Line; 4] = [
-    weekdays(line(
-        "USE1-SpotUsage:g5.12xlarge",
-        EC2,
-        22_900,
-        350,
-        Some(0),
-    )),
-    weekdays(line(
-        "USE1-SpotUsage:g6.12xlarge",
-        EC2,
-        18_300,
-        250,
-        Some(1),
-    )),
-    weekdays(line(
-        "USE1-Notebk:ml.g5.2xlarge",
-        SAGEMAKER,
-        15_150,
-        250,
-        Some(2),
-    )),
+    weekdays(line("USE1-SpotUsage:g5.12xlarge", EC2, 22_900, 350, Some(0))),
+    weekdays(line("USE1-SpotUsage:g6.12xlarge", EC2, 18_300, 250, Some(1))),
+    weekdays(line("USE1-Notebk:ml.g5.2xlarge", SAGEMAKER, 15_150, 250, Some(2))),
     line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 150, None),
 ];
 const MANAGED_MODELS: [Line; 3] = [
-    weekdays(line(
-        "USE1-Claude-3.5-Sonnet-output-tokens",
-        BEDROCK,
-        150,
-        600,
-        Some(0),
-    )),
+    weekdays(line("USE1-Claude-3.5-Sonnet-output-tokens", BEDROCK, 150, 600, Some(0))),
     line("USE1-BoxUsage:g6.xlarge", EC2, 8_048, 300, Some(1)),
     line("USE1-TimedStorage-ByteHrs", S3, 230, 100, None),
 ];
@@ -163,16 +133,8 @@ impl BillingProject {
         until: NaiveDate,
     ) -> BillingProject {
         let spike = match demo.name {
-            "llm-pretrain" => Some((
-                until - chrono::Days::new(45),
-                until - chrono::Days::new(42),
-                4,
-            )),
-            "batch-inference" => Some((
-                until - chrono::Days::new(100),
-                until - chrono::Days::new(98),
-                6,
-            )),
+            "llm-pretrain" => Some((until - chrono::Days::new(45), until - chrono::Days::new(42), 4)),
+            "batch-inference" => Some((until - chrono::Days::new(100), until - chrono::Days::new(98), 6)),
             _ => None,
         };
         BillingProject {
@@ -212,12 +174,7 @@ impl Timeline {
 }
 
 /// Every project's cost lines for `day`, aggregated to the three stored grains.
-pub fn day_batch(
-    projects: &[BillingProject],
-    timeline: &Timeline,
-    day: NaiveDate,
-    batch: &mut CostBatch,
-) {
+pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDate, batch: &mut CostBatch) {
     type Key = (String, String);
     let mut by_user: BTreeMap<Key, Sums> = BTreeMap::new();
     let mut by_usage: BTreeMap<Key, Sums> = BTreeMap::new();
@@ -226,8 +183,8 @@ pub fn day_batch(
 
     for project in projects.iter().filter(|p| day >= p.starts) {
         for (index, line) in project.lines.iter().enumerate() {
-            let base = Decimal::from(DOLLARS_PER_WEIGHT * i64::from(project.weight) * line.share)
-                / Decimal::ONE_THOUSAND;
+            let base =
+                Decimal::from(DOLLARS_PER_WEIGHT * i64::from(project.weight) * line.share) / Decimal::ONE_THOUSAND;
             let (unblended, amortized) = if line.reserved {
                 reserved_costs(base, day)
             } else {
@@ -235,15 +192,10 @@ pub fn day_batch(
                     Some((first, last, factor)) if day >= first && day <= last => factor,
                     _ => 1,
                 };
-                let weekday_factor = if weekend && line.quiet_at_weekends {
-                    450
-                } else {
-                    1000
-                };
+                let weekday_factor = if weekend && line.quiet_at_weekends { 450 } else { 1000 };
                 let noise = 850 + (mix(&project.name, index as u64, day) % 300) as i64;
                 let permille = timeline.growth(day) * weekday_factor * noise * spike;
-                let cost =
-                    (base * Decimal::from(permille) / Decimal::from(1_000_000_000i64)).round_dp(8);
+                let cost = (base * Decimal::from(permille) / Decimal::from(1_000_000_000i64)).round_dp(8);
                 (cost, cost)
             };
             let quantity = (amortized / Decimal::new(line.unit_price_bp, 4)).round_dp(6);
@@ -258,16 +210,8 @@ pub fn day_batch(
                 quantity,
             };
             add(&mut by_user, (project.name.clone(), user), sums);
-            add(
-                &mut by_usage,
-                (project.name.clone(), line.usage_type.to_string()),
-                sums,
-            );
-            add(
-                &mut by_service,
-                (project.name.clone(), line.service.to_string()),
-                sums,
-            );
+            add(&mut by_usage, (project.name.clone(), line.usage_type.to_string()), sums);
+            add(&mut by_service, (project.name.clone(), line.service.to_string()), sums);
         }
     }
     let estimated = (timeline.until - day).num_days() < ESTIMATED_DAYS;
@@ -318,9 +262,7 @@ fn reserved_costs(daily: Decimal, day: NaiveDate) -> (Decimal, Decimal) {
 
 fn days_in_month(day: NaiveDate) -> u32 {
     let first = day.with_day(1).unwrap_or(day);
-    let next = first
-        .checked_add_months(chrono::Months::new(1))
-        .unwrap_or(first);
+    let next = first.checked_add_months(chrono::Months::new(1)).unwrap_or(first);
     (next - first).num_days() as u32
 }
 
@@ -330,8 +272,7 @@ fn mix(project: &str, line: u64, day: NaiveDate) -> u64 {
     for byte in project.bytes() {
         h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
     }
-    h ^= line.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ^ (day.num_days_from_ce() as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= line.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (day.num_days_from_ce() as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     // splitmix64 finaliser
     h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -364,20 +305,15 @@ mod tests {
                     timeline.until,
                 )
             })
-            .chain([BillingProject::untagged(
-                vec!["stray".into()],
-                timeline.from,
-                1,
-            )])
+            .chain([BillingProject::untagged(vec!["stray".into()], timeline.from, 1)])
             .collect();
         (projects, timeline)
     }
 
     fn total(rows: &[CostRow]) -> (Decimal, Decimal) {
-        rows.iter()
-            .fold((Decimal::ZERO, Decimal::ZERO), |(u, a), r| {
-                (u + r.unblended, a + r.amortized)
-            })
+        rows.iter().fold((Decimal::ZERO, Decimal::ZERO), |(u, a), r| {
+            (u + r.unblended, a + r.amortized)
+        })
     }
 
     #[test]
@@ -442,17 +378,7 @@ mod tests {
         let mut batch = CostBatch::default();
         day_batch(&projects, &timeline, day(2026, 2, 9), &mut batch);
         day_batch(&projects, &timeline, day(2026, 1, 9), &mut batch);
-        assert!(
-            batch
-                .by_user
-                .iter()
-                .any(|r| r.estimated && r.day == day(2026, 2, 9))
-        );
-        assert!(
-            batch
-                .by_user
-                .iter()
-                .all(|r| !r.estimated || r.day == day(2026, 2, 9))
-        );
+        assert!(batch.by_user.iter().any(|r| r.estimated && r.day == day(2026, 2, 9)));
+        assert!(batch.by_user.iter().all(|r| !r.estimated || r.day == day(2026, 2, 9)));
     }
 }

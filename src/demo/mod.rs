@@ -47,9 +47,7 @@ pub async fn database_is_empty(pool: &PgPool) -> Result<bool, sqlx::Error> {
 pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sqlx::Error> {
     let month_start = options.until.with_day(1).unwrap_or(options.until);
     let timeline = Timeline {
-        from: month_start
-            .checked_sub_months(Months::new(13))
-            .unwrap_or(month_start),
+        from: month_start.checked_sub_months(Months::new(13)).unwrap_or(month_start),
         until: options.until,
     };
     let users = org::user_names();
@@ -71,15 +69,7 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
         for day in month.iter_days().take_while(|d| *d < end) {
             generator::day_batch(&projects, &timeline, day, &mut batch);
         }
-        rows += store::replace_window(
-            &mut tx,
-            DateRange {
-                from: month,
-                to: end,
-            },
-            &batch,
-        )
-        .await?;
+        rows += store::replace_window(&mut tx, DateRange { from: month, to: end }, &batch).await?;
         month = end;
     }
     map_projects(&mut tx, &team_ids, options.scale).await?;
@@ -115,18 +105,12 @@ fn scaled(name: &str, copy: u32) -> String {
     }
 }
 
-fn billing_projects(
-    users: &[String],
-    timeline: &Timeline,
-    options: DemoOptions,
-) -> Vec<BillingProject> {
+fn billing_projects(users: &[String], timeline: &Timeline, options: DemoOptions) -> Vec<BillingProject> {
     let mut projects = Vec::new();
     for copy in 0..options.scale {
         for (index, demo) in PROJECTS.iter().enumerate() {
             // Three people per project: from its team, or from across the org when unmapped.
-            let first = demo
-                .team
-                .map_or(index * 7, |team| team * 10 + (index % 3) * 3);
+            let first = demo.team.map_or(index * 7, |team| team * 10 + (index % 3) * 3);
             let people = (0..3)
                 .map(|k| scaled(&users[(first + k) % users.len()], copy))
                 .collect();
@@ -163,11 +147,7 @@ async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-async fn insert_org(
-    conn: &mut PgConnection,
-    users: &[String],
-    scale: u32,
-) -> Result<Vec<i64>, sqlx::Error> {
+async fn insert_org(conn: &mut PgConnection, users: &[String], scale: u32) -> Result<Vec<i64>, sqlx::Error> {
     let mut team_ids = Vec::with_capacity(TEAMS.len());
     for team in &TEAMS {
         let id: i64 = sqlx::query_scalar("insert into teams (name) values ($1) returning id")
@@ -192,22 +172,16 @@ async fn insert_org(
             teams.push(team_ids[org::user_team(i)]);
         }
     }
-    sqlx::query(
-        "insert into tagged_users (name, team_id) select * from unnest($1::text[], $2::bigint[])",
-    )
-    .bind(names)
-    .bind(teams)
-    .execute(&mut *conn)
-    .await?;
+    sqlx::query("insert into tagged_users (name, team_id) select * from unnest($1::text[], $2::bigint[])")
+        .bind(names)
+        .bind(teams)
+        .execute(&mut *conn)
+        .await?;
     Ok(team_ids)
 }
 
 /// Assigns each project to its team; the store has already created the project rows.
-async fn map_projects(
-    conn: &mut PgConnection,
-    team_ids: &[i64],
-    scale: u32,
-) -> Result<(), sqlx::Error> {
+async fn map_projects(conn: &mut PgConnection, team_ids: &[i64], scale: u32) -> Result<(), sqlx::Error> {
     let mut names = Vec::new();
     let mut teams = Vec::new();
     for copy in 0..scale {

@@ -38,10 +38,7 @@ pub const TEAMS: [DemoTeam; 10] = [
     },
     DemoTeam {
         name: "llm-platform",
-        owners: &[
-            ("Bilal Haddad", "bilal@example.com"),
-            ("Chen Wei", "chen@example.com"),
-        ],
+        owners: &[("Bilal Haddad", "bilal@example.com"), ("Chen Wei", "chen@example.com")],
     },
     DemoTeam {
         name: "inference",
@@ -135,11 +132,10 @@ pub const PROJECTS: [DemoProject; 30] = [
 ];
 
 const FIRST_NAMES: [&str; 50] = [
-    "aaron", "beatriz", "carlos", "deepa", "elif", "farid", "grace", "hiro", "ines", "jonas",
-    "kavya", "liam", "mei", "nadia", "omar", "priya", "quentin", "rosa", "sanjay", "tomas", "uma",
-    "victor", "wen", "ximena", "yusuf", "zara", "amara", "bruno", "clara", "dmitri", "esra",
-    "felix", "gita", "hugo", "ivy", "jamal", "keiko", "luca", "maya", "nils", "olga", "pablo",
-    "rin", "sofia", "theo", "ulla", "vera", "wiremu", "yara", "zoe",
+    "aaron", "beatriz", "carlos", "deepa", "elif", "farid", "grace", "hiro", "ines", "jonas", "kavya", "liam", "mei",
+    "nadia", "omar", "priya", "quentin", "rosa", "sanjay", "tomas", "uma", "victor", "wen", "ximena", "yusuf", "zara",
+    "amara", "bruno", "clara", "dmitri", "esra", "felix", "gita", "hugo", "ivy", "jamal", "keiko", "luca", "maya",
+    "nils", "olga", "pablo", "rin", "sofia", "theo", "ulla", "vera", "wiremu", "yara", "zoe",
 ];
 
 /// 100 user tag values, ten per team, in team order (`aaron.b` belongs to team 0).

@@ -19,6 +19,28 @@ impl TestApp {
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }
+
+    /// GETs `path`; returns the status and body.
+    pub async fn get(&self, path: &str) -> (u16, String) {
+        read(reqwest::get(self.url(path)).await).await
+    }
+
+    /// POSTs a form-encoded `body` to `path`, as a browser's server-function call does.
+    pub async fn post_form(&self, path: &str, body: &str) -> (u16, String) {
+        let response = reqwest::Client::new()
+            .post(self.url(path))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body.to_string())
+            .send()
+            .await;
+        read(response).await
+    }
+}
+
+async fn read(response: reqwest::Result<reqwest::Response>) -> (u16, String) {
+    let response = response.expect("request reaches the test server");
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("response body"))
 }
 
 /// Serves the full router against `pool` on 127.0.0.1:0.

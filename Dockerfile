@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# Multi-stage build: cargo-leptos release build, then a slim runtime image.
+# CI runs the same build steps (scripts/test.sh: SQLX_OFFLINE=true cargo leptos build --release).
+
+FROM rust:1.95-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nodejs npm \
+ && rm -rf /var/lib/apt/lists/*
+RUN rustup target add wasm32-unknown-unknown \
+ && cargo install cargo-leptos --version 0.3.10 --locked \
+ && cargo install wasm-bindgen-cli --version =0.2.130
+WORKDIR /src
+# npm binaryen's wasm-opt: Debian's older build breaks hydration.
+COPY end2end/package.json end2end/package-lock.json end2end/
+RUN cd end2end && npm ci --no-audit --no-fund
+ENV PATH=/src/end2end/node_modules/.bin:$PATH \
+    SQLX_OFFLINE=true
+COPY . .
+RUN cargo leptos build --release
+
+FROM debian:bookworm-slim
+# postgresql: the binaries for the zero-configuration private cluster (unused when
+# DATABASE_URL is set); curl: the health check.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates curl postgresql \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin burnrate \
+ && mkdir -p /data && chown burnrate:burnrate /data
+COPY --from=build /src/target/release/burnrate /app/bin/burnrate
+COPY --from=build /src/target/site /app/site
+ENV BURNRATE_ADDR=0.0.0.0:3000 \
+    BURNRATE_DATA_DIR=/data \
+    LEPTOS_SITE_ROOT=/app/site
+USER burnrate
+WORKDIR /app
+VOLUME /data
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=3s --start-period=30s CMD curl -fsS http://127.0.0.1:3000/healthz || exit 1
+ENTRYPOINT ["/app/bin/burnrate"]
+CMD ["serve"]

@@ -1,0 +1,93 @@
+// Starts a real burnrate server on a fresh database and a real Chromium for each spec file.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { chromium } from 'playwright-core';
+
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function databaseUrl(name) {
+  const base = process.env.DATABASE_URL;
+  if (!base) throw new Error('DATABASE_URL must name a PostgreSQL server (scripts/test.sh sets it)');
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Serves `burnrate serve --demo` on a new database; returns its URL, a pg client and stop(). */
+export async function startServer() {
+  const name = `burnrate_e2e_${process.pid}`;
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
+  await admin.query(`drop database if exists ${name} with (force)`);
+  await admin.end();
+
+  const port = await freePort();
+  const url = databaseUrl(name);
+  const child = spawn(process.env.BURNRATE_BIN, ['serve', '--demo', '--addr', `127.0.0.1:${port}`], {
+    env: { ...process.env, DATABASE_URL: url },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`burnrate exited early with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${baseUrl}/readyz`)).ok) break;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) throw new Error('burnrate did not become ready in 120 s');
+    await sleep(250);
+  }
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+
+  return {
+    baseUrl,
+    db,
+    browser,
+    async stop() {
+      await browser.close();
+      await db.end();
+      child.kill('SIGTERM');
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+    },
+  };
+}
+
+/** A page that records console errors, uncaught exceptions and dialogs. */
+export async function openPage(browser) {
+  const page = await browser.newPage();
+  const problems = { consoleErrors: [], pageErrors: [], dialogs: [] };
+  page.on('console', (m) => { if (m.type() === 'error') problems.consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => problems.pageErrors.push(String(e)));
+  page.on('dialog', async (d) => { problems.dialogs.push(d.message()); await d.dismiss(); });
+  return { page, problems };
+}
+
+export async function waitForHydration(page) {
+  await page.waitForSelector('body[data-hydrated="true"]', { timeout: 30_000 });
+}
+
+/** A decimal string as an exact BigInt count of 1e-10 dollars, for exact comparisons. */
+export function units(decimal) {
+  const [whole, fraction = ''] = String(decimal).split('.');
+  const negative = whole.startsWith('-');
+  const digits = BigInt(whole.replace('-', '') + fraction.padEnd(10, '0').slice(0, 10));
+  return negative ? -digits : digits;
+}

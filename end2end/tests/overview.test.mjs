@@ -1,0 +1,78 @@
+// The Overview in Chromium: server-rendered, hydrated, figures equal to the database,
+// and the period switch updating the page and the URL without a reload.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openPage, startServer, units, waitForHydration } from './harness.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.stop(); });
+
+async function teamsOnPage(page) {
+  return page.$$eval('[data-testid="team-row"]', (rows) => rows.map((row) => ({
+    team: row.querySelector('[data-testid="team-name"]').textContent,
+    spend: row.querySelector('[data-testid="team-spend"]').dataset.value,
+  })));
+}
+
+async function teamsInDatabase(range) {
+  const [from, last] = range.split(' – ');
+  const { rows } = await server.db.query(
+    `select coalesce(t.name, 'Unassigned') as team, sum(c.unblended)::text as spend
+     from costs_by_user c left join projects p on p.name = c.project left join teams t on t.id = p.team_id
+     where c.day between $1 and $2 group by 1`, [from, last]);
+  return new Map(rows.map((r) => [r.team, r.spend]));
+}
+
+async function assertTeamsMatchDatabase(page) {
+  const range = await page.textContent('[data-testid="period-range"]');
+  const shown = await teamsOnPage(page);
+  const expected = await teamsInDatabase(range);
+  assert.equal(shown.length, expected.size, `team count for ${range}`);
+  for (const { team, spend } of shown) {
+    assert.ok(expected.has(team), `unexpected team ${team}`);
+    assert.equal(units(spend), units(expected.get(team)), `${team} for ${range}`);
+  }
+  return range;
+}
+
+test('the Overview shows team figures equal to the database and switches period without a reload', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await page.goto(`${server.baseUrl}/`);
+  await waitForHydration(page);
+  const mtdRange = await assertTeamsMatchDatabase(page);
+  assert.match(await page.textContent('[data-testid="period-total"]'), /^\$[\d,]+\.\d{2}$/);
+
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await page.click('[data-testid="period-prev"]');
+  await page.waitForURL(/period=prev/);
+  await page.waitForFunction((old) => document.querySelector('[data-testid="period-range"]')?.textContent !== old, mtdRange);
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the switch was a client-side navigation');
+  assert.equal(await page.getAttribute('[data-testid="period-prev"]', 'aria-current'), 'page');
+  const prevRange = await assertTeamsMatchDatabase(page);
+  assert.notEqual(prevRange, mtdRange);
+
+  await page.goBack();
+  await page.waitForFunction((old) => document.querySelector('[data-testid="period-range"]')?.textContent === old, mtdRange);
+  assert.ok(!page.url().includes('period=prev'), 'Back restored the previous URL');
+
+  assert.deepEqual(problems.consoleErrors, []);
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.dialogs, []);
+  await page.close();
+});
+
+test('a period link opened directly is rendered by the server with its figures', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await page.goto(`${server.baseUrl}/?period=90d&metric=amortized`);
+  await waitForHydration(page);
+  assert.equal(await page.getAttribute('[data-testid="period-90d"]', 'aria-current'), 'page');
+  assert.equal(await page.getAttribute('[data-testid="metric-amortized"]', 'aria-current'), 'page');
+  const range = await page.textContent('[data-testid="period-range"]');
+  const [from, last] = range.split(' – ');
+  const { rows } = await server.db.query(
+    'select sum(amortized)::text as total from costs_by_service where day between $1 and $2', [from, last]);
+  assert.equal(units(await page.getAttribute('[data-testid="period-total"]', 'data-value')), units(rows[0].total));
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds burnrate (release) and serves the dashboard with demo data on http://127.0.0.1:3000.
+# Installs missing tools first; extra arguments go to `burnrate serve`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+# wasm-opt from npm binaryen: Debian's older build breaks hydration.
+export PATH="$PWD/end2end/node_modules/.bin:$PATH"
+cargo leptos build --release
+
+# As root, PostgreSQL runs as the `postgres` user, which cannot enter a checkout under a
+# private home such as /root: keep its data somewhere it can reach.
+if [ "$(id -u)" = 0 ] && [ -z "${DATABASE_URL:-}" ] && [ -z "${BURNRATE_DATA_DIR:-}" ] \
+   && id postgres >/dev/null 2>&1 && ! runuser -u postgres -- test -x "$PWD"; then
+  export BURNRATE_DATA_DIR=/var/lib/burnrate
+  echo "run.sh: $PWD is closed to the postgres user; keeping the database in $BURNRATE_DATA_DIR" >&2
+fi
+exec target/release/burnrate serve --demo "$@"
