@@ -7,10 +7,15 @@ use leptos_router::{
     components::{Route, Router, Routes},
 };
 
+use crate::audit::AuditPage;
+use crate::auth::admin::UsersPage;
+use crate::auth::pages::{AccountPage, LoginPage, SetupPage, UserMenu};
 use crate::costs::overview::OverviewPage;
 
 /// The document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    set_page_csp();
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -42,10 +47,16 @@ pub fn App() -> impl IntoView {
                 <nav aria-label="Main">
                     <a href="/">"Overview"</a>
                 </nav>
+                <UserMenu/>
             </header>
             <main>
                 <Routes fallback=NotFound>
                     <Route path=StaticSegment("") view=OverviewPage/>
+                    <Route path=StaticSegment("login") view=LoginPage/>
+                    <Route path=StaticSegment("setup") view=SetupPage/>
+                    <Route path=StaticSegment("account") view=AccountPage/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("users")) view=UsersPage/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("audit")) view=AuditPage/>
                 </Routes>
             </main>
         </Router>
@@ -65,5 +76,18 @@ fn NotFound() -> impl IntoView {
         <Title text="Not found · burnrate"/>
         <h1>"Page not found"</h1>
         <p><a href="/">"Go to the Overview"</a></p>
+    }
+}
+
+/// The page's Content-Security-Policy allows exactly the inline hydration script that
+/// carries this response's nonce.
+#[cfg(feature = "ssr")]
+fn set_page_csp() {
+    let nonce = leptos::nonce::use_nonce();
+    let response = use_context::<leptos_axum::ResponseOptions>();
+    if let (Some(nonce), Some(response)) = (nonce, response)
+        && let Ok(value) = http::HeaderValue::from_str(&crate::auth::middleware::page_csp(&nonce))
+    {
+        response.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
     }
 }

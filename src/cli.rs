@@ -45,6 +45,29 @@ enum Command {
         #[arg(long)]
         replace: bool,
     },
+    /// Manage sign-in accounts.
+    #[command(after_help = ENV_HELP)]
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminCommand {
+    /// Create an account. The password is read from standard input (one line), or prompted
+    /// for twice when standard input is a terminal.
+    Create {
+        /// The account's email address (its sign-in name).
+        #[arg(long)]
+        email: String,
+        /// Display name.
+        #[arg(long, default_value = "")]
+        name: String,
+        /// admin (finance: everything), lead (edits its own teams' budgets) or viewer.
+        #[arg(long, default_value = "admin", value_parser = ["admin", "lead", "viewer"])]
+        role: String,
+    },
 }
 
 /// Parses arguments and the environment, then runs the chosen subcommand.
@@ -71,6 +94,9 @@ pub async fn run() -> ExitCode {
             let until = until.unwrap_or_else(|| chrono::Utc::now().date_naive());
             load_demo(config, DemoOptions { scale, until }, replace).await
         }
+        Command::Admin {
+            command: AdminCommand::Create { email, name, role },
+        } => create_account(config, &email, &name, &role).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -151,4 +177,37 @@ async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> Resul
     .await;
     db.close().await;
     result
+}
+
+async fn create_account(config: Config, email: &str, name: &str, role: &str) -> Result<(), String> {
+    use crate::auth::{Role, accounts};
+    let password = read_new_password()?;
+    let role = Role::parse(role).map_err(|e| e.to_string())?;
+    let new = accounts::NewAccount::validate(email, name, role, &password).map_err(|e| e.to_string())?;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let actor = crate::audit::record::Actor::system("cli");
+    let result = accounts::create(&db.pool, &actor, new).await.map_err(|e| e.to_string());
+    db.close().await;
+    result?;
+    println!("created {} account {}", role.key(), accounts::normalise_email(email));
+    Ok(())
+}
+
+/// One line from standard input, or two matching prompts at a terminal.
+fn read_new_password() -> Result<String, String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("Password: ").map_err(|e| e.to_string())?;
+        let second = rpassword::prompt_password("Repeat the password: ").map_err(|e| e.to_string())?;
+        if first != second {
+            return Err("the two passwords differ".into());
+        }
+        Ok(first)
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| format!("reading the password from standard input: {e}"))?;
+        Ok(line.trim_end_matches(['\r', '\n']).to_string())
+    }
 }

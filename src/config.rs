@@ -5,6 +5,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use sqlx::postgres::PgConnectOptions;
 
@@ -25,6 +26,41 @@ pub struct Config {
     pub log_format: LogFormat,
     /// Where cargo-leptos put the compiled site (`pkg/`, CSS, favicon).
     pub site_root: PathBuf,
+    /// The dashboard's public origin (`BURNRATE_PUBLIC_URL`), used for cross-site checks,
+    /// Secure cookies and links in emails. `None`: the request's own Host.
+    pub public_url: Option<PublicUrl>,
+    /// A session ends after this long without a request.
+    pub session_idle: Duration,
+    /// A session ends this long after sign-in, however active.
+    pub session_max: Duration,
+}
+
+/// The scheme, host and port users reach burnrate at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicUrl {
+    /// `https://burnrate.example.com` (no trailing slash, no path).
+    pub origin: String,
+    pub https: bool,
+}
+
+impl PublicUrl {
+    fn parse(text: &str) -> Option<PublicUrl> {
+        let (scheme, rest) = text.split_once("://")?;
+        let https = match scheme {
+            "https" => true,
+            "http" => false,
+            _ => return None,
+        };
+        let authority = rest.split('/').next().unwrap_or("");
+        let host_ok = !authority.is_empty()
+            && authority
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+        host_ok.then(|| PublicUrl {
+            origin: format!("{scheme}://{authority}"),
+            https,
+        })
+    }
 }
 
 // DATABASE_URL may carry a password, so Debug never prints it.
@@ -36,6 +72,9 @@ impl fmt::Debug for Config {
             .field("addr", &self.addr)
             .field("log_format", &self.log_format)
             .field("site_root", &self.site_root)
+            .field("public_url", &self.public_url)
+            .field("session_idle", &self.session_idle)
+            .field("session_max", &self.session_max)
             .finish()
     }
 }
@@ -73,7 +112,11 @@ Environment variables:
   BURNRATE_ADDR       Address the dashboard listens on, host:port [default: 127.0.0.1:3000]
   LOG_FORMAT          text or json [default: text]
   RUST_LOG            Log filter, e.g. info or burnrate=debug [default: info]
-  LEPTOS_SITE_ROOT    Compiled site directory [default: target/site, or site/ beside the binary]";
+  LEPTOS_SITE_ROOT    Compiled site directory [default: target/site, or site/ beside the binary]
+  BURNRATE_PUBLIC_URL Public origin, e.g. https://burnrate.example.com: cross-site checks,
+                      Secure cookies (https) and links in emails [default: the request's Host]
+  BURNRATE_SESSION_IDLE  Sign-out after this long idle, e.g. 30m, 12h [default: 12h]
+  BURNRATE_SESSION_MAX   Sign-out this long after sign-in, e.g. 7d [default: 7d]";
 
 impl Config {
     /// Reads the process environment.
@@ -112,7 +155,28 @@ impl Config {
                 });
             }
         };
+        let public_url = match get("BURNRATE_PUBLIC_URL") {
+            None => None,
+            Some(text) => Some(PublicUrl::parse(&text).ok_or(ConfigError {
+                variable: "BURNRATE_PUBLIC_URL",
+                value: Some(text),
+                expected: "http:// or https:// followed by a host, e.g. https://burnrate.example.com",
+            })?),
+        };
+        let duration = |variable: &'static str, default: Duration| match get(variable) {
+            None => Ok(default),
+            Some(text) => parse_duration(&text).ok_or(ConfigError {
+                variable,
+                value: Some(text),
+                expected: "a duration such as 90s, 30m, 12h or 7d",
+            }),
+        };
+        let session_idle = duration("BURNRATE_SESSION_IDLE", Duration::from_secs(12 * 3600))?;
+        let session_max = duration("BURNRATE_SESSION_MAX", Duration::from_secs(7 * 86400))?;
         Ok(Config {
+            public_url,
+            session_idle,
+            session_max,
             database_url,
             data_dir: get("BURNRATE_DATA_DIR")
                 .map(PathBuf::from)
@@ -133,6 +197,21 @@ pub fn parse_addr(variable: &'static str, text: &str) -> Result<SocketAddr, Conf
         value: Some(text.to_string()),
         expected: "an IP address and port such as 127.0.0.1:3000 or 0.0.0.0:8080",
     })
+}
+
+/// Parses `90s`, `30m`, `12h` or `7d` (a positive whole number and one unit).
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(unit_at);
+    let n: u64 = number.parse().ok().filter(|n| *n > 0)?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => return None,
+    };
+    n.checked_mul(seconds).map(Duration::from_secs)
 }
 
 /// `target/site` when run from the source tree (cargo-leptos puts it there), otherwise
@@ -191,6 +270,30 @@ mod tests {
         let err = config(&[("DATABASE_URL", "mysql://root:hunter2@db/x")]).expect_err("must reject");
         assert_eq!(err.variable, "DATABASE_URL");
         assert!(!err.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn durations_and_public_urls_are_validated() {
+        assert_eq!(parse_duration("30m"), Some(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("7d"), Some(Duration::from_secs(604_800)));
+        for bad in ["", "m", "0h", "12", "1.5h", "-3h", "12 h"] {
+            assert_eq!(parse_duration(bad), None, "{bad:?}");
+        }
+        let err = config(&[("BURNRATE_SESSION_IDLE", "forever")]).expect_err("must reject");
+        assert!(
+            err.to_string()
+                .contains("BURNRATE_SESSION_IDLE=\"forever\" is not valid: expected a duration")
+        );
+        let c = config(&[("BURNRATE_PUBLIC_URL", "https://costs.example.com/some/path")]).expect("valid");
+        assert_eq!(
+            c.public_url,
+            Some(PublicUrl {
+                origin: "https://costs.example.com".into(),
+                https: true
+            })
+        );
+        assert!(config(&[("BURNRATE_PUBLIC_URL", "costs.example.com")]).is_err());
+        assert!(config(&[("BURNRATE_PUBLIC_URL", "javascript://x")]).is_err());
     }
 
     #[test]

@@ -16,6 +16,17 @@ pub enum AppError {
     InvalidInput { field: String, message: String },
     #[error("not found: {0}")]
     NotFound(String),
+    /// No valid session: sign in first.
+    #[error("sign in to continue")]
+    Unauthorized,
+    /// Signed in, but the role or team does not allow this.
+    #[error("not allowed: {0}")]
+    Forbidden(String),
+    /// The same message for an unknown email and a wrong password, so neither is revealed.
+    #[error("email or password is incorrect")]
+    SignInFailed,
+    #[error("{0}")]
+    TooManyRequests(String),
     /// Something failed on the server; the details are in the server log.
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
@@ -35,6 +46,9 @@ impl AppError {
         match self {
             AppError::InvalidInput { .. } => StatusCode::BAD_REQUEST,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::Unauthorized | AppError::SignInFailed => StatusCode::UNAUTHORIZED,
+            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Internal | AppError::ServerFn(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -5,6 +5,8 @@
 //! Modules are organised by feature; server-only modules sit behind `ssr`.
 
 pub mod app;
+pub mod audit;
+pub mod auth;
 pub mod costs;
 pub mod error;
 pub mod format;

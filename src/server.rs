@@ -55,6 +55,10 @@ pub fn router(state: AppState) -> Router {
             provide_state,
             shell,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::middleware::guard,
+        ))
         // The file handler serves the wasm bundle uncompressed; compress everything here.
         .layer(CompressionLayer::new())
         .with_state(state)

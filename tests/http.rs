@@ -2,6 +2,7 @@
 
 mod common;
 
+use burnrate::auth::Role;
 use burnrate::costs::period::{Metric, Period};
 use burnrate::costs::queries;
 use common::{load_demo, spawn_app, today};
@@ -11,13 +12,15 @@ use sqlx::PgPool;
 #[sqlx::test]
 async fn healthz_answers_ok(pool: PgPool) {
     let app = spawn_app(pool).await;
-    assert_eq!(app.get("/healthz").await, (200, "ok".to_string()));
+    let response = app.get("/healthz").await;
+    assert_eq!((response.status, response.body.as_str()), (200, "ok"));
 }
 
 #[sqlx::test]
 async fn readyz_is_ready_when_migrations_are_applied(pool: PgPool) {
     let app = spawn_app(pool).await;
-    let (status, body) = app.get("/readyz").await;
+    let response = app.get("/readyz").await;
+    let (status, body) = (response.status, response.body);
     assert_eq!(status, 200);
     assert!(body.contains("\"ready\""), "{body}");
 }
@@ -29,7 +32,8 @@ async fn readyz_is_unavailable_when_a_migration_is_missing(pool: PgPool) {
         .await
         .expect("forget migrations");
     let app = spawn_app(pool).await;
-    let (status, body) = app.get("/readyz").await;
+    let response = app.get("/readyz").await;
+    let (status, body) = (response.status, response.body);
     assert_eq!(status, 503);
     assert!(body.contains("migrations pending"), "{body}");
 }
@@ -38,7 +42,8 @@ async fn readyz_is_unavailable_when_a_migration_is_missing(pool: PgPool) {
 async fn readyz_is_unavailable_when_the_database_is_gone(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     pool.close().await;
-    let (status, body) = app.get("/readyz").await;
+    let response = app.get("/readyz").await;
+    let (status, body) = (response.status, response.body);
     assert_eq!(status, 503);
     assert!(body.contains("database unreachable"), "{body}");
 }
@@ -47,7 +52,9 @@ async fn readyz_is_unavailable_when_the_database_is_gone(pool: PgPool) {
 async fn overview_is_rendered_on_the_server_with_every_team_and_escaped_tags(pool: PgPool) {
     load_demo(&pool, today()).await;
     let app = spawn_app(pool.clone()).await;
-    let (status, html) = app.get("/?period=30d").await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let response = app.get_as("/?period=30d", &viewer).await;
+    let (status, html) = (response.status, response.body);
     assert_eq!(status, 200);
 
     let overview = queries::overview(&pool, Period::Last30Days, Metric::Unblended, today())
@@ -68,7 +75,8 @@ async fn overview_is_rendered_on_the_server_with_every_team_and_escaped_tags(poo
 #[sqlx::test]
 async fn overview_without_data_says_how_to_load_some(pool: PgPool) {
     let app = spawn_app(pool).await;
-    let (_, html) = app.get("/").await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let html = app.get_as("/", &viewer).await.body;
     assert!(html.contains("No cost data yet"));
     assert!(html.contains("burnrate serve --demo"));
 }
@@ -76,13 +84,18 @@ async fn overview_without_data_says_how_to_load_some(pool: PgPool) {
 #[sqlx::test]
 async fn unknown_pages_are_404(pool: PgPool) {
     let app = spawn_app(pool).await;
-    assert_eq!(app.get("/no/such/page").await.0, 404);
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    assert_eq!(app.get_as("/no/such/page", &viewer).await.status, 404);
 }
 
 #[sqlx::test]
 async fn the_overview_server_function_rejects_an_unknown_period(pool: PgPool) {
     let app = spawn_app(pool).await;
-    let (status, body) = app.post_form("/api/overview", "period=1%27%20or%201%3D1").await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let response = app
+        .post_form_as("/api/overview", "period=1%27%20or%201%3D1", &viewer)
+        .await;
+    let (status, body) = (response.status, response.body);
     assert_eq!(status, 400);
     assert!(body.contains("expected one of mtd, prev, 30d, 90d"), "{body}");
 }
@@ -91,7 +104,11 @@ async fn the_overview_server_function_rejects_an_unknown_period(pool: PgPool) {
 async fn the_overview_server_function_answers_with_the_period_figures(pool: PgPool) {
     load_demo(&pool, today()).await;
     let app = spawn_app(pool.clone()).await;
-    let (status, body) = app.post_form("/api/overview", "period=prev&metric=amortized").await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let response = app
+        .post_form_as("/api/overview", "period=prev&metric=amortized", &viewer)
+        .await;
+    let (status, body) = (response.status, response.body);
     assert_eq!(status, 200);
     let expected = queries::overview(&pool, Period::PreviousMonth, Metric::Amortized, today())
         .await

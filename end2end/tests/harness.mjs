@@ -41,8 +41,11 @@ export async function startServer() {
   const url = databaseUrl(name);
   const child = spawn(process.env.BURNRATE_BIN, ['serve', '--demo', '--addr', `127.0.0.1:${port}`], {
     env: { ...process.env, DATABASE_URL: url },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // `serve --demo` prints the demo accounts' credentials once, on stdout.
+  let stdout = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; process.stdout.write(chunk); });
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -53,6 +56,11 @@ export async function startServer() {
     if (Date.now() > deadline) throw new Error('burnrate did not become ready in 120 s');
     await sleep(250);
   }
+  const accounts = {};
+  for (const [, role, email, password] of stdout.matchAll(/^\s+(admin|lead|viewer)\s+(\S+@\S+)\s+(\S+)$/gm)) {
+    accounts[role] = { email, password };
+  }
+  if (!accounts.admin) throw new Error(`no demo credentials in the server's output:\n${stdout}`);
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -61,6 +69,7 @@ export async function startServer() {
     baseUrl,
     db,
     browser,
+    accounts,
     async stop() {
       await browser.close();
       await db.end();
@@ -90,4 +99,14 @@ export function units(decimal) {
   const negative = whole.startsWith('-');
   const digits = BigInt(whole.replace('-', '') + fraction.padEnd(10, '0').slice(0, 10));
   return negative ? -digits : digits;
+}
+
+/** Signs in through the login page as one of the demo accounts. */
+export async function signIn(page, baseUrl, account, next = '/') {
+  await page.goto(`${baseUrl}/login?next=${encodeURIComponent(next)}`);
+  await waitForHydration(page);
+  await page.fill('input[name="email"]', account.email);
+  await page.fill('input[name="password"]', account.password);
+  await page.click('[data-testid="login-form"] button[type="submit"]');
+  await page.waitForSelector('[data-testid="signed-in-as"]', { timeout: 30_000 });
 }

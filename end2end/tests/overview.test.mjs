@@ -2,7 +2,7 @@
 // and the period switch updating the page and the URL without a reload.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, startServer, units, waitForHydration } from './harness.mjs';
+import { openPage, signIn, startServer, units, waitForHydration } from './harness.mjs';
 
 let server;
 before(async () => { server = await startServer(); });
@@ -38,6 +38,7 @@ async function assertTeamsMatchDatabase(page) {
 
 test('the Overview shows team figures equal to the database and switches period without a reload', async () => {
   const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer);
   await page.goto(`${server.baseUrl}/`);
   await waitForHydration(page);
   const mtdRange = await assertTeamsMatchDatabase(page);
@@ -64,7 +65,8 @@ test('the Overview shows team figures equal to the database and switches period 
 
 test('a period link opened directly is rendered by the server with its figures', async () => {
   const { page, problems } = await openPage(server.browser);
-  await page.goto(`${server.baseUrl}/?period=90d&metric=amortized`);
+  await signIn(page, server.baseUrl, server.accounts.lead, '/?period=90d&metric=amortized');
+  await page.waitForURL(/period=90d/);
   await waitForHydration(page);
   assert.equal(await page.getAttribute('[data-testid="period-90d"]', 'aria-current'), 'page');
   assert.equal(await page.getAttribute('[data-testid="metric-amortized"]', 'aria-current'), 'page');

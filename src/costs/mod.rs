@@ -53,6 +53,7 @@ pub struct Overview {
 pub async fn get_overview(period: Option<String>, metric: Option<String>) -> Result<Overview, AppError> {
     crate::error::with_status(
         async {
+            crate::auth::caller()?;
             let period = Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
             let metric = Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
             let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;

@@ -1,6 +1,7 @@
 //! `burnrate demo`: a deterministic synthetic GPU organisation, written through the same
 //! fact store as ingestion so every page behaves as it would on real data.
 
+pub mod accounts;
 pub mod generator;
 pub mod org;
 

@@ -3,16 +3,49 @@
 
 use std::net::SocketAddr;
 
+use burnrate::audit::record::Actor;
+use burnrate::auth::{Role, accounts};
 use burnrate::config::Config;
 use burnrate::demo::{self, DemoOptions, DemoSummary};
 use burnrate::server::{AppState, router};
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
+pub const PASSWORD: &str = "correct horse battery staple";
+
 /// A running server on an ephemeral loopback port.
 pub struct TestApp {
     pub addr: SocketAddr,
     pub pool: PgPool,
+    client: reqwest::Client,
+}
+
+/// What came back: status, headers and body.
+pub struct TestResponse {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl TestResponse {
+    pub fn header(&self, name: &str) -> String {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    }
+
+    /// `burnrate_session=…` from Set-Cookie, ready to send back as a Cookie header.
+    pub fn session_cookie(&self) -> Option<String> {
+        self.headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.starts_with("burnrate_session=") && !v.starts_with("burnrate_session=;"))
+            .and_then(|v| v.split(';').next())
+            .map(str::to_string)
+    }
 }
 
 impl TestApp {
@@ -20,42 +53,114 @@ impl TestApp {
         format!("http://{}{}", self.addr, path)
     }
 
-    /// GETs `path`; returns the status and body.
-    pub async fn get(&self, path: &str) -> (u16, String) {
-        read(reqwest::get(self.url(path)).await).await
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
-    /// POSTs a form-encoded `body` to `path`, as a browser's server-function call does.
-    pub async fn post_form(&self, path: &str, body: &str) -> (u16, String) {
-        let response = reqwest::Client::new()
+    pub async fn get(&self, path: &str) -> TestResponse {
+        self.send(self.client.get(self.url(path)), None).await
+    }
+
+    pub async fn get_as(&self, path: &str, cookie: &str) -> TestResponse {
+        self.send(self.client.get(self.url(path)), Some(cookie)).await
+    }
+
+    /// POSTs a form from this site's own pages, as a browser's server-function call does.
+    pub async fn post_form(&self, path: &str, body: &str) -> TestResponse {
+        self.post_with(path, body, &[("origin", &self.origin())]).await
+    }
+
+    pub async fn post_form_as(&self, path: &str, body: &str, cookie: &str) -> TestResponse {
+        self.post_with(path, body, &[("origin", &self.origin()), ("cookie", cookie)])
+            .await
+    }
+
+    /// POSTs a form with exactly these extra headers (for cross-site tests).
+    pub async fn post_with(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> TestResponse {
+        let mut request = self
+            .client
             .post(self.url(path))
             .header("content-type", "application/x-www-form-urlencoded")
-            .body(body.to_string())
-            .send()
-            .await;
-        read(response).await
+            .body(body.to_string());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        self.send(request, None).await
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder, cookie: Option<&str>) -> TestResponse {
+        let request = match cookie {
+            Some(cookie) => request.header("cookie", cookie),
+            None => request,
+        };
+        let response = request.send().await.expect("request reaches the test server");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        TestResponse {
+            status,
+            headers,
+            body: response.text().await.expect("response body"),
+        }
+    }
+
+    /// Signs in through /api/login and returns the session cookie.
+    pub async fn sign_in(&self, email: &str, password: &str) -> String {
+        let body = format!("email={}&password={}", encode(email), encode(password));
+        let response = self.post_form("/api/login", &body).await;
+        assert!(
+            response.status < 400,
+            "sign-in as {email} failed: {} {}",
+            response.status,
+            response.body
+        );
+        response.session_cookie().expect("sign-in sets a session cookie")
+    }
+
+    /// Creates an account with [`PASSWORD`] and signs it in.
+    pub async fn session_for(&self, email: &str, role: Role) -> String {
+        create_account(&self.pool, email, role).await;
+        self.sign_in(email, PASSWORD).await
     }
 }
 
-async fn read(response: reqwest::Result<reqwest::Response>) -> (u16, String) {
-    let response = response.expect("request reaches the test server");
-    let status = response.status().as_u16();
-    (status, response.text().await.expect("response body"))
+pub fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+pub async fn create_account(pool: &PgPool, email: &str, role: Role) -> i64 {
+    let new = accounts::NewAccount::validate(email, "", role, PASSWORD).expect("valid account");
+    accounts::create(pool, &Actor::system("test"), new)
+        .await
+        .expect("account created")
 }
 
 /// Serves the full router against `pool` on 127.0.0.1:0.
 pub async fn spawn_app(pool: PgPool) -> TestApp {
+    spawn_app_with(pool, Config::from_lookup(|_| None).expect("default config")).await
+}
+
+pub async fn spawn_app_with(pool: PgPool, mut config: Config) -> TestApp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind an ephemeral port");
     let addr = listener.local_addr().expect("local address");
-    let mut config = Config::from_lookup(|_| None).expect("default config");
     config.addr = addr;
     let app = router(AppState::new(config, pool.clone()));
     tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("test server");
+        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+            .await
+            .expect("test server");
     });
-    TestApp { addr, pool }
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    TestApp { addr, pool, client }
 }
 
 pub fn day(y: i32, m: u32, d: u32) -> NaiveDate {

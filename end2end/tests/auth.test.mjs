@@ -1,0 +1,55 @@
+// Sign-in, roles and sign-out in Chromium, with the page's Content-Security-Policy enforced.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openPage, signIn, startServer, waitForHydration } from './harness.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.stop(); });
+
+test('a signed-out visitor is sent to sign in and comes back to the page they asked for', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await page.goto(`${server.baseUrl}/?period=prev`);
+  assert.match(page.url(), /\/login\?next=/);
+  await waitForHydration(page);
+  await page.fill('input[name="email"]', server.accounts.viewer.email);
+  await page.fill('input[name="password"]', server.accounts.viewer.password);
+  await page.click('[data-testid="login-form"] button[type="submit"]');
+  await page.waitForURL(/\/\?period=prev$/);
+  await page.waitForSelector('[data-testid="team-row"]');
+  assert.match(await page.textContent('[data-testid="signed-in-as"]'), /viewer@example.com \(viewer\)/);
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors], [], 'no CSP violations or errors');
+  await page.close();
+});
+
+test('a wrong password shows one message and signs nobody in', async () => {
+  const { page } = await openPage(server.browser);
+  await page.goto(`${server.baseUrl}/login`);
+  await waitForHydration(page);
+  await page.fill('input[name="email"]', server.accounts.admin.email);
+  await page.fill('input[name="password"]', 'definitely not it');
+  await page.click('[data-testid="login-form"] button[type="submit"]');
+  assert.match(await page.textContent('[data-testid="form-error"]'), /email or password is incorrect/);
+  assert.match(page.url(), /\/login/);
+  await page.close();
+});
+
+test('admins see user administration, viewers do not, and sign-out ends the session', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.admin);
+  await page.click('a[href="/admin/users"]');
+  await page.waitForSelector('[data-testid="account-row"]');
+  assert.equal(await page.locator('[data-testid="account-row"]').count(), 3, 'the three demo accounts');
+  await page.click('[data-testid="sign-out"]');
+  await page.waitForURL(/\/login/);
+  await page.goto(`${server.baseUrl}/admin/users`);
+  assert.match(page.url(), /\/login\?next=/, 'the session is gone');
+
+  await signIn(page, server.baseUrl, server.accounts.viewer);
+  assert.equal(await page.locator('a[href="/admin/users"]').count(), 0);
+  await page.goto(`${server.baseUrl}/admin/users`);
+  await waitForHydration(page);
+  assert.match(await page.textContent('main'), /not allowed: only admins may do this/);
+  assert.deepEqual(problems.pageErrors, []);
+  await page.close();
+});

@@ -1,0 +1,103 @@
+//! The audit log: who changed what and when. Admins read it at `/admin/audit`.
+
+#[cfg(feature = "ssr")]
+pub mod record;
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use serde::{Deserialize, Serialize};
+
+use crate::error::AppError;
+
+/// One audit entry as shown to admins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub subject: String,
+    pub details: String,
+}
+
+/// The newest entries first, at most `limit` (1–1000, default 200).
+#[server(prefix = "/api", endpoint = "admin/audit")]
+pub async fn list_audit(limit: Option<i64>) -> Result<Vec<AuditEntry>, AppError> {
+    crate::error::with_status(
+        async {
+            crate::auth::require_admin()?;
+            let limit = limit.unwrap_or(200);
+            if !(1..=1000).contains(&limit) {
+                return Err(AppError::invalid("limit", "expected a number from 1 to 1000"));
+            }
+            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            let rows: Vec<(
+                i64,
+                chrono::DateTime<chrono::Utc>,
+                String,
+                String,
+                String,
+                serde_json::Value,
+            )> = sqlx::query_as(
+                "select id, created_at, actor, action, subject, details from audit_log order by id desc limit $1",
+            )
+            .bind(limit)
+            .fetch_all(&state.pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(id, at, actor, action, subject, details)| AuditEntry {
+                    id,
+                    at: at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+                    actor,
+                    action,
+                    subject,
+                    details: details.to_string(),
+                })
+                .collect())
+        }
+        .await,
+    )
+}
+
+#[component]
+pub fn AuditPage() -> impl IntoView {
+    let entries = Resource::new(|| (), |_| list_audit(None));
+    view! {
+        <Title text="Audit log · burnrate"/>
+        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>"Audit log"</span></nav>
+        <h1>"Audit log"</h1>
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match entries.await {
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                    Ok(list) if list.is_empty() => view! { <p class="empty">"No changes recorded yet."</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="data" data-testid="audit-table">
+                            <thead>
+                                <tr>
+                                    <th scope="col">"When"</th>
+                                    <th scope="col">"Who"</th>
+                                    <th scope="col">"Action"</th>
+                                    <th scope="col">"Subject"</th>
+                                    <th scope="col">"Details"</th>
+                                </tr>
+                            </thead>
+                            <tbody>
+                                {list.into_iter().map(|e| view! {
+                                    <tr data-testid="audit-row">
+                                        <td>{e.at}</td>
+                                        <td>{e.actor}</td>
+                                        <td>{e.action}</td>
+                                        <td>{e.subject}</td>
+                                        <td><code>{e.details}</code></td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}

@@ -1,0 +1,181 @@
+//! Account administration for admins: list, create, change roles, reset passwords.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use serde::{Deserialize, Serialize};
+
+use super::Role;
+use super::pages::FormError;
+use crate::error::AppError;
+
+/// One account as the Users page lists it (never its password hash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountSummary {
+    pub id: i64,
+    pub email: String,
+    pub display_name: String,
+    pub role: Role,
+    pub created_at: String,
+}
+
+#[server(prefix = "/api", endpoint = "admin/accounts")]
+pub async fn list_accounts() -> Result<Vec<AccountSummary>, AppError> {
+    crate::error::with_status(
+        async {
+            super::require_admin()?;
+            let rows: Vec<(i64, String, String, String, chrono::DateTime<chrono::Utc>)> =
+                sqlx::query_as("select id, email, display_name, role, created_at from accounts order by email")
+                    .fetch_all(&super::state()?.pool)
+                    .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(id, email, display_name, role, created_at)| AccountSummary {
+                    id,
+                    email,
+                    display_name,
+                    role: Role::parse(&role).unwrap_or(Role::Viewer),
+                    created_at: created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
+                })
+                .collect())
+        }
+        .await,
+    )
+}
+
+#[server(prefix = "/api", endpoint = "admin/create_account")]
+pub async fn create_account(
+    email: String,
+    display_name: String,
+    role: String,
+    password: String,
+) -> Result<(), AppError> {
+    crate::error::with_status(
+        async {
+            let caller = super::require_admin()?;
+            let new = super::accounts::NewAccount::validate(&email, &display_name, Role::parse(&role)?, &password)?;
+            super::accounts::create(&super::state()?.pool, &(&caller).into(), new)
+                .await
+                .map(|_| ())
+        }
+        .await,
+    )
+}
+
+#[server(prefix = "/api", endpoint = "admin/set_role")]
+pub async fn set_role(account_id: i64, role: String) -> Result<(), AppError> {
+    crate::error::with_status(
+        async {
+            let caller = super::require_admin()?;
+            super::accounts::set_role(&super::state()?.pool, &caller, account_id, Role::parse(&role)?).await
+        }
+        .await,
+    )
+}
+
+/// Sets a new password for another account and signs it out everywhere.
+#[server(prefix = "/api", endpoint = "admin/reset_password")]
+pub async fn reset_password(account_id: i64, password: String) -> Result<(), AppError> {
+    crate::error::with_status(
+        async {
+            let caller = super::require_admin()?;
+            super::accounts::set_password(&super::state()?.pool, &caller, account_id, &password, None).await
+        }
+        .await,
+    )
+}
+
+#[component]
+pub fn UsersPage() -> impl IntoView {
+    let create = ServerAction::<CreateAccount>::new();
+    let change_role = ServerAction::<SetRole>::new();
+    let reset = ServerAction::<ResetPassword>::new();
+    let accounts = Resource::new(
+        move || {
+            (
+                create.version().get(),
+                change_role.version().get(),
+                reset.version().get(),
+            )
+        },
+        |_| list_accounts(),
+    );
+    let role_options = || {
+        Role::ALL
+            .into_iter()
+            .map(|r| view! { <option value=r.key()>{r.key()}</option> })
+            .collect_view()
+    };
+
+    view! {
+        <Title text="Users · burnrate"/>
+        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>"Users"</span></nav>
+        <h1>"Users"</h1>
+        <FormError result=change_role.value().into()/>
+        <FormError result=reset.value().into()/>
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match accounts.await {
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="data" data-testid="accounts-table">
+                            <thead>
+                                <tr>
+                                    <th scope="col">"Email"</th>
+                                    <th scope="col">"Name"</th>
+                                    <th scope="col">"Role"</th>
+                                    <th scope="col">"Reset password"</th>
+                                    <th scope="col">"Created"</th>
+                                </tr>
+                            </thead>
+                            <tbody>
+                                {list.into_iter().map(|account| {
+                                    let role_label = format!("Role of {}", account.email);
+                                    let password_label = format!("New password for {}", account.email);
+                                    view! {
+                                    <tr data-testid="account-row">
+                                        <th scope="row">{account.email.clone()}</th>
+                                        <td>{account.display_name.clone()}</td>
+                                        <td>
+                                            <ActionForm action=change_role attr:class="inline">
+                                                <input type="hidden" name="account_id" value=account.id/>
+                                                <select name="role" aria-label=role_label>
+                                                    {Role::ALL.into_iter().map(|r| view! {
+                                                        <option value=r.key() selected=r == account.role>{r.key()}</option>
+                                                    }).collect_view()}
+                                                </select>
+                                                <button type="submit">"Save"</button>
+                                            </ActionForm>
+                                        </td>
+                                        <td>
+                                            <ActionForm action=reset attr:class="inline">
+                                                <input type="hidden" name="account_id" value=account.id/>
+                                                <input type="password" name="password" autocomplete="new-password"
+                                                    minlength="12" required aria-label=password_label/>
+                                                <button type="submit">"Reset"</button>
+                                            </ActionForm>
+                                        </td>
+                                        <td>{account.created_at.clone()}</td>
+                                    </tr>
+                                }}).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                }
+            })}
+        </Transition>
+        <section class="narrow">
+            <h2>"Add a user"</h2>
+            <ActionForm action=create attr:class="stack" attr:data-testid="create-account-form">
+                <label>"Email" <input type="email" name="email" required/></label>
+                <label>"Name" <input type="text" name="display_name"/></label>
+                <label>"Role" <select name="role">{role_options()}</select></label>
+                <label>
+                    "Initial password (12 characters or more)"
+                    <input type="password" name="password" autocomplete="new-password" minlength="12" required/>
+                </label>
+                <button type="submit" class="primary">"Add user"</button>
+            </ActionForm>
+            <FormError result=create.value().into()/>
+        </section>
+    }
+}

@@ -1,0 +1,252 @@
+//! Sign-in, sessions and roles. Every server function asks [`caller`] (or
+//! [`require_admin`]) who is calling; the HTTP middleware only adds a second line of defence.
+
+pub mod admin;
+pub mod pages;
+
+#[cfg(feature = "ssr")]
+pub mod accounts;
+#[cfg(feature = "ssr")]
+pub mod middleware;
+#[cfg(feature = "ssr")]
+pub mod password;
+#[cfg(feature = "ssr")]
+pub mod rate_limit;
+#[cfg(feature = "ssr")]
+pub mod sessions;
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::AppError;
+
+/// What an account may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    /// Finance: everything — users, teams, budgets, approvals, enforcement.
+    Admin,
+    /// Owner of one or more teams: reads everything, edits its own teams' budgets.
+    Lead,
+    /// Reads everything, changes nothing.
+    Viewer,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Admin, Role::Lead, Role::Viewer];
+
+    /// The value stored in `accounts.role` and sent by forms.
+    pub fn key(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Lead => "lead",
+            Role::Viewer => "viewer",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Role, AppError> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.key() == text)
+            .ok_or_else(|| AppError::invalid("role", "expected admin, lead or viewer"))
+    }
+}
+
+/// The signed-in account making a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Caller {
+    pub account_id: i64,
+    pub email: String,
+    pub display_name: String,
+    pub role: Role,
+    /// Teams whose owners list this account's email: the teams a lead may edit.
+    pub team_ids: Vec<i64>,
+}
+
+impl Caller {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+
+    /// Admins edit every team; leads only the teams they own.
+    pub fn can_edit_team(&self, team_id: i64) -> bool {
+        self.is_admin() || (self.role == Role::Lead && self.team_ids.contains(&team_id))
+    }
+}
+
+/// The caller of the current server function or page render.
+#[cfg(feature = "ssr")]
+pub fn caller() -> Result<Caller, AppError> {
+    use_context::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>().cloned())
+        .ok_or(AppError::Unauthorized)
+}
+
+/// The caller, if an admin; otherwise 401 or 403.
+#[cfg(feature = "ssr")]
+pub fn require_admin() -> Result<Caller, AppError> {
+    let caller = caller()?;
+    if caller.is_admin() {
+        Ok(caller)
+    } else {
+        Err(AppError::Forbidden("only admins may do this".into()))
+    }
+}
+
+#[cfg(feature = "ssr")]
+fn state() -> Result<crate::server::AppState, AppError> {
+    use_context::<crate::server::AppState>().ok_or(AppError::Internal)
+}
+
+/// Who is signed in, or `None`.
+#[server(prefix = "/api", endpoint = "me")]
+pub async fn get_me() -> Result<Option<Caller>, AppError> {
+    Ok(caller().ok())
+}
+
+/// Signs in and starts a new session (any session the browser had is ended: the id
+/// rotates). Redirects to `next` when it is a path on this site.
+#[server(prefix = "/api", endpoint = "login")]
+pub async fn login(email: String, password: String, next: Option<String>) -> Result<(), AppError> {
+    crate::error::with_status(
+        async {
+            let state = state()?;
+            let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
+            let ip = sessions::client_ip(&parts);
+            let email = accounts::normalise_email(&email);
+            rate_limit::check(&state.pool, &email, &ip).await?;
+            let account = accounts::find_by_email(&state.pool, &email).await?;
+            let hash = account.as_ref().map(|a| a.password_hash.clone());
+            let ok = password::verify(password, hash).await;
+            rate_limit::record(&state.pool, &email, &ip, ok).await?;
+            let account = account.filter(|_| ok).ok_or(AppError::SignInFailed)?;
+            sessions::end_current(&state.pool, &parts).await?;
+            sessions::start(&state, account.id).await?;
+            leptos_axum::redirect(&safe_next(next.as_deref()));
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// Ends the session on the server and clears the cookie.
+#[server(prefix = "/api", endpoint = "logout")]
+pub async fn logout() -> Result<(), AppError> {
+    let state = state()?;
+    let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
+    sessions::end_current(&state.pool, &parts).await?;
+    sessions::clear_cookie(&state);
+    leptos_axum::redirect("/login");
+    Ok(())
+}
+
+/// True while no admin exists, so the first-run setup page is open.
+#[server(prefix = "/api", endpoint = "setup_needed")]
+pub async fn setup_needed() -> Result<bool, AppError> {
+    Ok(!accounts::admin_exists(&state()?.pool).await?)
+}
+
+/// Creates the first admin and signs them in; refused once any admin exists.
+#[server(prefix = "/api", endpoint = "setup")]
+pub async fn setup_admin(
+    email: String,
+    display_name: String,
+    password: String,
+    password_confirm: String,
+) -> Result<(), AppError> {
+    crate::error::with_status(
+        async {
+            let state = state()?;
+            if password != password_confirm {
+                return Err(AppError::invalid("password_confirm", "the two passwords differ"));
+            }
+            let new = accounts::NewAccount::validate(&email, &display_name, Role::Admin, &password)?;
+            let id = accounts::create_first_admin(&state.pool, new).await?;
+            sessions::start(&state, id).await?;
+            leptos_axum::redirect("/");
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// Changes the caller's own password; other sessions of the account end.
+#[server(prefix = "/api", endpoint = "change_password")]
+pub async fn change_password(current: String, password: String, password_confirm: String) -> Result<(), AppError> {
+    crate::error::with_status(
+        async {
+            let caller = caller()?;
+            let state = state()?;
+            if password != password_confirm {
+                return Err(AppError::invalid("password_confirm", "the two passwords differ"));
+            }
+            password::check_policy(&password)?;
+            let account = accounts::find_by_email(&state.pool, &caller.email)
+                .await?
+                .ok_or(AppError::Unauthorized)?;
+            if !password::verify(current, Some(account.password_hash)).await {
+                return Err(AppError::invalid("current", "the current password is incorrect"));
+            }
+            let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
+            accounts::set_password(
+                &state.pool,
+                &caller,
+                caller.account_id,
+                &password,
+                sessions::token_hash_of(&parts),
+            )
+            .await
+        }
+        .await,
+    )
+}
+
+/// Only same-site paths: `//evil.example` or `https://…` would make sign-in an open redirect.
+pub fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => path.to_string(),
+        _ => "/".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_in_redirects_only_to_local_paths() {
+        assert_eq!(safe_next(Some("/teams?period=prev")), "/teams?period=prev");
+        for hostile in [
+            "//evil.example",
+            "https://evil.example",
+            "/\\evil.example",
+            "javascript:alert(1)",
+        ] {
+            assert_eq!(safe_next(Some(hostile)), "/", "{hostile}");
+        }
+        assert_eq!(safe_next(None), "/");
+    }
+
+    #[test]
+    fn leads_edit_only_their_teams_and_viewers_nothing() {
+        let lead = Caller {
+            account_id: 1,
+            email: "a@x".into(),
+            display_name: String::new(),
+            role: Role::Lead,
+            team_ids: vec![7],
+        };
+        assert!(lead.can_edit_team(7));
+        assert!(!lead.can_edit_team(8));
+        let viewer = Caller {
+            role: Role::Viewer,
+            ..lead.clone()
+        };
+        assert!(!viewer.can_edit_team(7));
+        let admin = Caller {
+            role: Role::Admin,
+            team_ids: vec![],
+            ..lead
+        };
+        assert!(admin.can_edit_team(8));
+    }
+}

@@ -1,0 +1,155 @@
+//! Sign-in, first-run setup and own-account pages, and the user menu in the top bar.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_location, use_query_map};
+
+use super::{ChangePassword, Login, Logout, Role, SetupAdmin, get_me, setup_needed};
+use crate::error::AppError;
+
+/// Shows the error of the last submission of a form, if it failed.
+#[component]
+pub fn FormError(result: Signal<Option<Result<(), AppError>>>) -> impl IntoView {
+    move || {
+        result.get().and_then(Result::err).map(|err| {
+            view! { <p class="error" role="alert" data-testid="form-error">{err.to_string()}</p> }
+        })
+    }
+}
+
+#[component]
+pub fn LoginPage() -> impl IntoView {
+    let login = ServerAction::<Login>::new();
+    let query = use_query_map();
+    let next = move || query.read().get("next").unwrap_or_default();
+    let needs_setup = Resource::new(|| (), |_| setup_needed());
+
+    view! {
+        <Title text="Sign in · burnrate"/>
+        <section class="narrow">
+            <h1>"Sign in"</h1>
+            <ActionForm action=login attr:class="stack" attr:data-testid="login-form">
+                <label>"Email" <input type="email" name="email" autocomplete="username" required/></label>
+                <label>
+                    "Password" <input type="password" name="password" autocomplete="current-password" required/>
+                </label>
+                <input type="hidden" name="next" prop:value=next/>
+                <button type="submit" class="primary">"Sign in"</button>
+            </ActionForm>
+            <FormError result=login.value().into()/>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    matches!(needs_setup.await, Ok(true))
+                        .then(|| view! { <p>"No admin exists yet: " <a href="/setup">"set up burnrate"</a> "."</p> })
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+pub fn SetupPage() -> impl IntoView {
+    let setup = ServerAction::<SetupAdmin>::new();
+    let needs_setup = Resource::new(|| (), |_| setup_needed());
+
+    view! {
+        <Title text="Set up · burnrate"/>
+        <section class="narrow">
+            <h1>"Set up burnrate"</h1>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    if matches!(needs_setup.await, Ok(true)) {
+                        view! {
+                            <p>"Create the first admin account. This page closes once an admin exists."</p>
+                            <ActionForm action=setup attr:class="stack">
+                                <label>"Email" <input type="email" name="email" autocomplete="username" required/></label>
+                                <label>"Name" <input type="text" name="display_name" autocomplete="name"/></label>
+                                <label>
+                                    "Password (12 characters or more)"
+                                    <input type="password" name="password" autocomplete="new-password" required minlength="12"/>
+                                </label>
+                                <label>
+                                    "Repeat the password"
+                                    <input type="password" name="password_confirm" autocomplete="new-password" required/>
+                                </label>
+                                <button type="submit" class="primary">"Create admin and sign in"</button>
+                            </ActionForm>
+                        }
+                            .into_any()
+                    } else {
+                        view! { <p>"Setup is complete. " <a href="/login">"Sign in"</a> "."</p> }.into_any()
+                    }
+                })}
+            </Suspense>
+            <FormError result=setup.value().into()/>
+        </section>
+    }
+}
+
+#[component]
+pub fn AccountPage() -> impl IntoView {
+    let change = ServerAction::<ChangePassword>::new();
+    view! {
+        <Title text="Account · burnrate"/>
+        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>"Account"</span></nav>
+        <h1>"Your account"</h1>
+        <section class="narrow">
+            <h2>"Change password"</h2>
+            <ActionForm action=change attr:class="stack">
+                <label>
+                    "Current password" <input type="password" name="current" autocomplete="current-password" required/>
+                </label>
+                <label>
+                    "New password (12 characters or more)"
+                    <input type="password" name="password" autocomplete="new-password" required minlength="12"/>
+                </label>
+                <label>
+                    "Repeat the new password"
+                    <input type="password" name="password_confirm" autocomplete="new-password" required/>
+                </label>
+                <button type="submit" class="primary">"Change password"</button>
+            </ActionForm>
+            <FormError result=change.value().into()/>
+            {move || {
+                matches!(change.value().get(), Some(Ok(())))
+                    .then(|| view! { <p role="status">"Password changed. Your other sessions were signed out."</p> })
+            }}
+        </section>
+    }
+}
+
+/// Who is signed in, their links, and sign-out; refreshed on every navigation.
+#[component]
+pub fn UserMenu() -> impl IntoView {
+    let location = use_location();
+    let me = Resource::new(move || location.pathname.get(), |_| get_me());
+    let logout = ServerAction::<Logout>::new();
+
+    view! {
+        <Transition>
+            {move || Suspend::new(async move {
+                match me.await {
+                    Ok(Some(caller)) => {
+                        let admin_links = (caller.role == Role::Admin).then(|| {
+                            view! {
+                                <a href="/admin/users">"Users"</a>
+                                <a href="/admin/audit">"Audit log"</a>
+                            }
+                        });
+                        view! {
+                            <div class="user-menu" data-testid="user-menu">
+                                {admin_links}
+                                <a href="/account" data-testid="signed-in-as">{caller.email} " (" {caller.role.key()} ")"</a>
+                                <ActionForm action=logout attr:class="inline">
+                                    <button type="submit" class="link" data-testid="sign-out">"Sign out"</button>
+                                </ActionForm>
+                            </div>
+                        }
+                            .into_any()
+                    }
+                    _ => view! { <a href="/login">"Sign in"</a> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
