@@ -132,14 +132,22 @@ async fn serve(config: Config, demo: bool) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
     let result = async {
-        if demo && demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
-            let options = DemoOptions {
-                scale: 1,
-                until: chrono::Utc::now().date_naive(),
-            };
-            demo::load(&db.pool, options)
+        if demo {
+            if demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
+                let options = DemoOptions {
+                    scale: 1,
+                    until: chrono::Utc::now().date_naive(),
+                };
+                demo::load(&db.pool, options)
+                    .await
+                    .map_err(|e| format!("loading the demo: {e}"))?;
+            }
+            if let Some(created) = demo::accounts::create_if_none(&db.pool)
                 .await
-                .map_err(|e| format!("loading the demo: {e}"))?;
+                .map_err(|e| e.to_string())?
+            {
+                println!("{}", demo::accounts::credentials_banner(&created));
+            }
         }
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!("burnrate is serving on http://{addr}");

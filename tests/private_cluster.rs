@@ -220,6 +220,32 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
     assert!(demo.status.success(), "{}", String::from_utf8_lossy(&demo.stderr));
     assert!(String::from_utf8_lossy(&demo.stdout).contains("demo loaded: 10 teams, 30 projects, 100 users"));
 
+    let mut admin = burnrate()
+        .args(["admin", "create", "--email", "Boss@Example.com", "--name", "Boss"])
+        .env("DATABASE_URL", &url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn admin create");
+    use std::io::Write;
+    admin.stdin.take().expect("stdin").write_all(b"a strong admin password\n").expect("write password");
+    let created = admin.wait_with_output().expect("admin create finishes");
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    assert!(String::from_utf8_lossy(&created.stdout).contains("created admin account boss@example.com"));
+
+    let mut weak = burnrate()
+        .args(["admin", "create", "--email", "weak@example.com"])
+        .env("DATABASE_URL", &url)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn admin create");
+    weak.stdin.take().expect("stdin").write_all(b"short\n").expect("write password");
+    let refused = weak.wait_with_output().expect("finishes");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 12 characters"));
+
     let again = run(&["demo"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("--replace"));

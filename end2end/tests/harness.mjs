@@ -51,7 +51,8 @@ export async function startServer() {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`burnrate exited early with ${child.exitCode}`);
     try {
-      if ((await fetch(`${baseUrl}/readyz`)).ok) break;
+      // The credentials are printed before serving starts, but may reach us after /readyz.
+      if ((await fetch(`${baseUrl}/readyz`)).ok && stdout.includes('viewer@example.com')) break;
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) throw new Error('burnrate did not become ready in 120 s');
     await sleep(250);
