@@ -63,6 +63,16 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// A table's header row of plain column names.
+#[component]
+pub fn TableHead(columns: &'static [&'static str]) -> impl IntoView {
+    view! {
+        <thead>
+            <tr>{columns.iter().map(|name| view! { <th scope="col">{*name}</th> }).collect_view()}</tr>
+        </thead>
+    }
+}
+
 /// Shown for unknown paths, with a 404 status when rendered on the server.
 #[component]
 fn NotFound() -> impl IntoView {

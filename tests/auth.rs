@@ -565,14 +565,26 @@ async fn injection_attempts_in_every_parameter_are_refused_as_invalid(pool: PgPo
 
 #[sqlx::test]
 async fn demo_accounts_are_created_once_one_per_role(pool: PgPool) {
-    let created = burnrate::demo::accounts::create_if_none(&pool).await.expect("create").expect("first time creates");
-    assert_eq!(created.iter().map(|(role, _, _)| *role).collect::<Vec<_>>(), vec![Role::Admin, Role::Lead, Role::Viewer]);
+    let created = burnrate::demo::accounts::create_if_none(&pool)
+        .await
+        .expect("create")
+        .expect("first time creates");
+    assert_eq!(
+        created.iter().map(|(role, _, _)| *role).collect::<Vec<_>>(),
+        vec![Role::Admin, Role::Lead, Role::Viewer]
+    );
     let banner = burnrate::demo::accounts::credentials_banner(&created);
     for (_, email, password) in &created {
         assert!(banner.contains(email) && banner.contains(password.as_str()));
         assert!(password.len() >= 12);
     }
-    assert!(burnrate::demo::accounts::create_if_none(&pool).await.expect("second").is_none(), "printed only once");
+    assert!(
+        burnrate::demo::accounts::create_if_none(&pool)
+            .await
+            .expect("second")
+            .is_none(),
+        "printed only once"
+    );
     let app = spawn_app(pool).await;
     let (_, email, password) = &created[1];
     app.sign_in(email, password).await;

@@ -229,7 +229,12 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
         .spawn()
         .expect("spawn admin create");
     use std::io::Write;
-    admin.stdin.take().expect("stdin").write_all(b"a strong admin password\n").expect("write password");
+    admin
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"a strong admin password\n")
+        .expect("write password");
     let created = admin.wait_with_output().expect("admin create finishes");
     assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
     assert!(String::from_utf8_lossy(&created.stdout).contains("created admin account boss@example.com"));
@@ -241,7 +246,11 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn admin create");
-    weak.stdin.take().expect("stdin").write_all(b"short\n").expect("write password");
+    weak.stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"short\n")
+        .expect("write password");
     let refused = weak.wait_with_output().expect("finishes");
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 12 characters"));

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use serde::{Deserialize, Serialize};
 
+use crate::app::TableHead;
 use crate::error::AppError;
 
 /// One audit entry as shown to admins.
@@ -74,15 +75,7 @@ pub fn AuditPage() -> impl IntoView {
                     Ok(list) if list.is_empty() => view! { <p class="empty">"No changes recorded yet."</p> }.into_any(),
                     Ok(list) => view! {
                         <table class="data" data-testid="audit-table">
-                            <thead>
-                                <tr>
-                                    <th scope="col">"When"</th>
-                                    <th scope="col">"Who"</th>
-                                    <th scope="col">"Action"</th>
-                                    <th scope="col">"Subject"</th>
-                                    <th scope="col">"Details"</th>
-                                </tr>
-                            </thead>
+                            <TableHead columns=&["When", "Who", "Action", "Subject", "Details"]/>
                             <tbody>
                                 {list.into_iter().map(|e| view! {
                                     <tr data-testid="audit-row">

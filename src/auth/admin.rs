@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Role;
 use super::pages::FormError;
+use crate::app::TableHead;
 use crate::error::AppError;
 
 /// One account as the Users page lists it (never its password hash).
@@ -118,15 +119,7 @@ pub fn UsersPage() -> impl IntoView {
                     Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
                     Ok(list) => view! {
                         <table class="data" data-testid="accounts-table">
-                            <thead>
-                                <tr>
-                                    <th scope="col">"Email"</th>
-                                    <th scope="col">"Name"</th>
-                                    <th scope="col">"Role"</th>
-                                    <th scope="col">"Reset password"</th>
-                                    <th scope="col">"Created"</th>
-                                </tr>
-                            </thead>
+                            <TableHead columns=&["Email", "Name", "Role", "Reset password", "Created"]/>
                             <tbody>
                                 {list.into_iter().map(|account| {
                                     let role_label = format!("Role of {}", account.email);

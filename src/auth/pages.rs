@@ -17,6 +17,20 @@ pub fn FormError(result: Signal<Option<Result<(), AppError>>>) -> impl IntoView 
     }
 }
 
+/// A new password and its confirmation, named as the server functions expect.
+#[component]
+fn NewPasswordFields() -> impl IntoView {
+    view! {
+        <label>
+            "New password (12 characters or more)"
+            <input type="password" name="password" autocomplete="new-password" required minlength="12"/>
+        </label>
+        <label>
+            "Repeat the new password" <input type="password" name="password_confirm" autocomplete="new-password" required/>
+        </label>
+    }
+}
+
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let login = ServerAction::<Login>::new();
@@ -64,14 +78,7 @@ pub fn SetupPage() -> impl IntoView {
                             <ActionForm action=setup attr:class="stack">
                                 <label>"Email" <input type="email" name="email" autocomplete="username" required/></label>
                                 <label>"Name" <input type="text" name="display_name" autocomplete="name"/></label>
-                                <label>
-                                    "Password (12 characters or more)"
-                                    <input type="password" name="password" autocomplete="new-password" required minlength="12"/>
-                                </label>
-                                <label>
-                                    "Repeat the password"
-                                    <input type="password" name="password_confirm" autocomplete="new-password" required/>
-                                </label>
+                                <NewPasswordFields/>
                                 <button type="submit" class="primary">"Create admin and sign in"</button>
                             </ActionForm>
                         }
@@ -99,14 +106,7 @@ pub fn AccountPage() -> impl IntoView {
                 <label>
                     "Current password" <input type="password" name="current" autocomplete="current-password" required/>
                 </label>
-                <label>
-                    "New password (12 characters or more)"
-                    <input type="password" name="password" autocomplete="new-password" required minlength="12"/>
-                </label>
-                <label>
-                    "Repeat the new password"
-                    <input type="password" name="password_confirm" autocomplete="new-password" required/>
-                </label>
+                <NewPasswordFields/>
                 <button type="submit" class="primary">"Change password"</button>
             </ActionForm>
             <FormError result=change.value().into()/>
