@@ -209,12 +209,29 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
             .output()
             .expect("run burnrate")
     };
-    let migrated = run(&["migrate"]);
+    let migrated = burnrate()
+        .args(["migrate"])
+        .env("DATABASE_URL", &url)
+        .env("LOG_FORMAT", "json")
+        .output()
+        .expect("run");
     assert!(
         migrated.status.success(),
         "{}",
         String::from_utf8_lossy(&migrated.stderr)
     );
+    let logs = String::from_utf8_lossy(&migrated.stderr);
+    let lines: Vec<serde_json::Value> = logs
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("LOG_FORMAT=json writes one JSON object per line"))
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["fields"]["message"] == "migrations are up to date"),
+        "{logs}"
+    );
+    assert!(!logs.contains(&url), "the database URL is never logged");
 
     let demo = run(&["demo", "--until", "2026-02-10"]);
     assert!(demo.status.success(), "{}", String::from_utf8_lossy(&demo.stderr));

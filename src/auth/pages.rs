@@ -147,7 +147,7 @@ pub fn UserMenu() -> impl IntoView {
                         }
                             .into_any()
                     }
-                    _ => view! { <a href="/login">"Sign in"</a> }.into_any(),
+                    _ => view! { <div class="user-menu"><a href="/login">"Sign in"</a></div> }.into_any(),
                 }
             })}
         </Transition>
