@@ -6,6 +6,8 @@ use chrono::NaiveDate;
 use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config, ENV_HELP, LogFormat};
+use crate::costs::export::{self, Granularity, Key};
+use crate::costs::period::{DateRange, Metric};
 use crate::db::Database;
 use crate::demo::{self, DemoOptions};
 use crate::server::{self, AppState};
@@ -44,6 +46,26 @@ enum Command {
         /// Replace existing cost data, teams, projects and users.
         #[arg(long)]
         replace: bool,
+    },
+    /// Write costs as CSV to standard output: `date`, the keys in order, `cost`.
+    #[command(after_help = ENV_HELP)]
+    Export {
+        /// First day, YYYY-MM-DD (UTC).
+        #[arg(long, value_name = "DATE")]
+        from: NaiveDate,
+        /// Day after the last, YYYY-MM-DD (exclusive, as in Cost Explorer).
+        #[arg(long, value_name = "DATE")]
+        to: NaiveDate,
+        /// Comma-separated: team, project, user, service, usage_type, instance_type. user, service and
+        /// usage_type/instance_type exclude each other (Cost Explorer's two-dimension limit).
+        #[arg(long, value_name = "KEYS")]
+        group_by: String,
+        /// daily or monthly (rows dated the 1st).
+        #[arg(long, default_value = "daily", value_parser = ["daily", "monthly"])]
+        granularity: String,
+        /// unblended or amortized.
+        #[arg(long, default_value = "unblended", value_parser = ["unblended", "amortized"])]
+        metric: String,
     },
     /// Manage sign-in accounts.
     #[command(after_help = ENV_HELP)]
@@ -93,6 +115,32 @@ pub async fn run() -> ExitCode {
         Command::Demo { scale, until, replace } => {
             let until = until.unwrap_or_else(|| chrono::Utc::now().date_naive());
             load_demo(config, DemoOptions { scale, until }, replace).await
+        }
+        Command::Export {
+            from,
+            to,
+            group_by,
+            granularity,
+            metric,
+        } => {
+            let keys = match export::parse_keys(&group_by).and_then(|keys| export::table_for(&keys).map(|_| keys)) {
+                Ok(keys) => keys,
+                Err(message) => return usage_error(&format!("--group-by: {message}")),
+            };
+            if from >= to {
+                return usage_error("--from must be before --to (--to is exclusive)");
+            }
+            let granularity = if granularity == "monthly" {
+                Granularity::Monthly
+            } else {
+                Granularity::Daily
+            };
+            let metric = if metric == "amortized" {
+                Metric::Amortized
+            } else {
+                Metric::Unblended
+            };
+            export_csv(config, DateRange { from, to }, keys, granularity, metric).await
         }
         Command::Admin {
             command: AdminCommand::Create { email, name, role },
@@ -218,4 +266,20 @@ fn read_new_password() -> Result<String, String> {
             .map_err(|e| format!("reading the password from standard input: {e}"))?;
         Ok(line.trim_end_matches(['\r', '\n']).to_string())
     }
+}
+
+async fn export_csv(
+    config: Config,
+    range: DateRange,
+    keys: Vec<Key>,
+    granularity: Granularity,
+    metric: Metric,
+) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = export::csv(&db.pool, range, &keys, granularity, metric)
+        .await
+        .map_err(|e| e.to_string());
+    db.close().await;
+    print!("{}", result?);
+    Ok(())
 }

@@ -272,6 +272,39 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 12 characters"));
 
+    let exported = run(&[
+        "export",
+        "--from",
+        "2026-02-01",
+        "--to",
+        "2026-02-03",
+        "--group-by",
+        "team,project,user",
+    ]);
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let csv = String::from_utf8_lossy(&exported.stdout);
+    assert_eq!(csv.lines().next(), Some("date,team,project,user,cost"));
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.starts_with("2026-02-01,") || l.starts_with("2026-02-02,"))
+    );
+    let combined = run(&[
+        "export",
+        "--from",
+        "2026-02-01",
+        "--to",
+        "2026-02-03",
+        "--group-by",
+        "user,service",
+    ]);
+    assert_eq!(combined.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&combined.stderr).contains("cannot be combined"));
+
     let again = run(&["demo"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("--replace"));
