@@ -11,6 +11,7 @@ use crate::audit::AuditPage;
 use crate::auth::admin::UsersPage;
 use crate::auth::pages::{AccountPage, LoginPage, SetupPage, UserMenu};
 use crate::costs::overview::OverviewPage;
+use crate::ingestion::IngestionPage;
 
 /// The document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -46,6 +47,7 @@ pub fn App() -> impl IntoView {
                 <a class="brand" href="/">"burnrate"</a>
                 <nav aria-label="Main">
                     <a href="/">"Overview"</a>
+                    <a href="/ingestion">"Ingestion"</a>
                 </nav>
                 <UserMenu/>
             </header>
@@ -55,6 +57,7 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("login") view=LoginPage/>
                     <Route path=StaticSegment("setup") view=SetupPage/>
                     <Route path=StaticSegment("account") view=AccountPage/>
+                    <Route path=StaticSegment("ingestion") view=IngestionPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("users")) view=UsersPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("audit")) view=AuditPage/>
                 </Routes>

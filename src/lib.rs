@@ -10,6 +10,7 @@ pub mod auth;
 pub mod costs;
 pub mod error;
 pub mod format;
+pub mod ingestion;
 
 #[cfg(feature = "ssr")]
 pub mod cli;

@@ -116,3 +116,29 @@ async fn the_overview_server_function_answers_with_the_period_figures(pool: PgPo
     assert!(body.contains(&expected.total.to_string()), "{body}");
     assert!(expected.total > Decimal::ZERO);
 }
+
+#[sqlx::test]
+async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    assert_eq!(app.post_form("/api/ingestion_runs", "").await.status, 401);
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let empty = app.get_as("/ingestion", &viewer).await;
+    assert!(empty.body.contains("No cost data has been loaded yet"));
+
+    load_demo(&pool, common::day(2026, 2, 10)).await;
+    sqlx::query(
+        "insert into ingestion_runs (trigger, status, requests, api_cost, error, finished_at)
+         values ('cli', 'failed', 3, 0.03, '<b>ValidationException</b>: bad group', now())",
+    )
+    .execute(&pool)
+    .await
+    .expect("failed run");
+    let page = app.get_as("/ingestion", &viewer).await.body;
+    assert_eq!(page.matches("data-testid=\"run-row\"").count(), 2);
+    assert!(page.contains("2025-01-01 – 2026-02-10"), "the demo run's window");
+    assert!(
+        page.contains("&lt;b&gt;ValidationException&lt;/b&gt;: bad group"),
+        "errors are shown as text"
+    );
+    assert!(page.contains("$0.03"));
+}

@@ -75,6 +75,10 @@ test('a period link opened directly is rendered by the server with its figures',
   const { rows } = await server.db.query(
     'select sum(amortized)::text as total from costs_by_service where day between $1 and $2', [from, last]);
   assert.equal(units(await page.getAttribute('[data-testid="period-total"]', 'data-value')), units(rows[0].total));
+
+  await page.click('nav[aria-label="Main"] a[href="/ingestion"]');
+  await page.waitForSelector('[data-testid="run-row"]');
+  assert.match(await page.textContent('[data-testid="run-row"]'), /demo\s*succeeded/);
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });
