@@ -66,6 +66,16 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// A page's document title, breadcrumbs (Overview / title) and heading.
+#[component]
+pub fn PageHeader(title: &'static str) -> impl IntoView {
+    view! {
+        <Title text=format!("{title} · burnrate")/>
+        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>{title}</span></nav>
+        <h1>{title}</h1>
+    }
+}
+
 /// A table's header row of plain column names.
 #[component]
 pub fn TableHead(columns: &'static [&'static str]) -> impl IntoView {

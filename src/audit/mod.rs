@@ -4,10 +4,9 @@
 pub mod record;
 
 use leptos::prelude::*;
-use leptos_meta::Title;
 use serde::{Deserialize, Serialize};
 
-use crate::app::TableHead;
+use crate::app::{PageHeader, TableHead};
 use crate::error::AppError;
 
 /// One audit entry as shown to admins.
@@ -65,9 +64,7 @@ pub async fn list_audit(limit: Option<i64>) -> Result<Vec<AuditEntry>, AppError>
 pub fn AuditPage() -> impl IntoView {
     let entries = Resource::new(|| (), |_| list_audit(None));
     view! {
-        <Title text="Audit log · burnrate"/>
-        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>"Audit log"</span></nav>
-        <h1>"Audit log"</h1>
+        <PageHeader title="Audit log"/>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match entries.await {

@@ -1,12 +1,11 @@
 //! Account administration for admins: list, create, change roles, reset passwords.
 
 use leptos::prelude::*;
-use leptos_meta::Title;
 use serde::{Deserialize, Serialize};
 
 use super::Role;
 use super::pages::FormError;
-use crate::app::TableHead;
+use crate::app::{PageHeader, TableHead};
 use crate::error::AppError;
 
 /// One account as the Users page lists it (never its password hash).
@@ -108,9 +107,7 @@ pub fn UsersPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Users · burnrate"/>
-        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>"Users"</span></nav>
-        <h1>"Users"</h1>
+        <PageHeader title="Users"/>
         <FormError result=change_role.value().into()/>
         <FormError result=reset.value().into()/>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>

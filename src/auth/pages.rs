@@ -5,6 +5,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_query_map};
 
 use super::{ChangePassword, Login, Logout, Role, SetupAdmin, get_me, setup_needed};
+use crate::app::PageHeader;
 use crate::error::AppError;
 
 /// Shows the error of the last submission of a form, if it failed.
@@ -97,9 +98,7 @@ pub fn SetupPage() -> impl IntoView {
 pub fn AccountPage() -> impl IntoView {
     let change = ServerAction::<ChangePassword>::new();
     view! {
-        <Title text="Account · burnrate"/>
-        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>"Account"</span></nav>
-        <h1>"Your account"</h1>
+        <PageHeader title="Account"/>
         <section class="narrow">
             <h2>"Change password"</h2>
             <ActionForm action=change attr:class="stack">

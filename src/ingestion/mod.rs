@@ -1,11 +1,10 @@
 //! The Ingestion page (`/ingestion`): recent cost loads with their status, size and cost.
 
 use leptos::prelude::*;
-use leptos_meta::Title;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::app::TableHead;
+use crate::app::{PageHeader, TableHead};
 use crate::error::AppError;
 use crate::format::usd;
 
@@ -82,9 +81,7 @@ pub async fn list_runs() -> Result<Vec<RunSummary>, AppError> {
 pub fn IngestionPage() -> impl IntoView {
     let runs = Resource::new(|| (), |_| list_runs());
     view! {
-        <Title text="Ingestion · burnrate"/>
-        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>"Ingestion"</span></nav>
-        <h1>"Ingestion"</h1>
+        <PageHeader title="Ingestion"/>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match runs.await {
