@@ -10,7 +10,13 @@ use crate::costs::export::{self, Granularity, Key};
 use crate::costs::period::{DateRange, Metric};
 use crate::db::Database;
 use crate::demo::{self, DemoOptions};
+use crate::ingestion::{
+    self,
+    cost_explorer::{Backoff, CostExplorer},
+    run::{Outcome, RunOptions, Trigger},
+};
 use crate::server::{self, AppState};
+use crate::teams;
 
 #[derive(Debug, Parser)]
 #[command(name = "burnrate", version, about = "Self-hosted GPU and AI cloud FinOps dashboard", after_help = ENV_HELP)]
@@ -67,12 +73,45 @@ enum Command {
         #[arg(long, default_value = "unblended", value_parser = ["unblended", "amortized"])]
         metric: String,
     },
+    /// Fetch costs from AWS Cost Explorer into the database once, then exit. Without --from/--to
+    /// it fetches what can still change (or backfills on the first run). Exit status 3: another
+    /// ingestion is running.
+    #[command(after_help = ENV_HELP)]
+    Ingest {
+        /// First day to re-fetch, YYYY-MM-DD (UTC).
+        #[arg(long, value_name = "DATE", requires = "to")]
+        from: Option<NaiveDate>,
+        /// Day after the last to re-fetch, YYYY-MM-DD (exclusive, as in Cost Explorer).
+        #[arg(long, value_name = "DATE", requires = "from")]
+        to: Option<NaiveDate>,
+    },
+    /// Teams as code: the YAML file of teams, their owners, projects and users.
+    #[command(after_help = ENV_HELP)]
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Manage sign-in accounts.
     #[command(after_help = ENV_HELP)]
     Admin {
         #[command(subcommand)]
         command: AdminCommand,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Check FILE whole, then apply it in one transaction; on any error nothing changes and
+    /// each bad entry is named with its line. Teams missing from the file are removed.
+    Import {
+        /// The YAML file.
+        file: std::path::PathBuf,
+        /// Check the file and print what would change, without changing anything.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Write the current teams as YAML to standard output.
+    Export,
 }
 
 #[derive(Debug, Subcommand)]
@@ -142,6 +181,19 @@ pub async fn run() -> ExitCode {
             };
             export_csv(config, DateRange { from, to }, keys, granularity, metric).await
         }
+        Command::Ingest { from, to } => {
+            let window = match from.zip(to) {
+                Some((from, to)) if from >= to => return usage_error("--from must be before --to (--to is exclusive)"),
+                window => window.map(|(from, to)| DateRange { from, to }),
+            };
+            return ingest(config, window).await;
+        }
+        Command::Config {
+            command: ConfigCommand::Import { file, dry_run },
+        } => import_teams(config, &file, dry_run).await,
+        Command::Config {
+            command: ConfigCommand::Export,
+        } => export_teams(config).await,
         Command::Admin {
             command: AdminCommand::Create { email, name, role },
         } => create_account(config, &email, &name, &role).await,
@@ -199,9 +251,15 @@ async fn serve(config: Config, demo: bool) -> Result<(), String> {
         }
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!("burnrate is serving on http://{addr}");
-        server::serve(listener, AppState::new(config, db.pool.clone()))
-            .await
-            .map_err(|e| e.to_string())
+        let state = AppState::new(config, db.pool.clone());
+        let schedule = tokio::spawn(ingestion::schedule::run_forever(
+            db.pool.clone(),
+            state.config.ingest.clone(),
+            state.ingest_status.clone(),
+        ));
+        let served = server::serve(listener, state).await.map_err(|e| e.to_string());
+        schedule.abort();
+        served
     }
     .await;
     db.close().await;
@@ -279,6 +337,73 @@ async fn export_csv(
     let result = export::csv(&db.pool, range, &keys, granularity, metric)
         .await
         .map_err(|e| e.to_string());
+    db.close().await;
+    print!("{}", result?);
+    Ok(())
+}
+
+/// Exit status 0 on success, 1 with the AWS error on failure, 3 when another run holds the lock.
+async fn ingest(config: Config, window: Option<DateRange>) -> ExitCode {
+    let db = match Database::open(&config).await {
+        Ok(db) => db,
+        Err(err) => {
+            eprintln!("burnrate: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let cost_explorer = CostExplorer::from_environment().await;
+    let options = RunOptions {
+        settings: config.ingest.clone(),
+        window,
+        today: chrono::Utc::now().date_naive(),
+        backoff: Backoff::default(),
+    };
+    let outcome = ingestion::run::run(&db.pool, &cost_explorer, Trigger::Cli, &options).await;
+    db.close().await;
+    match outcome {
+        Ok(Outcome::Finished(report)) => {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }
+        Ok(Outcome::AlreadyRunning) => {
+            eprintln!("burnrate: ingestion already running");
+            ExitCode::from(3)
+        }
+        Err(error) => {
+            eprintln!("burnrate: ingestion failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn import_teams(config: Config, file: &std::path::Path, dry_run: bool) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
+    let document = teams::config_file::parse(&text).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| format!("  {}: {e}", file.display())).collect();
+        format!(
+            "{} has {} error(s); nothing was changed:\n{}",
+            file.display(),
+            errors.len(),
+            lines.join("\n")
+        )
+    })?;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let actor = crate::audit::record::Actor::system("cli");
+    let result = teams::config_file::apply(&db.pool, &actor, &document, dry_run).await;
+    db.close().await;
+    let changes = result.map_err(|e| e.to_string())?;
+    if changes.is_empty() {
+        println!("no changes: the database already matches {}", file.display());
+    }
+    for change in &changes {
+        println!("{}{change}", if dry_run { "would " } else { "" });
+    }
+    Ok(())
+}
+
+async fn export_teams(config: Config) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = teams::config_file::export(&db.pool).await.map_err(|e| e.to_string());
     db.close().await;
     print!("{}", result?);
     Ok(())

@@ -33,6 +33,33 @@ pub struct Config {
     pub session_idle: Duration,
     /// A session ends this long after sign-in, however active.
     pub session_max: Duration,
+    pub ingest: IngestSettings,
+}
+
+/// What and when to fetch from Cost Explorer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IngestSettings {
+    /// `BURNRATE_INGEST_INTERVAL`; `None` (`off`) disables the schedule inside `serve`.
+    pub interval: Option<Duration>,
+    /// `BURNRATE_BACKFILL_SINCE`; `None`: as far back as Cost Explorer keeps daily data.
+    pub backfill_since: Option<chrono::NaiveDate>,
+    /// `BURNRATE_RESTATE_DAYS`: settled days re-fetched on every run, because AWS restates them.
+    pub restate_days: u32,
+    /// Cost-allocation tag keys (`BURNRATE_TAG_PROJECT`, `BURNRATE_TAG_USER`).
+    pub tag_project: String,
+    pub tag_user: String,
+}
+
+impl Default for IngestSettings {
+    fn default() -> Self {
+        IngestSettings {
+            interval: Some(Duration::from_secs(6 * 3600)),
+            backfill_since: None,
+            restate_days: 3,
+            tag_project: "project".into(),
+            tag_user: "user".into(),
+        }
+    }
 }
 
 /// The scheme, host and port users reach burnrate at.
@@ -75,6 +102,7 @@ impl fmt::Debug for Config {
             .field("public_url", &self.public_url)
             .field("session_idle", &self.session_idle)
             .field("session_max", &self.session_max)
+            .field("ingest", &self.ingest)
             .finish()
     }
 }
@@ -116,7 +144,16 @@ Environment variables:
   BURNRATE_PUBLIC_URL Public origin, e.g. https://burnrate.example.com: cross-site checks,
                       Secure cookies (https) and links in emails [default: the request's Host]
   BURNRATE_SESSION_IDLE  Sign-out after this long idle, e.g. 30m, 12h [default: 12h]
-  BURNRATE_SESSION_MAX   Sign-out this long after sign-in, e.g. 7d [default: 7d]";
+  BURNRATE_SESSION_MAX   Sign-out this long after sign-in, e.g. 7d [default: 7d]
+  BURNRATE_INGEST_INTERVAL  How often `serve` ingests Cost Explorer costs, e.g. 6h, or off [default: 6h]
+  BURNRATE_BACKFILL_SINCE   First day the first ingestion fetches, YYYY-MM-DD
+                      [default: as far back as Cost Explorer keeps daily data]
+  BURNRATE_RESTATE_DAYS  Settled days re-fetched on every run, 0-90 [default: 3]
+  BURNRATE_TAG_PROJECT   Cost-allocation tag naming the project [default: project]
+  BURNRATE_TAG_USER      Cost-allocation tag naming the user [default: user]
+  AWS_*               Credentials, region and endpoints through the standard AWS chain
+                      (AWS_PROFILE, AWS_ACCESS_KEY_ID, SSO, IMDS/IRSA, AWS_ENDPOINT_URL);
+                      region us-east-1 unless configured";
 
 impl Config {
     /// Reads the process environment.
@@ -173,7 +210,9 @@ impl Config {
         };
         let session_idle = duration("BURNRATE_SESSION_IDLE", Duration::from_secs(12 * 3600))?;
         let session_max = duration("BURNRATE_SESSION_MAX", Duration::from_secs(7 * 86400))?;
+        let ingest = ingest_settings(&get)?;
         Ok(Config {
+            ingest,
             public_url,
             session_idle,
             session_max,
@@ -188,6 +227,54 @@ impl Config {
                 .unwrap_or_else(default_site_root),
         })
     }
+}
+
+fn ingest_settings(get: &impl Fn(&str) -> Option<String>) -> Result<IngestSettings, ConfigError> {
+    let defaults = IngestSettings::default();
+    let interval = match get("BURNRATE_INGEST_INTERVAL").as_deref() {
+        None => defaults.interval,
+        Some("off") => None,
+        Some(text) => Some(parse_duration(text).filter(|d| d.as_secs() >= 60).ok_or(ConfigError {
+            variable: "BURNRATE_INGEST_INTERVAL",
+            value: Some(text.to_string()),
+            expected: "a duration of at least 1m such as 30m, 6h or 1d, or off",
+        })?),
+    };
+    let backfill_since = match get("BURNRATE_BACKFILL_SINCE") {
+        None => None,
+        Some(text) => Some(
+            chrono::NaiveDate::parse_from_str(&text, "%Y-%m-%d").map_err(|_| ConfigError {
+                variable: "BURNRATE_BACKFILL_SINCE",
+                value: Some(text),
+                expected: "a date YYYY-MM-DD",
+            })?,
+        ),
+    };
+    let restate_days = match get("BURNRATE_RESTATE_DAYS") {
+        None => defaults.restate_days,
+        Some(text) => text.parse().ok().filter(|n| *n <= 90).ok_or(ConfigError {
+            variable: "BURNRATE_RESTATE_DAYS",
+            value: Some(text),
+            expected: "a whole number of days from 0 to 90",
+        })?,
+    };
+    let tag = |variable: &'static str, default: String| match get(variable) {
+        None => Ok(default),
+        // AWS tag keys are 1-128 characters; `$` would make Cost Explorer's group keys ambiguous.
+        Some(text) if text.chars().count() <= 128 && !text.contains('$') => Ok(text),
+        Some(text) => Err(ConfigError {
+            variable,
+            value: Some(text),
+            expected: "a cost-allocation tag key of 1-128 characters without '$'",
+        }),
+    };
+    Ok(IngestSettings {
+        interval,
+        backfill_since,
+        restate_days,
+        tag_project: tag("BURNRATE_TAG_PROJECT", defaults.tag_project)?,
+        tag_user: tag("BURNRATE_TAG_USER", defaults.tag_user)?,
+    })
 }
 
 /// Parses `host:port`, naming `variable` (an env var or a flag) when it is wrong.
@@ -294,6 +381,33 @@ mod tests {
         );
         assert!(config(&[("BURNRATE_PUBLIC_URL", "costs.example.com")]).is_err());
         assert!(config(&[("BURNRATE_PUBLIC_URL", "javascript://x")]).is_err());
+    }
+
+    #[test]
+    fn ingestion_settings_have_defaults_and_name_bad_values() {
+        assert_eq!(config(&[]).expect("valid").ingest, IngestSettings::default());
+        let c = config(&[
+            ("BURNRATE_INGEST_INTERVAL", "off"),
+            ("BURNRATE_BACKFILL_SINCE", "2026-01-01"),
+            ("BURNRATE_RESTATE_DAYS", "0"),
+            ("BURNRATE_TAG_PROJECT", "cost-center"),
+        ])
+        .expect("valid");
+        assert_eq!(c.ingest.interval, None);
+        assert_eq!(c.ingest.backfill_since, chrono::NaiveDate::from_ymd_opt(2026, 1, 1));
+        assert_eq!(c.ingest.restate_days, 0);
+        assert_eq!(c.ingest.tag_project, "cost-center");
+        for (variable, value) in [
+            ("BURNRATE_INGEST_INTERVAL", "10s"),
+            ("BURNRATE_INGEST_INTERVAL", "sometimes"),
+            ("BURNRATE_BACKFILL_SINCE", "2026-13-01"),
+            ("BURNRATE_RESTATE_DAYS", "91"),
+            ("BURNRATE_RESTATE_DAYS", "-1"),
+            ("BURNRATE_TAG_USER", "user$"),
+        ] {
+            let err = config(&[(variable, value)]).expect_err(value);
+            assert_eq!(err.variable, variable);
+        }
     }
 
     #[test]

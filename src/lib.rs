@@ -11,6 +11,7 @@ pub mod costs;
 pub mod error;
 pub mod format;
 pub mod ingestion;
+pub mod teams;
 
 #[cfg(feature = "ssr")]
 pub mod cli;

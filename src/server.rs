@@ -21,6 +21,7 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub pool: PgPool,
     pub config: Arc<Config>,
+    pub ingest_status: crate::ingestion::schedule::SharedStatus,
 }
 
 impl AppState {
@@ -33,6 +34,9 @@ impl AppState {
             .build();
         AppState {
             leptos_options,
+            ingest_status: Arc::new(std::sync::RwLock::new(crate::ingestion::schedule::initial_status(
+                &config.ingest,
+            ))),
             pool,
             config: Arc::new(config),
         }

@@ -1,4 +1,16 @@
-//! The Ingestion page (`/ingestion`): recent cost loads with their status, size and cost.
+//! Cost Explorer ingestion (`burnrate ingest` and the schedule in `serve`) and the
+//! Ingestion page (`/ingestion`): recent runs with their status, size and cost.
+
+#[cfg(feature = "ssr")]
+pub mod cost_explorer;
+#[cfg(feature = "ssr")]
+pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod plan;
+#[cfg(feature = "ssr")]
+pub mod run;
+#[cfg(feature = "ssr")]
+pub mod schedule;
 
 use leptos::prelude::*;
 use rust_decimal::Decimal;
@@ -7,6 +19,50 @@ use serde::{Deserialize, Serialize};
 use crate::app::{PageHeader, TableHead};
 use crate::error::AppError;
 use crate::format::usd;
+
+/// Why an ingestion run failed, in words fit for the run's record and the terminal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IngestError(String);
+
+impl IngestError {
+    pub fn new(message: impl Into<String>) -> IngestError {
+        IngestError(message.into())
+    }
+
+    pub fn context(self, context: &str) -> IngestError {
+        IngestError(format!("{context}: {}", self.0))
+    }
+}
+
+impl std::fmt::Display for IngestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for IngestError {}
+
+#[cfg(feature = "ssr")]
+impl From<sqlx::Error> for IngestError {
+    fn from(error: sqlx::Error) -> Self {
+        IngestError(format!("database: {error}"))
+    }
+}
+
+/// What the schedule inside `serve` is doing, or why it cannot.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduleStatus {
+    /// True when an admin has something to fix (no credentials, failing runs).
+    pub problem: bool,
+    pub message: String,
+}
+
+/// The Ingestion page's data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IngestionOverview {
+    pub schedule: ScheduleStatus,
+    pub runs: Vec<RunSummary>,
+}
 
 /// One ingestion run as listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,15 +75,16 @@ pub struct RunSummary {
     pub duration_seconds: Option<i64>,
     /// `from – last day`, when the run covered a window.
     pub window: Option<String>,
+    pub days: Option<i64>,
     pub rows_written: i64,
     pub requests: i32,
     pub api_cost: Decimal,
     pub error: Option<String>,
 }
 
-/// The 50 newest runs, newest first. Any signed-in account may read them.
+/// The schedule's state and the 50 newest runs, newest first. Any signed-in account may read them.
 #[server(prefix = "/api", endpoint = "ingestion_runs")]
-pub async fn list_runs() -> Result<Vec<RunSummary>, AppError> {
+pub async fn list_runs() -> Result<IngestionOverview, AppError> {
     crate::error::with_status(
         async {
             crate::auth::caller()?;
@@ -53,7 +110,8 @@ pub async fn list_runs() -> Result<Vec<RunSummary>, AppError> {
             )
             .fetch_all(&state.pool)
             .await?;
-            Ok(rows
+            let schedule = state.ingest_status.read().map(|s| s.clone()).unwrap_or_default();
+            let runs = rows
                 .into_iter()
                 .map(
                     |(id, trigger, status, started, duration, from, last, rows_written, requests, api_cost, error)| {
@@ -64,6 +122,7 @@ pub async fn list_runs() -> Result<Vec<RunSummary>, AppError> {
                             started_at: started.format("%Y-%m-%d %H:%M UTC").to_string(),
                             duration_seconds: duration,
                             window: from.zip(last).map(|(f, l)| format!("{f} – {l}")),
+                            days: from.zip(last).map(|(f, l)| (l - f).num_days() + 1),
                             rows_written,
                             requests,
                             api_cost,
@@ -71,7 +130,8 @@ pub async fn list_runs() -> Result<Vec<RunSummary>, AppError> {
                         }
                     },
                 )
-                .collect())
+                .collect();
+            Ok(IngestionOverview { schedule, runs })
         }
         .await,
     )
@@ -86,22 +146,41 @@ pub fn IngestionPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match runs.await {
                     Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                    Ok(list) if list.is_empty() => view! {
-                        <section class="empty" data-testid="empty-state">
-                            <h2>"No cost data has been loaded yet"</h2>
-                            <p>"Load the demo organisation with " <code>"burnrate demo"</code> "."</p>
-                        </section>
+                    Ok(overview) => view! {
+                        <p class=if overview.schedule.problem { "notice notice-problem" } else { "notice" } data-testid="schedule-status">
+                            {overview.schedule.message}
+                        </p>
+                        <RunsTable runs=overview.runs/>
                     }.into_any(),
-                    Ok(list) => view! {
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
+    if runs.is_empty() {
+        return view! {
+            <section class="empty" data-testid="empty-state">
+                <h2>"No cost data has been loaded yet"</h2>
+                <p>"Run " <code>"burnrate ingest"</code> " with AWS credentials, or load the demo organisation with "
+                   <code>"burnrate demo"</code> "."</p>
+            </section>
+        }
+        .into_any();
+    }
+    view! {
                         <table class="data" data-testid="runs-table">
-                            <TableHead columns=&["Started", "Trigger", "Status", "Window", "Rows", "Requests", "API cost", "Duration", "Error"]/>
+                            <TableHead columns=&["Started", "Trigger", "Status", "Window", "Days", "Rows", "Requests", "API cost", "Duration", "Error"]/>
                             <tbody>
-                                {list.into_iter().map(|run| view! {
+                                {runs.into_iter().map(|run| view! {
                                     <tr data-testid="run-row">
                                         <td>{run.started_at}</td>
                                         <td>{run.trigger}</td>
                                         <td><span class=format!("status status-{}", run.status)>{run.status.clone()}</span></td>
                                         <td>{run.window.unwrap_or_default()}</td>
+                                        <td class="num">{run.days.map(|d| d.to_string()).unwrap_or_default()}</td>
                                         <td class="num">{run.rows_written}</td>
                                         <td class="num">{run.requests}</td>
                                         <td class="num">{usd(run.api_cost)}</td>
@@ -111,9 +190,6 @@ pub fn IngestionPage() -> impl IntoView {
                                 }).collect_view()}
                             </tbody>
                         </table>
-                    }.into_any(),
-                }
-            })}
-        </Transition>
     }
+    .into_any()
 }

@@ -1,0 +1,233 @@
+//! Cost Explorer through the real AWS SDK. Every attempt is counted (each costs USD 0.01),
+//! so the SDK's own retries are off and throttling is retried here, visibly and bounded.
+
+use std::time::Duration;
+
+use aws_config::{BehaviorVersion, Region, SdkConfig, meta::region::RegionProviderChain, retry::RetryConfig};
+use aws_sdk_costexplorer::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_costexplorer::operation::get_cost_and_usage::GetCostAndUsageOutput;
+use aws_sdk_costexplorer::types::{DateInterval, Granularity, GroupDefinition, GroupDefinitionType};
+use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
+
+use super::IngestError;
+use super::pages::{GrainPages, GroupKeys};
+use crate::config::IngestSettings;
+use crate::costs::period::DateRange;
+use crate::costs::store::Grain;
+
+/// The metrics every query asks for; the fact tables hold exactly these.
+pub const METRICS: [&str; 3] = ["UnblendedCost", "AmortizedCost", "UsageQuantity"];
+
+/// Requests made so far in one run.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RequestMeter {
+    pub requests: u32,
+}
+
+/// Bounded exponential backoff with full jitter for LimitExceededException and transport errors.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    pub first_delay: Duration,
+    pub max_delay: Duration,
+    /// Attempts per request, the first included.
+    pub max_attempts: u32,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            first_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_attempts: 6,
+        }
+    }
+}
+
+impl Backoff {
+    fn delay_before(&self, retry: u32) -> Duration {
+        let ceiling = self
+            .first_delay
+            .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)))
+            .min(self.max_delay);
+        // Full jitter: replicas throttled together do not retry together.
+        ceiling.mul_f64(rand::random::<f64>())
+    }
+}
+
+/// A Cost Explorer client.
+#[derive(Clone)]
+pub struct CostExplorer {
+    client: aws_sdk_costexplorer::Client,
+    sdk_config: SdkConfig,
+}
+
+impl CostExplorer {
+    /// The standard AWS chain: environment, profile, SSO, web identity (IRSA), IMDS; the
+    /// standard endpoint variables; region us-east-1 unless configured (Cost Explorer's home).
+    pub async fn from_environment() -> CostExplorer {
+        let region = RegionProviderChain::default_provider().or_else(Region::new("us-east-1"));
+        let config = aws_config::defaults(BehaviorVersion::latest())
+            .region(region)
+            .http_client(https_client())
+            .retry_config(RetryConfig::disabled())
+            .load()
+            .await;
+        CostExplorer::from_sdk_config(config)
+    }
+
+    /// A client from an explicit SDK configuration. Retries stay off whatever it says.
+    pub fn from_sdk_config(sdk_config: SdkConfig) -> CostExplorer {
+        let service_config = aws_sdk_costexplorer::config::Builder::from(&sdk_config)
+            .retry_config(RetryConfig::disabled())
+            .build();
+        CostExplorer {
+            client: aws_sdk_costexplorer::Client::from_conf(service_config),
+            sdk_config,
+        }
+    }
+
+    /// Why no request could be signed, if so, with how to fix it.
+    pub async fn credentials_problem(&self) -> Option<String> {
+        use aws_credential_types::provider::ProvideCredentials;
+        let provider = self.sdk_config.credentials_provider()?;
+        match provider.provide_credentials().await {
+            Ok(_) => None,
+            Err(err) => Some(format!(
+                "AWS credentials not found ({}). Provide them through the standard AWS chain: \
+                 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE (including SSO), \
+                 or an IAM role (IRSA on EKS, an instance profile on EC2). The role needs ce:GetCostAndUsage.",
+                DisplayErrorContext(&err)
+            )),
+        }
+    }
+
+    /// Every page of one group-by pair over `range`, parsed and checked.
+    pub async fn fetch_grain(
+        &self,
+        range: DateRange,
+        grain: Grain,
+        settings: &IngestSettings,
+        backoff: Backoff,
+        meter: &mut RequestMeter,
+    ) -> Result<GrainPages, IngestError> {
+        let keys = GroupKeys::for_grain(grain, settings);
+        let mut pages = GrainPages::default();
+        let mut token: Option<String> = None;
+        loop {
+            let output = self.page(range, grain, settings, token.clone(), backoff, meter).await?;
+            pages.add_page(output.results_by_time(), &keys)?;
+            token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
+            if token.is_none() {
+                return Ok(pages);
+            }
+        }
+    }
+
+    async fn page(
+        &self,
+        range: DateRange,
+        grain: Grain,
+        settings: &IngestSettings,
+        token: Option<String>,
+        backoff: Backoff,
+        meter: &mut RequestMeter,
+    ) -> Result<GetCostAndUsageOutput, IngestError> {
+        let period = DateInterval::builder()
+            .start(range.from.to_string())
+            .end(range.to.to_string())
+            .build()
+            .map_err(|e| IngestError::new(format!("building the request: {e}")))?;
+        let mut attempt = 1;
+        loop {
+            let request = self
+                .client
+                .get_cost_and_usage()
+                .time_period(period.clone())
+                .granularity(Granularity::Daily)
+                .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
+                .set_group_by(Some(group_by(grain, settings)))
+                .set_next_page_token(token.clone());
+            meter.requests += 1;
+            let error = match request.send().await {
+                Ok(output) => return Ok(output),
+                Err(error) => error,
+            };
+            let retryable = is_retryable(&error);
+            if !retryable || attempt >= backoff.max_attempts {
+                let mut failure = IngestError::from_sdk(&error);
+                if retryable {
+                    failure = failure.context(&format!("gave up after {attempt} attempts"));
+                }
+                return Err(failure);
+            }
+            let delay = backoff.delay_before(attempt);
+            tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, error = %IngestError::from_sdk(&error), "Cost Explorer request will be retried");
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+}
+
+/// The two GroupBy of `grain`: the project tag and one more (Cost Explorer allows two).
+fn group_by(grain: Grain, settings: &IngestSettings) -> Vec<GroupDefinition> {
+    let tag = |key: &str| {
+        GroupDefinition::builder()
+            .r#type(GroupDefinitionType::Tag)
+            .key(key)
+            .build()
+    };
+    let dimension = |key: &str| {
+        GroupDefinition::builder()
+            .r#type(GroupDefinitionType::Dimension)
+            .key(key)
+            .build()
+    };
+    let second = match grain {
+        Grain::ByUser => tag(&settings.tag_user),
+        Grain::ByUsageType => dimension("USAGE_TYPE"),
+        Grain::ByService => dimension("SERVICE"),
+    };
+    vec![tag(&settings.tag_project), second]
+}
+
+/// Throttling, timeouts and dropped connections are worth another (counted) try; anything
+/// AWS rejected on its merits is not.
+fn is_retryable<E: ProvideErrorMetadata, R>(error: &SdkError<E, R>) -> bool {
+    match error {
+        SdkError::ServiceError(service) => {
+            matches!(
+                service.err().code(),
+                Some("LimitExceededException" | "ThrottlingException" | "ServiceUnavailableException")
+            )
+        }
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
+        _ => false,
+    }
+}
+
+impl IngestError {
+    /// `Code: message` for errors AWS answered; the SDK's full context for the rest
+    /// (missing credentials, unreachable endpoint).
+    fn from_sdk<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
+        error: &SdkError<E, R>,
+    ) -> IngestError {
+        match error {
+            SdkError::ServiceError(service) => {
+                let err = service.err();
+                IngestError::new(format!(
+                    "{}: {}",
+                    err.code().unwrap_or("UnknownError"),
+                    err.message().unwrap_or("(no message)")
+                ))
+            }
+            other => IngestError::new(format!("Cost Explorer request failed: {}", DisplayErrorContext(other))),
+        }
+    }
+}
+
+/// HTTPS with rustls on ring (already in the build for sqlx), trusting the system's roots.
+fn https_client() -> aws_sdk_costexplorer::config::SharedHttpClient {
+    aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
+        .build_https()
+}

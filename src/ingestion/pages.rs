@@ -1,0 +1,212 @@
+//! Turning Cost Explorer pages into fact rows. Everything here is AWS data and untrusted:
+//! amounts are parsed exactly or rejected, never coerced, and odd shapes are errors.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::str::FromStr;
+
+use aws_sdk_costexplorer::types::{MetricValue, ResultByTime};
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+
+use super::IngestError;
+use crate::config::IngestSettings;
+use crate::costs::store::{CostRow, Grain};
+
+/// How to read a group's two keys: the project tag's `key$` prefix, and the second key's
+/// prefix (a tag's) or none (a dimension's raw value).
+#[derive(Debug, Clone)]
+pub struct GroupKeys {
+    project_prefix: String,
+    second_prefix: Option<String>,
+}
+
+impl GroupKeys {
+    pub fn for_grain(grain: Grain, settings: &IngestSettings) -> GroupKeys {
+        GroupKeys {
+            project_prefix: format!("{}$", settings.tag_project),
+            second_prefix: (grain == Grain::ByUser).then(|| format!("{}$", settings.tag_user)),
+        }
+    }
+}
+
+/// One group-by pair's rows over a window, gathered page by page.
+#[derive(Debug, Default)]
+pub struct GrainPages {
+    pub rows: Vec<CostRow>,
+    /// Every day Cost Explorer answered for, and whether any of it was Estimated.
+    pub days: BTreeMap<NaiveDate, bool>,
+    seen: HashSet<(NaiveDate, String, String)>,
+}
+
+impl GrainPages {
+    pub fn add_page(&mut self, results: &[ResultByTime], keys: &GroupKeys) -> Result<(), IngestError> {
+        for result in results {
+            let day = result_day(result)?;
+            let estimated = self.days.entry(day).or_insert(false);
+            *estimated |= result.estimated();
+            for group in result.groups() {
+                let row = parse_group(day, result.estimated(), group.keys(), group.metrics(), keys)
+                    .map_err(|e| e.context(&format!("Cost Explorer result for {day}")))?;
+                if !self.seen.insert((day, row.project.clone(), row.dimension.clone())) {
+                    return Err(IngestError::new(format!(
+                        "Cost Explorer returned the group {:?} / {:?} twice for {day}",
+                        row.project, row.dimension
+                    )));
+                }
+                self.rows.push(row);
+            }
+        }
+        Ok(())
+    }
+
+    /// Unblended and amortized totals per day, for checking the group-by pairs agree.
+    pub fn daily_totals(&self) -> BTreeMap<NaiveDate, (Decimal, Decimal)> {
+        let mut totals: BTreeMap<NaiveDate, (Decimal, Decimal)> =
+            self.days.keys().map(|d| (*d, Default::default())).collect();
+        for row in &self.rows {
+            let total = totals.entry(row.day).or_default();
+            total.0 += row.unblended;
+            total.1 += row.amortized;
+        }
+        totals
+    }
+}
+
+/// With DAILY granularity each result covers exactly one day, `End` exclusive.
+fn result_day(result: &ResultByTime) -> Result<NaiveDate, IngestError> {
+    let period = result
+        .time_period()
+        .ok_or_else(|| IngestError::new("Cost Explorer returned a result without a TimePeriod"))?;
+    let parse = |text: &str| {
+        NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map_err(|_| IngestError::new(format!("Cost Explorer returned an invalid date {text:?}")))
+    };
+    let (start, end) = (parse(period.start())?, parse(period.end())?);
+    if start.succ_opt() != Some(end) {
+        return Err(IngestError::new(format!(
+            "Cost Explorer returned a period {start} to {end} where one day was expected"
+        )));
+    }
+    Ok(start)
+}
+
+fn parse_group(
+    day: NaiveDate,
+    estimated: bool,
+    group_keys: &[String],
+    metrics: Option<&HashMap<String, MetricValue>>,
+    keys: &GroupKeys,
+) -> Result<CostRow, IngestError> {
+    let [first, second] = group_keys else {
+        return Err(IngestError::new(format!(
+            "a group has {} keys where 2 were expected",
+            group_keys.len()
+        )));
+    };
+    let project = strip_tag(first, &keys.project_prefix)?;
+    let dimension = match &keys.second_prefix {
+        Some(prefix) => strip_tag(second, prefix)?,
+        None => checked_text(second)?,
+    };
+    let metrics = metrics.ok_or_else(|| IngestError::new("a group has no Metrics"))?;
+    Ok(CostRow {
+        day,
+        unblended: amount(metrics, "UnblendedCost", true)?,
+        amortized: amount(metrics, "AmortizedCost", true)?,
+        usage_quantity: amount(metrics, "UsageQuantity", false)?,
+        estimated,
+        project,
+        dimension,
+    })
+}
+
+/// `project$alpha` is `alpha`; `project$` is untagged spend, kept as "".
+fn strip_tag(key: &str, prefix: &str) -> Result<String, IngestError> {
+    let value = key
+        .strip_prefix(prefix)
+        .ok_or_else(|| IngestError::new(format!("group key {key:?} does not start with {prefix:?}")))?;
+    checked_text(value)
+}
+
+/// Tag values are stored verbatim; only NUL, which PostgreSQL text cannot hold, is refused.
+fn checked_text(value: &str) -> Result<String, IngestError> {
+    if value.contains('\0') {
+        return Err(IngestError::new(format!(
+            "group key {value:?} contains a NUL character"
+        )));
+    }
+    Ok(value.to_string())
+}
+
+fn amount(metrics: &HashMap<String, MetricValue>, name: &str, money: bool) -> Result<Decimal, IngestError> {
+    let value = metrics
+        .get(name)
+        .ok_or_else(|| IngestError::new(format!("metric {name} is missing")))?;
+    let text = value
+        .amount()
+        .ok_or_else(|| IngestError::new(format!("metric {name} has no Amount")))?;
+    if money && value.unit() != Some("USD") {
+        return Err(IngestError::new(format!(
+            "metric {name} is in {:?}, not USD",
+            value.unit().unwrap_or("")
+        )));
+    }
+    parse_amount(text).ok_or_else(|| IngestError::new(format!("metric {name} has a malformed Amount {text:?}")))
+}
+
+/// An exact decimal: plain (`12.3400000001`) or scientific (`1.5E-7`), which Cost Explorer
+/// uses for tiny amounts. Anything that would lose digits, or is not a number, is `None`.
+pub fn parse_amount(text: &str) -> Option<Decimal> {
+    let text = text.trim();
+    let plain = text
+        .strip_prefix('-')
+        .unwrap_or(text)
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.');
+    if plain {
+        return Decimal::from_str_exact(text).ok();
+    }
+    let (mantissa, exponent) = text.split_once(['e', 'E'])?;
+    let mantissa = Decimal::from_str_exact(mantissa).ok()?;
+    let exponent: i32 = exponent.strip_prefix('+').unwrap_or(exponent).parse().ok()?;
+    let scaled = if exponent < 0 {
+        let scale = mantissa.scale().checked_add(exponent.unsigned_abs())?;
+        (scale <= 28).then(|| Decimal::from_i128_with_scale(mantissa.mantissa(), scale))?
+    } else {
+        let factor = Decimal::from_str(&format!("1{}", "0".repeat(exponent as usize))).ok()?;
+        mantissa.checked_mul(factor)?
+    };
+    Some(scaled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_are_exact_or_rejected() {
+        let d = |s: &str| Decimal::from_str(s).expect("decimal");
+        assert_eq!(parse_amount("12.3400000001"), Some(d("12.3400000001")));
+        assert_eq!(parse_amount("-0.01"), Some(d("-0.01")));
+        assert_eq!(parse_amount("0"), Some(Decimal::ZERO));
+        assert_eq!(parse_amount("1.5E-7"), Some(d("0.00000015")));
+        assert_eq!(parse_amount("2.5e+3"), Some(d("2500")));
+        for bad in [
+            "", "abc", "1,000.00", "NaN", "Infinity", "1.2.3", "1e", "--1", "0x10", "1E-40",
+        ] {
+            assert_eq!(parse_amount(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tag_keys_keep_their_value_verbatim_and_empty_means_untagged() {
+        assert_eq!(strip_tag("project$alpha", "project$").expect("ok"), "alpha");
+        assert_eq!(strip_tag("project$", "project$").expect("ok"), "");
+        assert_eq!(
+            strip_tag("project$<img src=x onerror=alert(1)> $ü", "project$").expect("ok"),
+            "<img src=x onerror=alert(1)> $ü"
+        );
+        assert!(strip_tag("team$alpha", "project$").is_err());
+        assert!(strip_tag("project$a\0b", "project$").is_err());
+    }
+}
