@@ -226,7 +226,7 @@ impl IngestError {
 }
 
 /// HTTPS with rustls on ring (already in the build for sqlx), trusting the system's roots.
-fn https_client() -> aws_sdk_costexplorer::config::SharedHttpClient {
+pub fn https_client() -> aws_sdk_costexplorer::config::SharedHttpClient {
     aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
         .build_https()

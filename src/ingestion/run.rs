@@ -17,7 +17,7 @@ use crate::costs::period::DateRange;
 use crate::costs::store::{self, CostBatch, Grain};
 
 /// One advisory lock key for ingestion across every replica ("burnrate" in ASCII).
-const LOCK_KEY: i64 = 0x6275_726e_7261_7465;
+pub const LOCK_KEY: i64 = 0x6275_726e_7261_7465;
 
 /// Cost Explorer's price per request, each page included.
 pub fn api_cost(requests: u32) -> Decimal {

@@ -176,3 +176,31 @@ pub async fn load_demo(pool: &PgPool, until: NaiveDate) -> DemoSummary {
 pub fn today() -> NaiveDate {
     chrono::Utc::now().date_naive()
 }
+
+pub mod ce_fake;
+
+/// A Cost Explorer client for an endpoint on loopback, signing with `access_key`.
+pub async fn cost_explorer_at(endpoint: &str, access_key: &str) -> burnrate::ingestion::cost_explorer::CostExplorer {
+    let credentials = aws_credential_types::Credentials::new(access_key, "test-secret", None, None, "tests");
+    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .credentials_provider(credentials)
+        .http_client(burnrate::ingestion::cost_explorer::https_client())
+        .load()
+        .await;
+    burnrate::ingestion::cost_explorer::CostExplorer::from_sdk_config(config)
+}
+
+/// A postgres:// URL for the database behind `pool` (for running the CLI against it).
+pub async fn database_url(pool: &PgPool) -> String {
+    let name: String = sqlx::query_scalar("select current_database()")
+        .fetch_one(pool)
+        .await
+        .expect("database name");
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL is set for database tests");
+    match base.rsplit_once('/') {
+        Some((server, _)) => format!("{server}/{name}"),
+        None => panic!("DATABASE_URL has no database part"),
+    }
+}

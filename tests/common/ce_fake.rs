@@ -1,0 +1,310 @@
+//! A Cost Explorer fake on loopback, faithful to the AWS documentation where moto is not:
+//! at most two GroupBy, TAG keys as `key$value` (`key$` when untagged), DAILY results with
+//! `End` exclusive and one `ResultsByTime` per day, Estimated days, NextPageToken pagination
+//! bound to the request (RequestChangedException / InvalidNextTokenException), the 13-months-
+//! plus-current-month limit (ValidationException), throttling (LimitExceededException) and
+//! expired credentials. Errors use the awsJson1_1 shape: HTTP 400 and `__type`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{Datelike, Months, NaiveDate};
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+
+/// One line of spend; `None` tags are untagged.
+#[derive(Debug, Clone)]
+pub struct LineItem {
+    pub day: NaiveDate,
+    pub project: Option<String>,
+    pub user: Option<String>,
+    pub usage_type: String,
+    pub service: String,
+    pub unblended: Decimal,
+    pub amortized: Decimal,
+    pub quantity: Decimal,
+}
+
+/// What a request asked for, as the fake saw it.
+#[derive(Debug, Clone)]
+pub struct SeenRequest {
+    pub group_by: Vec<String>,
+    pub start: String,
+    pub end: String,
+    pub paged: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct FakeState {
+    pub items: Vec<LineItem>,
+    pub estimated: BTreeSet<NaiveDate>,
+    /// Groups per page; AWS does not document its page size.
+    pub page_size: usize,
+    /// The fake's notion of today, for the history limit.
+    pub today: Option<NaiveDate>,
+    /// The next N requests are throttled.
+    pub throttle_next: u32,
+    /// The next request fails with this `__type` and message.
+    pub fail_next: Option<(String, String)>,
+    /// Every successful response carries this Amount for its first group.
+    pub corrupt_amount: Option<String>,
+    /// Applied once, after the first successful response: AWS restating figures mid-run.
+    pub restate_after_first: Option<Vec<LineItem>>,
+    /// Each request waits this long before answering.
+    pub delay: Duration,
+    pub requests: Vec<SeenRequest>,
+}
+
+#[derive(Clone)]
+pub struct CostExplorerFake {
+    pub addr: SocketAddr,
+    pub state: Arc<Mutex<FakeState>>,
+}
+
+impl CostExplorerFake {
+    pub async fn start(items: Vec<LineItem>) -> CostExplorerFake {
+        let state = Arc::new(Mutex::new(FakeState {
+            items,
+            page_size: 1000,
+            ..FakeState::default()
+        }));
+        let app = axum::Router::new()
+            .route("/", axum::routing::post(handle))
+            .with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move { axum::serve(listener, app).await.expect("fake serves") });
+        CostExplorerFake { addr, state }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn with<T>(&self, f: impl FnOnce(&mut FakeState) -> T) -> T {
+        f(&mut self.state.lock().expect("fake state"))
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.with(|s| s.requests.len())
+    }
+
+    /// Total unblended spend of the days in [from, to), as Cost Explorer would report it.
+    pub fn total(&self, from: NaiveDate, to: NaiveDate) -> Decimal {
+        self.with(|s| s.items.iter().filter(|i| i.day >= from && i.day < to).map(|i| i.unblended).sum())
+    }
+}
+
+fn error(kind: &str, message: &str) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        [("content-type", "application/x-amz-json-1.1")],
+        json!({ "__type": kind, "message": message }).to_string(),
+    )
+        .into_response()
+}
+
+async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, body: String) -> Response {
+    let delay = state.lock().expect("state").delay;
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if target != "AWSInsightsIndexService.GetCostAndUsage" {
+        return error("UnknownOperationException", &format!("unknown operation {target}"));
+    }
+    let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !authorization.starts_with("AWS4-HMAC-SHA256 Credential=") {
+        return error("MissingAuthenticationTokenException", "Request is missing Authentication Token");
+    }
+    if authorization.contains("Credential=EXPIRED/") {
+        return error("ExpiredTokenException", "The security token included in the request is expired");
+    }
+    let Ok(request) = serde_json::from_str::<Value>(&body) else {
+        return error("SerializationException", "body is not JSON");
+    };
+    let mut state = state.lock().expect("state");
+    let group_by: Vec<(String, String)> = request["GroupBy"]
+        .as_array()
+        .map(|groups| {
+            groups
+                .iter()
+                .map(|g| (g["Type"].as_str().unwrap_or("").to_string(), g["Key"].as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let start = request["TimePeriod"]["Start"].as_str().unwrap_or("").to_string();
+    let end = request["TimePeriod"]["End"].as_str().unwrap_or("").to_string();
+    let token = request["NextPageToken"].as_str().map(str::to_string);
+    state.requests.push(SeenRequest {
+        group_by: group_by.iter().map(|(t, k)| format!("{t}:{k}")).collect(),
+        start: start.clone(),
+        end: end.clone(),
+        paged: token.is_some(),
+    });
+    if state.throttle_next > 0 {
+        state.throttle_next -= 1;
+        return error("LimitExceededException", "You have exceeded the rate limit for this operation.");
+    }
+    if let Some((kind, message)) = state.fail_next.take() {
+        return error(&kind, &message);
+    }
+    if group_by.len() > 2 {
+        return error("ValidationException", "You can only group by up to two different groups.");
+    }
+    if request["Granularity"].as_str() != Some("DAILY") || request["Metrics"].as_array().is_none_or(|m| m.is_empty()) {
+        return error("ValidationException", "Granularity DAILY and at least one metric are required by this fake.");
+    }
+    let parse = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
+    let (Some(from), Some(to)) = (parse(&start), parse(&end)) else {
+        return error("ValidationException", "Start and End must be YYYY-MM-DD.");
+    };
+    if from >= to {
+        return error("ValidationException", "Start date must be before end date.");
+    }
+    let today = state.today.unwrap_or_else(|| chrono::Utc::now().date_naive());
+    let earliest = today
+        .with_day(1)
+        .and_then(|d| d.checked_sub_months(Months::new(13)))
+        .expect("earliest");
+    if from < earliest {
+        return error(
+            "ValidationException",
+            &format!("start date {from} is too old: daily data is available from {earliest}"),
+        );
+    }
+
+    let fingerprint = {
+        let mut without_token = request.clone();
+        if let Some(object) = without_token.as_object_mut() {
+            object.remove("NextPageToken");
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        without_token.to_string().hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    };
+    let offset = match &token {
+        None => 0,
+        Some(token) => match token.split_once(':') {
+            Some((print, offset)) if print == fingerprint => match offset.parse::<usize>() {
+                Ok(offset) => offset,
+                Err(_) => return error("InvalidNextTokenException", "The pagination token is invalid."),
+            },
+            Some((print, _)) if print.len() == 16 => {
+                return error(
+                    "RequestChangedException",
+                    "Your request parameters changed between pages. Try again with the old parameters or without a pagination token.",
+                );
+            }
+            _ => return error("InvalidNextTokenException", "The pagination token is invalid."),
+        },
+    };
+
+    // One entry per (day, group), or one empty entry for a day with no spend.
+    let mut entries: Vec<(NaiveDate, Option<(Vec<String>, [Decimal; 3])>)> = Vec::new();
+    for day in from.iter_days().take_while(|d| *d < to) {
+        let mut groups: BTreeMap<Vec<String>, [Decimal; 3]> = BTreeMap::new();
+        for item in state.items.iter().filter(|i| i.day == day) {
+            let keys = group_by.iter().map(|(kind, key)| group_key(item, kind, key)).collect();
+            let sums = groups.entry(keys).or_default();
+            sums[0] += item.unblended;
+            sums[1] += item.amortized;
+            sums[2] += item.quantity;
+        }
+        if groups.is_empty() {
+            entries.push((day, None));
+        }
+        entries.extend(groups.into_iter().map(|g| (day, Some(g))));
+    }
+    let page: Vec<_> = entries.iter().skip(offset).take(state.page_size.max(1)).cloned().collect();
+    let next = offset + page.len();
+    let mut results: Vec<Value> = Vec::new();
+    for (day, group) in page {
+        let same_day = results.last().is_some_and(|r| r["TimePeriod"]["Start"] == day.to_string());
+        if !same_day {
+            results.push(json!({
+                "TimePeriod": { "Start": day.to_string(), "End": day.succ_opt().expect("day").to_string() },
+                "Total": {},
+                "Groups": [],
+                "Estimated": state.estimated.contains(&day),
+            }));
+        }
+        if let (Some((keys, [unblended, amortized, quantity])), Some(last)) = (group, results.last_mut()) {
+            let corrupt = state.corrupt_amount.clone();
+            let shown = |amount: Decimal| corrupt.clone().unwrap_or_else(|| amount.to_string());
+            if let Some(groups) = last["Groups"].as_array_mut() {
+                groups.push(json!({
+                    "Keys": keys,
+                    "Metrics": {
+                        "UnblendedCost": { "Amount": shown(unblended), "Unit": "USD" },
+                        "AmortizedCost": { "Amount": amortized.to_string(), "Unit": "USD" },
+                        "UsageQuantity": { "Amount": quantity.to_string(), "Unit": "N/A" },
+                    }
+                }));
+            }
+        }
+    }
+    let mut response = json!({
+        "GroupDefinitions": group_by.iter().map(|(t, k)| json!({ "Type": t, "Key": k })).collect::<Vec<_>>(),
+        "ResultsByTime": results,
+        "DimensionValueAttributes": [],
+    });
+    if next < entries.len() {
+        response["NextPageToken"] = json!(format!("{fingerprint}:{next}"));
+    }
+    if let Some(restated) = state.restate_after_first.take() {
+        state.items = restated;
+    }
+    (StatusCode::OK, [("content-type", "application/x-amz-json-1.1")], response.to_string()).into_response()
+}
+
+fn group_key(item: &LineItem, kind: &str, key: &str) -> String {
+    match (kind, key) {
+        ("TAG", "project") => format!("project${}", item.project.clone().unwrap_or_default()),
+        ("TAG", "user") => format!("user${}", item.user.clone().unwrap_or_default()),
+        ("TAG", other) => format!("{other}$"),
+        ("DIMENSION", "USAGE_TYPE") => item.usage_type.clone(),
+        ("DIMENSION", "SERVICE") => item.service.clone(),
+        (_, other) => format!("unsupported:{other}"),
+    }
+}
+
+/// A deterministic spread of spend over `days` days from `from`: three tagged projects (one
+/// with a hostile name), untagged spend, several users and usage types, amounts with many
+/// decimal places.
+pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
+    let projects = [Some("llm-finetune"), Some("<img src=x onerror=alert(1)>"), Some("rlhf-eval"), None];
+    let users = [Some("alice"), Some("bob"), None];
+    let usage = [
+        ("USE1-BoxUsage:p4d.24xlarge", "Amazon Elastic Compute Cloud - Compute"),
+        ("USE1-SpotUsage:g5.xlarge", "Amazon Elastic Compute Cloud - Compute"),
+        ("USE1-TimedStorage-ByteHrs", "Amazon Simple Storage Service"),
+    ];
+    let mut items = Vec::new();
+    for (d, day) in from.iter_days().take(days as usize).enumerate() {
+        for (p, project) in projects.iter().enumerate() {
+            for (u, user) in users.iter().enumerate() {
+                let (usage_type, service) = usage[(d + p + u) % usage.len()];
+                let cents = 1000 + (d * 37 + p * 101 + u * 13) as i64;
+                items.push(LineItem {
+                    day,
+                    project: project.map(str::to_string),
+                    user: user.map(str::to_string),
+                    usage_type: usage_type.to_string(),
+                    service: service.to_string(),
+                    // Ten decimal places, as Cost Explorer returns them.
+                    unblended: Decimal::new(cents * 100_000_000 + 12_345, 10),
+                    amortized: Decimal::new(cents * 90_000_000 + 67, 10),
+                    quantity: Decimal::new(24 + (d % 3) as i64, 0),
+                });
+            }
+        }
+    }
+    items
+}

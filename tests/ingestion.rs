@@ -1,0 +1,292 @@
+//! Ingestion through the real AWS SDK against the Cost Explorer fake on loopback.
+
+mod common;
+
+use std::time::Duration;
+
+use burnrate::config::IngestSettings;
+use burnrate::costs::period::DateRange;
+use burnrate::ingestion::cost_explorer::{Backoff, CostExplorer};
+use burnrate::ingestion::run::{self, Outcome, RunOptions, RunReport, Trigger};
+use common::ce_fake::{CostExplorerFake, sample_items};
+use common::{cost_explorer_at, day};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+const FAST: Backoff = Backoff {
+    first_delay: Duration::from_millis(5),
+    max_delay: Duration::from_millis(20),
+    max_attempts: 4,
+};
+
+fn options(window: Option<DateRange>, today: chrono::NaiveDate) -> RunOptions {
+    RunOptions {
+        settings: IngestSettings::default(),
+        window,
+        today,
+        backoff: FAST,
+    }
+}
+
+async fn ingest(pool: &PgPool, ce: &CostExplorer, options: &RunOptions) -> Result<RunReport, String> {
+    match run::run(pool, ce, Trigger::Cli, options).await {
+        Ok(Outcome::Finished(report)) => Ok(report),
+        Ok(Outcome::AlreadyRunning) => Err("already running".into()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// A fingerprint of every fact, rollup and coverage row, to show what did (not) change.
+async fn snapshot(pool: &PgPool) -> String {
+    sqlx::query_scalar(
+        "select md5(coalesce((select string_agg(t::text, '|' order by t::text) from costs_by_user t), '')
+                 || coalesce((select string_agg(t::text, '|' order by t::text) from costs_by_usage_type t), '')
+                 || coalesce((select string_agg(t::text, '|' order by t::text) from costs_by_service t), '')
+                 || coalesce((select string_agg(t::text, '|' order by t::text) from daily_project_costs t), ''))",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("snapshot")
+}
+
+async fn table_total(pool: &PgPool, table: &str) -> Decimal {
+    sqlx::query_scalar(&format!("select coalesce(sum(unblended), 0) from {table}"))
+        .fetch_one(pool)
+        .await
+        .expect("total")
+}
+
+async fn last_run(pool: &PgPool) -> (String, i32, Decimal, Option<String>) {
+    sqlx::query_as("select status, requests, api_cost, error from ingestion_runs order by id desc limit 1")
+        .fetch_one(pool)
+        .await
+        .expect("a run is recorded")
+}
+
+#[sqlx::test]
+async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let from = day(2026, 11, 1);
+    let fake = CostExplorerFake::start(sample_items(from, 21)).await;
+    fake.with(|s| {
+        s.today = Some(today);
+        s.page_size = 25; // forces several pages per group-by pair
+    });
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let settings = IngestSettings {
+        backfill_since: Some(from),
+        ..IngestSettings::default()
+    };
+    let report = ingest(&pool, &ce, &RunOptions { settings, ..options(None, today) }).await.expect("ingests");
+
+    assert_eq!(report.window, Some(DateRange { from, to: today }));
+    assert_eq!(report.days, 21);
+    assert_eq!(report.requests as usize, fake.request_count(), "every request is counted");
+    assert!(report.requests > 3, "small pages paginate: {}", report.requests);
+    let expected = fake.total(from, today);
+    for table in ["costs_by_user", "costs_by_usage_type", "costs_by_service", "daily_project_costs"] {
+        assert_eq!(table_total(&pool, table).await, expected, "{table} equals Cost Explorer's total");
+    }
+    let (status, requests, api_cost, error) = last_run(&pool).await;
+    assert_eq!((status.as_str(), error), ("succeeded", None));
+    assert_eq!(requests as u32, report.requests);
+    assert_eq!(api_cost, Decimal::new(i64::from(report.requests), 2));
+
+    // Untagged spend is kept as '' and tag values verbatim.
+    let untagged: i64 = sqlx::query_scalar("select count(*) from costs_by_user where project = '' and user_name = ''")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert!(untagged > 0);
+    let hostile: bool = sqlx::query_scalar("select exists (select 1 from projects where name = '<img src=x onerror=alert(1)>')")
+        .fetch_one(&pool)
+        .await
+        .expect("exists");
+    assert!(hostile);
+    // Every request asked for two groups at most, the project tag first.
+    for request in fake.with(|s| s.requests.clone()) {
+        assert_eq!(request.group_by.len(), 2);
+        assert_eq!(request.group_by[0], "TAG:project");
+    }
+    // The CSV export agrees with Cost Explorer to the cent.
+    let csv = burnrate::costs::export::csv(
+        &pool,
+        DateRange { from, to: today },
+        &burnrate::costs::export::parse_keys("project,user").expect("keys"),
+        burnrate::costs::export::Granularity::Daily,
+        burnrate::costs::period::Metric::Unblended,
+    )
+    .await
+    .expect("csv");
+    let csv_total: Decimal = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().and_then(|c| c.parse::<Decimal>().ok()).expect("cost column"))
+        .sum();
+    assert_eq!(csv_total, expected);
+}
+
+#[sqlx::test]
+async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_three_requests(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let fake = CostExplorerFake::start(sample_items(day(2026, 11, 10), 12)).await;
+    fake.with(|s| s.today = Some(today));
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let window = DateRange { from: day(2026, 11, 10), to: today };
+    ingest(&pool, &ce, &options(Some(window), today)).await.expect("first");
+    let before = snapshot(&pool).await;
+    ingest(&pool, &ce, &options(Some(window), today)).await.expect("second");
+    assert_eq!(snapshot(&pool).await, before, "re-ingesting a window is idempotent");
+
+    // A scheduled run on a settled history: one request per group-by pair, the lookback only.
+    let requests_before = fake.request_count();
+    let report = ingest(&pool, &ce, &options(None, today)).await.expect("incremental");
+    assert_eq!(report.requests, 3);
+    assert_eq!(fake.request_count() - requests_before, 3);
+    assert_eq!(report.window, Some(DateRange { from: day(2026, 11, 19), to: today }));
+    assert_eq!(snapshot(&pool).await, before);
+}
+
+#[sqlx::test]
+async fn estimated_days_are_refetched_until_settled_and_restated_values_replace_old_ones(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let from = day(2026, 11, 1);
+    let fake = CostExplorerFake::start(sample_items(from, 21)).await;
+    fake.with(|s| {
+        s.today = Some(today);
+        s.estimated = [day(2026, 11, 12), day(2026, 11, 20), day(2026, 11, 21)].into();
+    });
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let first = ingest(&pool, &ce, &options(Some(DateRange { from, to: today }), today)).await.expect("backfill");
+    assert_eq!(first.estimated_days, 3);
+
+    // AWS settles the 12th with a different figure.
+    fake.with(|s| {
+        s.estimated.remove(&day(2026, 11, 12));
+        for item in s.items.iter_mut().filter(|i| i.day == day(2026, 11, 12)) {
+            item.unblended += Decimal::new(1, 2);
+        }
+    });
+    let second = ingest(&pool, &ce, &options(None, today)).await.expect("incremental");
+    assert_eq!(
+        second.window,
+        Some(DateRange { from: day(2026, 11, 12), to: today }),
+        "the window reaches back to the first Estimated day"
+    );
+    assert_eq!(table_total(&pool, "costs_by_service").await, fake.total(from, today));
+    assert_eq!(table_total(&pool, "daily_project_costs").await, fake.total(from, today));
+    let still_estimated: Vec<chrono::NaiveDate> =
+        sqlx::query_scalar("select day from ingested_days where estimated order by day")
+            .fetch_all(&pool)
+            .await
+            .expect("days");
+    assert_eq!(still_estimated, [day(2026, 11, 20), day(2026, 11, 21)]);
+}
+
+#[sqlx::test]
+async fn throttling_is_retried_with_backoff_then_gives_up_leaving_data_whole(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let fake = CostExplorerFake::start(sample_items(day(2026, 11, 15), 7)).await;
+    fake.with(|s| {
+        s.today = Some(today);
+        s.throttle_next = 2;
+    });
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let window = Some(DateRange { from: day(2026, 11, 15), to: today });
+    let report = ingest(&pool, &ce, &options(window, today)).await.expect("succeeds after two throttles");
+    assert_eq!(report.requests, 5, "throttled attempts are counted too");
+    let before = snapshot(&pool).await;
+
+    fake.with(|s| s.throttle_next = 100);
+    let error = ingest(&pool, &ce, &options(window, today)).await.expect_err("gives up");
+    assert!(error.contains("LimitExceededException"), "{error}");
+    assert!(error.contains("gave up after 4 attempts"), "{error}");
+    assert_eq!(snapshot(&pool).await, before);
+    let (status, requests, _, recorded) = last_run(&pool).await;
+    assert_eq!((status.as_str(), requests), ("failed", 4));
+    assert!(recorded.unwrap_or_default().contains("LimitExceededException"));
+}
+
+#[sqlx::test]
+async fn each_aws_error_fails_the_run_with_its_message_and_stores_nothing(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let fake = CostExplorerFake::start(sample_items(day(2026, 11, 15), 7)).await;
+    fake.with(|s| s.today = Some(today));
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let window = Some(DateRange { from: day(2026, 11, 15), to: today });
+    ingest(&pool, &ce, &options(window, today)).await.expect("baseline");
+    let before = snapshot(&pool).await;
+
+    for (kind, message) in [
+        ("ValidationException", "Group by key is invalid"),
+        ("DataUnavailableException", "Data is not available"),
+        ("BillExpirationException", "The requested report expired"),
+        ("RequestChangedException", "Your request parameters changed between pages"),
+        ("InvalidNextTokenException", "The pagination token is invalid."),
+    ] {
+        fake.with(|s| s.fail_next = Some((kind.into(), message.into())));
+        let error = ingest(&pool, &ce, &options(window, today)).await.expect_err(kind);
+        assert_eq!(error, format!("{kind}: {message}"));
+        assert_eq!(snapshot(&pool).await, before, "{kind} leaves the stored data whole");
+        let (status, requests, _, recorded) = last_run(&pool).await;
+        assert_eq!((status.as_str(), requests), ("failed", 1), "{kind} is not retried");
+        assert_eq!(recorded.as_deref(), Some(error.as_str()));
+    }
+
+    let expired = cost_explorer_at(&fake.endpoint(), "EXPIRED").await;
+    let error = ingest(&pool, &expired, &options(window, today)).await.expect_err("expired");
+    assert_eq!(error, "ExpiredTokenException: The security token included in the request is expired");
+
+    // Older than Cost Explorer keeps: AWS's own ValidationException, nothing stored.
+    let too_old = Some(DateRange { from: day(2025, 9, 1), to: today });
+    let error = ingest(&pool, &ce, &options(too_old, today)).await.expect_err("too old");
+    assert!(error.starts_with("ValidationException: start date 2025-09-01 is too old"), "{error}");
+    assert_eq!(snapshot(&pool).await, before);
+}
+
+#[sqlx::test]
+async fn malformed_amounts_and_mid_run_restatements_are_rejected_not_stored(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let items = sample_items(day(2026, 11, 15), 7);
+    let fake = CostExplorerFake::start(items.clone()).await;
+    fake.with(|s| s.today = Some(today));
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let window = Some(DateRange { from: day(2026, 11, 15), to: today });
+    ingest(&pool, &ce, &options(window, today)).await.expect("baseline");
+    let before = snapshot(&pool).await;
+
+    for bad in ["12,50", "NaN", "", "1.2.3"] {
+        fake.with(|s| s.corrupt_amount = Some(bad.into()));
+        let error = ingest(&pool, &ce, &options(window, today)).await.expect_err(bad);
+        assert!(error.contains(&format!("metric UnblendedCost has a malformed Amount {bad:?}")), "{error}");
+        assert_eq!(snapshot(&pool).await, before);
+    }
+    fake.with(|s| s.corrupt_amount = None);
+
+    let mut restated = items;
+    restated[0].unblended += Decimal::new(5, 0);
+    fake.with(|s| s.restate_after_first = Some(restated));
+    let error = ingest(&pool, &ce, &options(window, today)).await.expect_err("inconsistent");
+    assert!(error.contains("differ between group-bys"), "{error}");
+    assert_eq!(snapshot(&pool).await, before, "a view that would not reconcile is not stored");
+}
+
+#[sqlx::test]
+async fn a_second_run_while_one_holds_the_lock_touches_nothing(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let fake = CostExplorerFake::start(sample_items(day(2026, 11, 15), 7)).await;
+    fake.with(|s| s.today = Some(today));
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let mut holder = pool.acquire().await.expect("connection");
+    let held: bool = sqlx::query_scalar("select pg_try_advisory_lock($1)")
+        .bind(run::LOCK_KEY)
+        .fetch_one(&mut *holder)
+        .await
+        .expect("lock");
+    assert!(held);
+    let outcome = run::run(&pool, &ce, Trigger::Schedule, &options(None, today)).await.expect("no error");
+    assert_eq!(outcome, Outcome::AlreadyRunning);
+    assert_eq!(fake.request_count(), 0);
+    let runs: i64 = sqlx::query_scalar("select count(*) from ingestion_runs").fetch_one(&pool).await.expect("count");
+    assert_eq!(runs, 0);
+}
