@@ -77,15 +77,37 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
         backfill_since: Some(from),
         ..IngestSettings::default()
     };
-    let report = ingest(&pool, &ce, &RunOptions { settings, ..options(None, today) }).await.expect("ingests");
+    let report = ingest(
+        &pool,
+        &ce,
+        &RunOptions {
+            settings,
+            ..options(None, today)
+        },
+    )
+    .await
+    .expect("ingests");
 
     assert_eq!(report.window, Some(DateRange { from, to: today }));
     assert_eq!(report.days, 21);
-    assert_eq!(report.requests as usize, fake.request_count(), "every request is counted");
+    assert_eq!(
+        report.requests as usize,
+        fake.request_count(),
+        "every request is counted"
+    );
     assert!(report.requests > 3, "small pages paginate: {}", report.requests);
     let expected = fake.total(from, today);
-    for table in ["costs_by_user", "costs_by_usage_type", "costs_by_service", "daily_project_costs"] {
-        assert_eq!(table_total(&pool, table).await, expected, "{table} equals Cost Explorer's total");
+    for table in [
+        "costs_by_user",
+        "costs_by_usage_type",
+        "costs_by_service",
+        "daily_project_costs",
+    ] {
+        assert_eq!(
+            table_total(&pool, table).await,
+            expected,
+            "{table} equals Cost Explorer's total"
+        );
     }
     let (status, requests, api_cost, error) = last_run(&pool).await;
     assert_eq!((status.as_str(), error), ("succeeded", None));
@@ -98,10 +120,11 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
         .await
         .expect("count");
     assert!(untagged > 0);
-    let hostile: bool = sqlx::query_scalar("select exists (select 1 from projects where name = '<img src=x onerror=alert(1)>')")
-        .fetch_one(&pool)
-        .await
-        .expect("exists");
+    let hostile: bool =
+        sqlx::query_scalar("select exists (select 1 from projects where name = '<img src=x onerror=alert(1)>')")
+            .fetch_one(&pool)
+            .await
+            .expect("exists");
     assert!(hostile);
     // Every request asked for two groups at most, the project tag first.
     for request in fake.with(|s| s.requests.clone()) {
@@ -121,7 +144,12 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
     let csv_total: Decimal = csv
         .lines()
         .skip(1)
-        .map(|l| l.rsplit(',').next().and_then(|c| c.parse::<Decimal>().ok()).expect("cost column"))
+        .map(|l| {
+            l.rsplit(',')
+                .next()
+                .and_then(|c| c.parse::<Decimal>().ok())
+                .expect("cost column")
+        })
         .sum();
     assert_eq!(csv_total, expected);
 }
@@ -132,7 +160,10 @@ async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_th
     let fake = CostExplorerFake::start(sample_items(day(2026, 11, 10), 12)).await;
     fake.with(|s| s.today = Some(today));
     let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
-    let window = DateRange { from: day(2026, 11, 10), to: today };
+    let window = DateRange {
+        from: day(2026, 11, 10),
+        to: today,
+    };
     ingest(&pool, &ce, &options(Some(window), today)).await.expect("first");
     let before = snapshot(&pool).await;
     ingest(&pool, &ce, &options(Some(window), today)).await.expect("second");
@@ -143,7 +174,13 @@ async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_th
     let report = ingest(&pool, &ce, &options(None, today)).await.expect("incremental");
     assert_eq!(report.requests, 3);
     assert_eq!(fake.request_count() - requests_before, 3);
-    assert_eq!(report.window, Some(DateRange { from: day(2026, 11, 19), to: today }));
+    assert_eq!(
+        report.window,
+        Some(DateRange {
+            from: day(2026, 11, 19),
+            to: today
+        })
+    );
     assert_eq!(snapshot(&pool).await, before);
 }
 
@@ -157,7 +194,9 @@ async fn estimated_days_are_refetched_until_settled_and_restated_values_replace_
         s.estimated = [day(2026, 11, 12), day(2026, 11, 20), day(2026, 11, 21)].into();
     });
     let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
-    let first = ingest(&pool, &ce, &options(Some(DateRange { from, to: today }), today)).await.expect("backfill");
+    let first = ingest(&pool, &ce, &options(Some(DateRange { from, to: today }), today))
+        .await
+        .expect("backfill");
     assert_eq!(first.estimated_days, 3);
 
     // AWS settles the 12th with a different figure.
@@ -170,7 +209,10 @@ async fn estimated_days_are_refetched_until_settled_and_restated_values_replace_
     let second = ingest(&pool, &ce, &options(None, today)).await.expect("incremental");
     assert_eq!(
         second.window,
-        Some(DateRange { from: day(2026, 11, 12), to: today }),
+        Some(DateRange {
+            from: day(2026, 11, 12),
+            to: today
+        }),
         "the window reaches back to the first Estimated day"
     );
     assert_eq!(table_total(&pool, "costs_by_service").await, fake.total(from, today));
@@ -192,8 +234,13 @@ async fn throttling_is_retried_with_backoff_then_gives_up_leaving_data_whole(poo
         s.throttle_next = 2;
     });
     let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
-    let window = Some(DateRange { from: day(2026, 11, 15), to: today });
-    let report = ingest(&pool, &ce, &options(window, today)).await.expect("succeeds after two throttles");
+    let window = Some(DateRange {
+        from: day(2026, 11, 15),
+        to: today,
+    });
+    let report = ingest(&pool, &ce, &options(window, today))
+        .await
+        .expect("succeeds after two throttles");
     assert_eq!(report.requests, 5, "throttled attempts are counted too");
     let before = snapshot(&pool).await;
 
@@ -213,7 +260,10 @@ async fn each_aws_error_fails_the_run_with_its_message_and_stores_nothing(pool: 
     let fake = CostExplorerFake::start(sample_items(day(2026, 11, 15), 7)).await;
     fake.with(|s| s.today = Some(today));
     let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
-    let window = Some(DateRange { from: day(2026, 11, 15), to: today });
+    let window = Some(DateRange {
+        from: day(2026, 11, 15),
+        to: today,
+    });
     ingest(&pool, &ce, &options(window, today)).await.expect("baseline");
     let before = snapshot(&pool).await;
 
@@ -221,7 +271,10 @@ async fn each_aws_error_fails_the_run_with_its_message_and_stores_nothing(pool: 
         ("ValidationException", "Group by key is invalid"),
         ("DataUnavailableException", "Data is not available"),
         ("BillExpirationException", "The requested report expired"),
-        ("RequestChangedException", "Your request parameters changed between pages"),
+        (
+            "RequestChangedException",
+            "Your request parameters changed between pages",
+        ),
         ("InvalidNextTokenException", "The pagination token is invalid."),
     ] {
         fake.with(|s| s.fail_next = Some((kind.into(), message.into())));
@@ -234,13 +287,24 @@ async fn each_aws_error_fails_the_run_with_its_message_and_stores_nothing(pool: 
     }
 
     let expired = cost_explorer_at(&fake.endpoint(), "EXPIRED").await;
-    let error = ingest(&pool, &expired, &options(window, today)).await.expect_err("expired");
-    assert_eq!(error, "ExpiredTokenException: The security token included in the request is expired");
+    let error = ingest(&pool, &expired, &options(window, today))
+        .await
+        .expect_err("expired");
+    assert_eq!(
+        error,
+        "ExpiredTokenException: The security token included in the request is expired"
+    );
 
     // Older than Cost Explorer keeps: AWS's own ValidationException, nothing stored.
-    let too_old = Some(DateRange { from: day(2025, 9, 1), to: today });
+    let too_old = Some(DateRange {
+        from: day(2025, 9, 1),
+        to: today,
+    });
     let error = ingest(&pool, &ce, &options(too_old, today)).await.expect_err("too old");
-    assert!(error.starts_with("ValidationException: start date 2025-09-01 is too old"), "{error}");
+    assert!(
+        error.starts_with("ValidationException: start date 2025-09-01 is too old"),
+        "{error}"
+    );
     assert_eq!(snapshot(&pool).await, before);
 }
 
@@ -251,14 +315,20 @@ async fn malformed_amounts_and_mid_run_restatements_are_rejected_not_stored(pool
     let fake = CostExplorerFake::start(items.clone()).await;
     fake.with(|s| s.today = Some(today));
     let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
-    let window = Some(DateRange { from: day(2026, 11, 15), to: today });
+    let window = Some(DateRange {
+        from: day(2026, 11, 15),
+        to: today,
+    });
     ingest(&pool, &ce, &options(window, today)).await.expect("baseline");
     let before = snapshot(&pool).await;
 
     for bad in ["12,50", "NaN", "", "1.2.3"] {
         fake.with(|s| s.corrupt_amount = Some(bad.into()));
         let error = ingest(&pool, &ce, &options(window, today)).await.expect_err(bad);
-        assert!(error.contains(&format!("metric UnblendedCost has a malformed Amount {bad:?}")), "{error}");
+        assert!(
+            error.contains(&format!("metric UnblendedCost has a malformed Amount {bad:?}")),
+            "{error}"
+        );
         assert_eq!(snapshot(&pool).await, before);
     }
     fake.with(|s| s.corrupt_amount = None);
@@ -266,9 +336,15 @@ async fn malformed_amounts_and_mid_run_restatements_are_rejected_not_stored(pool
     let mut restated = items;
     restated[0].unblended += Decimal::new(5, 0);
     fake.with(|s| s.restate_after_first = Some(restated));
-    let error = ingest(&pool, &ce, &options(window, today)).await.expect_err("inconsistent");
+    let error = ingest(&pool, &ce, &options(window, today))
+        .await
+        .expect_err("inconsistent");
     assert!(error.contains("differ between group-bys"), "{error}");
-    assert_eq!(snapshot(&pool).await, before, "a view that would not reconcile is not stored");
+    assert_eq!(
+        snapshot(&pool).await,
+        before,
+        "a view that would not reconcile is not stored"
+    );
 }
 
 #[sqlx::test]
@@ -284,9 +360,14 @@ async fn a_second_run_while_one_holds_the_lock_touches_nothing(pool: PgPool) {
         .await
         .expect("lock");
     assert!(held);
-    let outcome = run::run(&pool, &ce, Trigger::Schedule, &options(None, today)).await.expect("no error");
+    let outcome = run::run(&pool, &ce, Trigger::Schedule, &options(None, today))
+        .await
+        .expect("no error");
     assert_eq!(outcome, Outcome::AlreadyRunning);
     assert_eq!(fake.request_count(), 0);
-    let runs: i64 = sqlx::query_scalar("select count(*) from ingestion_runs").fetch_one(&pool).await.expect("count");
+    let runs: i64 = sqlx::query_scalar("select count(*) from ingestion_runs")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
     assert_eq!(runs, 0);
 }

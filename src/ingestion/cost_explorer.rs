@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use aws_config::{BehaviorVersion, Region, SdkConfig, meta::region::RegionProviderChain, retry::RetryConfig};
+use aws_config::{BehaviorVersion, Region, SdkConfig, retry::RetryConfig};
 use aws_sdk_costexplorer::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_costexplorer::operation::get_cost_and_usage::GetCostAndUsageOutput;
 use aws_sdk_costexplorer::types::{DateInterval, Granularity, GroupDefinition, GroupDefinitionType};
@@ -65,13 +65,16 @@ impl CostExplorer {
     /// The standard AWS chain: environment, profile, SSO, web identity (IRSA), IMDS; the
     /// standard endpoint variables; region us-east-1 unless configured (Cost Explorer's home).
     pub async fn from_environment() -> CostExplorer {
-        let region = RegionProviderChain::default_provider().or_else(Region::new("us-east-1"));
+        // The loader's own region chain (it shares our HTTP client for IMDS), then the default.
         let config = aws_config::defaults(BehaviorVersion::latest())
-            .region(region)
             .http_client(https_client())
             .retry_config(RetryConfig::disabled())
             .load()
             .await;
+        let config = match config.region() {
+            Some(_) => config,
+            None => config.into_builder().region(Region::new("us-east-1")).build(),
+        };
         CostExplorer::from_sdk_config(config)
     }
 

@@ -97,7 +97,13 @@ impl CostExplorerFake {
 
     /// Total unblended spend of the days in [from, to), as Cost Explorer would report it.
     pub fn total(&self, from: NaiveDate, to: NaiveDate) -> Decimal {
-        self.with(|s| s.items.iter().filter(|i| i.day >= from && i.day < to).map(|i| i.unblended).sum())
+        self.with(|s| {
+            s.items
+                .iter()
+                .filter(|i| i.day >= from && i.day < to)
+                .map(|i| i.unblended)
+                .sum()
+        })
     }
 }
 
@@ -121,10 +127,16 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     }
     let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
     if !authorization.starts_with("AWS4-HMAC-SHA256 Credential=") {
-        return error("MissingAuthenticationTokenException", "Request is missing Authentication Token");
+        return error(
+            "MissingAuthenticationTokenException",
+            "Request is missing Authentication Token",
+        );
     }
     if authorization.contains("Credential=EXPIRED/") {
-        return error("ExpiredTokenException", "The security token included in the request is expired");
+        return error(
+            "ExpiredTokenException",
+            "The security token included in the request is expired",
+        );
     }
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return error("SerializationException", "body is not JSON");
@@ -135,7 +147,12 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
         .map(|groups| {
             groups
                 .iter()
-                .map(|g| (g["Type"].as_str().unwrap_or("").to_string(), g["Key"].as_str().unwrap_or("").to_string()))
+                .map(|g| {
+                    (
+                        g["Type"].as_str().unwrap_or("").to_string(),
+                        g["Key"].as_str().unwrap_or("").to_string(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -150,16 +167,25 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     });
     if state.throttle_next > 0 {
         state.throttle_next -= 1;
-        return error("LimitExceededException", "You have exceeded the rate limit for this operation.");
+        return error(
+            "LimitExceededException",
+            "You have exceeded the rate limit for this operation.",
+        );
     }
     if let Some((kind, message)) = state.fail_next.take() {
         return error(&kind, &message);
     }
     if group_by.len() > 2 {
-        return error("ValidationException", "You can only group by up to two different groups.");
+        return error(
+            "ValidationException",
+            "You can only group by up to two different groups.",
+        );
     }
     if request["Granularity"].as_str() != Some("DAILY") || request["Metrics"].as_array().is_none_or(|m| m.is_empty()) {
-        return error("ValidationException", "Granularity DAILY and at least one metric are required by this fake.");
+        return error(
+            "ValidationException",
+            "Granularity DAILY and at least one metric are required by this fake.",
+        );
     }
     let parse = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
     let (Some(from), Some(to)) = (parse(&start), parse(&end)) else {
@@ -222,11 +248,18 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
         }
         entries.extend(groups.into_iter().map(|g| (day, Some(g))));
     }
-    let page: Vec<_> = entries.iter().skip(offset).take(state.page_size.max(1)).cloned().collect();
+    let page: Vec<_> = entries
+        .iter()
+        .skip(offset)
+        .take(state.page_size.max(1))
+        .cloned()
+        .collect();
     let next = offset + page.len();
     let mut results: Vec<Value> = Vec::new();
     for (day, group) in page {
-        let same_day = results.last().is_some_and(|r| r["TimePeriod"]["Start"] == day.to_string());
+        let same_day = results
+            .last()
+            .is_some_and(|r| r["TimePeriod"]["Start"] == day.to_string());
         if !same_day {
             results.push(json!({
                 "TimePeriod": { "Start": day.to_string(), "End": day.succ_opt().expect("day").to_string() },
@@ -261,7 +294,12 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     if let Some(restated) = state.restate_after_first.take() {
         state.items = restated;
     }
-    (StatusCode::OK, [("content-type", "application/x-amz-json-1.1")], response.to_string()).into_response()
+    (
+        StatusCode::OK,
+        [("content-type", "application/x-amz-json-1.1")],
+        response.to_string(),
+    )
+        .into_response()
 }
 
 fn group_key(item: &LineItem, kind: &str, key: &str) -> String {
@@ -279,7 +317,12 @@ fn group_key(item: &LineItem, kind: &str, key: &str) -> String {
 /// with a hostile name), untagged spend, several users and usage types, amounts with many
 /// decimal places.
 pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
-    let projects = [Some("llm-finetune"), Some("<img src=x onerror=alert(1)>"), Some("rlhf-eval"), None];
+    let projects = [
+        Some("llm-finetune"),
+        Some("<img src=x onerror=alert(1)>"),
+        Some("rlhf-eval"),
+        None,
+    ];
     let users = [Some("alice"), Some("bob"), None];
     let usage = [
         ("USE1-BoxUsage:p4d.24xlarge", "Amazon Elastic Compute Cloud - Compute"),

@@ -178,6 +178,7 @@ pub fn today() -> NaiveDate {
 }
 
 pub mod ce_fake;
+pub mod moto;
 
 /// A Cost Explorer client for an endpoint on loopback, signing with `access_key`.
 pub async fn cost_explorer_at(endpoint: &str, access_key: &str) -> burnrate::ingestion::cost_explorer::CostExplorer {

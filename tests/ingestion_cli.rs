@@ -1,0 +1,286 @@
+//! `burnrate ingest` as a process: the standard AWS endpoint variables, exit statuses, the
+//! lock across processes, a kill mid-run, missing credentials, and moto server.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use common::ce_fake::{CostExplorerFake, sample_items};
+use common::{database_url, today};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+/// The binary with a clean AWS environment: no profile files, no instance metadata.
+fn burnrate(database: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_burnrate"));
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("AWS_") || name.starts_with("BURNRATE_")) {
+        command.env_remove(name);
+    }
+    command
+        .env("DATABASE_URL", database)
+        .env("AWS_CONFIG_FILE", "/nonexistent/burnrate-test")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/burnrate-test")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("RUST_LOG", "warn");
+    command
+}
+
+fn with_credentials(mut command: Command) -> Command {
+    command
+        .env("AWS_ACCESS_KEY_ID", "AKIDCLITEST")
+        .env("AWS_SECRET_ACCESS_KEY", "cli-test-secret");
+    command
+}
+
+async fn run(command: Command) -> Output {
+    let mut command = command;
+    tokio::task::spawn_blocking(move || command.output().expect("burnrate runs"))
+        .await
+        .expect("join")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+async fn fake_with_recent_spend() -> CostExplorerFake {
+    let start = today() - chrono::Days::new(10);
+    CostExplorerFake::start(sample_items(start, 10)).await
+}
+
+#[sqlx::test]
+async fn ingest_uses_the_service_endpoint_variable_and_exits_zero(pool: PgPool) {
+    let url = database_url(&pool).await;
+    let fake = fake_with_recent_spend().await;
+    let from = today() - chrono::Days::new(10);
+    let mut command = with_credentials(burnrate(&url));
+    command
+        .args(["ingest", "--from", &from.to_string(), "--to", &today().to_string()])
+        .env("AWS_ENDPOINT_URL_COST_EXPLORER", fake.endpoint())
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9"); // the service variable wins
+    let output = run(command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("10 days (0 estimated)"), "{stdout}");
+    assert!(stdout.contains("3 Cost Explorer requests (USD 0.03)"), "{stdout}");
+    let stored: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_service")
+        .fetch_one(&pool)
+        .await
+        .expect("sum");
+    assert_eq!(stored, fake.total(from, today()));
+
+    let mut bad = with_credentials(burnrate(&url));
+    bad.args(["ingest", "--from", "2026-11-10", "--to", "2026-11-01"]);
+    let output = run(bad).await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let mut half = with_credentials(burnrate(&url));
+    half.args(["ingest", "--from", "2026-11-10"]);
+    assert_eq!(run(half).await.status.code(), Some(2));
+}
+
+#[sqlx::test]
+async fn an_aws_error_exits_one_with_the_message(pool: PgPool) {
+    let url = database_url(&pool).await;
+    let fake = fake_with_recent_spend().await;
+    fake.with(|s| s.fail_next = Some(("DataUnavailableException".into(), "Data is not available yet".into())));
+    let mut command = with_credentials(burnrate(&url));
+    command.arg("ingest").env("AWS_ENDPOINT_URL", fake.endpoint());
+    let output = run(command).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("ingestion failed: DataUnavailableException: Data is not available yet"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[sqlx::test]
+async fn without_credentials_ingest_fails_and_serve_still_starts_and_says_why(pool: PgPool) {
+    let url = database_url(&pool).await;
+    let mut command = burnrate(&url);
+    command.arg("ingest");
+    let output = run(command).await;
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("AWS credentials not found"), "{stderr}");
+    assert!(stderr.contains("AWS_PROFILE"), "says how to provide them: {stderr}");
+    assert!(!stderr.contains("cli-test-secret"));
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let mut serve = burnrate(&url);
+    serve
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let child = serve.spawn().expect("serve starts");
+    let client = reqwest::Client::new();
+    let mut healthy = false;
+    for _ in 0..100 {
+        if client
+            .get(format!("http://127.0.0.1:{port}/healthz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            healthy = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The schedule's first attempt logs the problem shortly after start.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().expect("serve exits"))
+        .await
+        .expect("join");
+    assert!(healthy, "serve answers without AWS credentials");
+    let log = text(&output.stderr);
+    assert!(
+        log.contains("scheduled ingestion skipped: AWS credentials not found"),
+        "{log}"
+    );
+}
+
+#[sqlx::test]
+async fn a_second_ingest_exits_three_and_a_killed_run_leaves_the_old_data(pool: PgPool) {
+    let url = database_url(&pool).await;
+    let fake = fake_with_recent_spend().await;
+    let from = (today() - chrono::Days::new(10)).to_string();
+    let window = ["ingest", "--from", from.as_str(), "--to", &today().to_string()].map(str::to_string);
+    let mut first = with_credentials(burnrate(&url));
+    first.args(&window).env("AWS_ENDPOINT_URL", fake.endpoint());
+    assert!(run(first).await.status.success());
+    let before: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_user")
+        .fetch_one(&pool)
+        .await
+        .expect("sum");
+
+    // A slow Cost Explorer keeps the next run inside its lock.
+    fake.with(|s| {
+        s.delay = Duration::from_secs(3);
+        for item in &mut s.items {
+            item.unblended += Decimal::ONE;
+        }
+    });
+    let mut slow = with_credentials(burnrate(&url));
+    slow.args(&window)
+        .env("AWS_ENDPOINT_URL", fake.endpoint())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = slow.spawn().expect("spawn");
+    let mut started = false;
+    for _ in 0..50 {
+        if fake.request_count() > 3 {
+            started = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(started, "the slow run reached Cost Explorer");
+
+    let mut second = with_credentials(burnrate(&url));
+    second.args(&window).env("AWS_ENDPOINT_URL", fake.endpoint());
+    let output = run(second).await;
+    assert_eq!(output.status.code(), Some(3));
+    assert!(text(&output.stderr).contains("ingestion already running"));
+
+    child.kill().expect("kill -9 mid-run");
+    let _ = child.wait();
+    let after: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_user")
+        .fetch_one(&pool)
+        .await
+        .expect("sum");
+    assert_eq!(after, before, "the killed run changed nothing");
+
+    // The next run takes the freed lock and records the dead one as interrupted.
+    fake.with(|s| s.delay = Duration::ZERO);
+    let mut next = with_credentials(burnrate(&url));
+    next.args(&window).env("AWS_ENDPOINT_URL", fake.endpoint());
+    assert!(run(next).await.status.success());
+    let statuses: Vec<(String, Option<String>)> =
+        sqlx::query_as("select status, error from ingestion_runs order by id")
+            .fetch_all(&pool)
+            .await
+            .expect("runs");
+    assert_eq!(statuses.len(), 3);
+    assert_eq!(statuses[1].0, "failed");
+    assert!(statuses[1].1.as_deref().unwrap_or("").starts_with("interrupted"));
+    assert_eq!(statuses[2].0, "succeeded");
+}
+
+/// moto server answers the real SDK with queued Cost Explorer results; they are stored exactly.
+#[sqlx::test]
+async fn moto_server_results_are_stored_exactly(pool: PgPool) {
+    let moto = common::moto::start().await;
+    let day = today() - chrono::Days::new(2);
+    let next = today() - chrono::Days::new(1);
+    let metrics = |amount: &str| {
+        serde_json::json!({
+            "UnblendedCost": {"Amount": amount, "Unit": "USD"},
+            "AmortizedCost": {"Amount": amount, "Unit": "USD"},
+            "UsageQuantity": {"Amount": "24", "Unit": "Hrs"}
+        })
+    };
+    // One result per group-by pair, in the order ingestion asks: user, usage type, service.
+    let result = |tagged: &str, untagged: &str| {
+        serde_json::json!({
+            "ResultsByTime": [{
+                "TimePeriod": {"Start": day.to_string(), "End": next.to_string()},
+                "Total": {},
+                "Estimated": true,
+                "Groups": [
+                    {"Keys": ["project$llm-finetune", tagged], "Metrics": metrics("1234.5678901234")},
+                    {"Keys": ["project$", untagged], "Metrics": metrics("0.0000001")}
+                ]
+            }],
+            "DimensionValueAttributes": []
+        })
+    };
+    moto.queue_cost_and_usage(vec![
+        result("user$alice", "user$"),
+        result("USE1-BoxUsage:p4d.24xlarge", "USE1-DataTransfer-Out-Bytes"),
+        result("Amazon Elastic Compute Cloud - Compute", "AWS Data Transfer"),
+    ])
+    .await;
+    let ce = common::cost_explorer_at(&moto.endpoint, "AKIDMOTO").await;
+    let options = burnrate::ingestion::run::RunOptions {
+        settings: burnrate::config::IngestSettings::default(),
+        window: Some(burnrate::costs::period::DateRange { from: day, to: next }),
+        today: today(),
+        backoff: burnrate::ingestion::cost_explorer::Backoff::default(),
+    };
+    let outcome = burnrate::ingestion::run::run(&pool, &ce, burnrate::ingestion::run::Trigger::Cli, &options)
+        .await
+        .expect("ingests from moto");
+    let burnrate::ingestion::run::Outcome::Finished(report) = outcome else {
+        panic!("not locked")
+    };
+    assert_eq!((report.requests, report.rows_written, report.estimated_days), (3, 6, 1));
+    let users: Vec<(String, String, Decimal, bool)> =
+        sqlx::query_as("select project, user_name, unblended, estimated from costs_by_user order by project")
+            .fetch_all(&pool)
+            .await
+            .expect("rows");
+    assert_eq!(
+        users,
+        [
+            ("".into(), "".into(), "0.0000001".parse().expect("d"), true),
+            (
+                "llm-finetune".into(),
+                "alice".into(),
+                "1234.5678901234".parse().expect("d"),
+                true
+            ),
+        ]
+    );
+    let gpu: Option<String> =
+        sqlx::query_scalar("select gpu_model from usage_types where usage_type = 'USE1-BoxUsage:p4d.24xlarge'")
+            .fetch_one(&pool)
+            .await
+            .expect("usage type parsed");
+    assert_eq!(gpu.as_deref(), Some("A100"));
+}
