@@ -1,0 +1,94 @@
+//! `burnrate config import` / `export`: whole-file validation, one transaction, audit.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::database_url;
+use sqlx::PgPool;
+
+fn burnrate(database: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_burnrate"))
+        .args(args)
+        .env("DATABASE_URL", database)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("burnrate runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+async fn mapping(pool: &PgPool) -> Vec<(String, String, String)> {
+    sqlx::query_as(
+        "select 'project', p.name, coalesce(t.name, 'Unassigned') from projects p left join teams t on t.id = p.team_id
+         union all select 'user', u.name, coalesce(t.name, 'Unassigned') from tagged_users u left join teams t on t.id = u.team_id
+         union all select 'owner', o.email, t.name from team_owners o join teams t on t.id = o.team_id
+         order by 1, 2",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("mapping")
+}
+
+#[sqlx::test]
+async fn import_applies_the_whole_file_or_nothing_and_export_round_trips(pool: PgPool) {
+    let url = database_url(&pool).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("teams.yaml");
+    std::fs::write(
+        &good,
+        "teams:\n  - name: ml-research\n    owners: [alice@example.com]\n    projects: [llm-finetune, rlhf-eval]\n    users: [alice, bob]\n  - name: platform\n    owners: [ops@example.com]\n    projects: [\"<img src=x onerror=alert(1)>\"]\n",
+    )
+    .expect("write");
+    sqlx::query("insert into projects (name) values ('orphan')").execute(&pool).await.expect("seen project");
+
+    let dry = burnrate(&url, &["config", "import", good.to_str().expect("path"), "--dry-run"]);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    assert!(text(&dry.stdout).contains("would create team \"ml-research\""), "{}", text(&dry.stdout));
+    assert_eq!(mapping(&pool).await, [("project".into(), "orphan".into(), "Unassigned".into())], "dry run changes nothing");
+
+    let applied = burnrate(&url, &["config", "import", good.to_str().expect("path")]);
+    assert!(applied.status.success(), "{}", text(&applied.stderr));
+    let after = mapping(&pool).await;
+    assert!(after.contains(&("project".into(), "llm-finetune".into(), "ml-research".into())));
+    assert!(after.contains(&("user".into(), "bob".into(), "ml-research".into())));
+    assert!(after.contains(&("owner".into(), "ops@example.com".into(), "platform".into())));
+    assert!(after.contains(&("project".into(), "orphan".into(), "Unassigned".into())));
+    let audited: i64 = sqlx::query_scalar("select count(*) from audit_log where action like 'team.%' and actor = 'cli'")
+        .fetch_one(&pool)
+        .await
+        .expect("audit");
+    assert_eq!(audited, 2 + 2 + 3 + 2, "one audit entry per change");
+
+    // Export, then import the export: nothing to change.
+    let exported = burnrate(&url, &["config", "export"]);
+    assert!(exported.status.success());
+    let round_trip = dir.path().join("export.yaml");
+    std::fs::write(&round_trip, &exported.stdout).expect("write");
+    let again = burnrate(&url, &["config", "import", round_trip.to_str().expect("path")]);
+    assert!(text(&again.stdout).starts_with("no changes"), "{}", text(&again.stdout));
+
+    // A file with one bad entry changes nothing and names the line.
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "teams:\n  - name: ml-research\n    owners: [alice@example.com]\n    projects: [llm-finetune]\n  - name: platform\n    owners: [not-an-email]\n",
+    )
+    .expect("write");
+    let rejected = burnrate(&url, &["config", "import", bad.to_str().expect("path")]);
+    assert_eq!(rejected.status.code(), Some(1));
+    let stderr = text(&rejected.stderr);
+    assert!(stderr.contains("bad.yaml: line 6: owner \"not-an-email\" is not an email address"), "{stderr}");
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert_eq!(mapping(&pool).await, after);
+
+    // Removing a team from the file removes it; its projects become Unassigned.
+    let smaller = dir.path().join("smaller.yaml");
+    std::fs::write(&smaller, "teams:\n  - name: platform\n    owners: [ops@example.com]\n    projects: [\"<img src=x onerror=alert(1)>\"]\n").expect("write");
+    let removed = burnrate(&url, &["config", "import", smaller.to_str().expect("path")]);
+    assert!(text(&removed.stdout).contains("delete team \"ml-research\""), "{}", text(&removed.stdout));
+    let final_state = mapping(&pool).await;
+    assert!(final_state.contains(&("project".into(), "llm-finetune".into(), "Unassigned".into())));
+}
