@@ -12,6 +12,7 @@ use crate::auth::admin::UsersPage;
 use crate::auth::pages::{AccountPage, LoginPage, SetupPage, UserMenu};
 use crate::costs::overview::OverviewPage;
 use crate::ingestion::IngestionPage;
+use crate::teams::admin::TeamsAdminPage;
 
 /// The document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -59,6 +60,7 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("account") view=AccountPage/>
                     <Route path=StaticSegment("ingestion") view=IngestionPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("users")) view=UsersPage/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("teams")) view=TeamsAdminPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("audit")) view=AuditPage/>
                 </Routes>
             </main>

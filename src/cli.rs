@@ -91,6 +91,12 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Measure performance on this machine (see docs/PERFORMANCE.md).
+    #[command(after_help = ENV_HELP)]
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
     /// Manage sign-in accounts.
     #[command(after_help = ENV_HELP)]
     Admin {
@@ -112,6 +118,17 @@ enum ConfigCommand {
     },
     /// Write the current teams as YAML to standard output.
     Export,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Rows per second from parsed Cost Explorer pages into PostgreSQL. Writes a synthetic
+    /// window in 1900 inside a transaction that is rolled back: the database is left unchanged.
+    Ingest {
+        /// Fact rows to write across the three group-by pairs.
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=50_000_000))]
+        rows: u64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -194,6 +211,9 @@ pub async fn run() -> ExitCode {
         Command::Config {
             command: ConfigCommand::Export,
         } => export_teams(config).await,
+        Command::Bench {
+            command: BenchCommand::Ingest { rows },
+        } => bench_ingest(config, rows as usize).await,
         Command::Admin {
             command: AdminCommand::Create { email, name, role },
         } => create_account(config, &email, &name, &role).await,
@@ -406,5 +426,13 @@ async fn export_teams(config: Config) -> Result<(), String> {
     let result = teams::config_file::export(&db.pool).await.map_err(|e| e.to_string());
     db.close().await;
     print!("{}", result?);
+    Ok(())
+}
+
+async fn bench_ingest(config: Config, rows: usize) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = ingestion::bench::ingest(&db.pool, rows).await;
+    db.close().await;
+    println!("{}", result.map_err(|e| e.to_string())?);
     Ok(())
 }

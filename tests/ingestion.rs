@@ -371,3 +371,35 @@ async fn a_second_run_while_one_holds_the_lock_touches_nothing(pool: PgPool) {
         .expect("count");
     assert_eq!(runs, 0);
 }
+
+#[sqlx::test]
+async fn tag_values_with_control_characters_and_backslashes_are_stored_verbatim(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let odd = "tab\there\nnew\\line \\N \r ü \"q\" 'q' <b>";
+    let mut items = sample_items(day(2026, 11, 20), 2);
+    for item in &mut items {
+        item.project = Some(odd.to_string());
+        item.user = Some(format!("{odd}-user"));
+    }
+    let fake = CostExplorerFake::start(items).await;
+    fake.with(|s| s.today = Some(today));
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    ingest(
+        &pool,
+        &ce,
+        &options(
+            Some(DateRange {
+                from: day(2026, 11, 20),
+                to: today,
+            }),
+            today,
+        ),
+    )
+    .await
+    .expect("ingests");
+    let stored: Vec<(String, String)> = sqlx::query_as("select distinct project, user_name from costs_by_user")
+        .fetch_all(&pool)
+        .await
+        .expect("rows");
+    assert_eq!(stored, [(odd.to_string(), format!("{odd}-user"))]);
+}

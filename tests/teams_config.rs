@@ -42,12 +42,23 @@ async fn import_applies_the_whole_file_or_nothing_and_export_round_trips(pool: P
         "teams:\n  - name: ml-research\n    owners: [alice@example.com]\n    projects: [llm-finetune, rlhf-eval]\n    users: [alice, bob]\n  - name: platform\n    owners: [ops@example.com]\n    projects: [\"<img src=x onerror=alert(1)>\"]\n",
     )
     .expect("write");
-    sqlx::query("insert into projects (name) values ('orphan')").execute(&pool).await.expect("seen project");
+    sqlx::query("insert into projects (name) values ('orphan')")
+        .execute(&pool)
+        .await
+        .expect("seen project");
 
     let dry = burnrate(&url, &["config", "import", good.to_str().expect("path"), "--dry-run"]);
     assert!(dry.status.success(), "{}", text(&dry.stderr));
-    assert!(text(&dry.stdout).contains("would create team \"ml-research\""), "{}", text(&dry.stdout));
-    assert_eq!(mapping(&pool).await, [("project".into(), "orphan".into(), "Unassigned".into())], "dry run changes nothing");
+    assert!(
+        text(&dry.stdout).contains("would create team \"ml-research\""),
+        "{}",
+        text(&dry.stdout)
+    );
+    assert_eq!(
+        mapping(&pool).await,
+        [("project".into(), "orphan".into(), "Unassigned".into())],
+        "dry run changes nothing"
+    );
 
     let applied = burnrate(&url, &["config", "import", good.to_str().expect("path")]);
     assert!(applied.status.success(), "{}", text(&applied.stderr));
@@ -56,10 +67,11 @@ async fn import_applies_the_whole_file_or_nothing_and_export_round_trips(pool: P
     assert!(after.contains(&("user".into(), "bob".into(), "ml-research".into())));
     assert!(after.contains(&("owner".into(), "ops@example.com".into(), "platform".into())));
     assert!(after.contains(&("project".into(), "orphan".into(), "Unassigned".into())));
-    let audited: i64 = sqlx::query_scalar("select count(*) from audit_log where action like 'team.%' and actor = 'cli'")
-        .fetch_one(&pool)
-        .await
-        .expect("audit");
+    let audited: i64 =
+        sqlx::query_scalar("select count(*) from audit_log where action like 'team.%' and actor = 'cli'")
+            .fetch_one(&pool)
+            .await
+            .expect("audit");
     assert_eq!(audited, 2 + 2 + 3 + 2, "one audit entry per change");
 
     // Export, then import the export: nothing to change.
@@ -80,15 +92,121 @@ async fn import_applies_the_whole_file_or_nothing_and_export_round_trips(pool: P
     let rejected = burnrate(&url, &["config", "import", bad.to_str().expect("path")]);
     assert_eq!(rejected.status.code(), Some(1));
     let stderr = text(&rejected.stderr);
-    assert!(stderr.contains("bad.yaml: line 6: owner \"not-an-email\" is not an email address"), "{stderr}");
+    assert!(
+        stderr.contains("bad.yaml: line 6: owner \"not-an-email\" is not an email address"),
+        "{stderr}"
+    );
     assert!(stderr.contains("nothing was changed"), "{stderr}");
     assert_eq!(mapping(&pool).await, after);
 
     // Removing a team from the file removes it; its projects become Unassigned.
     let smaller = dir.path().join("smaller.yaml");
-    std::fs::write(&smaller, "teams:\n  - name: platform\n    owners: [ops@example.com]\n    projects: [\"<img src=x onerror=alert(1)>\"]\n").expect("write");
+    std::fs::write(
+        &smaller,
+        "teams:\n  - name: platform\n    owners: [ops@example.com]\n    projects: [\"<img src=x onerror=alert(1)>\"]\n",
+    )
+    .expect("write");
     let removed = burnrate(&url, &["config", "import", smaller.to_str().expect("path")]);
-    assert!(text(&removed.stdout).contains("delete team \"ml-research\""), "{}", text(&removed.stdout));
+    assert!(
+        text(&removed.stdout).contains("delete team \"ml-research\""),
+        "{}",
+        text(&removed.stdout)
+    );
     let final_state = mapping(&pool).await;
     assert!(final_state.contains(&("project".into(), "llm-finetune".into(), "Unassigned".into())));
+}
+
+#[sqlx::test]
+async fn admins_map_teams_in_the_ui_and_others_are_refused(pool: PgPool) {
+    use burnrate::auth::Role;
+    let app = common::spawn_app(pool.clone()).await;
+    sqlx::query("insert into projects (name) values ('<img src=x onerror=alert(1)>'), ('rlhf-eval')")
+        .execute(&pool)
+        .await
+        .expect("seen projects");
+    let lead = app.session_for("lead@example.com", Role::Lead).await;
+    let form = "original=&name=ml-research&owners=alice%40example.com&projects=rlhf-eval&users=alice";
+    assert_eq!(app.post_form_as("/api/admin/save_team", form, &lead).await.status, 403);
+    assert_eq!(app.post_form("/api/admin/teams", "").await.status, 401);
+
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let saved = app.post_form_as("/api/admin/save_team", form, &admin).await;
+    assert_eq!(saved.status, 200, "{}", saved.body);
+    let bad = app
+        .post_form_as(
+            "/api/admin/save_team",
+            "original=&name=Unassigned&owners=&projects=&users=",
+            &admin,
+        )
+        .await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.body.contains("reserved for unmapped spend"), "{}", bad.body);
+    let bad_owner = app
+        .post_form_as(
+            "/api/admin/save_team",
+            "original=&name=x&owners=nope&projects=&users=",
+            &admin,
+        )
+        .await;
+    assert_eq!(bad_owner.status, 400);
+
+    let page = app.get_as("/admin/teams", &admin).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "unmapped hostile project shown as text"
+    );
+    assert!(!page.body.contains("<img src=x"));
+
+    let assigned = app
+        .post_form_as(
+            "/api/admin/assign",
+            &format!(
+                "kind=project&name={}&team=ml-research",
+                common::encode("<img src=x onerror=alert(1)>")
+            ),
+            &admin,
+        )
+        .await;
+    assert_eq!(assigned.status, 200, "{}", assigned.body);
+    // Rename keeps the mappings.
+    let renamed = app
+        .post_form_as(
+            "/api/admin/save_team",
+            &format!(
+                "original=ml-research&name=research&owners=alice%40example.com&projects={}%0Arlhf-eval&users=alice",
+                common::encode("<img src=x onerror=alert(1)>")
+            ),
+            &admin,
+        )
+        .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.body);
+    let state = mapping(&pool).await;
+    assert!(state.contains(&("project".into(), "rlhf-eval".into(), "research".into())));
+    assert!(state.contains(&(
+        "project".into(),
+        "<img src=x onerror=alert(1)>".into(),
+        "research".into()
+    )));
+    let actions: Vec<String> =
+        sqlx::query_scalar("select action from audit_log where action like 'team.%' order by id")
+            .fetch_all(&pool)
+            .await
+            .expect("audit");
+    assert!(
+        actions.contains(&"team.create".to_string()) && actions.contains(&"team.rename".to_string()),
+        "{actions:?}"
+    );
+
+    assert_eq!(
+        app.post_form_as("/api/admin/delete_team", "name=research", &admin)
+            .await
+            .status,
+        200
+    );
+    assert!(
+        mapping(&pool)
+            .await
+            .contains(&("project".into(), "rlhf-eval".into(), "Unassigned".into()))
+    );
 }

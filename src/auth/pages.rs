@@ -131,6 +131,7 @@ pub fn UserMenu() -> impl IntoView {
                     Ok(Some(caller)) => {
                         let admin_links = (caller.role == Role::Admin).then(|| {
                             view! {
+                                <a href="/admin/teams">"Teams"</a>
                                 <a href="/admin/users">"Users"</a>
                                 <a href="/admin/audit">"Audit log"</a>
                             }

@@ -77,9 +77,8 @@ impl CostBatch {
     }
 }
 
-/// Rows per INSERT … UNNEST statement: large enough to amortise the round trip, small
-/// enough to keep each bind buffer a few MB.
-const CHUNK: usize = 10_000;
+/// Rows per COPY buffer sent: a few MB, so memory stays flat however large the window.
+const CHUNK: usize = 20_000;
 
 /// Replaces every fact in `range` with `batch`, records any new projects, users and usage
 /// types, and rewrites the rollup for `range`. Returns the number of fact rows written.
@@ -91,33 +90,64 @@ pub async fn replace_window(conn: &mut PgConnection, range: DateRange, batch: &C
             .bind(range.to)
             .execute(&mut *conn)
             .await?;
-        for chunk in batch.rows(grain).chunks(CHUNK) {
-            insert_chunk(conn, grain, chunk).await?;
-        }
+        copy_rows(conn, grain, batch.rows(grain)).await?;
     }
     record_dimensions(conn, batch).await?;
     super::rollups::refresh(conn, range).await?;
     Ok(batch.len() as u64)
 }
 
-async fn insert_chunk(conn: &mut PgConnection, grain: Grain, rows: &[CostRow]) -> Result<(), sqlx::Error> {
-    let sql = format!(
-        "insert into {} (day, project, {}, unblended, amortized, usage_quantity, estimated)
-         select * from unnest($1::date[], $2::text[], $3::text[], $4::numeric[], $5::numeric[], $6::numeric[], $7::bool[])",
-        grain.table(),
-        grain.dimension_column()
-    );
-    sqlx::query(&sql)
-        .bind(rows.iter().map(|r| r.day).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.project.as_str()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.dimension.as_str()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.unblended).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.amortized).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.usage_quantity).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| r.estimated).collect::<Vec<_>>())
-        .execute(&mut *conn)
+/// COPY is several times faster than INSERT for bulk facts; values go in PostgreSQL's text
+/// format, escaped, so tag values with tabs, newlines or backslashes arrive verbatim.
+async fn copy_rows(conn: &mut PgConnection, grain: Grain, rows: &[CostRow]) -> Result<(), sqlx::Error> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut copy = conn
+        .copy_in_raw(&format!(
+            "copy {} (day, project, {}, unblended, amortized, usage_quantity, estimated) from stdin",
+            grain.table(),
+            grain.dimension_column()
+        ))
         .await?;
+    let mut buffer = String::with_capacity(CHUNK * 96);
+    for chunk in rows.chunks(CHUNK) {
+        buffer.clear();
+        for row in chunk {
+            use std::fmt::Write;
+            let _ = write!(buffer, "{}\t", row.day);
+            push_escaped(&mut buffer, &row.project);
+            buffer.push('\t');
+            push_escaped(&mut buffer, &row.dimension);
+            let _ = writeln!(
+                buffer,
+                "\t{}\t{}\t{}\t{}",
+                row.unblended,
+                row.amortized,
+                row.usage_quantity,
+                if row.estimated { 't' } else { 'f' }
+            );
+        }
+        if let Err(error) = copy.send(buffer.as_bytes()).await {
+            let _ = copy.abort("burnrate: send failed").await;
+            return Err(error);
+        }
+    }
+    copy.finish().await?;
     Ok(())
+}
+
+/// COPY text format: backslash, tab, newline and carriage return are escaped.
+fn push_escaped(buffer: &mut String, value: &str) {
+    for c in value.chars() {
+        match c {
+            '\\' => buffer.push_str("\\\\"),
+            '\t' => buffer.push_str("\\t"),
+            '\n' => buffer.push_str("\\n"),
+            '\r' => buffer.push_str("\\r"),
+            c => buffer.push(c),
+        }
+    }
 }
 
 /// New tag values appear as unmapped projects and users so admins can assign them;

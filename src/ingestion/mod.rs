@@ -2,6 +2,8 @@
 //! Ingestion page (`/ingestion`): recent runs with their status, size and cost.
 
 #[cfg(feature = "ssr")]
+pub mod bench;
+#[cfg(feature = "ssr")]
 pub mod cost_explorer;
 #[cfg(feature = "ssr")]
 pub mod pages;

@@ -156,17 +156,9 @@ fn read_team(entry: &MarkedYaml, errors: &mut Errors) -> Option<(String, TeamMap
     for (key, value) in fields {
         let key_text = text(key).unwrap_or_default();
         match key_text.as_str() {
-            "name" => match text(value).map(|n| n.trim().to_string()) {
-                Some(n) if n.is_empty() || n.chars().count() > 100 => {
-                    errors.add(value, "a team name must be 1 to 100 characters");
-                }
-                Some(n) if n.eq_ignore_ascii_case("unassigned") => {
-                    errors.add(
-                        value,
-                        "\"Unassigned\" is reserved for unmapped spend; choose another team name",
-                    );
-                }
-                Some(n) => name = Some(n),
+            "name" => match text(value).map(|n| super::edit::check_team_name(&n)) {
+                Some(Ok(n)) => name = Some(n),
+                Some(Err(message)) => errors.add(value, message),
                 None => {
                     errors.add(value, "a team name must be text (quote it if it looks like a number)");
                 }

@@ -1,7 +1,11 @@
 //! Teams: which projects and tagged users each team owns, and who owns each team.
-//! Unmapped spend is shown as "Unassigned". Edited in the UI (`/admin/teams`) or as code.
+//! Unmapped spend is shown as "Unassigned". Edited on `/admin/teams` or as code
+//! (`burnrate config import/export`); both apply a whole-state diff through `store`.
 
+pub mod admin;
 #[cfg(feature = "ssr")]
 pub mod config_file;
+#[cfg(feature = "ssr")]
+pub mod edit;
 #[cfg(feature = "ssr")]
 pub mod store;

@@ -1,0 +1,146 @@
+//! Admin edits from the Teams page, each applied as a whole-state diff in one transaction.
+
+use sqlx::{Acquire, PgPool};
+
+use super::store::{self, Mappings, TeamMapping};
+use crate::audit::record::Actor;
+use crate::error::AppError;
+
+/// A team name's rule, shared with the YAML file: 1-100 characters, and not "Unassigned",
+/// which is where unmapped spend is shown.
+pub fn check_team_name(name: &str) -> Result<String, &'static str> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        Err("a team name must be 1 to 100 characters")
+    } else if name.eq_ignore_ascii_case("unassigned") {
+        Err("\"Unassigned\" is reserved for unmapped spend; choose another team name")
+    } else {
+        Ok(name.to_string())
+    }
+}
+
+/// A checked form submission.
+#[derive(Debug, Clone)]
+pub struct TeamEdit {
+    pub original: Option<String>,
+    pub name: String,
+    pub mapping: TeamMapping,
+}
+
+impl TeamEdit {
+    pub fn validate(
+        original: &str,
+        name: &str,
+        owners: &str,
+        projects: &str,
+        users: &str,
+    ) -> Result<TeamEdit, AppError> {
+        let name = check_team_name(name).map_err(|m| AppError::invalid("name", m))?;
+        let mut mapping = TeamMapping::default();
+        for owner in entries(owners) {
+            let email = crate::auth::accounts::validate_email(owner)
+                .map_err(|_| AppError::invalid("owners", &format!("{owner:?} is not an email address")))?;
+            mapping.owners.insert(email);
+        }
+        for (field, text, set) in [
+            ("projects", projects, &mut mapping.projects),
+            ("users", users, &mut mapping.users),
+        ] {
+            for value in entries(text) {
+                if value.contains('\0') {
+                    return Err(AppError::invalid(field, "entries cannot contain NUL characters"));
+                }
+                set.insert(value.to_string());
+            }
+        }
+        Ok(TeamEdit {
+            original: Some(original.trim().to_string()).filter(|o| !o.is_empty()),
+            name,
+            mapping,
+        })
+    }
+}
+
+/// Non-empty lines; tag values keep inner spaces but lose the line's edges.
+fn entries(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty())
+}
+
+/// Applies `change` to the current mappings and returns how many changes it made.
+async fn update(
+    pool: &PgPool,
+    actor: &Actor,
+    rename: Option<(&str, &str)>,
+    change: impl FnOnce(&mut Mappings) -> Result<(), AppError>,
+) -> Result<usize, AppError> {
+    let mut conn = pool.acquire().await?;
+    let mut tx = conn.begin().await?;
+    if let Some((from, to)) = rename.filter(|(from, to)| from != to) {
+        // Renaming keeps the team's id, so budgets and history stay attached.
+        let renamed = sqlx::query("update teams set name = $2, updated_at = now() where name = $1")
+            .bind(from)
+            .bind(to)
+            .execute(&mut *tx)
+            .await
+            .map_err(|_| AppError::invalid("name", "another team already has this name"))?;
+        if renamed.rows_affected() == 0 {
+            return Err(AppError::NotFound("no such team".into()));
+        }
+        crate::audit::record::record(&mut tx, actor, "team.rename", to, serde_json::json!({ "from": from })).await?;
+    }
+    let current = store::load(&mut tx).await?;
+    let mut desired = current.clone();
+    change(&mut desired)?;
+    let changes = store::diff(&current, &desired);
+    store::apply(&mut tx, actor, &changes).await?;
+    tx.commit().await?;
+    Ok(changes.len())
+}
+
+pub async fn save(pool: &PgPool, actor: &Actor, edit: TeamEdit) -> Result<usize, AppError> {
+    let rename = edit.original.as_deref().map(|original| (original, edit.name.as_str()));
+    let creating = edit.original.is_none();
+    update(pool, actor, rename, |teams| {
+        if creating && teams.keys().any(|t| t.eq_ignore_ascii_case(&edit.name)) {
+            return Err(AppError::invalid("name", "another team already has this name"));
+        }
+        if !creating && !teams.contains_key(&edit.name) {
+            return Err(AppError::NotFound("no such team".into()));
+        }
+        // Listed projects and users move here from wherever they were.
+        for (other, mapping) in teams.iter_mut() {
+            if *other != edit.name {
+                mapping.projects.retain(|p| !edit.mapping.projects.contains(p));
+                mapping.users.retain(|u| !edit.mapping.users.contains(u));
+            }
+        }
+        teams.insert(edit.name.clone(), edit.mapping.clone());
+        Ok(())
+    })
+    .await
+}
+
+pub async fn delete(pool: &PgPool, actor: &Actor, name: &str) -> Result<usize, AppError> {
+    update(pool, actor, None, |teams| {
+        teams
+            .remove(name)
+            .map(|_| ())
+            .ok_or(AppError::NotFound("no such team".into()))
+    })
+    .await
+}
+
+pub async fn assign(pool: &PgPool, actor: &Actor, kind: &str, name: &str, team: &str) -> Result<usize, AppError> {
+    update(pool, actor, None, |teams| {
+        let target = teams
+            .get_mut(team)
+            .ok_or_else(|| AppError::invalid("team", "no such team"))?;
+        match kind {
+            "project" => target.projects.insert(name.to_string()),
+            "user" => target.users.insert(name.to_string()),
+            _ => return Err(AppError::invalid("kind", "expected project or user")),
+        };
+        Ok(())
+    })
+    .await
+}
