@@ -179,13 +179,14 @@ pub async fn run() -> ExitCode {
             granularity,
             metric,
         } => {
-            let keys = match export::parse_keys(&group_by).and_then(|keys| export::table_for(&keys).map(|_| keys)) {
+            let keys = match export::checked_keys(&group_by) {
                 Ok(keys) => keys,
                 Err(message) => return usage_error(&format!("--group-by: {message}")),
             };
-            if from >= to {
-                return usage_error("--from must be before --to (--to is exclusive)");
-            }
+            let range = match export::checked_range(from, to) {
+                Ok(range) => range,
+                Err(_) => return usage_error("--from must be before --to (--to is exclusive)"),
+            };
             let granularity = if granularity == "monthly" {
                 Granularity::Monthly
             } else {
@@ -196,7 +197,7 @@ pub async fn run() -> ExitCode {
             } else {
                 Metric::Unblended
             };
-            export_csv(config, DateRange { from, to }, keys, granularity, metric).await
+            export_csv(config, range, keys, granularity, metric).await
         }
         Command::Ingest { from, to } => {
             let window = match from.zip(to) {

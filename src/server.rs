@@ -51,6 +51,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/api/export.csv", get(crate::costs::download::export_csv))
         .leptos_routes_with_context(&state, routes, provide_state.clone(), {
             let options = state.leptos_options.clone();
             move || shell(options.clone())

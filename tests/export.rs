@@ -149,3 +149,42 @@ async fn every_key_set_reconciles_with_the_facts_to_the_cent(pool: PgPool) {
         assert_eq!(csv_total(&out), truth, "{keys}");
     }
 }
+
+#[sqlx::test]
+async fn the_csv_download_is_the_export_and_needs_a_session(pool: PgPool) {
+    use burnrate::auth::Role;
+    load_demo(&pool, day(2026, 2, 10)).await;
+    let app = common::spawn_app(pool.clone()).await;
+    let query = "/api/export.csv?from=2026-01-01&to=2026-02-01&group_by=team,project&metric=amortized";
+    assert_eq!(app.get(query).await.status, 401);
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let download = app.get_as(query, &viewer).await;
+    assert_eq!(download.status, 200);
+    assert_eq!(download.header("content-type"), "text/csv; charset=utf-8");
+    assert!(
+        download
+            .header("content-disposition")
+            .contains("burnrate-team-project-2026-01-01-2026-01-31.csv")
+    );
+    let expected = csv(
+        &pool,
+        DateRange {
+            from: day(2026, 1, 1),
+            to: day(2026, 2, 1),
+        },
+        &parse_keys("team,project").expect("keys"),
+        Granularity::Daily,
+        Metric::Amortized,
+    )
+    .await
+    .expect("csv");
+    assert_eq!(download.body, expected);
+    for bad in [
+        "/api/export.csv?from=2026-02-01&to=2026-01-01&group_by=team",
+        "/api/export.csv?from=2026-01-01&to=2026-02-01&group_by=user,service",
+        "/api/export.csv?from=2026-01-01&to=2026-02-01&group_by=team&granularity=hourly",
+        "/api/export.csv?from=yesterday&to=2026-02-01&group_by=team",
+    ] {
+        assert_eq!(app.get_as(bad, &viewer).await.status, 400, "{bad}");
+    }
+}

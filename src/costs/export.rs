@@ -98,6 +98,21 @@ pub fn table_for(keys: &[Key]) -> Result<&'static str, String> {
     }
 }
 
+/// `from`/`to` as the CLI and the download take them: `to` exclusive and after `from`.
+pub fn checked_range(from: chrono::NaiveDate, to: chrono::NaiveDate) -> Result<DateRange, String> {
+    if from >= to {
+        return Err("from must be before to (to is exclusive)".into());
+    }
+    Ok(DateRange { from, to })
+}
+
+/// Keys that parse and that one fact table can answer.
+pub fn checked_keys(text: &str) -> Result<Vec<Key>, String> {
+    let keys = parse_keys(text)?;
+    table_for(&keys)?;
+    Ok(keys)
+}
+
 /// Writes the CSV for `range` to a string: `date`, the keys in order, `cost`; sorted by date
 /// then keys; exact decimals; no row for a day without spend.
 pub async fn csv(

@@ -4,6 +4,8 @@ pub mod overview;
 pub mod period;
 
 #[cfg(feature = "ssr")]
+pub mod download;
+#[cfg(feature = "ssr")]
 pub mod export;
 #[cfg(feature = "ssr")]
 pub mod queries;

@@ -157,7 +157,12 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                 </thead>
                 <tbody>{rows}</tbody>
             </table>
-            <p class="hint">"Data through " {data.latest_day.map(|d| d.to_string()).unwrap_or_default()} " (UTC)."</p>
+            <p class="hint">"Data through " {data.latest_day.map(|d| d.to_string()).unwrap_or_default()} " (UTC). "
+                <a data-testid="team-csv" download
+                    href=format!("/api/export.csv?from={}&to={}&group_by=team&metric={}", data.range.from, data.range.to, data.metric.key())>
+                    "Download CSV (daily by team)"
+                </a>
+            </p>
         </section>
     }
     .into_any()

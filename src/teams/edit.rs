@@ -39,7 +39,7 @@ impl TeamEdit {
         let mut mapping = TeamMapping::default();
         for owner in entries(owners) {
             let email = crate::auth::accounts::validate_email(owner)
-                .map_err(|_| AppError::invalid("owners", &format!("{owner:?} is not an email address")))?;
+                .map_err(|_| AppError::invalid("owners", format!("{owner:?} is not an email address")))?;
             mapping.owners.insert(email);
         }
         for (field, text, set) in [

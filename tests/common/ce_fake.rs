@@ -233,7 +233,7 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     };
 
     // One entry per (day, group), or one empty entry for a day with no spend.
-    let mut entries: Vec<(NaiveDate, Option<(Vec<String>, [Decimal; 3])>)> = Vec::new();
+    let mut entries: Vec<(NaiveDate, Option<Sums>)> = Vec::new();
     for day in from.iter_days().take_while(|d| *d < to) {
         let mut groups: BTreeMap<Vec<String>, [Decimal; 3]> = BTreeMap::new();
         for item in state.items.iter().filter(|i| i.day == day) {
@@ -301,6 +301,9 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     )
         .into_response()
 }
+
+/// A group's keys and its unblended, amortized and quantity sums.
+type Sums = (Vec<String>, [Decimal; 3]);
 
 fn group_key(item: &LineItem, kind: &str, key: &str) -> String {
     match (kind, key) {

@@ -1,0 +1,76 @@
+//! `GET /api/export.csv`: the `burnrate export` CSV as a download, for every dashboard table.
+//! Query: from, to (exclusive), group_by, and optional granularity and metric, as the CLI.
+
+use std::collections::HashMap;
+
+use axum::Extension;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use chrono::NaiveDate;
+
+use super::export::{self, Granularity};
+use super::period::{DateRange, Metric};
+use crate::auth::Caller;
+use crate::server::AppState;
+
+pub async fn export_csv(
+    State(state): State<AppState>,
+    caller: Option<Extension<Caller>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    // The guard already refuses signed-out API calls; checked here too, as every handler does.
+    if caller.is_none() {
+        return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
+    }
+    let request = match parse(&query) {
+        Ok(request) => request,
+        Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
+    };
+    let (range, keys, granularity, metric) = request;
+    match export::csv(&state.pool, range, &keys, granularity, metric).await {
+        Ok(body) => {
+            let names: Vec<&str> = keys.iter().map(|k| k.name()).collect();
+            let filename = format!("burnrate-{}-{}-{}.csv", names.join("-"), range.from, range.last_day());
+            (
+                [
+                    (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+                    (
+                        header::CONTENT_DISPOSITION,
+                        format!("attachment; filename=\"{filename}\""),
+                    ),
+                ],
+                body,
+            )
+                .into_response()
+        }
+        Err(error) => {
+            tracing::error!(%error, "CSV export failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the export failed; see the server log",
+            )
+                .into_response()
+        }
+    }
+}
+
+type Request = (DateRange, Vec<export::Key>, Granularity, Metric);
+
+fn parse(query: &HashMap<String, String>) -> Result<Request, String> {
+    let date = |name: &str| {
+        let text = query
+            .get(name)
+            .ok_or_else(|| format!("{name} is required (YYYY-MM-DD)"))?;
+        NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| format!("{name}: expected YYYY-MM-DD, got {text:?}"))
+    };
+    let range = export::checked_range(date("from")?, date("to")?)?;
+    let keys = export::checked_keys(query.get("group_by").map(String::as_str).unwrap_or(""))?;
+    let granularity = match query.get("granularity").map(String::as_str) {
+        None | Some("daily") => Granularity::Daily,
+        Some("monthly") => Granularity::Monthly,
+        Some(other) => return Err(format!("granularity: expected daily or monthly, got {other:?}")),
+    };
+    let metric = Metric::parse(query.get("metric").map(String::as_str))?;
+    Ok((range, keys, granularity, metric))
+}
