@@ -254,18 +254,44 @@ async fn throttling_is_retried_with_backoff_then_gives_up_leaving_data_whole(poo
     assert!(recorded.unwrap_or_default().contains("LimitExceededException"));
 }
 
-#[sqlx::test]
-async fn each_aws_error_fails_the_run_with_its_message_and_stores_nothing(pool: PgPool) {
+/// A week already ingested from a fake, for tests of what a later run must not break.
+struct Baseline {
+    fake: CostExplorerFake,
+    ce: CostExplorer,
+    window: Option<DateRange>,
+    today: chrono::NaiveDate,
+    before: String,
+}
+
+async fn baseline(pool: &PgPool, items: Vec<common::ce_fake::LineItem>) -> Baseline {
     let today = day(2026, 11, 22);
-    let fake = CostExplorerFake::start(sample_items(day(2026, 11, 15), 7)).await;
+    let fake = CostExplorerFake::start(items).await;
     fake.with(|s| s.today = Some(today));
     let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
     let window = Some(DateRange {
         from: day(2026, 11, 15),
         to: today,
     });
-    ingest(&pool, &ce, &options(window, today)).await.expect("baseline");
-    let before = snapshot(&pool).await;
+    ingest(pool, &ce, &options(window, today)).await.expect("baseline");
+    let before = snapshot(pool).await;
+    Baseline {
+        fake,
+        ce,
+        window,
+        today,
+        before,
+    }
+}
+
+#[sqlx::test]
+async fn each_aws_error_fails_the_run_with_its_message_and_stores_nothing(pool: PgPool) {
+    let Baseline {
+        fake,
+        ce,
+        window,
+        today,
+        before,
+    } = baseline(&pool, sample_items(day(2026, 11, 15), 7)).await;
 
     for (kind, message) in [
         ("ValidationException", "Group by key is invalid"),
@@ -310,17 +336,14 @@ async fn each_aws_error_fails_the_run_with_its_message_and_stores_nothing(pool: 
 
 #[sqlx::test]
 async fn malformed_amounts_and_mid_run_restatements_are_rejected_not_stored(pool: PgPool) {
-    let today = day(2026, 11, 22);
     let items = sample_items(day(2026, 11, 15), 7);
-    let fake = CostExplorerFake::start(items.clone()).await;
-    fake.with(|s| s.today = Some(today));
-    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
-    let window = Some(DateRange {
-        from: day(2026, 11, 15),
-        to: today,
-    });
-    ingest(&pool, &ce, &options(window, today)).await.expect("baseline");
-    let before = snapshot(&pool).await;
+    let Baseline {
+        fake,
+        ce,
+        window,
+        today,
+        before,
+    } = baseline(&pool, items.clone()).await;
 
     for bad in ["12,50", "NaN", "", "1.2.3"] {
         fake.with(|s| s.corrupt_amount = Some(bad.into()));

@@ -1,5 +1,5 @@
 // Starts a real burnrate server on a fresh database and a real Chromium for each spec file.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -29,6 +29,26 @@ function databaseUrl(name) {
   return url.toString();
 }
 
+/** The server's environment: this database, and no AWS credentials from the developer's shell. */
+function serverEnv(url) {
+  const env = { ...process.env, DATABASE_URL: url };
+  for (const name of Object.keys(env)) if (name.startsWith('AWS_')) delete env[name];
+  return {
+    ...env,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_CONFIG_FILE: '/nonexistent/burnrate-e2e',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/burnrate-e2e',
+  };
+}
+
+/** Runs the burnrate CLI against `databaseUrl`; resolves with its stdout. */
+export function burnrateCli(databaseUrl, args) {
+  return new Promise((resolve, reject) => {
+    execFile(process.env.BURNRATE_BIN, args, { env: serverEnv(databaseUrl), maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
+  });
+}
+
 /** Serves `burnrate serve --demo` on a new database; returns its URL, a pg client and stop(). */
 export async function startServer() {
   const name = `burnrate_e2e_${process.pid}`;
@@ -40,7 +60,7 @@ export async function startServer() {
   const port = await freePort();
   const url = databaseUrl(name);
   const child = spawn(process.env.BURNRATE_BIN, ['serve', '--demo', '--addr', `127.0.0.1:${port}`], {
-    env: { ...process.env, DATABASE_URL: url },
+    env: serverEnv(url),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // `serve --demo` prints the demo accounts' credentials once, on stdout.
@@ -68,6 +88,7 @@ export async function startServer() {
 
   return {
     baseUrl,
+    databaseUrl: url,
     db,
     browser,
     accounts,

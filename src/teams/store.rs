@@ -48,17 +48,49 @@ pub async fn load(conn: &mut PgConnection) -> Result<Mappings, sqlx::Error> {
     Ok(teams)
 }
 
+/// A team's three kinds of member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Member {
+    Owner,
+    Project,
+    User,
+}
+
+impl Member {
+    const ALL: [Member; 3] = [Member::Owner, Member::Project, Member::User];
+
+    fn key(self) -> &'static str {
+        match self {
+            Member::Owner => "owner",
+            Member::Project => "project",
+            Member::User => "user",
+        }
+    }
+
+    fn of(self, mapping: &TeamMapping) -> &BTreeSet<String> {
+        match self {
+            Member::Owner => &mapping.owners,
+            Member::Project => &mapping.projects,
+            Member::User => &mapping.users,
+        }
+    }
+}
+
 /// One difference between two states, worded for the CLI, the UI and the audit log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     CreateTeam(String),
     DeleteTeam(String),
-    AddOwner { team: String, email: String },
-    RemoveOwner { team: String, email: String },
-    MapProject { team: String, project: String },
-    UnmapProject { team: String, project: String },
-    MapUser { team: String, user: String },
-    UnmapUser { team: String, user: String },
+    Add {
+        member: Member,
+        team: String,
+        value: String,
+    },
+    Remove {
+        member: Member,
+        team: String,
+        value: String,
+    },
 }
 
 impl fmt::Display for Change {
@@ -66,12 +98,18 @@ impl fmt::Display for Change {
         match self {
             Change::CreateTeam(team) => write!(f, "create team {team:?}"),
             Change::DeleteTeam(team) => write!(f, "delete team {team:?} (its projects and users become Unassigned)"),
-            Change::AddOwner { team, email } => write!(f, "add owner {email} to {team:?}"),
-            Change::RemoveOwner { team, email } => write!(f, "remove owner {email} from {team:?}"),
-            Change::MapProject { team, project } => write!(f, "map project {project:?} to {team:?}"),
-            Change::UnmapProject { team, project } => write!(f, "unmap project {project:?} from {team:?}"),
-            Change::MapUser { team, user } => write!(f, "map user {user:?} to {team:?}"),
-            Change::UnmapUser { team, user } => write!(f, "unmap user {user:?} from {team:?}"),
+            Change::Add {
+                member: Member::Owner,
+                team,
+                value,
+            } => write!(f, "add owner {value} to {team:?}"),
+            Change::Remove {
+                member: Member::Owner,
+                team,
+                value,
+            } => write!(f, "remove owner {value} from {team:?}"),
+            Change::Add { member, team, value } => write!(f, "map {} {value:?} to {team:?}", member.key()),
+            Change::Remove { member, team, value } => write!(f, "unmap {} {value:?} from {team:?}", member.key()),
         }
     }
 }
@@ -84,23 +122,14 @@ pub fn diff(current: &Mappings, desired: &Mappings) -> Vec<Change> {
     let mut additions = Vec::new();
     for (team, mapping) in current {
         let wanted = desired.get(team).unwrap_or(&empty);
-        for email in mapping.owners.difference(&wanted.owners) {
-            removals.push(Change::RemoveOwner {
-                team: team.clone(),
-                email: email.clone(),
-            });
-        }
-        for project in mapping.projects.difference(&wanted.projects) {
-            removals.push(Change::UnmapProject {
-                team: team.clone(),
-                project: project.clone(),
-            });
-        }
-        for user in mapping.users.difference(&wanted.users) {
-            removals.push(Change::UnmapUser {
-                team: team.clone(),
-                user: user.clone(),
-            });
+        for member in Member::ALL {
+            for value in member.of(mapping).difference(member.of(wanted)) {
+                removals.push(Change::Remove {
+                    member,
+                    team: team.clone(),
+                    value: value.clone(),
+                });
+            }
         }
         if !desired.contains_key(team) {
             removals.push(Change::DeleteTeam(team.clone()));
@@ -112,23 +141,14 @@ pub fn diff(current: &Mappings, desired: &Mappings) -> Vec<Change> {
             additions.push(Change::CreateTeam(team.clone()));
         }
         let had = had.unwrap_or(&empty);
-        for email in wanted.owners.difference(&had.owners) {
-            additions.push(Change::AddOwner {
-                team: team.clone(),
-                email: email.clone(),
-            });
-        }
-        for project in wanted.projects.difference(&had.projects) {
-            additions.push(Change::MapProject {
-                team: team.clone(),
-                project: project.clone(),
-            });
-        }
-        for user in wanted.users.difference(&had.users) {
-            additions.push(Change::MapUser {
-                team: team.clone(),
-                user: user.clone(),
-            });
+        for member in Member::ALL {
+            for value in member.of(wanted).difference(member.of(had)) {
+                additions.push(Change::Add {
+                    member,
+                    team: team.clone(),
+                    value: value.clone(),
+                });
+            }
         }
     }
     removals.extend(additions);
@@ -141,46 +161,14 @@ pub async fn apply(conn: &mut PgConnection, actor: &Actor, changes: &[Change]) -
         let (sql, team, value): (&str, &str, Option<&str>) = match change {
             Change::CreateTeam(team) => ("insert into teams (name) values ($1)", team, None),
             Change::DeleteTeam(team) => ("delete from teams where name = $1", team, None),
-            Change::AddOwner { team, email } => (
-                "insert into team_owners (team_id, email) select id, $2 from teams where name = $1",
-                team,
-                Some(email),
-            ),
-            Change::RemoveOwner { team, email } => (
-                "delete from team_owners where email = $2 and team_id = (select id from teams where name = $1)",
-                team,
-                Some(email),
-            ),
-            Change::MapProject { team, project } => (
-                "insert into projects (name, team_id) select $2, id from teams where name = $1
-                 on conflict (name) do update set team_id = excluded.team_id, updated_at = now()",
-                team,
-                Some(project),
-            ),
-            Change::UnmapProject { team, project } => (
-                "update projects set team_id = null, updated_at = now()
-                 where name = $2 and team_id = (select id from teams where name = $1)",
-                team,
-                Some(project),
-            ),
-            Change::MapUser { team, user } => (
-                "insert into tagged_users (name, team_id) select $2, id from teams where name = $1
-                 on conflict (name) do update set team_id = excluded.team_id, updated_at = now()",
-                team,
-                Some(user),
-            ),
-            Change::UnmapUser { team, user } => (
-                "update tagged_users set team_id = null, updated_at = now()
-                 where name = $2 and team_id = (select id from teams where name = $1)",
-                team,
-                Some(user),
-            ),
+            Change::Add { member, team, value } => (add_sql(*member), team, Some(value)),
+            Change::Remove { member, team, value } => (remove_sql(*member), team, Some(value)),
         };
         sqlx::query(sql).bind(team).bind(value).execute(&mut *conn).await?;
         record(
             conn,
             actor,
-            change.action(),
+            &change.action(),
             team,
             serde_json::json!({ "change": change.to_string() }),
         )
@@ -189,17 +177,51 @@ pub async fn apply(conn: &mut PgConnection, actor: &Actor, changes: &[Change]) -
     Ok(())
 }
 
+/// $1 is the team's name, $2 the member.
+fn add_sql(member: Member) -> &'static str {
+    match member {
+        Member::Owner => "insert into team_owners (team_id, email) select id, $2 from teams where name = $1",
+        Member::Project => {
+            "insert into projects (name, team_id) select $2, id from teams where name = $1
+             on conflict (name) do update set team_id = excluded.team_id, updated_at = now()"
+        }
+        Member::User => {
+            "insert into tagged_users (name, team_id) select $2, id from teams where name = $1
+             on conflict (name) do update set team_id = excluded.team_id, updated_at = now()"
+        }
+    }
+}
+
+fn remove_sql(member: Member) -> &'static str {
+    match member {
+        Member::Owner => {
+            "delete from team_owners where email = $2 and team_id = (select id from teams where name = $1)"
+        }
+        Member::Project => {
+            "update projects set team_id = null, updated_at = now()
+             where name = $2 and team_id = (select id from teams where name = $1)"
+        }
+        Member::User => {
+            "update tagged_users set team_id = null, updated_at = now()
+             where name = $2 and team_id = (select id from teams where name = $1)"
+        }
+    }
+}
+
 impl Change {
-    fn action(&self) -> &'static str {
+    /// `team.create`, `team.project.map`, `team.owner.remove`, …
+    fn action(&self) -> String {
         match self {
-            Change::CreateTeam(_) => "team.create",
-            Change::DeleteTeam(_) => "team.delete",
-            Change::AddOwner { .. } => "team.owner.add",
-            Change::RemoveOwner { .. } => "team.owner.remove",
-            Change::MapProject { .. } => "team.project.map",
-            Change::UnmapProject { .. } => "team.project.unmap",
-            Change::MapUser { .. } => "team.user.map",
-            Change::UnmapUser { .. } => "team.user.unmap",
+            Change::CreateTeam(_) => "team.create".into(),
+            Change::DeleteTeam(_) => "team.delete".into(),
+            Change::Add {
+                member: Member::Owner, ..
+            } => "team.owner.add".into(),
+            Change::Remove {
+                member: Member::Owner, ..
+            } => "team.owner.remove".into(),
+            Change::Add { member, .. } => format!("team.{}.map", member.key()),
+            Change::Remove { member, .. } => format!("team.{}.unmap", member.key()),
         }
     }
 }

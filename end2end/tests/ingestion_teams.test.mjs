@@ -1,0 +1,65 @@
+// Ingestion status without AWS credentials, the CSV download against `burnrate export`, and
+// assigning an unassigned project on the Teams admin page, in Chromium.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { burnrateCli, openPage, signIn, startServer, waitForHydration } from './harness.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.stop(); });
+
+test('the Ingestion page says AWS credentials are missing and how to provide them', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/ingestion');
+  let status = '';
+  for (let attempt = 0; attempt < 40 && !status.includes('AWS credentials not found'); attempt += 1) {
+    await page.goto(`${server.baseUrl}/ingestion`);
+    status = await page.textContent('[data-testid="schedule-status"]');
+    if (!status.includes('AWS credentials not found')) await sleep(500);
+  }
+  assert.match(status, /AWS credentials not found/);
+  assert.match(status, /AWS_PROFILE/);
+  assert.equal(await page.getAttribute('[data-testid="schedule-status"]', 'class'), 'notice notice-problem');
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
+test('the team table downloads the same CSV as burnrate export', async () => {
+  const { page } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/?period=prev');
+  await waitForHydration(page);
+  const href = await page.getAttribute('[data-testid="team-csv"]', 'href');
+  const params = new URL(href, server.baseUrl).searchParams;
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('[data-testid="team-csv"]'),
+  ]);
+  const stream = await download.createReadStream();
+  let body = '';
+  for await (const chunk of stream) body += chunk;
+  const expected = await burnrateCli(server.databaseUrl, [
+    'export', '--from', params.get('from'), '--to', params.get('to'), '--group-by', 'team', '--metric', params.get('metric'),
+  ]);
+  assert.ok(body.startsWith('date,team,cost\n'), body.slice(0, 80));
+  assert.equal(body, expected);
+  await page.close();
+});
+
+test('an admin assigns an unassigned project to a team; hostile names stay text', async () => {
+  await server.db.query("insert into projects (name) values ('orphan-e2e'), ('<svg onload=alert(2)>') on conflict do nothing");
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.admin, '/admin/teams');
+  await waitForHydration(page);
+  const row = page.locator('[data-testid="unmapped-row"]', { hasText: 'orphan-e2e' });
+  await row.locator('select[name="team"]').selectOption({ index: 0 });
+  const team = await row.locator('select[name="team"]').inputValue();
+  await row.locator('button[type="submit"]').click();
+  await page.locator('[data-testid="unmapped-row"]', { hasText: 'orphan-e2e' }).waitFor({ state: 'detached' });
+  const { rows } = await server.db.query(
+    "select t.name from projects p join teams t on t.id = p.team_id where p.name = 'orphan-e2e'");
+  assert.equal(rows[0]?.name, team);
+  assert.ok(await page.locator('[data-testid="unmapped-row"]', { hasText: '<svg onload=alert(2)>' }).count() === 1);
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
