@@ -99,7 +99,8 @@ impl CostExplorer {
                 "AWS credentials not found ({}). Provide them through the standard AWS chain: \
                  AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE (including SSO), \
                  or an IAM role (IRSA on EKS, an instance profile on EC2). The role needs ce:GetCostAndUsage.",
-                DisplayErrorContext(&err)
+                // Display only: the full context dumps every provider's internals.
+                err
             )),
         }
     }
