@@ -3,13 +3,14 @@
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
-    StaticSegment,
+    ParamSegment, StaticSegment,
     components::{Route, Router, Routes},
 };
 
 use crate::audit::AuditPage;
 use crate::auth::admin::UsersPage;
 use crate::auth::pages::{AccountPage, LoginPage, SetupPage, UserMenu};
+use crate::costs::breakdown::{ProjectPage, TeamPage, TeamsPage};
 use crate::costs::overview::OverviewPage;
 use crate::ingestion::IngestionPage;
 use crate::teams::admin::TeamsAdminPage;
@@ -48,6 +49,7 @@ pub fn App() -> impl IntoView {
                 <a class="brand" href="/">"burnrate"</a>
                 <nav aria-label="Main">
                     <a href="/">"Overview"</a>
+                    <a href="/teams">"Teams"</a>
                     <a href="/ingestion">"Ingestion"</a>
                 </nav>
                 <UserMenu/>
@@ -59,6 +61,9 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("setup") view=SetupPage/>
                     <Route path=StaticSegment("account") view=AccountPage/>
                     <Route path=StaticSegment("ingestion") view=IngestionPage/>
+                    <Route path=StaticSegment("teams") view=TeamsPage/>
+                    <Route path=(StaticSegment("teams"), ParamSegment("team")) view=TeamPage/>
+                    <Route path=(StaticSegment("projects"), ParamSegment("project")) view=ProjectPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("users")) view=UsersPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("teams")) view=TeamsAdminPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("audit")) view=AuditPage/>

@@ -14,6 +14,8 @@ pub mod ingestion;
 pub mod teams;
 
 #[cfg(feature = "ssr")]
+pub mod charts;
+#[cfg(feature = "ssr")]
 pub mod cli;
 #[cfg(feature = "ssr")]
 pub mod config;

@@ -1,8 +1,12 @@
 //! Costs: the daily facts, their rollup, and the Overview page that reads it.
 
+pub mod breakdown;
+pub mod filters;
 pub mod overview;
 pub mod period;
 
+#[cfg(feature = "ssr")]
+pub mod breakdown_queries;
 #[cfg(feature = "ssr")]
 pub mod download;
 #[cfg(feature = "ssr")]

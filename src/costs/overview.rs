@@ -5,7 +5,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use super::period::{Metric, Period};
+use super::filters::FilterBar;
+
 use super::{Overview, get_overview};
 use crate::format::{percent, usd};
 
@@ -32,57 +33,6 @@ pub fn OverviewPage() -> impl IntoView {
             })}
         </Transition>
     }
-}
-
-/// Period and metric switches. Plain links: the router turns them into client-side
-/// navigations, and they still work before hydration or without JavaScript.
-#[component]
-fn FilterBar() -> impl IntoView {
-    let query = use_query_map();
-    let period = move || Period::parse(query.read().get("period").as_deref()).unwrap_or_default();
-    let metric = move || Metric::parse(query.read().get("metric").as_deref()).unwrap_or_default();
-
-    let period_links = Period::ALL
-        .into_iter()
-        .map(|p| {
-            view! {
-                <a
-                    class="chip"
-                    data-testid=format!("period-{}", p.key())
-                    href=move || filter_href(p, metric())
-                    aria-current=move || (period() == p).then_some("page")
-                >
-                    {p.label()}
-                </a>
-            }
-        })
-        .collect_view();
-    let metric_links = [Metric::Unblended, Metric::Amortized]
-        .into_iter()
-        .map(|m| {
-            view! {
-                <a
-                    class="chip"
-                    data-testid=format!("metric-{}", m.key())
-                    href=move || filter_href(period(), m)
-                    aria-current=move || (metric() == m).then_some("page")
-                >
-                    {m.label()}
-                </a>
-            }
-        })
-        .collect_view();
-
-    view! {
-        <div class="filters">
-            <nav aria-label="Period" class="chip-group">{period_links}</nav>
-            <nav aria-label="Metric" class="chip-group">{metric_links}</nav>
-        </div>
-    }
-}
-
-fn filter_href(period: Period, metric: Metric) -> String {
-    format!("/?period={}&metric={}", period.key(), metric.key())
 }
 
 #[component]

@@ -47,9 +47,7 @@ pub async fn overview(
         to: run_rate_end,
     };
     let run_rate_total = total(pool, run_rate_range, amortized).await?;
-    let latest_day: Option<NaiveDate> = sqlx::query_scalar("select max(day) from daily_project_costs")
-        .fetch_one(pool)
-        .await?;
+    let latest_day = latest_day(pool).await?;
 
     Ok(Overview {
         period,
@@ -74,4 +72,11 @@ async fn total(pool: &PgPool, range: DateRange, amortized: bool) -> Result<Decim
     .bind(amortized)
     .fetch_one(pool)
     .await
+}
+
+/// The newest day with any cost data; `None` before anything is loaded.
+pub async fn latest_day(pool: &PgPool) -> Result<Option<NaiveDate>, sqlx::Error> {
+    sqlx::query_scalar("select max(day) from daily_project_costs")
+        .fetch_one(pool)
+        .await
 }

@@ -1,0 +1,352 @@
+//! The Teams page (`/teams`) and the Team and Project pages (`/teams/:team`,
+//! `/projects/:project`): spend split by team, project, user, service and GPU instance family,
+//! with a stacked daily chart (server-drawn SVG) whose numbers are also a table.
+
+use chrono::NaiveDate;
+use leptos::prelude::*;
+use leptos_router::hooks::{use_params_map, use_query_map};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::filters::FilterBar;
+use super::period::{DateRange, Metric, Period};
+use crate::app::TableHead;
+use crate::error::AppError;
+use crate::format::{percent, tag_label, usd};
+
+/// A team's spend in the period and in the equal-length period before it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamLine {
+    pub team: String,
+    pub spend: Decimal,
+    pub previous: Decimal,
+    pub gpu_spend: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamsView {
+    pub period: Period,
+    pub metric: Metric,
+    pub range: DateRange,
+    pub previous_range: DateRange,
+    pub total: Decimal,
+    pub teams: Vec<TeamLine>,
+    /// (day, team, spend): the chart's numbers.
+    pub daily: Vec<(NaiveDate, String, Decimal)>,
+    pub chart_svg: String,
+    pub latest_day: Option<NaiveDate>,
+}
+
+/// Whose costs a page shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Scope {
+    Team(String),
+    Project(String),
+}
+
+impl Scope {
+    pub fn name(&self) -> &str {
+        match self {
+            Scope::Team(name) | Scope::Project(name) => name,
+        }
+    }
+}
+
+/// One row of a breakdown table: a key (project, user, service, family) and its spend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Line {
+    pub key: String,
+    pub spend: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeView {
+    pub scope: Scope,
+    pub period: Period,
+    pub metric: Metric,
+    pub range: DateRange,
+    pub total: Decimal,
+    pub previous_total: Decimal,
+    /// Instance hours × GPUs per instance.
+    pub gpu_hours: Decimal,
+    pub spot_spend: Decimal,
+    /// Spot plus on-demand instance spend, the base of the spot share.
+    pub instance_spend: Decimal,
+    pub by_project: Vec<Line>,
+    pub by_user: Vec<Line>,
+    pub by_service: Vec<Line>,
+    pub by_family: Vec<Line>,
+    pub chart_svg: String,
+}
+
+#[server(prefix = "/api", endpoint = "teams")]
+pub async fn get_teams(period: Option<String>, metric: Option<String>) -> Result<TeamsView, AppError> {
+    crate::error::with_status(
+        async {
+            crate::auth::caller()?;
+            let period = Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
+            let metric = Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
+            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            let today = chrono::Utc::now().date_naive();
+            Ok(super::breakdown_queries::teams(&state.pool, period, metric, today).await?)
+        }
+        .await,
+    )
+}
+
+#[server(prefix = "/api", endpoint = "scope")]
+pub async fn get_scope(
+    kind: String,
+    name: String,
+    period: Option<String>,
+    metric: Option<String>,
+) -> Result<ScopeView, AppError> {
+    crate::error::with_status(
+        async {
+            crate::auth::caller()?;
+            let scope = match kind.as_str() {
+                "team" => Scope::Team(name),
+                "project" => Scope::Project(name),
+                _ => return Err(AppError::invalid("kind", "expected team or project")),
+            };
+            let period = Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
+            let metric = Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
+            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            let today = chrono::Utc::now().date_naive();
+            Ok(super::breakdown_queries::scope(&state.pool, scope, period, metric, today).await?)
+        }
+        .await,
+    )
+}
+
+/// `/teams/<name>` and `/projects/<name>` with the name percent-encoded; untagged spend's
+/// project is the empty name.
+pub fn scope_href(kind: &str, name: &str) -> String {
+    let mut encoded = String::new();
+    for byte in name.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => encoded.push(byte as char),
+            _ => encoded.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    format!("/{kind}/{encoded}")
+}
+
+fn change_text(now: Decimal, before: Decimal) -> String {
+    if before.is_zero() {
+        return if now.is_zero() { "0.0%".into() } else { "new".into() };
+    }
+    let change = (now - before) / before * Decimal::ONE_HUNDRED;
+    format!("{}{:.1}%", if change > Decimal::ZERO { "+" } else { "" }, change)
+}
+
+fn crumbs(parent: Option<(&'static str, &'static str)>, title: String) -> impl IntoView {
+    view! {
+        <leptos_meta::Title text=format!("{title} · burnrate")/>
+        <nav class="breadcrumbs" aria-label="Breadcrumb">
+            <a href="/">"Overview"</a>
+            {parent.map(|(href, label)| view! { " / " <a href=href>{label}</a> })}
+            " / " <span>{title.clone()}</span>
+        </nav>
+        <h1>{title}</h1>
+    }
+}
+
+fn no_data() -> AnyView {
+    view! {
+        <section class="empty" data-testid="empty-state">
+            <h2>"No cost data yet"</h2>
+            <p>"Run " <code>"burnrate ingest"</code> " with AWS credentials, or start with " <code>"burnrate serve --demo"</code> "."</p>
+        </section>
+    }
+    .into_any()
+}
+
+/// The server-drawn SVG. plotters escapes every text and attribute it writes, and the
+/// title/description are escaped when added, so the markup carries no tag value as code.
+#[component]
+fn Chart(svg: String, testid: &'static str) -> impl IntoView {
+    view! { <figure class="chart" data-testid=testid inner_html=svg></figure> }
+}
+
+#[component]
+pub fn TeamsPage() -> impl IntoView {
+    let query = use_query_map();
+    let filters = move || {
+        let q = query.read();
+        (q.get("period"), q.get("metric"))
+    };
+    let data = Resource::new(filters, |(period, metric)| get_teams(period, metric));
+    view! {
+        {crumbs(None, "Teams".into())}
+        <FilterBar/>
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                    Ok(view) if view.latest_day.is_none() => no_data(),
+                    Ok(view) => view! { <TeamsBody view/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn TeamsBody(view: TeamsView) -> impl IntoView {
+    let total = view.total;
+    let csv = format!(
+        "/api/export.csv?from={}&to={}&group_by=team&metric={}",
+        view.range.from,
+        view.range.to,
+        view.metric.key()
+    );
+    let rows = view
+        .teams
+        .into_iter()
+        .map(|line| {
+            view! {
+                <tr data-testid="team-row">
+                    <th scope="row"><a href=scope_href("teams", &line.team) data-testid="team-name">{line.team.clone()}</a></th>
+                    <td class="num" data-testid="team-spend" data-value=line.spend.to_string()>{usd(line.spend)}</td>
+                    <td class="num">{percent(line.spend, total)}</td>
+                    <td class="num">{usd(line.previous)}</td>
+                    <td class="num">{change_text(line.spend, line.previous)}</td>
+                    <td class="num">{usd(line.gpu_spend)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let daily_rows = view
+        .daily
+        .into_iter()
+        .map(|(day, team, spend)| {
+            view! { <tr data-testid="chart-row"><td>{day.to_string()}</td><td>{team}</td><td class="num" data-value=spend.to_string()>{usd(spend)}</td></tr> }
+        })
+        .collect_view();
+    view! {
+        <Chart svg=view.chart_svg testid="teams-chart"/>
+        <details class="chart-table">
+            <summary>"Show the chart as a table"</summary>
+            <table class="data" data-testid="teams-chart-table">
+                <TableHead columns=&["Day", "Team", "Spend (USD)"]/>
+                <tbody>{daily_rows}</tbody>
+            </table>
+        </details>
+        <table class="data" data-testid="teams-table">
+            <caption>{view.metric.label()} " cost, " {format!("{} – {}", view.range.from, view.range.last_day())}
+                ", compared with " {format!("{} – {}", view.previous_range.from, view.previous_range.last_day())}</caption>
+            <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "GPU (USD)"]/>
+            <tbody>{rows}</tbody>
+        </table>
+        <p class="hint"><a download href=csv data-testid="teams-csv">"Download CSV (daily by team)"</a></p>
+    }
+}
+
+#[component]
+pub fn TeamPage() -> impl IntoView {
+    view! { <ScopePage kind="team"/> }
+}
+
+#[component]
+pub fn ProjectPage() -> impl IntoView {
+    view! { <ScopePage kind="project"/> }
+}
+
+#[component]
+fn ScopePage(kind: &'static str) -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let inputs = move || {
+        let q = query.read();
+        let name = params.read().get(kind).unwrap_or_default();
+        (name, q.get("period"), q.get("metric"))
+    };
+    let data = Resource::new(inputs, move |(name, period, metric)| {
+        get_scope(kind.to_string(), name, period, metric)
+    });
+    view! {
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                    Ok(view) => view! { <ScopeBody view/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn ScopeBody(view: ScopeView) -> impl IntoView {
+    let (title, parent, csv_filter) = match &view.scope {
+        Scope::Team(name) => (format!("Team {name}"), Some(("/teams", "Teams")), "team"),
+        Scope::Project(name) => (format!("Project {}", tag_label(name)), None, "project"),
+    };
+    let csv = |keys: &str| {
+        format!(
+            "/api/export.csv?from={}&to={}&group_by={csv_filter},{keys}&metric={}",
+            view.range.from,
+            view.range.to,
+            view.metric.key()
+        )
+    };
+    let total = view.total;
+    let breakdown =
+        |heading: &'static str, testid: &'static str, lines: Vec<Line>, link: Option<&'static str>, csv: String| {
+            let rows = lines
+                .into_iter()
+                .map(|line| {
+                    let label = if link.is_some() || testid == "by-user" {
+                        tag_label(&line.key).to_string()
+                    } else {
+                        line.key.clone()
+                    };
+                    let name = match link {
+                        Some(kind) => view! { <a href=scope_href(kind, &line.key)>{label}</a> }.into_any(),
+                        None => view! { <span>{label}</span> }.into_any(),
+                    };
+                    view! {
+                        <tr data-testid=format!("{testid}-row")>
+                            <th scope="row">{name}</th>
+                            <td class="num" data-value=line.spend.to_string()>{usd(line.spend)}</td>
+                            <td class="num">{percent(line.spend, total)}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <section class="breakdown">
+                    <h2>{heading}</h2>
+                    <table class="data" data-testid=testid>
+                        <TableHead columns=&["Name", "Spend (USD)", "Share"]/>
+                        <tbody>{rows}</tbody>
+                    </table>
+                    <p class="hint"><a download href=csv>"Download CSV"</a></p>
+                </section>
+            }
+        };
+    let spot_share = percent(view.spot_spend, view.instance_spend);
+    view! {
+        {crumbs(parent, title)}
+        <FilterBar/>
+        <section class="cards" aria-label="Summary">
+            <div class="card"><h2>{view.period.label()} " spend"</h2>
+                <p class="figure" data-testid="scope-total" data-value=view.total.to_string()>{usd(view.total)}</p>
+                <p class="hint">{format!("{} – {}; ", view.range.from, view.range.last_day())} {change_text(view.total, view.previous_total)} " against the period before"</p></div>
+            <div class="card"><h2>"GPU-hours"</h2>
+                <p class="figure" data-testid="gpu-hours">{format!("{:.1}", view.gpu_hours)}</p>
+                <p class="hint">"Instance hours × GPUs per instance"</p></div>
+            <div class="card"><h2>"Spot share"</h2>
+                <p class="figure" data-testid="spot-share">{spot_share}</p>
+                <p class="hint">{usd(view.spot_spend)} " of " {usd(view.instance_spend)} " instance spend"</p></div>
+        </section>
+        <Chart svg=view.chart_svg testid="scope-chart"/>
+        <div class="breakdowns">
+            {breakdown("By project", "by-project", view.by_project, Some("projects"), csv("project"))}
+            {breakdown("Top users", "by-user", view.by_user, None, csv("user"))}
+            {breakdown("By service", "by-service", view.by_service, None, csv("service"))}
+            {breakdown("GPU instance families", "by-family", view.by_family, None, csv("instance_type"))}
+        </div>
+    }
+}

@@ -1,0 +1,237 @@
+//! Read-side SQL for the Teams, Team and Project pages. Team membership is resolved through
+//! `projects.team_id` at query time, so mapping changes show at once; unmapped and untagged
+//! projects belong to "Unassigned".
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use super::breakdown::{Line, Scope, ScopeView, TeamLine, TeamsView};
+use super::period::{DateRange, Metric, Period};
+use super::{UNASSIGNED_TEAM, queries};
+use crate::charts::{self, Series};
+
+/// The equal-length window just before `range`, for "change against the previous period".
+pub fn previous(range: DateRange) -> DateRange {
+    DateRange {
+        from: range.from - chrono::Days::new(range.days() as u64),
+        to: range.from,
+    }
+}
+
+fn metric_column(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Amortized => "amortized",
+        Metric::Unblended => "unblended",
+    }
+}
+
+pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDate) -> Result<TeamsView, sqlx::Error> {
+    let range = period.range(today);
+    let before = previous(range);
+    let column = metric_column(metric);
+    let rows: Vec<(String, Decimal, Decimal, Decimal)> = sqlx::query_as(&format!(
+        "select coalesce(t.name, $4) as team,
+                coalesce(sum(r.{column}) filter (where r.day >= $1), 0) as spend,
+                coalesce(sum(r.{column}) filter (where r.day < $1), 0) as previous,
+                coalesce(sum(r.gpu_{column}) filter (where r.day >= $1), 0) as gpu
+         from daily_project_costs r
+         left join projects p on p.name = r.project
+         left join teams t on t.id = p.team_id
+         where r.day >= $3 and r.day < $2
+         group by 1
+         order by spend desc, team"
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(before.from)
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(pool)
+    .await?;
+    let total: Decimal = rows.iter().map(|r| r.1).sum();
+    let daily: Vec<(NaiveDate, String, Decimal)> = sqlx::query_as(&format!(
+        "select r.day, coalesce(t.name, $3), sum(r.{column})
+         from daily_project_costs r
+         left join projects p on p.name = r.project
+         left join teams t on t.id = p.team_id
+         where r.day >= $1 and r.day < $2
+         group by 1, 2 order by 1, 2"
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(pool)
+    .await?;
+    let order: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    let chart_svg = chart(
+        &format!("Daily spend by team, {} – {}", range.from, range.last_day()),
+        "Stacked daily spend per team; the table below the chart has the same numbers.",
+        range,
+        &order,
+        &daily,
+    );
+    Ok(TeamsView {
+        period,
+        metric,
+        range,
+        previous_range: before,
+        total,
+        teams: rows
+            .into_iter()
+            .map(|(team, spend, previous, gpu_spend)| TeamLine {
+                team,
+                spend,
+                previous,
+                gpu_spend,
+            })
+            .collect(),
+        daily,
+        chart_svg,
+        latest_day: queries::latest_day(pool).await?,
+    })
+}
+
+/// Stacked daily bars in `order` (largest first), every day of `range` on the axis.
+fn chart(
+    title: &str,
+    description: &str,
+    range: DateRange,
+    order: &[String],
+    daily: &[(NaiveDate, String, Decimal)],
+) -> String {
+    let days: Vec<NaiveDate> = range.from.iter_days().take_while(|d| *d < range.to).collect();
+    let series: Vec<Series> = order
+        .iter()
+        .map(|name| Series {
+            name: name.clone(),
+            points: daily
+                .iter()
+                .filter(|(_, n, _)| n == name)
+                .map(|(d, _, v)| (*d, *v))
+                .collect(),
+        })
+        .collect();
+    charts::stacked_daily(title, description, &days, &series)
+}
+
+/// SQL that keeps fact rows (alias `c`) of `scope`; binds the name as `$3`.
+fn scope_filter(scope: &Scope) -> &'static str {
+    match scope {
+        Scope::Team(_) => {
+            "coalesce((select t.name from projects p join teams t on t.id = p.team_id where p.name = c.project), $4) = $3"
+        }
+        // $4 is unused here but bound for every scope alike.
+        Scope::Project(_) => "c.project = $3 and $4::text is not null",
+    }
+}
+
+async fn lines(
+    pool: &PgPool,
+    scope: &Scope,
+    range: DateRange,
+    column: &str,
+    from: &str,
+    key: &str,
+) -> Result<Vec<Line>, sqlx::Error> {
+    let rows: Vec<(String, Decimal)> = sqlx::query_as(&format!(
+        "select {key}, sum(c.{column}) from {from}
+         where c.day >= $1 and c.day < $2 and {filter}
+         group by 1 having sum(c.{column}) <> 0 order by 2 desc, 1 limit 100",
+        filter = scope_filter(scope)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(scope.name())
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|(key, spend)| Line { key, spend }).collect())
+}
+
+pub async fn scope(
+    pool: &PgPool,
+    scope: Scope,
+    period: Period,
+    metric: Metric,
+    today: NaiveDate,
+) -> Result<ScopeView, sqlx::Error> {
+    let range = period.range(today);
+    let before = previous(range);
+    let column = metric_column(metric);
+    let by_project = lines(pool, &scope, range, column, "costs_by_service c", "c.project").await?;
+    let by_user = lines(pool, &scope, range, column, "costs_by_user c", "c.user_name").await?;
+    let by_service = lines(pool, &scope, range, column, "costs_by_service c", "c.service").await?;
+    let by_family = lines(
+        pool,
+        &scope,
+        range,
+        column,
+        "costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type and u.gpu_model is not null",
+        "u.instance_family || ' (' || u.gpu_model || ')'",
+    )
+    .await?;
+    let previous_total: Decimal = sqlx::query_scalar(&format!(
+        "select coalesce(sum(c.{column}), 0) from costs_by_service c where c.day >= $1 and c.day < $2 and {filter}",
+        filter = scope_filter(&scope)
+    ))
+    .bind(before.from)
+    .bind(before.to)
+    .bind(scope.name())
+    .bind(UNASSIGNED_TEAM)
+    .fetch_one(pool)
+    .await?;
+    let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = sqlx::query_as(&format!(
+        "select coalesce(sum(c.usage_quantity * u.gpu_count) filter (where u.gpu_model is not null), 0),
+                coalesce(sum(c.{column}) filter (where u.purchase_option = 'spot'), 0),
+                coalesce(sum(c.{column}) filter (where u.purchase_option in ('spot', 'on_demand')), 0)
+         from costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type
+         where c.day >= $1 and c.day < $2 and {filter}",
+        filter = scope_filter(&scope)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(scope.name())
+    .bind(UNASSIGNED_TEAM)
+    .fetch_one(pool)
+    .await?;
+    let daily: Vec<(NaiveDate, String, Decimal)> = sqlx::query_as(&format!(
+        "select c.day, c.project, sum(c.{column}) from costs_by_service c
+         where c.day >= $1 and c.day < $2 and {filter} group by 1, 2 order by 1, 2",
+        filter = scope_filter(&scope)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(scope.name())
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(pool)
+    .await?;
+    let order: Vec<String> = by_project.iter().map(|l| l.key.clone()).collect();
+    let daily_labelled: Vec<_> = daily
+        .into_iter()
+        .map(|(d, p, v)| (d, crate::format::tag_label(&p).to_string(), v))
+        .collect();
+    let labelled_order: Vec<String> = order.iter().map(|p| crate::format::tag_label(p).to_string()).collect();
+    let chart_svg = chart(
+        &format!("Daily spend of {}, by project", scope.name()),
+        "Stacked daily spend per project; the tables below have the exact figures.",
+        range,
+        &labelled_order,
+        &daily_labelled,
+    );
+    Ok(ScopeView {
+        scope,
+        period,
+        metric,
+        range,
+        total: by_project.iter().map(|l| l.spend).sum(),
+        previous_total,
+        gpu_hours,
+        spot_spend: spot,
+        instance_spend: instances,
+        by_project,
+        by_user,
+        by_service,
+        by_family,
+        chart_svg,
+    })
+}

@@ -1,0 +1,147 @@
+//! Teams, Team and Project aggregations against the facts, to the cent, and their pages.
+
+mod common;
+
+use burnrate::auth::Role;
+use burnrate::costs::breakdown::{Scope, scope_href};
+use burnrate::costs::breakdown_queries;
+use burnrate::costs::period::{Metric, Period};
+use burnrate::demo::org::HOSTILE_PROJECT;
+use common::{day, load_demo};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+async fn facts(
+    pool: &PgPool,
+    sql: &str,
+    from: chrono::NaiveDate,
+    to: chrono::NaiveDate,
+    name: &str,
+) -> Vec<(String, Decimal)> {
+    sqlx::query_as(sql)
+        .bind(from)
+        .bind(to)
+        .bind(name)
+        .fetch_all(pool)
+        .await
+        .expect("facts")
+}
+
+#[sqlx::test]
+async fn teams_view_equals_the_facts_for_the_period_and_the_one_before(pool: PgPool) {
+    let today = day(2026, 2, 10);
+    load_demo(&pool, today).await;
+    for (metric, column) in [(Metric::Unblended, "unblended"), (Metric::Amortized, "amortized")] {
+        let view = breakdown_queries::teams(&pool, Period::Last30Days, metric, today)
+            .await
+            .expect("teams");
+        let team_sql = format!(
+            "select coalesce(t.name, 'Unassigned'), sum(c.{column}) from costs_by_user c
+             left join projects p on p.name = c.project left join teams t on t.id = p.team_id
+             where c.day >= $1 and c.day < $2 and $3 <> '-' group by 1 order by 1"
+        );
+        let mut expected = facts(&pool, &team_sql, view.range.from, view.range.to, "").await;
+        let mut got: Vec<(String, Decimal)> = view.teams.iter().map(|t| (t.team.clone(), t.spend)).collect();
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected, "{metric:?}");
+        let before = facts(&pool, &team_sql, view.previous_range.from, view.previous_range.to, "").await;
+        for line in &view.teams {
+            let previous = before
+                .iter()
+                .find(|(t, _)| *t == line.team)
+                .map(|(_, v)| *v)
+                .unwrap_or_default();
+            assert_eq!(line.previous, previous, "{}", line.team);
+        }
+        assert_eq!(view.previous_range.to, view.range.from);
+        assert_eq!(view.previous_range.days(), view.range.days());
+        let daily_total: Decimal = view.daily.iter().map(|(_, _, v)| *v).sum();
+        assert_eq!(daily_total, view.total, "the chart's numbers add up to the table's");
+        for line in &view.teams {
+            assert!(view.chart_svg.contains(&line.team), "the legend names {}", line.team);
+        }
+    }
+}
+
+#[sqlx::test]
+async fn a_team_and_a_project_split_the_same_total_every_way(pool: PgPool) {
+    let today = day(2026, 2, 10);
+    load_demo(&pool, today).await;
+    let team: String =
+        sqlx::query_scalar("select t.name from projects p join teams t on t.id = p.team_id where p.name = $1")
+            .bind(HOSTILE_PROJECT)
+            .fetch_one(&pool)
+            .await
+            .expect("the hostile project has a team");
+    for scope in [
+        Scope::Team(team.clone()),
+        Scope::Team("Unassigned".into()),
+        Scope::Project(HOSTILE_PROJECT.into()),
+    ] {
+        let view = breakdown_queries::scope(&pool, scope.clone(), Period::Last90Days, Metric::Unblended, today)
+            .await
+            .expect("scope");
+        assert!(view.total > Decimal::ZERO, "{scope:?}");
+        let sum = |lines: &[burnrate::costs::breakdown::Line]| lines.iter().map(|l| l.spend).sum::<Decimal>();
+        assert_eq!(sum(&view.by_user), view.total, "users reconcile for {scope:?}");
+        assert_eq!(sum(&view.by_service), view.total, "services reconcile for {scope:?}");
+        assert!(sum(&view.by_family) <= view.total);
+        assert!(view.spot_spend <= view.instance_spend);
+        let filter = match &scope {
+            Scope::Team(_) => {
+                "coalesce((select t.name from projects p join teams t on t.id = p.team_id where p.name = c.project), 'Unassigned') = $3"
+            }
+            Scope::Project(_) => "c.project = $3",
+        };
+        let expected: Decimal = sqlx::query_scalar(&format!(
+            "select coalesce(sum(unblended), 0) from costs_by_usage_type c where day >= $1 and day < $2 and {filter}"
+        ))
+        .bind(view.range.from)
+        .bind(view.range.to)
+        .bind(scope.name())
+        .fetch_one(&pool)
+        .await
+        .expect("total");
+        assert_eq!(view.total, expected, "{scope:?}");
+        let gpu_hours: Decimal = sqlx::query_scalar(&format!(
+            "select coalesce(sum(c.usage_quantity * u.gpu_count), 0) from costs_by_usage_type c
+             join usage_types u on u.usage_type = c.usage_type where day >= $1 and day < $2 and {filter}"
+        ))
+        .bind(view.range.from)
+        .bind(view.range.to)
+        .bind(scope.name())
+        .fetch_one(&pool)
+        .await
+        .expect("gpu hours");
+        assert_eq!(view.gpu_hours, gpu_hours);
+    }
+}
+
+#[sqlx::test]
+async fn the_pages_render_for_signed_in_users_and_escape_tag_values(pool: PgPool) {
+    load_demo(&pool, common::today()).await;
+    let app = common::spawn_app(pool.clone()).await;
+    assert_eq!(app.post_form("/api/teams", "").await.status, 401);
+    assert_eq!(app.get("/teams").await.status, 303);
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let teams = app.get_as("/teams?period=30d", &viewer).await;
+    assert_eq!(teams.status, 200);
+    assert!(teams.body.contains("data-testid=\"teams-chart\""));
+    assert!(teams.body.contains("<title>Daily spend by team"));
+    let project = app
+        .get_as(
+            &format!("{}?period=90d", scope_href("projects", HOSTILE_PROJECT)),
+            &viewer,
+        )
+        .await;
+    assert_eq!(project.status, 200);
+    assert!(!project.body.contains("<img src=x"), "the hostile name is never markup");
+    assert!(project.body.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    let unassigned = app.get_as("/teams/Unassigned?period=90d", &viewer).await;
+    assert_eq!(unassigned.status, 200);
+    assert!(
+        unassigned.body.contains("(untagged)"),
+        "untagged spend is listed under Unassigned"
+    );
+}
