@@ -108,7 +108,6 @@ fn draw_stacked(
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.3))
         .draw()?;
     root.present()?;

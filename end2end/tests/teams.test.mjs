@@ -1,0 +1,61 @@
+// The Teams, Team and Project pages in Chromium: one chart series per team, the table
+// toggle's numbers equal the database, filters in the URL, drill-down links, no XSS.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openPage, signIn, startServer, units, waitForHydration } from './harness.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.stop(); });
+
+test('the team chart has one legend entry per team and its table equals the database', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/teams?period=30d');
+  await waitForHydration(page);
+  const teams = await page.$$eval('[data-testid="team-name"]', (cells) => cells.map((c) => c.textContent));
+  assert.ok(teams.length >= 10, teams.join());
+  const svgText = await page.$$eval('[data-testid="teams-chart"] svg text', (nodes) => nodes.map((n) => n.textContent.trim()));
+  for (const team of teams) assert.ok(svgText.includes(team), `legend names ${team}`);
+  assert.equal(await page.locator('[data-testid="teams-chart"] svg title').textContent().then((t) => t.startsWith('Daily spend by team')), true);
+
+  await page.click('details.chart-table summary');
+  const cells = await page.$$eval('[data-testid="chart-row"]', (rows) => rows.map((r) => [
+    r.children[0].textContent, r.children[1].textContent, r.children[2].dataset.value]));
+  const caption = await page.textContent('[data-testid="teams-table"] caption');
+  const [from, last] = caption.match(/\d{4}-\d{2}-\d{2}/g);
+  const { rows } = await server.db.query(
+    `select r.day::text as day, coalesce(t.name, 'Unassigned') as team, sum(r.unblended)::text as spend
+     from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
+     where r.day between $1 and $2 group by 1, 2`, [from, last]);
+  const expected = new Map(rows.map((r) => [`${r.day}|${r.team}`, units(r.spend)]));
+  assert.equal(cells.length, expected.size);
+  for (const [day, team, value] of cells) assert.equal(units(value), expected.get(`${day}|${team}`), `${day} ${team}`);
+
+  await page.click('[data-testid="metric-amortized"]');
+  await page.waitForURL(/metric=amortized/);
+  await page.goBack();
+  await page.waitForURL((url) => !url.search.includes('amortized'));
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
+test('a team links to its projects; the hostile project renders as text and runs nothing', async () => {
+  const { rows } = await server.db.query(
+    "select t.name from projects p join teams t on t.id = p.team_id where p.name = '<img src=x onerror=alert(1)>'");
+  const team = rows[0].name;
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/teams?period=90d');
+  await waitForHydration(page);
+  await page.click(`[data-testid="team-name"]:text-is("${team}")`);
+  await page.waitForSelector('[data-testid="by-project"]');
+  assert.equal(await page.textContent('h1'), `Team ${team}`);
+  await page.click('[data-testid="by-project-row"] a:text-is("<img src=x onerror=alert(1)>")');
+  await page.waitForURL(/\/projects\//);
+  await page.waitForSelector('[data-testid="scope-total"]');
+  assert.equal(await page.textContent('h1'), 'Project <img src=x onerror=alert(1)>');
+  assert.equal(await page.locator('img').count(), 0);
+  const legend = await page.$$eval('[data-testid="scope-chart"] svg text', (nodes) => nodes.map((n) => n.textContent.trim()));
+  assert.ok(legend.includes('<img src=x onerror=alert(1)>'), 'the legend shows the name as text');
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
