@@ -125,3 +125,64 @@ async fn amortized_spreads_reserved_fees_so_it_differs_from_unblended_on_the_fir
         "the month's reservation fee is billed on the 1st"
     );
 }
+
+#[sqlx::test]
+async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
+    let today = day(TODAY.0, TODAY.1, TODAY.2);
+    load_demo(&pool, today).await;
+    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today)
+        .await
+        .expect("overview");
+    let forecast = overview.forecast.expect("month to date has a forecast");
+    assert_eq!(forecast.last_day, day(2026, 2, 28));
+    assert_eq!(forecast.days_left, 19, "10 Feb to 28 Feb, today included");
+    let before_today: Decimal =
+        sqlx::query_scalar("select sum(unblended) from daily_project_costs where day >= '2026-02-01' and day < $1")
+            .bind(today)
+            .fetch_one(&pool)
+            .await
+            .expect("so far");
+    assert_eq!(forecast.expected, before_today + overview.run_rate * Decimal::from(19));
+    assert!(forecast.low <= forecast.expected && forecast.expected <= forecast.high);
+    assert!(overview.burn_svg.contains("<title>Burn rate: cumulative spend</title>"));
+    assert!(overview.burn_svg.contains("Forecast"));
+
+    let past = queries::overview(&pool, Period::PreviousMonth, Metric::Unblended, today)
+        .await
+        .expect("overview");
+    assert_eq!(past.forecast, None, "a finished period has nothing to forecast");
+}
+
+#[sqlx::test]
+async fn top_projects_and_movers_equal_the_facts(pool: PgPool) {
+    let today = day(TODAY.0, TODAY.1, TODAY.2);
+    load_demo(&pool, today).await;
+    let overview = queries::overview(&pool, Period::Last30Days, Metric::Amortized, today)
+        .await
+        .expect("overview");
+    assert_eq!(overview.top_projects.len(), 10);
+    assert!(overview.top_projects.windows(2).all(|w| w[0].spend >= w[1].spend));
+    let change = |p: &burnrate::costs::ProjectChange| (p.spend - p.previous).abs();
+    assert!(overview.movers.windows(2).all(|w| change(&w[0]) >= change(&w[1])));
+    let range = overview.range;
+    let before = range.from - chrono::Days::new(range.days() as u64);
+    for project in overview.top_projects.iter().chain(&overview.movers) {
+        let (spend, previous): (Decimal, Decimal) = sqlx::query_as(
+            "select coalesce(sum(amortized) filter (where day >= $2), 0), coalesce(sum(amortized) filter (where day < $2), 0)
+             from costs_by_user where project = $1 and day >= $3 and day < $4",
+        )
+        .bind(&project.project)
+        .bind(range.from)
+        .bind(before)
+        .bind(range.to)
+        .fetch_one(&pool)
+        .await
+        .expect("facts");
+        assert_eq!(
+            (project.spend, project.previous),
+            (spend, previous),
+            "{}",
+            project.project
+        );
+    }
+}

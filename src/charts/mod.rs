@@ -7,6 +7,9 @@ use plotters::prelude::*;
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
+mod burn;
+pub use burn::{Burn, burn};
+
 /// Okabe–Ito, then Paul Tol's muted scheme: distinguishable with common colour-blindness.
 const PALETTE: [(u8, u8, u8); 16] = [
     (0xE6, 0x9F, 0x00),
@@ -115,7 +118,7 @@ fn draw_stacked(
 }
 
 /// `$12k`, `$1.2M`: short axis labels; exact figures are in the table beside each chart.
-fn axis_usd(value: f64) -> String {
+pub(crate) fn axis_usd(value: f64) -> String {
     match value.abs() {
         v if v >= 1e6 => format!("${:.1}M", value / 1e6),
         v if v >= 1e3 => format!("${:.0}k", value / 1e3),
@@ -124,7 +127,7 @@ fn axis_usd(value: f64) -> String {
 }
 
 /// Adds `role="img"`, `<title>` and `<desc>` right after the opening `<svg …>` tag.
-fn with_accessible_text(svg: String, title: &str, description: &str) -> String {
+pub(crate) fn with_accessible_text(svg: String, title: &str, description: &str) -> String {
     let Some(open_end) = svg
         .find("<svg")
         .and_then(|start| svg[start..].find('>').map(|end| start + end))

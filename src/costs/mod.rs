@@ -39,6 +39,27 @@ pub struct TeamSpend {
     pub gpu_spend: Decimal,
 }
 
+/// Where the period is heading: spend so far plus the run-rate for each day left, with a
+/// range from the slowest to the fastest of the run-rate's days.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forecast {
+    /// The period's last day.
+    pub last_day: NaiveDate,
+    pub days_left: i64,
+    pub expected: Decimal,
+    pub low: Decimal,
+    pub high: Decimal,
+}
+
+/// A project's spend in the period and in the equal-length period before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectChange {
+    pub project: String,
+    pub team: String,
+    pub spend: Decimal,
+    pub previous: Decimal,
+}
+
 /// Everything the Overview page shows for one period and metric.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Overview {
@@ -54,6 +75,13 @@ pub struct Overview {
     pub teams: Vec<TeamSpend>,
     /// The newest day with any cost data; `None` when nothing has been loaded yet.
     pub latest_day: Option<NaiveDate>,
+    /// Only for a period that has not ended (month to date).
+    pub forecast: Option<Forecast>,
+    /// The ten largest projects, and the ten that changed most against the period before.
+    pub top_projects: Vec<ProjectChange>,
+    pub movers: Vec<ProjectChange>,
+    /// Cumulative spend against the forecast (and budget, once budgets exist), as SVG.
+    pub burn_svg: String,
 }
 
 /// The Overview figures for `?period=` and `?metric=`, read from the daily rollup.

@@ -5,10 +5,12 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
+use super::breakdown::scope_href;
 use super::filters::FilterBar;
+use super::{Overview, ProjectChange, get_overview};
+use crate::app::TableHead;
 
-use super::{Overview, get_overview};
-use crate::format::{percent, usd};
+use crate::format::{percent, tag_label, usd};
 
 #[component]
 pub fn OverviewPage() -> impl IntoView {
@@ -62,7 +64,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
         .map(|team| {
             view! {
                 <tr data-testid="team-row">
-                    <th scope="row" data-testid="team-name">{team.team.clone()}</th>
+                    <th scope="row" data-testid="team-name"><a href=scope_href("teams", &team.team)>{team.team.clone()}</a></th>
                     <td class="num" data-testid="team-spend" data-value=team.spend.to_string()>
                         {usd(team.spend)}
                     </td>
@@ -87,12 +89,20 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                 </p>
                 <p class="hint">{run_rate_text}</p>
             </div>
+            {data.forecast.clone().map(|f| view! {
+                <div class="card">
+                    <h2>"Forecast to " {f.last_day.to_string()}</h2>
+                    <p class="figure" data-testid="forecast" data-value=f.expected.to_string()>{usd(f.expected)}</p>
+                    <p class="hint" data-testid="forecast-range">{format!("Range {} – {}; {} days left at the run-rate", usd(f.low), usd(f.high), f.days_left)}</p>
+                </div>
+            })}
             <div class="card">
                 <h2>"GPU share"</h2>
                 <p class="figure" data-testid="gpu-share">{percent(data.gpu_total, total)}</p>
                 <p class="hint">{usd(data.gpu_total)} " on GPU instances"</p>
             </div>
         </section>
+        <figure class="chart" data-testid="burn-chart" inner_html=data.burn_svg.clone()></figure>
         <section aria-labelledby="by-team">
             <h2 id="by-team">"Spend by team"</h2>
             <table class="data" data-testid="team-table">
@@ -114,6 +124,37 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                 </a>
             </p>
         </section>
+        <div class="breakdowns">
+            <ProjectTable heading="Top projects" testid="top-projects" rows=data.top_projects.clone()/>
+            <ProjectTable heading="Biggest changes against the period before" testid="movers" rows=data.movers.clone()/>
+        </div>
     }
     .into_any()
+}
+
+#[component]
+fn ProjectTable(heading: &'static str, testid: &'static str, rows: Vec<ProjectChange>) -> impl IntoView {
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            let change = row.spend - row.previous;
+            view! {
+                <tr data-testid=format!("{testid}-row")>
+                    <th scope="row"><a href=scope_href("projects", &row.project)>{tag_label(&row.project).to_string()}</a></th>
+                    <td>{row.team}</td>
+                    <td class="num" data-value=row.spend.to_string()>{usd(row.spend)}</td>
+                    <td class="num" data-value=change.to_string()>{usd(change)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section>
+            <h2>{heading}</h2>
+            <table class="data" data-testid=testid>
+                <TableHead columns=&["Project", "Team", "Spend (USD)", "Change (USD)"]/>
+                <tbody>{rows}</tbody>
+            </table>
+        </section>
+    }
 }

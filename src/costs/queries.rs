@@ -5,7 +5,7 @@ use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use super::period::{DateRange, Metric, Period, days_before};
-use super::{Overview, TeamSpend, UNASSIGNED_TEAM};
+use super::{Forecast, Overview, ProjectChange, TeamSpend, UNASSIGNED_TEAM};
 
 /// Days in the run-rate window.
 pub const RUN_RATE_DAYS: i64 = 7;
@@ -48,14 +48,29 @@ pub async fn overview(
     };
     let run_rate_total = total(pool, run_rate_range, amortized).await?;
     let latest_day = latest_day(pool).await?;
+    let daily = daily_totals(pool, range, amortized).await?;
+    let run_rate = run_rate_total / Decimal::from(RUN_RATE_DAYS);
+    let forecast = match period {
+        Period::MonthToDate => {
+            let window = daily_totals(pool, run_rate_range, amortized).await?;
+            Some(forecast(&daily, &window, range, run_rate, today))
+        }
+        _ => None,
+    };
+    let (top_projects, movers) = project_changes(pool, range, amortized).await?;
+    let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), today);
 
     Ok(Overview {
+        forecast,
+        top_projects,
+        movers,
+        burn_svg,
         period,
         metric,
         range,
         total: teams.iter().map(|t| t.spend).sum(),
         gpu_total: teams.iter().map(|t| t.gpu_spend).sum(),
-        run_rate: run_rate_total / Decimal::from(RUN_RATE_DAYS),
+        run_rate,
         run_rate_range,
         teams,
         latest_day,
@@ -79,4 +94,148 @@ pub async fn latest_day(pool: &PgPool) -> Result<Option<NaiveDate>, sqlx::Error>
     sqlx::query_scalar("select max(day) from daily_project_costs")
         .fetch_one(pool)
         .await
+}
+
+async fn daily_totals(
+    pool: &PgPool,
+    range: DateRange,
+    amortized: bool,
+) -> Result<Vec<(NaiveDate, Decimal)>, sqlx::Error> {
+    sqlx::query_as(
+        "select day, sum(case when $3 then amortized else unblended end)
+         from daily_project_costs where day >= $1 and day < $2 group by day order by day",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .bind(amortized)
+    .fetch_all(pool)
+    .await
+}
+
+/// Expected: spend so far plus the run-rate for each day from today to the month's end.
+/// Range: the same with the cheapest and the dearest day of the run-rate window, so a
+/// spiky week widens it.
+fn forecast(
+    daily: &[(NaiveDate, Decimal)],
+    run_rate_window: &[(NaiveDate, Decimal)],
+    range: DateRange,
+    run_rate: Decimal,
+    today: NaiveDate,
+) -> Forecast {
+    let month_end = range
+        .from
+        .checked_add_months(chrono::Months::new(1))
+        .unwrap_or(range.to);
+    let so_far: Decimal = daily.iter().filter(|(d, _)| *d < today).map(|(_, v)| *v).sum();
+    let days_left = (month_end - today).num_days().max(0);
+    // A day of the window without rows had no spend: it counts as zero.
+    let zero_day = (run_rate_window.len() < RUN_RATE_DAYS as usize).then_some(Decimal::ZERO);
+    let values = run_rate_window.iter().map(|(_, v)| *v).chain(zero_day);
+    let lowest = values.clone().min().unwrap_or(run_rate);
+    let highest = values.max().unwrap_or(run_rate);
+    let days = Decimal::from(days_left);
+    Forecast {
+        last_day: month_end.pred_opt().unwrap_or(month_end),
+        days_left,
+        expected: so_far + run_rate * days,
+        low: so_far + lowest * days,
+        high: so_far + highest * days,
+    }
+}
+
+async fn project_changes(
+    pool: &PgPool,
+    range: DateRange,
+    amortized: bool,
+) -> Result<(Vec<ProjectChange>, Vec<ProjectChange>), sqlx::Error> {
+    let before = days_before(range.from, range.days() as u64);
+    let rows: Vec<(String, String, Decimal, Decimal)> = sqlx::query_as(
+        "select r.project, coalesce(t.name, $5),
+                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day >= $1), 0),
+                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day < $1), 0)
+         from daily_project_costs r
+         left join projects p on p.name = r.project
+         left join teams t on t.id = p.team_id
+         where r.day >= $3 and r.day < $2
+         group by 1, 2",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .bind(before)
+    .bind(amortized)
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(pool)
+    .await?;
+    let mut all: Vec<ProjectChange> = rows
+        .into_iter()
+        .map(|(project, team, spend, previous)| ProjectChange {
+            project,
+            team,
+            spend,
+            previous,
+        })
+        .collect();
+    all.sort_by(|a, b| b.spend.cmp(&a.spend).then_with(|| a.project.cmp(&b.project)));
+    let top = all.iter().take(10).cloned().collect();
+    all.sort_by(|a, b| {
+        (b.spend - b.previous)
+            .abs()
+            .cmp(&(a.spend - a.previous).abs())
+            .then_with(|| a.project.cmp(&b.project))
+    });
+    Ok((top, all.into_iter().take(10).collect()))
+}
+
+/// With a forecast, the actual line stops before today (still accruing) and the forecast
+/// carries on from there.
+fn burn_chart(
+    daily: &[(NaiveDate, Decimal)],
+    range: DateRange,
+    period: Period,
+    forecast: Option<&Forecast>,
+    today: NaiveDate,
+) -> String {
+    let end = forecast
+        .map(|f| super::period::next_day(f.last_day))
+        .unwrap_or(range.to);
+    let days: Vec<NaiveDate> = range.from.iter_days().take_while(|d| *d < end).collect();
+    let mut running = Decimal::ZERO;
+    let actual: Vec<(NaiveDate, Decimal)> = daily
+        .iter()
+        .filter(|(day, _)| forecast.is_none() || *day < today)
+        .map(|(day, value)| {
+            running += *value;
+            (*day, running)
+        })
+        .collect();
+    let mut points = Vec::new();
+    if let (Some(f), Some((last, so_far))) = (forecast, actual.last()) {
+        let left = Decimal::from(f.days_left.max(1));
+        let step = |total: Decimal| (total - *so_far) / left;
+        let (low, mid, high) = (step(f.low), step(f.expected), step(f.high));
+        for (n, day) in last.iter_days().take_while(|d| *d < end).enumerate() {
+            let n = Decimal::from(n as i64);
+            points.push((day, *so_far + low * n, *so_far + mid * n, *so_far + high * n));
+        }
+    }
+    let description = match forecast {
+        Some(f) => format!(
+            "Cumulative spend so far and the forecast to {}: {} expected (range {} to {}).",
+            f.last_day,
+            crate::format::usd(f.expected),
+            crate::format::usd(f.low),
+            crate::format::usd(f.high)
+        ),
+        None => format!("Cumulative spend over the {}.", period.label().to_lowercase()),
+    };
+    crate::charts::burn(
+        "Burn rate: cumulative spend",
+        &description,
+        &crate::charts::Burn {
+            days: &days,
+            actual: &actual,
+            forecast: &points,
+            budget: None,
+        },
+    )
 }

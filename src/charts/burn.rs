@@ -1,0 +1,107 @@
+//! The burn-rate chart: cumulative spend, the forecast with its range, and the budget line.
+
+use chrono::NaiveDate;
+use plotters::prelude::*;
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+
+use super::{axis_usd, colour, with_accessible_text};
+
+/// Cumulative spend so far, the forecast to the period's end with its band, and the budget
+/// line when there is one. `actual` and the forecast points are (day, cumulative USD).
+pub struct Burn<'a> {
+    pub days: &'a [NaiveDate],
+    pub actual: &'a [(NaiveDate, Decimal)],
+    /// (day, low, expected, high), from the last actual day to the period's last day.
+    pub forecast: &'a [(NaiveDate, Decimal, Decimal, Decimal)],
+    pub budget: Option<Decimal>,
+}
+
+pub fn burn(title: &str, description: &str, burn: &Burn) -> String {
+    let mut svg = String::new();
+    if let Err(error) = draw_burn(&mut svg, title, burn) {
+        tracing::error!(%error, "drawing a chart failed");
+        return String::new();
+    }
+    with_accessible_text(svg, title, description)
+}
+
+fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<(), Box<dyn std::error::Error>> {
+    let f = |d: &Decimal| d.to_f64().unwrap_or(0.0);
+    let x = |day: &NaiveDate| burn.days.iter().position(|d| d == day).map(|i| i as f64 + 1.0);
+    let mut top = burn.budget.as_ref().map(f).unwrap_or(0.0);
+    top = burn.actual.iter().map(|(_, v)| f(v)).fold(top, f64::max);
+    top = burn.forecast.iter().map(|(_, _, _, high)| f(high)).fold(top, f64::max);
+    let root = SVGBackend::with_string(svg, (900, 340)).into_drawing_area();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0f64..burn.days.len().max(1) as f64, 0f64..(top.max(1.0) * 1.08))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc("Day (UTC)")
+        .y_desc("Cumulative spend (USD)")
+        .x_labels(8)
+        .x_label_formatter(&|v| {
+            burn.days
+                .get((*v as usize).saturating_sub(1))
+                .map(|d| d.format("%m-%d").to_string())
+                .unwrap_or_default()
+        })
+        .y_label_formatter(&|v| axis_usd(*v))
+        .draw()?;
+    let band: Vec<(f64, f64)> = burn
+        .forecast
+        .iter()
+        .filter_map(|(d, _, _, high)| x(d).map(|x| (x, f(high))))
+        .chain(
+            burn.forecast
+                .iter()
+                .rev()
+                .filter_map(|(d, low, _, _)| x(d).map(|x| (x, f(low)))),
+        )
+        .collect();
+    if !band.is_empty() {
+        chart
+            .draw_series(std::iter::once(Polygon::new(band, colour(1).mix(0.25).filled())))?
+            .label("Forecast range")
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour(1).mix(0.25).filled()));
+    }
+    chart
+        .draw_series(LineSeries::new(
+            burn.actual.iter().filter_map(|(d, v)| x(d).map(|x| (x, f(v)))),
+            colour(4).stroke_width(3),
+        ))?
+        .label("Actual")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], colour(4).stroke_width(3)));
+    chart
+        .draw_series(DashedLineSeries::new(
+            burn.forecast
+                .iter()
+                .filter_map(|(d, _, mid, _)| x(d).map(|x| (x, f(mid)))),
+            6,
+            4,
+            colour(5).stroke_width(2),
+        ))?
+        .label("Forecast")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], colour(5).stroke_width(2)));
+    if let Some(budget) = burn.budget.as_ref().map(f) {
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, budget), (burn.days.len() as f64, budget)],
+                colour(7).stroke_width(2),
+            ))?
+            .label("Budget")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], colour(7).stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .border_style(BLACK.mix(0.3))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
