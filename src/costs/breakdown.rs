@@ -174,7 +174,7 @@ pub fn TeamsPage() -> impl IntoView {
     let query = use_query_map();
     let filters = move || {
         let q = query.read();
-        (q.get("period"), q.get("metric"))
+        (super::filters::period_value(&q), q.get("metric"))
     };
     let data = Resource::new(filters, |(period, metric)| get_teams(period, metric));
     view! {
@@ -260,7 +260,7 @@ fn ScopePage(kind: &'static str) -> impl IntoView {
     let inputs = move || {
         let q = query.read();
         let name = params.read().get(kind).unwrap_or_default();
-        (name, q.get("period"), q.get("metric"))
+        (name, super::filters::period_value(&q), q.get("metric"))
     };
     let data = Resource::new(inputs, move |(name, period, metric)| {
         get_scope(kind.to_string(), name, period, metric)

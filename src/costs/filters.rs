@@ -2,6 +2,7 @@
 //! views are shareable and Back restores them.
 
 use leptos::prelude::*;
+use leptos_router::components::Form;
 use leptos_router::hooks::{use_location, use_query_map};
 
 use super::period::{Metric, Period};
@@ -13,7 +14,7 @@ pub fn FilterBar() -> impl IntoView {
     let query = use_query_map();
     let location = use_location();
     let path = move || location.pathname.get();
-    let period = move || Period::parse(query.read().get("period").as_deref()).unwrap_or_default();
+    let period = move || Period::parse(period_value(&query.read()).as_deref()).unwrap_or_default();
     let metric = move || Metric::parse(query.read().get("metric").as_deref()).unwrap_or_default();
 
     let period_links = Period::ALL
@@ -47,12 +48,41 @@ pub fn FilterBar() -> impl IntoView {
         })
         .collect_view();
 
+    let month_value = move || match period() {
+        Period::Month(first) => first.format("%Y-%m").to_string(),
+        _ => String::new(),
+    };
+    let custom = move || match period() {
+        Period::Custom(range) => (range.from.to_string(), range.last_day().to_string()),
+        _ => (String::new(), String::new()),
+    };
     view! {
         <div class="filters">
             <nav aria-label="Period" class="chip-group">{period_links}</nav>
             <nav aria-label="Metric" class="chip-group">{metric_links}</nav>
+            <Form method="GET" action=path attr:class="inline" attr:data-testid="month-form">
+                <input type="hidden" name="metric" value=move || metric().key()/>
+                <label>"Month " <input type="month" name="month" required value=month_value/></label>
+                <button type="submit">"Show month"</button>
+            </Form>
+            <Form method="GET" action=path attr:class="inline" attr:data-testid="range-form">
+                <input type="hidden" name="metric" value=move || metric().key()/>
+                <label>"From " <input type="date" name="from" required value=move || custom().0/></label>
+                <label>"to " <input type="date" name="to" required value=move || custom().1/></label>
+                <button type="submit">"Show range"</button>
+            </Form>
         </div>
     }
+}
+
+/// `?period=`, or what the month picker or range form put in the URL instead.
+pub fn period_value(query: &leptos_router::params::ParamsMap) -> Option<String> {
+    Period::query_value(
+        query.get("period"),
+        query.get("month"),
+        query.get("from"),
+        query.get("to"),
+    )
 }
 
 /// The same page with other filters, so each page keeps its own path.

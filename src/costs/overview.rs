@@ -17,7 +17,7 @@ pub fn OverviewPage() -> impl IntoView {
     let query = use_query_map();
     let filters = move || {
         let q = query.read();
-        (q.get("period"), q.get("metric"))
+        (super::filters::period_value(&q), q.get("metric"))
     };
     let overview = Resource::new(filters, |(period, metric)| get_overview(period, metric));
 

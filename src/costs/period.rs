@@ -4,7 +4,7 @@
 use chrono::{Datelike, Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
 
-/// A named reporting period, relative to today (UTC).
+/// A reporting period: a named one relative to today (UTC), a calendar month, or any range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Period {
     #[default]
@@ -12,7 +12,14 @@ pub enum Period {
     PreviousMonth,
     Last30Days,
     Last90Days,
+    /// `?period=2026-10`: the month starting on this day.
+    Month(NaiveDate),
+    /// `?period=2026-10-01..2026-11-01`: `to` exclusive, as in Cost Explorer.
+    Custom(DateRange),
 }
+
+/// The longest custom range a page will aggregate: Cost Explorer's own daily history.
+const MAX_CUSTOM_DAYS: i64 = 3 * 366;
 
 impl Period {
     pub const ALL: [Period; 4] = [
@@ -23,33 +30,77 @@ impl Period {
     ];
 
     /// The value used in `?period=`.
-    pub fn key(self) -> &'static str {
+    pub fn key(self) -> String {
         match self {
-            Period::MonthToDate => "mtd",
-            Period::PreviousMonth => "prev",
-            Period::Last30Days => "30d",
-            Period::Last90Days => "90d",
+            Period::MonthToDate => "mtd".into(),
+            Period::PreviousMonth => "prev".into(),
+            Period::Last30Days => "30d".into(),
+            Period::Last90Days => "90d".into(),
+            Period::Month(first) => first.format("%Y-%m").to_string(),
+            Period::Custom(range) => format!("{}..{}", range.from, range.to),
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub fn label(self) -> String {
         match self {
-            Period::MonthToDate => "Month to date",
-            Period::PreviousMonth => "Previous month",
-            Period::Last30Days => "Last 30 days",
-            Period::Last90Days => "Last 90 days",
+            Period::MonthToDate => "Month to date".into(),
+            Period::PreviousMonth => "Previous month".into(),
+            Period::Last30Days => "Last 30 days".into(),
+            Period::Last90Days => "Last 90 days".into(),
+            Period::Month(first) => first.format("%B %Y").to_string(),
+            Period::Custom(range) => format!("{} – {}", range.from, range.last_day()),
         }
     }
 
-    /// Parses `?period=`; an absent value means month to date.
+    /// Parses `?period=`: mtd, prev, 30d, 90d, a month `YYYY-MM`, or a range
+    /// `YYYY-MM-DD..YYYY-MM-DD` (end exclusive). An absent value means month to date.
     pub fn parse(value: Option<&str>) -> Result<Period, String> {
-        match value.unwrap_or("") {
-            "" => Ok(Period::default()),
-            text => Period::ALL
-                .into_iter()
-                .find(|p| p.key() == text)
-                .ok_or_else(|| format!("unknown period {text:?}; expected one of mtd, prev, 30d, 90d")),
+        let text = value.unwrap_or("").trim();
+        if text.is_empty() {
+            return Ok(Period::default());
         }
+        if let Some(preset) = Period::ALL.into_iter().find(|p| p.key() == text) {
+            return Ok(preset);
+        }
+        let date = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
+        if let Some((from, to)) = text.split_once("..") {
+            let (Some(from), Some(to)) = (date(from), date(to)) else {
+                return Err(format!("period {text:?}: expected YYYY-MM-DD..YYYY-MM-DD"));
+            };
+            if from >= to {
+                return Err("the range's end must be after its start (the end is exclusive)".into());
+            }
+            if (to - from).num_days() > MAX_CUSTOM_DAYS {
+                return Err(format!("a range may cover at most {MAX_CUSTOM_DAYS} days"));
+            }
+            return Ok(Period::Custom(DateRange { from, to }));
+        }
+        if let Some(first) = date(&format!("{text}-01")).filter(|_| text.len() == 7) {
+            return Ok(Period::Month(first));
+        }
+        Err(format!(
+            "unknown period {text:?}; expected one of mtd, prev, 30d, 90d, a month YYYY-MM or a range YYYY-MM-DD..YYYY-MM-DD"
+        ))
+    }
+
+    /// The `?period=` a page shows when its URL came from the month picker (`?month=`) or the
+    /// range form (`?from=&to=`, `to` inclusive as people type it) rather than a link.
+    pub fn query_value(
+        period: Option<String>,
+        month: Option<String>,
+        from: Option<String>,
+        to: Option<String>,
+    ) -> Option<String> {
+        if let Some(month) = month.filter(|m| !m.is_empty()) {
+            return Some(month);
+        }
+        if let (Some(from), Some(to)) = (from.filter(|f| !f.is_empty()), to.filter(|t| !t.is_empty())) {
+            let end = NaiveDate::parse_from_str(&to, "%Y-%m-%d")
+                .map(|last| next_day(last).to_string())
+                .unwrap_or(to);
+            return Some(format!("{from}..{end}"));
+        }
+        period
     }
 
     /// The half-open day range `[from, to)` this period covers, given today's UTC date.
@@ -74,6 +125,11 @@ impl Period {
                 from: days_before(tomorrow, 90),
                 to: tomorrow,
             },
+            Period::Month(first) => DateRange {
+                from: first,
+                to: first.checked_add_months(Months::new(1)).unwrap_or(first),
+            },
+            Period::Custom(range) => range,
         }
     }
 }
@@ -170,11 +226,46 @@ mod tests {
     }
 
     #[test]
+    fn months_and_custom_ranges_round_trip_through_the_query_string() {
+        let october = Period::parse(Some("2026-10")).expect("month");
+        assert_eq!(
+            october.range(day(2026, 11, 22)),
+            DateRange {
+                from: day(2026, 10, 1),
+                to: day(2026, 11, 1)
+            }
+        );
+        assert_eq!(october.label(), "October 2026");
+        assert_eq!(Period::parse(Some(&october.key())), Ok(october));
+        let custom = Period::parse(Some("2026-10-05..2026-10-12")).expect("range");
+        assert_eq!(custom.range(day(2026, 11, 22)).days(), 7);
+        assert_eq!(Period::parse(Some(&custom.key())), Ok(custom));
+        // The range form's end is the last day people want included.
+        assert_eq!(
+            Period::query_value(None, None, Some("2026-10-05".into()), Some("2026-10-11".into())),
+            Some("2026-10-05..2026-10-12".into())
+        );
+        assert_eq!(
+            Period::query_value(Some("30d".into()), Some("2026-09".into()), None, None),
+            Some("2026-09".into())
+        );
+    }
+
+    #[test]
     fn unknown_period_and_metric_are_rejected_with_the_allowed_values() {
         assert_eq!(Period::parse(None), Ok(Period::MonthToDate));
         assert_eq!(Period::parse(Some("prev")), Ok(Period::PreviousMonth));
         let err = Period::parse(Some("1' or 1=1")).expect_err("must reject");
         assert!(err.contains("mtd, prev, 30d, 90d"));
+        for bad in [
+            "2026-13",
+            "2026-1",
+            "2026-11-05..2026-11-01",
+            "2020-01-01..2026-01-01",
+            "2026-11-01..x",
+        ] {
+            assert!(Period::parse(Some(bad)).is_err(), "{bad}");
+        }
         assert_eq!(Metric::parse(Some("amortized")), Ok(Metric::Amortized));
         assert!(Metric::parse(Some("blended")).is_err());
     }
