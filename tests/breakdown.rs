@@ -145,3 +145,33 @@ async fn the_pages_render_for_signed_in_users_and_escape_tag_values(pool: PgPool
         "untagged spend is listed under Unassigned"
     );
 }
+
+#[sqlx::test]
+async fn a_month_and_a_custom_range_are_accepted_and_bad_ones_named(pool: PgPool) {
+    load_demo(&pool, day(2026, 2, 10)).await;
+    let app = common::spawn_app(pool.clone()).await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let month = app
+        .post_form_as("/api/teams", "period=2026-01&metric=unblended", &viewer)
+        .await;
+    assert_eq!(month.status, 200, "{}", month.body);
+    assert!(
+        month.body.contains("\"from\":\"2026-01-01\",\"to\":\"2026-02-01\""),
+        "{}",
+        &month.body[..200.min(month.body.len())]
+    );
+    let range = app
+        .post_form_as("/api/teams", "period=2026-01-05..2026-01-12", &viewer)
+        .await;
+    assert_eq!(range.status, 200);
+    let bad = app
+        .post_form_as("/api/teams", "period=2026-01-12..2026-01-05", &viewer)
+        .await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.body.contains("end must be after its start"), "{}", bad.body);
+    let page = app.get_as("/teams?month=2026-01", &viewer).await;
+    assert!(
+        page.body.contains("2026-01-01 – 2026-01-31"),
+        "the month picker's URL renders that month"
+    );
+}

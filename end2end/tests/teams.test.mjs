@@ -59,3 +59,33 @@ test('a team links to its projects; the hostile project renders as text and runs
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });
+
+test('the month picker and the range form change the URL and the figures without a reload', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/teams?period=30d');
+  await waitForHydration(page);
+  await page.evaluate(() => { window.__sameDocument = true; });
+  const { rows } = await server.db.query(
+    "select to_char(date_trunc('month', min(day)) + interval '1 month', 'YYYY-MM') as month from daily_project_costs");
+  const month = rows[0].month;
+  await page.fill('[data-testid="month-form"] input[name="month"]', month);
+  await page.click('[data-testid="month-form"] button[type="submit"]');
+  await page.waitForURL(new RegExp(`month=${month}`));
+  await page.waitForFunction((m) => document.querySelector('[data-testid="teams-table"] caption')?.textContent.includes(`${m}-01 – `), month);
+  const caption = await page.textContent('[data-testid="teams-table"] caption');
+  const [from, last] = caption.match(/\d{4}-\d{2}-\d{2}/g);
+  const shown = await page.$$eval('[data-testid="team-spend"]', (cells) => cells.map((c) => c.dataset.value));
+  const { rows: totals } = await server.db.query(
+    'select sum(unblended)::text as total from daily_project_costs where day between $1 and $2', [from, last]);
+  const sum = shown.reduce((acc, v) => acc + units(v), 0n);
+  assert.equal(sum, units(totals[0].total));
+
+  await page.fill('[data-testid="range-form"] input[name="from"]', from);
+  await page.fill('[data-testid="range-form"] input[name="to"]', from);
+  await page.click('[data-testid="range-form"] button[type="submit"]');
+  await page.waitForURL(/from=/);
+  await page.waitForFunction((d) => document.querySelector('[data-testid="teams-table"] caption')?.textContent.includes(`${d} – ${d}`), from);
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no full page load');
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
