@@ -83,12 +83,8 @@ pub struct ScopeView {
 pub async fn get_teams(period: Option<String>, metric: Option<String>) -> Result<TeamsView, AppError> {
     crate::error::with_status(
         async {
-            crate::auth::caller()?;
-            let period = Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
-            let metric = Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
-            let today = chrono::Utc::now().date_naive();
-            Ok(super::breakdown_queries::teams(&state.pool, period, metric, today).await?)
+            let (pool, period, metric, today) = super::cost_request(period, metric)?;
+            Ok(super::breakdown_queries::teams(&pool, period, metric, today).await?)
         }
         .await,
     )
@@ -103,17 +99,13 @@ pub async fn get_scope(
 ) -> Result<ScopeView, AppError> {
     crate::error::with_status(
         async {
-            crate::auth::caller()?;
+            let (pool, period, metric, today) = super::cost_request(period, metric)?;
             let scope = match kind.as_str() {
                 "team" => Scope::Team(name),
                 "project" => Scope::Project(name),
                 _ => return Err(AppError::invalid("kind", "expected team or project")),
             };
-            let period = Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
-            let metric = Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
-            let today = chrono::Utc::now().date_naive();
-            Ok(super::breakdown_queries::scope(&state.pool, scope, period, metric, today).await?)
+            Ok(super::breakdown_queries::scope(&pool, scope, period, metric, today).await?)
         }
         .await,
     )

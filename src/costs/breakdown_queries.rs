@@ -114,6 +114,23 @@ fn chart(
     charts::stacked_daily(title, description, &days, &series)
 }
 
+/// `sql` with the binds every scope query takes: $1/$2 the range, $3 the scope's name,
+/// $4 the Unassigned team's name.
+fn scoped<'q, O>(
+    sql: &'q str,
+    range: DateRange,
+    scope: &'q Scope,
+) -> sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments>
+where
+    O: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+{
+    sqlx::query_as(sql)
+        .bind(range.from)
+        .bind(range.to)
+        .bind(scope.name())
+        .bind(UNASSIGNED_TEAM)
+}
+
 /// SQL that keeps fact rows (alias `c`) of `scope`; binds the name as `$3`.
 fn scope_filter(scope: &Scope) -> &'static str {
     match scope {
@@ -133,16 +150,16 @@ async fn lines(
     from: &str,
     key: &str,
 ) -> Result<Vec<Line>, sqlx::Error> {
-    let rows: Vec<(String, Decimal)> = sqlx::query_as(&format!(
-        "select {key}, sum(c.{column}) from {from}
+    let rows: Vec<(String, Decimal)> = scoped(
+        &format!(
+            "select {key}, sum(c.{column}) from {from}
          where c.day >= $1 and c.day < $2 and {filter}
          group by 1 having sum(c.{column}) <> 0 order by 2 desc, 1 limit 100",
-        filter = scope_filter(scope)
-    ))
-    .bind(range.from)
-    .bind(range.to)
-    .bind(scope.name())
-    .bind(UNASSIGNED_TEAM)
+            filter = scope_filter(scope)
+        ),
+        range,
+        scope,
+    )
     .fetch_all(pool)
     .await?;
     Ok(rows.into_iter().map(|(key, spend)| Line { key, spend }).collect())
@@ -170,39 +187,39 @@ pub async fn scope(
         "u.instance_family || ' (' || u.gpu_model || ')'",
     )
     .await?;
-    let previous_total: Decimal = sqlx::query_scalar(&format!(
-        "select coalesce(sum(c.{column}), 0) from costs_by_service c where c.day >= $1 and c.day < $2 and {filter}",
-        filter = scope_filter(&scope)
-    ))
-    .bind(before.from)
-    .bind(before.to)
-    .bind(scope.name())
-    .bind(UNASSIGNED_TEAM)
+    let (previous_total,): (Decimal,) = scoped(
+        &format!(
+            "select coalesce(sum(c.{column}), 0) from costs_by_service c where c.day >= $1 and c.day < $2 and {filter}",
+            filter = scope_filter(&scope)
+        ),
+        before,
+        &scope,
+    )
     .fetch_one(pool)
     .await?;
-    let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = sqlx::query_as(&format!(
-        "select coalesce(sum(c.usage_quantity * u.gpu_count) filter (where u.gpu_model is not null), 0),
+    let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = scoped(
+        &format!(
+            "select coalesce(sum(c.usage_quantity * u.gpu_count) filter (where u.gpu_model is not null), 0),
                 coalesce(sum(c.{column}) filter (where u.purchase_option = 'spot'), 0),
                 coalesce(sum(c.{column}) filter (where u.purchase_option in ('spot', 'on_demand')), 0)
          from costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type
          where c.day >= $1 and c.day < $2 and {filter}",
-        filter = scope_filter(&scope)
-    ))
-    .bind(range.from)
-    .bind(range.to)
-    .bind(scope.name())
-    .bind(UNASSIGNED_TEAM)
+            filter = scope_filter(&scope)
+        ),
+        range,
+        &scope,
+    )
     .fetch_one(pool)
     .await?;
-    let daily: Vec<(NaiveDate, String, Decimal)> = sqlx::query_as(&format!(
-        "select c.day, c.project, sum(c.{column}) from costs_by_service c
+    let daily: Vec<(NaiveDate, String, Decimal)> = scoped(
+        &format!(
+            "select c.day, c.project, sum(c.{column}) from costs_by_service c
          where c.day >= $1 and c.day < $2 and {filter} group by 1, 2 order by 1, 2",
-        filter = scope_filter(&scope)
-    ))
-    .bind(range.from)
-    .bind(range.to)
-    .bind(scope.name())
-    .bind(UNASSIGNED_TEAM)
+            filter = scope_filter(&scope)
+        ),
+        range,
+        &scope,
+    )
     .fetch_all(pool)
     .await?;
     let order: Vec<String> = by_project.iter().map(|l| l.key.clone()).collect();
