@@ -22,6 +22,8 @@ pub struct AppState {
     pub pool: PgPool,
     pub config: Arc<Config>,
     pub ingest_status: crate::ingestion::schedule::SharedStatus,
+    /// Computed page data per data version (see `costs::cache`).
+    pub views: crate::costs::cache::ViewCache,
 }
 
 impl AppState {
@@ -34,6 +36,7 @@ impl AppState {
             .build();
         AppState {
             leptos_options,
+            views: Default::default(),
             ingest_status: Arc::new(std::sync::RwLock::new(crate::ingestion::schedule::initial_status(
                 &config.ingest,
             ))),

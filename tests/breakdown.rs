@@ -175,3 +175,34 @@ async fn a_month_and_a_custom_range_are_accepted_and_bad_ones_named(pool: PgPool
         "the month picker's URL renders that month"
     );
 }
+
+#[sqlx::test]
+async fn cached_page_data_follows_every_write(pool: PgPool) {
+    load_demo(&pool, common::today()).await;
+    let app = common::spawn_app(pool.clone()).await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let unassigned_spend = |body: &str| -> String {
+        let value: serde_json::Value = serde_json::from_str(body).expect("json");
+        value["teams"]
+            .as_array()
+            .expect("teams")
+            .iter()
+            .find(|t| t["team"] == "Unassigned")
+            .map(|t| t["spend"].to_string())
+            .unwrap_or_default()
+    };
+    let first = app.post_form_as("/api/teams", "period=90d", &viewer).await;
+    let again = app.post_form_as("/api/teams", "period=90d", &viewer).await;
+    assert_eq!(unassigned_spend(&first.body), unassigned_spend(&again.body));
+    // Unmapping a busy project moves its spend to Unassigned at once.
+    sqlx::query("update projects set team_id = null where name = (select project from daily_project_costs group by 1 order by sum(unblended) desc limit 1)")
+        .execute(&pool)
+        .await
+        .expect("unmap");
+    let after = app.post_form_as("/api/teams", "period=90d", &viewer).await;
+    assert_ne!(
+        unassigned_spend(&after.body),
+        unassigned_spend(&first.body),
+        "no stale cache after a mapping change"
+    );
+}

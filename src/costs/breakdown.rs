@@ -83,8 +83,10 @@ pub struct ScopeView {
 pub async fn get_teams(period: Option<String>, metric: Option<String>) -> Result<TeamsView, AppError> {
     crate::error::with_status(
         async {
-            let (pool, period, metric, today) = super::cost_request(period, metric)?;
-            Ok(super::breakdown_queries::teams(&pool, period, metric, today).await?)
+            let (state, period, metric, today) = super::cost_request(period, metric)?;
+            let key = format!("teams|{}|{}|{today}", period.key(), metric.key());
+            let compute = super::breakdown_queries::teams(&state.pool, period, metric, today);
+            Ok(state.views.get_or_compute(&state.pool, key, compute).await?)
         }
         .await,
     )
@@ -99,13 +101,16 @@ pub async fn get_scope(
 ) -> Result<ScopeView, AppError> {
     crate::error::with_status(
         async {
-            let (pool, period, metric, today) = super::cost_request(period, metric)?;
+            let (state, period, metric, today) = super::cost_request(period, metric)?;
             let scope = match kind.as_str() {
                 "team" => Scope::Team(name),
                 "project" => Scope::Project(name),
                 _ => return Err(AppError::invalid("kind", "expected team or project")),
             };
-            Ok(super::breakdown_queries::scope(&pool, scope, period, metric, today).await?)
+            // Debug output quotes the name, so no name can forge another key.
+            let key = format!("scope|{scope:?}|{}|{}|{today}", period.key(), metric.key());
+            let compute = super::breakdown_queries::scope(&state.pool, scope, period, metric, today);
+            Ok(state.views.get_or_compute(&state.pool, key, compute).await?)
         }
         .await,
     )

@@ -134,8 +134,13 @@ where
 /// SQL that keeps fact rows (alias `c`) of `scope`; binds the name as `$3`.
 fn scope_filter(scope: &Scope) -> &'static str {
     match scope {
+        // Set membership (a hashed subplan) rather than a lookup per fact row: the team's
+        // projects, or for Unassigned every project not mapped to a team (untagged included).
         Scope::Team(_) => {
-            "coalesce((select t.name from projects p join teams t on t.id = p.team_id where p.name = c.project), $4) = $3"
+            "(case when $3 = $4
+                  then c.project not in (select name from projects where team_id is not null)
+                  else c.project in (select p.name from projects p join teams t on t.id = p.team_id where t.name = $3)
+             end)"
         }
         // $4 is unused here but bound for every scope alike.
         Scope::Project(_) => "c.project = $3 and $4::text is not null",

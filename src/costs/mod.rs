@@ -8,6 +8,8 @@ pub mod period;
 #[cfg(feature = "ssr")]
 pub mod breakdown_queries;
 #[cfg(feature = "ssr")]
+pub mod cache;
+#[cfg(feature = "ssr")]
 pub mod download;
 #[cfg(feature = "ssr")]
 pub mod export;
@@ -89,23 +91,25 @@ pub struct Overview {
 pub async fn get_overview(period: Option<String>, metric: Option<String>) -> Result<Overview, AppError> {
     crate::error::with_status(
         async {
-            let (pool, period, metric, today) = cost_request(period, metric)?;
-            Ok(queries::overview(&pool, period, metric, today).await?)
+            let (state, period, metric, today) = cost_request(period, metric)?;
+            let key = format!("overview|{}|{}|{today}", period.key(), metric.key());
+            let compute = queries::overview(&state.pool, period, metric, today);
+            Ok(state.views.get_or_compute(&state.pool, key, compute).await?)
         }
         .await,
     )
 }
 
 /// What every cost server function starts with: a signed-in caller, valid filters, the
-/// pool, and today's UTC date.
+/// server's state, and today's UTC date.
 #[cfg(feature = "ssr")]
 pub(crate) fn cost_request(
     period: Option<String>,
     metric: Option<String>,
-) -> Result<(sqlx::PgPool, Period, Metric, NaiveDate), AppError> {
+) -> Result<(crate::server::AppState, Period, Metric, NaiveDate), AppError> {
     crate::auth::caller()?;
     let period = Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?;
     let metric = Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?;
     let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
-    Ok((state.pool, period, metric, chrono::Utc::now().date_naive()))
+    Ok((state, period, metric, chrono::Utc::now().date_naive()))
 }

@@ -1,0 +1,102 @@
+// Page benchmark: server-rendered pages under concurrent load on loopback, with the server's
+// peak RSS and the raw SQL time of the same aggregation for comparison.
+//
+//   node bench/pages.mjs --url http://127.0.0.1:3000 --pid SERVER_PID \
+//     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
+//     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20]
+//
+// Every loop is bounded by --seconds; only 127.0.0.1 is contacted.
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+
+const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, arg, i, all) => {
+  if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
+  return pairs;
+}, []));
+const base = args.url ?? 'http://127.0.0.1:3000';
+if (!/^http:\/\/127\.0\.0\.1(:\d+)?$/.test(base)) throw new Error('--url must be http://127.0.0.1:PORT (loopback only)');
+const concurrency = Number(args.concurrency ?? 32);
+const seconds = Number(args.seconds ?? 20);
+
+async function signIn() {
+  const body = new URLSearchParams({ email: args.email, password: args.password });
+  const response = await fetch(`${base}/api/login`, {
+    method: 'POST', body, redirect: 'manual',
+    headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  const cookie = response.headers.getSetCookie().find((c) => c.startsWith('burnrate_session='));
+  if (!cookie) throw new Error(`sign-in failed: ${response.status} ${await response.text()}`);
+  return cookie.split(';')[0];
+}
+
+function rssMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(status.match(/VmRSS:\s+(\d+)/)[1]) / 1024;
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function load(path, cookie) {
+  const latencies = [];
+  let failures = 0;
+  let peakRss = 0;
+  const sampler = setInterval(() => { if (args.pid) peakRss = Math.max(peakRss, rssMiB(args.pid)); }, 200);
+  const deadline = performance.now() + seconds * 1000;
+  async function worker() {
+    while (performance.now() < deadline) {
+      const started = performance.now();
+      const response = await fetch(`${base}${path}`, { headers: { cookie } });
+      await response.arrayBuffer();
+      if (response.status !== 200) failures += 1;
+      latencies.push(performance.now() - started);
+    }
+  }
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  latencies.sort((a, b) => a - b);
+  return {
+    path, requests: latencies.length, failures, rps: latencies.length / elapsed,
+    p50: percentile(latencies, 50), p95: percentile(latencies, 95), peakRss,
+  };
+}
+
+async function sqlTimes(db, sql, params) {
+  const times = [];
+  for (let i = 0; i < 30; i += 1) {
+    const started = performance.now();
+    await db.query(sql, params);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
+const db = new pg.Client({ connectionString: args.database });
+await db.connect();
+const { rows: [{ facts }] } = await db.query(
+  'select (select count(*) from costs_by_user) + (select count(*) from costs_by_usage_type) + (select count(*) from costs_by_service) as facts');
+const { rows: [{ team }] } = await db.query(
+  "select t.name as team from teams t join projects p on p.team_id = t.id group by 1 order by count(*) desc limit 1");
+const cookie = await signIn();
+const pages = [
+  { path: '/?period=mtd', sql: `select coalesce(t.name, 'Unassigned'), sum(r.unblended), sum(r.gpu_unblended)
+      from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
+      where r.day >= date_trunc('month', current_date) and r.day <= current_date group by 1` },
+  { path: `/teams/${encodeURIComponent(team)}?period=mtd`, sql: `select c.user_name, sum(c.unblended) from costs_by_user c
+      where c.day >= date_trunc('month', current_date) and c.day <= current_date
+        and coalesce((select t.name from projects p join teams t on t.id = p.team_id where p.name = c.project), 'Unassigned') = $1
+      group by 1`, params: [team] },
+];
+console.log(`facts: ${facts}; concurrency ${concurrency}; ${seconds} s per page`);
+for (const page of pages) {
+  await load(page.path, cookie); // warm-up pass of the same length is too long; one short pass:
+  const result = await load(page.path, cookie);
+  const sql = await sqlTimes(db, page.sql, page.params ?? []);
+  console.log(JSON.stringify({ ...result, sqlP50: sql.p50, sqlP95: sql.p95 }));
+}
+await db.end();

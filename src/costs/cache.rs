@@ -1,0 +1,51 @@
+//! Computed page data, cached per data version. Every write to facts, rollups, projects,
+//! teams or usage types bumps `data_version` (a statement trigger), and a cached entry is
+//! used only while the version it was computed at is current; so pages are never stale,
+//! also when another replica wrote. Reading the version is one primary-key lookup.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sqlx::PgPool;
+
+/// Entries kept at most; on overflow the whole map is dropped (keys include the date and
+/// the filters, so old ones would never be asked for again anyway).
+const CAPACITY: usize = 512;
+
+type Entry = (i64, Arc<dyn Any + Send + Sync>);
+
+#[derive(Clone, Default)]
+pub struct ViewCache {
+    entries: Arc<Mutex<HashMap<String, Entry>>>,
+}
+
+impl ViewCache {
+    /// The value for `key` at the current data version, computing it on a miss.
+    pub async fn get_or_compute<T, F>(&self, pool: &PgPool, key: String, compute: F) -> Result<T, sqlx::Error>
+    where
+        T: Clone + Send + Sync + 'static,
+        F: Future<Output = Result<T, sqlx::Error>>,
+    {
+        let version: i64 = sqlx::query_scalar("select version from data_version")
+            .fetch_one(pool)
+            .await?;
+        let hit = self.entries.lock().ok().and_then(|entries| {
+            entries
+                .get(&key)
+                .filter(|(v, _)| *v == version)
+                .map(|(_, value)| value.clone())
+        });
+        if let Some(value) = hit.and_then(|value| value.downcast_ref::<T>().cloned()) {
+            return Ok(value);
+        }
+        let value = compute.await?;
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= CAPACITY {
+                entries.clear();
+            }
+            entries.insert(key, (version, Arc::new(value.clone())));
+        }
+        Ok(value)
+    }
+}
