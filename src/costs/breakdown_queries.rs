@@ -11,6 +11,9 @@ use super::period::{DateRange, Metric, Period};
 use super::{UNASSIGNED_TEAM, queries};
 use crate::charts::{self, Series};
 
+/// Projects drawn as their own series on a Team chart; the rest are summed.
+const CHART_SERIES: usize = 8;
+
 /// The equal-length window just before `range`, for "change against the previous period".
 pub fn previous(range: DateRange) -> DateRange {
     DateRange {
@@ -227,12 +230,26 @@ pub async fn scope(
     )
     .fetch_all(pool)
     .await?;
-    let order: Vec<String> = by_project.iter().map(|l| l.key.clone()).collect();
-    let daily_labelled: Vec<_> = daily
-        .into_iter()
-        .map(|(d, p, v)| (d, crate::format::tag_label(&p).to_string(), v))
-        .collect();
-    let labelled_order: Vec<String> = order.iter().map(|p| crate::format::tag_label(p).to_string()).collect();
+    // The largest projects keep their own colour; the rest share one, so the legend stays
+    // readable and the SVG small for teams with hundreds of projects.
+    let shown: Vec<String> = by_project.iter().take(CHART_SERIES).map(|l| l.key.clone()).collect();
+    let others = format!("{} other projects", by_project.len().saturating_sub(CHART_SERIES));
+    let label = |project: &str| {
+        if shown.iter().any(|s| s == project) {
+            crate::format::tag_label(project).to_string()
+        } else {
+            others.clone()
+        }
+    };
+    let mut merged: std::collections::BTreeMap<(NaiveDate, String), Decimal> = Default::default();
+    for (day, project, value) in daily {
+        *merged.entry((day, label(&project))).or_default() += value;
+    }
+    let daily_labelled: Vec<_> = merged.into_iter().map(|((d, p), v)| (d, p, v)).collect();
+    let mut labelled_order: Vec<String> = shown.iter().map(|p| crate::format::tag_label(p).to_string()).collect();
+    if by_project.len() > CHART_SERIES {
+        labelled_order.push(others.clone());
+    }
     let chart_svg = chart(
         &format!("Daily spend of {}, by project", scope.name()),
         "Stacked daily spend per project; the tables below have the exact figures.",
