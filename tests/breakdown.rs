@@ -206,3 +206,67 @@ async fn cached_page_data_follows_every_write(pool: PgPool) {
         "no stale cache after a mapping change"
     );
 }
+
+#[sqlx::test]
+async fn a_team_with_hundreds_of_projects_totals_all_of_them(pool: PgPool) {
+    use burnrate::costs::period::DateRange;
+    use burnrate::costs::store::{self, CostBatch, CostRow};
+    let today = day(2026, 2, 10);
+    let row = |project: String, dimension: &str| CostRow {
+        day: day(2026, 2, 9),
+        project,
+        dimension: dimension.into(),
+        unblended: Decimal::new(1001, 2),
+        amortized: Decimal::new(1001, 2),
+        usage_quantity: Decimal::ONE,
+        estimated: false,
+    };
+    let projects: Vec<String> = (0..150).map(|n| format!("p{n:03}")).collect();
+    let batch = CostBatch {
+        by_user: projects.iter().map(|p| row(p.clone(), "alice")).collect(),
+        by_usage_type: projects
+            .iter()
+            .map(|p| row(p.clone(), "USE1-BoxUsage:g5.xlarge"))
+            .collect(),
+        by_service: projects
+            .iter()
+            .map(|p| row(p.clone(), "Amazon Elastic Compute Cloud - Compute"))
+            .collect(),
+    };
+    let mut tx = pool.begin().await.expect("tx");
+    store::replace_window(
+        &mut tx,
+        DateRange {
+            from: day(2026, 2, 9),
+            to: today,
+        },
+        &batch,
+    )
+    .await
+    .expect("write");
+    sqlx::query("insert into teams (name) values ('big')")
+        .execute(&mut *tx)
+        .await
+        .expect("team");
+    sqlx::query("update projects set team_id = (select id from teams where name = 'big')")
+        .execute(&mut *tx)
+        .await
+        .expect("map");
+    tx.commit().await.expect("commit");
+    let view = breakdown_queries::scope(
+        &pool,
+        Scope::Team("big".into()),
+        Period::Last30Days,
+        Metric::Unblended,
+        today,
+    )
+    .await
+    .expect("scope");
+    assert_eq!(
+        view.total,
+        Decimal::new(1001 * 150, 2),
+        "all 150 projects, not the 100 listed"
+    );
+    assert_eq!(view.by_project.len(), 100);
+    assert!(view.chart_svg.contains("142 other projects"));
+}

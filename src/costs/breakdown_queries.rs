@@ -195,16 +195,13 @@ pub async fn scope(
         "u.instance_family || ' (' || u.gpu_model || ')'",
     )
     .await?;
-    let (previous_total,): (Decimal,) = scoped(
-        &format!(
-            "select coalesce(sum(c.{column}), 0) from costs_by_service c where c.day >= $1 and c.day < $2 and {filter}",
-            filter = scope_filter(&scope)
-        ),
-        before,
-        &scope,
-    )
-    .fetch_one(pool)
-    .await?;
+    let total_sql = format!(
+        "select coalesce(sum(c.{column}), 0) from costs_by_service c where c.day >= $1 and c.day < $2 and {filter}",
+        filter = scope_filter(&scope)
+    );
+    // Totals are summed in SQL: the breakdown tables list the 100 largest rows only.
+    let (total,): (Decimal,) = scoped(&total_sql, range, &scope).fetch_one(pool).await?;
+    let (previous_total,): (Decimal,) = scoped(&total_sql, before, &scope).fetch_one(pool).await?;
     let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = scoped(
         &format!(
             "select coalesce(sum(c.usage_quantity * u.gpu_count) filter (where u.gpu_model is not null), 0),
@@ -233,7 +230,12 @@ pub async fn scope(
     // The largest projects keep their own colour; the rest share one, so the legend stays
     // readable and the SVG small for teams with hundreds of projects.
     let shown: Vec<String> = by_project.iter().take(CHART_SERIES).map(|l| l.key.clone()).collect();
-    let others = format!("{} other projects", by_project.len().saturating_sub(CHART_SERIES));
+    let project_count = daily
+        .iter()
+        .map(|(_, p, _)| p.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let others = format!("{} other projects", project_count.saturating_sub(CHART_SERIES));
     let label = |project: &str| {
         if shown.iter().any(|s| s == project) {
             crate::format::tag_label(project).to_string()
@@ -247,7 +249,7 @@ pub async fn scope(
     }
     let daily_labelled: Vec<_> = merged.into_iter().map(|((d, p), v)| (d, p, v)).collect();
     let mut labelled_order: Vec<String> = shown.iter().map(|p| crate::format::tag_label(p).to_string()).collect();
-    if by_project.len() > CHART_SERIES {
+    if project_count > CHART_SERIES {
         labelled_order.push(others.clone());
     }
     let chart_svg = chart(
@@ -262,7 +264,7 @@ pub async fn scope(
         period,
         metric,
         range,
-        total: by_project.iter().map(|l| l.spend).sum(),
+        total,
         previous_total,
         gpu_hours,
         spot_spend: spot,
