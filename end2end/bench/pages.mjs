@@ -89,7 +89,7 @@ const pages = [
       where r.day >= date_trunc('month', current_date) and r.day <= current_date group by 1` },
   { path: `/teams/${encodeURIComponent(team)}?period=mtd`, sql: `select c.user_name, sum(c.unblended) from costs_by_user c
       where c.day >= date_trunc('month', current_date) and c.day <= current_date
-        and coalesce((select t.name from projects p join teams t on t.id = p.team_id where p.name = c.project), 'Unassigned') = $1
+        and c.project in (select p.name from projects p join teams t on t.id = p.team_id where t.name = $1)
       group by 1`, params: [team] },
 ];
 console.log(`facts: ${facts}; concurrency ${concurrency}; ${seconds} s per page`);

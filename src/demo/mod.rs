@@ -84,6 +84,8 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
+    let mut conn = pool.acquire().await?;
+    store::refresh_statistics(&mut conn).await?;
 
     let summary = DemoSummary {
         teams: TEAMS.len(),

@@ -217,6 +217,9 @@ async fn fetch_and_store(
     .await?;
     finish(&mut tx, run_id, meter, rows_written, None).await?;
     tx.commit().await?;
+    if rows_written >= store::ANALYZE_AFTER_ROWS {
+        store::refresh_statistics(conn).await?;
+    }
     let estimated_days = days.values().filter(|e| **e).count();
     Ok((rows_written, days.len(), estimated_days))
 }
