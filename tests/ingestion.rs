@@ -28,6 +28,19 @@ fn options(window: Option<DateRange>, today: chrono::NaiveDate) -> RunOptions {
     }
 }
 
+/// The fake with `items`, its clock at `TODAY`, and a client signed as a valid key.
+async fn fake_and_client(items: Vec<common::ce_fake::LineItem>) -> (CostExplorerFake, CostExplorer) {
+    let fake = CostExplorerFake::start(items).await;
+    fake.with(|s| s.today = Some(TODAY));
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    (fake, ce)
+}
+
+const TODAY: chrono::NaiveDate = match chrono::NaiveDate::from_ymd_opt(2026, 11, 22) {
+    Some(d) => d,
+    None => panic!("valid date"),
+};
+
 async fn ingest(pool: &PgPool, ce: &CostExplorer, options: &RunOptions) -> Result<RunReport, String> {
     match run::run(pool, ce, Trigger::Cli, options).await {
         Ok(Outcome::Finished(report)) => Ok(report),
@@ -157,9 +170,7 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
 #[sqlx::test]
 async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_three_requests(pool: PgPool) {
     let today = day(2026, 11, 22);
-    let fake = CostExplorerFake::start(sample_items(day(2026, 11, 10), 12)).await;
-    fake.with(|s| s.today = Some(today));
-    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let (fake, ce) = fake_and_client(sample_items(day(2026, 11, 10), 12)).await;
     let window = DateRange {
         from: day(2026, 11, 10),
         to: today,
@@ -265,9 +276,7 @@ struct Baseline {
 
 async fn baseline(pool: &PgPool, items: Vec<common::ce_fake::LineItem>) -> Baseline {
     let today = day(2026, 11, 22);
-    let fake = CostExplorerFake::start(items).await;
-    fake.with(|s| s.today = Some(today));
-    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let (fake, ce) = fake_and_client(items).await;
     let window = Some(DateRange {
         from: day(2026, 11, 15),
         to: today,
@@ -373,9 +382,7 @@ async fn malformed_amounts_and_mid_run_restatements_are_rejected_not_stored(pool
 #[sqlx::test]
 async fn a_second_run_while_one_holds_the_lock_touches_nothing(pool: PgPool) {
     let today = day(2026, 11, 22);
-    let fake = CostExplorerFake::start(sample_items(day(2026, 11, 15), 7)).await;
-    fake.with(|s| s.today = Some(today));
-    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let (fake, ce) = fake_and_client(sample_items(day(2026, 11, 15), 7)).await;
     let mut holder = pool.acquire().await.expect("connection");
     let held: bool = sqlx::query_scalar("select pg_try_advisory_lock($1)")
         .bind(run::LOCK_KEY)
@@ -404,9 +411,7 @@ async fn tag_values_with_control_characters_and_backslashes_are_stored_verbatim(
         item.project = Some(odd.to_string());
         item.user = Some(format!("{odd}-user"));
     }
-    let fake = CostExplorerFake::start(items).await;
-    fake.with(|s| s.today = Some(today));
-    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let (_fake, ce) = fake_and_client(items).await;
     ingest(
         &pool,
         &ce,
