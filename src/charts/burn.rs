@@ -27,6 +27,7 @@ pub fn burn(title: &str, description: &str, burn: &Burn) -> String {
 }
 
 fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<(), Box<dyn std::error::Error>> {
+    // Pixels only: amounts stay exact decimals in the page data and tables.
     let f = |d: &Decimal| d.to_f64().unwrap_or(0.0);
     let x = |day: &NaiveDate| burn.days.iter().position(|d| d == day).map(|i| i as f64 + 1.0);
     let mut top = burn.budget.as_ref().map(f).unwrap_or(0.0);
