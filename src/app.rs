@@ -10,8 +10,11 @@ use leptos_router::{
 use crate::audit::AuditPage;
 use crate::auth::admin::UsersPage;
 use crate::auth::pages::{AccountPage, LoginPage, SetupPage, UserMenu};
+use crate::budgets::pages::{BudgetPage, BudgetsPage};
 use crate::costs::breakdown::{ProjectPage, TeamPage, TeamsPage};
 use crate::costs::overview::OverviewPage;
+use crate::enforcement::board::EnforcementPage;
+use crate::enforcement::pages::ApprovalsPage;
 use crate::ingestion::IngestionPage;
 use crate::teams::admin::TeamsAdminPage;
 
@@ -50,6 +53,9 @@ pub fn App() -> impl IntoView {
                 <nav aria-label="Main">
                     <a href="/">"Overview"</a>
                     <a href="/teams">"Teams"</a>
+                    <a href="/budgets">"Budgets"</a>
+                    <a href="/approvals">"Approvals"</a>
+                    <a href="/enforcement">"Enforcement"</a>
                     <a href="/ingestion">"Ingestion"</a>
                 </nav>
                 <UserMenu/>
@@ -64,6 +70,10 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("teams") view=TeamsPage/>
                     <Route path=(StaticSegment("teams"), ParamSegment("team")) view=TeamPage/>
                     <Route path=(StaticSegment("projects"), ParamSegment("project")) view=ProjectPage/>
+                    <Route path=StaticSegment("budgets") view=BudgetsPage/>
+                    <Route path=(StaticSegment("budgets"), ParamSegment("id")) view=BudgetPage/>
+                    <Route path=StaticSegment("approvals") view=ApprovalsPage/>
+                    <Route path=StaticSegment("enforcement") view=EnforcementPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("users")) view=UsersPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("teams")) view=TeamsAdminPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("audit")) view=AuditPage/>

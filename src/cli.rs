@@ -16,7 +16,6 @@ use crate::ingestion::{
     run::{Outcome, RunOptions, Trigger},
 };
 use crate::server::{self, AppState};
-use crate::teams;
 
 #[derive(Debug, Parser)]
 #[command(name = "burnrate", version, about = "Self-hosted GPU and AI cloud FinOps dashboard", after_help = ENV_HELP)]
@@ -85,11 +84,23 @@ enum Command {
         #[arg(long, value_name = "DATE", requires = "from")]
         to: Option<NaiveDate>,
     },
-    /// Teams as code: the YAML file of teams, their owners, projects and users.
+    /// Teams, budgets and approvals as code: one YAML file.
     #[command(after_help = ENV_HELP)]
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
+    },
+    /// Budgets: evaluate thresholds and send alerts, or sync them to AWS Budgets.
+    #[command(after_help = ENV_HELP)]
+    Budgets {
+        #[command(subcommand)]
+        command: BudgetsCommand,
+    },
+    /// Approved high-cost projects and enforcement.
+    #[command(after_help = ENV_HELP)]
+    Enforce {
+        #[command(subcommand)]
+        command: EnforceCommand,
     },
     /// Measure performance on this machine (see docs/PERFORMANCE.md).
     #[command(after_help = ENV_HELP)]
@@ -108,7 +119,8 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum ConfigCommand {
     /// Check FILE whole, then apply it in one transaction; on any error nothing changes and
-    /// each bad entry is named with its line. Teams missing from the file are removed.
+    /// each bad entry is named with its line. Within each section present, entries missing
+    /// from the file are removed.
     Import {
         /// The YAML file.
         file: std::path::PathBuf,
@@ -116,8 +128,25 @@ enum ConfigCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Write the current teams as YAML to standard output.
+    /// Write the current teams, budgets and approvals as YAML to standard output.
     Export,
+}
+
+#[derive(Debug, Subcommand)]
+enum BudgetsCommand {
+    /// Evaluate every budget for its current period, queue one alert per newly crossed
+    /// threshold and send every queued alert now (SMTP_URL). Safe to repeat: no alert is sent twice.
+    Evaluate,
+    /// Make AWS Budgets match burnrate's budgets (`burnrate-<id>`); other AWS budgets are untouched.
+    Sync,
+}
+
+#[derive(Debug, Subcommand)]
+enum EnforceCommand {
+    /// Judge every project against its policy for the current period and print one CSV line
+    /// per violation and action: project,team,period_start,spend,limit,reason,action,mode,status.
+    /// Each violation's actions are recorded once, however often this runs.
+    Evaluate,
 }
 
 #[derive(Debug, Subcommand)]
@@ -208,10 +237,19 @@ pub async fn run() -> ExitCode {
         }
         Command::Config {
             command: ConfigCommand::Import { file, dry_run },
-        } => import_teams(config, &file, dry_run).await,
+        } => import_config(config, &file, dry_run).await,
         Command::Config {
             command: ConfigCommand::Export,
-        } => export_teams(config).await,
+        } => export_config(config).await,
+        Command::Budgets {
+            command: BudgetsCommand::Evaluate,
+        } => evaluate_budgets(config).await,
+        Command::Budgets {
+            command: BudgetsCommand::Sync,
+        } => sync_budgets(config).await,
+        Command::Enforce {
+            command: EnforceCommand::Evaluate,
+        } => evaluate_enforcement(config).await,
         Command::Bench {
             command: BenchCommand::Ingest { rows },
         } => bench_ingest(config, rows as usize).await,
@@ -277,9 +315,20 @@ async fn serve(config: Config, demo: bool) -> Result<(), String> {
             db.pool.clone(),
             state.config.ingest.clone(),
             state.ingest_status.clone(),
+            state.alerts.clone(),
+            state.config.public_url.as_ref().map(|u| u.origin.clone()),
+            state.enforcement.clone(),
         ));
+        // Alerts queued while SMTP was down go out within a minute of its return.
+        let alerts = tokio::spawn(
+            state
+                .alerts
+                .clone()
+                .run_forever(db.pool.clone(), std::time::Duration::from_secs(60)),
+        );
         let served = server::serve(listener, state).await.map_err(|e| e.to_string());
         schedule.abort();
+        alerts.abort();
         served
     }
     .await;
@@ -397,9 +446,9 @@ async fn ingest(config: Config, window: Option<DateRange>) -> ExitCode {
     }
 }
 
-async fn import_teams(config: Config, file: &std::path::Path, dry_run: bool) -> Result<(), String> {
+async fn import_config(config: Config, file: &std::path::Path, dry_run: bool) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
-    let document = teams::config_file::parse(&text).map_err(|errors| {
+    let report = |errors: &[crate::config_file::FileError]| {
         let lines: Vec<String> = errors.iter().map(|e| format!("  {}: {e}", file.display())).collect();
         format!(
             "{} has {} error(s); nothing was changed:\n{}",
@@ -407,12 +456,16 @@ async fn import_teams(config: Config, file: &std::path::Path, dry_run: bool) -> 
             errors.len(),
             lines.join("\n")
         )
-    })?;
+    };
+    let document = crate::config_file::parse(&text).map_err(|errors| report(&errors))?;
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
     let actor = crate::audit::record::Actor::system("cli");
-    let result = teams::config_file::apply(&db.pool, &actor, &document, dry_run).await;
+    let result = crate::config_file::apply(&db.pool, &actor, &document, dry_run).await;
     db.close().await;
-    let changes = result.map_err(|e| e.to_string())?;
+    let changes = result.map_err(|e| match e {
+        crate::config_file::ApplyError::Invalid(errors) => report(&errors),
+        other => other.to_string(),
+    })?;
     if changes.is_empty() {
         println!("no changes: the database already matches {}", file.display());
     }
@@ -422,11 +475,89 @@ async fn import_teams(config: Config, file: &std::path::Path, dry_run: bool) -> 
     Ok(())
 }
 
-async fn export_teams(config: Config) -> Result<(), String> {
+async fn export_config(config: Config) -> Result<(), String> {
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
-    let result = teams::config_file::export(&db.pool).await.map_err(|e| e.to_string());
+    let result = crate::config_file::export(&db.pool).await.map_err(|e| e.to_string());
     db.close().await;
     print!("{}", result?);
+    Ok(())
+}
+
+async fn evaluate_budgets(config: Config) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let sender = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+    let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
+    let today = chrono::Utc::now().date_naive();
+    let result = crate::budgets::evaluate_and_send(&db.pool, &sender, public_url.as_deref(), today, true).await;
+    db.close().await;
+    let (evaluation, delivery) = result.map_err(|e| e.to_string())?;
+    for status in &evaluation.statuses {
+        let crossed: Vec<String> = status.crossed.iter().map(|t| t.label()).collect();
+        println!(
+            "{}: {} of {} ({}) for {} to {}, forecast {}; crossed: {}",
+            status.budget.spec.name,
+            crate::format::usd(status.spend),
+            crate::format::usd(status.budget.spec.amount),
+            status.percent_used(),
+            status.period.from,
+            status.period.last_day(),
+            crate::format::usd(status.forecast),
+            if crossed.is_empty() {
+                "none".to_string()
+            } else {
+                crossed.join(", ")
+            }
+        );
+    }
+    println!(
+        "alerts: {} newly queued, {} sent, {} failed, {} still queued",
+        evaluation.queued, delivery.sent, delivery.failed, delivery.queued
+    );
+    if delivery.queued > 0 && config.smtp.is_none() {
+        eprintln!("burnrate: SMTP_URL is not set; queued alerts are sent once it is");
+    }
+    Ok(())
+}
+
+async fn evaluate_enforcement(config: Config) -> Result<(), String> {
+    use crate::enforcement::evaluate;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+    let executor = crate::enforcement::actions::Executor::from_config(&config, &alerts);
+    let result = evaluate::evaluate_and_act(&db.pool, chrono::Utc::now().date_naive(), &executor).await;
+    db.close().await;
+    let lines = result.map_err(|e| e.to_string())?;
+    println!("{}", evaluate::CSV_HEADER);
+    for line in &lines {
+        println!("{}", line.csv());
+    }
+    Ok(())
+}
+
+async fn sync_budgets(config: Config) -> Result<(), String> {
+    use crate::budgets::aws_sync;
+    let aws = aws_sync::AwsBudgets::from_environment()
+        .await
+        .map_err(|e| e.to_string())?;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = aws_sync::sync(&db.pool, &aws, &config.ingest.tag_project).await;
+    if let Ok(report) = &result {
+        let mut conn = db.pool.acquire().await.map_err(|e| e.to_string())?;
+        let details = serde_json::json!({
+            "created": report.created, "replaced": report.replaced, "deleted": report.deleted, "skipped": report.skipped,
+        });
+        crate::audit::record::record(
+            &mut conn,
+            &crate::audit::record::Actor::system("cli"),
+            "budget.aws_sync",
+            "AWS Budgets",
+            details,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    db.close().await;
+    println!("{}", result.map_err(|e| e.to_string())?);
     Ok(())
 }
 

@@ -34,6 +34,8 @@ pub struct Config {
     /// A session ends this long after sign-in, however active.
     pub session_max: Duration,
     pub ingest: IngestSettings,
+    /// `SMTP_URL` and `SMTP_FROM`; `None`: alerts stay queued until SMTP is configured.
+    pub smtp: Option<crate::mail::SmtpSettings>,
 }
 
 /// What and when to fetch from Cost Explorer.
@@ -103,6 +105,7 @@ impl fmt::Debug for Config {
             .field("session_idle", &self.session_idle)
             .field("session_max", &self.session_max)
             .field("ingest", &self.ingest)
+            .field("smtp", &self.smtp)
             .finish()
     }
 }
@@ -151,6 +154,9 @@ Environment variables:
   BURNRATE_RESTATE_DAYS  Settled days re-fetched on every run, 0-90 [default: 3]
   BURNRATE_TAG_PROJECT   Cost-allocation tag naming the project [default: project]
   BURNRATE_TAG_USER      Cost-allocation tag naming the user [default: user]
+  SMTP_URL            Alert email server: smtp://host:port, smtp://user:pass@host:587 (STARTTLS)
+                      or smtps://user:pass@host:465 [default: unset, alerts stay queued]
+  SMTP_FROM           Sender of alert emails, e.g. burnrate@example.com (required with SMTP_URL)
   AWS_*               Credentials, region and endpoints through the standard AWS chain
                       (AWS_PROFILE, AWS_ACCESS_KEY_ID, SSO, IMDS/IRSA, AWS_ENDPOINT_URL);
                       region us-east-1 unless configured";
@@ -211,7 +217,30 @@ impl Config {
         let session_idle = duration("BURNRATE_SESSION_IDLE", Duration::from_secs(12 * 3600))?;
         let session_max = duration("BURNRATE_SESSION_MAX", Duration::from_secs(7 * 86400))?;
         let ingest = ingest_settings(&get)?;
+        let smtp = match (get("SMTP_URL"), get("SMTP_FROM")) {
+            (None, _) => None,
+            (Some(_), None) => {
+                return Err(ConfigError {
+                    variable: "SMTP_FROM",
+                    value: None,
+                    expected: "the sender address for alert emails, required when SMTP_URL is set",
+                });
+            }
+            (Some(url), Some(from)) => Some(crate::mail::SmtpSettings::parse(&url, &from).map_err(|expected| {
+                ConfigError {
+                    // Neither value is echoed: the URL may hold a password.
+                    variable: if expected.starts_with("SMTP_FROM") {
+                        "SMTP_FROM"
+                    } else {
+                        "SMTP_URL"
+                    },
+                    value: None,
+                    expected,
+                }
+            })?),
+        };
         Ok(Config {
+            smtp,
             ingest,
             public_url,
             session_idle,

@@ -14,6 +14,9 @@ pub enum AppError {
     /// A request value failed validation; names the field and the expected form.
     #[error("{field}: {message}")]
     InvalidInput { field: String, message: String },
+    /// Several fields failed validation at once (forms): every problem, each with its field.
+    #[error("{}", FieldError::join(.0))]
+    InvalidFields(Vec<FieldError>),
     #[error("not found: {0}")]
     NotFound(String),
     /// No valid session: sign in first.
@@ -44,12 +47,44 @@ impl AppError {
 
     pub fn status(&self) -> StatusCode {
         match self {
-            AppError::InvalidInput { .. } => StatusCode::BAD_REQUEST,
+            AppError::InvalidInput { .. } | AppError::InvalidFields(_) => StatusCode::BAD_REQUEST,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::Unauthorized | AppError::SignInFailed => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Internal | AppError::ServerFn(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// One field's problem in a form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: &str, message: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn join(errors: &[FieldError]) -> String {
+        let parts: Vec<String> = errors.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
+        parts.join("; ")
+    }
+}
+
+impl AppError {
+    /// The message for `field`, if the error names it.
+    pub fn for_field(&self, field: &str) -> Option<String> {
+        match self {
+            AppError::InvalidInput { field: f, message } if f == field => Some(message.clone()),
+            AppError::InvalidFields(errors) => errors.iter().find(|e| e.field == field).map(|e| e.message.clone()),
+            _ => None,
         }
     }
 }

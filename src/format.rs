@@ -29,6 +29,19 @@ pub fn percent(part: Decimal, whole: Decimal) -> String {
     format!("{pct:.1}%")
 }
 
+/// Percent-encodes everything but unreserved characters, for a path segment or query value
+/// (tag values and team names may hold `/`, `&`, `#` or spaces).
+pub fn url_encode(value: &str) -> String {
+    let mut encoded = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => encoded.push(byte as char),
+            _ => encoded.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    encoded
+}
+
 /// A tag value for display: the empty value is untagged spend.
 pub fn tag_label(value: &str) -> &str {
     if value.is_empty() { UNTAGGED } else { value }

@@ -7,9 +7,12 @@
 pub mod app;
 pub mod audit;
 pub mod auth;
+pub mod budgets;
 pub mod costs;
+pub mod enforcement;
 pub mod error;
 pub mod format;
+pub mod forms;
 pub mod ingestion;
 pub mod teams;
 
@@ -20,9 +23,13 @@ pub mod cli;
 #[cfg(feature = "ssr")]
 pub mod config;
 #[cfg(feature = "ssr")]
+pub mod config_file;
+#[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod demo;
+#[cfg(feature = "ssr")]
+pub mod mail;
 #[cfg(feature = "ssr")]
 pub mod server;
 

@@ -24,6 +24,9 @@ pub struct AppState {
     pub ingest_status: crate::ingestion::schedule::SharedStatus,
     /// Computed page data per data version (see `costs::cache`).
     pub views: crate::costs::cache::ViewCache,
+    pub alerts: crate::budgets::outbox::AlertSender,
+    /// Runs enforcement actions (SMTP from `alerts`, AWS from the standard chain).
+    pub enforcement: crate::enforcement::actions::Executor,
 }
 
 impl AppState {
@@ -34,9 +37,12 @@ impl AppState {
             .site_pkg_dir("pkg")
             .site_addr(config.addr)
             .build();
+        let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
         AppState {
             leptos_options,
             views: Default::default(),
+            enforcement: crate::enforcement::actions::Executor::from_config(&config, &alerts),
+            alerts,
             ingest_status: Arc::new(std::sync::RwLock::new(crate::ingestion::schedule::initial_status(
                 &config.ingest,
             ))),
@@ -55,6 +61,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/api/export.csv", get(crate::costs::download::export_csv))
+        .route("/api/enforcement_audit.csv", get(crate::enforcement::api::audit_csv))
         .leptos_routes_with_context(&state, routes, provide_state.clone(), {
             let options = state.leptos_options.clone();
             move || shell(options.clone())

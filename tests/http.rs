@@ -57,7 +57,7 @@ async fn overview_is_rendered_on_the_server_with_every_team_and_escaped_tags(poo
     let (status, html) = (response.status, response.body);
     assert_eq!(status, 200);
 
-    let overview = queries::overview(&pool, Period::Last30Days, Metric::Unblended, today())
+    let overview = queries::overview(&pool, Period::Last30Days, Metric::Unblended, today(), None)
         .await
         .expect("query");
     for team in &overview.teams {
@@ -98,6 +98,9 @@ async fn the_overview_server_function_rejects_an_unknown_period(pool: PgPool) {
     let (status, body) = (response.status, response.body);
     assert_eq!(status, 400);
     assert!(body.contains("expected one of mtd, prev, 30d, 90d"), "{body}");
+    let response = app.post_form_as("/api/overview", "team=no-such-team", &viewer).await;
+    assert_eq!(response.status, 400);
+    assert!(response.body.contains("there is no team named"), "{}", response.body);
 }
 
 #[sqlx::test]
@@ -110,7 +113,7 @@ async fn the_overview_server_function_answers_with_the_period_figures(pool: PgPo
         .await;
     let (status, body) = (response.status, response.body);
     assert_eq!(status, 200);
-    let expected = queries::overview(&pool, Period::PreviousMonth, Metric::Amortized, today())
+    let expected = queries::overview(&pool, Period::PreviousMonth, Metric::Amortized, today(), None)
         .await
         .expect("query");
     assert!(body.contains(&expected.total.to_string()), "{body}");

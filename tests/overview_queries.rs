@@ -35,12 +35,49 @@ async fn team_spend_equals_the_facts_for_every_period_and_metric(pool: PgPool) {
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     for period in Period::ALL {
         for (metric, column) in [(Metric::Unblended, "unblended"), (Metric::Amortized, "amortized")] {
-            let overview = queries::overview(&pool, period, metric, today).await.expect("overview");
+            let overview = queries::overview(&pool, period, metric, today, None)
+                .await
+                .expect("overview");
             let expected = team_totals_from_facts(&pool, overview.range.from, overview.range.to, column).await;
             let got: Vec<(String, Decimal)> = overview.teams.iter().map(|t| (t.team.clone(), t.spend)).collect();
             assert_eq!(got, expected, "{period:?} {metric:?}");
             assert_eq!(overview.total, expected.iter().map(|(_, s)| *s).sum::<Decimal>());
         }
+    }
+}
+
+#[sqlx::test]
+async fn a_team_filter_narrows_every_figure_to_that_team(pool: PgPool) {
+    let today = day(TODAY.0, TODAY.1, TODAY.2);
+    load_demo(&pool, today).await;
+    let all = queries::overview(&pool, Period::Last30Days, Metric::Unblended, today, None)
+        .await
+        .expect("overview");
+    for team in ["ml-research", "Unassigned"] {
+        let one = queries::overview(&pool, Period::Last30Days, Metric::Unblended, today, Some(team))
+            .await
+            .expect("team overview");
+        let expected = all.teams.iter().find(|t| t.team == team).expect("team row");
+        assert_eq!(one.teams.len(), 1, "{team}");
+        assert_eq!(
+            (one.total, one.gpu_total),
+            (expected.spend, expected.gpu_spend),
+            "{team}"
+        );
+        assert!(one.top_projects.iter().all(|p| p.team == team), "{team}");
+        assert!(one.run_rate < all.run_rate, "{team}");
+        let week: Decimal = sqlx::query_scalar(
+            "select coalesce(sum(r.unblended), 0) from daily_project_costs r
+             left join projects p on p.name = r.project left join teams t on t.id = p.team_id
+             where coalesce(t.name, 'Unassigned') = $1 and r.day >= $2 and r.day < $3",
+        )
+        .bind(team)
+        .bind(one.run_rate_range.from)
+        .bind(one.run_rate_range.to)
+        .fetch_one(&pool)
+        .await
+        .expect("week");
+        assert_eq!(one.run_rate, week / Decimal::from(7), "{team}");
     }
 }
 
@@ -52,6 +89,7 @@ async fn unmapped_and_untagged_spend_is_shown_as_unassigned(pool: PgPool) {
         Period::Last90Days,
         Metric::Unblended,
         day(TODAY.0, TODAY.1, TODAY.2),
+        None,
     )
     .await
     .expect("overview");
@@ -76,7 +114,7 @@ async fn unmapped_and_untagged_spend_is_shown_as_unassigned(pool: PgPool) {
 async fn run_rate_is_the_mean_of_the_last_seven_complete_days(pool: PgPool) {
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     load_demo(&pool, today).await;
-    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today)
+    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today, None)
         .await
         .expect("overview");
     assert_eq!(
@@ -92,7 +130,7 @@ async fn run_rate_is_the_mean_of_the_last_seven_complete_days(pool: PgPool) {
     assert_eq!(overview.run_rate, week / Decimal::from(7));
 
     // A past period's run-rate ends at the period's end.
-    let previous = queries::overview(&pool, Period::PreviousMonth, Metric::Unblended, today)
+    let previous = queries::overview(&pool, Period::PreviousMonth, Metric::Unblended, today, None)
         .await
         .expect("overview");
     assert_eq!(
@@ -103,7 +141,7 @@ async fn run_rate_is_the_mean_of_the_last_seven_complete_days(pool: PgPool) {
 
 #[sqlx::test]
 async fn an_empty_database_has_no_latest_day_and_zero_totals(pool: PgPool) {
-    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, day(2026, 2, 10))
+    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, day(2026, 2, 10), None)
         .await
         .expect("overview");
     assert_eq!(overview.latest_day, None);
@@ -130,7 +168,7 @@ async fn amortized_spreads_reserved_fees_so_it_differs_from_unblended_on_the_fir
 async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     load_demo(&pool, today).await;
-    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today)
+    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today, None)
         .await
         .expect("overview");
     let forecast = overview.forecast.expect("month to date has a forecast");
@@ -147,7 +185,7 @@ async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
     assert!(overview.burn_svg.contains("<title>Burn rate: cumulative spend</title>"));
     assert!(overview.burn_svg.contains("Forecast"));
 
-    let past = queries::overview(&pool, Period::PreviousMonth, Metric::Unblended, today)
+    let past = queries::overview(&pool, Period::PreviousMonth, Metric::Unblended, today, None)
         .await
         .expect("overview");
     assert_eq!(past.forecast, None, "a finished period has nothing to forecast");
@@ -157,7 +195,7 @@ async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
 async fn top_projects_and_movers_equal_the_facts(pool: PgPool) {
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     load_demo(&pool, today).await;
-    let overview = queries::overview(&pool, Period::Last30Days, Metric::Amortized, today)
+    let overview = queries::overview(&pool, Period::Last30Days, Metric::Amortized, today, None)
         .await
         .expect("overview");
     assert_eq!(overview.top_projects.len(), 10);

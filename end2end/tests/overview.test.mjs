@@ -82,3 +82,33 @@ test('a period link opened directly is rendered by the server with its figures',
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });
+
+test('the team filter narrows the Overview, survives a period change, and Back restores all teams', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/?period=30d');
+  await waitForHydration(page);
+  const allTotal = await page.getAttribute('[data-testid="period-total"]', 'data-value');
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await page.selectOption('[data-testid="team-select"]', 'ml-research');
+  await page.click('[data-testid="team-form"] button');
+  await page.waitForURL(/team=ml-research/);
+  await page.waitForFunction((old) => document.querySelector('[data-testid="period-total"]')?.dataset.value !== old, allTotal);
+  const range = await page.textContent('[data-testid="period-range"]');
+  const shown = await teamsOnPage(page);
+  assert.deepEqual(shown.map((t) => t.team), ['ml-research']);
+  assert.equal(units(shown[0].spend), units((await teamsInDatabase(range)).get('ml-research')), range);
+  assert.equal(units(await page.getAttribute('[data-testid="period-total"]', 'data-value')), units(shown[0].spend), range);
+
+  await page.click('[data-testid="period-90d"]');
+  await page.waitForURL((url) => url.search.includes('period=90d') && url.search.includes('team=ml-research'));
+  await page.waitForFunction((old) => document.querySelector('[data-testid="period-range"]')?.textContent !== old, range);
+  assert.deepEqual((await teamsOnPage(page)).map((t) => t.team), ['ml-research']);
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'filters navigate client-side');
+
+  await page.goBack();
+  await page.goBack();
+  await page.waitForFunction((old) => document.querySelector('[data-testid="period-total"]')?.dataset.value === old, allTotal);
+  assert.ok((await teamsOnPage(page)).length > 1, 'Back restored every team');
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});

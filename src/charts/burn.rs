@@ -15,6 +15,8 @@ pub struct Burn<'a> {
     /// (day, low, expected, high), from the last actual day to the period's last day.
     pub forecast: &'a [(NaiveDate, Decimal, Decimal, Decimal)],
     pub budget: Option<Decimal>,
+    /// Budget thresholds drawn as dotted lines: (label, amount).
+    pub thresholds: &'a [(String, Decimal)],
 }
 
 pub fn burn(title: &str, description: &str, burn: &Burn) -> String {
@@ -31,6 +33,7 @@ fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<(), Box<dyn s
     let f = |d: &Decimal| d.to_f64().unwrap_or(0.0);
     let x = |day: &NaiveDate| burn.days.iter().position(|d| d == day).map(|i| i as f64 + 1.0);
     let mut top = burn.budget.as_ref().map(f).unwrap_or(0.0);
+    top = burn.thresholds.iter().map(|(_, v)| f(v)).fold(top, f64::max);
     top = burn.actual.iter().map(|(_, v)| f(v)).fold(top, f64::max);
     top = burn.forecast.iter().map(|(_, _, _, high)| f(high)).fold(top, f64::max);
     let root = SVGBackend::with_string(svg, (900, 340)).into_drawing_area();
@@ -97,6 +100,19 @@ fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<(), Box<dyn s
             ))?
             .label("Budget")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], colour(7).stroke_width(2)));
+    }
+    for (n, (label, amount)) in burn.thresholds.iter().enumerate() {
+        let y = f(amount);
+        let style = colour(2 + n % 2).stroke_width(1);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, y), (burn.days.len() as f64, y)],
+                2,
+                4,
+                style,
+            ))?
+            .label(format!("Threshold {label}"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], style));
     }
     chart
         .configure_series_labels()

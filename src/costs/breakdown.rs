@@ -35,6 +35,8 @@ pub struct TeamsView {
     pub daily: Vec<(NaiveDate, String, Decimal)>,
     pub chart_svg: String,
     pub latest_day: Option<NaiveDate>,
+    /// Team budgets in their current periods.
+    pub budgets: Vec<crate::budgets::BudgetUse>,
 }
 
 /// Whose costs a page shows.
@@ -77,6 +79,8 @@ pub struct ScopeView {
     pub by_service: Vec<Line>,
     pub by_family: Vec<Line>,
     pub chart_svg: String,
+    /// Budgets on this team or project, in their current periods.
+    pub budgets: Vec<crate::budgets::BudgetUse>,
 }
 
 #[server(prefix = "/api", endpoint = "teams")]
@@ -119,14 +123,7 @@ pub async fn get_scope(
 /// `/teams/<name>` and `/projects/<name>` with the name percent-encoded; untagged spend's
 /// project is the empty name.
 pub fn scope_href(kind: &str, name: &str) -> String {
-    let mut encoded = String::new();
-    for byte in name.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => encoded.push(byte as char),
-            _ => encoded.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    format!("/{kind}/{encoded}")
+    format!("/{kind}/{}", crate::format::url_encode(name))
 }
 
 fn change_text(now: Decimal, before: Decimal) -> String {
@@ -137,7 +134,7 @@ fn change_text(now: Decimal, before: Decimal) -> String {
     format!("{}{:.1}%", if change > Decimal::ZERO { "+" } else { "" }, change)
 }
 
-fn crumbs(parent: Option<(&'static str, &'static str)>, title: String) -> impl IntoView {
+pub fn crumbs(parent: Option<(&'static str, &'static str)>, title: String) -> impl IntoView {
     view! {
         <leptos_meta::Title text=format!("{title} · burnrate")/>
         <nav class="breadcrumbs" aria-label="Breadcrumb">
@@ -162,7 +159,7 @@ fn no_data() -> AnyView {
 /// The server-drawn SVG. plotters escapes every text and attribute it writes, and the
 /// title/description are escaped when added, so the markup carries no tag value as code.
 #[component]
-fn Chart(svg: String, testid: &'static str) -> impl IntoView {
+pub fn Chart(svg: String, testid: &'static str) -> impl IntoView {
     view! { <figure class="chart" data-testid=testid inner_html=svg></figure> }
 }
 
@@ -198,10 +195,12 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
         view.range.to,
         view.metric.key()
     );
+    let budgets = view.budgets;
     let rows = view
         .teams
         .into_iter()
         .map(|line| {
+            let uses: Vec<_> = budgets.iter().filter(|b| b.scope.name() == line.team).cloned().collect();
             view! {
                 <tr data-testid="team-row">
                     <th scope="row"><a href=scope_href("teams", &line.team) data-testid="team-name">{line.team.clone()}</a></th>
@@ -210,6 +209,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
                     <td class="num">{usd(line.previous)}</td>
                     <td class="num">{change_text(line.spend, line.previous)}</td>
                     <td class="num">{usd(line.gpu_spend)}</td>
+                    <td><crate::budgets::pages::BudgetUses uses/></td>
                 </tr>
             }
         })
@@ -233,7 +233,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
         <table class="data" data-testid="teams-table">
             <caption>{view.metric.label()} " cost, " {format!("{} – {}", view.range.from, view.range.last_day())}
                 ", compared with " {format!("{} – {}", view.previous_range.from, view.previous_range.last_day())}</caption>
-            <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "GPU (USD)"]/>
+            <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "GPU (USD)", "Budget use"]/>
             <tbody>{rows}</tbody>
         </table>
         <p class="hint"><a download href=csv data-testid="teams-csv">"Download CSV (daily by team)"</a></p>
@@ -338,6 +338,9 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
                 <p class="figure" data-testid="spot-share">{spot_share}</p>
                 <p class="hint">{usd(view.spot_spend)} " of " {usd(view.instance_spend)} " instance spend"</p></div>
         </section>
+        {(!view.budgets.is_empty()).then(|| view! {
+            <section class="card" data-testid="scope-budgets"><h2>"Budgets"</h2><crate::budgets::pages::BudgetUses uses=view.budgets/></section>
+        })}
         <Chart svg=view.chart_svg testid="scope-chart"/>
         <div class="breakdowns">
             {breakdown("By project", "by-project", view.by_project, Some("projects"), csv("project"))}

@@ -73,7 +73,10 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
         &order,
         &daily,
     );
+    let budgets =
+        crate::budgets::evaluate::uses(pool, today, |b| matches!(b, crate::budgets::BudgetScope::Team(_))).await?;
     Ok(TeamsView {
+        budgets,
         period,
         metric,
         range,
@@ -259,7 +262,14 @@ pub async fn scope(
         &labelled_order,
         &daily_labelled,
     );
+    let budgets = crate::budgets::evaluate::uses(pool, today, |b| match (b, &scope) {
+        (crate::budgets::BudgetScope::Team(t), Scope::Team(name)) => t == name,
+        (crate::budgets::BudgetScope::Project(p), Scope::Project(name)) => p == name,
+        _ => false,
+    })
+    .await?;
     Ok(ScopeView {
+        budgets,
         scope,
         period,
         metric,

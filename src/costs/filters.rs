@@ -16,6 +16,8 @@ pub fn FilterBar() -> impl IntoView {
     let path = move || location.pathname.get();
     let period = move || Period::parse(period_value(&query.read()).as_deref()).unwrap_or_default();
     let metric = move || Metric::parse(query.read().get("metric").as_deref()).unwrap_or_default();
+    // The Overview's team filter survives period and metric changes.
+    let team = move || query.read().get("team").filter(|t| !t.is_empty());
 
     let period_links = Period::ALL
         .into_iter()
@@ -24,7 +26,7 @@ pub fn FilterBar() -> impl IntoView {
                 <a
                     class="chip"
                     data-testid=format!("period-{}", p.key())
-                    href=move || filter_href(&path(), p, metric())
+                    href=move || filter_href(&path(), p, metric(), team())
                     aria-current=move || (period() == p).then_some("page")
                 >
                     {p.label()}
@@ -39,7 +41,7 @@ pub fn FilterBar() -> impl IntoView {
                 <a
                     class="chip"
                     data-testid=format!("metric-{}", m.key())
-                    href=move || filter_href(&path(), period(), m)
+                    href=move || filter_href(&path(), period(), m, team())
                     aria-current=move || (metric() == m).then_some("page")
                 >
                     {m.label()}
@@ -62,11 +64,13 @@ pub fn FilterBar() -> impl IntoView {
             <nav aria-label="Metric" class="chip-group">{metric_links}</nav>
             <Form method="GET" action=path attr:class="inline" attr:data-testid="month-form">
                 <input type="hidden" name="metric" value=move || metric().key()/>
+                {move || team().map(|t| view! { <input type="hidden" name="team" value=t/> })}
                 <label>"Month " <input type="month" name="month" required value=month_value/></label>
                 <button type="submit">"Show month"</button>
             </Form>
             <Form method="GET" action=path attr:class="inline" attr:data-testid="range-form">
                 <input type="hidden" name="metric" value=move || metric().key()/>
+                {move || team().map(|t| view! { <input type="hidden" name="team" value=t/> })}
                 <label>"From " <input type="date" name="from" required value=move || custom().0/></label>
                 <label>"to " <input type="date" name="to" required value=move || custom().1/></label>
                 <button type="submit">"Show range"</button>
@@ -86,6 +90,9 @@ pub fn period_value(query: &leptos_router::params::ParamsMap) -> Option<String> 
 }
 
 /// The same page with other filters, so each page keeps its own path.
-fn filter_href(path: &str, period: Period, metric: Metric) -> String {
-    format!("{path}?period={}&metric={}", period.key(), metric.key())
+fn filter_href(path: &str, period: Period, metric: Metric, team: Option<String>) -> String {
+    let team = team
+        .map(|t| format!("&team={}", crate::format::url_encode(&t)))
+        .unwrap_or_default();
+    format!("{path}?period={}&metric={}{team}", period.key(), metric.key())
 }

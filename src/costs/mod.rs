@@ -82,18 +82,44 @@ pub struct Overview {
     /// The ten largest projects, and the ten that changed most against the period before.
     pub top_projects: Vec<ProjectChange>,
     pub movers: Vec<ProjectChange>,
-    /// Cumulative spend against the forecast (and budget, once budgets exist), as SVG.
+    /// Cumulative spend against the forecast and, for month to date, the first monthly org budget.
     pub burn_svg: String,
+    /// Organisation-wide budgets in their current periods (the team's, when filtered).
+    pub budgets: Vec<crate::budgets::BudgetUse>,
+    /// The team filter (`?team=`); `None` for the whole organisation.
+    pub team: Option<String>,
+    /// Every team, for the team filter.
+    pub all_teams: Vec<String>,
 }
 
 /// The Overview figures for `?period=` and `?metric=`, read from the daily rollup.
 #[server(prefix = "/api", endpoint = "overview")]
-pub async fn get_overview(period: Option<String>, metric: Option<String>) -> Result<Overview, AppError> {
+pub async fn get_overview(
+    period: Option<String>,
+    metric: Option<String>,
+    team: Option<String>,
+) -> Result<Overview, AppError> {
     crate::error::with_status(
         async {
             let (state, period, metric, today) = cost_request(period, metric)?;
-            let key = format!("overview|{}|{}|{today}", period.key(), metric.key());
-            let compute = queries::overview(&state.pool, period, metric, today);
+            let team = team.filter(|t| !t.is_empty());
+            if let Some(name) = &team {
+                let known: bool = sqlx::query_scalar("select $1 = $2 or exists (select 1 from teams where name = $1)")
+                    .bind(name)
+                    .bind(UNASSIGNED_TEAM)
+                    .fetch_one(&state.pool)
+                    .await?;
+                if !known {
+                    return Err(AppError::invalid("team", format!("there is no team named {name:?}")));
+                }
+            }
+            let key = format!(
+                "overview|{}|{}|{today}|{}",
+                period.key(),
+                metric.key(),
+                team.as_deref().unwrap_or("")
+            );
+            let compute = queries::overview(&state.pool, period, metric, today, team.as_deref());
             Ok(state.views.get_or_compute(&state.pool, key, compute).await?)
         }
         .await,

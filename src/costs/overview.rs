@@ -17,9 +17,9 @@ pub fn OverviewPage() -> impl IntoView {
     let query = use_query_map();
     let filters = move || {
         let q = query.read();
-        (super::filters::period_value(&q), q.get("metric"))
+        (super::filters::period_value(&q), q.get("metric"), q.get("team"))
     };
-    let overview = Resource::new(filters, |(period, metric)| get_overview(period, metric));
+    let overview = Resource::new(filters, |(period, metric, team)| get_overview(period, metric, team));
 
     view! {
         <Title text="Overview · burnrate"/>
@@ -34,6 +34,30 @@ pub fn OverviewPage() -> impl IntoView {
                 }
             })}
         </Transition>
+    }
+}
+
+/// Narrows the Overview to one team; kept in `?team=` beside the period and metric.
+#[component]
+fn TeamFilter(data: Overview) -> impl IntoView {
+    let current = data.team.clone().unwrap_or_default();
+    let options = std::iter::once(super::UNASSIGNED_TEAM.to_string())
+        .chain(data.all_teams.iter().cloned())
+        .map(|team| {
+            let selected = team == current;
+            view! { <option value=team.clone() selected=selected>{team.clone()}</option> }
+        })
+        .collect_view();
+    view! {
+        <leptos_router::components::Form method="GET" action="/" attr:class="inline" attr:data-testid="team-form">
+            <input type="hidden" name="period" value=data.period.key()/>
+            <input type="hidden" name="metric" value=data.metric.key()/>
+            <label>"Team " <select name="team" data-testid="team-select">
+                <option value="" selected=current.is_empty()>"All teams"</option>
+                {options}
+            </select></label>
+            <button type="submit">"Show team"</button>
+        </leptos_router::components::Form>
     }
 }
 
@@ -76,6 +100,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
         .collect_view();
 
     view! {
+        <TeamFilter data=data.clone()/>
         <section class="cards" aria-label="Summary">
             <div class="card">
                 <h2>{data.period.label()} " spend"</h2>
@@ -94,6 +119,12 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                     <h2>"Forecast to " {f.last_day.to_string()}</h2>
                     <p class="figure" data-testid="forecast" data-value=f.expected.to_string()>{usd(f.expected)}</p>
                     <p class="hint" data-testid="forecast-range">{format!("Range {} – {}; {} days left at the run-rate", usd(f.low), usd(f.high), f.days_left)}</p>
+                </div>
+            })}
+            {(!data.budgets.is_empty()).then(|| view! {
+                <div class="card" data-testid="org-budgets">
+                    <h2>"Budgets"</h2>
+                    <crate::budgets::pages::BudgetUses uses=data.budgets.clone()/>
                 </div>
             })}
             <div class="card">

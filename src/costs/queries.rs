@@ -10,30 +10,40 @@ use super::{Forecast, Overview, ProjectChange, TeamSpend, UNASSIGNED_TEAM};
 /// Days in the run-rate window.
 pub const RUN_RATE_DAYS: i64 = 7;
 
+/// Joins the rollup `r` to its project's team `t`.
+const TEAM_JOIN: &str = "left join projects p on p.name = r.project left join teams t on t.id = p.team_id";
+
+/// Keeps one team's rows (unmapped spend is the Unassigned team) when parameter `n` is set.
+fn team_clause(n: u8) -> String {
+    format!("(${n}::text is null or coalesce(t.name, '{UNASSIGNED_TEAM}') = ${n})")
+}
+
+/// The Overview for the whole organisation, or for one team when `team` is set.
 pub async fn overview(
     pool: &PgPool,
     period: Period,
     metric: Metric,
     today: NaiveDate,
+    team: Option<&str>,
 ) -> Result<Overview, sqlx::Error> {
     let range = period.range(today);
     let amortized = metric == Metric::Amortized;
 
-    let teams: Vec<TeamSpend> = sqlx::query_as::<_, (String, Decimal, Decimal)>(
+    let teams: Vec<TeamSpend> = sqlx::query_as::<_, (String, Decimal, Decimal)>(&format!(
         "select coalesce(t.name, $4) as team,
                 sum(case when $3 then r.amortized else r.unblended end) as spend,
                 sum(case when $3 then r.gpu_amortized else r.gpu_unblended end) as gpu_spend
-         from daily_project_costs r
-         left join projects p on p.name = r.project
-         left join teams t on t.id = p.team_id
-         where r.day >= $1 and r.day < $2
+         from daily_project_costs r {TEAM_JOIN}
+         where r.day >= $1 and r.day < $2 and {}
          group by 1
          order by spend desc, team",
-    )
+        team_clause(5)
+    ))
     .bind(range.from)
     .bind(range.to)
     .bind(amortized)
     .bind(UNASSIGNED_TEAM)
+    .bind(team)
     .fetch_all(pool)
     .await?
     .into_iter()
@@ -46,21 +56,39 @@ pub async fn overview(
         from: days_before(run_rate_end, RUN_RATE_DAYS as u64),
         to: run_rate_end,
     };
-    let run_rate_total = total(pool, run_rate_range, amortized).await?;
+    let run_rate_total = total(pool, run_rate_range, amortized, team).await?;
     let latest_day = latest_day(pool).await?;
-    let daily = daily_totals(pool, range, amortized).await?;
+    let daily = daily_totals(pool, range, amortized, team).await?;
     let run_rate = run_rate_total / Decimal::from(RUN_RATE_DAYS);
     let forecast = match period {
         Period::MonthToDate => {
-            let window = daily_totals(pool, run_rate_range, amortized).await?;
+            let window = daily_totals(pool, run_rate_range, amortized, team).await?;
             Some(forecast(&daily, &window, range, run_rate, today))
         }
         _ => None,
     };
-    let (top_projects, movers) = project_changes(pool, range, amortized).await?;
-    let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), today);
+    let (top_projects, movers) = project_changes(pool, range, amortized, team).await?;
+    // The org's budgets, or the chosen team's.
+    let budgets = crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
+        (crate::budgets::BudgetScope::Org, None) => true,
+        (crate::budgets::BudgetScope::Team(name), Some(team)) => name == team,
+        _ => false,
+    })
+    .await?;
+    let all_teams = sqlx::query_scalar("select name from teams order by name")
+        .fetch_all(pool)
+        .await?;
+    let budget_line = budgets
+        .iter()
+        .find(|b| b.period == crate::budgets::BudgetPeriod::Monthly)
+        .filter(|_| period == Period::MonthToDate)
+        .map(|b| b.amount);
+    let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), today, budget_line);
 
     Ok(Overview {
+        team: team.map(str::to_string),
+        all_teams,
+        budgets,
         forecast,
         top_projects,
         movers,
@@ -77,14 +105,16 @@ pub async fn overview(
     })
 }
 
-async fn total(pool: &PgPool, range: DateRange, amortized: bool) -> Result<Decimal, sqlx::Error> {
-    sqlx::query_scalar(
-        "select coalesce(sum(case when $3 then amortized else unblended end), 0)
-         from daily_project_costs where day >= $1 and day < $2",
-    )
+async fn total(pool: &PgPool, range: DateRange, amortized: bool, team: Option<&str>) -> Result<Decimal, sqlx::Error> {
+    sqlx::query_scalar(&format!(
+        "select coalesce(sum(case when $3 then r.amortized else r.unblended end), 0)
+         from daily_project_costs r {TEAM_JOIN} where r.day >= $1 and r.day < $2 and {}",
+        team_clause(4)
+    ))
     .bind(range.from)
     .bind(range.to)
     .bind(amortized)
+    .bind(team)
     .fetch_one(pool)
     .await
 }
@@ -100,14 +130,18 @@ async fn daily_totals(
     pool: &PgPool,
     range: DateRange,
     amortized: bool,
+    team: Option<&str>,
 ) -> Result<Vec<(NaiveDate, Decimal)>, sqlx::Error> {
-    sqlx::query_as(
-        "select day, sum(case when $3 then amortized else unblended end)
-         from daily_project_costs where day >= $1 and day < $2 group by day order by day",
-    )
+    sqlx::query_as(&format!(
+        "select r.day, sum(case when $3 then r.amortized else r.unblended end)
+         from daily_project_costs r {TEAM_JOIN} where r.day >= $1 and r.day < $2 and {}
+         group by r.day order by r.day",
+        team_clause(4)
+    ))
     .bind(range.from)
     .bind(range.to)
     .bind(amortized)
+    .bind(team)
     .fetch_all(pool)
     .await
 }
@@ -147,23 +181,24 @@ async fn project_changes(
     pool: &PgPool,
     range: DateRange,
     amortized: bool,
+    team: Option<&str>,
 ) -> Result<(Vec<ProjectChange>, Vec<ProjectChange>), sqlx::Error> {
     let before = days_before(range.from, range.days() as u64);
-    let rows: Vec<(String, String, Decimal, Decimal)> = sqlx::query_as(
+    let rows: Vec<(String, String, Decimal, Decimal)> = sqlx::query_as(&format!(
         "select r.project, coalesce(t.name, $5),
                 coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day >= $1), 0),
                 coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day < $1), 0)
-         from daily_project_costs r
-         left join projects p on p.name = r.project
-         left join teams t on t.id = p.team_id
-         where r.day >= $3 and r.day < $2
+         from daily_project_costs r {TEAM_JOIN}
+         where r.day >= $3 and r.day < $2 and {}
          group by 1, 2",
-    )
+        team_clause(6)
+    ))
     .bind(range.from)
     .bind(range.to)
     .bind(before)
     .bind(amortized)
     .bind(UNASSIGNED_TEAM)
+    .bind(team)
     .fetch_all(pool)
     .await?;
     let mut all: Vec<ProjectChange> = rows
@@ -194,6 +229,7 @@ fn burn_chart(
     period: Period,
     forecast: Option<&Forecast>,
     today: NaiveDate,
+    budget: Option<Decimal>,
 ) -> String {
     let end = forecast
         .map(|f| super::period::next_day(f.last_day))
@@ -235,7 +271,8 @@ fn burn_chart(
             days: &days,
             actual: &actual,
             forecast: &points,
-            budget: None,
+            budget,
+            thresholds: &[],
         },
     )
 }

@@ -2,6 +2,7 @@
 //! fact store as ingestion so every page behaves as it would on real data.
 
 pub mod accounts;
+pub mod budgets;
 pub mod generator;
 pub mod org;
 
@@ -74,6 +75,7 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
         month = end;
     }
     map_projects(&mut tx, &team_ids, options.scale).await?;
+    budgets::insert(&mut tx, options.until).await?;
     sqlx::query(
         "insert into ingestion_runs (trigger, status, window_from, window_to, rows_written, finished_at)
          values ('demo', 'succeeded', $1, $2, $3, now())",
@@ -143,10 +145,13 @@ fn billing_projects(users: &[String], timeline: &Timeline, options: DemoOptions)
 async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
         "truncate costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs,
-                  projects, tagged_users, team_owners, teams",
+                  projects, tagged_users, team_owners,
+                  budgets, budget_thresholds, budget_alerts, budget_aws_sync",
     )
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
+    // Deleted rather than truncated: team policies cascade, the org default policy stays.
+    sqlx::query("delete from teams").execute(conn).await?;
     Ok(())
 }
 

@@ -54,6 +54,21 @@ impl Backoff {
     }
 }
 
+/// The standard AWS chain with ring TLS and SDK retries off (each service sets its own);
+/// region us-east-1 unless configured, the home of Cost Explorer and Budgets.
+pub async fn sdk_config_from_environment() -> SdkConfig {
+    // The loader's own region chain (it shares our HTTP client for IMDS), then the default.
+    let config = aws_config::defaults(BehaviorVersion::latest())
+        .http_client(https_client())
+        .retry_config(RetryConfig::disabled())
+        .load()
+        .await;
+    match config.region() {
+        Some(_) => config,
+        None => config.into_builder().region(Region::new("us-east-1")).build(),
+    }
+}
+
 /// A Cost Explorer client.
 #[derive(Clone)]
 pub struct CostExplorer {
@@ -65,17 +80,7 @@ impl CostExplorer {
     /// The standard AWS chain: environment, profile, SSO, web identity (IRSA), IMDS; the
     /// standard endpoint variables; region us-east-1 unless configured (Cost Explorer's home).
     pub async fn from_environment() -> CostExplorer {
-        // The loader's own region chain (it shares our HTTP client for IMDS), then the default.
-        let config = aws_config::defaults(BehaviorVersion::latest())
-            .http_client(https_client())
-            .retry_config(RetryConfig::disabled())
-            .load()
-            .await;
-        let config = match config.region() {
-            Some(_) => config,
-            None => config.into_builder().region(Region::new("us-east-1")).build(),
-        };
-        CostExplorer::from_sdk_config(config)
+        CostExplorer::from_sdk_config(sdk_config_from_environment().await)
     }
 
     /// A client from an explicit SDK configuration. Retries stay off whatever it says.

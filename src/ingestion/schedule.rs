@@ -34,8 +34,16 @@ fn set(status: &SharedStatus, problem: bool, message: String) {
     }
 }
 
-/// Runs until the task is dropped; does nothing when the interval is `off`.
-pub async fn run_forever(pool: PgPool, settings: IngestSettings, status: SharedStatus) {
+/// Runs until the task is dropped; does nothing when the interval is `off`. Budgets are
+/// and enforcement are evaluated after every successful run, so they follow fresh data.
+pub async fn run_forever(
+    pool: PgPool,
+    settings: IngestSettings,
+    status: SharedStatus,
+    alerts: crate::budgets::outbox::AlertSender,
+    public_url: Option<String>,
+    enforcement: crate::enforcement::actions::Executor,
+) {
     let Some(interval) = settings.interval else {
         return;
     };
@@ -63,6 +71,20 @@ pub async fn run_forever(pool: PgPool, settings: IngestSettings, status: SharedS
                         false,
                         format!("Ingestion runs every {every}. Last run: {report}."),
                     );
+                    let today = chrono::Utc::now().date_naive();
+                    match crate::budgets::evaluate_and_send(&pool, &alerts, public_url.as_deref(), today, false).await {
+                        Ok((evaluation, delivery)) => tracing::info!(
+                            budgets = evaluation.statuses.len(),
+                            queued = evaluation.queued,
+                            sent = delivery.sent,
+                            "budgets evaluated"
+                        ),
+                        Err(error) => tracing::error!(%error, "evaluating budgets failed"),
+                    }
+                    match crate::enforcement::evaluate::evaluate_and_act(&pool, today, &enforcement).await {
+                        Ok(lines) => tracing::info!(violations = lines.len(), "enforcement evaluated"),
+                        Err(error) => tracing::error!(%error, "evaluating enforcement failed"),
+                    }
                 }
                 Ok(Outcome::AlreadyRunning) => {
                     tracing::info!("scheduled ingestion skipped: another ingestion is running");

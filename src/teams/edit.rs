@@ -121,6 +121,18 @@ pub async fn save(pool: &PgPool, actor: &Actor, edit: TeamEdit) -> Result<usize,
 }
 
 pub async fn delete(pool: &PgPool, actor: &Actor, name: &str) -> Result<usize, AppError> {
+    let mut conn = pool.acquire().await?;
+    let budgets = crate::budgets::store::names_for_team(&mut conn, name).await?;
+    drop(conn);
+    if !budgets.is_empty() {
+        return Err(AppError::invalid(
+            "name",
+            format!(
+                "team {name:?} still has budgets ({}); delete or rescope them first",
+                budgets.join(", ")
+            ),
+        ));
+    }
     update(pool, actor, None, |teams| {
         teams
             .remove(name)

@@ -4,8 +4,6 @@
 
 pub mod admin;
 #[cfg(feature = "ssr")]
-pub mod config_file;
-#[cfg(feature = "ssr")]
 pub mod edit;
 #[cfg(feature = "ssr")]
 pub mod store;

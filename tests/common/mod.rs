@@ -177,20 +177,59 @@ pub fn today() -> NaiveDate {
     chrono::Utc::now().date_naive()
 }
 
+/// Adds `project` (in `team`, if any; nothing for untagged '') and the same rollup figures
+/// for every day from `from` to `last`, with no GPU or spot part.
+pub async fn add_project_costs(
+    pool: &PgPool,
+    project: &str,
+    team: Option<&str>,
+    (from, last): (NaiveDate, NaiveDate),
+    unblended: &str,
+    amortized: &str,
+) {
+    if !project.is_empty() {
+        sqlx::query("insert into projects (name, team_id) select $1, (select id from teams where name = $2)")
+            .bind(project)
+            .bind(team)
+            .execute(pool)
+            .await
+            .expect("project");
+    }
+    sqlx::query(
+        "insert into daily_project_costs
+             (day, project, unblended, amortized, gpu_unblended, gpu_amortized, spot_unblended, spot_amortized)
+         select d::date, $1, $2::numeric, $3::numeric, 0, 0, 0, 0
+         from generate_series($4::date, $5::date, interval '1 day') d",
+    )
+    .bind(project)
+    .bind(unblended)
+    .bind(amortized)
+    .bind(from)
+    .bind(last)
+    .execute(pool)
+    .await
+    .expect("costs");
+}
+
 pub mod ce_fake;
 pub mod moto;
+pub mod smtp;
 
-/// A Cost Explorer client for an endpoint on loopback, signing with `access_key`.
-pub async fn cost_explorer_at(endpoint: &str, access_key: &str) -> burnrate::ingestion::cost_explorer::CostExplorer {
+/// AWS SDK settings for an endpoint on loopback, signing with `access_key`.
+pub async fn aws_config_at(endpoint: &str, access_key: &str) -> aws_config::SdkConfig {
     let credentials = aws_credential_types::Credentials::new(access_key, "test-secret", None, None, "tests");
-    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
         .region(aws_config::Region::new("us-east-1"))
         .endpoint_url(endpoint)
         .credentials_provider(credentials)
         .http_client(burnrate::ingestion::cost_explorer::https_client())
         .load()
-        .await;
-    burnrate::ingestion::cost_explorer::CostExplorer::from_sdk_config(config)
+        .await
+}
+
+/// A Cost Explorer client for an endpoint on loopback, signing with `access_key`.
+pub async fn cost_explorer_at(endpoint: &str, access_key: &str) -> burnrate::ingestion::cost_explorer::CostExplorer {
+    burnrate::ingestion::cost_explorer::CostExplorer::from_sdk_config(aws_config_at(endpoint, access_key).await)
 }
 
 /// A postgres:// URL for the database behind `pool` (for running the CLI against it).

@@ -1,14 +1,22 @@
-//! Teams as code: `burnrate config import FILE` and `burnrate config export`.
+//! Teams and budgets as code: `burnrate config import FILE` and `burnrate config export`.
 //!
+//! ```yaml
 //! teams:
 //!   - name: ml-research
 //!     owners: [alice@example.com]
 //!     projects: [llm-finetune, rlhf-eval]
 //!     users: [alice, bob]
+//! budgets:            # see budgets.rs
+//!   - name: ml-research monthly
+//!     scope: {team: ml-research}
+//! ```
 //!
-//! The file is the whole truth for teams: import checks it entirely first (every problem is
-//! reported with its line), then makes the database match in one transaction. A file with no
-//! `teams:` section leaves teams alone.
+//! Each section present is the whole truth for what it describes: import checks the entire
+//! file first (every problem is reported with its line), then makes the database match in
+//! one transaction. A section left out leaves its part of the database alone.
+
+pub mod approvals;
+pub mod budgets;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -16,11 +24,11 @@ use std::fmt;
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
 use sqlx::{Acquire, PgPool};
 
-use super::store::{self, Change, Mappings, TeamMapping};
 use crate::audit::record::Actor;
+use crate::teams::store::{self, Mappings, TeamMapping};
 
-/// The sections this version reads. Later versions add `budgets:` and `approvals:`.
-const SECTIONS: [&str; 1] = ["teams"];
+/// The sections this version reads.
+const SECTIONS: [&str; 3] = ["teams", "budgets", "approvals"];
 const TEAM_KEYS: [&str; 4] = ["name", "owners", "projects", "users"];
 
 /// One problem in the file, at a line.
@@ -36,10 +44,12 @@ impl fmt::Display for FileError {
     }
 }
 
-/// A checked file. `teams` is `None` when the file has no `teams:` section.
+/// A checked file. A section is `None` when the file leaves it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigFile {
     pub teams: Option<Mappings>,
+    pub budgets: Option<Vec<budgets::FileBudget>>,
+    pub approvals: Option<Vec<crate::enforcement::Approval>>,
 }
 
 /// Parses and checks the whole file, returning every problem found, in line order.
@@ -51,16 +61,18 @@ pub fn parse(text: &str) -> Result<ConfigFile, Vec<FileError>> {
         }]
     })?;
     let mut errors = Errors::default();
-    let teams = match documents.as_slice() {
-        [] => None,
-        [root] => read_root(root, &mut errors),
-        [_, second, ..] => {
-            errors.add(second, "the file must hold one YAML document");
-            None
-        }
+    let mut file = ConfigFile {
+        teams: None,
+        budgets: None,
+        approvals: None,
     };
+    match documents.as_slice() {
+        [] => {}
+        [root] => read_root(root, &mut file, &mut errors),
+        [_, second, ..] => errors.add(second, "the file must hold one YAML document"),
+    }
     if errors.0.is_empty() {
-        Ok(ConfigFile { teams })
+        Ok(file)
     } else {
         errors.0.sort_by_key(|e| e.line);
         Err(errors.0)
@@ -68,10 +80,10 @@ pub fn parse(text: &str) -> Result<ConfigFile, Vec<FileError>> {
 }
 
 #[derive(Default)]
-struct Errors(Vec<FileError>);
+pub(crate) struct Errors(Vec<FileError>);
 
 impl Errors {
-    fn add(&mut self, node: &MarkedYaml, message: impl Into<String>) {
+    pub(crate) fn add(&mut self, node: &MarkedYaml, message: impl Into<String>) {
         self.0.push(FileError {
             line: node.span.start.line(),
             message: message.into(),
@@ -79,17 +91,18 @@ impl Errors {
     }
 }
 
-fn read_root(root: &MarkedYaml, errors: &mut Errors) -> Option<Mappings> {
+fn read_root(root: &MarkedYaml, file: &mut ConfigFile, errors: &mut Errors) {
     let YamlData::Mapping(sections) = &root.data else {
         if !matches!(root.data, YamlData::Value(Scalar::Null)) {
             errors.add(root, "expected sections such as `teams:` at the top level");
         }
-        return None;
+        return;
     };
-    let mut teams = None;
     for (key, value) in sections {
         match text(key).as_deref() {
-            Some("teams") => teams = Some(read_teams(value, errors)),
+            Some("teams") => file.teams = Some(read_teams(value, errors)),
+            Some("budgets") => file.budgets = Some(budgets::read(value, errors)),
+            Some("approvals") => file.approvals = Some(approvals::read(value, errors)),
             Some(other) => errors.add(
                 key,
                 format!("unknown section {other:?}; expected one of: {}", SECTIONS.join(", ")),
@@ -97,7 +110,6 @@ fn read_root(root: &MarkedYaml, errors: &mut Errors) -> Option<Mappings> {
             None => errors.add(key, "section names must be text"),
         }
     }
-    teams
 }
 
 fn read_teams(node: &MarkedYaml, errors: &mut Errors) -> Mappings {
@@ -156,7 +168,7 @@ fn read_team(entry: &MarkedYaml, errors: &mut Errors) -> Option<(String, TeamMap
     for (key, value) in fields {
         let key_text = text(key).unwrap_or_default();
         match key_text.as_str() {
-            "name" => match text(value).map(|n| super::edit::check_team_name(&n)) {
+            "name" => match text(value).map(|n| crate::teams::edit::check_team_name(&n)) {
                 Some(Ok(n)) => name = Some(n),
                 Some(Err(message)) => errors.add(value, message),
                 None => {
@@ -208,7 +220,7 @@ fn read_team(entry: &MarkedYaml, errors: &mut Errors) -> Option<(String, TeamMap
 }
 
 /// The text items of a list field, each with its node for error lines.
-fn list<'a, 'input>(
+pub(crate) fn list<'a, 'input>(
     node: &'a MarkedYaml<'input>,
     field: &str,
     errors: &mut Errors,
@@ -236,45 +248,100 @@ fn list<'a, 'input>(
 
 /// A scalar's text. Numbers, booleans and nulls are refused rather than converted, since a
 /// tag value `007` or `true` would not survive the round trip.
-fn text(node: &MarkedYaml) -> Option<String> {
+pub(crate) fn text(node: &MarkedYaml) -> Option<String> {
     match &node.data {
         YamlData::Value(Scalar::String(s)) => Some(s.to_string()),
         _ => None,
     }
 }
 
+/// Why an import changed nothing.
+#[derive(Debug)]
+pub enum ApplyError {
+    /// The file is valid on its own but names something the database lacks.
+    Invalid(Vec<FileError>),
+    Database(sqlx::Error),
+}
+
+impl From<sqlx::Error> for ApplyError {
+    fn from(err: sqlx::Error) -> Self {
+        ApplyError::Database(err)
+    }
+}
+
+impl fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApplyError::Invalid(errors) => {
+                let lines: Vec<String> = errors.iter().map(FileError::to_string).collect();
+                write!(f, "{}", lines.join("\n"))
+            }
+            ApplyError::Database(err) => write!(f, "database error: {err}"),
+        }
+    }
+}
+
 /// Makes the database match `file` in one transaction (or, with `dry_run`, only reports what
-/// would change). Returns the changes in the order applied.
-pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: bool) -> Result<Vec<Change>, sqlx::Error> {
-    let Some(desired) = &file.teams else {
-        return Ok(Vec::new());
-    };
+/// would change). Returns the changes in the order applied. Teams go first, so budgets may
+/// name teams the same file creates.
+pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: bool) -> Result<Vec<String>, ApplyError> {
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
-    let current = store::load(&mut tx).await?;
-    let changes = store::diff(&current, desired);
+    let mut changes = Vec::new();
+    if let Some(desired) = &file.teams {
+        let current = store::load(&mut tx).await?;
+        let team_changes = store::diff(&current, desired);
+        store::apply(&mut tx, actor, &team_changes).await?;
+        changes.extend(team_changes.iter().map(ToString::to_string));
+    }
+    if let Some(desired) = &file.budgets {
+        changes.extend(budgets::apply(&mut tx, actor, desired).await?);
+    }
+    if let Some(desired) = &file.approvals {
+        changes.extend(approvals::apply(&mut tx, actor, desired).await?);
+    }
+    // Deferred checks run now, in a dry run too: a deleted team still named by a budget is refused.
+    sqlx::query("set constraints all immediate")
+        .execute(&mut *tx)
+        .await
+        .map_err(|err| match budgets::team_still_budgeted(&err) {
+            Some(message) => ApplyError::Invalid(vec![FileError { line: 1, message }]),
+            None => ApplyError::Database(err),
+        })?;
     if dry_run {
         tx.rollback().await?;
     } else {
-        store::apply(&mut tx, actor, &changes).await?;
         tx.commit().await?;
     }
     Ok(changes)
 }
 
-/// The current teams as a file `import` accepts unchanged. Every value is a double-quoted
-/// YAML string (JSON's escapes), so any tag value survives.
+/// The current teams, budgets and approvals as a file `import` accepts unchanged. Every value is a
+/// double-quoted YAML string (JSON's escapes), so any tag value survives.
 pub async fn export(pool: &PgPool) -> Result<String, sqlx::Error> {
     let mut conn = pool.acquire().await?;
     let teams = store::load(&mut conn).await?;
-    Ok(render(&teams))
+    let budgets = crate::budgets::store::list(&mut conn).await?;
+    let approvals = crate::enforcement::approvals::current(&mut conn).await?;
+    Ok(format!(
+        "{}{}{}",
+        render(&teams),
+        budgets::render(&budgets),
+        approvals::render(&approvals)
+    ))
+}
+
+/// A YAML double-quoted string.
+pub(crate) fn quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
 }
 
 fn render(teams: &BTreeMap<String, TeamMapping>) -> String {
-    let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
     let list =
         |values: &std::collections::BTreeSet<String>| values.iter().map(|v| quote(v)).collect::<Vec<_>>().join(", ");
-    let mut out = String::from("# burnrate teams: `burnrate config import FILE` makes the database match this file.\n");
+    let mut out = String::from(
+        "# burnrate teams, budgets and approvals: `burnrate config import FILE` makes the database match this file.\n",
+    );
     if teams.is_empty() {
         out.push_str("teams: []\n");
         return out;
@@ -319,7 +386,7 @@ teams:
     projects: [p1]
     colour: red
   - name: A
-budgets: []
+sizes: []
 ";
         let errors: Vec<String> = parse(text)
             .expect_err("invalid")
@@ -335,7 +402,7 @@ budgets: []
                 "line 6: project \"p1\" is in team \"a\" and team \"b\"; a project belongs to one team",
                 "line 8: unknown field \"colour\"; expected one of: name, owners, projects, users",
                 "line 9: team \"A\" is listed twice (first on line 2)",
-                "line 10: unknown section \"budgets\"; expected one of: teams",
+                "line 10: unknown section \"sizes\"; expected one of: teams, budgets, approvals",
             ]
         );
         let syntax = parse("teams:\n  - name: [unclosed\n").expect_err("bad yaml");

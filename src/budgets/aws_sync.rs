@@ -1,0 +1,416 @@
+//! Keeping AWS Budgets in step with burnrate (`burnrate budgets sync`, the admins' button).
+//!
+//! Each burnrate budget becomes the AWS budget `burnrate-<id>`: the same limit, period and
+//! cost type, a FilterExpression on the project tag (a team budget lists the team's
+//! projects), and one notification per threshold emailing up to 10 recipients. AWS budgets
+//! whose names do not start with `burnrate-` are never touched.
+//!
+//! AWS cannot list a notification's subscribers back, so each sync stores a fingerprint of
+//! what it wrote. A budget whose fingerprint and AWS state both match is left alone (a
+//! second sync writes nothing); one that differs is replaced (deleted and created), which
+//! needs only the calls every Budgets implementation has.
+
+use aws_sdk_budgets::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_budgets::types::{
+    Budget as AwsBudget, BudgetType, ComparisonOperator, Expression, Metric as AwsMetric, Notification,
+    NotificationType, NotificationWithSubscribers, Spend, Subscriber, SubscriptionType, TagValues, ThresholdType,
+    TimeUnit,
+};
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+use sha2::{Digest, Sha256};
+use sqlx::PgPool;
+
+use super::{Budget, BudgetPeriod, BudgetScope, ThresholdKind, evaluate, store};
+use crate::costs::period::Metric;
+
+/// The prefix that marks AWS budgets as burnrate's to manage.
+pub const NAME_PREFIX: &str = "burnrate-";
+/// AWS allows at most 10 email subscribers per notification.
+pub const MAX_SUBSCRIBERS: usize = 10;
+
+/// Why a sync could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("{0}")]
+    Aws(String),
+    #[error("AWS account id unknown: set AWS_ACCOUNT_ID to the 12-digit account the budgets belong to")]
+    NoAccount,
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+fn aws_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
+    action: &str,
+    err: SdkError<E, R>,
+) -> SyncError {
+    let message = match err.as_service_error() {
+        Some(service) => format!(
+            "{}: {}",
+            service.code().unwrap_or("error"),
+            service.message().unwrap_or("no message")
+        ),
+        None => DisplayErrorContext(&err).to_string(),
+    };
+    SyncError::Aws(format!("AWS Budgets {action} failed: {message}"))
+}
+
+/// An AWS budget as the UI lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AwsBudgetSummary {
+    pub name: String,
+    pub limit: String,
+    pub time_unit: String,
+    pub managed: bool,
+}
+
+/// What a sync did, by AWS budget name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SyncReport {
+    pub created: Vec<String>,
+    pub replaced: Vec<String>,
+    pub unchanged: Vec<String>,
+    pub deleted: Vec<String>,
+    /// (burnrate budget, why it was not synced)
+    pub skipped: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for SyncReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "AWS Budgets: {} created, {} replaced, {} unchanged, {} deleted, {} skipped",
+            self.created.len(),
+            self.replaced.len(),
+            self.unchanged.len(),
+            self.deleted.len(),
+            self.skipped.len()
+        )?;
+        for (name, why) in &self.skipped {
+            write!(f, "\n  skipped {name:?}: {why}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A Budgets client for one account.
+pub struct AwsBudgets {
+    client: aws_sdk_budgets::Client,
+    account_id: String,
+}
+
+impl AwsBudgets {
+    /// The standard AWS chain and endpoint variables (`AWS_ENDPOINT_URL_BUDGETS`); the account
+    /// comes from the credentials (`AWS_ACCOUNT_ID`, SSO profiles).
+    pub async fn from_environment() -> Result<AwsBudgets, SyncError> {
+        use aws_credential_types::provider::ProvideCredentials;
+        let sdk_config = crate::ingestion::cost_explorer::sdk_config_from_environment().await;
+        let credentials = match sdk_config.credentials_provider() {
+            Some(provider) => provider
+                .provide_credentials()
+                .await
+                .map_err(|e| SyncError::Aws(format!("AWS credentials not found ({e})")))?,
+            None => return Err(SyncError::Aws("AWS credentials not found".into())),
+        };
+        let account_id = credentials
+            .account_id()
+            .map(|a| a.as_str().to_string())
+            .ok_or(SyncError::NoAccount)?;
+        Ok(AwsBudgets::new(&sdk_config, account_id))
+    }
+
+    /// A client from an explicit SDK configuration, with the SDK's standard retries (Budgets
+    /// calls are free, unlike Cost Explorer's).
+    pub fn new(sdk_config: &aws_config::SdkConfig, account_id: String) -> AwsBudgets {
+        let config = aws_sdk_budgets::config::Builder::from(sdk_config)
+            .retry_config(aws_config::retry::RetryConfig::standard())
+            .build();
+        AwsBudgets {
+            client: aws_sdk_budgets::Client::from_conf(config),
+            account_id,
+        }
+    }
+
+    /// The underlying client, for reading back what a sync wrote and for budget actions.
+    pub fn client(&self) -> &aws_sdk_budgets::Client {
+        &self.client
+    }
+
+    pub fn account_id(&self) -> &str {
+        &self.account_id
+    }
+
+    /// Every budget in the account, following NextToken.
+    pub async fn list(&self) -> Result<Vec<AwsBudget>, SyncError> {
+        let mut budgets = Vec::new();
+        let mut token = None;
+        // Bounded: 100 per page, AWS allows 20,000 budgets per account.
+        for _ in 0..200 {
+            let page = self
+                .client
+                .describe_budgets()
+                .account_id(&self.account_id)
+                .max_results(100)
+                .set_next_token(token)
+                .send()
+                .await
+                .map_err(|e| aws_error("DescribeBudgets", e))?;
+            budgets.extend(page.budgets().iter().cloned());
+            token = page.next_token().map(str::to_string).filter(|t| !t.is_empty());
+            if token.is_none() {
+                break;
+            }
+        }
+        Ok(budgets)
+    }
+
+    pub async fn summaries(&self) -> Result<Vec<AwsBudgetSummary>, SyncError> {
+        let mut list: Vec<AwsBudgetSummary> = self
+            .list()
+            .await?
+            .iter()
+            .map(|b| AwsBudgetSummary {
+                name: b.budget_name().to_string(),
+                limit: b
+                    .budget_limit()
+                    .map(|l| format!("{} {}", l.amount(), l.unit()))
+                    .unwrap_or_else(|| "planned limits".into()),
+                time_unit: b.time_unit().as_str().to_string(),
+                managed: b.budget_name().starts_with(NAME_PREFIX),
+            })
+            .collect();
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(list)
+    }
+
+    async fn notifications(&self, name: &str) -> Result<Vec<Notification>, SyncError> {
+        let out = self
+            .client
+            .describe_notifications_for_budget()
+            .account_id(&self.account_id)
+            .budget_name(name)
+            .send()
+            .await
+            .map_err(|e| aws_error("DescribeNotificationsForBudget", e))?;
+        Ok(out.notifications().to_vec())
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), SyncError> {
+        self.client
+            .delete_budget()
+            .account_id(&self.account_id)
+            .budget_name(name)
+            .send()
+            .await
+            .map_err(|e| aws_error("DeleteBudget", e))?;
+        Ok(())
+    }
+
+    async fn create(&self, desired: &Desired) -> Result<(), SyncError> {
+        self.client
+            .create_budget()
+            .account_id(&self.account_id)
+            .budget(desired.budget.clone())
+            .set_notifications_with_subscribers(Some(desired.notifications.clone()))
+            .send()
+            .await
+            .map_err(|e| aws_error("CreateBudget", e))?;
+        Ok(())
+    }
+}
+
+/// What one burnrate budget should look like in AWS.
+struct Desired {
+    budget: AwsBudget,
+    notifications: Vec<NotificationWithSubscribers>,
+    fingerprint: String,
+}
+
+/// The AWS form of `budget`, or why it cannot have one.
+fn desired(budget: &Budget, projects: &[String], recipients: &[String], tag_key: &str) -> Result<Desired, String> {
+    let spec = &budget.spec;
+    let build_err = |e: aws_sdk_budgets::error::BuildError| format!("building the AWS request: {e}");
+    let filter = match &spec.scope {
+        BudgetScope::Org => None,
+        _ if projects.is_empty() => return Err("the team has no projects, so no tag filter can express it".into()),
+        // Tag filter values are `user:<key>$<value>`, as Cost Explorer reports them.
+        _ => Some(
+            Expression::builder()
+                .tags(
+                    TagValues::builder()
+                        .key(format!("user:{tag_key}"))
+                        .set_values(Some(projects.iter().map(|p| format!("user:{tag_key}${p}")).collect()))
+                        .build(),
+                )
+                .build(),
+        ),
+    };
+    let time_unit = match spec.period {
+        BudgetPeriod::Monthly => TimeUnit::Monthly,
+        BudgetPeriod::Quarterly => TimeUnit::Quarterly,
+        BudgetPeriod::Annual => TimeUnit::Annually,
+    };
+    let aws_budget = AwsBudget::builder()
+        .budget_name(aws_name(budget.id))
+        .budget_type(BudgetType::Cost)
+        .time_unit(time_unit)
+        .budget_limit(
+            Spend::builder()
+                .amount(format!("{:.2}", spec.amount))
+                .unit("USD")
+                .build()
+                .map_err(build_err)?,
+        )
+        .metrics(match spec.metric {
+            Metric::Amortized => AwsMetric::AmortizedCost,
+            Metric::Unblended => AwsMetric::UnblendedCost,
+        })
+        .set_filter_expression(filter)
+        .build()
+        .map_err(build_err)?;
+    let subscribers: Vec<Subscriber> = recipients
+        .iter()
+        .take(MAX_SUBSCRIBERS)
+        .map(|address| {
+            Subscriber::builder()
+                .subscription_type(SubscriptionType::Email)
+                .address(address)
+                .build()
+                .map_err(build_err)
+        })
+        .collect::<Result<_, _>>()?;
+    let mut notifications = Vec::new();
+    // AWS requires a subscriber per notification; without recipients only the budget is kept.
+    if !subscribers.is_empty() {
+        for threshold in &spec.thresholds {
+            let notification = Notification::builder()
+                .notification_type(match threshold.kind {
+                    ThresholdKind::Actual => NotificationType::Actual,
+                    ThresholdKind::Forecasted => NotificationType::Forecasted,
+                })
+                .comparison_operator(ComparisonOperator::GreaterThan)
+                // AWS's API takes a double; percentages have at most 2 decimals.
+                .threshold(threshold.percent.to_f64().unwrap_or(100.0))
+                .threshold_type(ThresholdType::Percentage)
+                .build()
+                .map_err(build_err)?;
+            notifications.push(
+                NotificationWithSubscribers::builder()
+                    .notification(notification)
+                    .set_subscribers(Some(subscribers.clone()))
+                    .build()
+                    .map_err(build_err)?,
+            );
+        }
+    }
+    let fingerprint = format!(
+        "{:x}",
+        Sha256::digest(format!("{aws_budget:?}|{notifications:?}").as_bytes())
+    );
+    Ok(Desired {
+        budget: aws_budget,
+        notifications,
+        fingerprint,
+    })
+}
+
+/// `burnrate-<id>`: a budget this sync manages. Enforcement's `burnrate-enforce-…` budgets
+/// carry stop actions and are not the sync's to delete.
+fn is_synced_name(name: &str) -> bool {
+    name.strip_prefix(NAME_PREFIX)
+        .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+}
+
+pub fn aws_name(id: i64) -> String {
+    format!("{NAME_PREFIX}{id}")
+}
+
+/// True when AWS holds what `desired` describes (limit, period, cost type, filter and the
+/// notification set); subscribers are covered by the stored fingerprint.
+fn matches(actual: &AwsBudget, notifications: &[Notification], desired: &Desired) -> bool {
+    let amount = |b: &AwsBudget| b.budget_limit().and_then(|l| l.amount().parse::<Decimal>().ok());
+
+    let mut have: Vec<String> = notifications.iter().map(|n| format!("{n:?}")).collect();
+    let mut want: Vec<String> = desired
+        .notifications
+        .iter()
+        .filter_map(|n| n.notification())
+        .map(|n| format!("{n:?}"))
+        .collect();
+    have.sort();
+    want.sort();
+    amount(actual) == amount(&desired.budget)
+        && actual.time_unit() == desired.budget.time_unit()
+        && actual.metrics() == desired.budget.metrics()
+        && actual.filter_expression() == desired.budget.filter_expression()
+        && have == want
+}
+
+/// Makes AWS match every burnrate budget; removes `burnrate-` budgets that no longer exist.
+pub async fn sync(pool: &PgPool, aws: &AwsBudgets, tag_key: &str) -> Result<SyncReport, SyncError> {
+    let mut conn = pool.acquire().await?;
+    let budgets = store::list(&mut conn).await?;
+    let existing = aws.list().await?;
+    let mut report = SyncReport::default();
+    for budget in &budgets {
+        let name = aws_name(budget.id);
+        let projects: Vec<String> =
+            match &budget.spec.scope {
+                BudgetScope::Org => Vec::new(),
+                BudgetScope::Project(project) => vec![project.clone()],
+                BudgetScope::Team(team) => sqlx::query_scalar(
+                    "select p.name from projects p join teams t on t.id = p.team_id where t.name = $1 order by p.name",
+                )
+                .bind(team)
+                .fetch_all(&mut *conn)
+                .await?,
+            };
+        let recipients = evaluate::recipients(&mut conn, budget).await?;
+        let desired = match desired(budget, &projects, &recipients, tag_key) {
+            Ok(desired) => desired,
+            Err(why) => {
+                report.skipped.push((budget.spec.name.clone(), why));
+                continue;
+            }
+        };
+        let stored: Option<String> = sqlx::query_scalar("select fingerprint from budget_aws_sync where budget_id = $1")
+            .bind(budget.id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        match existing.iter().find(|b| b.budget_name() == name) {
+            Some(actual) => {
+                let notifications = aws.notifications(&name).await?;
+                if stored.as_deref() == Some(desired.fingerprint.as_str()) && matches(actual, &notifications, &desired)
+                {
+                    report.unchanged.push(name);
+                    continue;
+                }
+                aws.delete(&name).await?;
+                aws.create(&desired).await?;
+                report.replaced.push(name.clone());
+            }
+            None => {
+                aws.create(&desired).await?;
+                report.created.push(name.clone());
+            }
+        }
+        sqlx::query(
+            "insert into budget_aws_sync (budget_id, aws_name, fingerprint) values ($1, $2, $3)
+             on conflict (budget_id) do update set aws_name = $2, fingerprint = $3, synced_at = now()",
+        )
+        .bind(budget.id)
+        .bind(&name)
+        .bind(&desired.fingerprint)
+        .execute(&mut *conn)
+        .await?;
+    }
+    let kept: Vec<String> = budgets.iter().map(|b| aws_name(b.id)).collect();
+    for actual in &existing {
+        let name = actual.budget_name();
+        if is_synced_name(name) && !kept.iter().any(|k| k == name) {
+            aws.delete(name).await?;
+            report.deleted.push(name.to_string());
+        }
+    }
+    Ok(report)
+}

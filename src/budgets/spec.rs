@@ -1,0 +1,330 @@
+//! Checking a budget as typed into the form or written in the YAML file. Every problem is
+//! reported with its field; nothing is saved unless all of them pass. Whether the scope
+//! exists is checked against the database by `store`.
+
+use rust_decimal::Decimal;
+
+use super::{BudgetPeriod, BudgetScope, BudgetSpec, Threshold, ThresholdKind};
+use crate::costs::period::Metric;
+use crate::error::FieldError;
+
+/// AWS Budgets allows at most 10 notifications per budget; burnrate keeps the same limit so
+/// every budget can be synced.
+pub const MAX_THRESHOLDS: usize = 10;
+/// Extra recipients per budget. AWS takes 10 email subscribers per notification; burnrate's
+/// own emails reach the rest.
+pub const MAX_RECIPIENTS: usize = 50;
+const MAX_AMOUNT: i64 = 1_000_000_000_000;
+
+/// A threshold as written: `percent` text and `kind` (`actual` when empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThresholdInput {
+    pub percent: String,
+    pub kind: String,
+}
+
+/// A budget as submitted, every field still text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BudgetInput {
+    pub name: String,
+    pub scope_kind: String,
+    pub scope_name: String,
+    pub period: String,
+    pub amount: String,
+    pub metric: String,
+    pub thresholds: Vec<ThresholdInput>,
+    pub recipients: Vec<String>,
+}
+
+/// The form's thresholds box: one per line, `80`, `80%` or `100% forecasted`.
+pub fn threshold_lines(text: &str) -> Vec<ThresholdInput> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let (percent, kind) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            ThresholdInput {
+                percent: percent.trim().to_string(),
+                kind: kind.trim().to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Addresses separated by commas, spaces or new lines.
+pub fn recipient_list(text: &str) -> Vec<String> {
+    text.split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let name = input.name.trim().to_string();
+    if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+        errors.push(FieldError::new(
+            "name",
+            "a name must be 1 to 200 characters without control characters",
+        ));
+    }
+    let scope = match (input.scope_kind.trim(), input.scope_name.trim()) {
+        ("org", _) => Some(BudgetScope::Org),
+        ("team", "") | ("project", "") => {
+            errors.push(FieldError::new(
+                "scope",
+                format!("name the {} this budget covers", input.scope_kind.trim()),
+            ));
+            None
+        }
+        ("team", team) => Some(BudgetScope::Team(team.to_string())),
+        // Tag values are kept verbatim, inner spaces included.
+        ("project", _) => Some(BudgetScope::Project(input.scope_name.clone())),
+        (other, _) => {
+            errors.push(FieldError::new(
+                "scope",
+                format!("unknown scope {other:?}; expected org, team or project"),
+            ));
+            None
+        }
+    };
+    let period = BudgetPeriod::parse(&input.period);
+    if period.is_none() {
+        errors.push(FieldError::new("period", "expected monthly, quarterly or annual"));
+    }
+    let amount = match parse_amount(&input.amount) {
+        Ok(amount) => Some(amount),
+        Err(message) => {
+            errors.push(FieldError::new("amount", message));
+            None
+        }
+    };
+    let metric = match Metric::parse(Some(input.metric.trim())) {
+        Ok(metric) => Some(metric),
+        Err(message) => {
+            errors.push(FieldError::new("metric", message));
+            None
+        }
+    };
+    let thresholds = thresholds(&input.thresholds, &mut errors);
+    let recipients = recipients(&input.recipients, &mut errors);
+    match (scope, period, amount, metric) {
+        (Some(scope), Some(period), Some(amount), Some(metric)) if errors.is_empty() => Ok(BudgetSpec {
+            name,
+            scope,
+            period,
+            amount,
+            metric,
+            thresholds,
+            recipients,
+        }),
+        _ => Err(errors),
+    }
+}
+
+/// USD with at most two decimals, above zero and at most 1,000,000,000,000. Thousands
+/// separators are refused rather than guessed at.
+pub fn parse_amount(text: &str) -> Result<Decimal, String> {
+    let text = text.trim();
+    let well_formed = !text.is_empty()
+        && text.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && text.matches('.').count() <= 1
+        && !text.starts_with('.')
+        && !text.ends_with('.');
+    let amount = well_formed
+        .then(|| text.parse::<Decimal>().ok())
+        .flatten()
+        .ok_or_else(|| format!("{text:?} is not an amount; write USD like 25000 or 25000.00"))?;
+    if amount.scale() > 2 && amount.normalize().scale() > 2 {
+        return Err("an amount has at most 2 decimals (cents)".into());
+    }
+    if amount <= Decimal::ZERO {
+        return Err("the amount must be greater than 0".into());
+    }
+    if amount > Decimal::from(MAX_AMOUNT) {
+        return Err("the amount must be at most 1,000,000,000,000".into());
+    }
+    Ok(amount.round_dp(2))
+}
+
+fn thresholds(inputs: &[ThresholdInput], errors: &mut Vec<FieldError>) -> Vec<Threshold> {
+    let mut thresholds: Vec<Threshold> = Vec::new();
+    if inputs.len() > MAX_THRESHOLDS {
+        errors.push(FieldError::new(
+            "thresholds",
+            format!(
+                "at most {MAX_THRESHOLDS} thresholds per budget (AWS Budgets' limit); found {}",
+                inputs.len()
+            ),
+        ));
+    }
+    for input in inputs {
+        let kind = if input.kind.trim().is_empty() {
+            Some(ThresholdKind::Actual)
+        } else {
+            ThresholdKind::parse(&input.kind)
+        };
+        let Some(kind) = kind else {
+            errors.push(FieldError::new(
+                "thresholds",
+                format!(
+                    "unknown threshold type {:?}; expected actual or forecasted",
+                    input.kind.trim()
+                ),
+            ));
+            continue;
+        };
+        let text = input.percent.trim().trim_end_matches('%');
+        let percent = text
+            .parse::<Decimal>()
+            .ok()
+            .filter(|p| *p >= Decimal::ONE && *p <= Decimal::from(1000) && p.normalize().scale() <= 2);
+        let Some(percent) = percent else {
+            errors.push(FieldError::new(
+                "thresholds",
+                format!(
+                    "{:?} is not a percentage from 1 to 1000 (at most 2 decimals)",
+                    input.percent.trim()
+                ),
+            ));
+            continue;
+        };
+        let threshold = Threshold {
+            kind,
+            percent: percent.normalize(),
+        };
+        if thresholds.contains(&threshold) {
+            errors.push(FieldError::new(
+                "thresholds",
+                format!("{} is listed twice", threshold.label()),
+            ));
+        } else {
+            thresholds.push(threshold);
+        }
+    }
+    thresholds.sort();
+    thresholds
+}
+
+fn recipients(inputs: &[String], errors: &mut Vec<FieldError>) -> Vec<String> {
+    let mut recipients = Vec::new();
+    for input in inputs {
+        match crate::auth::accounts::validate_email(input) {
+            Ok(email) => recipients.push(email),
+            Err(_) => errors.push(FieldError::new(
+                "recipients",
+                format!("{:?} is not an email address", input.trim()),
+            )),
+        }
+    }
+    recipients.sort();
+    recipients.dedup();
+    if recipients.len() > MAX_RECIPIENTS {
+        errors.push(FieldError::new(
+            "recipients",
+            format!("at most {MAX_RECIPIENTS} extra recipients; use a mailing list for more"),
+        ));
+    }
+    recipients
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid() -> BudgetInput {
+        BudgetInput {
+            name: "ml-research monthly".into(),
+            scope_kind: "team".into(),
+            scope_name: "ml-research".into(),
+            period: "monthly".into(),
+            amount: "25000.00".into(),
+            metric: "unblended".into(),
+            thresholds: threshold_lines("50\n80%\n100\n100 forecasted"),
+            recipients: recipient_list("Finance@Example.com, cfo@example.com"),
+        }
+    }
+
+    fn field_errors(input: BudgetInput) -> Vec<(String, String)> {
+        validate(&input)
+            .expect_err("invalid")
+            .into_iter()
+            .map(|e| (e.field, e.message))
+            .collect()
+    }
+
+    #[test]
+    fn the_documented_budget_is_valid() {
+        let spec = validate(&valid()).expect("valid");
+        assert_eq!(spec.scope, BudgetScope::Team("ml-research".into()));
+        assert_eq!(spec.amount, Decimal::new(2500000, 2));
+        assert_eq!(
+            spec.thresholds.iter().map(Threshold::label).collect::<Vec<_>>(),
+            ["50%", "80%", "100%", "100% forecasted"]
+        );
+        assert_eq!(spec.recipients, ["cfo@example.com", "finance@example.com"]);
+    }
+
+    #[test]
+    fn amounts_must_be_positive_bounded_cents() {
+        for (text, expected) in [
+            ("0", "greater than 0"),
+            ("-5", "is not an amount"),
+            ("10.001", "at most 2 decimals"),
+            ("1000000000000.01", "at most 1,000,000,000,000"),
+            ("25,000", "is not an amount"),
+            ("1e6", "is not an amount"),
+            ("", "is not an amount"),
+        ] {
+            let err = parse_amount(text).expect_err(text);
+            assert!(err.contains(expected), "{text}: {err}");
+        }
+        assert_eq!(parse_amount("1000000000000").expect("max"), Decimal::from(MAX_AMOUNT));
+        assert_eq!(parse_amount("10.50").expect("cents"), Decimal::new(1050, 2));
+        assert_eq!(parse_amount("10.500").expect("trailing zero"), Decimal::new(1050, 2));
+    }
+
+    #[test]
+    fn every_rule_is_reported_with_its_field() {
+        let mut input = valid();
+        input.name = String::new();
+        input.scope_kind = "team".into();
+        input.scope_name = " ".into();
+        input.period = "weekly".into();
+        input.amount = "0".into();
+        input.metric = "blended".into();
+        input.thresholds = threshold_lines("0\n1001\n80\n80%\n12.345\n90 sometimes");
+        input.recipients = vec!["not-an-email".into()];
+        let fields: Vec<String> = field_errors(input).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(
+            fields,
+            [
+                "name",
+                "scope",
+                "period",
+                "amount",
+                "metric",
+                "thresholds",
+                "thresholds",
+                "thresholds",
+                "thresholds",
+                "thresholds",
+                "recipients"
+            ]
+        );
+    }
+
+    #[test]
+    fn at_most_ten_thresholds_and_no_duplicates_per_type() {
+        let mut input = valid();
+        input.thresholds = threshold_lines(&(1..=11).map(|p| format!("{}\n", p * 10)).collect::<String>());
+        let errors = field_errors(input);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].1.contains("at most 10 thresholds"), "{errors:?}");
+
+        let mut input = valid();
+        input.thresholds = threshold_lines("100\n100 forecasted\n100.0 actual");
+        let errors = field_errors(input);
+        assert_eq!(errors, [("thresholds".to_string(), "100% is listed twice".to_string())]);
+    }
+}

@@ -1,0 +1,233 @@
+//! Budgets in Postgres. Callers hold the transaction, so a form save and a whole YAML file
+//! both commit all or nothing.
+
+use std::collections::HashMap;
+
+use rust_decimal::Decimal;
+use sqlx::PgConnection;
+
+use super::{Budget, BudgetPeriod, BudgetScope, BudgetSpec, Threshold, ThresholdKind};
+use crate::audit::record::{Actor, record};
+use crate::costs::period::Metric;
+use crate::error::{AppError, FieldError};
+
+type BudgetRow = (
+    i64,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    Decimal,
+    String,
+    Vec<String>,
+);
+
+const SELECT_BUDGETS: &str =
+    "select b.id, b.name, b.scope_kind, t.name, b.project, b.period, b.amount, b.metric, b.recipients
+     from budgets b left join teams t on t.id = b.team_id";
+
+/// Every budget, by name.
+pub async fn list(conn: &mut PgConnection) -> Result<Vec<Budget>, sqlx::Error> {
+    let rows: Vec<BudgetRow> = sqlx::query_as(&format!("{SELECT_BUDGETS} order by b.name"))
+        .fetch_all(&mut *conn)
+        .await?;
+    with_thresholds(conn, rows).await
+}
+
+pub async fn get(conn: &mut PgConnection, id: i64) -> Result<Option<Budget>, sqlx::Error> {
+    let rows: Vec<BudgetRow> = sqlx::query_as(&format!("{SELECT_BUDGETS} where b.id = $1"))
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(with_thresholds(conn, rows).await?.into_iter().next())
+}
+
+async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Result<Vec<Budget>, sqlx::Error> {
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let thresholds: Vec<(i64, Decimal, String)> = sqlx::query_as(
+        "select budget_id, percent, kind from budget_thresholds where budget_id = any($1) order by kind, percent",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut by_budget: HashMap<i64, Vec<Threshold>> = HashMap::new();
+    for (id, percent, kind) in thresholds {
+        let kind = ThresholdKind::parse(&kind).unwrap_or(ThresholdKind::Actual);
+        by_budget.entry(id).or_default().push(Threshold {
+            kind,
+            percent: percent.normalize(),
+        });
+    }
+    Ok(rows
+        .into_iter()
+        .map(|(id, name, kind, team, project, period, amount, metric, recipients)| {
+            let scope = match (kind.as_str(), team, project) {
+                ("team", Some(team), _) => BudgetScope::Team(team),
+                ("project", _, Some(project)) => BudgetScope::Project(project),
+                _ => BudgetScope::Org,
+            };
+            let mut thresholds = by_budget.remove(&id).unwrap_or_default();
+            thresholds.sort();
+            Budget {
+                id,
+                spec: BudgetSpec {
+                    name,
+                    scope,
+                    // The table's checks allow only these values.
+                    period: BudgetPeriod::parse(&period).unwrap_or(BudgetPeriod::Monthly),
+                    amount,
+                    metric: Metric::parse(Some(&metric)).unwrap_or_default(),
+                    thresholds,
+                    recipients,
+                },
+            }
+        })
+        .collect())
+}
+
+/// The team id and project a scope stores, or the scope field's error when it names
+/// nothing known.
+pub async fn resolve_scope(
+    conn: &mut PgConnection,
+    scope: &BudgetScope,
+) -> Result<Result<(Option<i64>, Option<String>), FieldError>, sqlx::Error> {
+    Ok(match scope {
+        BudgetScope::Org => Ok((None, None)),
+        BudgetScope::Team(team) => sqlx::query_scalar("select id from teams where name = $1")
+            .bind(team)
+            .fetch_optional(&mut *conn)
+            .await?
+            .map(|id| (Some(id), None))
+            .ok_or_else(|| FieldError::new("scope", format!("there is no team named {team:?}"))),
+        BudgetScope::Project(project) => {
+            let known: bool = sqlx::query_scalar("select exists (select 1 from projects where name = $1)")
+                .bind(project)
+                .fetch_one(&mut *conn)
+                .await?;
+            if known {
+                Ok((None, Some(project.clone())))
+            } else {
+                Err(FieldError::new(
+                    "scope",
+                    format!(
+                        "there is no project named {:?} in the cost data or the team mappings",
+                        crate::format::tag_label(project)
+                    ),
+                ))
+            }
+        }
+    })
+}
+
+/// The team whose owners may edit budgets with this scope: the team itself, or the
+/// project's team. `None` for the org and for unmapped projects (admins only).
+pub async fn owning_team(conn: &mut PgConnection, scope: &BudgetScope) -> Result<Option<i64>, sqlx::Error> {
+    match scope {
+        BudgetScope::Org => Ok(None),
+        BudgetScope::Team(team) => {
+            sqlx::query_scalar("select id from teams where name = $1")
+                .bind(team)
+                .fetch_optional(conn)
+                .await
+        }
+        BudgetScope::Project(project) => Ok(sqlx::query_scalar::<_, Option<i64>>(
+            "select team_id from projects where name = $1",
+        )
+        .bind(project)
+        .fetch_optional(conn)
+        .await?
+        .flatten()),
+    }
+}
+
+/// Creates (`id` `None`) or replaces a budget; returns its id. Audited.
+pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec: &BudgetSpec) -> Result<i64, AppError> {
+    let (team_id, project) = resolve_scope(conn, &spec.scope)
+        .await?
+        .map_err(|e| AppError::InvalidFields(vec![e]))?;
+    let clash: Option<i64> =
+        sqlx::query_scalar("select id from budgets where lower(name) = lower($1) and id is distinct from $2")
+            .bind(&spec.name)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    if clash.is_some() {
+        return Err(AppError::InvalidFields(vec![FieldError::new(
+            "name",
+            format!("another budget is already named {:?}", spec.name),
+        )]));
+    }
+    let query = match id {
+        None => sqlx::query_scalar(
+            "insert into budgets (name, scope_kind, team_id, project, period, amount, metric, recipients)
+             values ($2, $3, $4, $5, $6, $7, $8, $9) returning id",
+        ),
+        Some(_) => sqlx::query_scalar(
+            "update budgets set name = $2, scope_kind = $3, team_id = $4, project = $5, period = $6,
+                    amount = $7, metric = $8, recipients = $9, updated_at = now()
+             where id = $1 returning id",
+        ),
+    };
+    let saved: Option<i64> = query
+        .bind(id)
+        .bind(&spec.name)
+        .bind(spec.scope.kind())
+        .bind(team_id)
+        .bind(project)
+        .bind(spec.period.key())
+        .bind(spec.amount)
+        .bind(spec.metric.key())
+        .bind(&spec.recipients)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let saved = saved.ok_or_else(|| AppError::NotFound("no such budget".into()))?;
+    sqlx::query("delete from budget_thresholds where budget_id = $1")
+        .bind(saved)
+        .execute(&mut *conn)
+        .await?;
+    for threshold in &spec.thresholds {
+        sqlx::query("insert into budget_thresholds (budget_id, percent, kind) values ($1, $2, $3)")
+            .bind(saved)
+            .bind(threshold.percent)
+            .bind(threshold.kind.key())
+            .execute(&mut *conn)
+            .await?;
+    }
+    let action = if id.is_some() { "budget.update" } else { "budget.create" };
+    record(conn, actor, action, &spec.name, audit_details(saved, spec)).await?;
+    Ok(saved)
+}
+
+pub async fn delete(conn: &mut PgConnection, actor: &Actor, id: i64) -> Result<(), AppError> {
+    let name: Option<String> = sqlx::query_scalar("delete from budgets where id = $1 returning name")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let name = name.ok_or_else(|| AppError::NotFound("no such budget".into()))?;
+    record(conn, actor, "budget.delete", &name, serde_json::json!({ "id": id })).await?;
+    Ok(())
+}
+
+fn audit_details(id: i64, spec: &BudgetSpec) -> serde_json::Value {
+    serde_json::json!({
+        "id": id,
+        "scope": spec.scope.kind(),
+        "scope_name": spec.scope.name(),
+        "period": spec.period.key(),
+        "amount": spec.amount.to_string(),
+        "metric": spec.metric.key(),
+        "thresholds": spec.thresholds.iter().map(Threshold::label).collect::<Vec<_>>(),
+        "recipients": spec.recipients,
+    })
+}
+
+/// Names of budgets scoped to a team, so deleting the team can say what holds it.
+pub async fn names_for_team(conn: &mut PgConnection, team: &str) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "select b.name from budgets b join teams t on t.id = b.team_id where t.name = $1 order by b.name",
+    )
+    .bind(team)
+    .fetch_all(conn)
+    .await
+}

@@ -1,0 +1,416 @@
+//! The `budgets:` section. Budgets are matched by name (case-insensitively): a listed budget
+//! is created or updated, an unlisted one deleted.
+//!
+//! ```yaml
+//! budgets:
+//!   - name: ml-research monthly
+//!     scope: {team: ml-research}        # or {project: NAME} or {org: true}
+//!     period: monthly                   # quarterly, annual
+//!     amount: "25000.00"
+//!     metric: unblended                 # amortized; the default is unblended
+//!     thresholds: [{percent: 50}, {percent: 80}, {percent: 100}, {percent: 100, type: forecasted}]
+//!     recipients: [finance@example.com] # in addition to the team owners
+//! ```
+
+use std::collections::HashMap;
+
+use saphyr::{MarkedYaml, Scalar, YamlData};
+use sqlx::PgConnection;
+
+use super::{ApplyError, Errors, FileError, list, quote, text};
+use crate::audit::record::Actor;
+use crate::budgets::spec::{BudgetInput, ThresholdInput, validate};
+use crate::budgets::{Budget, BudgetScope, BudgetSpec, Threshold, ThresholdKind, store};
+use crate::error::AppError;
+
+const BUDGET_KEYS: [&str; 7] = [
+    "name",
+    "scope",
+    "period",
+    "amount",
+    "metric",
+    "thresholds",
+    "recipients",
+];
+
+/// A checked budget and the line it starts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileBudget {
+    pub line: usize,
+    pub spec: BudgetSpec,
+}
+
+pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<FileBudget> {
+    let entries = match &node.data {
+        YamlData::Sequence(entries) => entries.as_slice(),
+        YamlData::Value(Scalar::Null) => &[],
+        _ => {
+            errors.add(node, "`budgets` must be a list of budgets (`- name: …`)");
+            return Vec::new();
+        }
+    };
+    let mut budgets = Vec::new();
+    let mut names: HashMap<String, usize> = HashMap::new();
+    for entry in entries {
+        let Some(spec) = read_budget(entry, errors) else {
+            continue;
+        };
+        let line = entry.span.start.line();
+        if let Some(first) = names.insert(spec.name.to_lowercase(), line) {
+            errors.add(
+                entry,
+                format!("budget {:?} is listed twice (first on line {first})", spec.name),
+            );
+            continue;
+        }
+        budgets.push(FileBudget { line, spec });
+    }
+    budgets
+}
+
+fn read_budget(entry: &MarkedYaml, errors: &mut Errors) -> Option<BudgetSpec> {
+    let YamlData::Mapping(fields) = &entry.data else {
+        errors.add(
+            entry,
+            "each budget must be a mapping with `name:`, `scope:`, `period:` and `amount:`",
+        );
+        return None;
+    };
+    let mut input = BudgetInput {
+        metric: "unblended".into(),
+        thresholds: Threshold::defaults()
+            .iter()
+            .map(|t| ThresholdInput {
+                percent: t.percent.to_string(),
+                kind: String::new(),
+            })
+            .collect(),
+        ..BudgetInput::default()
+    };
+    // Field name -> the node to blame when validation rejects that field.
+    let mut nodes: HashMap<&str, &MarkedYaml> = HashMap::new();
+    let before = errors.0.len();
+    for (key, value) in fields {
+        let key_text = text(key).unwrap_or_default();
+        let Some(field) = BUDGET_KEYS.iter().find(|k| **k == key_text) else {
+            errors.add(
+                key,
+                format!(
+                    "unknown field {key_text:?}; expected one of: {}",
+                    BUDGET_KEYS.join(", ")
+                ),
+            );
+            continue;
+        };
+        nodes.insert(field, value);
+        match *field {
+            "name" => input.name = required_text(value, "name", errors),
+            "period" => input.period = required_text(value, "period", errors),
+            "metric" => input.metric = required_text(value, "metric", errors),
+            "amount" => match number_text(value) {
+                Some((amount, false)) => input.amount = amount,
+                Some((_, true)) => errors.add(
+                    value,
+                    "write the amount as quoted text, e.g. \"25000.00\", so no cent is lost",
+                ),
+                None => errors.add(value, "the amount must be text such as \"25000.00\""),
+            },
+            "scope" => read_scope(value, &mut input, errors),
+            "thresholds" => input.thresholds = read_thresholds(value, errors),
+            _ => input.recipients = list(value, "recipients", errors).into_iter().map(|(_, v)| v).collect(),
+        }
+    }
+    for required in ["name", "scope", "period", "amount"] {
+        if !nodes.contains_key(required) {
+            errors.add(entry, format!("this budget has no `{required}:`"));
+        }
+    }
+    if errors.0.len() > before {
+        return None;
+    }
+    match validate(&input) {
+        Ok(spec) => Some(spec),
+        Err(field_errors) => {
+            for error in field_errors {
+                let node = nodes.get(error.field.as_str()).copied().unwrap_or(entry);
+                errors.add(node, format!("{}: {}", error.field, error.message));
+            }
+            None
+        }
+    }
+}
+
+fn required_text(node: &MarkedYaml, field: &str, errors: &mut Errors) -> String {
+    text(node).unwrap_or_else(|| {
+        errors.add(node, format!("`{field}` must be text"));
+        String::new()
+    })
+}
+
+/// A number's text and whether it was a YAML float (which may have lost digits).
+pub(super) fn number_text(node: &MarkedYaml) -> Option<(String, bool)> {
+    match &node.data {
+        YamlData::Value(Scalar::String(s)) => Some((s.to_string(), false)),
+        YamlData::Value(Scalar::Integer(n)) => Some((n.to_string(), false)),
+        YamlData::Value(Scalar::FloatingPoint(f)) => Some((f.to_string(), true)),
+        _ => None,
+    }
+}
+
+fn read_scope(node: &MarkedYaml, input: &mut BudgetInput, errors: &mut Errors) {
+    let expected = "`scope` must be {team: NAME}, {project: NAME} or {org: true}";
+    let YamlData::Mapping(pairs) = &node.data else {
+        errors.add(node, expected);
+        return;
+    };
+    let mut pairs = pairs.iter();
+    match (pairs.next(), pairs.next()) {
+        (Some((key, value)), None) => match (text(key).as_deref(), &value.data) {
+            (Some("org"), YamlData::Value(Scalar::Boolean(true))) => input.scope_kind = "org".into(),
+            (Some(kind @ ("team" | "project")), _) => match text(value) {
+                Some(name) => {
+                    input.scope_kind = kind.to_string();
+                    input.scope_name = name;
+                }
+                None => errors.add(
+                    value,
+                    format!("the {kind} name must be text (quote it if it looks like a number)"),
+                ),
+            },
+            _ => errors.add(node, expected),
+        },
+        _ => errors.add(node, expected),
+    }
+}
+
+fn read_thresholds(node: &MarkedYaml, errors: &mut Errors) -> Vec<ThresholdInput> {
+    let YamlData::Sequence(items) = &node.data else {
+        errors.add(
+            node,
+            "`thresholds` must be a list such as [{percent: 80}, {percent: 100, type: forecasted}]",
+        );
+        return Vec::new();
+    };
+    let mut thresholds = Vec::new();
+    for item in items {
+        let YamlData::Mapping(pairs) = &item.data else {
+            errors.add(item, "each threshold is {percent: N} or {percent: N, type: forecasted}");
+            continue;
+        };
+        let mut threshold = ThresholdInput::default();
+        for (key, value) in pairs {
+            match text(key).as_deref() {
+                Some("percent") => match number_text(value) {
+                    Some((percent, _)) => threshold.percent = percent,
+                    None => errors.add(value, "`percent` must be a number from 1 to 1000"),
+                },
+                Some("type") => threshold.kind = text(value).unwrap_or_default(),
+                _ => errors.add(
+                    key,
+                    "a threshold has `percent:` and optionally `type:` (actual or forecasted)",
+                ),
+            }
+        }
+        thresholds.push(threshold);
+    }
+    thresholds
+}
+
+/// Makes the budgets match `desired` inside the import's transaction.
+pub(super) async fn apply(
+    tx: &mut PgConnection,
+    actor: &Actor,
+    desired: &[FileBudget],
+) -> Result<Vec<String>, ApplyError> {
+    let mut problems = Vec::new();
+    for budget in desired {
+        if let Err(error) = store::resolve_scope(tx, &budget.spec.scope).await? {
+            problems.push(FileError {
+                line: budget.line,
+                message: format!("budget {:?}: {}", budget.spec.name, error.message),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ApplyError::Invalid(problems));
+    }
+    let current = store::list(tx).await?;
+    let find = |name: &str| current.iter().find(|b| b.spec.name.eq_ignore_ascii_case(name));
+    let mut changes = Vec::new();
+    for budget in &current {
+        if !desired
+            .iter()
+            .any(|d| d.spec.name.eq_ignore_ascii_case(&budget.spec.name))
+        {
+            store::delete(tx, actor, budget.id).await.map_err(|e| invalid(1, e))?;
+            changes.push(format!("delete budget {:?}", budget.spec.name));
+        }
+    }
+    for budget in desired {
+        let existing = find(&budget.spec.name);
+        if existing.is_some_and(|e| e.spec == budget.spec) {
+            continue;
+        }
+        store::save(tx, actor, existing.map(|e| e.id), &budget.spec)
+            .await
+            .map_err(|e| invalid(budget.line, e))?;
+        let verb = if existing.is_some() { "update" } else { "create" };
+        changes.push(format!("{verb} budget {:?}", budget.spec.name));
+    }
+    Ok(changes)
+}
+
+fn invalid(line: usize, error: AppError) -> ApplyError {
+    ApplyError::Invalid(vec![FileError {
+        line,
+        message: error.to_string(),
+    }])
+}
+
+/// The message for a commit refused because a deleted team still has budgets.
+pub(super) fn team_still_budgeted(error: &sqlx::Error) -> Option<String> {
+    let db = error.as_database_error()?;
+    (db.code().as_deref() == Some("23503") && db.constraint() == Some("budgets_team_id_fkey")).then(|| {
+        "a team removed by this file still has budgets; remove or rescope those budgets in the same file".to_string()
+    })
+}
+
+pub(super) fn render(budgets: &[Budget]) -> String {
+    if budgets.is_empty() {
+        return "budgets: []\n".to_string();
+    }
+    let mut out = String::from("budgets:\n");
+    for budget in budgets {
+        let spec = &budget.spec;
+        let scope = match &spec.scope {
+            BudgetScope::Org => "{org: true}".to_string(),
+            BudgetScope::Team(team) => format!("{{team: {}}}", quote(team)),
+            BudgetScope::Project(project) => format!("{{project: {}}}", quote(project)),
+        };
+        let thresholds: Vec<String> = spec
+            .thresholds
+            .iter()
+            .map(|t| match t.kind {
+                ThresholdKind::Actual => format!("{{percent: {}}}", t.percent),
+                ThresholdKind::Forecasted => format!("{{percent: {}, type: forecasted}}", t.percent),
+            })
+            .collect();
+        let recipients: Vec<String> = spec.recipients.iter().map(|r| quote(r)).collect();
+        out.push_str(&format!("  - name: {}\n", quote(&spec.name)));
+        out.push_str(&format!("    scope: {scope}\n"));
+        out.push_str(&format!("    period: {}\n", spec.period.key()));
+        out.push_str(&format!("    amount: \"{:.2}\"\n", spec.amount));
+        out.push_str(&format!("    metric: {}\n", spec.metric.key()));
+        out.push_str(&format!("    thresholds: [{}]\n", thresholds.join(", ")));
+        out.push_str(&format!("    recipients: [{}]\n", recipients.join(", ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use super::*;
+    use rust_decimal::Decimal;
+
+    #[test]
+    fn the_documented_section_parses_and_round_trips() {
+        let text = "budgets:
+  - name: ml-research monthly
+    scope: {team: ml-research}        # or {project: NAME} or {org: true}
+    period: monthly                   # quarterly, annual
+    amount: \"25000.00\"
+    metric: unblended                 # amortized
+    thresholds: [{percent: 50}, {percent: 80}, {percent: 100}, {percent: 100, type: forecasted}]
+    recipients: [finance@example.com] # in addition to the team owners
+  - name: org
+    scope: {org: true}
+    period: annual
+    amount: 1000000
+";
+        let file = parse(text).expect("valid");
+        let budgets = file.budgets.expect("section");
+        assert_eq!(file.teams, None);
+        assert_eq!(budgets[0].line, 2);
+        assert_eq!(budgets[0].spec.amount, Decimal::new(2500000, 2));
+        assert_eq!(budgets[0].spec.thresholds.len(), 4);
+        assert_eq!(budgets[1].spec.thresholds, Threshold::defaults());
+        let as_budgets: Vec<Budget> = budgets
+            .iter()
+            .enumerate()
+            .map(|(n, b)| Budget {
+                id: n as i64,
+                spec: b.spec.clone(),
+            })
+            .collect();
+        let again = parse(&render(&as_budgets))
+            .expect("export is importable")
+            .budgets
+            .expect("section");
+        assert_eq!(
+            again.iter().map(|b| &b.spec).collect::<Vec<_>>(),
+            budgets.iter().map(|b| &b.spec).collect::<Vec<_>>()
+        );
+    }
+
+    fn errors_in(text: &str) -> Vec<String> {
+        parse(text)
+            .expect_err("invalid")
+            .iter()
+            .map(|e| e.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_bad_budget_is_named_with_its_line() {
+        let text = "budgets:
+  - name: a
+    scope: {team: x}
+    period: weekly
+    amount: 25000.5
+  - name: b
+    scope: {galaxy: far}
+    period: monthly
+    amount: \"0\"
+    thresholds: [{percent: 80}, {percent: 80}, {percent: 2000, type: maybe}]
+    recipients: [nobody]
+  - name: A
+    scope: {org: true}
+    period: monthly
+    amount: \"5\"
+    colour: red
+  - scope: {org: true}
+";
+        let errors = errors_in(text);
+        assert_eq!(
+            errors,
+            [
+                "line 5: write the amount as quoted text, e.g. \"25000.00\", so no cent is lost",
+                "line 7: `scope` must be {team: NAME}, {project: NAME} or {org: true}",
+                "line 16: unknown field \"colour\"; expected one of: name, scope, period, amount, metric, thresholds, recipients",
+                "line 17: this budget has no `name:`",
+                "line 17: this budget has no `period:`",
+                "line 17: this budget has no `amount:`",
+            ]
+        );
+        let text = "budgets:
+  - name: b
+    scope: {org: true}
+    period: weekly
+    amount: \"0\"
+    thresholds: [{percent: 80}, {percent: 80}, {percent: 2000, type: maybe}]
+    recipients: [nobody]
+";
+        let errors = errors_in(text);
+        assert_eq!(
+            errors,
+            [
+                "line 4: period: expected monthly, quarterly or annual",
+                "line 5: amount: the amount must be greater than 0",
+                "line 6: thresholds: 80% is listed twice",
+                "line 6: thresholds: unknown threshold type \"maybe\"; expected actual or forecasted",
+                "line 7: recipients: \"nobody\" is not an email address",
+            ]
+        );
+    }
+}

@@ -1,0 +1,316 @@
+//! Server functions for `/approvals` and `/enforcement`. Everyone signed in reads; only
+//! admins (finance) change approvals and policies and approve, retry or reverse actions.
+
+use chrono::NaiveDate;
+use leptos::prelude::*;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::Approval;
+use crate::error::AppError;
+
+/// One version of an approval, for the history table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalVersion {
+    pub approval: Approval,
+    pub created_by: String,
+    pub created_at: String,
+    /// `edited` or `revoked`; `None` for the current version.
+    pub ended_how: Option<String>,
+    pub ended_by: Option<String>,
+    pub ended_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalsView {
+    pub current: Vec<Approval>,
+    pub history: Vec<ApprovalVersion>,
+    pub today: NaiveDate,
+    pub is_admin: bool,
+}
+
+/// A recorded violation with its actions' states.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViolationRow {
+    pub project: String,
+    pub team: String,
+    pub period_start: NaiveDate,
+    pub reason: String,
+    pub spend: Decimal,
+    pub limit: Decimal,
+    pub actions: Vec<ActionState>,
+    pub last_seen: String,
+    /// The project holds an approval in force now, so executed actions may be reversed.
+    pub approved_now: bool,
+}
+
+/// One action of a violation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionState {
+    pub id: i64,
+    pub action: String,
+    pub mode: String,
+    pub status: String,
+    /// The last outcome in words (SMTP reply, AWS message, why it waits).
+    pub last_message: Option<String>,
+}
+
+/// One audit log entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRow {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub event: String,
+    pub action_id: i64,
+    pub project: String,
+    pub action: String,
+    pub aws_request_id: Option<String>,
+    pub response: Option<String>,
+}
+
+/// Everything `/enforcement` shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnforcementView {
+    pub violations: Vec<ViolationRow>,
+    pub policies: Vec<super::policy::Policy>,
+    pub audit: Vec<AuditRow>,
+    pub teams: Vec<String>,
+    pub is_admin: bool,
+}
+
+#[server(prefix = "/api", endpoint = "approvals")]
+pub async fn list_approvals() -> Result<ApprovalsView, AppError> {
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::caller()?;
+            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let mut conn = pool.acquire().await?;
+            let current = super::approvals::current(&mut conn).await?;
+            let history = super::approvals::history(&mut conn).await?;
+            Ok(ApprovalsView {
+                current,
+                history,
+                today: chrono::Utc::now().date_naive(),
+                is_admin: caller.is_admin(),
+            })
+        }
+        .await,
+    )
+}
+
+/// Adds an approval, or replaces the project's current one with a new version (admins).
+#[server(prefix = "/api", endpoint = "save_approval")]
+pub async fn save_approval(
+    project: String,
+    approver: String,
+    reason: String,
+    cap: String,
+    expires: String,
+) -> Result<(), AppError> {
+    use sqlx::Acquire;
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::require_admin()?;
+            let input = super::approvals::ApprovalInput {
+                project,
+                approver,
+                reason,
+                cap,
+                expires,
+            };
+            let approval = super::approvals::validate(&input).map_err(AppError::InvalidFields)?;
+            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let mut conn = pool.acquire().await?;
+            let mut tx = conn.begin().await?;
+            super::approvals::set(&mut tx, &(&caller).into(), &approval).await?;
+            tx.commit().await?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+#[server(prefix = "/api", endpoint = "revoke_approval")]
+pub async fn revoke_approval(project: String) -> Result<(), AppError> {
+    use sqlx::Acquire;
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::require_admin()?;
+            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let mut conn = pool.acquire().await?;
+            let mut tx = conn.begin().await?;
+            if !super::approvals::revoke(&mut tx, &(&caller).into(), &project).await? {
+                return Err(AppError::NotFound(format!(
+                    "no current approval for project {project:?}"
+                )));
+            }
+            tx.commit().await?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+#[server(prefix = "/api", endpoint = "enforcement")]
+pub async fn get_enforcement() -> Result<EnforcementView, AppError> {
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::caller()?;
+            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let violations = super::evaluate::recorded(pool).await?;
+            let mut conn = pool.acquire().await?;
+            Ok(EnforcementView {
+                violations,
+                policies: super::policy::all(&mut conn).await?,
+                audit: super::audit::recent(&mut conn, 200).await?,
+                teams: sqlx::query_scalar("select name from teams order by name")
+                    .fetch_all(&mut *conn)
+                    .await?,
+                is_admin: caller.is_admin(),
+            })
+        }
+        .await,
+    )
+}
+
+/// `approve`, `retry` or `reverse` one action (admins).
+#[server(prefix = "/api", endpoint = "enforcement_action")]
+pub async fn act_on_action(id: i64, step: String) -> Result<String, AppError> {
+    crate::error::with_status(
+        async {
+            use super::actions::{self, ActionError};
+            let caller = crate::auth::require_admin()?;
+            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            let (pool, executor) = (&state.pool, &state.enforcement);
+            let result = match step.as_str() {
+                "approve" => actions::approve(pool, executor, id, &caller.email).await,
+                "retry" => actions::retry(pool, executor, id, &caller.email).await,
+                "reverse" => actions::reverse(pool, executor, id, &caller.email).await,
+                _ => return Err(AppError::invalid("step", "expected approve, retry or reverse")),
+            };
+            result.map_err(|e| match e {
+                ActionError::NotFound(id) => AppError::NotFound(format!("enforcement action {id}")),
+                ActionError::Refused(message) => AppError::invalid("action", message),
+                ActionError::Database(e) => e.into(),
+            })
+        }
+        .await,
+    )
+}
+
+/// Saves the org default (empty team) or a team's override (admins). The actions come as
+/// one checkbox each.
+#[allow(clippy::too_many_arguments)]
+#[server(prefix = "/api", endpoint = "save_policy")]
+pub async fn save_policy(
+    team: String,
+    limit: String,
+    period: String,
+    mode: String,
+    notify: Option<String>,
+    flag: Option<String>,
+    stop: Option<String>,
+    stop_type: Option<String>,
+    execution_role_arn: Option<String>,
+    iam_policy_arn: Option<String>,
+    iam_roles: Option<String>,
+    instance_ids: Option<String>,
+    instance_region: Option<String>,
+) -> Result<(), AppError> {
+    use sqlx::Acquire;
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::require_admin()?;
+            let actions = [("notify", notify), ("flag", flag), ("stop", stop)]
+                .into_iter()
+                .filter(|(_, on)| on.is_some())
+                .map(|(name, _)| name.to_string())
+                .collect();
+            let input = super::policy::PolicyInput {
+                team,
+                limit,
+                period,
+                actions,
+                mode,
+                stop_type: stop_type.unwrap_or_default(),
+                execution_role_arn: execution_role_arn.unwrap_or_default(),
+                iam_policy_arn: iam_policy_arn.unwrap_or_default(),
+                iam_roles: iam_roles.unwrap_or_default(),
+                instance_ids: instance_ids.unwrap_or_default(),
+                instance_region: instance_region.unwrap_or_default(),
+            };
+            let policy = super::policy::validate(&input).map_err(AppError::InvalidFields)?;
+            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let mut conn = pool.acquire().await?;
+            let mut tx = conn.begin().await?;
+            super::policy::save(&mut tx, &(&caller).into(), &policy)
+                .await
+                .map_err(|e| match e {
+                    super::policy::SaveError::Invalid(field) => AppError::InvalidFields(vec![field]),
+                    super::policy::SaveError::Database(e) => e.into(),
+                })?;
+            tx.commit().await?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// Removes a team's override; the org default governs the team again (admins).
+#[server(prefix = "/api", endpoint = "remove_policy")]
+pub async fn remove_policy(team: String) -> Result<(), AppError> {
+    use sqlx::Acquire;
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::require_admin()?;
+            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let mut conn = pool.acquire().await?;
+            let mut tx = conn.begin().await?;
+            if !super::policy::remove_override(&mut tx, &(&caller).into(), &team).await? {
+                return Err(AppError::NotFound(format!("no policy override for team {team:?}")));
+            }
+            tx.commit().await?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// `GET /api/enforcement_audit.csv`: the whole audit log, oldest first.
+#[cfg(feature = "ssr")]
+pub async fn audit_csv(
+    axum::extract::State(state): axum::extract::State<crate::server::AppState>,
+    caller: Option<axum::Extension<crate::auth::Caller>>,
+) -> axum::response::Response {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    if caller.is_none() {
+        return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
+    }
+    let body = match state.pool.acquire().await {
+        Ok(mut conn) => super::audit::csv(&mut conn).await,
+        Err(e) => Err(e),
+    };
+    match body {
+        Ok(body) => (
+            [
+                (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+                (
+                    header::CONTENT_DISPOSITION,
+                    "attachment; filename=\"burnrate-enforcement-audit.csv\"",
+                ),
+            ],
+            body,
+        )
+            .into_response(),
+        Err(error) => {
+            tracing::error!(%error, "audit CSV failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the export failed; see the server log",
+            )
+                .into_response()
+        }
+    }
+}

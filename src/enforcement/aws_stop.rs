@@ -1,0 +1,218 @@
+//! The `stop` action through AWS Budgets actions (aws-sdk-budgets).
+//!
+//! AWS runs a budget action only when its own evaluation (a few times a day) finds the
+//! budget over the action's threshold. So burnrate prepares the stop as soon as a violation
+//! is recorded outside dry-run: an AWS budget `burnrate-enforce-<action id>` with the policy's
+//! limit and period, filtered to the project's tag, and a MANUAL budget action at 100 % of
+//! actual spend. When an admin approves (or, in automatic mode, burnrate itself), burnrate
+//! asks AWS for the action's state and approves it if AWS has it PENDING. REVERSE undoes an
+//! executed action.
+
+use aws_sdk_budgets::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_budgets::operation::RequestId;
+use aws_sdk_budgets::types::{
+    ActionSubType, ActionThreshold, ActionType, ApprovalModel, Budget, BudgetType, Definition, ExecutionType,
+    Expression, IamActionDefinition, NotificationType, Spend, SsmActionDefinition, Subscriber, SubscriptionType,
+    TagValues, ThresholdType, TimeUnit,
+};
+use rust_decimal::Decimal;
+
+use super::policy::StopConfig;
+use crate::budgets::BudgetPeriod;
+use crate::budgets::aws_sync::AwsBudgets;
+
+/// The prefix of the AWS budgets that carry stop actions; `budgets sync` leaves them alone.
+pub const BUDGET_PREFIX: &str = "burnrate-enforce-";
+
+/// A failed AWS call: AWS's code and message, and its request id when it answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AwsFailure {
+    pub message: String,
+    pub request_id: Option<String>,
+}
+
+fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(call: &str, err: SdkError<E>) -> AwsFailure {
+    let request_id = err.request_id().map(str::to_string);
+    let message = match err.as_service_error() {
+        Some(service) => format!(
+            "{}: {}",
+            service.code().unwrap_or("error"),
+            service.message().unwrap_or("no message")
+        ),
+        None => DisplayErrorContext(&err).to_string(),
+    };
+    AwsFailure {
+        message: format!("AWS Budgets {call} failed: {message}"),
+        request_id,
+    }
+}
+
+fn local(message: String) -> AwsFailure {
+    AwsFailure {
+        message,
+        request_id: None,
+    }
+}
+
+/// What a stop needs to know about its violation.
+pub struct StopTarget<'a> {
+    pub action_id: i64,
+    pub project: &'a str,
+    pub tag_key: &'a str,
+    pub limit: Decimal,
+    pub period: BudgetPeriod,
+    pub subscribers: &'a [String],
+}
+
+/// Creates the enforcement budget (unless a previous try did) and its budget action.
+/// Returns (budget name, action id, request id).
+pub async fn prepare(
+    aws: &AwsBudgets,
+    target: &StopTarget<'_>,
+    stop: &StopConfig,
+) -> Result<(String, String, Option<String>), AwsFailure> {
+    let build = |e: aws_sdk_budgets::error::BuildError| local(format!("building the AWS request: {e}"));
+    let name = format!("{BUDGET_PREFIX}{}", target.action_id);
+    let filter = Expression::builder()
+        .tags(
+            TagValues::builder()
+                .key(format!("user:{}", target.tag_key))
+                .values(format!("user:{}${}", target.tag_key, target.project))
+                .build(),
+        )
+        .build();
+    let budget = Budget::builder()
+        .budget_name(&name)
+        .budget_type(BudgetType::Cost)
+        .time_unit(match target.period {
+            BudgetPeriod::Monthly => TimeUnit::Monthly,
+            BudgetPeriod::Quarterly => TimeUnit::Quarterly,
+            BudgetPeriod::Annual => TimeUnit::Annually,
+        })
+        .budget_limit(
+            Spend::builder()
+                .amount(format!("{:.2}", target.limit))
+                .unit("USD")
+                .build()
+                .map_err(build)?,
+        )
+        .filter_expression(filter)
+        .build()
+        .map_err(build)?;
+    let created = aws
+        .client()
+        .create_budget()
+        .account_id(aws.account_id())
+        .budget(budget)
+        .send()
+        .await;
+    match created {
+        Ok(_) => {}
+        // A retry after a half-done first try finds its budget already there.
+        Err(err) if err.as_service_error().and_then(|e| e.code()) == Some("DuplicateRecordException") => {}
+        Err(err) => return Err(failure("CreateBudget", err)),
+    }
+    let definition = match stop.stop_type.as_str() {
+        "APPLY_IAM_POLICY" => Definition::builder()
+            .iam_action_definition(
+                IamActionDefinition::builder()
+                    .policy_arn(&stop.iam_policy_arn)
+                    .set_roles(Some(stop.iam_roles.clone()))
+                    .build()
+                    .map_err(build)?,
+            )
+            .build(),
+        "RUN_SSM_DOCUMENTS" => Definition::builder()
+            .ssm_action_definition(
+                SsmActionDefinition::builder()
+                    .action_sub_type(ActionSubType::StopEc2)
+                    .region(&stop.instance_region)
+                    .set_instance_ids(Some(stop.instance_ids.clone()))
+                    .build()
+                    .map_err(build)?,
+            )
+            .build(),
+        other => return Err(local(format!("unknown stop type {other:?}"))),
+    };
+    let subscribers = target
+        .subscribers
+        .iter()
+        .take(11)
+        .map(|address| {
+            Subscriber::builder()
+                .subscription_type(SubscriptionType::Email)
+                .address(address)
+                .build()
+                .map_err(build)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if subscribers.is_empty() {
+        return Err(local(
+            "AWS requires a subscriber for a budget action: give the team an owner or add an admin account".into(),
+        ));
+    }
+    let action = aws
+        .client()
+        .create_budget_action()
+        .account_id(aws.account_id())
+        .budget_name(&name)
+        .notification_type(NotificationType::Actual)
+        .action_type(match stop.stop_type.as_str() {
+            "APPLY_IAM_POLICY" => ActionType::Iam,
+            _ => ActionType::Ssm,
+        })
+        .action_threshold(
+            ActionThreshold::builder()
+                .action_threshold_value(100.0)
+                .action_threshold_type(ThresholdType::Percentage)
+                .build()
+                .map_err(build)?,
+        )
+        .definition(definition)
+        .execution_role_arn(&stop.execution_role_arn)
+        // burnrate is the approval gate: AWS only runs it when burnrate approves.
+        .approval_model(ApprovalModel::Manual)
+        .set_subscribers(Some(subscribers))
+        .send()
+        .await
+        .map_err(|e| failure("CreateBudgetAction", e))?;
+    let request_id = action.request_id().map(str::to_string);
+    Ok((name, action.action_id().to_string(), request_id))
+}
+
+/// AWS's status of the action (`STANDBY`, `PENDING`, `EXECUTION_SUCCESS`, …).
+pub async fn status(aws: &AwsBudgets, budget: &str, action_id: &str) -> Result<String, AwsFailure> {
+    let out = aws
+        .client()
+        .describe_budget_action()
+        .account_id(aws.account_id())
+        .budget_name(budget)
+        .action_id(action_id)
+        .send()
+        .await
+        .map_err(|e| failure("DescribeBudgetAction", e))?;
+    Ok(out
+        .action()
+        .map(|a| a.status().as_str().to_string())
+        .unwrap_or_default())
+}
+
+/// ExecuteBudgetAction; returns the request id.
+pub async fn execute(
+    aws: &AwsBudgets,
+    budget: &str,
+    action_id: &str,
+    execution: ExecutionType,
+) -> Result<Option<String>, AwsFailure> {
+    let out = aws
+        .client()
+        .execute_budget_action()
+        .account_id(aws.account_id())
+        .budget_name(budget)
+        .action_id(action_id)
+        .execution_type(execution)
+        .send()
+        .await
+        .map_err(|e| failure("ExecuteBudgetAction", e))?;
+    Ok(out.request_id().map(str::to_string))
+}

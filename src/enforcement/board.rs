@@ -1,0 +1,194 @@
+//! `/enforcement`: recorded violations with each action's state and the admins' Approve,
+//! Retry and Reverse buttons; the policies and their form; the audit log with its CSV.
+
+use leptos::prelude::*;
+
+use super::api::{
+    ActOnAction, ActionState, AuditRow, EnforcementView, RemovePolicy, SavePolicy, ViolationRow, get_enforcement,
+};
+use super::policy::Policy;
+use crate::app::TableHead;
+use crate::costs::breakdown::{crumbs, scope_href};
+use crate::format::{tag_label, usd};
+
+#[component]
+pub fn EnforcementPage() -> impl IntoView {
+    let act = ServerAction::<ActOnAction>::new();
+    let save = ServerAction::<SavePolicy>::new();
+    let remove = ServerAction::<RemovePolicy>::new();
+    let data = Resource::new(
+        move || (act.version().get(), save.version().get(), remove.version().get()),
+        |_| get_enforcement(),
+    );
+    let act_error = move || {
+        act.value().get().and_then(Result::err).map(|err| {
+            view! { <p class="error" role="alert" data-testid="action-error">{err.to_string()}</p> }
+        })
+    };
+    view! {
+        {crumbs(None, "Enforcement".into())}
+        <p class="hint">"Projects above their policy's spend limit without a valid approval, as recorded after each ingestion and by "
+            <code>"burnrate enforce evaluate"</code> ". Dry-run policies only record what they would do; manual ones wait for an admin; automatic ones act at once."</p>
+        {act_error}
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                    Ok(view) => view! { <Board view act save remove/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn Board(
+    view: EnforcementView,
+    act: ServerAction<ActOnAction>,
+    save: ServerAction<SavePolicy>,
+    remove: ServerAction<RemovePolicy>,
+) -> impl IntoView {
+    let is_admin = view.is_admin;
+    let reversible: Vec<String> = view
+        .violations
+        .iter()
+        .filter(|v| v.approved_now && v.actions.iter().any(|a| a.status == "executed" && a.action != "notify"))
+        .map(|v| tag_label(&v.project).to_string())
+        .collect();
+    view! {
+        {(!reversible.is_empty()).then(|| view! {
+            <p class="notice" role="status" data-testid="reversal-offer">
+                "Approved since their actions ran: " {reversible.join(", ")} ". Reverse their flags and stops below."
+            </p>
+        })}
+        <h2>"Violations"</h2>
+        <Violations rows=view.violations is_admin act/>
+        <h2>"Policies"</h2>
+        <Policies policies=view.policies is_admin remove/>
+        {is_admin.then(|| view! { <super::policy_form::PolicyForm teams=view.teams action=save/> })}
+        <h2>"Audit log"</h2>
+        <Audit rows=view.audit/>
+    }
+}
+
+fn action_buttons(state: &ActionState, approved_now: bool, act: ServerAction<ActOnAction>) -> impl IntoView + use<> {
+    let step = match (state.status.as_str(), state.action.as_str()) {
+        ("awaiting_approval", _) if state.mode != "dry-run" => Some(("approve", "Approve")),
+        ("failed", _) if state.mode != "dry-run" => Some(("retry", "Retry")),
+        ("executed", "flag" | "stop") => Some((
+            "reverse",
+            if approved_now {
+                "Reverse (approved since)"
+            } else {
+                "Reverse"
+            },
+        )),
+        _ => None,
+    };
+    let id = state.id;
+    step.map(move |(step, label)| {
+        view! {
+            <ActionForm action=act attr:class="inline">
+                <input type="hidden" name="id" value=id.to_string()/>
+                <input type="hidden" name="step" value=step/>
+                <button type="submit" data-testid=format!("{step}-{id}")>{label}</button>
+            </ActionForm>
+        }
+    })
+}
+
+#[component]
+fn Violations(rows: Vec<ViolationRow>, is_admin: bool, act: ServerAction<ActOnAction>) -> impl IntoView {
+    if rows.is_empty() {
+        return view! { <p data-testid="no-violations">"No violations recorded."</p> }.into_any();
+    }
+    view! {
+        <table class="data" data-testid="violations-table">
+            <TableHead columns=&["Project", "Team", "Period", "Spend", "Limit", "Reason", "Actions", "Last seen"]/>
+            <tbody>
+                {rows.into_iter().map(|row| {
+                    let approved_now = row.approved_now;
+                    let actions = row.actions.into_iter().map(|state| view! {
+                        <li data-testid="action" data-action=state.action.clone() data-status=state.status.clone() data-id=state.id.to_string()>
+                            <strong>{state.action.clone()}</strong> " " <span class=format!("status status-{}", state.status)>{state.status.replace('_', " ")}</span>
+                            " (" {state.mode.clone()} ")"
+                            {state.last_message.clone().map(|m| view! { <br/><small>{m}</small> })}
+                            {is_admin.then(|| action_buttons(&state, approved_now, act))}
+                        </li>
+                    }).collect_view();
+                    view! {
+                        <tr data-testid="violation-row">
+                            <th scope="row"><a href=scope_href("projects", &row.project)>{tag_label(&row.project).to_string()}</a></th>
+                            <td>{row.team}</td>
+                            <td>{row.period_start.to_string()}</td>
+                            <td class="num">{usd(row.spend)}</td>
+                            <td class="num">{usd(row.limit)}</td>
+                            <td>{row.reason.replace('_', " ")}</td>
+                            <td><ul class="actions">{actions}</ul></td>
+                            <td>{row.last_seen}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
+}
+
+#[component]
+fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePolicy>) -> impl IntoView {
+    view! {
+        <table class="data" data-testid="policies-table">
+            <TableHead columns=&["Applies to", "Limit", "Period", "Actions", "Mode", "Stop through AWS", ""]/>
+            <tbody>
+                {policies.into_iter().map(|p| {
+                    let stop = p.stop.as_ref().map(|s| match s.stop_type.as_str() {
+                        "APPLY_IAM_POLICY" => format!("deny policy {} on {}", s.iam_policy_arn, s.iam_roles.join(", ")),
+                        _ => format!("stop {} in {}", s.instance_ids.join(", "), s.instance_region),
+                    }).unwrap_or_else(|| "—".into());
+                    let team = p.team.clone();
+                    view! {
+                        <tr data-testid="policy-row">
+                            <th scope="row">{p.team.clone().unwrap_or_else(|| "Org default".into())}</th>
+                            <td class="num">{usd(p.limit)}</td>
+                            <td>{p.period}</td>
+                            <td>{p.actions.join(", ")}</td>
+                            <td data-testid="policy-mode">{p.mode}</td>
+                            <td>{stop}</td>
+                            <td>{(is_admin && team.is_some()).then(|| view! {
+                                <ActionForm action=remove attr:class="inline">
+                                    <input type="hidden" name="team" value=team.clone().unwrap_or_default()/>
+                                    <button type="submit" class="danger">"Use the org default"</button>
+                                </ActionForm>
+                            })}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+#[component]
+fn Audit(rows: Vec<AuditRow>) -> impl IntoView {
+    view! {
+        <p class="hint">"Every proposal, approval, execution, reversal and failure; nothing is ever deleted. The latest 200 are shown. "
+            <a download href="/api/enforcement_audit.csv" data-testid="audit-csv">"Download the whole log (CSV)"</a></p>
+        <table class="data" data-testid="audit-table">
+            <TableHead columns=&["When (UTC)", "Who", "Event", "Project", "Action", "AWS request id", "Response"]/>
+            <tbody>
+                {rows.into_iter().map(|r| view! {
+                    <tr data-testid="audit-row" data-event=r.event.clone()>
+                        <td>{r.at}</td>
+                        <td>{r.actor}</td>
+                        <td>{r.event.clone()}</td>
+                        <td>{tag_label(&r.project).to_string()}</td>
+                        <td>{r.action} " #" {r.action_id}</td>
+                        <td><code>{r.aws_request_id.unwrap_or_default()}</code></td>
+                        <td>{r.response.unwrap_or_default()}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}

@@ -1,0 +1,237 @@
+//! Evaluation: which projects break their policy this period, recorded once each.
+//!
+//! Decisions on the edges:
+//! - A project is over the limit only when its period spend (unblended) is strictly above
+//!   it; exactly at the limit is allowed. The same holds for an approval's cap.
+//! - Untagged spend has no project to approve or act on, so it is never a violation; it
+//!   stays visible as "(untagged)" on the cost pages.
+//! - A project in no team is judged by the org default policy and listed under
+//!   "Unassigned".
+//! - An approval counts through its expiry date (UTC); from the next day the project is
+//!   judged on the whole period's spend without it (`approval_expired`).
+//! - The period is the policy's calendar period (UTC) holding today.
+
+use std::collections::HashMap;
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::{Acquire, PgPool};
+
+use super::policy::{self, Policy};
+use super::{Reason, approvals};
+use crate::budgets::BudgetPeriod;
+use crate::costs::UNASSIGNED_TEAM;
+use crate::costs::export::csv_field;
+
+/// The header `burnrate enforce evaluate` prints.
+pub const CSV_HEADER: &str = "project,team,period_start,spend,limit,reason,action,mode,status";
+
+/// One action of one violation, as printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViolationLine {
+    pub project: String,
+    pub team: String,
+    pub period_start: NaiveDate,
+    pub spend: Decimal,
+    pub limit: Decimal,
+    pub reason: Reason,
+    pub action: String,
+    pub mode: String,
+    pub status: String,
+}
+
+impl ViolationLine {
+    pub fn csv(&self) -> String {
+        [
+            csv_field(&self.project),
+            csv_field(&self.team),
+            self.period_start.to_string(),
+            self.spend.to_string(),
+            self.limit.to_string(),
+            self.reason.key().to_string(),
+            self.action.clone(),
+            self.mode.clone(),
+            self.status.clone(),
+        ]
+        .join(",")
+    }
+}
+
+/// Evaluates every project as of `today`, records new violations and their actions (each
+/// once, however often this runs), and returns this period's violations.
+pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLine>, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let mut tx = conn.begin().await?;
+    let policies: HashMap<Option<String>, Policy> = policy::all(&mut tx)
+        .await?
+        .into_iter()
+        .map(|policy| (policy.team.clone(), policy))
+        .collect();
+    let approvals: HashMap<String, super::Approval> = approvals::current(&mut tx)
+        .await?
+        .into_iter()
+        .map(|a| (a.project.clone(), a))
+        .collect();
+    let mut lines = Vec::new();
+    for period in BudgetPeriod::ALL {
+        let range = period.containing(today);
+        // Each tagged project with its team and its spend in this period.
+        let spends: Vec<(String, Option<String>, Decimal)> = sqlx::query_as(
+            "select r.project, t.name, sum(r.unblended)
+             from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
+             where r.day >= $1 and r.day < $2 and r.project <> ''
+             group by 1, 2 order by 1",
+        )
+        .bind(range.from)
+        .bind(range.to)
+        .fetch_all(&mut *tx)
+        .await?;
+        for (project, team, spend) in spends {
+            let Some(policy) = policies.get(&team).or_else(|| policies.get(&None)) else {
+                continue;
+            };
+            if policy.period != period.key() || spend <= policy.limit {
+                continue;
+            }
+            let Some(reason) = Reason::judge(spend, approvals.get(&project), today) else {
+                continue;
+            };
+            let violation: i64 = sqlx::query_scalar(
+                "insert into violations (project, period_start, reason, spend, spend_limit) values ($1, $2, $3, $4, $5)
+                 on conflict (project, period_start, reason)
+                 do update set spend = excluded.spend, spend_limit = excluded.spend_limit, last_seen_at = now()
+                 returning id",
+            )
+            .bind(&project)
+            .bind(range.from)
+            .bind(reason.key())
+            .bind(spend)
+            .bind(policy.limit)
+            .fetch_one(&mut *tx)
+            .await?;
+            for action in &policy.actions {
+                // Manual actions wait for an admin; dry-run ones are only ever proposed;
+                // automatic ones are proposed here and run by `actions::run_automatic`.
+                let status = if policy.mode == "manual" {
+                    "awaiting_approval"
+                } else {
+                    "proposed"
+                };
+                let inserted: Option<i64> = sqlx::query_scalar(
+                    "insert into enforcement_actions (violation_id, action, mode, status) values ($1, $2, $3, $4)
+                     on conflict (violation_id, action) do nothing returning id",
+                )
+                .bind(violation)
+                .bind(action)
+                .bind(&policy.mode)
+                .bind(status)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if let Some(action_id) = inserted {
+                    let note = format!(
+                        "{} spend {} is over the {} limit {} ({}); mode {}",
+                        period.noun(),
+                        spend,
+                        period.key(),
+                        policy.limit,
+                        reason.key(),
+                        policy.mode
+                    );
+                    super::audit::append(
+                        &mut tx,
+                        &super::audit::Entry::new("system", "proposed", action_id, &project, action).response(&note),
+                    )
+                    .await?;
+                }
+            }
+            let recorded: Vec<(String, String, String)> = sqlx::query_as(
+                "select action, mode, status from enforcement_actions where violation_id = $1 order by id",
+            )
+            .bind(violation)
+            .fetch_all(&mut *tx)
+            .await?;
+            for (action, mode, status) in recorded {
+                lines.push(ViolationLine {
+                    project: project.clone(),
+                    team: team.clone().unwrap_or_else(|| UNASSIGNED_TEAM.to_string()),
+                    period_start: range.from,
+                    spend,
+                    limit: policy.limit,
+                    reason,
+                    action,
+                    mode,
+                    status,
+                });
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(lines)
+}
+
+/// Evaluates, then runs what the policies' modes allow (`actions::after_evaluation`), and
+/// returns the violations with their statuses after that.
+pub async fn evaluate_and_act(
+    pool: &PgPool,
+    today: NaiveDate,
+    executor: &super::actions::Executor,
+) -> Result<Vec<ViolationLine>, sqlx::Error> {
+    let lines = evaluate(pool, today).await?;
+    if super::actions::after_evaluation(pool, executor).await? == 0 {
+        return Ok(lines);
+    }
+    // Statuses changed: read them back (evaluation is idempotent).
+    evaluate(pool, today).await
+}
+
+/// Every recorded violation of the last 13 months with its actions, newest period first.
+pub async fn recorded(pool: &PgPool) -> Result<Vec<super::api::ViolationRow>, sqlx::Error> {
+    type Row = (i64, String, Option<String>, NaiveDate, String, Decimal, Decimal, String);
+    let rows: Vec<Row> = sqlx::query_as(
+        "select v.id, v.project, t.name, v.period_start, v.reason, v.spend, v.spend_limit,
+                to_char(v.last_seen_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"')
+         from violations v left join projects p on p.name = v.project left join teams t on t.id = p.team_id
+         where v.period_start >= current_date - 400
+         order by v.period_start desc, v.spend desc, v.project limit 1000",
+    )
+    .fetch_all(pool)
+    .await?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let actions: Vec<(i64, i64, String, String, String, Option<String>)> = sqlx::query_as(
+        "select violation_id, id, action, mode, status, last_message from enforcement_actions
+         where violation_id = any($1) order by id",
+    )
+    .bind(&ids)
+    .fetch_all(pool)
+    .await?;
+    let approved: Vec<String> =
+        sqlx::query_scalar("select project from approvals where ended_at is null and expires >= current_date")
+            .fetch_all(pool)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(id, project, team, period_start, reason, spend, limit, last_seen)| super::api::ViolationRow {
+                actions: actions
+                    .iter()
+                    .filter(|a| a.0 == id)
+                    .map(|a| super::api::ActionState {
+                        id: a.1,
+                        action: a.2.clone(),
+                        mode: a.3.clone(),
+                        status: a.4.clone(),
+                        last_message: a.5.clone(),
+                    })
+                    .collect(),
+                approved_now: approved.contains(&project),
+                project,
+                team: team.unwrap_or_else(|| UNASSIGNED_TEAM.to_string()),
+                period_start,
+                reason,
+                spend,
+                limit,
+                last_seen,
+            },
+        )
+        .collect())
+}

@@ -1,0 +1,129 @@
+//! `/approvals`: approved high-cost projects, their full history, and the admins' form.
+
+use leptos::prelude::*;
+
+use super::api::{ApprovalsView, RevokeApproval, SaveApproval, list_approvals};
+use crate::app::TableHead;
+use crate::costs::breakdown::{crumbs, scope_href};
+use crate::format::{tag_label, usd};
+
+#[component]
+pub fn ApprovalsPage() -> impl IntoView {
+    let save = ServerAction::<SaveApproval>::new();
+    let revoke = ServerAction::<RevokeApproval>::new();
+    let data = Resource::new(
+        move || (save.version().get(), revoke.version().get()),
+        |_| list_approvals(),
+    );
+    view! {
+        {crumbs(None, "Approved projects".into())}
+        <p class="hint">"Projects allowed to spend above the policy limit, up to their cap per period, through their expiry date (UTC). "
+            "Kept as code too: the " <code>"approvals:"</code> " section of " <code>"burnrate config import"</code> "."</p>
+        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                    Ok(view) => view! { <ApprovalsBody view save revoke/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn ApprovalsBody(
+    view: ApprovalsView,
+    save: ServerAction<SaveApproval>,
+    revoke: ServerAction<RevokeApproval>,
+) -> impl IntoView {
+    let is_admin = view.is_admin;
+    let today = view.today;
+    let current = if view.current.is_empty() {
+        view! { <p data-testid="no-approvals">"No project is approved: every project is held to its policy limit."</p> }
+            .into_any()
+    } else {
+        view! {
+            <table class="data" data-testid="approvals-table">
+                <TableHead columns=&["Project", "Approver", "Reason", "Cap per period", "Expires", "State", ""]/>
+                <tbody>
+                    {view.current.into_iter().map(|a| {
+                        let expired = a.expires < today;
+                        let project = a.project.clone();
+                        view! {
+                            <tr data-testid="approval-row">
+                                <th scope="row"><a href=scope_href("projects", &a.project)>{tag_label(&a.project).to_string()}</a></th>
+                                <td>{a.approver}</td>
+                                <td>{a.reason}</td>
+                                <td class="num">{usd(a.cap)}</td>
+                                <td>{a.expires.to_string()}</td>
+                                <td>{if expired { "expired" } else { "in force" }}</td>
+                                <td>{is_admin.then(|| view! {
+                                    <ActionForm action=revoke attr:class="inline">
+                                        <input type="hidden" name="project" value=project/>
+                                        <button type="submit" class="danger">"Revoke"</button>
+                                    </ActionForm>
+                                })}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        }.into_any()
+    };
+    let history = view
+        .history
+        .into_iter()
+        .map(|v| {
+            view! {
+                <tr data-testid="history-row">
+                    <td>{tag_label(&v.approval.project).to_string()}</td>
+                    <td class="num">{usd(v.approval.cap)}</td>
+                    <td>{v.approval.expires.to_string()}</td>
+                    <td>{v.approval.approver}</td>
+                    <td>{v.created_by} ", " {v.created_at}</td>
+                    <td>{match (v.ended_how, v.ended_by, v.ended_at) {
+                        (Some(how), Some(by), Some(at)) => format!("{how} by {by}, {at}"),
+                        _ => "current".to_string(),
+                    }}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        {current}
+        {is_admin.then(|| view! { <ApprovalForm action=save/> })}
+        <details class="chart-table">
+            <summary>"History: every version of every approval"</summary>
+            <table class="data" data-testid="approval-history">
+                <TableHead columns=&["Project", "Cap", "Expires", "Approver", "Recorded", "Ended"]/>
+                <tbody>{history}</tbody>
+            </table>
+        </details>
+    }
+}
+
+#[component]
+fn ApprovalForm(action: ServerAction<SaveApproval>) -> impl IntoView {
+    let result: Signal<_> = action.value().into();
+    let field_error = move |field| crate::forms::field_error(result, field);
+    let other_error = crate::forms::other_error(result);
+    view! {
+        <details class="card" data-testid="new-approval">
+            <summary>"Approve a project (or change an approval)"</summary>
+            <ActionForm action attr:class="stack" attr:novalidate=true>
+                <label>"Project (tag value)" <input type="text" name="project" required/></label>
+                {field_error("project")}
+                <label>"Approver (email)" <input type="email" name="approver" required/></label>
+                {field_error("approver")}
+                <label>"Reason" <input type="text" name="reason" required maxlength="1000"/></label>
+                {field_error("reason")}
+                <label>"Cap per period (USD)" <input type="text" name="cap" inputmode="decimal" required/></label>
+                {field_error("cap")}
+                <label>"Expires (last day, UTC)" <input type="date" name="expires" required/></label>
+                {field_error("expires")}
+                {other_error}
+                <button type="submit">"Save approval"</button>
+            </ActionForm>
+        </details>
+    }
+}

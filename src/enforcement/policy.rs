@@ -1,0 +1,306 @@
+//! Enforcement policies: the org default and per-team overrides. Each sets the period spend
+//! limit, the actions a violation gets, the mode they run in, and how `stop` reaches AWS.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// How a `stop` action acts, through an AWS Budgets action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopConfig {
+    /// `APPLY_IAM_POLICY` (attach a deny policy for GPU instance launches to roles) or
+    /// `RUN_SSM_DOCUMENTS` (STOP_EC2_INSTANCES for the listed instances).
+    pub stop_type: String,
+    /// The role AWS Budgets assumes to act.
+    pub execution_role_arn: String,
+    pub iam_policy_arn: String,
+    pub iam_roles: Vec<String>,
+    pub instance_ids: Vec<String>,
+    pub instance_region: String,
+}
+
+/// One policy as shown and edited; `team: None` is the org default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    pub team: Option<String>,
+    pub limit: Decimal,
+    pub period: String,
+    pub actions: Vec<String>,
+    pub mode: String,
+    pub stop: Option<StopConfig>,
+}
+
+pub const ACTIONS: [&str; 3] = ["notify", "flag", "stop"];
+pub const MODES: [&str; 3] = ["dry-run", "manual", "automatic"];
+pub const STOP_TYPES: [&str; 2] = ["APPLY_IAM_POLICY", "RUN_SSM_DOCUMENTS"];
+
+/// A policy form, still text. Lists are one entry per line or comma-separated.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyInput {
+    pub team: String,
+    pub limit: String,
+    pub period: String,
+    pub actions: Vec<String>,
+    pub mode: String,
+    pub stop_type: String,
+    pub execution_role_arn: String,
+    pub iam_policy_arn: String,
+    pub iam_roles: String,
+    pub instance_ids: String,
+    pub instance_region: String,
+}
+
+#[cfg(feature = "ssr")]
+pub use store::*;
+
+#[cfg(feature = "ssr")]
+mod store {
+    use sqlx::PgConnection;
+
+    use super::*;
+    use crate::audit::record::{Actor, record};
+    use crate::error::FieldError;
+
+    fn list(text: &str) -> Vec<String> {
+        text.split([',', '\n'])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn is_account_arn(arn: &str, kind: &str) -> bool {
+        let parts: Vec<&str> = arn.splitn(6, ':').collect();
+        parts.len() == 6
+            && parts[0] == "arn"
+            && parts[1].starts_with("aws")
+            && parts[2] == "iam"
+            && parts[4].len() == 12
+            && parts[4].bytes().all(|b| b.is_ascii_digit())
+            && parts[5]
+                .strip_prefix(kind)
+                .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+    }
+
+    /// Every problem with its field, or the policy. The team (if any) is checked by `save`.
+    pub fn validate(input: &PolicyInput) -> Result<Policy, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let limit = crate::budgets::spec::parse_amount(&input.limit)
+            .map_err(|m| errors.push(FieldError::new("limit", m)))
+            .ok();
+        if crate::budgets::BudgetPeriod::parse(&input.period).is_none() {
+            errors.push(FieldError::new("period", "choose monthly, quarterly or annual"));
+        }
+        let mut actions: Vec<String> = Vec::new();
+        for action in &input.actions {
+            match ACTIONS.iter().find(|a| **a == action.trim()) {
+                Some(a) if !actions.iter().any(|x| x == a) => actions.push(a.to_string()),
+                Some(_) => {}
+                None => errors.push(FieldError::new(
+                    "actions",
+                    format!("{action:?} is not notify, flag or stop"),
+                )),
+            }
+        }
+        actions.sort_by_key(|a| ACTIONS.iter().position(|x| x == a));
+        if !MODES.contains(&input.mode.trim()) {
+            errors.push(FieldError::new("mode", "choose dry-run, manual or automatic"));
+        }
+        let stop = if actions.iter().any(|a| a == "stop") {
+            let config = StopConfig {
+                stop_type: input.stop_type.trim().to_string(),
+                execution_role_arn: input.execution_role_arn.trim().to_string(),
+                iam_policy_arn: input.iam_policy_arn.trim().to_string(),
+                iam_roles: list(&input.iam_roles),
+                instance_ids: list(&input.instance_ids),
+                instance_region: input.instance_region.trim().to_string(),
+            };
+            if !is_account_arn(&config.execution_role_arn, "role") {
+                errors.push(FieldError::new(
+                    "execution_role_arn",
+                    "expected an IAM role ARN, arn:aws:iam::123456789012:role/NAME, that AWS Budgets may assume",
+                ));
+            }
+            match config.stop_type.as_str() {
+                "APPLY_IAM_POLICY" => {
+                    if !is_account_arn(&config.iam_policy_arn, "policy") {
+                        errors.push(FieldError::new(
+                            "iam_policy_arn",
+                            "expected the deny policy's ARN, arn:aws:iam::123456789012:policy/NAME",
+                        ));
+                    }
+                    if !(1..=100).contains(&config.iam_roles.len()) {
+                        errors.push(FieldError::new(
+                            "iam_roles",
+                            "name 1 to 100 IAM roles to attach the policy to",
+                        ));
+                    }
+                }
+                "RUN_SSM_DOCUMENTS" => {
+                    let bad = config.instance_ids.iter().find(|id| {
+                        !(id.starts_with("i-") && id.len() >= 10 && id[2..].bytes().all(|b| b.is_ascii_hexdigit()))
+                    });
+                    if let Some(id) = bad {
+                        errors.push(FieldError::new(
+                            "instance_ids",
+                            format!("{id:?} is not an EC2 instance id (i-0123abcd…)"),
+                        ));
+                    } else if !(1..=100).contains(&config.instance_ids.len()) {
+                        errors.push(FieldError::new("instance_ids", "list 1 to 100 EC2 instance ids"));
+                    }
+                    if config.instance_region.is_empty()
+                        || !config
+                            .instance_region
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    {
+                        errors.push(FieldError::new(
+                            "instance_region",
+                            "name the instances' region, e.g. us-east-1",
+                        ));
+                    }
+                }
+                _ => errors.push(FieldError::new(
+                    "stop_type",
+                    "choose APPLY_IAM_POLICY or RUN_SSM_DOCUMENTS",
+                )),
+            }
+            Some(config)
+        } else {
+            None
+        };
+        match limit {
+            Some(limit) if errors.is_empty() => Ok(Policy {
+                team: Some(input.team.trim().to_string()).filter(|t| !t.is_empty()),
+                limit,
+                period: input.period.trim().to_string(),
+                actions,
+                mode: input.mode.trim().to_string(),
+                stop,
+            }),
+            _ => Err(errors),
+        }
+    }
+
+    type Row = (
+        Option<String>,
+        Decimal,
+        String,
+        Vec<String>,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Vec<String>,
+        Vec<String>,
+        Option<String>,
+    );
+
+    const SELECT: &str = "select t.name, p.spend_limit, p.period, p.actions, p.mode, p.stop_type, p.execution_role_arn,
+                p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region
+         from enforcement_policies p left join teams t on t.id = p.team_id";
+
+    fn from_row(row: Row) -> Policy {
+        let (team, limit, period, actions, mode, stop_type, role, policy_arn, roles, ids, region) = row;
+        Policy {
+            team,
+            limit,
+            period,
+            actions,
+            mode,
+            stop: stop_type.map(|stop_type| StopConfig {
+                stop_type,
+                execution_role_arn: role.unwrap_or_default(),
+                iam_policy_arn: policy_arn.unwrap_or_default(),
+                iam_roles: roles,
+                instance_ids: ids,
+                instance_region: region.unwrap_or_default(),
+            }),
+        }
+    }
+
+    /// The org default first, then team overrides by name.
+    pub async fn all(conn: &mut PgConnection) -> Result<Vec<Policy>, sqlx::Error> {
+        let rows: Vec<Row> = sqlx::query_as(&format!("{SELECT} order by t.name nulls first"))
+            .fetch_all(conn)
+            .await?;
+        Ok(rows.into_iter().map(from_row).collect())
+    }
+
+    /// The policy that governs `team` (its override, else the org default).
+    pub async fn for_team(conn: &mut PgConnection, team: Option<&str>) -> Result<Option<Policy>, sqlx::Error> {
+        let rows: Vec<Row> = sqlx::query_as(&format!(
+            "{SELECT} where p.team_id is null or t.name = $1 order by p.team_id is null limit 1"
+        ))
+        .bind(team)
+        .fetch_all(conn)
+        .await?;
+        Ok(rows.into_iter().next().map(from_row))
+    }
+
+    /// Writes the org default or a team's override, audited. Errors name the field.
+    pub async fn save(conn: &mut PgConnection, actor: &Actor, policy: &Policy) -> Result<(), SaveError> {
+        let team_id: Option<i64> = match &policy.team {
+            None => None,
+            Some(name) => Some(
+                sqlx::query_scalar("select id from teams where name = $1")
+                    .bind(name)
+                    .fetch_optional(&mut *conn)
+                    .await?
+                    .ok_or_else(|| SaveError::Invalid(FieldError::new("team", format!("no team is named {name:?}"))))?,
+            ),
+        };
+        let stop = policy.stop.as_ref();
+        sqlx::query(
+            "insert into enforcement_policies (team_id, spend_limit, period, actions, mode, stop_type, execution_role_arn,
+                    iam_policy_arn, iam_roles, instance_ids, instance_region)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+             on conflict (coalesce(team_id, 0)) do update set spend_limit = $2, period = $3, actions = $4, mode = $5,
+                stop_type = $6, execution_role_arn = $7, iam_policy_arn = $8, iam_roles = $9, instance_ids = $10,
+                instance_region = $11, updated_at = now()",
+        )
+        .bind(team_id)
+        .bind(policy.limit)
+        .bind(&policy.period)
+        .bind(&policy.actions)
+        .bind(&policy.mode)
+        .bind(stop.map(|s| s.stop_type.clone()))
+        .bind(stop.map(|s| s.execution_role_arn.clone()))
+        .bind(stop.map(|s| s.iam_policy_arn.clone()).filter(|a| !a.is_empty()))
+        .bind(stop.map(|s| s.iam_roles.clone()).unwrap_or_default())
+        .bind(stop.map(|s| s.instance_ids.clone()).unwrap_or_default())
+        .bind(stop.map(|s| s.instance_region.clone()).filter(|r| !r.is_empty()))
+        .execute(&mut *conn)
+        .await?;
+        record(
+            conn,
+            actor,
+            "enforcement.policy.save",
+            policy.team.as_deref().unwrap_or("org default"),
+            serde_json::to_value(policy).unwrap_or_default(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Removes a team's override, so the org default governs it again.
+    pub async fn remove_override(conn: &mut PgConnection, actor: &Actor, team: &str) -> Result<bool, sqlx::Error> {
+        let removed =
+            sqlx::query("delete from enforcement_policies p using teams t where p.team_id = t.id and t.name = $1")
+                .bind(team)
+                .execute(&mut *conn)
+                .await?;
+        if removed.rows_affected() == 0 {
+            return Ok(false);
+        }
+        record(conn, actor, "enforcement.policy.remove", team, serde_json::Value::Null).await?;
+        Ok(true)
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    pub enum SaveError {
+        #[error("{0:?}")]
+        Invalid(FieldError),
+        #[error(transparent)]
+        Database(#[from] sqlx::Error),
+    }
+}

@@ -1,0 +1,74 @@
+//! The admins' form for the org default policy or a team's override, with each field's
+//! error beside it.
+
+use leptos::prelude::*;
+
+use super::api::SavePolicy;
+
+#[component]
+pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl IntoView {
+    let result: Signal<_> = action.value().into();
+    let field_error = move |field| crate::forms::field_error(result, field);
+    let other_error = crate::forms::other_error(result);
+    view! {
+        <details class="card" data-testid="policy-form">
+            <summary>"Set a policy (the org default, or a team's override)"</summary>
+            <ActionForm action attr:class="stack" attr:novalidate=true>
+                <label>"Applies to"
+                    <select name="team">
+                        <option value="">"Org default"</option>
+                        {teams.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
+                    </select>
+                </label>
+                {field_error("team")}
+                <label>"Spend limit per period (USD)" <input type="text" name="limit" inputmode="decimal" value="1000.00" required/></label>
+                {field_error("limit")}
+                <label>"Period"
+                    <select name="period">
+                        <option value="monthly">"monthly"</option>
+                        <option value="quarterly">"quarterly"</option>
+                        <option value="annual">"annual"</option>
+                    </select>
+                </label>
+                {field_error("period")}
+                <fieldset>
+                    <legend>"Actions"</legend>
+                    <label><input type="checkbox" name="notify" value="on" checked/> " notify (email the team owners and finance admins)"</label>
+                    <label><input type="checkbox" name="flag" value="on" checked/> " flag (a badge on the project, team and Overview)"</label>
+                    <label><input type="checkbox" name="stop" value="on"/> " stop (an AWS Budgets action)"</label>
+                </fieldset>
+                {field_error("actions")}
+                <label>"Mode"
+                    <select name="mode">
+                        <option value="dry-run">"dry-run: record only"</option>
+                        <option value="manual">"manual: an admin approves each action"</option>
+                        <option value="automatic">"automatic"</option>
+                    </select>
+                </label>
+                {field_error("mode")}
+                <fieldset>
+                    <legend>"Stop through AWS Budgets (when stop is ticked)"</legend>
+                    <label>"Type"
+                        <select name="stop_type">
+                            <option value="APPLY_IAM_POLICY">"APPLY_IAM_POLICY: attach a deny policy for GPU launches"</option>
+                            <option value="RUN_SSM_DOCUMENTS">"RUN_SSM_DOCUMENTS: stop EC2 instances"</option>
+                        </select>
+                    </label>
+                    {field_error("stop_type")}
+                    <label>"Execution role ARN" <input type="text" name="execution_role_arn" placeholder="arn:aws:iam::123456789012:role/budgets-actions"/></label>
+                    {field_error("execution_role_arn")}
+                    <label>"Deny policy ARN" <input type="text" name="iam_policy_arn" placeholder="arn:aws:iam::123456789012:policy/deny-gpu-launch"/></label>
+                    {field_error("iam_policy_arn")}
+                    <label>"IAM roles to attach it to (one per line)" <textarea name="iam_roles" rows="2"></textarea></label>
+                    {field_error("iam_roles")}
+                    <label>"EC2 instance ids (one per line)" <textarea name="instance_ids" rows="2"></textarea></label>
+                    {field_error("instance_ids")}
+                    <label>"Instances' region" <input type="text" name="instance_region" placeholder="us-east-1"/></label>
+                    {field_error("instance_region")}
+                </fieldset>
+                {other_error}
+                <button type="submit">"Save policy"</button>
+            </ActionForm>
+        </details>
+    }
+}

@@ -1,0 +1,38 @@
+//! Errors of a form's last submission: beside the field they name, or above the button.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+/// The message for `field` from the last submission, if it named that field.
+pub fn field_error<T>(result: Signal<Option<Result<T, AppError>>>, field: &'static str) -> impl Fn() -> Option<AnyView>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    move || {
+        result
+            .get()
+            .and_then(Result::err)
+            .and_then(|err| err.for_field(field))
+            .map(|message| {
+                view! { <span class="field-error" role="alert" data-testid=format!("error-{field}")>{message}</span> }
+                    .into_any()
+            })
+    }
+}
+
+/// An error that names no field (403, 500, …), shown once for the whole form.
+pub fn other_error<T>(result: Signal<Option<Result<T, AppError>>>) -> impl Fn() -> Option<AnyView>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    move || {
+        result
+            .get()
+            .and_then(Result::err)
+            .filter(|err| !matches!(err, AppError::InvalidFields(_) | AppError::InvalidInput { .. }))
+            .map(|err| {
+                view! { <p class="error" role="alert" data-testid="form-error">{err.to_string()}</p> }.into_any()
+            })
+    }
+}

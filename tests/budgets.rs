@@ -1,0 +1,670 @@
+//! Budgets end to end on real Postgres: figures to the cent, alert emails through a real SMTP
+//! server exactly once, permissions over HTTP, budgets as code, and AWS Budgets sync through
+//! the real SDK against moto.
+
+mod common;
+
+use burnrate::audit::record::Actor;
+use burnrate::auth::Role;
+use burnrate::budgets::outbox::{AlertSender, RetryPolicy};
+use burnrate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
+use burnrate::budgets::{BudgetScope, BudgetSpec, evaluate, evaluate_and_send, store};
+use burnrate::mail::SmtpSettings;
+use common::{day, spawn_app};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+use std::time::Duration;
+
+const XSS: &str = "<img src=x onerror=alert(1)>";
+
+fn today() -> chrono::NaiveDate {
+    day(2026, 11, 22)
+}
+
+/// Two teams and three projects with flat daily spend from November 1st to 22nd:
+/// train 100.00 (amortized 110.00), the XSS project 10.50, and platform's `other` 1000.00.
+async fn seed(pool: &PgPool) {
+    for statement in [
+        "insert into teams (name) values ('ml-research'), ('platform')",
+        "insert into team_owners (team_id, email) select id, 'owner@example.com' from teams where name = 'ml-research'",
+        "insert into team_owners (team_id, email) select id, 'plat@example.com' from teams where name = 'platform'",
+    ] {
+        sqlx::query(statement).execute(pool).await.expect("seed");
+    }
+    for (project, team, unblended, amortized) in [
+        ("train", "ml-research", "100.00", "110.00"),
+        (XSS, "ml-research", "10.50", "10.50"),
+        ("other", "platform", "1000.00", "1000.00"),
+    ] {
+        let november = (day(2026, 11, 1), day(2026, 11, 22));
+        common::add_project_costs(pool, project, Some(team), november, unblended, amortized).await;
+    }
+}
+
+fn spec(name: &str, scope: (&str, &str), amount: &str, thresholds: &str, recipients: &str) -> BudgetSpec {
+    validate(&BudgetInput {
+        name: name.into(),
+        scope_kind: scope.0.into(),
+        scope_name: scope.1.into(),
+        period: "monthly".into(),
+        amount: amount.into(),
+        metric: "unblended".into(),
+        thresholds: threshold_lines(thresholds),
+        recipients: recipient_list(recipients),
+    })
+    .expect("valid budget")
+}
+
+async fn save(pool: &PgPool, id: Option<i64>, spec: &BudgetSpec) -> i64 {
+    let mut conn = pool.acquire().await.expect("connection");
+    store::save(&mut conn, &Actor::system("test"), id, spec)
+        .await
+        .expect("saved")
+}
+
+/// The team budget the alert tests use: 50 % actual and 80 % forecasted are crossed.
+async fn team_budget(pool: &PgPool) -> i64 {
+    let spec = spec(
+        "ml-research monthly",
+        ("team", "ml-research"),
+        "4000.00",
+        "50\n80\n100\n80 forecasted\n100 forecasted",
+        "Finance@Example.com",
+    );
+    save(pool, None, &spec).await
+}
+
+fn smtp_settings(url: &str) -> SmtpSettings {
+    SmtpSettings::parse(url, "burnrate@example.com").expect("smtp settings")
+}
+
+#[sqlx::test]
+async fn status_figures_are_exact_for_every_scope_and_metric(pool: PgPool) {
+    seed(&pool).await;
+    let id = team_budget(&pool).await;
+    let mut conn = pool.acquire().await.expect("connection");
+    let budget = store::get(&mut conn, id).await.expect("read").expect("exists");
+    let (status, daily) = evaluate::status(&mut conn, &budget, today()).await.expect("status");
+    assert_eq!(
+        (status.period.from, status.period.to),
+        (day(2026, 11, 1), day(2026, 12, 1))
+    );
+    // 22 days of 110.50.
+    assert_eq!(status.spend, Decimal::new(243100, 2));
+    // 21 complete days (2,320.50) plus the 7-day run-rate 110.50 for the 9 days left.
+    assert_eq!(status.forecast, Decimal::new(331500, 2));
+    assert_eq!(status.percent_used(), "60.8%");
+    let crossed: Vec<String> = status.crossed.iter().map(|t| t.label()).collect();
+    assert_eq!(crossed, ["50%", "80% forecasted"]);
+    assert_eq!(status.level(), "warn");
+    assert_eq!(daily.len(), 22);
+
+    let mut amortized = budget.clone();
+    amortized.spec.metric = burnrate::costs::period::Metric::Amortized;
+    let (status, _) = evaluate::status(&mut conn, &amortized, today()).await.expect("status");
+    assert_eq!(status.spend, Decimal::new(265100, 2));
+
+    let mut org = budget.clone();
+    org.spec.scope = BudgetScope::Org;
+    let (status, _) = evaluate::status(&mut conn, &org, today()).await.expect("status");
+    assert_eq!(status.spend, Decimal::new(2443100, 2));
+    assert_eq!(status.level(), "over");
+
+    let mut project = budget.clone();
+    project.spec.scope = BudgetScope::Project(XSS.into());
+    project.spec.period = burnrate::budgets::BudgetPeriod::Quarterly;
+    let (status, _) = evaluate::status(&mut conn, &project, today()).await.expect("status");
+    assert_eq!(
+        (status.period.from, status.period.to),
+        (day(2026, 10, 1), day(2027, 1, 1))
+    );
+    assert_eq!(status.spend, Decimal::new(23100, 2));
+}
+
+#[sqlx::test]
+async fn alerts_are_emailed_exactly_once_across_repeats_concurrent_evaluators_and_a_restart(pool: PgPool) {
+    seed(&pool).await;
+    let id = team_budget(&pool).await;
+    let smtp = common::smtp::start().await;
+    let settings = smtp_settings(&smtp.url());
+    let url = Some("https://costs.example.com");
+    let first = AlertSender::new(Some(&settings), RetryPolicy::default());
+    let second = AlertSender::new(Some(&settings), RetryPolicy::default());
+    let (a, b) = tokio::join!(
+        evaluate_and_send(&pool, &first, url, today(), true),
+        evaluate_and_send(&pool, &second, url, today(), true)
+    );
+    let (a, b) = (a.expect("first evaluator"), b.expect("second evaluator"));
+    assert_eq!(a.0.queued + b.0.queued, 2, "each crossed threshold is queued once");
+    assert_eq!(a.1.sent + b.1.sent, 2, "each alert is sent once");
+
+    let again = evaluate_and_send(&pool, &first, url, today(), true)
+        .await
+        .expect("repeat");
+    assert_eq!((again.0.queued, again.1.sent), (0, 0));
+
+    // A restart: a new pool and a new sender against the same database.
+    let restarted = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .expect("new pool");
+    let sender = AlertSender::new(Some(&settings), RetryPolicy::default());
+    let after = evaluate_and_send(&restarted, &sender, url, today(), true)
+        .await
+        .expect("after restart");
+    assert_eq!((after.0.queued, after.1.sent), (0, 0));
+
+    let messages = smtp.messages();
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+    let mut subjects: Vec<&str> = messages.iter().map(|m| m.subject.as_str()).collect();
+    subjects.sort();
+    assert_eq!(
+        subjects,
+        [
+            "[burnrate] ml-research monthly: actual spend reached 50% of its $4,000.00 budget",
+            "[burnrate] ml-research monthly: forecast spend reached 80% of its $4,000.00 budget",
+        ]
+    );
+    for message in &messages {
+        let mut to = message.rcpt_to.clone();
+        to.sort();
+        assert_eq!(to, ["finance@example.com", "owner@example.com"]);
+        assert_eq!(message.mail_from, "burnrate@example.com");
+        assert!(
+            message.message_id.starts_with("<burnrate-alert-"),
+            "{}",
+            message.message_id
+        );
+        for figure in [
+            "Spend so far: $2,431.00",
+            "Used: 60.8%",
+            "Forecast to period end: $3,315.00",
+            "Scope: Team ml-research",
+            "monthly 2026-11-01 to 2026-11-30",
+            "train: $2,200.00",
+            "<img src=x onerror=alert(1)>: $231.00",
+            &format!("https://costs.example.com/budgets/{id}"),
+            "&lt;img src=x onerror=alert(1)&gt;",
+        ] {
+            assert!(
+                message.body.contains(figure),
+                "{figure:?} missing from:\n{}",
+                message.body
+            );
+        }
+    }
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("select status, coalesce(last_reply, '') from budget_alerts order by id")
+            .fetch_all(&pool)
+            .await
+            .expect("alerts");
+    assert_eq!(rows.len(), 2);
+    for (status, reply) in rows {
+        assert_eq!(status, "sent");
+        assert!(reply.starts_with("250"), "{reply}");
+    }
+}
+
+#[sqlx::test]
+async fn alerts_stay_queued_while_smtp_is_down_and_go_out_once_when_it_returns(pool: PgPool) {
+    seed(&pool).await;
+    team_budget(&pool).await;
+    let mut smtp = common::smtp::reserve();
+    let policy = RetryPolicy {
+        first_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(1),
+    };
+    let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), policy);
+    let (evaluation, delivery) = evaluate_and_send(&pool, &sender, None, today(), false)
+        .await
+        .expect("evaluate");
+    assert_eq!((evaluation.queued, delivery.sent, delivery.queued), (2, 0, 2));
+    let waiting: Vec<(String, i32, String)> =
+        sqlx::query_as("select status, attempts, coalesce(last_reply, '') from budget_alerts order by id")
+            .fetch_all(&pool)
+            .await
+            .expect("alerts");
+    for (status, attempts, reply) in &waiting {
+        assert_eq!((status.as_str(), *attempts), ("queued", 1));
+        assert!(!reply.is_empty(), "the connection error is recorded");
+    }
+
+    smtp.start().await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let delivery = sender.deliver_due(&pool).await.expect("deliver");
+    assert_eq!((delivery.sent, delivery.queued), (2, 0));
+    let delivery = sender.deliver_due(&pool).await.expect("deliver again");
+    assert_eq!(delivery.sent, 0);
+    assert_eq!(smtp.messages().len(), 2);
+
+    // Without SMTP configured, alerts wait with a reason instead of failing.
+    sqlx::query("delete from budget_alerts")
+        .execute(&pool)
+        .await
+        .expect("reset");
+    let unconfigured = AlertSender::new(None, policy);
+    let (_, delivery) = evaluate_and_send(&pool, &unconfigured, None, today(), true)
+        .await
+        .expect("evaluate");
+    assert_eq!((delivery.sent, delivery.queued), (0, 2));
+    let reply: String = sqlx::query_scalar("select last_reply from budget_alerts limit 1")
+        .fetch_one(&pool)
+        .await
+        .expect("reply");
+    assert!(reply.contains("SMTP_URL is not set"), "{reply}");
+}
+
+#[sqlx::test]
+async fn a_password_is_never_sent_without_starttls(pool: PgPool) {
+    seed(&pool).await;
+    team_budget(&pool).await;
+    // aiosmtpd here offers no STARTTLS, so a URL with credentials must refuse to log in.
+    let smtp = common::smtp::start().await;
+    let url = format!("smtp://alerts:s3cret@127.0.0.1:{}", smtp.port);
+    let sender = AlertSender::new(Some(&smtp_settings(&url)), RetryPolicy::default());
+    let (_, delivery) = evaluate_and_send(&pool, &sender, None, today(), true)
+        .await
+        .expect("evaluate");
+    assert_eq!((delivery.sent, delivery.queued), (0, 2));
+    assert!(smtp.messages().is_empty());
+    let replies: Vec<String> = sqlx::query_scalar("select last_reply from budget_alerts")
+        .fetch_all(&pool)
+        .await
+        .expect("replies");
+    for reply in replies {
+        assert!(!reply.contains("s3cret"), "{reply}");
+        assert!(!reply.is_empty());
+    }
+}
+
+fn form(fields: &[(&str, &str)]) -> String {
+    fields
+        .iter()
+        .map(|(k, v)| format!("{k}={}", common::encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn budget_form<'a>(name: &'a str, kind: &'a str, scope: &'a str, amount: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("name", name),
+        ("scope_kind", kind),
+        ("scope_name", scope),
+        ("period", "monthly"),
+        ("amount", amount),
+        ("metric", "unblended"),
+        ("thresholds", "50\n80\n100"),
+        ("recipients", ""),
+    ]
+}
+
+async fn budget_count(pool: &PgPool) -> i64 {
+    sqlx::query_scalar("select count(*) from budgets")
+        .fetch_one(pool)
+        .await
+        .expect("count")
+}
+
+#[sqlx::test]
+async fn leads_change_only_their_own_teams_budgets_and_viewers_none(pool: PgPool) {
+    seed(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    let lead = app.session_for("owner@example.com", Role::Lead).await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+
+    let own = form(&budget_form("ml", "team", "ml-research", "4000"));
+    let created = app.post_form_as("/api/save_budget", &own, &lead).await;
+    assert!(created.status < 400, "{} {}", created.status, created.body);
+    let own_project = form(&budget_form("train budget", "project", "train", "100"));
+    assert!(app.post_form_as("/api/save_budget", &own_project, &lead).await.status < 400);
+    assert_eq!(budget_count(&pool).await, 2);
+
+    for (fields, who) in [
+        (budget_form("org", "org", "", "1000"), &lead),
+        (budget_form("platform", "team", "platform", "1000"), &lead),
+        (budget_form("other", "project", "other", "1000"), &lead),
+        (budget_form("viewer's", "team", "ml-research", "1000"), &viewer),
+    ] {
+        let response = app.post_form_as("/api/save_budget", &form(&fields), who).await;
+        assert_eq!(response.status, 403, "{fields:?}: {}", response.body);
+    }
+    let anonymous = app
+        .post_form("/api/save_budget", &form(&budget_form("x", "org", "", "1")))
+        .await;
+    assert_eq!(anonymous.status, 401);
+    assert_eq!(budget_count(&pool).await, 2);
+    // Pushing budgets to AWS and retrying alerts are for admins only.
+    assert_eq!(app.post_form_as("/api/sync_budgets", "", &lead).await.status, 403);
+    assert_eq!(
+        app.post_form_as("/api/retry_alert", "alert_id=1", &viewer).await.status,
+        403
+    );
+
+    // An org budget made by an admin cannot be edited or deleted by the lead, nor can the
+    // lead move an own budget to another team.
+    let org = save(&pool, None, &spec("org", ("org", ""), "100000", "100", "")).await;
+    let org_id = org.to_string();
+    let mut edit = budget_form("org", "team", "ml-research", "5");
+    edit.push(("id", &org_id));
+    assert_eq!(
+        app.post_form_as("/api/save_budget", &form(&edit), &lead).await.status,
+        403
+    );
+    let delete = format!("id={org}");
+    assert_eq!(app.post_form_as("/api/delete_budget", &delete, &lead).await.status, 403);
+    let ml: i64 = sqlx::query_scalar("select id from budgets where name = 'ml'")
+        .fetch_one(&pool)
+        .await
+        .expect("ml");
+    let ml_id = ml.to_string();
+    let mut moved = budget_form("ml", "team", "platform", "4000");
+    moved.push(("id", &ml_id));
+    assert_eq!(
+        app.post_form_as("/api/save_budget", &form(&moved), &lead).await.status,
+        403
+    );
+
+    // Reading is open to every signed-in role; deleting an own budget works.
+    let listed = app.post_form_as("/api/budgets", "", &viewer).await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(listed.body.contains("\"ml\""), "{}", listed.body);
+    assert!(
+        app.post_form_as("/api/delete_budget", &format!("id={ml}"), &lead)
+            .await
+            .status
+            < 400
+    );
+    assert_eq!(budget_count(&pool).await, 2);
+    let audited: i64 = sqlx::query_scalar("select count(*) from audit_log where action like 'budget.%'")
+        .fetch_one(&pool)
+        .await
+        .expect("audit");
+    assert_eq!(
+        audited, 4,
+        "two creates by the lead, the admin's org budget, one delete"
+    );
+}
+
+#[sqlx::test]
+async fn an_invalid_form_reports_every_field_and_saves_nothing(pool: PgPool) {
+    seed(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let body = form(&[
+        ("name", ""),
+        ("scope_kind", "team"),
+        ("scope_name", "no-such-team"),
+        ("period", "weekly"),
+        ("amount", "10.001"),
+        ("metric", "unblended"),
+        ("thresholds", "0\n50\n50"),
+        ("recipients", "not-an-email"),
+    ]);
+    let response = app.post_form_as("/api/save_budget", &body, &admin).await;
+    assert_eq!(response.status, 400, "{}", response.body);
+    for field in ["name", "period", "amount", "thresholds", "recipients"] {
+        assert!(
+            response.body.contains(&format!("\"field\":\"{field}\"")),
+            "{field}: {}",
+            response.body
+        );
+    }
+    // Valid fields but a scope that does not exist.
+    let unknown = form(&budget_form("x", "team", "no-such-team", "10"));
+    let response = app.post_form_as("/api/save_budget", &unknown, &admin).await;
+    assert_eq!(response.status, 400);
+    assert!(response.body.contains("there is no team named"), "{}", response.body);
+    let duplicate = form(&budget_form("Dup", "org", "", "10"));
+    assert!(app.post_form_as("/api/save_budget", &duplicate, &admin).await.status < 400);
+    let response = app
+        .post_form_as("/api/save_budget", &form(&budget_form("dup", "org", "", "10")), &admin)
+        .await;
+    assert_eq!(response.status, 400);
+    assert!(response.body.contains("already named"), "{}", response.body);
+    assert_eq!(budget_count(&pool).await, 1);
+}
+
+#[sqlx::test]
+async fn budgets_as_code_apply_whole_or_not_at_all(pool: PgPool) {
+    use burnrate::config_file::{ApplyError, apply, export, parse};
+    seed(&pool).await;
+    let actor = Actor::system("test");
+    let file = parse(
+        "teams:
+  - name: ml-research
+    owners: [owner@example.com]
+    projects: [train, \"<img src=x onerror=alert(1)>\"]
+  - name: platform
+    owners: [plat@example.com]
+    projects: [other]
+budgets:
+  - name: ml-research monthly
+    scope: {team: ml-research}
+    period: monthly
+    amount: \"25000.00\"
+    metric: unblended
+    thresholds: [{percent: 50}, {percent: 80}, {percent: 100}, {percent: 100, type: forecasted}]
+    recipients: [finance@example.com]
+  - name: org annual
+    scope: {org: true}
+    period: annual
+    amount: \"1000000\"
+",
+    )
+    .expect("valid file");
+    let changes = apply(&pool, &actor, &file, false).await.expect("applied");
+    assert!(
+        changes.contains(&"create budget \"ml-research monthly\"".to_string()),
+        "{changes:?}"
+    );
+    assert_eq!(budget_count(&pool).await, 2);
+    assert!(
+        apply(&pool, &actor, &file, false).await.expect("again").is_empty(),
+        "a second import changes nothing"
+    );
+
+    let exported = export(&pool).await.expect("export");
+    let again = parse(&exported).expect("round trip");
+    let specs = |f: &burnrate::config_file::ConfigFile| {
+        f.budgets
+            .as_ref()
+            .map(|b| b.iter().map(|b| b.spec.clone()).collect::<Vec<_>>())
+    };
+    assert_eq!((&again.teams, specs(&again)), (&file.teams, specs(&file)));
+
+    // A budget on an unknown team: the error names the line and nothing changes (the team
+    // section in the same file is rolled back too).
+    let bad = parse(
+        "teams:
+  - name: renamed
+    projects: [train]
+budgets:
+  - name: ghost
+    scope: {team: ghost-team}
+    period: monthly
+    amount: \"10\"
+",
+    )
+    .expect("valid on its own");
+    match apply(&pool, &actor, &bad, false).await {
+        Err(ApplyError::Invalid(errors)) => {
+            assert_eq!(errors.len(), 1);
+            assert_eq!(errors[0].line, 5);
+            assert!(
+                errors[0].message.contains("there is no team named \"ghost-team\""),
+                "{errors:?}"
+            );
+        }
+        other => panic!("expected an invalid file, got {other:?}"),
+    }
+    // Removing a team its budget still names is refused too.
+    let orphaning = parse("teams:\n  - name: platform\n    projects: [other]\n").expect("valid");
+    assert!(matches!(
+        apply(&pool, &actor, &orphaning, false).await,
+        Err(ApplyError::Invalid(_))
+    ));
+    assert!(matches!(
+        apply(&pool, &actor, &orphaning, true).await,
+        Err(ApplyError::Invalid(_))
+    ));
+    assert_eq!(export(&pool).await.expect("export"), exported, "nothing changed");
+
+    // The admin page's team deletion says which budgets hold the team.
+    let refused = burnrate::teams::edit::delete(&pool, &actor, "ml-research")
+        .await
+        .expect_err("refused");
+    assert!(refused.to_string().contains("ml-research monthly"), "{refused}");
+}
+
+async fn budgets_client(endpoint: &str) -> burnrate::budgets::aws_sync::AwsBudgets {
+    let config = common::aws_config_at(endpoint, "test-key").await;
+    burnrate::budgets::aws_sync::AwsBudgets::new(&config, "123456789012".into())
+}
+
+/// The AWS budget that burnrate budget `id` became.
+async fn describe(aws: &burnrate::budgets::aws_sync::AwsBudgets, id: i64) -> aws_sdk_budgets::types::Budget {
+    aws.client()
+        .describe_budget()
+        .account_id("123456789012")
+        .budget_name(format!("burnrate-{id}"))
+        .send()
+        .await
+        .expect("described")
+        .budget()
+        .cloned()
+        .expect("budget")
+}
+
+#[sqlx::test]
+async fn aws_budgets_sync_is_idempotent_and_touches_only_burnrate_budgets(pool: PgPool) {
+    use aws_sdk_budgets::types::{Budget, BudgetType, Spend, TimeUnit};
+    use burnrate::budgets::aws_sync::sync;
+    seed(&pool).await;
+    let moto = common::moto::start().await;
+    let aws = budgets_client(&moto.endpoint).await;
+    let account = "123456789012";
+    aws.client()
+        .create_budget()
+        .account_id(account)
+        .budget(
+            Budget::builder()
+                .budget_name("finance-manual")
+                .budget_type(BudgetType::Cost)
+                .time_unit(TimeUnit::Monthly)
+                .budget_limit(Spend::builder().amount("5").unit("USD").build().expect("spend"))
+                .build()
+                .expect("budget"),
+        )
+        .send()
+        .await
+        .expect("a budget made outside burnrate");
+    let team = team_budget(&pool).await;
+    let org = save(
+        &pool,
+        None,
+        &spec("org", ("org", ""), "50000", "100", "cfo@example.com"),
+    )
+    .await;
+
+    let report = sync(&pool, &aws, "project").await.expect("first sync");
+    assert_eq!(report.created, [format!("burnrate-{team}"), format!("burnrate-{org}")]);
+    let budget = describe(&aws, team).await;
+    assert_eq!(budget.budget_limit().map(|l| l.amount()), Some("4000.00"));
+    assert_eq!(budget.time_unit(), &TimeUnit::Monthly);
+    let tags = budget.filter_expression().and_then(|f| f.tags()).expect("tag filter");
+    assert_eq!(tags.key(), Some("user:project"));
+    let mut values = tags.values().to_vec();
+    values.sort();
+    assert_eq!(
+        values,
+        [format!("user:project${XSS}"), "user:project$train".to_string()]
+    );
+    let notifications = aws
+        .client()
+        .describe_notifications_for_budget()
+        .account_id(account)
+        .budget_name(format!("burnrate-{team}"))
+        .send()
+        .await
+        .expect("notifications");
+    assert_eq!(notifications.notifications().len(), 5);
+
+    let second = sync(&pool, &aws, "project").await.expect("second sync");
+    assert_eq!(
+        (second.created.len(), second.replaced.len(), second.deleted.len()),
+        (0, 0, 0)
+    );
+    assert_eq!(second.unchanged.len(), 2);
+
+    let mut edited = spec(
+        "ml-research monthly",
+        ("team", "ml-research"),
+        "4500",
+        "50\n100",
+        "finance@example.com",
+    );
+    edited.recipients.push("cto@example.com".into());
+    save(&pool, Some(team), &edited).await;
+    let mut conn = pool.acquire().await.expect("connection");
+    store::delete(&mut conn, &Actor::system("test"), org)
+        .await
+        .expect("deleted");
+    drop(conn);
+    let third = sync(&pool, &aws, "project").await.expect("third sync");
+    assert_eq!(third.replaced, [format!("burnrate-{team}")]);
+    assert_eq!(third.deleted, [format!("burnrate-{org}")]);
+
+    let names: Vec<String> = aws
+        .summaries()
+        .await
+        .expect("listed")
+        .into_iter()
+        .map(|b| b.name)
+        .collect();
+    assert_eq!(names, [format!("burnrate-{team}"), "finance-manual".to_string()]);
+    let limit = describe(&aws, team)
+        .await
+        .budget_limit()
+        .map(|l| l.amount().to_string());
+    assert_eq!(limit.as_deref(), Some("4500.00"));
+}
+
+#[sqlx::test]
+async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
+    use burnrate::costs::breakdown::Scope;
+    use burnrate::costs::breakdown_queries;
+    use burnrate::costs::period::{Metric, Period};
+    seed(&pool).await;
+    let team = team_budget(&pool).await;
+    let org = save(&pool, None, &spec("org", ("org", ""), "30000", "100", "")).await;
+    let overview = burnrate::costs::queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today(), None)
+        .await
+        .expect("overview");
+    assert_eq!(
+        overview
+            .budgets
+            .iter()
+            .map(|b| (b.id, b.used.as_str()))
+            .collect::<Vec<_>>(),
+        [(org, "81.4%")]
+    );
+    assert!(
+        overview.burn_svg.contains("Budget"),
+        "the burn chart draws the org budget line"
+    );
+    let teams = breakdown_queries::teams(&pool, Period::MonthToDate, Metric::Unblended, today())
+        .await
+        .expect("teams");
+    assert_eq!(
+        teams.budgets.iter().map(|b| (b.id, b.spend)).collect::<Vec<_>>(),
+        [(team, Decimal::new(243100, 2))]
+    );
+    for (team, budgets) in [("ml-research", 1), ("platform", 0)] {
+        let scope = Scope::Team(team.into());
+        let view = breakdown_queries::scope(&pool, scope, Period::MonthToDate, Metric::Unblended, today())
+            .await
+            .expect("team view");
+        assert_eq!(view.budgets.len(), budgets, "{team}");
+    }
+}
