@@ -81,6 +81,8 @@ pub struct ScopeView {
     pub chart_svg: String,
     /// Budgets on this team or project, in their current periods.
     pub budgets: Vec<crate::budgets::BudgetUse>,
+    /// This project, or this team's projects, when enforcement flagged them.
+    pub flagged: Vec<String>,
 }
 
 #[server(prefix = "/api", endpoint = "teams")]
@@ -338,6 +340,7 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
                 <p class="figure" data-testid="spot-share">{spot_share}</p>
                 <p class="hint">{usd(view.spot_spend)} " of " {usd(view.instance_spend)} " instance spend"</p></div>
         </section>
+        <crate::enforcement::board::FlagBadge projects=view.flagged/>
         {(!view.budgets.is_empty()).then(|| view! {
             <section class="card" data-testid="scope-budgets"><h2>"Budgets"</h2><crate::budgets::pages::BudgetUses uses=view.budgets/></section>
         })}

@@ -268,7 +268,19 @@ pub async fn scope(
         _ => false,
     })
     .await?;
+    let mut flagged = crate::enforcement::actions::flagged_in(
+        &mut *pool.acquire().await?,
+        match &scope {
+            Scope::Team(name) => Some(name.as_str()),
+            Scope::Project(_) => None,
+        },
+    )
+    .await?;
+    if let Scope::Project(name) = &scope {
+        flagged.retain(|p| p == name);
+    }
     Ok(ScopeView {
+        flagged,
         budgets,
         scope,
         period,

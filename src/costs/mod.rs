@@ -86,6 +86,8 @@ pub struct Overview {
     pub burn_svg: String,
     /// Organisation-wide budgets in their current periods (the team's, when filtered).
     pub budgets: Vec<crate::budgets::BudgetUse>,
+    /// Projects flagged by enforcement (for the chosen team, if any).
+    pub flagged: Vec<String>,
     /// The team filter (`?team=`); `None` for the whole organisation.
     pub team: Option<String>,
     /// Every team, for the team filter.

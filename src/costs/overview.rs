@@ -101,6 +101,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
 
     view! {
         <TeamFilter data=data.clone()/>
+        <crate::enforcement::board::FlagBadge projects=data.flagged.clone()/>
         <section class="cards" aria-label="Summary">
             <div class="card">
                 <h2>{data.period.label()} " spend"</h2>

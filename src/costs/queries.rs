@@ -75,6 +75,7 @@ pub async fn overview(
         _ => false,
     })
     .await?;
+    let flagged = crate::enforcement::actions::flagged_in(&mut *pool.acquire().await?, team).await?;
     let all_teams = sqlx::query_scalar("select name from teams order by name")
         .fetch_all(pool)
         .await?;
@@ -89,6 +90,7 @@ pub async fn overview(
         team: team.map(str::to_string),
         all_teams,
         budgets,
+        flagged,
         forecast,
         top_projects,
         movers,

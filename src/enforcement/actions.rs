@@ -459,10 +459,20 @@ pub async fn after_evaluation(pool: &PgPool, executor: &Executor) -> Result<usiz
 
 /// Projects with an executed, unreversed flag: the badge stays until an admin reverses it.
 pub async fn flagged_projects(conn: &mut PgConnection) -> Result<Vec<String>, sqlx::Error> {
+    flagged_in(conn, None).await
+}
+
+/// Flagged projects of `team` (`Unassigned` for projects in no team), or of everyone.
+pub async fn flagged_in(conn: &mut PgConnection, team: Option<&str>) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar(
         "select distinct v.project from enforcement_actions a join violations v on v.id = a.violation_id
-         where a.action = 'flag' and a.status = 'executed' order by 1",
+         left join projects p on p.name = v.project left join teams t on t.id = p.team_id
+         where a.action = 'flag' and a.status = 'executed'
+           and ($1::text is null or coalesce(t.name, $2) = $1)
+         order by 1",
     )
+    .bind(team)
+    .bind(crate::costs::UNASSIGNED_TEAM)
     .fetch_all(conn)
     .await
 }

@@ -71,6 +71,23 @@ fn Board(
     }
 }
 
+/// The badge enforcement's flag action puts on cost pages; nothing when `projects` is empty.
+#[component]
+pub fn FlagBadge(projects: Vec<String>) -> impl IntoView {
+    (!projects.is_empty()).then(|| {
+        let links = projects
+            .into_iter()
+            .map(|p| view! { <a href=scope_href("projects", &p)>{tag_label(&p).to_string()}</a> " " })
+            .collect_view();
+        view! {
+            <p class="flag-badge" role="status" data-testid="flag-badge">
+                <strong>"Flagged: "</strong> "over the spend limit without a valid approval: " {links}
+                <a href="/enforcement">"See enforcement"</a>
+            </p>
+        }
+    })
+}
+
 fn action_buttons(state: &ActionState, approved_now: bool, act: ServerAction<ActOnAction>) -> impl IntoView + use<> {
     let step = match (state.status.as_str(), state.action.as_str()) {
         ("awaiting_approval", _) if state.mode != "dry-run" => Some(("approve", "Approve")),

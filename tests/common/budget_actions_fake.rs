@@ -74,7 +74,11 @@ impl BudgetActionsFake {
     pub fn breach(&self, budget: &str) {
         self.with(|s| {
             let fail = std::mem::take(&mut s.fail_next_execution);
-            for action in s.actions.iter_mut().filter(|a| a.budget == budget && a.status == "STANDBY") {
+            for action in s
+                .actions
+                .iter_mut()
+                .filter(|a| a.budget == budget && a.status == "STANDBY")
+            {
                 if action.request["ApprovalModel"] == "AUTOMATIC" {
                     let status = if fail { "EXECUTION_FAILURE" } else { "EXECUTION_SUCCESS" };
                     transition(action, status, "EXECUTE_ACTION");
@@ -108,7 +112,11 @@ fn answer(request_id: &str, status: StatusCode, body: Value) -> Response {
 }
 
 fn error(request_id: &str, kind: &str, message: &str) -> Response {
-    answer(request_id, StatusCode::BAD_REQUEST, json!({ "__type": kind, "Message": message }))
+    answer(
+        request_id,
+        StatusCode::BAD_REQUEST,
+        json!({ "__type": kind, "Message": message }),
+    )
 }
 
 fn action_json(action: &FakeAction) -> Value {
@@ -131,7 +139,10 @@ fn action_json(action: &FakeAction) -> Value {
 fn invalid_action(request: &Value) -> Option<String> {
     let role = request["ExecutionRoleArn"].as_str().unwrap_or("");
     let role_ok = role.starts_with("arn:aws:iam::")
-        && role.split(':').nth(4).is_some_and(|a| a.len() == 12 && a.bytes().all(|b| b.is_ascii_digit()))
+        && role
+            .split(':')
+            .nth(4)
+            .is_some_and(|a| a.len() == 12 && a.bytes().all(|b| b.is_ascii_digit()))
         && role.contains(":role/");
     if !role_ok {
         return Some(format!("ExecutionRoleArn is not a valid IAM role ARN: {role:?}"));
@@ -144,7 +155,10 @@ fn invalid_action(request: &Value) -> Option<String> {
     }
     let threshold = &request["ActionThreshold"];
     if threshold["ActionThresholdValue"].as_f64().is_none_or(|v| v <= 0.0)
-        || !matches!(threshold["ActionThresholdType"].as_str(), Some("PERCENTAGE" | "ABSOLUTE_VALUE"))
+        || !matches!(
+            threshold["ActionThresholdType"].as_str(),
+            Some("PERCENTAGE" | "ABSOLUTE_VALUE")
+        )
     {
         return Some("ActionThreshold needs a positive value and PERCENTAGE or ABSOLUTE_VALUE".into());
     }
@@ -156,7 +170,10 @@ fn invalid_action(request: &Value) -> Option<String> {
     match request["ActionType"].as_str() {
         Some("APPLY_IAM_POLICY") => {
             let iam = &definition["IamActionDefinition"];
-            if !iam["PolicyArn"].as_str().is_some_and(|a| a.starts_with("arn:aws:iam::")) {
+            if !iam["PolicyArn"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("arn:aws:iam::"))
+            {
                 return Some("IamActionDefinition.PolicyArn is required".into());
             }
             let targets: usize = ["Roles", "Groups", "Users"]
@@ -169,8 +186,13 @@ fn invalid_action(request: &Value) -> Option<String> {
         }
         Some("RUN_SSM_DOCUMENTS") => {
             let ssm = &definition["SsmActionDefinition"];
-            if !matches!(ssm["ActionSubType"].as_str(), Some("STOP_EC2_INSTANCES" | "STOP_RDS_INSTANCES")) {
-                return Some("SsmActionDefinition.ActionSubType must be STOP_EC2_INSTANCES or STOP_RDS_INSTANCES".into());
+            if !matches!(
+                ssm["ActionSubType"].as_str(),
+                Some("STOP_EC2_INSTANCES" | "STOP_RDS_INSTANCES")
+            ) {
+                return Some(
+                    "SsmActionDefinition.ActionSubType must be STOP_EC2_INSTANCES or STOP_RDS_INSTANCES".into(),
+                );
             }
             let ids = ssm["InstanceIds"].as_array().map_or(0, Vec::len);
             if !(1..=100).contains(&ids) || ssm["Region"].as_str().is_none_or(str::is_empty) {
@@ -189,7 +211,11 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
     let request_id = format!("fake-{:08}-0000-4000-8000-000000000000", state.next_id);
     let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
     let Some(operation) = target.strip_prefix("AWSBudgetServiceGateway.") else {
-        return error(&request_id, "UnknownOperationException", &format!("unknown target {target}"));
+        return error(
+            &request_id,
+            "UnknownOperationException",
+            &format!("unknown target {target}"),
+        );
     };
     state.calls.push(operation.to_string());
     if !headers
@@ -217,7 +243,11 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
     match operation {
         "CreateBudget" => {
             if state.budgets.contains_key(&budget) {
-                return error(&request_id, "DuplicateRecordException", &format!("budget {budget} exists"));
+                return error(
+                    &request_id,
+                    "DuplicateRecordException",
+                    &format!("budget {budget} exists"),
+                );
             }
             state.budgets.insert(budget, request["Budget"].clone());
             ok(json!({}))
@@ -252,7 +282,11 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
             let id = request["ActionId"].as_str().unwrap_or("").to_string();
             let fail_execution = state.fail_next_execution;
             let Some(action) = state.actions.iter_mut().find(|a| a.budget == budget && a.id == id) else {
-                return error(&request_id, "NotFoundException", &format!("action {id} not found on {budget}"));
+                return error(
+                    &request_id,
+                    "NotFoundException",
+                    &format!("action {id} not found on {budget}"),
+                );
             };
             match operation {
                 "DescribeBudgetAction" => ok(json!({
@@ -280,12 +314,21 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
                     let execution = request["ExecutionType"].as_str().unwrap_or("");
                     let next = match (execution, action.status.as_str()) {
                         ("APPROVE_BUDGET_ACTION", "PENDING") | ("RETRY_BUDGET_ACTION", "EXECUTION_FAILURE") => {
-                            if fail_execution { "EXECUTION_FAILURE" } else { "EXECUTION_SUCCESS" }
+                            if fail_execution {
+                                "EXECUTION_FAILURE"
+                            } else {
+                                "EXECUTION_SUCCESS"
+                            }
                         }
                         ("REVERSE_BUDGET_ACTION", "EXECUTION_SUCCESS") => "REVERSE_SUCCESS",
-                        ("RESET_BUDGET_ACTION", "REVERSE_SUCCESS" | "EXECUTION_FAILURE" | "REVERSE_FAILURE") => "STANDBY",
+                        ("RESET_BUDGET_ACTION", "REVERSE_SUCCESS" | "EXECUTION_FAILURE" | "REVERSE_FAILURE") => {
+                            "STANDBY"
+                        }
                         (
-                            "APPROVE_BUDGET_ACTION" | "RETRY_BUDGET_ACTION" | "REVERSE_BUDGET_ACTION" | "RESET_BUDGET_ACTION",
+                            "APPROVE_BUDGET_ACTION"
+                            | "RETRY_BUDGET_ACTION"
+                            | "REVERSE_BUDGET_ACTION"
+                            | "RESET_BUDGET_ACTION",
                             status,
                         ) => {
                             let message = format!("{execution} is not allowed while the action is {status}");
@@ -302,6 +345,10 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
                 }
             }
         }
-        other => error(&request_id, "InvalidActionException", &format!("{other} is not implemented by this fake")),
+        other => error(
+            &request_id,
+            "InvalidActionException",
+            &format!("{other} is not implemented by this fake"),
+        ),
     }
 }

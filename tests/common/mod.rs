@@ -244,3 +244,4 @@ pub async fn database_url(pool: &PgPool) -> String {
         None => panic!("DATABASE_URL has no database part"),
     }
 }
+pub mod budget_actions_fake;

@@ -1,0 +1,399 @@
+//! Enforcement actions end to end: the real aws-sdk-budgets against the budget-action fake,
+//! a real SMTP server (aiosmtpd) for notify, real Postgres for state and the audit log.
+
+mod common;
+
+use std::sync::Arc;
+
+use burnrate::auth::Role;
+use burnrate::budgets::aws_sync::AwsBudgets;
+use burnrate::enforcement::actions::{self, ActionError, Executor};
+use burnrate::enforcement::evaluate::evaluate_and_act;
+use burnrate::mail::{Mailer, SmtpSettings};
+use common::budget_actions_fake::BudgetActionsFake;
+use common::day;
+use sqlx::PgPool;
+
+fn today() -> chrono::NaiveDate {
+    day(2026, 11, 22)
+}
+
+/// `gpu-burner` spent USD 150 this month in team `strict`, whose policy (limit 100) is set
+/// by `policy_sql`; `orphan` (no team) spent 2,500 under the org default (dry-run).
+async fn seed(pool: &PgPool, policy_sql: &str) {
+    sqlx::query("insert into teams (name) values ('strict')")
+        .execute(pool)
+        .await
+        .expect("team");
+    sqlx::query("insert into team_owners (team_id, email) select id, 'owner@example.com' from teams")
+        .execute(pool)
+        .await
+        .expect("owner");
+    common::create_account(pool, "finance@example.com", Role::Admin).await;
+    let one_day = (day(2026, 11, 10), day(2026, 11, 10));
+    common::add_project_costs(pool, "gpu-burner", Some("strict"), one_day, "150.00", "150.00").await;
+    common::add_project_costs(pool, "orphan", None, one_day, "2500.00", "2500.00").await;
+    sqlx::query(policy_sql).execute(pool).await.expect("policy");
+}
+
+const MANUAL_SSM: &str = "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_type,
+        execution_role_arn, instance_ids, instance_region)
+    select id, 100, '{notify,flag,stop}', 'manual', 'RUN_SSM_DOCUMENTS', 'arn:aws:iam::123456789012:role/budgets',
+        '{i-0abc12345def67890}', 'us-east-1' from teams";
+
+const AUTOMATIC_IAM: &str = "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_type,
+        execution_role_arn, iam_policy_arn, iam_roles)
+    select id, 100, '{flag,stop}', 'automatic', 'APPLY_IAM_POLICY', 'arn:aws:iam::123456789012:role/budgets',
+        'arn:aws:iam::123456789012:policy/deny-gpu-launch', '{ml-training}' from teams";
+
+async fn executor(fake: &BudgetActionsFake, smtp_url: Option<String>) -> Executor {
+    let sdk = common::aws_config_at(&fake.endpoint(), "AKIDTEST").await;
+    Executor {
+        mailer: smtp_url
+            .map(|url| Mailer::new(SmtpSettings::parse(&url, "burnrate@example.com").expect("smtp")).expect("mailer")),
+        aws: Some(Arc::new(AwsBudgets::new(&sdk, "123456789012".into()))),
+        tag_key: "project".into(),
+        public_url: Some("https://costs.example.com".into()),
+    }
+}
+
+async fn action_id(pool: &PgPool, project: &str, action: &str) -> i64 {
+    sqlx::query_scalar(
+        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
+         where v.project = $1 and a.action = $2",
+    )
+    .bind(project)
+    .bind(action)
+    .fetch_one(pool)
+    .await
+    .expect("action")
+}
+
+async fn status(pool: &PgPool, id: i64) -> String {
+    sqlx::query_scalar("select status from enforcement_actions where id = $1")
+        .bind(id)
+        .fetch_one(pool)
+        .await
+        .expect("status")
+}
+
+/// (event, aws_request_id) for one action, oldest first.
+async fn audit(pool: &PgPool, id: i64) -> Vec<(String, Option<String>)> {
+    sqlx::query_as("select event, aws_request_id from enforcement_audit where action_id = $1 order by id")
+        .bind(id)
+        .fetch_all(pool)
+        .await
+        .expect("audit")
+}
+
+fn refused(result: Result<String, ActionError>) -> String {
+    match result {
+        Err(ActionError::Refused(message)) => message,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[sqlx::test]
+async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    let fake = BudgetActionsFake::start().await;
+    let smtp = common::smtp::start().await;
+    let exec = executor(&fake, Some(smtp.url())).await;
+
+    let lines = evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let mine: Vec<_> = lines.iter().filter(|l| l.project == "gpu-burner").collect();
+    assert_eq!(mine.len(), 3);
+    assert!(
+        mine.iter()
+            .all(|l| l.status == "awaiting_approval" && l.mode == "manual"),
+        "{mine:?}"
+    );
+    // The stop's AWS side is prepared at once, so AWS evaluates it before anyone approves.
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    let budget = format!("burnrate-enforce-{stop}");
+    assert_eq!(fake.statuses(), vec![(budget.clone(), "STANDBY".to_string())]);
+    let request = fake.with(|s| s.actions[0].request.clone());
+    assert_eq!(request["ActionType"], "RUN_SSM_DOCUMENTS");
+    assert_eq!(request["ApprovalModel"], "MANUAL");
+    assert_eq!(
+        request["Definition"]["SsmActionDefinition"]["InstanceIds"][0],
+        "i-0abc12345def67890"
+    );
+    let filter = fake.with(|s| s.budgets[&budget]["FilterExpression"].clone());
+    assert_eq!(filter["Tags"]["Values"][0], "user:project$gpu-burner");
+
+    // Evaluating again records nothing new and creates nothing in AWS.
+    let calls = fake.with(|s| s.calls.len());
+    evaluate_and_act(&pool, today(), &exec).await.expect("again");
+    assert_eq!(fake.with(|s| s.calls.len()), calls);
+    let proposed: i64 = sqlx::query_scalar("select count(*) from enforcement_audit where event = 'proposed'")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert_eq!(proposed, 3 + 2, "three for gpu-burner, notify and flag for orphan");
+
+    // Approved before AWS has seen the breach: failed, with why, and nothing shown as done.
+    assert_eq!(
+        actions::approve(&pool, &exec, stop, "finance@example.com")
+            .await
+            .expect("approve"),
+        "failed"
+    );
+    let message: String = sqlx::query_scalar("select last_message from enforcement_actions where id = $1")
+        .bind(stop)
+        .fetch_one(&pool)
+        .await
+        .expect("message");
+    assert!(
+        message.contains("has not yet found the project over the limit"),
+        "{message}"
+    );
+    // AWS evaluates, finds the project over: the action is PENDING; Retry runs it.
+    fake.breach(&budget);
+    assert_eq!(
+        actions::retry(&pool, &exec, stop, "finance@example.com")
+            .await
+            .expect("retry"),
+        "executed"
+    );
+    assert_eq!(fake.statuses()[0].1, "EXECUTION_SUCCESS");
+    let events = audit(&pool, stop).await;
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(names, ["proposed", "approved", "failed", "retried", "executed"]);
+    assert!(
+        events[4].1.as_deref().is_some_and(|id| id.starts_with("fake-")),
+        "{events:?}"
+    );
+    assert!(
+        actions::approve(&pool, &exec, stop, "finance@example.com")
+            .await
+            .is_err()
+    );
+
+    // Notify emails the team owner and the finance admin, once.
+    let notify = action_id(&pool, "gpu-burner", "notify").await;
+    assert_eq!(
+        actions::approve(&pool, &exec, notify, "finance@example.com")
+            .await
+            .expect("notify"),
+        "executed"
+    );
+    let again = refused(actions::approve(&pool, &exec, notify, "finance@example.com").await);
+    assert!(again.contains("executed"), "{again}");
+    let mail = smtp.messages();
+    assert_eq!(mail.len(), 1);
+    let mut to = mail[0].rcpt_to.clone();
+    to.sort();
+    assert_eq!(to, ["finance@example.com", "owner@example.com"]);
+    assert!(
+        mail[0]
+            .subject
+            .contains("gpu-burner is over its spend limit (unapproved)"),
+        "{}",
+        mail[0].subject
+    );
+    assert!(
+        mail[0].body.contains("Spend: $150.00") && mail[0].body.contains("Policy limit: $100.00"),
+        "{}",
+        mail[0].body
+    );
+    assert!(mail[0].body.contains("https://costs.example.com/enforcement"));
+
+    // Flag: the badge shows until reversed.
+    let flag = action_id(&pool, "gpu-burner", "flag").await;
+    actions::approve(&pool, &exec, flag, "finance@example.com")
+        .await
+        .expect("flag");
+    let mut conn = pool.acquire().await.expect("conn");
+    assert_eq!(
+        actions::flagged_projects(&mut conn).await.expect("flags"),
+        ["gpu-burner"]
+    );
+
+    // Reversal: the stop through ExecuteBudgetAction REVERSE, the flag locally; email cannot.
+    assert_eq!(
+        actions::reverse(&pool, &exec, stop, "finance@example.com")
+            .await
+            .expect("reverse"),
+        "reversed"
+    );
+    assert_eq!(fake.statuses()[0].1, "REVERSE_SUCCESS");
+    assert_eq!(
+        actions::reverse(&pool, &exec, flag, "finance@example.com")
+            .await
+            .expect("unflag"),
+        "reversed"
+    );
+    assert!(actions::flagged_projects(&mut conn).await.expect("flags").is_empty());
+    assert!(refused(actions::reverse(&pool, &exec, notify, "finance@example.com").await).contains("email"));
+    let last = audit(&pool, stop).await.pop().expect("entry");
+    assert_eq!(last.0, "reversed");
+    assert!(last.1.is_some());
+
+    // The dry-run org default only records: orphan's actions cannot be run.
+    let orphan = action_id(&pool, "orphan", "notify").await;
+    assert_eq!(status(&pool, orphan).await, "proposed");
+    assert!(refused(actions::approve(&pool, &exec, orphan, "finance@example.com").await).contains("dry-run"));
+    assert_eq!(smtp.messages().len(), 1);
+
+    // The log is append-only.
+    assert!(
+        sqlx::query("delete from enforcement_audit")
+            .execute(&pool)
+            .await
+            .is_err()
+    );
+    assert!(
+        sqlx::query("update enforcement_audit set actor = 'x'")
+            .execute(&pool)
+            .await
+            .is_err()
+    );
+    let csv = burnrate::enforcement::audit::csv(&mut conn).await.expect("csv");
+    assert!(csv.starts_with("id,at,actor,event,action_id,project,action,aws_request_id,response\n"));
+    assert_eq!(
+        csv.lines().count(),
+        1 + sqlx::query_scalar::<_, i64>("select count(*) from enforcement_audit")
+            .fetch_one(&pool)
+            .await
+            .expect("n") as usize
+    );
+}
+
+#[sqlx::test]
+async fn automatic_mode_acts_when_aws_is_ready_and_a_failed_call_can_be_retried(pool: PgPool) {
+    seed(&pool, AUTOMATIC_IAM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+
+    let lines = evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let status_of = |action: &str| {
+        lines
+            .iter()
+            .find(|l| l.project == "gpu-burner" && l.action == action)
+            .map(|l| l.status.clone())
+    };
+    assert_eq!(status_of("flag").as_deref(), Some("executed"));
+    // AWS has not evaluated the new budget yet: the stop stays proposed, not failed.
+    assert_eq!(status_of("stop").as_deref(), Some("proposed"));
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    let budget = format!("burnrate-enforce-{stop}");
+    let request = fake.with(|s| s.actions[0].request.clone());
+    assert_eq!(request["ActionType"], "APPLY_IAM_POLICY");
+    assert_eq!(request["Definition"]["IamActionDefinition"]["Roles"][0], "ml-training");
+
+    // AWS sees the breach, but the next call fails: the action is failed with AWS's message.
+    fake.breach(&budget);
+    fake.with(|s| s.fail_next = Some(("AccessDeniedException".into(), "User is not authorized".into())));
+    let lines = evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop_line = lines
+        .iter()
+        .find(|l| l.action == "stop" && l.project == "gpu-burner")
+        .expect("stop");
+    assert_eq!(stop_line.status, "failed");
+    let message: String = sqlx::query_scalar("select last_message from enforcement_actions where id = $1")
+        .bind(stop)
+        .fetch_one(&pool)
+        .await
+        .expect("message");
+    assert!(
+        message.contains("AccessDeniedException: User is not authorized"),
+        "{message}"
+    );
+    let events = audit(&pool, stop).await;
+    assert_eq!(events.last().map(|e| e.0.as_str()), Some("failed"));
+    assert!(
+        events.last().and_then(|e| e.1.clone()).is_some(),
+        "the failure keeps AWS's request id"
+    );
+
+    assert_eq!(
+        actions::retry(&pool, &exec, stop, "finance@example.com")
+            .await
+            .expect("retry"),
+        "executed"
+    );
+    assert_eq!(fake.statuses()[0].1, "EXECUTION_SUCCESS");
+    // Further evaluations leave everything as it is.
+    let calls = fake.with(|s| s.calls.len());
+    evaluate_and_act(&pool, today(), &exec).await.expect("again");
+    assert_eq!(fake.with(|s| s.calls.len()), calls);
+}
+
+#[sqlx::test]
+async fn only_admins_act_and_set_policies_and_every_policy_field_is_checked(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    let app = common::spawn_app(pool.clone()).await;
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let lead = app.session_for("lead@example.com", Role::Lead).await;
+    burnrate::enforcement::evaluate::evaluate(&pool, today())
+        .await
+        .expect("evaluate");
+    let flag = action_id(&pool, "gpu-burner", "flag").await;
+
+    let body = format!("id={flag}&step=approve");
+    assert_eq!(
+        app.post_form_as("/api/enforcement_action", &body, &lead).await.status,
+        403
+    );
+    assert_eq!(status(&pool, flag).await, "awaiting_approval");
+    let done = app.post_form_as("/api/enforcement_action", &body, &admin).await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert_eq!(status(&pool, flag).await, "executed");
+    let twice = app.post_form_as("/api/enforcement_action", &body, &admin).await;
+    assert_eq!(twice.status, 400, "{}", twice.body);
+
+    // The flag shows on the project's page.
+    let page = app
+        .get_as(&"/projects/gpu-burner?period=2026-11".to_string(), &lead)
+        .await;
+    assert!(page.body.contains("data-testid=\"flag-badge\""), "{}", page.body);
+
+    let good = "team=strict&limit=250.00&period=quarterly&mode=automatic&notify=on&flag=on";
+    assert_eq!(app.post_form_as("/api/save_policy", good, &lead).await.status, 403);
+    let saved = app.post_form_as("/api/save_policy", good, &admin).await;
+    assert_eq!(saved.status, 200, "{}", saved.body);
+    let (limit, period, mode): (String, String, String) = sqlx::query_as(
+        "select spend_limit::text, period, mode from enforcement_policies p join teams t on t.id = p.team_id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("policy");
+    assert_eq!(
+        (limit.as_str(), period.as_str(), mode.as_str()),
+        ("250.00", "quarterly", "automatic")
+    );
+
+    let bad = "team=nope&limit=0&period=weekly&mode=sometimes&stop=on&stop_type=RUN_SSM_DOCUMENTS\
+               &execution_role_arn=arn%3Aaws%3Aiam%3A%3A1%3Arole%2Fx&instance_ids=host-1&instance_region=";
+    let refused = app.post_form_as("/api/save_policy", bad, &admin).await;
+    assert_eq!(refused.status, 400);
+    for field in [
+        "limit",
+        "period",
+        "mode",
+        "execution_role_arn",
+        "instance_ids",
+        "instance_region",
+    ] {
+        assert!(
+            refused.body.contains(&format!("\"field\":\"{field}\"")),
+            "{field}: {}",
+            refused.body
+        );
+    }
+    let unknown = "team=nope&limit=10&period=monthly&mode=manual&flag=on";
+    let refused = app.post_form_as("/api/save_policy", unknown, &admin).await;
+    assert_eq!(refused.status, 400);
+    assert!(refused.body.contains("\"field\":\"team\""), "{}", refused.body);
+
+    assert_eq!(app.get("/api/enforcement_audit.csv").await.status, 401);
+    let csv = app.get_as("/api/enforcement_audit.csv", &lead).await;
+    assert_eq!(csv.status, 200);
+    assert!(
+        csv.body
+            .starts_with("id,at,actor,event,action_id,project,action,aws_request_id,response\n")
+    );
+    assert!(csv.body.contains(",admin@example.com,approved,"), "{}", csv.body);
+    assert!(csv.body.contains(",admin@example.com,executed,"), "{}", csv.body);
+}
