@@ -344,9 +344,7 @@ async fn only_admins_act_and_set_policies_and_every_policy_field_is_checked(pool
     assert_eq!(twice.status, 400, "{}", twice.body);
 
     // The flag shows on the project's page.
-    let page = app
-        .get_as(&"/projects/gpu-burner?period=2026-11".to_string(), &lead)
-        .await;
+    let page = app.get_as("/projects/gpu-burner?period=2026-11", &lead).await;
     assert!(page.body.contains("data-testid=\"flag-badge\""), "{}", page.body);
 
     let good = "team=strict&limit=250.00&period=quarterly&mode=automatic&notify=on&flag=on";

@@ -61,40 +61,14 @@ pub async fn append(conn: &mut PgConnection, entry: &Entry<'_>) -> Result<(), sq
 
 /// The newest `limit` entries, newest first.
 pub async fn recent(conn: &mut PgConnection, limit: i64) -> Result<Vec<AuditRow>, sqlx::Error> {
-    let rows: Vec<(
-        i64,
-        String,
-        String,
-        String,
-        i64,
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-    )> = sqlx::query_as(
-        "select id, to_char(at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), actor, event, action_id, project,
-                action, aws_request_id, response
+    sqlx::query_as(
+        "select id, to_char(at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') as at, actor, event, action_id,
+                project, action, aws_request_id, response
          from enforcement_audit order by id desc limit $1",
     )
     .bind(limit)
     .fetch_all(conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(id, at, actor, event, action_id, project, action, aws_request_id, response)| AuditRow {
-                id,
-                at,
-                actor,
-                event,
-                action_id,
-                project,
-                action,
-                aws_request_id,
-                response,
-            },
-        )
-        .collect())
+    .await
 }
 
 pub const CSV_HEADER: &str = "id,at,actor,event,action_id,project,action,aws_request_id,response";

@@ -1,0 +1,77 @@
+// Enforcement in Chromium: an admin switches the org policy to manual, a violation appears
+// after `burnrate enforce evaluate`, the admin approves its flag, the badge and the audit log
+// show it, the project is approved afterwards and the offered reversal removes the flag.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { burnrateCli, openPage, signIn, startServer, waitForHydration } from './harness.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.stop(); });
+
+test('a manual flag is approved, audited, shown, and reversed once the project is approved', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.admin, '/enforcement');
+  await waitForHydration(page);
+
+  // The org default becomes manual, flag only.
+  await page.click('[data-testid="policy-form"] summary');
+  await page.fill('[data-testid="policy-form"] input[name="limit"]', '1000.00');
+  await page.uncheck('[data-testid="policy-form"] input[name="notify"]');
+  await page.selectOption('[data-testid="policy-form"] select[name="mode"]', 'manual');
+  await page.click('button:text-is("Save policy")');
+  await page.waitForSelector('[data-testid="policy-mode"]:text-is("manual")');
+
+  const csv = await burnrateCli(server.databaseUrl, ['enforce', 'evaluate']);
+  const [header, first] = csv.trim().split('\n');
+  assert.equal(header, 'project,team,period_start,spend,limit,reason,action,mode,status');
+  assert.match(first, /,flag,manual,awaiting_approval$/);
+  const { rows } = await server.db.query(
+    `select a.id, v.project from enforcement_actions a join violations v on v.id = a.violation_id
+     where a.action = 'flag' and a.status = 'awaiting_approval' and v.project <> '<img src=x onerror=alert(1)>'
+     order by v.spend desc limit 1`);
+  const { id, project } = rows[0];
+
+  await page.reload();
+  await waitForHydration(page);
+  await page.click(`[data-testid="approve-${id}"]`);
+  await page.waitForSelector(`[data-testid="action"][data-id="${id}"][data-status="executed"]`);
+  const events = await page.$$eval('[data-testid="audit-row"]', (trs) => trs.map((tr) => tr.dataset.event));
+  assert.ok(events.includes('approved') && events.includes('executed'), events.join());
+  const { rows: audit } = await server.db.query(
+    "select event, actor from enforcement_audit where action_id = $1 order by id", [id]);
+  assert.deepEqual(audit.map((r) => r.event), ['proposed', 'approved', 'executed']);
+  assert.equal(audit[1].actor, server.accounts.admin.email);
+
+  // The flag shows on the Overview.
+  await page.goto(`${server.baseUrl}/`);
+  await page.waitForSelector('[data-testid="flag-badge"]');
+  assert.ok((await page.textContent('[data-testid="flag-badge"]')).includes(project));
+
+  // Approving the project afterwards offers the reversal.
+  await page.goto(`${server.baseUrl}/approvals`);
+  await waitForHydration(page);
+  await page.click('[data-testid="new-approval"] summary');
+  await page.fill('input[name="project"]', project);
+  await page.fill('input[name="approver"]', 'cfo@example.com');
+  await page.fill('input[name="reason"]', 'Q4 foundation model run');
+  await page.fill('input[name="cap"]', '9999999.00');
+  await page.fill('input[name="expires"]', '2099-12-31');
+  await page.click('button:text-is("Save approval")');
+  await page.waitForSelector('[data-testid="approval-row"]');
+
+  await page.goto(`${server.baseUrl}/enforcement`);
+  await waitForHydration(page);
+  await page.waitForSelector('[data-testid="reversal-offer"]');
+  await page.click(`[data-testid="reverse-${id}"]`);
+  await page.waitForSelector(`[data-testid="action"][data-id="${id}"][data-status="reversed"]`);
+  const { rows: last } = await server.db.query(
+    "select event from enforcement_audit where action_id = $1 order by id desc limit 1", [id]);
+  assert.equal(last[0].event, 'reversed');
+
+  await page.goto(`${server.baseUrl}/`);
+  await page.waitForSelector('[data-testid="burn-chart"], [data-testid="empty-state"], h1');
+  assert.equal(await page.locator('[data-testid="flag-badge"]').count(), 0);
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
