@@ -77,6 +77,14 @@ async fn status(pool: &PgPool, id: i64) -> String {
         .expect("status")
 }
 
+async fn last_message(pool: &PgPool, id: i64) -> String {
+    sqlx::query_scalar("select coalesce(last_message, '') from enforcement_actions where id = $1")
+        .bind(id)
+        .fetch_one(pool)
+        .await
+        .expect("message")
+}
+
 /// (event, aws_request_id) for one action, oldest first.
 async fn audit(pool: &PgPool, id: i64) -> Vec<(String, Option<String>)> {
     sqlx::query_as("select event, aws_request_id from enforcement_audit where action_id = $1 order by id")
@@ -139,11 +147,7 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
             .expect("approve"),
         "failed"
     );
-    let message: String = sqlx::query_scalar("select last_message from enforcement_actions where id = $1")
-        .bind(stop)
-        .fetch_one(&pool)
-        .await
-        .expect("message");
+    let message = last_message(&pool, stop).await;
     assert!(
         message.contains("has not yet found the project over the limit"),
         "{message}"
@@ -291,11 +295,7 @@ async fn automatic_mode_acts_when_aws_is_ready_and_a_failed_call_can_be_retried(
         .find(|l| l.action == "stop" && l.project == "gpu-burner")
         .expect("stop");
     assert_eq!(stop_line.status, "failed");
-    let message: String = sqlx::query_scalar("select last_message from enforcement_actions where id = $1")
-        .bind(stop)
-        .fetch_one(&pool)
-        .await
-        .expect("message");
+    let message = last_message(&pool, stop).await;
     assert!(
         message.contains("AccessDeniedException: User is not authorized"),
         "{message}"

@@ -12,6 +12,8 @@ test('the team chart has one legend entry per team and its table equals the data
   const { page, problems } = await openPage(server.browser);
   await signIn(page, server.baseUrl, server.accounts.viewer, '/teams?period=30d');
   await waitForHydration(page);
+  // Sign-in navigates client-side, so the table arrives after hydration: wait for it.
+  await page.waitForSelector('[data-testid="team-name"]');
   const teams = await page.$$eval('[data-testid="team-name"]', (cells) => cells.map((c) => c.textContent));
   assert.ok(teams.length >= 10, teams.join());
   const svgText = await page.$$eval('[data-testid="teams-chart"] svg text', (nodes) => nodes.map((n) => n.textContent.trim()));

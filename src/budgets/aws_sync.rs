@@ -40,19 +40,27 @@ pub enum SyncError {
     Database(#[from] sqlx::Error),
 }
 
-fn aws_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
-    action: &str,
-    err: SdkError<E, R>,
-) -> SyncError {
+/// `AWS Budgets <call> failed: <code>: <message>`, or the transport error in full.
+pub fn describe_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
+    call: &str,
+    err: &SdkError<E, R>,
+) -> String {
     let message = match err.as_service_error() {
         Some(service) => format!(
             "{}: {}",
             service.code().unwrap_or("error"),
             service.message().unwrap_or("no message")
         ),
-        None => DisplayErrorContext(&err).to_string(),
+        None => DisplayErrorContext(err).to_string(),
     };
-    SyncError::Aws(format!("AWS Budgets {action} failed: {message}"))
+    format!("AWS Budgets {call} failed: {message}")
+}
+
+fn aws_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
+    call: &str,
+    err: SdkError<E, R>,
+) -> SyncError {
+    SyncError::Aws(describe_error(call, &err))
 }
 
 /// An AWS budget as the UI lists it.

@@ -8,7 +8,7 @@
 //! asks AWS for the action's state and approves it if AWS has it PENDING. REVERSE undoes an
 //! executed action.
 
-use aws_sdk_budgets::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_budgets::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_budgets::operation::RequestId;
 use aws_sdk_budgets::types::{
     ActionSubType, ActionThreshold, ActionType, ApprovalModel, Budget, BudgetType, Definition, ExecutionType,
@@ -32,18 +32,9 @@ pub struct AwsFailure {
 }
 
 fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(call: &str, err: SdkError<E>) -> AwsFailure {
-    let request_id = err.request_id().map(str::to_string);
-    let message = match err.as_service_error() {
-        Some(service) => format!(
-            "{}: {}",
-            service.code().unwrap_or("error"),
-            service.message().unwrap_or("no message")
-        ),
-        None => DisplayErrorContext(&err).to_string(),
-    };
     AwsFailure {
-        message: format!("AWS Budgets {call} failed: {message}"),
-        request_id,
+        message: crate::budgets::aws_sync::describe_error(call, &err),
+        request_id: err.request_id().map(str::to_string),
     }
 }
 

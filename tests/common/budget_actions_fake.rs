@@ -56,9 +56,7 @@ impl BudgetActionsFake {
         let app = axum::Router::new()
             .route("/", axum::routing::post(handle))
             .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move { axum::serve(listener, app).await.expect("fake serves") });
+        let addr = super::serve_on_loopback(app).await;
         BudgetActionsFake { addr, state }
     }
 

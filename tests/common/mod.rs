@@ -211,6 +211,14 @@ pub async fn add_project_costs(
     .expect("costs");
 }
 
+/// Serves a fake's router on 127.0.0.1:0 for the rest of the test.
+pub async fn serve_on_loopback(app: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("fake serves") });
+    addr
+}
+
 pub mod ce_fake;
 pub mod moto;
 pub mod smtp;
