@@ -84,7 +84,7 @@ enum Command {
         #[arg(long, value_name = "DATE", requires = "from")]
         to: Option<NaiveDate>,
     },
-    /// Teams, budgets and approvals as code: one YAML file.
+    /// Teams, budgets, approvals and enforcement policies as code: one YAML file.
     #[command(after_help = ENV_HELP)]
     Config {
         #[command(subcommand)]
@@ -128,7 +128,7 @@ enum ConfigCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Write the current teams, budgets and approvals as YAML to standard output.
+    /// Write the current teams, budgets, approvals and policies as YAML to standard output.
     Export,
 }
 

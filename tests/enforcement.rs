@@ -164,6 +164,101 @@ async fn approvals_as_code_keep_every_version_and_round_trip(pool: PgPool) {
     assert_eq!(audited, 5);
 }
 
+const POLICIES: &str = "policies:
+  - limit: \"1500.00\"
+    period: quarterly
+    actions: [notify]
+    mode: manual
+  - team: ml-research
+    limit: \"20000.00\"
+    period: monthly
+    actions: [flag, stop]
+    mode: automatic
+    stop:
+      type: APPLY_IAM_POLICY
+      execution_role_arn: \"arn:aws:iam::123456789012:role/budgets-actions\"
+      policy_arn: \"arn:aws:iam::123456789012:policy/deny-gpu-launch\"
+      roles: [ml-training]
+";
+
+#[sqlx::test]
+async fn policies_as_code_replace_overrides_whole_and_round_trip(pool: PgPool) {
+    seed(&pool).await;
+    let actor = Actor::system("test");
+    let policies = |pool: PgPool| async move {
+        let rows: Vec<(Option<String>, String, String, Vec<String>, String)> = sqlx::query_as(
+            "select t.name, p.spend_limit::text, p.period, p.actions, p.mode
+             from enforcement_policies p left join teams t on t.id = p.team_id order by t.name nulls first",
+        )
+        .fetch_all(&pool)
+        .await
+        .expect("policies");
+        rows
+    };
+    // The file drops the seeded `strict` override, sets the org default and adds ml-research.
+    let changes = apply(&pool, &actor, &parse(POLICIES).expect("valid"), false)
+        .await
+        .expect("applied");
+    assert_eq!(changes.len(), 3, "{changes:?}");
+    let expected = vec![
+        (
+            None,
+            "1500.00".to_string(),
+            "quarterly".to_string(),
+            vec!["notify".to_string()],
+            "manual".to_string(),
+        ),
+        (
+            Some("ml-research".to_string()),
+            "20000.00".to_string(),
+            "monthly".to_string(),
+            vec!["flag".to_string(), "stop".to_string()],
+            "automatic".to_string(),
+        ),
+    ];
+    assert_eq!(policies(pool.clone()).await, expected);
+    assert!(
+        apply(&pool, &actor, &parse(POLICIES).expect("valid"), false)
+            .await
+            .expect("again")
+            .is_empty()
+    );
+    // What export writes imports as no change.
+    let exported = export(&pool).await.expect("export");
+    assert!(
+        apply(&pool, &actor, &parse(&exported).expect("round trip"), false)
+            .await
+            .expect("same")
+            .is_empty()
+    );
+
+    // An unknown team refuses the whole file; nothing changes.
+    let unknown = POLICIES
+        .replace("team: ml-research", "team: nobody")
+        .replace("1500.00", "1.00");
+    let refused = apply(&pool, &actor, &parse(&unknown).expect("valid"), false).await;
+    assert!(
+        format!("{refused:?}").contains("no team is named \\\"nobody\\\""),
+        "{refused:?}"
+    );
+    assert_eq!(policies(pool.clone()).await, expected);
+
+    // An empty section returns to the built-in org default and removes every override.
+    apply(&pool, &actor, &parse("policies: []").expect("valid"), false)
+        .await
+        .expect("reset");
+    assert_eq!(
+        policies(pool).await,
+        [(
+            None,
+            "1000.00".to_string(),
+            "monthly".to_string(),
+            vec!["notify".to_string(), "flag".to_string()],
+            "dry-run".to_string()
+        )]
+    );
+}
+
 #[sqlx::test]
 async fn the_cli_prints_the_contracted_csv(pool: PgPool) {
     seed(&pool).await;

@@ -17,6 +17,7 @@
 
 pub mod approvals;
 pub mod budgets;
+pub mod policies;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -28,7 +29,7 @@ use crate::audit::record::Actor;
 use crate::teams::store::{self, Mappings, TeamMapping};
 
 /// The sections this version reads.
-const SECTIONS: [&str; 3] = ["teams", "budgets", "approvals"];
+const SECTIONS: [&str; 4] = ["teams", "budgets", "approvals", "policies"];
 const TEAM_KEYS: [&str; 4] = ["name", "owners", "projects", "users"];
 
 /// One problem in the file, at a line.
@@ -50,6 +51,7 @@ pub struct ConfigFile {
     pub teams: Option<Mappings>,
     pub budgets: Option<Vec<budgets::FileBudget>>,
     pub approvals: Option<Vec<crate::enforcement::Approval>>,
+    pub policies: Option<Vec<policies::FilePolicy>>,
 }
 
 /// Parses and checks the whole file, returning every problem found, in line order.
@@ -65,6 +67,7 @@ pub fn parse(text: &str) -> Result<ConfigFile, Vec<FileError>> {
         teams: None,
         budgets: None,
         approvals: None,
+        policies: None,
     };
     match documents.as_slice() {
         [] => {}
@@ -103,6 +106,7 @@ fn read_root(root: &MarkedYaml, file: &mut ConfigFile, errors: &mut Errors) {
             Some("teams") => file.teams = Some(read_teams(value, errors)),
             Some("budgets") => file.budgets = Some(budgets::read(value, errors)),
             Some("approvals") => file.approvals = Some(approvals::read(value, errors)),
+            Some("policies") => file.policies = Some(policies::read(value, errors)),
             Some(other) => errors.add(
                 key,
                 format!("unknown section {other:?}; expected one of: {}", SECTIONS.join(", ")),
@@ -300,6 +304,9 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     if let Some(desired) = &file.approvals {
         changes.extend(approvals::apply(&mut tx, actor, desired).await?);
     }
+    if let Some(desired) = &file.policies {
+        changes.extend(policies::apply(&mut tx, actor, desired).await?);
+    }
     // Deferred checks run now, in a dry run too: a deleted team still named by a budget is refused.
     sqlx::query("set constraints all immediate")
         .execute(&mut *tx)
@@ -316,18 +323,20 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     Ok(changes)
 }
 
-/// The current teams, budgets and approvals as a file `import` accepts unchanged. Every value is a
+/// The current teams, budgets, approvals and policies as a file `import` accepts unchanged. Every value is a
 /// double-quoted YAML string (JSON's escapes), so any tag value survives.
 pub async fn export(pool: &PgPool) -> Result<String, sqlx::Error> {
     let mut conn = pool.acquire().await?;
     let teams = store::load(&mut conn).await?;
     let budgets = crate::budgets::store::list(&mut conn).await?;
     let approvals = crate::enforcement::approvals::current(&mut conn).await?;
+    let policies = crate::enforcement::policy::all(&mut conn).await?;
     Ok(format!(
-        "{}{}{}",
+        "{}{}{}{}",
         render(&teams),
         budgets::render(&budgets),
-        approvals::render(&approvals)
+        approvals::render(&approvals),
+        policies::render(&policies)
     ))
 }
 
@@ -340,7 +349,7 @@ fn render(teams: &BTreeMap<String, TeamMapping>) -> String {
     let list =
         |values: &std::collections::BTreeSet<String>| values.iter().map(|v| quote(v)).collect::<Vec<_>>().join(", ");
     let mut out = String::from(
-        "# burnrate teams, budgets and approvals: `burnrate config import FILE` makes the database match this file.\n",
+        "# burnrate teams, budgets, approvals and policies: `burnrate config import FILE` makes the database match this file.\n",
     );
     if teams.is_empty() {
         out.push_str("teams: []\n");
@@ -402,7 +411,7 @@ sizes: []
                 "line 6: project \"p1\" is in team \"a\" and team \"b\"; a project belongs to one team",
                 "line 8: unknown field \"colour\"; expected one of: name, owners, projects, users",
                 "line 9: team \"A\" is listed twice (first on line 2)",
-                "line 10: unknown section \"sizes\"; expected one of: teams, budgets, approvals",
+                "line 10: unknown section \"sizes\"; expected one of: teams, budgets, approvals, policies",
             ]
         );
         let syntax = parse("teams:\n  - name: [unclosed\n").expect_err("bad yaml");

@@ -1,0 +1,364 @@
+//! The `policies:` section: the enforcement policy of the org (an entry without `team`) and
+//! team overrides. Within the section, team overrides left out are removed and a left-out
+//! org default returns to the built-in one (USD 1,000 a month, notify and flag, dry-run).
+//!
+//! ```yaml
+//! policies:
+//!   - limit: "1000.00"
+//!     period: monthly
+//!     actions: [notify, flag]
+//!     mode: dry-run
+//!   - team: ml-research
+//!     limit: "20000.00"
+//!     period: monthly
+//!     actions: [notify, flag, stop]
+//!     mode: manual
+//!     stop:
+//!       type: RUN_SSM_DOCUMENTS        # or APPLY_IAM_POLICY with policy_arn and roles
+//!       execution_role_arn: "arn:aws:iam::123456789012:role/budgets-actions"
+//!       instance_ids: [i-0abc12345def67890]
+//!       region: us-east-1
+//! ```
+
+use std::collections::HashMap;
+
+use rust_decimal::Decimal;
+use saphyr::{MarkedYaml, YamlData};
+use sqlx::PgConnection;
+
+use super::budgets::number_text;
+use super::{ApplyError, Errors, FileError, list, quote, text};
+use crate::audit::record::Actor;
+use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};
+
+const POLICY_KEYS: [&str; 6] = ["team", "limit", "period", "actions", "mode", "stop"];
+const STOP_KEYS: [&str; 6] = [
+    "type",
+    "execution_role_arn",
+    "policy_arn",
+    "roles",
+    "instance_ids",
+    "region",
+];
+
+/// A checked policy with the line it starts on, for errors found when applying.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePolicy {
+    pub line: usize,
+    pub policy: Policy,
+}
+
+pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<FilePolicy> {
+    let entries = match &node.data {
+        YamlData::Sequence(entries) => entries.as_slice(),
+        _ if matches!(node.data, YamlData::Value(saphyr::Scalar::Null)) => &[],
+        _ => {
+            errors.add(node, "`policies` must be a list (`- limit: …`)");
+            return Vec::new();
+        }
+    };
+    let mut policies = Vec::new();
+    let mut seen: HashMap<Option<String>, usize> = HashMap::new();
+    for entry in entries {
+        let Some(policy) = read_policy(entry, errors) else {
+            continue;
+        };
+        let line = entry.span.start.line();
+        match seen.insert(policy.team.clone(), line) {
+            Some(first) => errors.add(
+                entry,
+                format!(
+                    "{} has a second policy (first on line {first})",
+                    policy
+                        .team
+                        .as_deref()
+                        .map_or("the org".to_string(), |t| format!("team {t:?}"))
+                ),
+            ),
+            None => policies.push(FilePolicy { line, policy }),
+        }
+    }
+    policies
+}
+
+fn read_policy(entry: &MarkedYaml, errors: &mut Errors) -> Option<Policy> {
+    let YamlData::Mapping(fields) = &entry.data else {
+        errors.add(entry, "each policy is a mapping with limit, period, actions and mode");
+        return None;
+    };
+    let before = errors.0.len();
+    let mut input = PolicyInput::default();
+    let mut nodes: HashMap<String, &MarkedYaml> = HashMap::new();
+    for (key, value) in fields {
+        let key_text = text(key).unwrap_or_default();
+        if !POLICY_KEYS.contains(&key_text.as_str()) {
+            errors.add(
+                key,
+                format!(
+                    "unknown field {key_text:?}; expected one of: {}",
+                    POLICY_KEYS.join(", ")
+                ),
+            );
+            continue;
+        }
+        nodes.insert(key_text.clone(), value);
+        match key_text.as_str() {
+            "limit" => match number_text(value) {
+                Some((_, true)) => errors.add(value, "write the limit as quoted text, e.g. \"1000.00\""),
+                Some((limit, false)) => input.limit = limit,
+                None => errors.add(value, "`limit` must be an amount in quotes, e.g. \"1000.00\""),
+            },
+            "actions" => input.actions = list(value, "actions", errors).into_iter().map(|(_, a)| a).collect(),
+            "stop" => read_stop(value, &mut input, &mut nodes, errors),
+            field => {
+                let Some(value_text) = text(value) else {
+                    errors.add(value, format!("`{field}` must be text"));
+                    continue;
+                };
+                match field {
+                    "team" => input.team = value_text,
+                    "period" => input.period = value_text,
+                    _ => input.mode = value_text,
+                }
+            }
+        }
+    }
+    for required in ["limit", "period", "actions", "mode"] {
+        if !nodes.contains_key(required) {
+            errors.add(entry, format!("this policy has no `{required}:`"));
+        }
+    }
+    if errors.0.len() > before {
+        return None;
+    }
+    match policy::validate(&input) {
+        Ok(policy) => Some(policy),
+        Err(field_errors) => {
+            for error in field_errors {
+                let node = nodes.get(&error.field).copied().unwrap_or(entry);
+                errors.add(node, format!("{}: {}", error.field, error.message));
+            }
+            None
+        }
+    }
+}
+
+fn read_stop<'a, 'input>(
+    node: &'a MarkedYaml<'input>,
+    input: &mut PolicyInput,
+    nodes: &mut HashMap<String, &'a MarkedYaml<'input>>,
+    errors: &mut Errors,
+) {
+    let YamlData::Mapping(fields) = &node.data else {
+        errors.add(
+            node,
+            "`stop` must be a mapping with type, execution_role_arn and its targets",
+        );
+        return;
+    };
+    for (key, value) in fields {
+        let key_text = text(key).unwrap_or_default();
+        let Some(field) = STOP_KEYS.iter().find(|k| **k == key_text) else {
+            errors.add(
+                key,
+                format!(
+                    "unknown field {key_text:?} in `stop`; expected one of: {}",
+                    STOP_KEYS.join(", ")
+                ),
+            );
+            continue;
+        };
+        // Field names as `policy::validate` reports them, so its errors land on these lines.
+        let (target, name) = match *field {
+            "type" => (&mut input.stop_type, "stop_type"),
+            "execution_role_arn" => (&mut input.execution_role_arn, "execution_role_arn"),
+            "policy_arn" => (&mut input.iam_policy_arn, "iam_policy_arn"),
+            "roles" => (&mut input.iam_roles, "iam_roles"),
+            "instance_ids" => (&mut input.instance_ids, "instance_ids"),
+            _ => (&mut input.instance_region, "instance_region"),
+        };
+        nodes.insert(name.to_string(), value);
+        if matches!(*field, "roles" | "instance_ids") {
+            *target = list(value, field, errors)
+                .into_iter()
+                .map(|(_, v)| v)
+                .collect::<Vec<_>>()
+                .join("\n");
+        } else {
+            match text(value) {
+                Some(v) => *target = v,
+                None => errors.add(value, format!("`{field}` must be text")),
+            }
+        }
+    }
+}
+
+/// The org default when a file's `policies:` leaves it out.
+fn built_in_default() -> Policy {
+    Policy {
+        team: None,
+        limit: Decimal::from(1000),
+        period: "monthly".into(),
+        actions: vec!["notify".into(), "flag".into()],
+        mode: "dry-run".into(),
+        stop: None,
+    }
+}
+
+/// Makes policies match `desired` inside the import's transaction; unchanged ones are not
+/// written (and not audited).
+pub(super) async fn apply(
+    tx: &mut PgConnection,
+    actor: &Actor,
+    desired: &[FilePolicy],
+) -> Result<Vec<String>, ApplyError> {
+    let current = policy::all(tx).await?;
+    let mut changes = Vec::new();
+    for existing in current.iter().filter(|p| p.team.is_some()) {
+        let team = existing.team.as_deref().unwrap_or_default();
+        if !desired.iter().any(|d| d.policy.team.as_deref() == Some(team))
+            && policy::remove_override(tx, actor, team).await?
+        {
+            changes.push(format!("remove the policy override of team {team:?}"));
+        }
+    }
+    let org_default = FilePolicy {
+        line: 1,
+        policy: built_in_default(),
+    };
+    let org = desired.iter().find(|d| d.policy.team.is_none()).unwrap_or(&org_default);
+    let wanted = desired
+        .iter()
+        .filter(|d| d.policy.team.is_some())
+        .chain(std::iter::once(org));
+    for entry in wanted {
+        if current.contains(&entry.policy) {
+            continue;
+        }
+        policy::save(tx, actor, &entry.policy).await.map_err(|e| match e {
+            SaveError::Invalid(field) => ApplyError::Invalid(vec![FileError {
+                line: entry.line,
+                message: format!("{}: {}", field.field, field.message),
+            }]),
+            SaveError::Database(e) => ApplyError::Database(e),
+        })?;
+        changes.push(format!(
+            "set the policy of {}: {} {} per {}, {} ({})",
+            entry
+                .policy
+                .team
+                .as_deref()
+                .map_or("the org".to_string(), |t| format!("team {t:?}")),
+            entry.policy.actions.join("+"),
+            entry.policy.limit,
+            entry.policy.period,
+            entry.policy.mode,
+            if entry.policy.stop.is_some() {
+                "with stop settings"
+            } else {
+                "no stop"
+            }
+        ));
+    }
+    Ok(changes)
+}
+
+pub(super) fn render(policies: &[Policy]) -> String {
+    let mut out = String::from("policies:\n");
+    for p in policies {
+        let prefix = match &p.team {
+            Some(team) => {
+                out.push_str(&format!("  - team: {}\n", quote(team)));
+                "    "
+            }
+            None => "  - ",
+        };
+        out.push_str(&format!("{prefix}limit: \"{:.2}\"\n", p.limit));
+        out.push_str(&format!("    period: {}\n", p.period));
+        out.push_str(&format!("    actions: [{}]\n", p.actions.join(", ")));
+        out.push_str(&format!("    mode: {}\n", p.mode));
+        if let Some(stop) = &p.stop {
+            let list = |items: &[String]| items.iter().map(|i| quote(i)).collect::<Vec<_>>().join(", ");
+            out.push_str("    stop:\n");
+            out.push_str(&format!("      type: {}\n", stop.stop_type));
+            out.push_str(&format!(
+                "      execution_role_arn: {}\n",
+                quote(&stop.execution_role_arn)
+            ));
+            if stop.stop_type == "APPLY_IAM_POLICY" {
+                out.push_str(&format!("      policy_arn: {}\n", quote(&stop.iam_policy_arn)));
+                out.push_str(&format!("      roles: [{}]\n", list(&stop.iam_roles)));
+            } else {
+                out.push_str(&format!("      instance_ids: [{}]\n", list(&stop.instance_ids)));
+                out.push_str(&format!("      region: {}\n", quote(&stop.instance_region)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use super::*;
+
+    #[test]
+    fn the_documented_section_parses_round_trips_and_names_bad_lines() {
+        let text = "policies:
+  - limit: \"1000.00\"
+    period: monthly
+    actions: [notify, flag]
+    mode: dry-run
+  - team: ml-research
+    limit: \"20000.00\"
+    period: monthly
+    actions: [notify, flag, stop]
+    mode: manual
+    stop:
+      type: RUN_SSM_DOCUMENTS
+      execution_role_arn: \"arn:aws:iam::123456789012:role/budgets-actions\"
+      instance_ids: [i-0abc12345def67890]
+      region: us-east-1
+";
+        let policies = parse(text).expect("valid").policies.expect("section");
+        assert_eq!(policies.len(), 2);
+        let stop = policies[1].policy.stop.clone().expect("stop");
+        assert_eq!(stop.instance_ids, ["i-0abc12345def67890"]);
+        let rendered = render(&policies.iter().map(|p| p.policy.clone()).collect::<Vec<_>>());
+        let again = parse(&rendered).expect("round trip").policies.expect("section");
+        let strip = |ps: Vec<FilePolicy>| ps.into_iter().map(|p| p.policy).collect::<Vec<_>>();
+        assert_eq!(strip(again), strip(policies));
+
+        let bad = "policies:
+  - limit: 1000.5
+    period: monthly
+    actions: [notify]
+    mode: dry-run
+  - team: a
+    limit: \"10\"
+    period: weekly
+    actions: [notify, stop]
+    mode: manual
+    stop:
+      type: RUN_SSM_DOCUMENTS
+      execution_role_arn: nope
+      instance_ids: [host-1]
+      region: us-east-1
+  - team: a
+    limit: \"10\"
+";
+        let errors: Vec<String> = parse(bad).expect_err("invalid").iter().map(|e| e.to_string()).collect();
+        assert_eq!(
+            errors,
+            [
+                "line 2: write the limit as quoted text, e.g. \"1000.00\"",
+                "line 8: period: choose monthly, quarterly or annual",
+                "line 13: execution_role_arn: expected an IAM role ARN, arn:aws:iam::123456789012:role/NAME, that AWS Budgets may assume",
+                "line 14: instance_ids: \"host-1\" is not an EC2 instance id (i-0123abcd…)",
+                "line 16: this policy has no `period:`",
+                "line 16: this policy has no `actions:`",
+                "line 16: this policy has no `mode:`",
+            ]
+        );
+    }
+}
