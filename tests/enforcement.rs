@@ -181,12 +181,15 @@ const POLICIES: &str = "policies:
       roles: [ml-training]
 ";
 
+/// (team, limit, period, actions, mode)
+type PolicyRow = (Option<String>, String, String, Vec<String>, String);
+
 #[sqlx::test]
 async fn policies_as_code_replace_overrides_whole_and_round_trip(pool: PgPool) {
     seed(&pool).await;
     let actor = Actor::system("test");
     let policies = |pool: PgPool| async move {
-        let rows: Vec<(Option<String>, String, String, Vec<String>, String)> = sqlx::query_as(
+        let rows: Vec<PolicyRow> = sqlx::query_as(
             "select t.name, p.spend_limit::text, p.period, p.actions, p.mode
              from enforcement_policies p left join teams t on t.id = p.team_id order by t.name nulls first",
         )
