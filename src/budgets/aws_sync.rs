@@ -422,3 +422,18 @@ pub async fn sync(pool: &PgPool, aws: &AwsBudgets, tag_key: &str) -> Result<Sync
     }
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_deletes_only_its_own_numbered_budgets() {
+        assert!(is_synced_name("burnrate-7"));
+        assert!(is_synced_name(&aws_name(123)));
+        // Enforcement's stop budgets carry live budget actions: never the sync's to delete.
+        assert!(!is_synced_name("burnrate-enforce-7"));
+        assert!(!is_synced_name("burnrate-"));
+        assert!(!is_synced_name("team-ml-monthly"));
+    }
+}
