@@ -69,20 +69,23 @@ async fn action_id(pool: &PgPool, project: &str, action: &str) -> i64 {
     .expect("action")
 }
 
+/// One text column of an action (`status`, `last_message`), '' when null.
+async fn action_text(pool: &PgPool, id: i64, column: &str) -> String {
+    sqlx::query_scalar(&format!(
+        "select coalesce({column}, '') from enforcement_actions where id = $1"
+    ))
+    .bind(id)
+    .fetch_one(pool)
+    .await
+    .expect("action column")
+}
+
 async fn status(pool: &PgPool, id: i64) -> String {
-    sqlx::query_scalar("select status from enforcement_actions where id = $1")
-        .bind(id)
-        .fetch_one(pool)
-        .await
-        .expect("status")
+    action_text(pool, id, "status").await
 }
 
 async fn last_message(pool: &PgPool, id: i64) -> String {
-    sqlx::query_scalar("select coalesce(last_message, '') from enforcement_actions where id = $1")
-        .bind(id)
-        .fetch_one(pool)
-        .await
-        .expect("message")
+    action_text(pool, id, "last_message").await
 }
 
 /// (event, aws_request_id) for one action, oldest first.
