@@ -324,6 +324,48 @@ async fn automatic_mode_acts_when_aws_is_ready_and_a_failed_call_can_be_retried(
 }
 
 #[sqlx::test]
+async fn switching_a_policy_out_of_dry_run_makes_its_open_proposals_actionable(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let flag = action_id(&pool, "orphan", "flag").await;
+    assert_eq!(status(&pool, flag).await, "proposed");
+
+    sqlx::query("update enforcement_policies set mode = 'manual' where team_id is null")
+        .execute(&pool)
+        .await
+        .expect("policy");
+    let lines = evaluate_and_act(&pool, today(), &exec).await.expect("again");
+    let orphan: Vec<_> = lines.iter().filter(|l| l.project == "orphan").collect();
+    assert!(
+        orphan
+            .iter()
+            .all(|l| l.mode == "manual" && l.status == "awaiting_approval"),
+        "{orphan:?}"
+    );
+    assert_eq!(
+        actions::approve(&pool, &exec, flag, "finance@example.com")
+            .await
+            .expect("approve"),
+        "executed"
+    );
+    let events: Vec<String> = audit(&pool, flag).await.into_iter().map(|(e, _)| e).collect();
+    assert_eq!(events, ["proposed", "proposed", "approved", "executed"]);
+
+    // Back to dry-run: the executed flag stays as it is; nothing else becomes runnable.
+    sqlx::query("update enforcement_policies set mode = 'dry-run' where team_id is null")
+        .execute(&pool)
+        .await
+        .expect("policy");
+    evaluate_and_act(&pool, today(), &exec).await.expect("third");
+    assert_eq!(status(&pool, flag).await, "executed");
+    let notify = action_id(&pool, "orphan", "notify").await;
+    assert_eq!(status(&pool, notify).await, "proposed");
+    assert!(refused(actions::approve(&pool, &exec, notify, "finance@example.com").await).contains("dry-run"));
+}
+
+#[sqlx::test]
 async fn only_admins_act_and_set_policies_and_every_policy_field_is_checked(pool: PgPool) {
     seed(&pool, MANUAL_SSM).await;
     let app = common::spawn_app(pool.clone()).await;

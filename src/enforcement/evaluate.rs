@@ -127,7 +127,21 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                 .bind(status)
                 .fetch_optional(&mut *tx)
                 .await?;
-                if let Some(action_id) = inserted {
+                // A policy switched to another mode takes over actions that have not run yet,
+                // so dry-run proposals become approvable once an admin chooses manual.
+                let switched: Option<i64> = sqlx::query_scalar(
+                    "update enforcement_actions set mode = $3, status = $4, updated_at = now()
+                     where violation_id = $1 and action = $2 and mode <> $3
+                       and status in ('proposed', 'awaiting_approval')
+                     returning id",
+                )
+                .bind(violation)
+                .bind(action)
+                .bind(&policy.mode)
+                .bind(status)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if let Some(action_id) = inserted.or(switched) {
                     let note = format!(
                         "{} spend {} is over the {} limit {} ({}); mode {}",
                         period.noun(),
