@@ -145,3 +145,20 @@ async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
     );
     assert!(page.contains("$0.03"));
 }
+
+#[sqlx::test]
+async fn pages_are_compressed_with_what_the_browser_accepts(pool: PgPool) {
+    let app = spawn_app(pool).await;
+    let client = reqwest::Client::new();
+    for encoding in ["br", "gzip"] {
+        let response = client
+            .get(app.url("/login"))
+            .header("accept-encoding", encoding)
+            .send()
+            .await
+            .expect("login page");
+        assert_eq!(response.status(), 200);
+        let header = response.headers().get("content-encoding").and_then(|v| v.to_str().ok());
+        assert_eq!(header, Some(encoding));
+    }
+}
