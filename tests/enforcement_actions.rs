@@ -323,6 +323,14 @@ async fn automatic_mode_acts_when_aws_is_ready_and_a_failed_call_can_be_retried(
     assert_eq!(fake.with(|s| s.calls.len()), calls);
 }
 
+async fn set_org_mode(pool: &PgPool, mode: &str) {
+    sqlx::query("update enforcement_policies set mode = $1 where team_id is null")
+        .bind(mode)
+        .execute(pool)
+        .await
+        .expect("policy");
+}
+
 #[sqlx::test]
 async fn switching_a_policy_out_of_dry_run_makes_its_open_proposals_actionable(pool: PgPool) {
     seed(&pool, MANUAL_SSM).await;
@@ -332,10 +340,7 @@ async fn switching_a_policy_out_of_dry_run_makes_its_open_proposals_actionable(p
     let flag = action_id(&pool, "orphan", "flag").await;
     assert_eq!(status(&pool, flag).await, "proposed");
 
-    sqlx::query("update enforcement_policies set mode = 'manual' where team_id is null")
-        .execute(&pool)
-        .await
-        .expect("policy");
+    set_org_mode(&pool, "manual").await;
     let lines = evaluate_and_act(&pool, today(), &exec).await.expect("again");
     let orphan: Vec<_> = lines.iter().filter(|l| l.project == "orphan").collect();
     assert!(
@@ -354,10 +359,7 @@ async fn switching_a_policy_out_of_dry_run_makes_its_open_proposals_actionable(p
     assert_eq!(events, ["proposed", "proposed", "approved", "executed"]);
 
     // Back to dry-run: the executed flag stays as it is; nothing else becomes runnable.
-    sqlx::query("update enforcement_policies set mode = 'dry-run' where team_id is null")
-        .execute(&pool)
-        .await
-        .expect("policy");
+    set_org_mode(&pool, "dry-run").await;
     evaluate_and_act(&pool, today(), &exec).await.expect("third");
     assert_eq!(status(&pool, flag).await, "executed");
     let notify = action_id(&pool, "orphan", "notify").await;

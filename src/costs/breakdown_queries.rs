@@ -268,17 +268,11 @@ pub async fn scope(
         _ => false,
     })
     .await?;
-    let mut flagged = crate::enforcement::actions::flagged_in(
-        &mut *pool.acquire().await?,
-        match &scope {
-            Scope::Team(name) => Some(name.as_str()),
-            Scope::Project(_) => None,
-        },
-    )
-    .await?;
-    if let Scope::Project(name) = &scope {
-        flagged.retain(|p| p == name);
-    }
+    let (team, project) = match &scope {
+        Scope::Team(name) => (Some(name.as_str()), None),
+        Scope::Project(name) => (None, Some(name.as_str())),
+    };
+    let flagged = crate::enforcement::actions::flagged_in(pool, team, project).await?;
     Ok(ScopeView {
         flagged,
         budgets,

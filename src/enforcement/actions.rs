@@ -49,10 +49,7 @@ impl Executor {
             None => AwsBudgets::from_environment()
                 .await
                 .map(Arc::new)
-                .map_err(|e| AwsFailure {
-                    message: e.to_string(),
-                    request_id: None,
-                }),
+                .map_err(|e| AwsFailure::new(e.to_string())),
         }
     }
 }
@@ -160,16 +157,6 @@ fn notice(row: &ActionRow, public_url: Option<&str>) -> (String, String, String)
     (subject, text, html)
 }
 
-async fn stop_target(
-    conn: &mut PgConnection,
-    row: &ActionRow,
-) -> Result<Result<policy::StopConfig, String>, sqlx::Error> {
-    let policy = policy::for_team(conn, row.team.as_deref()).await?;
-    Ok(policy
-        .and_then(|p| p.stop)
-        .ok_or_else(|| "the policy has no stop configuration (type, execution role and targets)".to_string()))
-}
-
 /// Creates the AWS budget action for a stop that has none yet; stores its ids.
 async fn ensure_prepared(
     conn: &mut PgConnection,
@@ -183,18 +170,11 @@ async fn ensure_prepared(
     if let (Some(budget), Some(action)) = (&row.aws_budget_name, &row.aws_action_id) {
         return Ok(Ok((aws, budget.clone(), action.clone(), None)));
     }
-    let stop = match stop_target(conn, row).await? {
-        Ok(stop) => stop,
-        Err(message) => {
-            return Ok(Err(AwsFailure {
-                message,
-                request_id: None,
-            }));
-        }
-    };
-    let period = match policy::for_team(conn, row.team.as_deref()).await? {
-        Some(p) => BudgetPeriod::parse(&p.period).unwrap_or(BudgetPeriod::Monthly),
-        None => BudgetPeriod::Monthly,
+    let policy = policy::for_team(conn, row.team.as_deref()).await?;
+    let Some((stop, period)) = policy.and_then(|p| Some((p.stop?, BudgetPeriod::parse(&p.period)?))) else {
+        return Ok(Err(AwsFailure::new(
+            "the policy has no stop configuration (type, execution role and targets)",
+        )));
     };
     let subscribers = recipients(conn, row.team_id).await?;
     let target = StopTarget {
@@ -230,10 +210,9 @@ async fn perform(conn: &mut PgConnection, executor: &Executor, row: &mut ActionR
         "notify" => {
             let to = recipients(conn, row.team_id).await?;
             let Some(mailer) = &executor.mailer else {
-                return Ok(Outcome::Failed(AwsFailure {
-                    message: "SMTP_URL is not set, so no email can be sent".into(),
-                    request_id: None,
-                }));
+                return Ok(Outcome::Failed(AwsFailure::new(
+                    "SMTP_URL is not set, so no email can be sent",
+                )));
             };
             let (subject, text, html) = notice(row, executor.public_url.as_deref());
             let email = Email {
@@ -248,10 +227,7 @@ async fn perform(conn: &mut PgConnection, executor: &Executor, row: &mut ActionR
                     message: format!("emailed {}: {reply}", to.join(", ")),
                     request_id: None,
                 },
-                Err(failure) => Outcome::Failed(AwsFailure {
-                    message: format!("SMTP: {}", failure.message),
-                    request_id: None,
-                }),
+                Err(failure) => Outcome::Failed(AwsFailure::new(format!("SMTP: {}", failure.message))),
             })
         }
         _ => {
@@ -312,17 +288,29 @@ async fn settle(
             return Ok(row.status.clone());
         }
     };
+    write(conn, row, actor, (status, event), &message, request_id).await?;
+    Ok(status.to_string())
+}
+
+/// Sets the action's status and last message and appends `event` to the audit log.
+async fn write(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    actor: &str,
+    (status, event): (&str, &str),
+    message: &str,
+    request_id: Option<String>,
+) -> Result<(), sqlx::Error> {
     sqlx::query("update enforcement_actions set status = $2, last_message = $3, updated_at = now() where id = $1")
         .bind(row.id)
         .bind(status)
-        .bind(&message)
+        .bind(message)
         .execute(&mut *conn)
         .await?;
     let entry = Entry::new(actor, event, row.id, &row.project, &row.action)
-        .response(&message)
+        .response(message)
         .request_id(request_id);
-    audit::append(conn, &entry).await?;
-    Ok(status.to_string())
+    audit::append(conn, &entry).await
 }
 
 /// Runs `id` if it is in one of `from`, logging `event` first; returns the new status.
@@ -387,10 +375,7 @@ pub async fn reverse(pool: &PgPool, executor: &Executor, id: i64, actor: &str) -
                     .map(|request_id| (format!("AWS budget action {action} on {budget} reversed"), request_id))
             }
             (Err(failure), _, _) => Err(failure),
-            _ => Err(AwsFailure {
-                message: "no AWS budget action is recorded for this stop".into(),
-                request_id: None,
-            }),
+            _ => Err(AwsFailure::new("no AWS budget action is recorded for this stop")),
         },
     };
     let (status, event, message, request_id) = match outcome {
@@ -403,16 +388,7 @@ pub async fn reverse(pool: &PgPool, executor: &Executor, id: i64, actor: &str) -
             failure.request_id,
         ),
     };
-    sqlx::query("update enforcement_actions set status = $2, last_message = $3, updated_at = now() where id = $1")
-        .bind(row.id)
-        .bind(status)
-        .bind(&message)
-        .execute(&mut *tx)
-        .await?;
-    let entry = Entry::new(actor, event, row.id, &row.project, &row.action)
-        .response(&message)
-        .request_id(request_id);
-    audit::append(&mut tx, &entry).await?;
+    write(&mut tx, &row, actor, (status, event), &message, request_id).await?;
     tx.commit().await?;
     if event == "failed" {
         return Err(ActionError::Refused(message));
@@ -459,20 +435,27 @@ pub async fn after_evaluation(pool: &PgPool, executor: &Executor) -> Result<usiz
 
 /// Projects with an executed, unreversed flag: the badge stays until an admin reverses it.
 pub async fn flagged_projects(conn: &mut PgConnection) -> Result<Vec<String>, sqlx::Error> {
-    flagged_in(conn, None).await
+    flagged_in(conn, None, None).await
 }
 
-/// Flagged projects of `team` (`Unassigned` for projects in no team), or of everyone.
-pub async fn flagged_in(conn: &mut PgConnection, team: Option<&str>) -> Result<Vec<String>, sqlx::Error> {
+/// Flagged projects, narrowed to `team` (`Unassigned` for projects in no team) and/or to
+/// one `project` when given.
+pub async fn flagged_in(
+    executor: impl sqlx::PgExecutor<'_>,
+    team: Option<&str>,
+    project: Option<&str>,
+) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar(
         "select distinct v.project from enforcement_actions a join violations v on v.id = a.violation_id
          left join projects p on p.name = v.project left join teams t on t.id = p.team_id
          where a.action = 'flag' and a.status = 'executed'
            and ($1::text is null or coalesce(t.name, $2) = $1)
+           and ($3::text is null or v.project = $3)
          order by 1",
     )
     .bind(team)
     .bind(crate::costs::UNASSIGNED_TEAM)
-    .fetch_all(conn)
+    .bind(project)
+    .fetch_all(executor)
     .await
 }

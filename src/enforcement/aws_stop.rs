@@ -38,10 +38,13 @@ fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(call: &str, er
     }
 }
 
-fn local(message: String) -> AwsFailure {
-    AwsFailure {
-        message,
-        request_id: None,
+impl AwsFailure {
+    /// A failure found before AWS answered (no request id).
+    pub fn new(message: impl Into<String>) -> AwsFailure {
+        AwsFailure {
+            message: message.into(),
+            request_id: None,
+        }
     }
 }
 
@@ -62,7 +65,7 @@ pub async fn prepare(
     target: &StopTarget<'_>,
     stop: &StopConfig,
 ) -> Result<(String, String, Option<String>), AwsFailure> {
-    let build = |e: aws_sdk_budgets::error::BuildError| local(format!("building the AWS request: {e}"));
+    let build = |e: aws_sdk_budgets::error::BuildError| AwsFailure::new(format!("building the AWS request: {e}"));
     let name = format!("{BUDGET_PREFIX}{}", target.action_id);
     let filter = Expression::builder()
         .tags(
@@ -123,7 +126,7 @@ pub async fn prepare(
                     .map_err(build)?,
             )
             .build(),
-        other => return Err(local(format!("unknown stop type {other:?}"))),
+        other => return Err(AwsFailure::new(format!("unknown stop type {other:?}"))),
     };
     let subscribers = target
         .subscribers
@@ -138,8 +141,8 @@ pub async fn prepare(
         })
         .collect::<Result<Vec<_>, _>>()?;
     if subscribers.is_empty() {
-        return Err(local(
-            "AWS requires a subscriber for a budget action: give the team an owner or add an admin account".into(),
+        return Err(AwsFailure::new(
+            "AWS requires a subscriber for a budget action: give the team an owner or add an admin account",
         ));
     }
     let action = aws

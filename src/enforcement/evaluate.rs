@@ -117,22 +117,15 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                 } else {
                     "proposed"
                 };
-                let inserted: Option<i64> = sqlx::query_scalar(
+                // New actions are recorded; a policy switched to another mode takes over the
+                // actions that have not run yet (dry-run proposals become approvable once an
+                // admin chooses manual). Either way the row comes back and is audited.
+                let proposed: Option<i64> = sqlx::query_scalar(
                     "insert into enforcement_actions (violation_id, action, mode, status) values ($1, $2, $3, $4)
-                     on conflict (violation_id, action) do nothing returning id",
-                )
-                .bind(violation)
-                .bind(action)
-                .bind(&policy.mode)
-                .bind(status)
-                .fetch_optional(&mut *tx)
-                .await?;
-                // A policy switched to another mode takes over actions that have not run yet,
-                // so dry-run proposals become approvable once an admin chooses manual.
-                let switched: Option<i64> = sqlx::query_scalar(
-                    "update enforcement_actions set mode = $3, status = $4, updated_at = now()
-                     where violation_id = $1 and action = $2 and mode <> $3
-                       and status in ('proposed', 'awaiting_approval')
+                     on conflict (violation_id, action) do update
+                        set mode = excluded.mode, status = excluded.status, updated_at = now()
+                        where enforcement_actions.mode <> excluded.mode
+                          and enforcement_actions.status in ('proposed', 'awaiting_approval')
                      returning id",
                 )
                 .bind(violation)
@@ -141,7 +134,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                 .bind(status)
                 .fetch_optional(&mut *tx)
                 .await?;
-                if let Some(action_id) = inserted.or(switched) {
+                if let Some(action_id) = proposed {
                     let note = format!(
                         "{} spend {} is over the {} limit {} ({}); mode {}",
                         period.noun(),
