@@ -58,10 +58,7 @@ pub fn compose(
         .map(|(project, spend)| (tag_label(project).to_string(), usd(*spend)))
         .collect();
 
-    let mut text = format!("{subject}\n\n");
-    for (label, value) in &facts {
-        text.push_str(&format!("{label}: {value}\n"));
-    }
+    let (mut text, mut html) = facts_message(&subject, &facts);
     text.push_str("\nTop projects driving spend:\n");
     for (project, spend) in &top {
         text.push_str(&format!("  - {project}: {spend}\n"));
@@ -71,15 +68,7 @@ pub fn compose(
     }
     text.push_str("\nYou receive this because you own the budget's team or are listed as a recipient.\n");
 
-    let mut html = format!("<!DOCTYPE html><html><body><h1>{}</h1><table>", escape(&subject));
-    for (label, value) in &facts {
-        html.push_str(&format!(
-            "<tr><th align=\"left\">{}</th><td>{}</td></tr>",
-            escape(label),
-            escape(value)
-        ));
-    }
-    html.push_str("</table><h2>Top projects driving spend</h2><ol>");
+    html.push_str("<h2>Top projects driving spend</h2><ol>");
     for (project, spend) in &top {
         html.push_str(&format!("<li>{}: {}</li>", escape(project), escape(spend)));
     }
@@ -89,6 +78,23 @@ pub fn compose(
     }
     html.push_str("</body></html>");
     AlertMessage { subject, text, html }
+}
+
+/// The start of an email: the subject, then one `label: value` line (text) or table row
+/// (HTML, every value escaped) per fact. Callers append the rest and close the HTML body.
+pub(crate) fn facts_message(subject: &str, facts: &[(&str, String)]) -> (String, String) {
+    let mut text = format!("{subject}\n\n");
+    let mut html = format!("<!DOCTYPE html><html><body><h1>{}</h1><table>", escape(subject));
+    for (label, value) in facts {
+        text.push_str(&format!("{label}: {value}\n"));
+        html.push_str(&format!(
+            "<tr><th align=\"left\">{}</th><td>{}</td></tr>",
+            escape(label),
+            escape(value)
+        ));
+    }
+    html.push_str("</table>");
+    (text, html)
 }
 
 /// Header values must be one line.

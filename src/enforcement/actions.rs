@@ -18,7 +18,7 @@ use super::aws_stop::{self, AwsFailure, StopTarget};
 use super::policy;
 use crate::budgets::BudgetPeriod;
 use crate::budgets::aws_sync::AwsBudgets;
-use crate::budgets::email::{escape, one_line};
+use crate::budgets::email::{escape, facts_message, one_line};
 use crate::format::{tag_label, usd};
 use crate::mail::{Email, Mailer};
 
@@ -137,17 +137,7 @@ fn notice(row: &ActionRow, public_url: Option<&str>) -> (String, String, String)
         ("Reason", row.reason.replace('_', " ")),
     ];
     let link = public_url.map(|u| format!("{}/enforcement", u.trim_end_matches('/')));
-    let mut text = format!("{subject}\n\n");
-    let mut html = format!("<!DOCTYPE html><html><body><h1>{}</h1><table>", escape(&subject));
-    for (label, value) in &facts {
-        text.push_str(&format!("{label}: {value}\n"));
-        html.push_str(&format!(
-            "<tr><th align=\"left\">{}</th><td>{}</td></tr>",
-            escape(label),
-            escape(value)
-        ));
-    }
-    html.push_str("</table>");
+    let (mut text, mut html) = facts_message(&subject, &facts);
     text.push_str("\nApprove the project (with a cap and an expiry) or bring its spend down.\n");
     if let Some(link) = link {
         text.push_str(&format!("Enforcement: {link}\n"));
