@@ -8,6 +8,7 @@ pub mod app;
 pub mod audit;
 pub mod auth;
 pub mod budgets;
+pub mod codec;
 pub mod costs;
 pub mod enforcement;
 pub mod error;
@@ -30,6 +31,8 @@ pub mod db;
 pub mod demo;
 #[cfg(feature = "ssr")]
 pub mod mail;
+#[cfg(feature = "ssr")]
+pub mod page_cache;
 #[cfg(feature = "ssr")]
 pub mod server;
 

@@ -24,6 +24,8 @@ pub struct AppState {
     pub ingest_status: crate::ingestion::schedule::SharedStatus,
     /// Computed page data per data version (see `costs::cache`).
     pub views: crate::costs::cache::ViewCache,
+    /// Rendered dashboard pages per caller, URL, day and data version (see `page_cache`).
+    pub pages: crate::page_cache::PageCache,
     pub alerts: crate::budgets::outbox::AlertSender,
     /// Runs enforcement actions (SMTP from `alerts`, AWS from the standard chain).
     pub enforcement: crate::enforcement::actions::Executor,
@@ -41,6 +43,7 @@ impl AppState {
         AppState {
             leptos_options,
             views: Default::default(),
+            pages: Default::default(),
             enforcement: crate::enforcement::actions::Executor::from_config(&config, &alerts),
             alerts,
             ingest_status: Arc::new(std::sync::RwLock::new(crate::ingestion::schedule::initial_status(
@@ -70,15 +73,21 @@ pub fn router(state: AppState) -> Router {
             provide_state,
             shell,
         ))
+        // Inside the guard: only signed-in callers reach the cache, and the key names them.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::page_cache::serve_cached,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::auth::middleware::guard,
         ))
         // The file handler serves the wasm bundle uncompressed; compress everything here. Level
-        // 4: brotli's default is 11, which costs tens of milliseconds per page of HTML (and
-        // seconds for the wasm) on every response; 4 compresses about as well as gzip's default
-        // at a fraction of the CPU.
-        .layer(CompressionLayer::new().quality(tower_http::CompressionLevel::Precise(4)))
+        // 2: brotli's default is 11, which costs tens of milliseconds per page of HTML (and
+        // seconds for the wasm) on every response. At 2 brotli is still smaller than gzip's
+        // default and faster than gzip's fastest level; with pages served from the page cache,
+        // compression is most of what a page view costs (docs/PERFORMANCE.md).
+        .layer(CompressionLayer::new().quality(tower_http::CompressionLevel::Precise(2)))
         .with_state(state)
 }
 

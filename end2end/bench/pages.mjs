@@ -5,8 +5,16 @@
 //     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
 //     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20]
 //
+// Each page is measured three ways: as viewers see it again and again (the rendered page
+// comes from the page cache), rendered on every request (a unique `bench=N` query parameter
+// defeats the page cache, not the data cache), both at --concurrency connections, and one
+// request at a time (the latency of one render with nothing queued before it).
+//
+// Requests go through node:http with keep-alive and Chromium's Accept-Encoding; bodies are
+// read but not decompressed, so the generator spends as little of the shared CPU as it can.
 // Every loop is bounded by --seconds; only 127.0.0.1 is contacted.
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 
@@ -39,7 +47,27 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function load(path, cookie) {
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+const target = new URL(base);
+
+/** GETs `path`, resolving to the status once the whole body has arrived. */
+function get(path, cookie) {
+  return new Promise((resolve, reject) => {
+    const request = http.get({
+      agent, host: target.hostname, port: target.port, path,
+      headers: { cookie, 'accept-encoding': 'gzip, deflate, br, zstd' },
+    }, (response) => {
+      response.on('data', () => {});
+      response.on('end', () => resolve(response.statusCode));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
+}
+
+let uniqueQuery = 0;
+
+async function load(path, cookie, { connections = concurrency, bust = false } = {}) {
   const latencies = [];
   let failures = 0;
   let peakRss = 0;
@@ -47,20 +75,20 @@ async function load(path, cookie) {
   const deadline = performance.now() + seconds * 1000;
   async function worker() {
     while (performance.now() < deadline) {
+      const url = bust ? `${path}${path.includes('?') ? '&' : '?'}bench=${uniqueQuery += 1}` : path;
       const started = performance.now();
-      const response = await fetch(`${base}${path}`, { headers: { cookie } });
-      await response.arrayBuffer();
-      if (response.status !== 200) failures += 1;
+      const status = await get(url, cookie);
+      if (status !== 200) failures += 1;
       latencies.push(performance.now() - started);
     }
   }
   const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(Array.from({ length: connections }, worker));
   const elapsed = (performance.now() - started) / 1000;
   clearInterval(sampler);
   latencies.sort((a, b) => a - b);
   return {
-    path, requests: latencies.length, failures, rps: latencies.length / elapsed,
+    connections, bust, requests: latencies.length, failures, rps: Math.round(latencies.length / elapsed),
     p50: percentile(latencies, 50), p95: percentile(latencies, 95), peakRss,
   };
 }
@@ -93,10 +121,15 @@ const pages = [
       group by 1`, params: [team] },
 ];
 console.log(`facts: ${facts}; concurrency ${concurrency}; ${seconds} s per page`);
+const round = (result) => Object.fromEntries(
+  Object.entries(result).map(([k, v]) => [k, typeof v === 'number' ? Math.round(v * 10) / 10 : v]));
 for (const page of pages) {
-  await load(page.path, cookie); // warm-up pass of the same length is too long; one short pass:
-  const result = await load(page.path, cookie);
-  const sql = await sqlTimes(db, page.sql, page.params ?? []);
-  console.log(JSON.stringify({ ...result, sqlP50: sql.p50, sqlP95: sql.p95 }));
+  await load(page.path, cookie); // warm-up: fills the data and page caches
+  console.log(page.path);
+  console.log('  cached   ', JSON.stringify(round(await load(page.path, cookie))));
+  console.log('  rendered ', JSON.stringify(round(await load(page.path, cookie, { bust: true }))));
+  console.log('  one at a time, rendered', JSON.stringify(round(await load(page.path, cookie, { connections: 1, bust: true }))));
+  console.log('  raw SQL  ', JSON.stringify(round(await sqlTimes(db, page.sql, page.params ?? []))));
 }
+agent.destroy();
 await db.end();

@@ -62,7 +62,7 @@ pub async fn list_audit(limit: Option<i64>) -> Result<Vec<AuditEntry>, AppError>
 
 #[component]
 pub fn AuditPage() -> impl IntoView {
-    let entries = Resource::new(|| (), |_| list_audit(None));
+    let entries = crate::codec::resource(|| (), |_| list_audit(None));
     view! {
         <PageHeader title="Audit log"/>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>

@@ -89,7 +89,7 @@ pub fn UsersPage() -> impl IntoView {
     let create = ServerAction::<CreateAccount>::new();
     let change_role = ServerAction::<SetRole>::new();
     let reset = ServerAction::<ResetPassword>::new();
-    let accounts = Resource::new(
+    let accounts = crate::codec::resource(
         move || {
             (
                 create.version().get(),

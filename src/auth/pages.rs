@@ -37,7 +37,7 @@ pub fn LoginPage() -> impl IntoView {
     let login = ServerAction::<Login>::new();
     let query = use_query_map();
     let next = move || query.read().get("next").unwrap_or_default();
-    let needs_setup = Resource::new(|| (), |_| setup_needed());
+    let needs_setup = crate::codec::resource(|| (), |_| setup_needed());
 
     view! {
         <Title text="Sign in · burnrate"/>
@@ -65,7 +65,7 @@ pub fn LoginPage() -> impl IntoView {
 #[component]
 pub fn SetupPage() -> impl IntoView {
     let setup = ServerAction::<SetupAdmin>::new();
-    let needs_setup = Resource::new(|| (), |_| setup_needed());
+    let needs_setup = crate::codec::resource(|| (), |_| setup_needed());
 
     view! {
         <Title text="Set up · burnrate"/>
@@ -121,7 +121,7 @@ pub fn AccountPage() -> impl IntoView {
 #[component]
 pub fn UserMenu() -> impl IntoView {
     let location = use_location();
-    let me = Resource::new(move || location.pathname.get(), |_| get_me());
+    let me = crate::codec::resource(move || location.pathname.get(), |_| get_me());
     let logout = ServerAction::<Logout>::new();
 
     view! {

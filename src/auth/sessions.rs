@@ -110,12 +110,20 @@ pub async fn authenticate(pool: &PgPool, config: &Config, headers: &HeaderMap) -
         return Ok(None);
     };
     let hash = hash_token(&token);
+    // One round trip: the touch runs in the same statement as the lookup.
     let row: Option<(i64, String, String, String, Vec<i64>)> = sqlx::query_as(
-        "select a.id, a.email, a.display_name, a.role,
-                array(select o.team_id from team_owners o where lower(o.email) = a.email order by 1)
-         from sessions s join accounts a on a.id = s.account_id
-         where s.token_hash = $1 and s.expires_at > now()
-           and s.last_seen_at > now() - make_interval(secs => $2)",
+        "with live as (
+             select a.id, a.email, a.display_name, a.role,
+                    array(select o.team_id from team_owners o where lower(o.email) = a.email order by 1) as team_ids
+             from sessions s join accounts a on a.id = s.account_id
+             where s.token_hash = $1 and s.expires_at > now()
+               and s.last_seen_at > now() - make_interval(secs => $2)
+         ), touched as (
+             update sessions set last_seen_at = now()
+             where token_hash = $1 and last_seen_at < now() - interval '1 minute'
+               and exists (select 1 from live)
+         )
+         select id, email, display_name, role, team_ids from live",
     )
     .bind(&hash)
     .bind(config.session_idle.as_secs_f64())
@@ -124,12 +132,6 @@ pub async fn authenticate(pool: &PgPool, config: &Config, headers: &HeaderMap) -
     let Some((account_id, email, display_name, role, team_ids)) = row else {
         return Ok(None);
     };
-    sqlx::query(
-        "update sessions set last_seen_at = now() where token_hash = $1 and last_seen_at < now() - interval '1 minute'",
-    )
-    .bind(&hash)
-    .execute(pool)
-    .await?;
     let role = Role::parse(&role).unwrap_or(Role::Viewer);
     Ok(Some(Caller {
         account_id,

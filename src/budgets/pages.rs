@@ -20,7 +20,7 @@ const AWS_EMAIL_SUBSCRIBERS: usize = 10;
 #[component]
 pub fn BudgetsPage() -> impl IntoView {
     let save = ServerAction::<SaveBudget>::new();
-    let data = Resource::new(move || save.version().get(), |_| list_budgets());
+    let data = crate::codec::resource(move || save.version().get(), |_| list_budgets());
     view! {
         {crumbs(None, "Budgets".into())}
         <p class="hint">"Spend against each budget for its current calendar period (UTC). The status shows the highest threshold crossed; "
@@ -129,7 +129,7 @@ pub fn BudgetPage() -> impl IntoView {
     let save = ServerAction::<SaveBudget>::new();
     let retry = ServerAction::<RetryAlert>::new();
     let id = move || params.read().get("id").and_then(|id| id.parse::<i64>().ok());
-    let data = Resource::new(
+    let data = crate::codec::resource(
         move || (id(), save.version().get(), retry.version().get()),
         |(id, _, _)| async move {
             match id {

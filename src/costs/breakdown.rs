@@ -172,7 +172,7 @@ pub fn TeamsPage() -> impl IntoView {
         let q = query.read();
         (super::filters::period_value(&q), q.get("metric"))
     };
-    let data = Resource::new(filters, |(period, metric)| get_teams(period, metric));
+    let data = crate::codec::resource(filters, |(period, metric)| get_teams(period, metric));
     view! {
         {crumbs(None, "Teams".into())}
         <FilterBar/>
@@ -261,7 +261,7 @@ fn ScopePage(kind: &'static str) -> impl IntoView {
         let name = params.read().get(kind).unwrap_or_default();
         (name, super::filters::period_value(&q), q.get("metric"))
     };
-    let data = Resource::new(inputs, move |(name, period, metric)| {
+    let data = crate::codec::resource(inputs, move |(name, period, metric)| {
         get_scope(kind.to_string(), name, period, metric)
     });
     view! {

@@ -19,7 +19,7 @@ pub fn OverviewPage() -> impl IntoView {
         let q = query.read();
         (super::filters::period_value(&q), q.get("metric"), q.get("team"))
     };
-    let overview = Resource::new(filters, |(period, metric, team)| get_overview(period, metric, team));
+    let overview = crate::codec::resource(filters, |(period, metric, team)| get_overview(period, metric, team));
 
     view! {
         <Title text="Overview · burnrate"/>

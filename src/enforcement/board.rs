@@ -16,7 +16,7 @@ pub fn EnforcementPage() -> impl IntoView {
     let act = ServerAction::<ActOnAction>::new();
     let save = ServerAction::<SavePolicy>::new();
     let remove = ServerAction::<RemovePolicy>::new();
-    let data = Resource::new(
+    let data = crate::codec::resource(
         move || (act.version().get(), save.version().get(), remove.version().get()),
         |_| get_enforcement(),
     );

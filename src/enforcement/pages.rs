@@ -11,7 +11,7 @@ use crate::format::{tag_label, usd};
 pub fn ApprovalsPage() -> impl IntoView {
     let save = ServerAction::<SaveApproval>::new();
     let revoke = ServerAction::<RevokeApproval>::new();
-    let data = Resource::new(
+    let data = crate::codec::resource(
         move || (save.version().get(), revoke.version().get()),
         |_| list_approvals(),
     );

@@ -141,7 +141,7 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
 
 #[component]
 pub fn IngestionPage() -> impl IntoView {
-    let runs = Resource::new(|| (), |_| list_runs());
+    let runs = crate::codec::resource(|| (), |_| list_runs());
     view! {
         <PageHeader title="Ingestion"/>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>

@@ -126,7 +126,7 @@ pub fn TeamsAdminPage() -> impl IntoView {
     let save = ServerAction::<SaveTeam>::new();
     let remove = ServerAction::<DeleteTeam>::new();
     let assign_action = ServerAction::<Assign>::new();
-    let mappings = Resource::new(
+    let mappings = crate::codec::resource(
         move || {
             (
                 save.version().get(),

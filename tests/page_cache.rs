@@ -1,0 +1,134 @@
+//! Rendered dashboard pages are served again until the data, the day, the URL or the
+//! caller changes; every response still carries its own CSP nonce.
+
+mod common;
+
+use burnrate::auth::Role;
+use common::{TestResponse, add_project_costs, spawn_app, today};
+use sqlx::PgPool;
+
+const CACHE: &str = "x-burnrate-page-cache";
+
+/// The nonce the response's Content-Security-Policy allows.
+fn csp_nonce(response: &TestResponse) -> String {
+    let csp = response.header("content-security-policy");
+    let (_, after) = csp.split_once("'nonce-").expect("the page CSP names a nonce");
+    after.split_once('\'').expect("nonce is quoted").0.to_string()
+}
+
+fn recent_days() -> (chrono::NaiveDate, chrono::NaiveDate) {
+    (today() - chrono::Days::new(40), today())
+}
+
+#[sqlx::test]
+async fn a_second_view_is_served_from_the_cache_with_its_own_nonce(pool: PgPool) {
+    add_project_costs(&pool, "probe-alpha", None, recent_days(), "10.00", "10.00").await;
+    let app = spawn_app(pool).await;
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+
+    let first = app.get_as("/?period=30d", &admin).await;
+    let second = app.get_as("/?period=30d", &admin).await;
+    assert_eq!((first.status, second.status), (200, 200));
+    assert_eq!(first.header(CACHE), "miss");
+    assert_eq!(second.header(CACHE), "hit");
+    assert!(second.body.contains("probe-alpha"), "the cached page is the whole page");
+
+    let (first_nonce, second_nonce) = (csp_nonce(&first), csp_nonce(&second));
+    assert_ne!(first_nonce, second_nonce, "a nonce is never served twice");
+    assert!(second.body.contains(&format!("nonce=\"{second_nonce}\"")));
+    assert!(
+        !second.body.contains(&first_nonce),
+        "the stored nonce is gone everywhere"
+    );
+    assert_eq!(
+        first.body.replace(&first_nonce, "N"),
+        second.body.replace(&second_nonce, "N"),
+        "apart from the nonce, the cached page is the rendered one"
+    );
+}
+
+#[sqlx::test]
+async fn a_write_to_the_data_renders_the_page_again(pool: PgPool) {
+    add_project_costs(&pool, "probe-alpha", None, recent_days(), "10.00", "10.00").await;
+    let app = spawn_app(pool.clone()).await;
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    assert_eq!(app.get_as("/?period=30d", &admin).await.header(CACHE), "miss");
+    assert_eq!(app.get_as("/?period=30d", &admin).await.header(CACHE), "hit");
+
+    add_project_costs(&pool, "probe-beta", None, recent_days(), "99.00", "99.00").await;
+    let after = app.get_as("/?period=30d", &admin).await;
+    assert_eq!(after.header(CACHE), "miss");
+    assert!(after.body.contains("probe-beta"), "the new project shows at once");
+}
+
+#[sqlx::test]
+async fn callers_and_urls_never_share_a_page(pool: PgPool) {
+    add_project_costs(&pool, "probe-alpha", None, recent_days(), "10.00", "10.00").await;
+    let app = spawn_app(pool).await;
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+
+    assert_eq!(app.get_as("/?period=30d", &admin).await.header(CACHE), "miss");
+    let viewers_page = app.get_as("/?period=30d", &viewer).await;
+    assert_eq!(viewers_page.header(CACHE), "miss");
+    assert!(viewers_page.body.contains("viewer@example.com"));
+    assert!(!viewers_page.body.contains("admin@example.com"));
+    assert_eq!(app.get_as("/?period=90d", &admin).await.header(CACHE), "miss");
+    assert_eq!(app.get_as("/projects/probe-alpha", &admin).await.header(CACHE), "miss");
+    assert_eq!(app.get_as("/projects/probe-alpha", &admin).await.header(CACHE), "hit");
+}
+
+#[sqlx::test]
+async fn signed_out_requests_and_other_pages_are_never_cached(pool: PgPool) {
+    let app = spawn_app(pool).await;
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let signed_out = app.get("/").await;
+    assert_eq!(signed_out.header(CACHE), "");
+    for path in ["/budgets", "/ingestion", "/enforcement", "/no-such-page"] {
+        for _ in 0..2 {
+            let response = app.get_as(path, &admin).await;
+            assert_eq!(response.header(CACHE), "", "{path} {}", response.status);
+        }
+    }
+}
+
+#[sqlx::test]
+async fn a_cached_page_goes_gzipped_to_clients_that_accept_it(pool: PgPool) {
+    use std::io::Read;
+    add_project_costs(&pool, "probe-alpha", None, recent_days(), "10.00", "10.00").await;
+    let app = spawn_app(pool).await;
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let plain = app.get_as("/?period=30d", &admin).await;
+    let client = reqwest::Client::new();
+    let response = client
+        .get(app.url("/?period=30d"))
+        .header("cookie", &admin)
+        .header("accept-encoding", "gzip, deflate, br, zstd")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(response.headers()[CACHE], "hit");
+    assert_eq!(response.headers()["content-encoding"], "gzip");
+    assert!(
+        response.headers()["vary"]
+            .to_str()
+            .expect("ascii")
+            .contains("accept-encoding")
+    );
+    let csp = response.headers()["content-security-policy"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|s| s.split('\'').next())
+        .expect("nonce")
+        .to_string();
+    let gzipped = response.bytes().await.expect("body");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gzipped[..])
+        .read_to_string(&mut text)
+        .expect("a valid gzip body");
+    assert_eq!(text.replace(&nonce, "N"), plain.body.replace(&csp_nonce(&plain), "N"));
+}
