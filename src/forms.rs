@@ -36,3 +36,20 @@ where
             })
     }
 }
+
+/// The action's version as of its last successful submission. Data keyed on it reloads
+/// after a change, but not after a refused submission: reloading then would rebuild the
+/// form the user is correcting and reset what they had chosen.
+pub fn saved_version<T>(version: RwSignal<usize>, result: Signal<Option<Result<T, AppError>>>) -> Memo<usize>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    Memo::new(move |last: Option<&usize>| {
+        let version = version.get();
+        if result.with(|r| matches!(r, Some(Ok(_)))) {
+            version
+        } else {
+            last.copied().unwrap_or(version)
+        }
+    })
+}

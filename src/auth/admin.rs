@@ -89,14 +89,9 @@ pub fn UsersPage() -> impl IntoView {
     let create = ServerAction::<CreateAccount>::new();
     let change_role = ServerAction::<SetRole>::new();
     let reset = ServerAction::<ResetPassword>::new();
+    let created = crate::forms::saved_version(create.version(), create.value().into());
     let accounts = crate::codec::resource(
-        move || {
-            (
-                create.version().get(),
-                change_role.version().get(),
-                reset.version().get(),
-            )
-        },
+        move || (created.get(), change_role.version().get(), reset.version().get()),
         |_| list_accounts(),
     );
     let role_options = || {

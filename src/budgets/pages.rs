@@ -20,7 +20,8 @@ const AWS_EMAIL_SUBSCRIBERS: usize = 10;
 #[component]
 pub fn BudgetsPage() -> impl IntoView {
     let save = ServerAction::<SaveBudget>::new();
-    let data = crate::codec::resource(move || save.version().get(), |_| list_budgets());
+    let saved = crate::forms::saved_version(save.version(), save.value().into());
+    let data = crate::codec::resource(move || saved.get(), |_| list_budgets());
     view! {
         {crumbs(None, "Budgets".into())}
         <p class="hint">"Spend against each budget for its current calendar period (UTC). The status shows the highest threshold crossed; "
@@ -32,7 +33,7 @@ pub fn BudgetsPage() -> impl IntoView {
                     Ok(list) => view! {
                         <BudgetTable lines=list.budgets/>
                         {let choices = list.choices.clone(); choices.any().then(|| view! {
-                            <details class="card" open=false data-testid="new-budget">
+                            <details class="card" data-testid="new-budget">
                                 <summary>"New budget"</summary>
                                 <BudgetForm budget=None choices=choices action=save/>
                             </details>
@@ -129,8 +130,9 @@ pub fn BudgetPage() -> impl IntoView {
     let save = ServerAction::<SaveBudget>::new();
     let retry = ServerAction::<RetryAlert>::new();
     let id = move || params.read().get("id").and_then(|id| id.parse::<i64>().ok());
+    let saved = crate::forms::saved_version(save.version(), save.value().into());
     let data = crate::codec::resource(
-        move || (id(), save.version().get(), retry.version().get()),
+        move || (id(), saved.get(), retry.version().get()),
         |(id, _, _)| async move {
             match id {
                 Some(id) => get_budget(id).await,

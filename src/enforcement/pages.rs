@@ -11,10 +11,8 @@ use crate::format::{tag_label, usd};
 pub fn ApprovalsPage() -> impl IntoView {
     let save = ServerAction::<SaveApproval>::new();
     let revoke = ServerAction::<RevokeApproval>::new();
-    let data = crate::codec::resource(
-        move || (save.version().get(), revoke.version().get()),
-        |_| list_approvals(),
-    );
+    let saved = crate::forms::saved_version(save.version(), save.value().into());
+    let data = crate::codec::resource(move || (saved.get(), revoke.version().get()), |_| list_approvals());
     view! {
         {crumbs(None, "Approved projects".into())}
         <p class="hint">"Projects allowed to spend above the policy limit, up to their cap per period, through their expiry date (UTC). "

@@ -14,7 +14,7 @@
 mod gzip;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
@@ -58,8 +58,9 @@ struct StoredPage {
     headers: HeaderMap,
     /// The body split at every occurrence of the nonce it was rendered with.
     pieces: Vec<Bytes>,
-    /// The same pieces deflated, for clients that accept gzip.
-    gzip: Option<gzip::SplicedGzip>,
+    /// The same pieces deflated, for clients that accept gzip: made at the page's first hit,
+    /// so a page nobody views twice never pays for it. `None` inside if deflating failed.
+    gzip: OnceLock<Option<gzip::SplicedGzip>>,
     bytes: usize,
 }
 
@@ -175,31 +176,28 @@ impl StoredPage {
             rest = rest.slice(at + nonce.len()..);
         }
         pieces.push(rest);
-        let gzip = gzip::SplicedGzip::new(&pieces)
-            .inspect_err(|err| tracing::warn!(error = %err, "cannot gzip a stored page; it is compressed per response"))
-            .ok();
         StoredPage {
             version,
             stored_at: Instant::now(),
             headers,
             pieces,
-            gzip,
+            gzip: OnceLock::new(),
             bytes: body.len(),
         }
     }
 
     fn respond(&self, nonce: &str, accepts_gzip: bool) -> Response {
-        let gzipped = self
-            .gzip
-            .as_ref()
-            .filter(|_| accepts_gzip)
+        let gzipped = accepts_gzip
+            .then(|| self.gzipped())
+            .flatten()
             .map(|gzip| gzip.with_nonce(&self.pieces, nonce.as_bytes()));
+        let is_gzipped = gzipped.is_some();
         let mut response = Response::new(Body::from(match gzipped {
             Some(gzipped) => gzipped,
             None => self.joined(nonce),
         }));
         *response.headers_mut() = self.headers.clone();
-        if self.gzip.is_some() && accepts_gzip {
+        if is_gzipped {
             // The compression layer leaves a response that already has an encoding alone.
             response
                 .headers_mut()
@@ -215,6 +213,18 @@ impl StoredPage {
             .headers_mut()
             .insert(CACHE_HEADER, HeaderValue::from_static("hit"));
         response
+    }
+
+    fn gzipped(&self) -> Option<&gzip::SplicedGzip> {
+        self.gzip
+            .get_or_init(|| {
+                gzip::SplicedGzip::new(&self.pieces)
+                    .inspect_err(
+                        |err| tracing::warn!(error = %err, "cannot gzip a stored page; it is compressed per response"),
+                    )
+                    .ok()
+            })
+            .as_ref()
     }
 
     fn joined(&self, nonce: &str) -> Vec<u8> {
@@ -302,7 +312,7 @@ mod tests {
         let page = StoredPage::new(1, &HeaderMap::new(), &body, "OLD");
         let response = page.respond("NEW", true);
         assert_eq!(response.headers()[CONTENT_ENCODING], "gzip");
-        let gzipped = page.gzip.as_ref().expect("gzipped").with_nonce(&page.pieces, b"NEW");
+        let gzipped = page.gzipped().expect("gzipped").with_nonce(&page.pieces, b"NEW");
         let mut text = String::new();
         flate2::read::GzDecoder::new(&gzipped[..])
             .read_to_string(&mut text)
