@@ -156,8 +156,11 @@ pub async fn spawn_app_with(pool: PgPool, mut config: Config) -> TestApp {
             .await
             .expect("test server");
     });
+    // A response that never completes fails its test within a minute, with the URL, instead
+    // of stalling the whole run.
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(60))
         .build()
         .expect("client");
     TestApp { addr, pool, client }
