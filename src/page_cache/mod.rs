@@ -34,8 +34,11 @@ pub const CACHE_HEADER: HeaderName = HeaderName::from_static("x-burnrate-page-ca
 /// The stored pages' total size at most; past it, pages of older data versions go first,
 /// then everything (a page is re-rendered on its next request).
 const MAX_TOTAL_BYTES: usize = 32 << 20;
-/// Larger pages are not kept.
+/// Larger pages are sent but not kept.
 const MAX_PAGE_BYTES: usize = 4 << 20;
+/// A page body is buffered up to this size; a larger one (no dashboard page comes near it)
+/// fails rather than holding the memory.
+const MAX_BUFFERED_BYTES: usize = 64 << 20;
 /// A page is re-rendered at least this often, so nothing that is not behind the data
 /// version (e.g. a new release's assets) outlives a minute.
 const MAX_AGE: Duration = Duration::from_secs(60);
@@ -115,7 +118,7 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
     let Some(nonce) = storable(&parts.status, &parts.headers) else {
         return Response::from_parts(parts, body);
     };
-    let body = match axum::body::to_bytes(body, MAX_PAGE_BYTES).await {
+    let body = match axum::body::to_bytes(body, MAX_BUFFERED_BYTES).await {
         Ok(body) => body,
         Err(err) => {
             // Too large or broken off: nothing can be sent whole any more.
@@ -127,8 +130,10 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
     response
         .headers_mut()
         .insert(CACHE_HEADER, HeaderValue::from_static("miss"));
-    let page = StoredPage::new(version, response.headers(), &body, &nonce);
-    state.pages.store(key, page);
+    if body.len() <= MAX_PAGE_BYTES {
+        let page = StoredPage::new(version, response.headers(), &body, &nonce);
+        state.pages.store(key, page);
+    }
     response
 }
 
