@@ -40,10 +40,12 @@ where
 /// The action's version as of its last successful submission. Data keyed on it reloads
 /// after a change, but not after a refused submission: reloading then would rebuild the
 /// form the user is correcting and reset what they had chosen.
-pub fn saved_version<T>(version: RwSignal<usize>, result: Signal<Option<Result<T, AppError>>>) -> Memo<usize>
+pub fn saved_version<S>(action: ServerAction<S>) -> Memo<usize>
 where
-    T: Clone + Send + Sync + 'static,
+    S: leptos::server_fn::ServerFn<Error = AppError> + Clone + Send + Sync + 'static,
+    S::Output: Send + Sync + 'static,
 {
+    let (version, result) = (action.version(), action.value());
     Memo::new(move |last: Option<&usize>| {
         let version = version.get();
         if result.with(|r| matches!(r, Some(Ok(_)))) {

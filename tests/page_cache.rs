@@ -4,14 +4,17 @@
 mod common;
 
 use burnrate::auth::Role;
-use common::{TestResponse, add_project_costs, spawn_app, today};
+use common::{TestApp, TestResponse, add_project_costs, spawn_app, today};
 use sqlx::PgPool;
 
 const CACHE: &str = "x-burnrate-page-cache";
 
 /// The nonce the response's Content-Security-Policy allows.
 fn csp_nonce(response: &TestResponse) -> String {
-    let csp = response.header("content-security-policy");
+    nonce_of(&response.header("content-security-policy"))
+}
+
+fn nonce_of(csp: &str) -> String {
     let (_, after) = csp.split_once("'nonce-").expect("the page CSP names a nonce");
     after.split_once('\'').expect("nonce is quoted").0.to_string()
 }
@@ -20,11 +23,17 @@ fn recent_days() -> (chrono::NaiveDate, chrono::NaiveDate) {
     (today() - chrono::Days::new(40), today())
 }
 
-#[sqlx::test]
-async fn a_second_view_is_served_from_the_cache_with_its_own_nonce(pool: PgPool) {
+/// A server whose data has one project with recent spend, and an admin's session cookie.
+async fn app_with_a_project(pool: PgPool) -> (TestApp, String) {
     add_project_costs(&pool, "probe-alpha", None, recent_days(), "10.00", "10.00").await;
     let app = spawn_app(pool).await;
     let admin = app.session_for("admin@example.com", Role::Admin).await;
+    (app, admin)
+}
+
+#[sqlx::test]
+async fn a_second_view_is_served_from_the_cache_with_its_own_nonce(pool: PgPool) {
+    let (app, admin) = app_with_a_project(pool).await;
 
     let first = app.get_as("/?period=30d", &admin).await;
     let second = app.get_as("/?period=30d", &admin).await;
@@ -49,9 +58,7 @@ async fn a_second_view_is_served_from_the_cache_with_its_own_nonce(pool: PgPool)
 
 #[sqlx::test]
 async fn a_write_to_the_data_renders_the_page_again(pool: PgPool) {
-    add_project_costs(&pool, "probe-alpha", None, recent_days(), "10.00", "10.00").await;
-    let app = spawn_app(pool.clone()).await;
-    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let (app, admin) = app_with_a_project(pool.clone()).await;
     assert_eq!(app.get_as("/?period=30d", &admin).await.header(CACHE), "miss");
     assert_eq!(app.get_as("/?period=30d", &admin).await.header(CACHE), "hit");
 
@@ -63,9 +70,7 @@ async fn a_write_to_the_data_renders_the_page_again(pool: PgPool) {
 
 #[sqlx::test]
 async fn callers_and_urls_never_share_a_page(pool: PgPool) {
-    add_project_costs(&pool, "probe-alpha", None, recent_days(), "10.00", "10.00").await;
-    let app = spawn_app(pool).await;
-    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let (app, admin) = app_with_a_project(pool).await;
     let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
 
     assert_eq!(app.get_as("/?period=30d", &admin).await.header(CACHE), "miss");
@@ -95,9 +100,7 @@ async fn signed_out_requests_and_other_pages_are_never_cached(pool: PgPool) {
 #[sqlx::test]
 async fn a_cached_page_goes_gzipped_to_clients_that_accept_it(pool: PgPool) {
     use std::io::Read;
-    add_project_costs(&pool, "probe-alpha", None, recent_days(), "10.00", "10.00").await;
-    let app = spawn_app(pool).await;
-    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let (app, admin) = app_with_a_project(pool).await;
     let plain = app.get_as("/?period=30d", &admin).await;
     let client = reqwest::Client::new();
     let response = client
@@ -115,16 +118,7 @@ async fn a_cached_page_goes_gzipped_to_clients_that_accept_it(pool: PgPool) {
             .expect("ascii")
             .contains("accept-encoding")
     );
-    let csp = response.headers()["content-security-policy"]
-        .to_str()
-        .expect("ascii")
-        .to_string();
-    let nonce = csp
-        .split("'nonce-")
-        .nth(1)
-        .and_then(|s| s.split('\'').next())
-        .expect("nonce")
-        .to_string();
+    let nonce = nonce_of(response.headers()["content-security-policy"].to_str().expect("ascii"));
     let gzipped = response.bytes().await.expect("body");
     let mut text = String::new();
     flate2::read::GzDecoder::new(&gzipped[..])

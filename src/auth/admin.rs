@@ -89,7 +89,7 @@ pub fn UsersPage() -> impl IntoView {
     let create = ServerAction::<CreateAccount>::new();
     let change_role = ServerAction::<SetRole>::new();
     let reset = ServerAction::<ResetPassword>::new();
-    let created = crate::forms::saved_version(create.version(), create.value().into());
+    let created = crate::forms::saved_version(create);
     let accounts = crate::codec::resource(
         move || (created.get(), change_role.version().get(), reset.version().get()),
         |_| list_accounts(),

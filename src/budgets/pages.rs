@@ -20,7 +20,7 @@ const AWS_EMAIL_SUBSCRIBERS: usize = 10;
 #[component]
 pub fn BudgetsPage() -> impl IntoView {
     let save = ServerAction::<SaveBudget>::new();
-    let saved = crate::forms::saved_version(save.version(), save.value().into());
+    let saved = crate::forms::saved_version(save);
     let data = crate::codec::resource(move || saved.get(), |_| list_budgets());
     view! {
         {crumbs(None, "Budgets".into())}
@@ -130,7 +130,7 @@ pub fn BudgetPage() -> impl IntoView {
     let save = ServerAction::<SaveBudget>::new();
     let retry = ServerAction::<RetryAlert>::new();
     let id = move || params.read().get("id").and_then(|id| id.parse::<i64>().ok());
-    let saved = crate::forms::saved_version(save.version(), save.value().into());
+    let saved = crate::forms::saved_version(save);
     let data = crate::codec::resource(
         move || (id(), saved.get(), retry.version().get()),
         |(id, _, _)| async move {

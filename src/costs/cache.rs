@@ -15,6 +15,13 @@ const CAPACITY: usize = 512;
 
 type Entry = (i64, Arc<dyn Any + Send + Sync>);
 
+/// The data version now: what cached pages and page data are checked against.
+pub async fn current_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("select version from data_version")
+        .fetch_one(pool)
+        .await
+}
+
 #[derive(Clone, Default)]
 pub struct ViewCache {
     entries: Arc<Mutex<HashMap<String, Entry>>>,
@@ -27,9 +34,7 @@ impl ViewCache {
         T: Clone + Send + Sync + 'static,
         F: Future<Output = Result<T, sqlx::Error>>,
     {
-        let version: i64 = sqlx::query_scalar("select version from data_version")
-            .fetch_one(pool)
-            .await?;
+        let version = current_version(pool).await?;
         let hit = self.entries.lock().ok().and_then(|entries| {
             entries
                 .get(&key)

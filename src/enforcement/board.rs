@@ -16,7 +16,7 @@ pub fn EnforcementPage() -> impl IntoView {
     let act = ServerAction::<ActOnAction>::new();
     let save = ServerAction::<SavePolicy>::new();
     let remove = ServerAction::<RemovePolicy>::new();
-    let saved = crate::forms::saved_version(save.version(), save.value().into());
+    let saved = crate::forms::saved_version(save);
     let data = crate::codec::resource(
         move || (act.version().get(), saved.get(), remove.version().get()),
         |_| get_enforcement(),

@@ -11,7 +11,7 @@ use crate::format::{tag_label, usd};
 pub fn ApprovalsPage() -> impl IntoView {
     let save = ServerAction::<SaveApproval>::new();
     let revoke = ServerAction::<RevokeApproval>::new();
-    let saved = crate::forms::saved_version(save.version(), save.value().into());
+    let saved = crate::forms::saved_version(save);
     let data = crate::codec::resource(move || (saved.get(), revoke.version().get()), |_| list_approvals());
     view! {
         {crumbs(None, "Approved projects".into())}

@@ -99,10 +99,7 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
     let Some(key) = cache_key(&request, chrono::Utc::now().date_naive()) else {
         return next.run(request).await;
     };
-    let version: i64 = match sqlx::query_scalar("select version from data_version")
-        .fetch_one(&state.pool)
-        .await
-    {
+    let version = match crate::costs::cache::current_version(&state.pool).await {
         Ok(version) => version,
         Err(err) => {
             tracing::warn!(error = %err, "cannot read the data version; rendering the page uncached");

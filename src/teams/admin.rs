@@ -126,7 +126,7 @@ pub fn TeamsAdminPage() -> impl IntoView {
     let save = ServerAction::<SaveTeam>::new();
     let remove = ServerAction::<DeleteTeam>::new();
     let assign_action = ServerAction::<Assign>::new();
-    let saved = crate::forms::saved_version(save.version(), save.value().into());
+    let saved = crate::forms::saved_version(save);
     let mappings = crate::codec::resource(
         move || (saved.get(), remove.version().get(), assign_action.version().get()),
         |_| list_team_mappings(),
