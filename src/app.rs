@@ -3,8 +3,9 @@
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
-    ParamSegment, StaticSegment,
+    Lazy, LazyRoute, ParamSegment, StaticSegment,
     components::{Route, Router, Routes},
+    lazy_route,
 };
 
 use crate::audit::AuditPage;
@@ -62,25 +63,64 @@ pub fn App() -> impl IntoView {
             </header>
             <main>
                 <Routes fallback=NotFound>
-                    <Route path=StaticSegment("") view=OverviewPage/>
-                    <Route path=StaticSegment("login") view=LoginPage/>
-                    <Route path=StaticSegment("setup") view=SetupPage/>
-                    <Route path=StaticSegment("account") view=AccountPage/>
-                    <Route path=StaticSegment("ingestion") view=IngestionPage/>
-                    <Route path=StaticSegment("teams") view=TeamsPage/>
-                    <Route path=(StaticSegment("teams"), ParamSegment("team")) view=TeamPage/>
-                    <Route path=(StaticSegment("projects"), ParamSegment("project")) view=ProjectPage/>
-                    <Route path=StaticSegment("budgets") view=BudgetsPage/>
-                    <Route path=(StaticSegment("budgets"), ParamSegment("id")) view=BudgetPage/>
-                    <Route path=StaticSegment("approvals") view=ApprovalsPage/>
-                    <Route path=StaticSegment("enforcement") view=EnforcementPage/>
-                    <Route path=(StaticSegment("admin"), StaticSegment("users")) view=UsersPage/>
-                    <Route path=(StaticSegment("admin"), StaticSegment("teams")) view=TeamsAdminPage/>
-                    <Route path=(StaticSegment("admin"), StaticSegment("audit")) view=AuditPage/>
+                    <Route path=StaticSegment("") view={Lazy::<OverviewRoute>::new()}/>
+                    <Route path=StaticSegment("login") view={Lazy::<LoginRoute>::new()}/>
+                    <Route path=StaticSegment("setup") view={Lazy::<SetupRoute>::new()}/>
+                    <Route path=StaticSegment("account") view={Lazy::<AccountRoute>::new()}/>
+                    <Route path=StaticSegment("ingestion") view={Lazy::<IngestionRoute>::new()}/>
+                    <Route path=StaticSegment("teams") view={Lazy::<TeamsRoute>::new()}/>
+                    <Route path=(StaticSegment("teams"), ParamSegment("team")) view={Lazy::<TeamRoute>::new()}/>
+                    <Route path=(StaticSegment("projects"), ParamSegment("project")) view={Lazy::<ProjectRoute>::new()}/>
+                    <Route path=StaticSegment("budgets") view={Lazy::<BudgetsRoute>::new()}/>
+                    <Route path=(StaticSegment("budgets"), ParamSegment("id")) view={Lazy::<BudgetRoute>::new()}/>
+                    <Route path=StaticSegment("approvals") view={Lazy::<ApprovalsRoute>::new()}/>
+                    <Route path=StaticSegment("enforcement") view={Lazy::<EnforcementRoute>::new()}/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("users")) view={Lazy::<UsersRoute>::new()}/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("teams")) view={Lazy::<TeamsAdminRoute>::new()}/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("audit")) view={Lazy::<AuditRoute>::new()}/>
                 </Routes>
             </main>
         </Router>
     }
+}
+
+/// Each page is a lazy route: `cargo leptos build --split` puts its code in its own wasm
+/// chunk, so a visit downloads the framework and the pages it shows instead of every page.
+macro_rules! lazy_pages {
+    ($($route:ident => $page:ident,)*) => {$(
+        #[doc = concat!("The lazily loaded route of [`", stringify!($page), "`].")]
+        struct $route;
+
+        #[lazy_route]
+        impl LazyRoute for $route {
+            fn data() -> Self {
+                Self
+            }
+
+            fn view(this: Self) -> AnyView {
+                let _ = this;
+                view! { <$page/> }.into_any()
+            }
+        }
+    )*};
+}
+
+lazy_pages! {
+    OverviewRoute => OverviewPage,
+    LoginRoute => LoginPage,
+    SetupRoute => SetupPage,
+    AccountRoute => AccountPage,
+    IngestionRoute => IngestionPage,
+    TeamsRoute => TeamsPage,
+    TeamRoute => TeamPage,
+    ProjectRoute => ProjectPage,
+    BudgetsRoute => BudgetsPage,
+    BudgetRoute => BudgetPage,
+    ApprovalsRoute => ApprovalsPage,
+    EnforcementRoute => EnforcementPage,
+    UsersRoute => UsersPage,
+    TeamsAdminRoute => TeamsAdminPage,
+    AuditRoute => AuditPage,
 }
 
 /// A page's document title, breadcrumbs (Overview / title) and heading.

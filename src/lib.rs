@@ -40,9 +40,12 @@ pub mod server;
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
-    // Marks the page interactive, so browser tests wait for it instead of sleeping.
-    if let Some(body) = leptos::prelude::document().body() {
+    // Pages are lazy routes (see `app`): hydration waits for the page's wasm chunk.
+    wasm_bindgen_futures::spawn_local(async {
+        let body = leptos::prelude::document().body();
+        let Some(body) = body else { return };
+        leptos::mount::hydrate_from_async(body.clone(), app::App).await.forget();
+        // Marks the page interactive, so browser tests wait for it instead of sleeping.
         let _ = body.set_attribute("data-hydrated", "true");
-    }
+    });
 }

@@ -13,6 +13,8 @@ test('an admin creates a team budget and sees its status and spend', async () =>
   const { page, problems } = await openPage(server.browser);
   await signIn(page, server.baseUrl, server.accounts.admin, '/budgets');
   await waitForHydration(page);
+  // Sign-in navigates in the page: the Budgets page's code and data arrive after the menu.
+  await page.waitForSelector('[data-testid="budget-row"]');
   const demoRows = await page.locator('[data-testid="budget-row"]').count();
   assert.equal(demoRows, 2, 'the demo has an org and a team budget');
   const levels = await page.$$eval('[data-testid="budget-status"]', (els) => els.map((e) => e.dataset.level));
@@ -32,8 +34,9 @@ test('an admin creates a team budget and sees its status and spend', async () =>
   await page.fill('input[name="amount"]', '1000.00');
   await page.click('button:text-is("Create budget")');
   await page.waitForURL(/\/budgets\/\d+$/);
+  // The list stays on screen until the budget page's code has loaded, so wait for its heading.
+  await page.waitForSelector('h1:text-is("e2e ml budget")');
   await page.waitForSelector('[data-testid="budget-spend"]');
-  assert.equal(await page.textContent('h1'), 'e2e ml budget');
   const { rows } = await server.db.query(
     `select coalesce(sum(r.unblended), 0)::text as spend from daily_project_costs r
      join projects p on p.name = r.project join teams t on t.id = p.team_id
