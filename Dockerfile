@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Multi-stage build: cargo-leptos release build, then a slim runtime image.
-# CI runs the same build steps (scripts/test.sh: SQLX_OFFLINE=true cargo leptos build --release --split).
+# CI runs the same build (scripts/test.sh: SQLX_OFFLINE=true scripts/build-release.sh).
 
 FROM rust:1.95-bookworm AS build
 RUN apt-get update \
@@ -16,7 +16,7 @@ RUN cd end2end && npm ci --no-audit --no-fund
 ENV PATH=/src/end2end/node_modules/.bin:$PATH \
     SQLX_OFFLINE=true
 COPY . .
-RUN cargo leptos build --release --split
+RUN scripts/build-release.sh
 
 FROM debian:bookworm-slim
 # postgresql: the binaries for the zero-configuration private cluster (unused when

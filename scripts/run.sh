@@ -5,9 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-# wasm-opt from npm binaryen: Debian's older build breaks hydration.
-export PATH="$PWD/end2end/node_modules/.bin:$PATH"
-cargo leptos build --release --split
+scripts/build-release.sh
 
 # As root, PostgreSQL runs as the `postgres` user, which cannot enter a checkout under a
 # private home such as /root: keep its data somewhere it can reach.

@@ -28,7 +28,7 @@ step "unit and integration tests (PostgreSQL)"
 cargo test --features ssr
 
 step "release build, as in the Dockerfile (SQLX_OFFLINE=true)"
-SQLX_OFFLINE=true cargo leptos build --release --split
+SQLX_OFFLINE=true scripts/build-release.sh
 
 step "browser tests (Chromium)"
 (cd end2end && BURNRATE_BIN="$PWD/../target/release/burnrate" LEPTOS_SITE_ROOT="$PWD/../target/site" node --test --test-concurrency=1 tests/)

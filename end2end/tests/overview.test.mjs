@@ -112,3 +112,39 @@ test('the team filter narrows the Overview, survives a period change, and Back r
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });
+
+// `cargo leptos build --split`: a page fetches the shared bundle and its own route's chunks,
+// never another page's, and a client-side navigation fetches the next page's chunks.
+test('a page loads only its own wasm chunks, and the next page loads its chunks on navigation', async () => {
+  const manifest = await (await fetch(`${server.baseUrl}/pkg/__wasm_split_manifest.json`)).json();
+  const chunksOf = (route) => {
+    const key = Object.keys(manifest).find((k) => k.startsWith(`__${route}_route_view_`));
+    assert.ok(key, `the manifest has the ${route} route`);
+    return manifest[key].map((chunk) => `${chunk}.wasm`);
+  };
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer);
+  await page.goto(`${server.baseUrl}/`);
+  await waitForHydration(page);
+  const fetched = () => page.evaluate(() => performance.getEntriesByType('resource')
+    .map((e) => new URL(e.name).pathname)
+    .filter((path) => path.endsWith('.wasm'))
+    .map((path) => path.split('/').pop()));
+
+  const onOverview = new Set(await fetched());
+  assert.ok(onOverview.has('burnrate.wasm'), 'the shared bundle');
+  for (const chunk of chunksOf('overview')) assert.ok(onOverview.has(chunk), `overview chunk ${chunk}`);
+  const overviewChunks = new Set(chunksOf('overview'));
+  const enforcementOnly = chunksOf('enforcement').filter((chunk) => !overviewChunks.has(chunk));
+  assert.ok(enforcementOnly.length > 0, 'the Enforcement page has code of its own');
+  for (const chunk of enforcementOnly) assert.ok(!onOverview.has(chunk), `enforcement chunk ${chunk} not fetched`);
+
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await page.click('nav[aria-label="Main"] a[href="/teams"]');
+  await page.waitForSelector('[data-testid="teams-table"]');
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'a client-side navigation');
+  const afterTeams = new Set(await fetched());
+  for (const chunk of chunksOf('teams')) assert.ok(afterTeams.has(chunk), `teams chunk ${chunk}`);
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors], []);
+  await page.close();
+});
