@@ -3,7 +3,8 @@
 //
 //   node bench/pages.mjs --url http://127.0.0.1:3000 --pid SERVER_PID \
 //     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
-//     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20]
+//     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20] \
+//     [--modes cached,rendered,one,sql]
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
@@ -26,6 +27,8 @@ const base = args.url ?? 'http://127.0.0.1:3000';
 if (!/^http:\/\/127\.0\.0\.1(:\d+)?$/.test(base)) throw new Error('--url must be http://127.0.0.1:PORT (loopback only)');
 const concurrency = Number(args.concurrency ?? 32);
 const seconds = Number(args.seconds ?? 20);
+// A subset of the measures, e.g. `--modes rendered` while a profiler watches the server.
+const modes = new Set((args.modes ?? 'cached,rendered,one,sql').split(','));
 
 async function signIn() {
   const body = new URLSearchParams({ email: args.email, password: args.password });
@@ -126,10 +129,10 @@ const round = (result) => Object.fromEntries(
 for (const page of pages) {
   await load(page.path, cookie); // warm-up: fills the data and page caches
   console.log(page.path);
-  console.log('  cached   ', JSON.stringify(round(await load(page.path, cookie))));
-  console.log('  rendered ', JSON.stringify(round(await load(page.path, cookie, { bust: true }))));
-  console.log('  one at a time, rendered', JSON.stringify(round(await load(page.path, cookie, { connections: 1, bust: true }))));
-  console.log('  raw SQL  ', JSON.stringify(round(await sqlTimes(db, page.sql, page.params ?? []))));
+  if (modes.has('cached')) console.log('  cached   ', JSON.stringify(round(await load(page.path, cookie))));
+  if (modes.has('rendered')) console.log('  rendered ', JSON.stringify(round(await load(page.path, cookie, { bust: true }))));
+  if (modes.has('one')) console.log('  one at a time, rendered', JSON.stringify(round(await load(page.path, cookie, { connections: 1, bust: true }))));
+  if (modes.has('sql')) console.log('  raw SQL  ', JSON.stringify(round(await sqlTimes(db, page.sql, page.params ?? []))));
 }
 agent.destroy();
 await db.end();
