@@ -4,12 +4,13 @@
 //   node bench/pages.mjs --url http://127.0.0.1:3000 --pid SERVER_PID \
 //     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
 //     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20] \
-//     [--modes cached,rendered,one,sql]
+//     [--modes cached,rendered,one,cold,sql]
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
 // defeats the page cache, not the data cache), both at --concurrency connections, and one
-// request at a time (the latency of one render with nothing queued before it).
+// request at a time (the latency of one render with nothing queued before it); then the first
+// view after a data change (cold), and the page's main aggregation as raw SQL.
 //
 // Requests go through node:http with keep-alive and Chromium's Accept-Encoding; bodies are
 // read but not decompressed, so the generator spends as little of the shared CPU as it can.
@@ -28,7 +29,7 @@ if (!/^http:\/\/127\.0\.0\.1(:\d+)?$/.test(base)) throw new Error('--url must be
 const concurrency = Number(args.concurrency ?? 32);
 const seconds = Number(args.seconds ?? 20);
 // A subset of the measures, e.g. `--modes rendered` while a profiler watches the server.
-const modes = new Set((args.modes ?? 'cached,rendered,one,sql').split(','));
+const modes = new Set((args.modes ?? 'cached,rendered,one,cold,sql').split(','));
 
 async function signIn() {
   const body = new URLSearchParams({ email: args.email, password: args.password });
@@ -107,6 +108,21 @@ async function sqlTimes(db, sql, params) {
   return { p50: percentile(times, 50), p95: percentile(times, 95) };
 }
 
+// The first view after a data change: the version bump (what every ingestion, budget or team
+// write does) empties both caches, so the page's data is computed from SQL and rendered.
+async function coldTimes(path, cookie) {
+  const times = [];
+  let failures = 0;
+  for (let i = 0; i < 20; i += 1) {
+    await db.query('update data_version set version = version + 1');
+    const started = performance.now();
+    if (await get(path, cookie) !== 200) failures += 1;
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { requests: times.length, failures, p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
 const db = new pg.Client({ connectionString: args.database });
 await db.connect();
 const { rows: [{ facts }] } = await db.query(
@@ -118,10 +134,14 @@ const pages = [
   { path: '/?period=mtd', sql: `select coalesce(t.name, 'Unassigned'), sum(r.unblended), sum(r.gpu_unblended)
       from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
       where r.day >= date_trunc('month', current_date) and r.day <= current_date group by 1` },
+  // The Team page's user split exactly as `costs::breakdown_queries` sends it.
   { path: `/teams/${encodeURIComponent(team)}?period=mtd`, sql: `select c.user_name, sum(c.unblended) from costs_by_user c
-      where c.day >= date_trunc('month', current_date) and c.day <= current_date
-        and c.project in (select p.name from projects p join teams t on t.id = p.team_id where t.name = $1)
-      group by 1`, params: [team] },
+      where c.day >= date_trunc('month', current_date) and c.day < current_date + 1
+        and (case when $1 = $2
+                  then c.project not in (select name from projects where team_id is not null)
+                  else c.project in (select p.name from projects p join teams t on t.id = p.team_id where t.name = $1)
+             end)
+      group by 1 having sum(c.unblended) <> 0 order by 2 desc, 1 limit 100`, params: [team, 'Unassigned'] },
 ];
 console.log(`facts: ${facts}; concurrency ${concurrency}; ${seconds} s per page`);
 const round = (result) => Object.fromEntries(
@@ -132,6 +152,7 @@ for (const page of pages) {
   if (modes.has('cached')) console.log('  cached   ', JSON.stringify(round(await load(page.path, cookie))));
   if (modes.has('rendered')) console.log('  rendered ', JSON.stringify(round(await load(page.path, cookie, { bust: true }))));
   if (modes.has('one')) console.log('  one at a time, rendered', JSON.stringify(round(await load(page.path, cookie, { connections: 1, bust: true }))));
+  if (modes.has('cold')) console.log('  first view after a data change', JSON.stringify(round(await coldTimes(page.path, cookie))));
   if (modes.has('sql')) console.log('  raw SQL  ', JSON.stringify(round(await sqlTimes(db, page.sql, page.params ?? []))));
 }
 agent.destroy();
