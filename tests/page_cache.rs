@@ -126,3 +126,40 @@ async fn a_cached_page_goes_gzipped_to_clients_that_accept_it(pool: PgPool) {
         .expect("a valid gzip body");
     assert_eq!(text.replace(&nonce, "N"), plain.body.replace(&csp_nonce(&plain), "N"));
 }
+
+#[sqlx::test]
+async fn a_freshly_rendered_page_goes_brotli_compressed_to_clients_that_accept_it(pool: PgPool) {
+    use std::io::Read;
+    let (app, admin) = app_with_a_project(pool).await;
+    let client = reqwest::Client::new();
+    let fetch = |encoding: &'static str| {
+        client
+            .get(app.url("/?period=90d"))
+            .header("cookie", &admin)
+            .header("accept-encoding", encoding)
+            .send()
+    };
+    let response = fetch("gzip, deflate, br, zstd").await.expect("page");
+    assert_eq!(response.headers()[CACHE], "miss");
+    assert_eq!(response.headers()["content-encoding"], "br");
+    assert!(
+        response.headers()["vary"]
+            .to_str()
+            .expect("ascii")
+            .contains("accept-encoding")
+    );
+    let nonce = nonce_of(response.headers()["content-security-policy"].to_str().expect("ascii"));
+    let compressed = response.bytes().await.expect("body");
+    let mut text = String::new();
+    brotli::Decompressor::new(&compressed[..], 4096)
+        .read_to_string(&mut text)
+        .expect("a valid brotli body");
+    // The page's script carries the nonce its policy names, and the rendered page follows.
+    assert!(
+        text.contains(&format!("nonce=\"{nonce}\"")),
+        "the body carries the header's nonce"
+    );
+    let plain = app.get_as("/?period=90d", &admin).await;
+    assert_eq!(plain.headers[CACHE], "hit");
+    assert_eq!(text.replace(&nonce, "N"), plain.body.replace(&csp_nonce(&plain), "N"));
+}

@@ -74,22 +74,6 @@ fn stored_block(out: &mut Vec<u8>, data: &[u8]) {
     out.extend_from_slice(&data[..usize::from(len)]);
 }
 
-/// True when the request's Accept-Encoding allows gzip (by name or `*`, with q above 0).
-pub fn accepted(accept_encoding: Option<&str>) -> bool {
-    accept_encoding.unwrap_or("").split(',').any(|item| {
-        let mut parts = item.split(';');
-        let coding = parts.next().unwrap_or("").trim();
-        let refused = parts.any(|param| {
-            param
-                .trim()
-                .strip_prefix("q=")
-                .and_then(|q| q.trim().parse::<f32>().ok())
-                .is_some_and(|q| q <= 0.0)
-        });
-        (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Read;
@@ -128,16 +112,5 @@ mod tests {
         let whole = [Bytes::from_static(b"only text")];
         let gzip = SplicedGzip::new(&whole).expect("deflate");
         assert_eq!(gunzip(&gzip.with_nonce(&whole, b"N")), b"only text");
-    }
-
-    #[test]
-    fn gzip_is_used_only_when_the_client_accepts_it() {
-        assert!(accepted(Some("gzip, deflate, br, zstd")));
-        assert!(accepted(Some("br;q=1.0, GZIP;q=0.5")));
-        assert!(accepted(Some("*")));
-        assert!(!accepted(Some("br")));
-        assert!(!accepted(Some("gzip;q=0, br")));
-        assert!(!accepted(Some("identity")));
-        assert!(!accepted(None));
     }
 }

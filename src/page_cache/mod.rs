@@ -11,6 +11,7 @@
 //! matching Content-Security-Policy. Compressing the page would then be most of a hit's
 //! cost, so the pieces are also kept gzipped and spliced around the nonce (`gzip`).
 
+mod encoding;
 mod gzip;
 
 use std::collections::HashMap;
@@ -106,7 +107,9 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
             return next.run(request).await;
         }
     };
-    let accepts_gzip = gzip::accepted(request.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
+    let accept_encoding = request.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok());
+    let accepts_gzip = encoding::accepts(accept_encoding, "gzip");
+    let accepts_brotli = encoding::accepts(accept_encoding, "br");
     if let Some(page) = state.pages.fresh(&key, version) {
         return page.respond(&new_nonce(), accepts_gzip);
     }
@@ -123,14 +126,26 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
             return internal_error();
         }
     };
-    let mut response = Response::from_parts(parts, Body::from(body.clone()));
+    if body.len() <= MAX_PAGE_BYTES {
+        let page = StoredPage::new(version, &parts.headers, &body, &nonce);
+        state.pages.store(key, page);
+    }
+    let compressed = accepts_brotli.then(|| encoding::brotli(&body)).flatten();
+    let mut response = match compressed {
+        Some(compressed) => {
+            let mut response = Response::from_parts(parts, Body::from(compressed));
+            let headers = response.headers_mut();
+            // The compression layer leaves a response that already has an encoding alone.
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static("br"));
+            headers.append(VARY, HeaderValue::from_static("accept-encoding"));
+            headers.remove(CONTENT_LENGTH);
+            response
+        }
+        None => Response::from_parts(parts, Body::from(body)),
+    };
     response
         .headers_mut()
         .insert(CACHE_HEADER, HeaderValue::from_static("miss"));
-    if body.len() <= MAX_PAGE_BYTES {
-        let page = StoredPage::new(version, response.headers(), &body, &nonce);
-        state.pages.store(key, page);
-    }
     response
 }
 
