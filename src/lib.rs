@@ -42,8 +42,9 @@ pub fn hydrate() {
     console_error_panic_hook::set_once();
     // Pages are lazy routes (see `app`): hydration waits for the page's wasm chunk.
     wasm_bindgen_futures::spawn_local(async {
-        let body = leptos::prelude::document().body();
-        let Some(body) = body else { return };
+        let Some(body) = leptos::prelude::document().body() else {
+            return;
+        };
         leptos::mount::hydrate_from_async(body.clone(), app::App).await.forget();
         // Marks the page interactive, so browser tests wait for it instead of sleeping.
         let _ = body.set_attribute("data-hydrated", "true");

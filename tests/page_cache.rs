@@ -97,29 +97,35 @@ async fn signed_out_requests_and_other_pages_are_never_cached(pool: PgPool) {
     }
 }
 
+/// `path` as Chromium asks for it, accepting gzip and brotli: the response's headers, the
+/// nonce its policy names, and the still-encoded body. An encoded response must say it varies
+/// with Accept-Encoding.
+async fn fetch_encoded(app: &TestApp, cookie: &str, path: &str) -> (reqwest::header::HeaderMap, String, Vec<u8>) {
+    let response = reqwest::Client::new()
+        .get(app.url(path))
+        .header("cookie", cookie)
+        .header("accept-encoding", "gzip, deflate, br, zstd")
+        .send()
+        .await
+        .expect("page");
+    let headers = response.headers().clone();
+    assert!(
+        headers["vary"].to_str().expect("ascii").contains("accept-encoding"),
+        "an encoded page varies with Accept-Encoding"
+    );
+    let nonce = nonce_of(headers["content-security-policy"].to_str().expect("ascii"));
+    let body = response.bytes().await.expect("body").to_vec();
+    (headers, nonce, body)
+}
+
 #[sqlx::test]
 async fn a_cached_page_goes_gzipped_to_clients_that_accept_it(pool: PgPool) {
     use std::io::Read;
     let (app, admin) = app_with_a_project(pool).await;
     let plain = app.get_as("/?period=30d", &admin).await;
-    let client = reqwest::Client::new();
-    let response = client
-        .get(app.url("/?period=30d"))
-        .header("cookie", &admin)
-        .header("accept-encoding", "gzip, deflate, br, zstd")
-        .send()
-        .await
-        .expect("page");
-    assert_eq!(response.headers()[CACHE], "hit");
-    assert_eq!(response.headers()["content-encoding"], "gzip");
-    assert!(
-        response.headers()["vary"]
-            .to_str()
-            .expect("ascii")
-            .contains("accept-encoding")
-    );
-    let nonce = nonce_of(response.headers()["content-security-policy"].to_str().expect("ascii"));
-    let gzipped = response.bytes().await.expect("body");
+    let (headers, nonce, gzipped) = fetch_encoded(&app, &admin, "/?period=30d").await;
+    assert_eq!(headers[CACHE], "hit");
+    assert_eq!(headers["content-encoding"], "gzip");
     let mut text = String::new();
     flate2::read::GzDecoder::new(&gzipped[..])
         .read_to_string(&mut text)
@@ -131,25 +137,9 @@ async fn a_cached_page_goes_gzipped_to_clients_that_accept_it(pool: PgPool) {
 async fn a_freshly_rendered_page_goes_brotli_compressed_to_clients_that_accept_it(pool: PgPool) {
     use std::io::Read;
     let (app, admin) = app_with_a_project(pool).await;
-    let client = reqwest::Client::new();
-    let fetch = |encoding: &'static str| {
-        client
-            .get(app.url("/?period=90d"))
-            .header("cookie", &admin)
-            .header("accept-encoding", encoding)
-            .send()
-    };
-    let response = fetch("gzip, deflate, br, zstd").await.expect("page");
-    assert_eq!(response.headers()[CACHE], "miss");
-    assert_eq!(response.headers()["content-encoding"], "br");
-    assert!(
-        response.headers()["vary"]
-            .to_str()
-            .expect("ascii")
-            .contains("accept-encoding")
-    );
-    let nonce = nonce_of(response.headers()["content-security-policy"].to_str().expect("ascii"));
-    let compressed = response.bytes().await.expect("body");
+    let (headers, nonce, compressed) = fetch_encoded(&app, &admin, "/?period=90d").await;
+    assert_eq!(headers[CACHE], "miss");
+    assert_eq!(headers["content-encoding"], "br");
     let mut text = String::new();
     brotli::Decompressor::new(&compressed[..], 4096)
         .read_to_string(&mut text)

@@ -22,6 +22,21 @@ pub async fn current_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
         .await
 }
 
+/// The data version the page cache already read for this request (a request extension).
+#[derive(Clone, Copy, Debug)]
+pub struct RequestVersion(pub i64);
+
+/// The version this request's page data is read against: the one the page cache read for it
+/// when it did (saving a second query on every render), else a fresh read.
+async fn request_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
+    let known = leptos::prelude::use_context::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<RequestVersion>().copied());
+    match known {
+        Some(RequestVersion(version)) => Ok(version),
+        None => current_version(pool).await,
+    }
+}
+
 #[derive(Clone, Default)]
 pub struct ViewCache {
     entries: Arc<Mutex<HashMap<String, Entry>>>,
@@ -34,7 +49,7 @@ impl ViewCache {
         T: Clone + Send + Sync + 'static,
         F: Future<Output = Result<T, sqlx::Error>>,
     {
-        let version = current_version(pool).await?;
+        let version = request_version(pool).await?;
         let hit = self.entries.lock().ok().and_then(|entries| {
             entries
                 .get(&key)

@@ -28,6 +28,7 @@ use http::header::{
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 
 use crate::auth::Caller;
+use crate::costs::cache::RequestVersion;
 use crate::server::AppState;
 
 /// Tells tests and operators whether a page came from the cache (`hit`) or was rendered.
@@ -96,7 +97,7 @@ fn cache_key(request: &Request, today: chrono::NaiveDate) -> Option<String> {
 }
 
 /// Serves dashboard pages from the cache, rendering (and storing) them on a miss.
-pub async fn serve_cached(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn serve_cached(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let Some(key) = cache_key(&request, chrono::Utc::now().date_naive()) else {
         return next.run(request).await;
     };
@@ -108,11 +109,12 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
         }
     };
     let accept_encoding = request.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok());
-    let accepts_gzip = encoding::accepts(accept_encoding, "gzip");
-    let accepts_brotli = encoding::accepts(accept_encoding, "br");
     if let Some(page) = state.pages.fresh(&key, version) {
-        return page.respond(&new_nonce(), accepts_gzip);
+        return page.respond(&new_nonce(), encoding::accepts(accept_encoding, "gzip"));
     }
+    let accepts_brotli = encoding::accepts(accept_encoding, "br");
+    // The render's data is read against the same version (`costs::cache::request_version`).
+    request.extensions_mut().insert(RequestVersion(version));
     let response = next.run(request).await;
     let (parts, body) = response.into_parts();
     let Some(nonce) = storable(&parts.status, &parts.headers) else {
@@ -134,11 +136,8 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
     let mut response = match compressed {
         Some(compressed) => {
             let mut response = Response::from_parts(parts, Body::from(compressed));
-            let headers = response.headers_mut();
-            // The compression layer leaves a response that already has an encoding alone.
-            headers.insert(CONTENT_ENCODING, HeaderValue::from_static("br"));
-            headers.append(VARY, HeaderValue::from_static("accept-encoding"));
-            headers.remove(CONTENT_LENGTH);
+            response.headers_mut().remove(CONTENT_LENGTH);
+            mark_encoded(response.headers_mut(), "br");
             response
         }
         None => Response::from_parts(parts, Body::from(body)),
@@ -147,6 +146,13 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
         .headers_mut()
         .insert(CACHE_HEADER, HeaderValue::from_static("miss"));
     response
+}
+
+/// Labels a body this middleware encoded itself; the compression layer leaves a response
+/// that already has an encoding alone.
+fn mark_encoded(headers: &mut HeaderMap, coding: &'static str) {
+    headers.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
+    headers.append(VARY, HeaderValue::from_static("accept-encoding"));
 }
 
 /// The nonce of a response worth storing: a complete HTML page with its CSP nonce, and no
@@ -215,13 +221,7 @@ impl StoredPage {
         }));
         *response.headers_mut() = self.headers.clone();
         if is_gzipped {
-            // The compression layer leaves a response that already has an encoding alone.
-            response
-                .headers_mut()
-                .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-            response
-                .headers_mut()
-                .append(VARY, HeaderValue::from_static("accept-encoding"));
+            mark_encoded(response.headers_mut(), "gzip");
         }
         if let Ok(csp) = HeaderValue::from_str(&crate::auth::middleware::page_csp(nonce)) {
             response.headers_mut().insert(CONTENT_SECURITY_POLICY, csp);
