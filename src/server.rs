@@ -18,7 +18,10 @@ use crate::config::Config;
 /// Everything a request handler or server function needs.
 #[derive(Clone, FromRef)]
 pub struct AppState {
-    pub leptos_options: LeptosOptions,
+    /// Behind an `Arc`: the state is cloned for every middleware of every request, and the
+    /// options' strings made that a few percent of a page view's CPU.
+    #[from_ref(skip)]
+    pub leptos_options: Arc<LeptosOptions>,
     pub pool: PgPool,
     pub config: Arc<Config>,
     pub ingest_status: crate::ingestion::schedule::SharedStatus,
@@ -41,7 +44,7 @@ impl AppState {
             .build();
         let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
         AppState {
-            leptos_options,
+            leptos_options: Arc::new(leptos_options),
             views: Default::default(),
             pages: Default::default(),
             enforcement: crate::enforcement::actions::Executor::from_config(&config, &alerts),
@@ -52,6 +55,13 @@ impl AppState {
             pool,
             config: Arc::new(config),
         }
+    }
+}
+
+/// leptos_axum's handlers take the options from the state (the fallback once per request).
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> LeptosOptions {
+        LeptosOptions::clone(&state.leptos_options)
     }
 }
 
@@ -67,7 +77,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/enforcement_audit.csv", get(crate::enforcement::api::audit_csv))
         .leptos_routes_with_context(&state, routes, provide_state.clone(), {
             let options = state.leptos_options.clone();
-            move || shell(options.clone())
+            move || shell(LeptosOptions::clone(&options))
         })
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
             provide_state,

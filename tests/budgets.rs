@@ -650,7 +650,7 @@ async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
         [(org, "81.4%")]
     );
     assert!(
-        overview.burn_svg.contains("Budget"),
+        overview.burn_svg.0.contains("Budget"),
         "the burn chart draws the org budget line"
     );
     let teams = breakdown_queries::teams(&pool, Period::MonthToDate, Metric::Unblended, today())

@@ -182,8 +182,13 @@ async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
             .expect("so far");
     assert_eq!(forecast.expected, before_today + overview.run_rate * Decimal::from(19));
     assert!(forecast.low <= forecast.expected && forecast.expected <= forecast.high);
-    assert!(overview.burn_svg.contains("<title>Burn rate: cumulative spend</title>"));
-    assert!(overview.burn_svg.contains("Forecast"));
+    assert!(
+        overview
+            .burn_svg
+            .0
+            .contains("<title>Burn rate: cumulative spend</title>")
+    );
+    assert!(overview.burn_svg.0.contains("Forecast"));
 
     let past = queries::overview(&pool, Period::PreviousMonth, Metric::Unblended, today, None)
         .await

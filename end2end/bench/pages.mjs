@@ -4,7 +4,7 @@
 //   node bench/pages.mjs --url http://127.0.0.1:3000 --pid SERVER_PID \
 //     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
 //     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20] \
-//     [--modes cached,rendered,one,cold,sql]
+//     [--modes cached,rendered,one,cold,sql] [--pages overview,team]
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
@@ -30,6 +30,7 @@ const concurrency = Number(args.concurrency ?? 32);
 const seconds = Number(args.seconds ?? 20);
 // A subset of the measures, e.g. `--modes rendered` while a profiler watches the server.
 const modes = new Set((args.modes ?? 'cached,rendered,one,cold,sql').split(','));
+const pageNames = new Set((args.pages ?? 'overview,team').split(','));
 
 async function signIn() {
   const body = new URLSearchParams({ email: args.email, password: args.password });
@@ -131,11 +132,11 @@ const { rows: [{ team }] } = await db.query(
   "select t.name as team from teams t join projects p on p.team_id = t.id group by 1 order by count(*) desc limit 1");
 const cookie = await signIn();
 const pages = [
-  { path: '/?period=mtd', sql: `select coalesce(t.name, 'Unassigned'), sum(r.unblended), sum(r.gpu_unblended)
+  { name: 'overview', path: '/?period=mtd', sql: `select coalesce(t.name, 'Unassigned'), sum(r.unblended), sum(r.gpu_unblended)
       from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
       where r.day >= date_trunc('month', current_date) and r.day <= current_date group by 1` },
   // The Team page's user split exactly as `costs::breakdown_queries` sends it.
-  { path: `/teams/${encodeURIComponent(team)}?period=mtd`, sql: `select c.user_name, sum(c.unblended) from costs_by_user c
+  { name: 'team', path: `/teams/${encodeURIComponent(team)}?period=mtd`, sql: `select c.user_name, sum(c.unblended) from costs_by_user c
       where c.day >= date_trunc('month', current_date) and c.day < current_date + 1
         and (case when $1 = $2
                   then c.project not in (select name from projects where team_id is not null)
@@ -146,7 +147,7 @@ const pages = [
 console.log(`facts: ${facts}; concurrency ${concurrency}; ${seconds} s per page`);
 const round = (result) => Object.fromEntries(
   Object.entries(result).map(([k, v]) => [k, typeof v === 'number' ? Math.round(v * 10) / 10 : v]));
-for (const page of pages) {
+for (const page of pages.filter((p) => pageNames.has(p.name))) {
   await load(page.path, cookie); // warm-up: fills the data and page caches
   console.log(page.path);
   if (modes.has('cached')) console.log('  cached   ', JSON.stringify(round(await load(page.path, cookie))));

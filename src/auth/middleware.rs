@@ -49,8 +49,9 @@ async fn check(state: &AppState, request: &mut Request) -> Option<Response> {
         return Some((StatusCode::FORBIDDEN, "cross-site request refused").into_response());
     }
     match sessions::authenticate(&state.pool, &state.config, request.headers()).await {
-        Ok(Some(caller)) => {
+        Ok(Some((caller, version))) => {
             request.extensions_mut().insert(caller);
+            request.extensions_mut().insert(version);
             return None;
         }
         Ok(None) => {}

@@ -14,6 +14,7 @@ use sqlx::PgPool;
 
 use super::{Caller, Role};
 use crate::config::Config;
+use crate::costs::cache::RequestVersion;
 use crate::error::AppError;
 use crate::server::AppState;
 
@@ -103,15 +104,22 @@ fn set_cookie(config: &Config, token: &str, max_age: u64) {
     }
 }
 
-/// The caller behind a request's cookie, if its session is live. Refreshes the idle clock
-/// at most once a minute, so reads do not become a write per request.
-pub async fn authenticate(pool: &PgPool, config: &Config, headers: &HeaderMap) -> Result<Option<Caller>, sqlx::Error> {
+/// The caller behind a request's cookie, if its session is live, and the data version
+/// (`costs::cache`) at that moment: a signed-in request that shows page data needs both,
+/// and one statement saves a round trip (and sqlx's ping on returning the connection) per
+/// page view. Refreshes the idle clock at most once a minute, so reads do not become a
+/// write per request.
+pub async fn authenticate(
+    pool: &PgPool,
+    config: &Config,
+    headers: &HeaderMap,
+) -> Result<Option<(Caller, RequestVersion)>, sqlx::Error> {
     let Some(token) = token_from_headers(headers) else {
         return Ok(None);
     };
     let hash = hash_token(&token);
     // One round trip: the touch runs in the same statement as the lookup.
-    let row: Option<(i64, String, String, String, Vec<i64>)> = sqlx::query_as(
+    let row: Option<(i64, String, String, String, Vec<i64>, i64)> = sqlx::query_as(
         "with live as (
              select a.id, a.email, a.display_name, a.role,
                     array(select o.team_id from team_owners o where lower(o.email) = a.email order by 1) as team_ids
@@ -123,23 +131,24 @@ pub async fn authenticate(pool: &PgPool, config: &Config, headers: &HeaderMap) -
              where token_hash = $1 and last_seen_at < now() - interval '1 minute'
                and exists (select 1 from live)
          )
-         select id, email, display_name, role, team_ids from live",
+         select id, email, display_name, role, team_ids, (select version from data_version) from live",
     )
     .bind(&hash)
     .bind(config.session_idle.as_secs_f64())
     .fetch_optional(pool)
     .await?;
-    let Some((account_id, email, display_name, role, team_ids)) = row else {
+    let Some((account_id, email, display_name, role, team_ids, version)) = row else {
         return Ok(None);
     };
     let role = Role::parse(&role).unwrap_or(Role::Viewer);
-    Ok(Some(Caller {
+    let caller = Caller {
         account_id,
         email,
         display_name,
         role,
         team_ids,
-    }))
+    };
+    Ok(Some((caller, RequestVersion(version))))
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ impl ScopeChoices {
 pub struct BudgetDetail {
     pub line: BudgetLine,
     pub choices: ScopeChoices,
-    pub burn_svg: String,
+    pub burn_svg: crate::codec::Svg,
     pub alerts: Vec<(i64, AlertRecord)>,
     /// Recipients beyond AWS's 10 email subscribers per notification get only burnrate's email.
     pub recipients: Vec<String>,
@@ -97,7 +97,7 @@ pub async fn get_budget(id: i64) -> Result<BudgetDetail, AppError> {
             Ok(BudgetDetail {
                 line: BudgetLine { status, can_edit },
                 choices,
-                burn_svg,
+                burn_svg: crate::codec::Svg(burn_svg),
                 alerts,
                 recipients,
                 is_admin: caller.is_admin(),

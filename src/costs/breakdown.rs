@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::filters::FilterBar;
 use super::period::{DateRange, Metric, Period};
 use crate::app::TableHead;
+use crate::codec::Svg;
 use crate::error::AppError;
 use crate::format::{percent, tag_label, usd};
 
@@ -33,7 +34,7 @@ pub struct TeamsView {
     pub teams: Vec<TeamLine>,
     /// (day, team, spend): the chart's numbers.
     pub daily: Vec<(NaiveDate, String, Decimal)>,
-    pub chart_svg: String,
+    pub chart_svg: Svg,
     pub latest_day: Option<NaiveDate>,
     /// Team budgets in their current periods.
     pub budgets: Vec<crate::budgets::BudgetUse>,
@@ -78,7 +79,7 @@ pub struct ScopeView {
     pub by_user: Vec<Line>,
     pub by_service: Vec<Line>,
     pub by_family: Vec<Line>,
-    pub chart_svg: String,
+    pub chart_svg: Svg,
     /// Budgets on this team or project, in their current periods.
     pub budgets: Vec<crate::budgets::BudgetUse>,
     /// This project, or this team's projects, when enforcement flagged them.
@@ -161,8 +162,8 @@ fn no_data() -> AnyView {
 /// The server-drawn SVG. plotters escapes every text and attribute it writes, and the
 /// title/description are escaped when added, so the markup carries no tag value as code.
 #[component]
-pub fn Chart(svg: String, testid: &'static str) -> impl IntoView {
-    view! { <figure class="chart" data-testid=testid inner_html=svg></figure> }
+pub fn Chart(svg: Svg, testid: &'static str) -> impl IntoView {
+    view! { <figure class="chart" data-testid=testid inner_html=svg.0></figure> }
 }
 
 #[component]

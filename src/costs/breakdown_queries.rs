@@ -92,7 +92,7 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
             })
             .collect(),
         daily,
-        chart_svg,
+        chart_svg: crate::codec::Svg(chart_svg),
         latest_day: queries::latest_day(pool).await?,
     })
 }
@@ -289,6 +289,6 @@ pub async fn scope(
         by_user,
         by_service,
         by_family,
-        chart_svg,
+        chart_svg: crate::codec::Svg(chart_svg),
     })
 }

@@ -22,12 +22,14 @@ pub async fn current_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
         .await
 }
 
-/// The data version the page cache already read for this request (a request extension).
+/// The data version read with the request's session (`auth::sessions::authenticate`), a
+/// request extension: the page cache and the page's data both use it, so a page view reads
+/// the version once, in the statement it needs anyway.
 #[derive(Clone, Copy, Debug)]
 pub struct RequestVersion(pub i64);
 
-/// The version this request's page data is read against: the one the page cache read for it
-/// when it did (saving a second query on every render), else a fresh read.
+/// The version this request's page data is read against: the one read with its session,
+/// else (outside a signed-in request) a fresh read.
 async fn request_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
     let known = leptos::prelude::use_context::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<RequestVersion>().copied());

@@ -83,7 +83,7 @@ pub struct Overview {
     pub top_projects: Vec<ProjectChange>,
     pub movers: Vec<ProjectChange>,
     /// Cumulative spend against the forecast and, for month to date, the first monthly org budget.
-    pub burn_svg: String,
+    pub burn_svg: crate::codec::Svg,
     /// Organisation-wide budgets in their current periods (the team's, when filtered).
     pub budgets: Vec<crate::budgets::BudgetUse>,
     /// Projects flagged by enforcement (for the chosen team, if any).

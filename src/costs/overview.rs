@@ -134,7 +134,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                 <p class="hint">{usd(data.gpu_total)} " on GPU instances"</p>
             </div>
         </section>
-        <figure class="chart" data-testid="burn-chart" inner_html=data.burn_svg.clone()></figure>
+        <figure class="chart" data-testid="burn-chart" inner_html=data.burn_svg.0.clone()></figure>
         <section aria-labelledby="by-team">
             <h2 id="by-team">"Spend by team"</h2>
             <table class="data" data-testid="team-table">

@@ -94,7 +94,7 @@ pub async fn overview(
         forecast,
         top_projects,
         movers,
-        burn_svg,
+        burn_svg: crate::codec::Svg(burn_svg),
         period,
         metric,
         range,

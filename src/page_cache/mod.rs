@@ -97,24 +97,20 @@ fn cache_key(request: &Request, today: chrono::NaiveDate) -> Option<String> {
 }
 
 /// Serves dashboard pages from the cache, rendering (and storing) them on a miss.
-pub async fn serve_cached(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+pub async fn serve_cached(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let Some(key) = cache_key(&request, chrono::Utc::now().date_naive()) else {
         return next.run(request).await;
     };
-    let version = match crate::costs::cache::current_version(&state.pool).await {
-        Ok(version) => version,
-        Err(err) => {
-            tracing::warn!(error = %err, "cannot read the data version; rendering the page uncached");
-            return next.run(request).await;
-        }
+    // Read with the session (`auth::sessions::authenticate`); the render's data is read
+    // against the same version (`costs::cache::request_version`).
+    let Some(&RequestVersion(version)) = request.extensions().get::<RequestVersion>() else {
+        return next.run(request).await;
     };
     let accept_encoding = request.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok());
     if let Some(page) = state.pages.fresh(&key, version) {
         return page.respond(&new_nonce(), encoding::accepts(accept_encoding, "gzip"));
     }
-    let accepts_brotli = encoding::accepts(accept_encoding, "br");
-    // The render's data is read against the same version (`costs::cache::request_version`).
-    request.extensions_mut().insert(RequestVersion(version));
+    let accepts_gzip = encoding::accepts(accept_encoding, "gzip");
     let response = next.run(request).await;
     let (parts, body) = response.into_parts();
     let Some(nonce) = storable(&parts.status, &parts.headers) else {
@@ -132,12 +128,12 @@ pub async fn serve_cached(State(state): State<AppState>, mut request: Request, n
         let page = StoredPage::new(version, &parts.headers, &body, &nonce);
         state.pages.store(key, page);
     }
-    let compressed = accepts_brotli.then(|| encoding::brotli(&body)).flatten();
+    let compressed = accepts_gzip.then(|| encoding::fast_gzip(&body)).flatten();
     let mut response = match compressed {
         Some(compressed) => {
             let mut response = Response::from_parts(parts, Body::from(compressed));
             response.headers_mut().remove(CONTENT_LENGTH);
-            mark_encoded(response.headers_mut(), "br");
+            mark_encoded(response.headers_mut(), "gzip");
             response
         }
         None => Response::from_parts(parts, Body::from(body)),
@@ -194,7 +190,8 @@ impl StoredPage {
         }
         let mut pieces = Vec::new();
         let mut rest = body.clone();
-        while let Some(at) = find(&rest, nonce.as_bytes()) {
+        let finder = memchr::memmem::Finder::new(nonce.as_bytes());
+        while let Some(at) = finder.find(&rest) {
             pieces.push(rest.slice(..at));
             rest = rest.slice(at + nonce.len()..);
         }
@@ -254,10 +251,6 @@ impl StoredPage {
         }
         body
     }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|window| window == needle)
 }
 
 impl PageCache {
