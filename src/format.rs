@@ -42,6 +42,21 @@ pub fn url_encode(value: &str) -> String {
     encoded
 }
 
+/// Appends `text` to `out` with `& < > " '` escaped: safe as HTML or SVG text and inside
+/// a quoted attribute. Tag values come from AWS and are untrusted.
+pub fn escape_html(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
+
 /// A tag value for display: the empty value is untagged spend.
 pub fn tag_label(value: &str) -> &str {
     if value.is_empty() { UNTAGGED } else { value }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod format;
 pub mod forms;
 pub mod ingestion;
+pub mod table_rows;
 pub mod teams;
 
 #[cfg(feature = "ssr")]

@@ -137,19 +137,12 @@ pub(crate) fn with_accessible_text(svg: String, title: &str, description: &str) 
     let mut out = String::with_capacity(svg.len() + title.len() + description.len() + 64);
     out.push_str(&svg[..open_end]);
     out.push_str(" role=\"img\" class=\"chart\"><title>");
-    out.push_str(&escape(title));
+    crate::format::escape_html(&mut out, title);
     out.push_str("</title><desc>");
-    out.push_str(&escape(description));
+    crate::format::escape_html(&mut out, description);
     out.push_str("</desc>");
     out.push_str(&svg[open_end + 1..]);
     out
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::app::TableHead;
 use crate::codec::Svg;
 use crate::error::AppError;
 use crate::format::{percent, tag_label, usd};
+use crate::table_rows::Rows;
 
 /// A team's spend in the period and in the equal-length period before it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,20 +218,21 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
             }
         })
         .collect_view();
-    let daily_rows = view
-        .daily
-        .into_iter()
-        .map(|(day, team, spend)| {
-            view! { <tr data-testid="chart-row"><td>{day.to_string()}</td><td>{team}</td><td class="num" data-value=spend.to_string()>{usd(spend)}</td></tr> }
-        })
-        .collect_view();
+    let mut daily_rows = Rows::default();
+    for (day, team, spend) in &view.daily {
+        daily_rows.row("chart-row", |row| {
+            row.text(&day.to_string());
+            row.text(team);
+            row.money(*spend);
+        });
+    }
     view! {
         <Chart svg=view.chart_svg testid="teams-chart"/>
         <details class="chart-table">
             <summary>"Show the chart as a table"</summary>
             <table class="data" data-testid="teams-chart-table">
                 <TableHead columns=&["Day", "Team", "Spend (USD)"]/>
-                <tbody>{daily_rows}</tbody>
+                <tbody inner_html=daily_rows.into_html()></tbody>
             </table>
         </details>
         <table class="data" data-testid="teams-table">
@@ -294,33 +296,25 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
     let total = view.total;
     let breakdown =
         |heading: &'static str, testid: &'static str, lines: Vec<Line>, link: Option<&'static str>, csv: String| {
-            let rows = lines
-                .into_iter()
-                .map(|line| {
-                    let label = if link.is_some() || testid == "by-user" {
-                        tag_label(&line.key).to_string()
-                    } else {
-                        line.key.clone()
-                    };
-                    let name = match link {
-                        Some(kind) => view! { <a href=scope_href(kind, &line.key)>{label}</a> }.into_any(),
-                        None => view! { <span>{label}</span> }.into_any(),
-                    };
-                    view! {
-                        <tr data-testid=format!("{testid}-row")>
-                            <th scope="row">{name}</th>
-                            <td class="num" data-value=line.spend.to_string()>{usd(line.spend)}</td>
-                            <td class="num">{percent(line.spend, total)}</td>
-                        </tr>
+            let row_testid = format!("{testid}-row");
+            let mut rows = Rows::default();
+            for line in &lines {
+                rows.row(&row_testid, |row| {
+                    match link {
+                        Some(kind) => row.heading_link(&scope_href(kind, &line.key), tag_label(&line.key)),
+                        None if testid == "by-user" => row.heading(tag_label(&line.key)),
+                        None => row.heading(&line.key),
                     }
-                })
-                .collect_view();
+                    row.money(line.spend);
+                    row.figure(&percent(line.spend, total));
+                });
+            }
             view! {
                 <section class="breakdown">
                     <h2>{heading}</h2>
                     <table class="data" data-testid=testid>
                         <TableHead columns=&["Name", "Spend (USD)", "Share"]/>
-                        <tbody>{rows}</tbody>
+                        <tbody inner_html=rows.into_html()></tbody>
                     </table>
                     <p class="hint"><a download href=csv>"Download CSV"</a></p>
                 </section>

@@ -1,0 +1,124 @@
+//! The rows of long tables, written as escaped HTML text instead of built as views.
+//!
+//! A Team page lists up to 100 projects and 100 users, the Teams page's chart table a row
+//! per day and team. Built as views, each cell is a type-erased element with its attributes
+//! and hydration markers: those rows were about a third of a Team render's CPU, and a render
+//! is what a flood of never-seen URLs waits for (docs/PERFORMANCE.md). Written as text they
+//! cost little more than the formatting of their numbers.
+//!
+//! The text goes into its `<tbody>` with `inner_html`. Hydration keeps rows the server
+//! wrote, and new data (a filter change) replaces them whole, as it would replace the views.
+//! Links are plain anchors, which the router turns into client-side navigation like any
+//! other. Every text and attribute is escaped here: tag values come from AWS untrusted.
+
+use rust_decimal::Decimal;
+
+use crate::format::{escape_html, usd};
+
+/// The rows of one table body.
+#[derive(Default)]
+pub struct Rows {
+    html: String,
+}
+
+/// One row's cells, in order.
+pub struct Row<'a> {
+    html: &'a mut String,
+}
+
+impl Rows {
+    /// Adds a `<tr data-testid=…>` whose cells `cells` writes.
+    pub fn row(&mut self, testid: &str, cells: impl FnOnce(&mut Row<'_>)) {
+        self.html.push_str("<tr data-testid=\"");
+        escape_html(&mut self.html, testid);
+        self.html.push_str("\">");
+        cells(&mut Row { html: &mut self.html });
+        self.html.push_str("</tr>");
+    }
+
+    pub fn into_html(self) -> String {
+        self.html
+    }
+}
+
+impl Row<'_> {
+    /// The row's heading cell, linking to `href`.
+    pub fn heading_link(&mut self, href: &str, label: &str) {
+        self.html.push_str("<th scope=\"row\"><a href=\"");
+        escape_html(self.html, href);
+        self.html.push_str("\">");
+        escape_html(self.html, label);
+        self.html.push_str("</a></th>");
+    }
+
+    /// The row's heading cell, as text.
+    pub fn heading(&mut self, label: &str) {
+        self.html.push_str("<th scope=\"row\">");
+        escape_html(self.html, label);
+        self.html.push_str("</th>");
+    }
+
+    /// A text cell.
+    pub fn text(&mut self, text: &str) {
+        self.html.push_str("<td>");
+        escape_html(self.html, text);
+        self.html.push_str("</td>");
+    }
+
+    /// An amount shown as `$1,234.57`, with its exact value in `data-value`.
+    pub fn money(&mut self, amount: Decimal) {
+        self.html.push_str("<td class=\"num\" data-value=\"");
+        self.html.push_str(&amount.to_string());
+        self.html.push_str("\">");
+        self.html.push_str(&usd(amount));
+        self.html.push_str("</td>");
+    }
+
+    /// A figure already formatted (a share, a change), right-aligned.
+    pub fn figure(&mut self, text: &str) {
+        self.html.push_str("<td class=\"num\">");
+        escape_html(self.html, text);
+        self.html.push_str("</td>");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_written_in_order_with_exact_amounts() {
+        let mut rows = Rows::default();
+        rows.row("by-user-row", |row| {
+            row.heading_link("/projects/train", "train");
+            row.money(Decimal::new(1_234_567, 3));
+            row.figure("12.5%");
+            row.text("2026-11-01");
+        });
+        assert_eq!(
+            rows.into_html(),
+            "<tr data-testid=\"by-user-row\"><th scope=\"row\"><a href=\"/projects/train\">train</a></th>\
+             <td class=\"num\" data-value=\"1234.567\">$1,234.57</td><td class=\"num\">12.5%</td>\
+             <td>2026-11-01</td></tr>"
+        );
+    }
+
+    #[test]
+    fn tag_values_stay_text_in_cells_and_links() {
+        let hostile = "<img src=x onerror=alert(1)>\"'&";
+        let mut rows = Rows::default();
+        rows.row("r", |row| {
+            row.heading_link(hostile, hostile);
+            row.heading(hostile);
+            row.text(hostile);
+        });
+        let html = rows.into_html();
+        assert!(!html.contains("<img"), "{html}");
+        assert_eq!(
+            html.matches("&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;")
+                .count(),
+            4,
+            "{html}"
+        );
+    }
+}
