@@ -91,3 +91,38 @@ test('the month picker and the range form change the URL and the figures without
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });
+
+test('a server-rendered Team page keeps its chart and rows through hydration and rebuilds them on a filter change', async () => {
+  const { rows: [{ name: team }] } = await server.db.query(
+    'select t.name from teams t join projects p on p.team_id = t.id group by 1 order by count(*) desc limit 1');
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/');
+  // A full load: the page arrives rendered and hydrates.
+  await page.goto(`${server.baseUrl}/teams/${encodeURIComponent(team)}?period=30d`);
+  await waitForHydration(page);
+  const chartTitle = () => page.locator('[data-testid="scope-chart"] svg title').textContent();
+  assert.ok((await chartTitle()).startsWith(`Daily spend of ${team}`));
+  assert.ok(await page.locator('[data-testid="by-project-row"]').count() > 0);
+  // The chart is in the HTML once: the hydration data leaves it out.
+  const scriptsWithChart = await page.$$eval('script', (scripts) => scripts.filter((s) => s.textContent.includes('viewBox')).length);
+  assert.equal(scriptsWithChart, 0);
+
+  // A client-side filter change rebuilds chart and rows from the server function's data.
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await page.click('[data-testid="metric-amortized"]');
+  await page.waitForURL(/metric=amortized/);
+  // The new data has arrived when the breakdowns' CSV links name the new metric.
+  await page.waitForSelector('.breakdown a[download][href*="metric=amortized"]');
+  assert.ok((await chartTitle()).startsWith(`Daily spend of ${team}`));
+  const hint = await page.textContent('[data-testid="scope-total"] + .hint');
+  const [from, last] = hint.match(/\d{4}-\d{2}-\d{2}/g);
+  const [project, value] = await page.$eval('[data-testid="by-project-row"]', (row) => [
+    row.querySelector('a').getAttribute('href'), row.children[1].dataset.value]);
+  const { rows: [{ spend }] } = await server.db.query(
+    'select sum(amortized)::text as spend from costs_by_service where project = $1 and day between $2 and $3',
+    [decodeURIComponent(project.replace('/projects/', '')), from, last]);
+  assert.equal(units(value), units(spend));
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'no full page load');
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
