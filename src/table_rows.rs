@@ -24,6 +24,8 @@ pub struct Rows {
 /// One row's cells, in order.
 pub struct Row<'a> {
     html: &'a mut String,
+    /// The `data-testid` of the next cell written ([`Row::marked`]).
+    testid: Option<&'a str>,
 }
 
 impl Rows {
@@ -32,7 +34,10 @@ impl Rows {
         self.html.push_str("<tr data-testid=\"");
         escape_html(&mut self.html, testid);
         self.html.push_str("\">");
-        cells(&mut Row { html: &mut self.html });
+        cells(&mut Row {
+            html: &mut self.html,
+            testid: None,
+        });
         self.html.push_str("</tr>");
     }
 
@@ -41,10 +46,17 @@ impl Rows {
     }
 }
 
-impl Row<'_> {
+impl<'a> Row<'a> {
+    /// Gives the next cell a `data-testid`, for the browser tests.
+    pub fn marked(&mut self, testid: &'a str) -> &mut Self {
+        self.testid = Some(testid);
+        self
+    }
+
     /// The row's heading cell, linking to `href`.
     pub fn heading_link(&mut self, href: &str, label: &str) {
-        self.html.push_str("<th scope=\"row\"><a href=\"");
+        self.open("th scope=\"row\"");
+        self.html.push_str("><a href=\"");
         escape_html(self.html, href);
         self.html.push_str("\">");
         escape_html(self.html, label);
@@ -53,21 +65,24 @@ impl Row<'_> {
 
     /// The row's heading cell, as text.
     pub fn heading(&mut self, label: &str) {
-        self.html.push_str("<th scope=\"row\">");
+        self.open("th scope=\"row\"");
+        self.html.push('>');
         escape_html(self.html, label);
         self.html.push_str("</th>");
     }
 
     /// A text cell.
     pub fn text(&mut self, text: &str) {
-        self.html.push_str("<td>");
+        self.open("td");
+        self.html.push('>');
         escape_html(self.html, text);
         self.html.push_str("</td>");
     }
 
     /// An amount shown as `$1,234.57`, with its exact value in `data-value`.
     pub fn money(&mut self, amount: Decimal) {
-        self.html.push_str("<td class=\"num\" data-value=\"");
+        self.open("td class=\"num\"");
+        self.html.push_str(" data-value=\"");
         self.html.push_str(&amount.to_string());
         self.html.push_str("\">");
         self.html.push_str(&usd(amount));
@@ -76,9 +91,22 @@ impl Row<'_> {
 
     /// A figure already formatted (a share, a change), right-aligned.
     pub fn figure(&mut self, text: &str) {
-        self.html.push_str("<td class=\"num\">");
+        self.open("td class=\"num\"");
+        self.html.push('>');
         escape_html(self.html, text);
         self.html.push_str("</td>");
+    }
+
+    /// Writes `<tag attributes…` and the pending test id if there is one; the caller adds
+    /// any further attributes and the closing `>`.
+    fn open(&mut self, tag_and_attributes: &str) {
+        self.html.push('<');
+        self.html.push_str(tag_and_attributes);
+        if let Some(testid) = self.testid.take() {
+            self.html.push_str(" data-testid=\"");
+            escape_html(self.html, testid);
+            self.html.push('"');
+        }
     }
 }
 
@@ -91,14 +119,14 @@ mod tests {
         let mut rows = Rows::default();
         rows.row("by-user-row", |row| {
             row.heading_link("/projects/train", "train");
-            row.money(Decimal::new(1_234_567, 3));
+            row.marked("spend").money(Decimal::new(1_234_567, 3));
             row.figure("12.5%");
             row.text("2026-11-01");
         });
         assert_eq!(
             rows.into_html(),
             "<tr data-testid=\"by-user-row\"><th scope=\"row\"><a href=\"/projects/train\">train</a></th>\
-             <td class=\"num\" data-value=\"1234.567\">$1,234.57</td><td class=\"num\">12.5%</td>\
+             <td class=\"num\" data-testid=\"spend\" data-value=\"1234.567\">$1,234.57</td><td class=\"num\">12.5%</td>\
              <td>2026-11-01</td></tr>"
         );
     }

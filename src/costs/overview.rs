@@ -9,8 +9,8 @@ use super::breakdown::scope_href;
 use super::filters::FilterBar;
 use super::{Overview, ProjectChange, get_overview};
 use crate::app::TableHead;
-
 use crate::format::{percent, tag_label, usd};
+use crate::table_rows::Rows;
 
 #[component]
 pub fn OverviewPage() -> impl IntoView {
@@ -82,22 +82,16 @@ fn OverviewBody(data: Overview) -> impl IntoView {
         data.run_rate_range.last_day()
     );
     let total = data.total;
-    let rows = data
-        .teams
-        .iter()
-        .map(|team| {
-            view! {
-                <tr data-testid="team-row">
-                    <th scope="row" data-testid="team-name"><a href=scope_href("teams", &team.team)>{team.team.clone()}</a></th>
-                    <td class="num" data-testid="team-spend" data-value=team.spend.to_string()>
-                        {usd(team.spend)}
-                    </td>
-                    <td class="num">{percent(team.spend, total)}</td>
-                    <td class="num">{usd(team.gpu_spend)}</td>
-                </tr>
-            }
-        })
-        .collect_view();
+    let mut rows = Rows::default();
+    for team in &data.teams {
+        rows.row("team-row", |row| {
+            row.marked("team-name")
+                .heading_link(&scope_href("teams", &team.team), &team.team);
+            row.marked("team-spend").money(team.spend);
+            row.figure(&percent(team.spend, total));
+            row.money(team.gpu_spend);
+        });
+    }
 
     view! {
         <TeamFilter data=data.clone()/>
@@ -147,7 +141,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                         <th scope="col" class="num">"GPU (USD)"</th>
                     </tr>
                 </thead>
-                <tbody>{rows}</tbody>
+                <tbody inner_html=rows.into_html()></tbody>
             </table>
             <p class="hint">"Data through " {data.latest_day.map(|d| d.to_string()).unwrap_or_default()} " (UTC). "
                 <a data-testid="team-csv" download
@@ -166,26 +160,22 @@ fn OverviewBody(data: Overview) -> impl IntoView {
 
 #[component]
 fn ProjectTable(heading: &'static str, testid: &'static str, rows: Vec<ProjectChange>) -> impl IntoView {
-    let rows = rows
-        .into_iter()
-        .map(|row| {
-            let change = row.spend - row.previous;
-            view! {
-                <tr data-testid=format!("{testid}-row")>
-                    <th scope="row"><a href=scope_href("projects", &row.project)>{tag_label(&row.project).to_string()}</a></th>
-                    <td>{row.team}</td>
-                    <td class="num" data-value=row.spend.to_string()>{usd(row.spend)}</td>
-                    <td class="num" data-value=change.to_string()>{usd(change)}</td>
-                </tr>
-            }
-        })
-        .collect_view();
+    let row_testid = format!("{testid}-row");
+    let mut html = Rows::default();
+    for line in &rows {
+        html.row(&row_testid, |row| {
+            row.heading_link(&scope_href("projects", &line.project), tag_label(&line.project));
+            row.text(&line.team);
+            row.money(line.spend);
+            row.money(line.spend - line.previous);
+        });
+    }
     view! {
         <section>
             <h2>{heading}</h2>
             <table class="data" data-testid=testid>
                 <TableHead columns=&["Project", "Team", "Spend (USD)", "Change (USD)"]/>
-                <tbody>{rows}</tbody>
+                <tbody inner_html=html.into_html()></tbody>
             </table>
         </section>
     }
