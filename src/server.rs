@@ -65,9 +65,19 @@ impl FromRef<AppState> for LeptosOptions {
     }
 }
 
+/// The app's routes, listed once per process. Listing runs the app with resource loading
+/// suppressed by a process-wide flag, and a resource first polled meanwhile by a render on
+/// another thread waits forever (leptos#4773). The test suites build a router per test
+/// while other tests' servers render; listing once, with later callers waiting for it,
+/// means no server is rendering while the flag is set.
+fn route_list() -> Vec<leptos_axum::AxumRouteListing> {
+    static ROUTES: std::sync::OnceLock<Vec<leptos_axum::AxumRouteListing>> = std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
+}
+
 /// All routes: health checks, pages, server functions (`/api/…`) and static files.
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(App);
+    let routes = route_list();
     let context_state = state.clone();
     let provide_state = move || provide_context(context_state.clone());
     Router::new()
