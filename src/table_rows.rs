@@ -65,18 +65,12 @@ impl<'a> Row<'a> {
 
     /// The row's heading cell, as text.
     pub fn heading(&mut self, label: &str) {
-        self.open("th scope=\"row\"");
-        self.html.push('>');
-        escape_html(self.html, label);
-        self.html.push_str("</th>");
+        self.text_cell("th scope=\"row\"", "</th>", label);
     }
 
     /// A text cell.
     pub fn text(&mut self, text: &str) {
-        self.open("td");
-        self.html.push('>');
-        escape_html(self.html, text);
-        self.html.push_str("</td>");
+        self.text_cell("td", "</td>", text);
     }
 
     /// An amount shown as `$1,234.57`, with its exact value in `data-value`.
@@ -91,10 +85,15 @@ impl<'a> Row<'a> {
 
     /// A figure already formatted (a share, a change), right-aligned.
     pub fn figure(&mut self, text: &str) {
-        self.open("td class=\"num\"");
+        self.text_cell("td class=\"num\"", "</td>", text);
+    }
+
+    /// A cell holding `text`, escaped.
+    fn text_cell(&mut self, tag_and_attributes: &str, close: &str, text: &str) {
+        self.open(tag_and_attributes);
         self.html.push('>');
         escape_html(self.html, text);
-        self.html.push_str("</td>");
+        self.html.push_str(close);
     }
 
     /// Writes `<tag attributes…` and the pending test id if there is one; the caller adds

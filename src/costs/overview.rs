@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use super::breakdown::scope_href;
+use super::breakdown::{Chart, scope_href};
 use super::filters::FilterBar;
 use super::{Overview, ProjectChange, get_overview};
 use crate::app::TableHead;
@@ -128,7 +128,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                 <p class="hint">{usd(data.gpu_total)} " on GPU instances"</p>
             </div>
         </section>
-        <figure class="chart" data-testid="burn-chart" inner_html=data.burn_svg.0.clone()></figure>
+        <Chart svg=data.burn_svg.clone() testid="burn-chart"/>
         <section aria-labelledby="by-team">
             <h2 id="by-team">"Spend by team"</h2>
             <table class="data" data-testid="team-table">

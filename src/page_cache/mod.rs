@@ -107,10 +107,10 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
         return next.run(request).await;
     };
     let accept_encoding = request.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok());
-    if let Some(page) = state.pages.fresh(&key, version) {
-        return page.respond(&new_nonce(), encoding::accepts(accept_encoding, "gzip"));
-    }
     let accepts_gzip = encoding::accepts(accept_encoding, "gzip");
+    if let Some(page) = state.pages.fresh(&key, version) {
+        return page.respond(&new_nonce(), accepts_gzip);
+    }
     let response = next.run(request).await;
     let (parts, body) = response.into_parts();
     let Some(nonce) = storable(&parts.status, &parts.headers) else {
