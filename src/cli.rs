@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config, ENV_HELP, LogFormat};
 use crate::costs::export::{self, Granularity, Key};
-use crate::costs::period::{DateRange, Metric};
+use crate::costs::period::{DateRange, Metric, days_before};
 use crate::db::Database;
 use crate::demo::{self, DemoOptions};
 use crate::ingestion::{
@@ -45,10 +45,11 @@ enum Command {
         /// Multiply projects, users and cost rows by N (for benchmarks); 1 is about 150k rows.
         #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
         scale: u32,
-        /// Last day of demo data, YYYY-MM-DD (UTC) [default: today].
+        /// Last day of demo data, YYYY-MM-DD (UTC), before today [default: yesterday].
         #[arg(long, value_name = "DATE")]
         until: Option<NaiveDate>,
-        /// Replace existing cost data, teams, projects and users.
+        /// Replace existing cost data, teams, projects and users. Without it, a database that
+        /// holds only demo data is brought up to date instead (Estimated days restated).
         #[arg(long)]
         replace: bool,
     },
@@ -198,7 +199,13 @@ pub async fn run() -> ExitCode {
         }
         Command::Migrate => migrate(config).await,
         Command::Demo { scale, until, replace } => {
-            let until = until.unwrap_or_else(|| chrono::Utc::now().date_naive());
+            let today = chrono::Utc::now().date_naive();
+            let until = until.unwrap_or_else(|| days_before(today, 1));
+            if until >= today {
+                return usage_error(&format!(
+                    "--until {until}: the demo ends before today ({today}, UTC), which has no figures yet"
+                ));
+            }
             load_demo(config, DemoOptions { scale, until }, replace).await
         }
         Command::Export {
@@ -292,14 +299,20 @@ async fn serve(config: Config, demo: bool) -> Result<(), String> {
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
     let result = async {
         if demo {
+            let yesterday = days_before(chrono::Utc::now().date_naive(), 1);
             if demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
                 let options = DemoOptions {
                     scale: 1,
-                    until: chrono::Utc::now().date_naive(),
+                    until: yesterday,
                 };
                 demo::load(&db.pool, options)
                     .await
                     .map_err(|e| format!("loading the demo: {e}"))?;
+            } else if demo::holds_only_demo_data(&db.pool).await.map_err(|e| e.to_string())? {
+                // A demo started again days later restates its Estimated days, as ingestion would.
+                demo::refresh(&db.pool, yesterday)
+                    .await
+                    .map_err(|e| format!("bringing the demo up to date: {e}"))?;
             }
             if let Some(created) = demo::accounts::create_if_none(&db.pool)
                 .await
@@ -347,9 +360,20 @@ async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> Resul
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
     let result = async {
         if !replace && !demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
-            return Err(
-                "the database already holds cost data; pass --replace to overwrite it with the demo".to_string(),
-            );
+            if !demo::holds_only_demo_data(&db.pool).await.map_err(|e| e.to_string())? {
+                return Err(
+                    "the database already holds cost data; pass --replace to overwrite it with the demo".to_string(),
+                );
+            }
+            match demo::refresh(&db.pool, options.until).await.map_err(|e| e.to_string())? {
+                Some(window) => println!(
+                    "demo brought up to date: {} to {} written again (Estimated days restated)",
+                    window.from,
+                    window.last_day()
+                ),
+                None => println!("the demo is already up to date through {}", options.until),
+            }
+            return Ok(());
         }
         let summary = demo::load(&db.pool, options).await.map_err(|e| e.to_string())?;
         println!(
@@ -429,11 +453,37 @@ async fn ingest(config: Config, window: Option<DateRange>) -> ExitCode {
         backoff: Backoff::default(),
     };
     let outcome = ingestion::run::run(&db.pool, &cost_explorer, Trigger::Cli, &options).await;
+    // Cron mode: evaluate and alert after a successful run, as `serve` does after its own.
+    let after = match &outcome {
+        Ok(Outcome::Finished(_)) => {
+            let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+            let executor = crate::enforcement::actions::Executor::from_config(&config, &alerts);
+            let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
+            Some(
+                crate::jobs::after_ingestion(&db.pool, &alerts, public_url.as_deref(), &executor, options.today)
+                    .await,
+            )
+        }
+        _ => None,
+    };
     db.close().await;
     match outcome {
         Ok(Outcome::Finished(report)) => {
             println!("{report}");
-            ExitCode::SUCCESS
+            match after {
+                Some(Ok(done)) => {
+                    println!("{done}");
+                    if done.alerts_still_queued > 0 && config.smtp.is_none() {
+                        eprintln!("burnrate: SMTP_URL is not set; queued alerts are sent once it is");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Some(Err(failure)) => {
+                    eprintln!("burnrate: the costs were stored, but {failure}");
+                    ExitCode::FAILURE
+                }
+                None => ExitCode::SUCCESS,
+            }
         }
         Ok(Outcome::AlreadyRunning) => {
             eprintln!("burnrate: ingestion already running");

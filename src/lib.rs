@@ -31,6 +31,8 @@ pub mod db;
 #[cfg(feature = "ssr")]
 pub mod demo;
 #[cfg(feature = "ssr")]
+pub mod jobs;
+#[cfg(feature = "ssr")]
 pub mod mail;
 #[cfg(feature = "ssr")]
 pub mod page_cache;

@@ -109,19 +109,28 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
         "every request is counted"
     );
     assert!(report.requests > 3, "small pages paginate: {}", report.requests);
-    let expected = fake.total(from, today);
-    for table in [
-        "costs_by_user",
-        "costs_by_usage_type",
-        "costs_by_service",
-        "daily_project_costs",
+    // Each table equals its own Cost Explorer query to the last digit; the rollup is made
+    // from the usage-type grain. The grains differ from each other by rounding only.
+    for (table, second) in [
+        ("costs_by_user", "user"),
+        ("costs_by_usage_type", "USAGE_TYPE"),
+        ("costs_by_service", "SERVICE"),
+        ("daily_project_costs", "USAGE_TYPE"),
     ] {
         assert_eq!(
             table_total(&pool, table).await,
-            expected,
-            "{table} equals Cost Explorer's total"
+            fake.total(from, today, second),
+            "{table} equals its Cost Explorer query's total"
         );
     }
+    let expected = fake.total(from, today, "user");
+    assert_ne!(
+        expected,
+        fake.total(from, today, "SERVICE"),
+        "the fake rounds each group, so grains differ in the last digits"
+    );
+    assert_eq!(report.grain_difference, fake.largest_grain_difference(from, today));
+    assert!(report.grain_difference > Decimal::ZERO && report.grain_difference < Decimal::new(1, 8));
     let (status, requests, api_cost, error) = last_run(&pool).await;
     assert_eq!((status.as_str(), error), ("succeeded", None));
     assert_eq!(requests as u32, report.requests);
@@ -226,8 +235,14 @@ async fn estimated_days_are_refetched_until_settled_and_restated_values_replace_
         }),
         "the window reaches back to the first Estimated day"
     );
-    assert_eq!(table_total(&pool, "costs_by_service").await, fake.total(from, today));
-    assert_eq!(table_total(&pool, "daily_project_costs").await, fake.total(from, today));
+    assert_eq!(
+        table_total(&pool, "costs_by_service").await,
+        fake.total(from, today, "SERVICE")
+    );
+    assert_eq!(
+        table_total(&pool, "daily_project_costs").await,
+        fake.total(from, today, "USAGE_TYPE")
+    );
     let still_estimated: Vec<chrono::NaiveDate> =
         sqlx::query_scalar("select day from ingested_days where estimated order by day")
             .fetch_all(&pool)
@@ -377,6 +392,103 @@ async fn malformed_amounts_and_mid_run_restatements_are_rejected_not_stored(pool
         before,
         "a view that would not reconcile is not stored"
     );
+}
+
+#[sqlx::test]
+async fn grains_that_differ_by_less_than_a_cent_are_stored_verbatim_and_the_difference_is_recorded(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let from = day(2026, 11, 15);
+    let (fake, ce) = fake_and_client(sample_items(from, 7)).await;
+    // The service grain reads USD 0.0099 more on every day: still within a cent.
+    fake.with(|s| s.skew = Some(("SERVICE".into(), Decimal::new(99, 4))));
+    let window = Some(DateRange { from, to: today });
+    let report = ingest(&pool, &ce, &options(window, today)).await.expect("within a cent");
+    let largest = fake.largest_grain_difference(from, today);
+    assert!(largest > Decimal::new(98, 4) && largest <= Decimal::new(1, 2), "{largest}");
+    assert_eq!(report.grain_difference, largest);
+    assert_eq!(
+        table_total(&pool, "costs_by_service").await,
+        fake.total(from, today, "SERVICE"),
+        "the service grain is stored as answered"
+    );
+    assert_eq!(table_total(&pool, "costs_by_user").await, fake.total(from, today, "user"));
+    let recorded: Option<Decimal> =
+        sqlx::query_scalar("select grain_difference from ingestion_runs order by id desc limit 1")
+            .fetch_one(&pool)
+            .await
+            .expect("run");
+    assert_eq!(recorded, Some(largest), "the Ingestion page shows it");
+}
+
+#[sqlx::test]
+async fn grains_that_differ_by_more_than_a_cent_fail_the_run_naming_the_day_and_amounts(pool: PgPool) {
+    let Baseline {
+        fake,
+        ce,
+        window,
+        today,
+        before,
+    } = baseline(&pool, sample_items(day(2026, 11, 15), 7)).await;
+    fake.with(|s| s.skew = Some(("USAGE_TYPE".into(), Decimal::new(11, 3))));
+    let error = ingest(&pool, &ce, &options(window, today)).await.expect_err("over a cent");
+    let first_day = fake.total(day(2026, 11, 15), day(2026, 11, 16), "user");
+    let skewed = fake.total(day(2026, 11, 15), day(2026, 11, 16), "USAGE_TYPE");
+    assert!(
+        error.starts_with("Cost Explorer's totals for 2026-11-15 differ between group-bys by more than a cent"),
+        "{error}"
+    );
+    assert!(error.contains(&format!("project × user: unblended {first_day}")), "{error}");
+    assert!(error.contains(&format!("project × usage type: unblended {skewed}")), "{error}");
+    assert_eq!(snapshot(&pool).await, before, "nothing is stored");
+    let (status, ..) = last_run(&pool).await;
+    assert_eq!(status, "failed");
+}
+
+#[sqlx::test]
+async fn an_explicit_window_past_today_stops_at_yesterday(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let from = day(2026, 11, 18);
+    let (fake, ce) = fake_and_client(sample_items(from, 6)).await;
+    let report = ingest(
+        &pool,
+        &ce,
+        &options(
+            Some(DateRange {
+                from,
+                to: day(2026, 11, 24),
+            }),
+            today,
+        ),
+    )
+    .await
+    .expect("clipped");
+    assert_eq!(report.window, Some(DateRange { from, to: today }));
+    assert_eq!(report.clipped_from, Some(day(2026, 11, 24)));
+    assert!(report.to_string().contains("stops at yesterday"), "{report}");
+    for request in fake.with(|s| s.requests.clone()) {
+        assert_eq!(request.end, "2026-11-22", "today is never asked for");
+    }
+    let stored_today: i64 = sqlx::query_scalar("select count(*) from costs_by_user where day >= $1")
+        .bind(today)
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert_eq!(stored_today, 0);
+
+    let error = ingest(
+        &pool,
+        &ce,
+        &options(
+            Some(DateRange {
+                from: today,
+                to: day(2026, 11, 23),
+            }),
+            today,
+        ),
+    )
+    .await
+    .expect_err("only today");
+    assert!(error.contains("only days before today"), "{error}");
 }
 
 #[sqlx::test]

@@ -68,7 +68,7 @@ async fn ingest_uses_the_service_endpoint_variable_and_exits_zero(pool: PgPool) 
         .fetch_one(&pool)
         .await
         .expect("sum");
-    assert_eq!(stored, fake.total(from, today()));
+    assert_eq!(stored, fake.total(from, today(), "SERVICE"));
 
     let mut bad = with_credentials(burnrate(&url));
     bad.args(["ingest", "--from", "2026-11-10", "--to", "2026-11-01"]);

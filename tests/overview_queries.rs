@@ -72,8 +72,8 @@ async fn a_team_filter_narrows_every_figure_to_that_team(pool: PgPool) {
              where coalesce(t.name, 'Unassigned') = $1 and r.day >= $2 and r.day < $3",
         )
         .bind(team)
-        .bind(one.run_rate_range.from)
-        .bind(one.run_rate_range.to)
+        .bind(one.run_rate_range.expect("settled days").from)
+        .bind(one.run_rate_range.expect("settled days").to)
         .fetch_one(&pool)
         .await
         .expect("week");
@@ -111,18 +111,23 @@ async fn unmapped_and_untagged_spend_is_shown_as_unassigned(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn run_rate_is_the_mean_of_the_last_seven_complete_days(pool: PgPool) {
+async fn run_rate_is_the_mean_of_the_last_seven_settled_days(pool: PgPool) {
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     load_demo(&pool, today).await;
     let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today, None)
         .await
         .expect("overview");
+    // Data through 9 Feb; 7–9 Feb are Estimated, so the week ends on 6 Feb.
+    assert_eq!(overview.estimated_days, [day(2026, 2, 7), day(2026, 2, 8), day(2026, 2, 9)]);
     assert_eq!(
-        (overview.run_rate_range.from, overview.run_rate_range.to),
-        (day(2026, 2, 3), today)
+        overview.run_rate_range,
+        Some(burnrate::costs::period::DateRange {
+            from: day(2026, 1, 31),
+            to: day(2026, 2, 7)
+        })
     );
     let week: Decimal = sqlx::query_scalar(
-        "select sum(unblended) from costs_by_service where day >= '2026-02-03' and day < '2026-02-10'",
+        "select sum(unblended) from costs_by_service where day >= '2026-01-31' and day < '2026-02-07'",
     )
     .fetch_one(&pool)
     .await
@@ -134,9 +139,85 @@ async fn run_rate_is_the_mean_of_the_last_seven_complete_days(pool: PgPool) {
         .await
         .expect("overview");
     assert_eq!(
-        (previous.run_rate_range.from, previous.run_rate_range.to),
-        (day(2026, 1, 25), day(2026, 2, 1))
+        previous.run_rate_range,
+        Some(burnrate::costs::period::DateRange {
+            from: day(2026, 1, 25),
+            to: day(2026, 2, 1)
+        })
     );
+}
+
+/// Flat spend of USD 100 a day on one project for 400 days before `today`, all settled.
+async fn flat_history(pool: &PgPool, today: chrono::NaiveDate) {
+    sqlx::query("insert into teams (name) values ('flat')")
+        .execute(pool)
+        .await
+        .expect("team");
+    common::add_project_costs(
+        pool,
+        "steady",
+        Some("flat"),
+        (today - chrono::Days::new(400), today - chrono::Days::new(1)),
+        "100",
+        "100",
+    )
+    .await;
+}
+
+#[sqlx::test]
+async fn on_period_edges_flat_spend_shows_no_change_and_forecasts_the_whole_month(pool: PgPool) {
+    // The 1st, the 2nd and the last day of a month, 1 January and 29 February.
+    for (today, days_with_data, month_days) in [
+        (day(2026, 3, 1), 0, 31),
+        (day(2026, 3, 2), 1, 31),
+        (day(2026, 3, 31), 30, 31),
+        (day(2027, 1, 1), 0, 31),
+        (day(2028, 2, 29), 28, 29),
+    ] {
+        sqlx::query("truncate daily_project_costs, projects, teams cascade")
+            .execute(&pool)
+            .await
+            .expect("clean");
+        flat_history(&pool, today).await;
+        let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today, None)
+            .await
+            .expect("overview");
+        assert_eq!(overview.range.days(), days_with_data, "{today}");
+        assert_eq!(overview.total, Decimal::from(100 * days_with_data), "{today}");
+        assert_eq!(overview.compared_with.days(), days_with_data, "{today}");
+        assert_eq!(overview.compared_with.to, overview.range.from, "{today}");
+        for mover in &overview.movers {
+            assert_eq!(mover.spend, mover.previous, "{today}: flat spend has not changed");
+        }
+        assert_eq!(overview.run_rate, Decimal::from(100), "{today}");
+        let forecast = overview.forecast.expect("month to date forecasts");
+        assert_eq!(forecast.expected, Decimal::from(100 * month_days), "{today}");
+        assert_eq!(forecast.projected_days, month_days - days_with_data, "{today}");
+
+        let teams = burnrate::costs::breakdown_queries::teams(&pool, Period::MonthToDate, Metric::Unblended, today)
+            .await
+            .expect("teams");
+        for team in &teams.teams {
+            assert_eq!(team.spend, team.previous, "{today}: {}", team.team);
+        }
+    }
+}
+
+#[sqlx::test]
+async fn a_lagging_ingestion_compares_only_the_days_that_have_data(pool: PgPool) {
+    let today = day(2026, 3, 20);
+    flat_history(&pool, today).await;
+    // The last ingestion stored nothing after 14 March.
+    sqlx::query("delete from daily_project_costs where day > '2026-03-14'")
+        .execute(&pool)
+        .await
+        .expect("lag");
+    let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today, None)
+        .await
+        .expect("overview");
+    assert_eq!(overview.range.days(), 19);
+    assert_eq!(overview.compared_with.days(), 14, "1–14 March against the 14 days before");
+    assert!(overview.movers.iter().all(|m| m.spend == m.previous));
 }
 
 #[sqlx::test]
@@ -173,14 +254,15 @@ async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
         .expect("overview");
     let forecast = overview.forecast.expect("month to date has a forecast");
     assert_eq!(forecast.last_day, day(2026, 2, 28));
-    assert_eq!(forecast.days_left, 19, "10 Feb to 28 Feb, today included");
-    let before_today: Decimal =
-        sqlx::query_scalar("select sum(unblended) from daily_project_costs where day >= '2026-02-01' and day < $1")
-            .bind(today)
+    // Settled through 6 Feb; 7–9 Feb are Estimated, so they are projected too.
+    assert_eq!(forecast.projected_from, day(2026, 2, 7));
+    assert_eq!(forecast.projected_days, 22, "7 Feb to 28 Feb");
+    let settled: Decimal =
+        sqlx::query_scalar("select sum(unblended) from daily_project_costs where day >= '2026-02-01' and day < '2026-02-07'")
             .fetch_one(&pool)
             .await
             .expect("so far");
-    assert_eq!(forecast.expected, before_today + overview.run_rate * Decimal::from(19));
+    assert_eq!(forecast.expected, settled + overview.run_rate * Decimal::from(22));
     assert!(forecast.low <= forecast.expected && forecast.expected <= forecast.high);
     assert!(
         overview

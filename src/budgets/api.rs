@@ -90,7 +90,8 @@ pub async fn get_budget(id: i64) -> Result<BudgetDetail, AppError> {
             let today = chrono::Utc::now().date_naive();
             let can_edit = server::may_edit(&mut conn, &caller, &budget.spec.scope).await?;
             let (status, daily) = super::evaluate::status(&mut conn, &budget, today).await?;
-            let burn_svg = server::burn_chart(&status, &daily, today);
+            let estimated = crate::costs::queries::estimated_days(&mut *conn, status.period).await?;
+            let burn_svg = server::burn_chart(&status, &daily, &estimated);
             let recipients = super::evaluate::recipients(&mut conn, &budget).await?;
             let alerts = server::alerts(&mut conn, id).await?;
             let choices = server::choices(&mut conn, &caller).await?;
@@ -321,7 +322,7 @@ mod server {
 
     /// Cumulative actual spend, the forecast to the period's end, the budget line and its
     /// thresholds.
-    pub fn burn_chart(status: &BudgetStatus, daily: &[(NaiveDate, Decimal)], today: NaiveDate) -> String {
+    pub fn burn_chart(status: &BudgetStatus, daily: &[(NaiveDate, Decimal)], estimated: &[NaiveDate]) -> String {
         let spec = &status.budget.spec;
         let days: Vec<NaiveDate> = status
             .period
@@ -332,7 +333,6 @@ mod server {
         let mut running = Decimal::ZERO;
         let actual: Vec<(NaiveDate, Decimal)> = daily
             .iter()
-            .filter(|(d, _)| *d < today)
             .map(|(d, v)| {
                 running += *v;
                 (*d, running)
@@ -370,6 +370,7 @@ mod server {
             &crate::charts::Burn {
                 days: &days,
                 actual: &actual,
+                estimated,
                 forecast: &forecast,
                 budget: Some(spec.amount),
                 thresholds: &thresholds,

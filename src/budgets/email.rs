@@ -122,6 +122,7 @@ mod tests {
             budget: Budget {
                 id: 7,
                 spec: BudgetSpec {
+                    key: None,
                     name: "ml <b>monthly</b>".into(),
                     scope: BudgetScope::Team("ml-research".into()),
                     period: BudgetPeriod::Monthly,

@@ -1,23 +1,30 @@
 //! Where each budget stands, and the alerts its crossed thresholds queue.
 //!
-//! Actual spend is everything in the period so far, today's partial figures included.
-//! Forecast: spend before today plus the run-rate (the mean of the 7 complete days before
-//! today, a day without rows counting as zero) times the days left, today included. It is
-//! never below actual spend. A threshold is crossed when the compared figure is at or above
-//! its share of the amount.
+//! Actual spend is every stored day of the period (today has no figures yet; Estimated days
+//! count as they stand). The forecast is `costs::forecast`'s, the same as the Overview's.
+//! A threshold is crossed when the compared figure is at or above its share of the amount.
+//!
+//! Spend for a period's last days arrives after it has ended, so evaluation keeps judging
+//! the previous period too until none of its days is Estimated: a threshold crossed there is
+//! still alerted, once, for that period. A budget raised mid-period re-arms the thresholds
+//! the new amount no longer crosses (their alerts stay in the history as `rearmed`); lowering
+//! it never re-sends an alert already sent for the period.
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::{PgConnection, PgPool};
 
 use super::{Budget, BudgetScope, BudgetStatus, Threshold, ThresholdKind, email, store};
+use crate::costs::forecast;
 use crate::costs::period::{DateRange, Metric, days_before};
-use crate::costs::queries::RUN_RATE_DAYS;
 
 /// What one evaluation did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EvaluationReport {
+    /// Each budget in its current period.
     pub statuses: Vec<BudgetStatus>,
+    /// Budgets in their previous period, judged again because it still had Estimated days.
+    pub settling: Vec<BudgetStatus>,
     /// Alerts newly queued by this evaluation (already-queued ones are not counted again).
     pub queued: usize,
 }
@@ -101,27 +108,33 @@ pub async fn status(
     budget: &Budget,
     today: NaiveDate,
 ) -> Result<(BudgetStatus, Vec<(NaiveDate, Decimal)>), sqlx::Error> {
+    status_in(conn, budget, budget.spec.period.containing(today), today).await
+}
+
+/// The budget's standing in `period` (its current one, or the one before while that is
+/// still settling), as of `today`.
+pub async fn status_in(
+    conn: &mut PgConnection,
+    budget: &Budget,
+    period: DateRange,
+    today: NaiveDate,
+) -> Result<(BudgetStatus, Vec<(NaiveDate, Decimal)>), sqlx::Error> {
     let spec = &budget.spec;
-    let period = spec.period.containing(today);
-    let window_start = days_before(today, RUN_RATE_DAYS as u64);
+    let with_figures = period.cut_at(today);
     let filter = scope_filter(conn, &spec.scope).await?;
+    let window = forecast::settled_before(&mut *conn, with_figures.to).await?.run_rate_window();
     let fetched = DateRange {
-        from: period.from.min(window_start),
-        to: period.to,
+        from: window.map_or(period.from, |w| w.from.min(period.from)),
+        to: window.map_or(with_figures.to, |w| w.to.max(with_figures.to)),
     };
     let daily = daily_spend(conn, filter, fetched, spec.metric).await?;
-    let sum = |from: NaiveDate, to: NaiveDate| -> Decimal {
-        daily
-            .iter()
-            .filter(|(d, _)| *d >= from && *d < to)
-            .map(|(_, v)| *v)
-            .sum()
-    };
-    let spend = sum(period.from, period.to);
-    let so_far = sum(period.from, today);
-    let run_rate = sum(window_start, today) / Decimal::from(RUN_RATE_DAYS);
-    let days_left = Decimal::from((period.to - today).num_days().max(0));
-    let forecast = (so_far + run_rate * days_left).round_dp(2).max(spend);
+    let rate = window.map(|w| forecast::run_rate(w, &daily));
+    let in_period: Vec<(NaiveDate, Decimal)> = daily
+        .into_iter()
+        .filter(|(d, _)| *d >= period.from && *d < with_figures.to)
+        .collect();
+    let spend: Decimal = in_period.iter().map(|(_, v)| *v).sum();
+    let forecast = forecast::forecast(period, &in_period, rate.as_ref()).map_or(spend, |f| f.expected);
     let crossed = spec
         .thresholds
         .iter()
@@ -134,7 +147,6 @@ pub async fn status(
         })
         .copied()
         .collect();
-    let in_period = daily.into_iter().filter(|(d, _)| *d >= period.from).collect();
     Ok((
         BudgetStatus {
             budget: budget.clone(),
@@ -145,6 +157,19 @@ pub async fn status(
         },
         in_period,
     ))
+}
+
+/// True once every day of `period` is stored and none is Estimated: AWS will not change it
+/// again, so there is nothing left to alert for it.
+pub async fn period_is_settled(conn: &mut PgConnection, period: DateRange) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "select coalesce((select max(day) from daily_project_costs), '-infinity'::date) >= $2::date - 1
+            and not exists (select 1 from daily_project_costs where day >= $1 and day < $2 and estimated)",
+    )
+    .bind(period.from)
+    .bind(period.to)
+    .fetch_one(conn)
+    .await
 }
 
 /// Every budget's use in its current period, for the cost pages; `keep` picks the scopes.
@@ -164,8 +189,9 @@ pub async fn uses(
     Ok(uses)
 }
 
-/// Evaluates every budget as of `today` and queues one alert per newly crossed threshold.
-/// Safe to run repeatedly and concurrently: the outbox's unique key admits each alert once.
+/// Evaluates every budget as of `today` and queues one alert per newly crossed threshold,
+/// in its current period and in the previous one while that is still settling. Safe to run
+/// repeatedly and concurrently: the outbox's unique key admits each alert once.
 pub async fn evaluate(
     pool: &PgPool,
     today: NaiveDate,
@@ -175,18 +201,58 @@ pub async fn evaluate(
     let budgets = store::list(&mut conn).await?;
     let mut report = EvaluationReport::default();
     for budget in budgets {
-        let (status, _) = status(&mut conn, &budget, today).await?;
-        for threshold in &status.crossed {
-            if queue(&mut conn, &status, *threshold, public_url).await? {
-                report.queued += 1;
-            }
+        let current = budget.spec.period.containing(today);
+        let previous = budget.spec.period.containing(days_before(current.from, 1));
+        if !period_is_settled(&mut conn, previous).await? {
+            let (status, _) = status_in(&mut conn, &budget, previous, today).await?;
+            report.queued += judge(&mut conn, &status, public_url).await?;
+            report.settling.push(status);
         }
+        let (status, _) = status_in(&mut conn, &budget, current, today).await?;
+        report.queued += judge(&mut conn, &status, public_url).await?;
         report.statuses.push(status);
     }
     Ok(report)
 }
 
-/// Queues the alert unless it exists; true when this call queued it.
+/// Queues an alert for each crossed threshold not yet alerted, and re-arms the thresholds
+/// a raised amount no longer crosses. Returns how many alerts it queued.
+async fn judge(conn: &mut PgConnection, status: &BudgetStatus, public_url: Option<&str>) -> Result<usize, sqlx::Error> {
+    let mut queued = 0;
+    for threshold in &status.budget.spec.thresholds {
+        if status.crossed.contains(threshold) {
+            if queue(conn, status, *threshold, public_url).await? {
+                queued += 1;
+            }
+        } else {
+            rearm(conn, status, *threshold).await?;
+        }
+    }
+    Ok(queued)
+}
+
+/// An alert sent (or queued) when the budget's amount was lower than it is now is for a
+/// crossing that no longer holds: it stays in the history as `rearmed`, and crossing the
+/// raised amount queues a new one.
+async fn rearm(conn: &mut PgConnection, status: &BudgetStatus, threshold: Threshold) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "update budget_alerts set status = 'rearmed', next_attempt_at = now()
+         where budget_id = $1 and period_start = $2 and percent = $3 and kind = $4
+           and status <> 'rearmed' and amount < $5",
+    )
+    .bind(status.budget.id)
+    .bind(status.period.from)
+    .bind(threshold.percent)
+    .bind(threshold.kind.key())
+    .bind(status.budget.spec.amount)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Queues the alert unless it was already alerted for this period: a live alert, or a
+/// re-armed one sent at an amount at least as high (lowering a budget never re-sends).
+/// True when this call queued it.
 async fn queue(
     conn: &mut PgConnection,
     status: &BudgetStatus,
@@ -196,12 +262,14 @@ async fn queue(
     let budget = &status.budget;
     let exists: bool = sqlx::query_scalar(
         "select exists (select 1 from budget_alerts
-         where budget_id = $1 and period_start = $2 and percent = $3 and kind = $4)",
+         where budget_id = $1 and period_start = $2 and percent = $3 and kind = $4
+           and (status <> 'rearmed' or amount >= $5))",
     )
     .bind(budget.id)
     .bind(status.period.from)
     .bind(threshold.percent)
     .bind(threshold.kind.key())
+    .bind(budget.spec.amount)
     .fetch_one(&mut *conn)
     .await?;
     if exists {
@@ -211,12 +279,12 @@ async fn queue(
     let top = top_projects(conn, filter, status.period, budget.spec.metric, 3).await?;
     let recipients = recipients(conn, budget).await?;
     let message = email::compose(status, threshold, &top, public_url);
-    // A concurrent evaluator may have queued it since the check: the unique key decides.
+    // A concurrent evaluator may have queued it since the check: the unique index decides.
     let inserted = sqlx::query(
         "insert into budget_alerts
              (budget_id, period_start, percent, kind, spend, forecast, amount, recipients, subject, body_text, body_html)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         on conflict (budget_id, period_start, percent, kind) do nothing",
+         on conflict (budget_id, period_start, percent, kind) where status <> 'rearmed' do nothing",
     )
     .bind(budget.id)
     .bind(status.period.from)

@@ -189,6 +189,11 @@ impl Threshold {
 /// Everything that defines a budget, checked (see `spec::validate`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BudgetSpec {
+    /// The stable identity of a budget kept as code (`key:` in the YAML): a rename keeps the
+    /// budget, its alert history and its AWS budget. `None` on a new budget means its name;
+    /// on an update, the key it has.
+    #[serde(default)]
+    pub key: Option<String>,
     pub name: String,
     pub scope: BudgetScope,
     pub period: BudgetPeriod,

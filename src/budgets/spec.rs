@@ -110,6 +110,7 @@ pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
     let recipients = recipients(&input.recipients, &mut errors);
     match (scope, period, amount, metric) {
         (Some(scope), Some(period), Some(amount), Some(metric)) if errors.is_empty() => Ok(BudgetSpec {
+            key: None,
             name,
             scope,
             period,

@@ -15,6 +15,7 @@ type BudgetRow = (
     i64,
     String,
     String,
+    String,
     Option<String>,
     Option<String>,
     String,
@@ -24,7 +25,7 @@ type BudgetRow = (
 );
 
 const SELECT_BUDGETS: &str =
-    "select b.id, b.name, b.scope_kind, t.name, b.project, b.period, b.amount, b.metric, b.recipients
+    "select b.id, b.key, b.name, b.scope_kind, t.name, b.project, b.period, b.amount, b.metric, b.recipients
      from budgets b left join teams t on t.id = b.team_id";
 
 /// Every budget, by name.
@@ -61,7 +62,7 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
     }
     Ok(rows
         .into_iter()
-        .map(|(id, name, kind, team, project, period, amount, metric, recipients)| {
+        .map(|(id, key, name, kind, team, project, period, amount, metric, recipients)| {
             let scope = match (kind.as_str(), team, project) {
                 ("team", Some(team), _) => BudgetScope::Team(team),
                 ("project", _, Some(project)) => BudgetScope::Project(project),
@@ -72,6 +73,7 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
             Budget {
                 id,
                 spec: BudgetSpec {
+                    key: Some(key),
                     name,
                     scope,
                     // The table's checks allow only these values.
@@ -158,14 +160,32 @@ pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec:
             format!("another budget is already named {:?}", spec.name),
         )]));
     }
+    // A new budget without a key takes its name as key; an earlier budget renamed since may
+    // still hold that key.
+    let key = spec.key.clone().or_else(|| id.is_none().then(|| spec.name.clone()));
+    if let Some(key) = &key {
+        let taken: Option<String> = sqlx::query_scalar(
+            "select name from budgets where lower(key) = lower($1) and id is distinct from $2",
+        )
+        .bind(key)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(holder) = taken {
+            return Err(AppError::InvalidFields(vec![FieldError::new(
+                "name",
+                format!("the budget {holder:?} already has the key {key:?} (it was once named so); choose another name or key"),
+            )]));
+        }
+    }
     let query = match id {
         None => sqlx::query_scalar(
-            "insert into budgets (name, scope_kind, team_id, project, period, amount, metric, recipients)
-             values ($2, $3, $4, $5, $6, $7, $8, $9) returning id",
+            "insert into budgets (key, name, scope_kind, team_id, project, period, amount, metric, recipients)
+             values (coalesce($10, $2), $2, $3, $4, $5, $6, $7, $8, $9) returning id",
         ),
         Some(_) => sqlx::query_scalar(
             "update budgets set name = $2, scope_kind = $3, team_id = $4, project = $5, period = $6,
-                    amount = $7, metric = $8, recipients = $9, updated_at = now()
+                    amount = $7, metric = $8, recipients = $9, key = coalesce($10, key), updated_at = now()
              where id = $1 returning id",
         ),
     };
@@ -179,6 +199,7 @@ pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec:
         .bind(spec.amount)
         .bind(spec.metric.key())
         .bind(&spec.recipients)
+        .bind(&key)
         .fetch_optional(&mut *conn)
         .await?;
     let saved = saved.ok_or_else(|| AppError::NotFound("no such budget".into()))?;

@@ -12,6 +12,8 @@ use super::{axis_usd, colour, with_accessible_text};
 pub struct Burn<'a> {
     pub days: &'a [NaiveDate],
     pub actual: &'a [(NaiveDate, Decimal)],
+    /// Days whose figures are still Estimated: the actual line is dashed across them.
+    pub estimated: &'a [NaiveDate],
     /// (day, low, expected, high), from the last actual day to the period's last day.
     pub forecast: &'a [(NaiveDate, Decimal, Decimal, Decimal)],
     pub budget: Option<Decimal>,
@@ -74,13 +76,29 @@ fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<(), Box<dyn s
             .label("Forecast range")
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour(1).mix(0.25).filled()));
     }
+    // Settled days solid; from the last settled day on, a dashed line through Estimated days.
+    let first_estimated = burn.actual.iter().position(|(d, _)| burn.estimated.contains(d));
+    let settled_end = first_estimated.unwrap_or(burn.actual.len());
     chart
         .draw_series(LineSeries::new(
-            burn.actual.iter().filter_map(|(d, v)| x(d).map(|x| (x, f(v)))),
+            burn.actual[..settled_end].iter().filter_map(|(d, v)| x(d).map(|x| (x, f(v)))),
             colour(4).stroke_width(3),
         ))?
         .label("Actual")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], colour(4).stroke_width(3)));
+    if let Some(first) = first_estimated {
+        chart
+            .draw_series(DashedLineSeries::new(
+                burn.actual[first.saturating_sub(1)..]
+                    .iter()
+                    .filter_map(|(d, v)| x(d).map(|x| (x, f(v)))),
+                3,
+                3,
+                colour(4).stroke_width(3),
+            ))?
+            .label("Actual, Estimated (provisional) days")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 4, y)], colour(4).stroke_width(3)));
+    }
     chart
         .draw_series(DashedLineSeries::new(
             burn.forecast

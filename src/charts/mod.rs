@@ -35,6 +35,11 @@ pub fn colour(index: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// How strongly a provisional (Estimated) day is drawn, against 1.0 for a settled one.
+const ESTIMATED_OPACITY: f64 = 0.4;
+/// The legend entry for provisional days.
+const ESTIMATED_LABEL: &str = "Lighter: Estimated (provisional) days";
+
 /// One named series of daily amounts.
 #[derive(Debug, Clone)]
 pub struct Series {
@@ -42,10 +47,17 @@ pub struct Series {
     pub points: Vec<(NaiveDate, Decimal)>,
 }
 
-/// Stacked daily bars, one colour per series, with a legend. `days` is every day shown.
-pub fn stacked_daily(title: &str, description: &str, days: &[NaiveDate], series: &[Series]) -> String {
+/// Stacked daily bars, one colour per series, with a legend. `days` is every day shown;
+/// bars of `estimated` days (provisional figures) are drawn lighter, with a legend entry.
+pub fn stacked_daily(
+    title: &str,
+    description: &str,
+    days: &[NaiveDate],
+    series: &[Series],
+    estimated: &[NaiveDate],
+) -> String {
     let mut svg = String::new();
-    let drawn = draw_stacked(&mut svg, title, days, series);
+    let drawn = draw_stacked(&mut svg, title, days, series, estimated);
     if let Err(error) = drawn {
         tracing::error!(%error, "drawing a chart failed");
         return String::new();
@@ -58,6 +70,7 @@ fn draw_stacked(
     title: &str,
     days: &[NaiveDate],
     series: &[Series],
+    estimated: &[NaiveDate],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let index = |day: &NaiveDate| days.iter().position(|d| d == day);
     let mut totals = vec![0f64; days.len()];
@@ -91,11 +104,15 @@ fn draw_stacked(
         .draw()?;
     let mut base = vec![0f64; days.len()];
     for (n, s) in series.iter().enumerate() {
-        let fill = colour(n).filled();
         let mut bars = Vec::new();
         for (day, amount) in &s.points {
             if let Some(i) = index(day) {
                 let value = amount.to_f64().unwrap_or(0.0);
+                let fill = if estimated.contains(day) {
+                    colour(n).mix(ESTIMATED_OPACITY).filled()
+                } else {
+                    colour(n).filled()
+                };
                 bars.push(Rectangle::new(
                     [(i as f64 + 0.1, base[i]), (i as f64 + 0.9, base[i] + value)],
                     fill,
@@ -107,6 +124,17 @@ fn draw_stacked(
             .draw_series(bars)?
             .label(s.name.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour(n).filled()));
+    }
+    if days.iter().any(|d| estimated.contains(d)) {
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
+            .label(ESTIMATED_LABEL)
+            .legend(|(x, y)| {
+                Rectangle::new(
+                    [(x, y - 5), (x + 10, y + 5)],
+                    colour(7).mix(ESTIMATED_OPACITY).filled(),
+                )
+            });
     }
     chart
         .configure_series_labels()
@@ -161,6 +189,7 @@ mod tests {
                 name: hostile.into(),
                 points: vec![(day, Decimal::new(1234, 2))],
             }],
+            &[],
         );
         assert!(svg.starts_with("<svg"), "{svg}");
         assert!(svg.contains("<title>Daily spend by &lt;team&gt;</title>"));
@@ -168,5 +197,19 @@ mod tests {
         assert!(svg.contains("&lt;img src=x onerror=alert(1)&gt;"));
         assert!(!svg.contains("<img"));
         assert!(svg.contains("Spend (USD)") && svg.contains("Day (UTC)"));
+        assert!(!svg.contains(ESTIMATED_LABEL), "no provisional day, no legend entry");
+    }
+
+    #[test]
+    fn estimated_days_are_drawn_lighter_with_a_legend_entry() {
+        let settled = NaiveDate::from_ymd_opt(2026, 11, 20).expect("date");
+        let provisional = NaiveDate::from_ymd_opt(2026, 11, 21).expect("date");
+        let series = [Series {
+            name: "alpha".into(),
+            points: vec![(settled, Decimal::from(10)), (provisional, Decimal::from(4))],
+        }];
+        let svg = stacked_daily("t", "d", &[settled, provisional], &series, &[provisional]);
+        assert!(svg.contains(ESTIMATED_LABEL), "{svg}");
+        assert!(svg.contains("opacity=\"0.4\""), "the provisional bar is lighter: {svg}");
     }
 }

@@ -1,9 +1,12 @@
-//! The `budgets:` section. Budgets are matched by name (case-insensitively): a listed budget
-//! is created or updated, an unlisted one deleted.
+//! The `budgets:` section. Budgets are matched by `key:` (case-insensitively), or by name
+//! when an entry has no key: a listed budget is created or updated, an unlisted one deleted.
+//! A key keeps a budget's identity, alert history and AWS budget across a rename; without
+//! one the name is the key. The export writes every budget's key.
 //!
 //! ```yaml
 //! budgets:
-//!   - name: ml-research monthly
+//!   - key: ml-research-monthly            # optional; the name when left out
+//!     name: ml-research monthly
 //!     scope: {team: ml-research}        # or {project: NAME} or {org: true}
 //!     period: monthly                   # quarterly, annual
 //!     amount: "25000.00"
@@ -23,7 +26,8 @@ use crate::budgets::spec::{BudgetInput, ThresholdInput, validate};
 use crate::budgets::{Budget, BudgetScope, BudgetSpec, Threshold, ThresholdKind, store};
 use crate::error::AppError;
 
-const BUDGET_KEYS: [&str; 7] = [
+const BUDGET_KEYS: [&str; 8] = [
+    "key",
     "name",
     "scope",
     "period",
@@ -51,6 +55,7 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<FileBudget> {
     };
     let mut budgets = Vec::new();
     let mut names: HashMap<String, usize> = HashMap::new();
+    let mut keys: HashMap<String, usize> = HashMap::new();
     for entry in entries {
         let Some(spec) = read_budget(entry, errors) else {
             continue;
@@ -60,6 +65,14 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<FileBudget> {
             errors.add(
                 entry,
                 format!("budget {:?} is listed twice (first on line {first})", spec.name),
+            );
+            continue;
+        }
+        let identity = spec.key.as_deref().unwrap_or(&spec.name).to_lowercase();
+        if let Some(first) = keys.insert(identity.clone(), line) {
+            errors.add(
+                entry,
+                format!("the budget key {identity:?} is used twice (first on line {first})"),
             );
             continue;
         }
@@ -89,6 +102,7 @@ fn read_budget(entry: &MarkedYaml, errors: &mut Errors) -> Option<BudgetSpec> {
     };
     // Field name -> the node to blame when validation rejects that field.
     let mut nodes: HashMap<&str, &MarkedYaml> = HashMap::new();
+    let mut stable_key: Option<String> = None;
     let before = errors.0.len();
     for (key, value) in fields {
         let key_text = text(key).unwrap_or_default();
@@ -104,6 +118,7 @@ fn read_budget(entry: &MarkedYaml, errors: &mut Errors) -> Option<BudgetSpec> {
         };
         nodes.insert(field, value);
         match *field {
+            "key" => stable_key = Some(required_text(value, "key", errors)),
             "name" => input.name = required_text(value, "name", errors),
             "period" => input.period = required_text(value, "period", errors),
             "metric" => input.metric = required_text(value, "metric", errors),
@@ -128,8 +143,17 @@ fn read_budget(entry: &MarkedYaml, errors: &mut Errors) -> Option<BudgetSpec> {
     if errors.0.len() > before {
         return None;
     }
+    if let (Some(text), Some(node)) = (&stable_key, nodes.get("key")) {
+        if text.trim().is_empty() || text.chars().count() > 200 {
+            errors.add(node, "key: must be 1 to 200 characters");
+            return None;
+        }
+    }
     match validate(&input) {
-        Ok(spec) => Some(spec),
+        Ok(spec) => Some(BudgetSpec {
+            key: stable_key,
+            ..spec
+        }),
         Err(field_errors) => {
             for error in field_errors {
                 let node = nodes.get(error.field.as_str()).copied().unwrap_or(entry);
@@ -235,20 +259,39 @@ pub(super) async fn apply(
         return Err(ApplyError::Invalid(problems));
     }
     let current = store::list(tx).await?;
-    let find = |name: &str| current.iter().find(|b| b.spec.name.eq_ignore_ascii_case(name));
+    // By key; an entry without one also finds a budget by name (one renamed in the UI keeps
+    // its first name as key).
+    let find = |wanted: &BudgetSpec| {
+        let identity = wanted.key.as_deref().unwrap_or(&wanted.name);
+        current
+            .iter()
+            .find(|b| b.spec.key.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(identity)))
+            .or_else(|| {
+                wanted
+                    .key
+                    .is_none()
+                    .then(|| current.iter().find(|b| b.spec.name.eq_ignore_ascii_case(&wanted.name)))
+                    .flatten()
+            })
+    };
+    let matched: Vec<Option<i64>> = desired.iter().map(|d| find(&d.spec).map(|b| b.id)).collect();
     let mut changes = Vec::new();
     for budget in &current {
-        if !desired
-            .iter()
-            .any(|d| d.spec.name.eq_ignore_ascii_case(&budget.spec.name))
-        {
+        if !matched.contains(&Some(budget.id)) {
             store::delete(tx, actor, budget.id).await.map_err(|e| invalid(1, e))?;
             changes.push(format!("delete budget {:?}", budget.spec.name));
         }
     }
     for budget in desired {
-        let existing = find(&budget.spec.name);
-        if existing.is_some_and(|e| e.spec == budget.spec) {
+        let existing = find(&budget.spec);
+        let unchanged = existing.is_some_and(|e| {
+            e.spec
+                == BudgetSpec {
+                    key: e.spec.key.clone(),
+                    ..budget.spec.clone()
+                }
+        });
+        if unchanged {
             continue;
         }
         store::save(tx, actor, existing.map(|e| e.id), &budget.spec)
@@ -296,7 +339,9 @@ pub(super) fn render(budgets: &[Budget]) -> String {
             })
             .collect();
         let recipients: Vec<String> = spec.recipients.iter().map(|r| quote(r)).collect();
-        out.push_str(&format!("  - name: {}\n", quote(&spec.name)));
+        let key = spec.key.as_deref().unwrap_or(&spec.name);
+        out.push_str(&format!("  - key: {}\n", quote(key)));
+        out.push_str(&format!("    name: {}\n", quote(&spec.name)));
         out.push_str(&format!("    scope: {scope}\n"));
         out.push_str(&format!("    period: {}\n", spec.period.key()));
         out.push_str(&format!("    amount: \"{:.2}\"\n", spec.amount));

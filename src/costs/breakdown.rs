@@ -31,6 +31,8 @@ pub struct TeamsView {
     pub metric: Metric,
     pub range: DateRange,
     pub previous_range: DateRange,
+    /// Days of `range` whose figures are still Estimated (provisional).
+    pub estimated_days: Vec<NaiveDate>,
     pub total: Decimal,
     pub teams: Vec<TeamLine>,
     /// (day, team, spend): the chart's numbers.
@@ -69,6 +71,10 @@ pub struct ScopeView {
     pub period: Period,
     pub metric: Metric,
     pub range: DateRange,
+    /// What `previous_total` covers: as many days before `range` as it has days with data.
+    pub previous_range: DateRange,
+    /// Days of `range` whose figures are still Estimated (provisional).
+    pub estimated_days: Vec<NaiveDate>,
     pub total: Decimal,
     pub previous_total: Decimal,
     /// Instance hours × GPUs per instance.
@@ -224,6 +230,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
             row.text(&day.to_string());
             row.text(team);
             row.money(*spend);
+            row.text(if view.estimated_days.contains(day) { "Estimated" } else { "" });
         });
     }
     view! {
@@ -231,9 +238,10 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
         <details class="chart-table">
             <summary>"Show the chart as a table"</summary>
             <table class="data" data-testid="teams-chart-table">
-                <TableHead columns=&["Day", "Team", "Spend (USD)"]/>
+                <TableHead columns=&["Day", "Team", "Spend (USD)", "Figures"]/>
                 <tbody inner_html=daily_rows.into_html()></tbody>
             </table>
+            <EstimatedLegend days=view.estimated_days.clone()/>
         </details>
         <table class="data" data-testid="teams-table">
             <caption>{view.metric.label()} " cost, " {format!("{} – {}", view.range.from, view.range.last_day())}
@@ -243,6 +251,24 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
         </table>
         <p class="hint"><a download href=csv data-testid="teams-csv">"Download CSV (daily by team)"</a></p>
     }
+}
+
+/// Says which days are provisional, under a chart or table that marks them.
+#[component]
+pub fn EstimatedLegend(days: Vec<NaiveDate>) -> impl IntoView {
+    (!days.is_empty()).then(|| {
+        let span = match (days.first(), days.last()) {
+            (Some(first), Some(last)) if first != last => format!("{first} to {last}"),
+            (Some(first), _) => first.to_string(),
+            _ => String::new(),
+        };
+        view! {
+            <p class="hint" data-testid="estimated-legend">
+                "Estimated: " {span} " are provisional. AWS publishes a day's figures over the following days and may "
+                "restate them; they are drawn lighter in charts and marked in tables, and the run-rate leaves them out."
+            </p>
+        }
+    })
 }
 
 #[component]
@@ -327,7 +353,8 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
         <section class="cards" aria-label="Summary">
             <div class="card"><h2>{view.period.label()} " spend"</h2>
                 <p class="figure" data-testid="scope-total" data-value=view.total.to_string()>{usd(view.total)}</p>
-                <p class="hint">{format!("{} – {}; ", view.range.from, view.range.last_day())} {change_text(view.total, view.previous_total)} " against the period before"</p></div>
+                <p class="hint">{format!("{}; ", view.range.label())} {change_text(view.total, view.previous_total)}
+                    {format!(" against {}", view.previous_range.label())}</p></div>
             <div class="card"><h2>"GPU-hours"</h2>
                 <p class="figure" data-testid="gpu-hours">{format!("{:.1}", view.gpu_hours)}</p>
                 <p class="hint">"Instance hours × GPUs per instance"</p></div>
@@ -340,6 +367,7 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
             <section class="card" data-testid="scope-budgets"><h2>"Budgets"</h2><crate::budgets::pages::BudgetUses uses=view.budgets/></section>
         })}
         <Chart svg=view.chart_svg testid="scope-chart"/>
+        <EstimatedLegend days=view.estimated_days.clone()/>
         <div class="breakdowns">
             {breakdown("By project", "by-project", view.by_project, Some("projects"), csv("project"))}
             {breakdown("Top users", "by-user", view.by_user, None, csv("user"))}

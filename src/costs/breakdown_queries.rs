@@ -14,13 +14,6 @@ use crate::charts::{self, Series};
 /// Projects drawn as their own series on a Team chart; the rest are summed.
 const CHART_SERIES: usize = 8;
 
-/// The equal-length window just before `range`, for "change against the previous period".
-pub fn previous(range: DateRange) -> DateRange {
-    DateRange {
-        from: range.from - chrono::Days::new(range.days() as u64),
-        to: range.from,
-    }
-}
 
 fn metric_column(metric: Metric) -> &'static str {
     match metric {
@@ -31,7 +24,7 @@ fn metric_column(metric: Metric) -> &'static str {
 
 pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDate) -> Result<TeamsView, sqlx::Error> {
     let range = period.range(today);
-    let before = previous(range);
+    let (with_data, before) = queries::days_with_data(pool, range).await?;
     let column = metric_column(metric);
     let rows: Vec<(String, Decimal, Decimal, Decimal)> = sqlx::query_as(&format!(
         "select coalesce(t.name, $4) as team,
@@ -45,8 +38,8 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
          group by 1
          order by spend desc, team"
     ))
-    .bind(range.from)
-    .bind(range.to)
+    .bind(with_data.from)
+    .bind(with_data.to)
     .bind(before.from)
     .bind(UNASSIGNED_TEAM)
     .fetch_all(pool)
@@ -66,12 +59,17 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
     .fetch_all(pool)
     .await?;
     let order: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    let estimated_days = queries::estimated_days(pool, range).await?;
     let chart_svg = chart(
-        &format!("Daily spend by team, {} – {}", range.from, range.last_day()),
-        "Stacked daily spend per team; the table below the chart has the same numbers.",
+        &format!("Daily spend by team, {}", range.label()),
+        &format!(
+            "Stacked daily spend per team; the table below the chart has the same numbers.{}",
+            queries::estimated_note(&estimated_days)
+        ),
         range,
         &order,
         &daily,
+        &estimated_days,
     );
     let budgets =
         crate::budgets::evaluate::uses(pool, today, |b| matches!(b, crate::budgets::BudgetScope::Team(_))).await?;
@@ -81,6 +79,7 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
         metric,
         range,
         previous_range: before,
+        estimated_days,
         total,
         teams: rows
             .into_iter()
@@ -104,6 +103,7 @@ fn chart(
     range: DateRange,
     order: &[String],
     daily: &[(NaiveDate, String, Decimal)],
+    estimated: &[NaiveDate],
 ) -> String {
     let days: Vec<NaiveDate> = range.from.iter_days().take_while(|d| *d < range.to).collect();
     let series: Vec<Series> = order
@@ -117,7 +117,7 @@ fn chart(
                 .collect(),
         })
         .collect();
-    charts::stacked_daily(title, description, &days, &series)
+    charts::stacked_daily(title, description, &days, &series, estimated)
 }
 
 /// `sql` with the binds every scope query takes: $1/$2 the range, $3 the scope's name,
@@ -184,7 +184,7 @@ pub async fn scope(
     today: NaiveDate,
 ) -> Result<ScopeView, sqlx::Error> {
     let range = period.range(today);
-    let before = previous(range);
+    let (with_data, before) = queries::days_with_data(pool, range).await?;
     let column = metric_column(metric);
     let by_project = lines(pool, &scope, range, column, "costs_by_service c", "c.project").await?;
     let by_user = lines(pool, &scope, range, column, "costs_by_user c", "c.user_name").await?;
@@ -203,7 +203,7 @@ pub async fn scope(
         filter = scope_filter(&scope)
     );
     // Totals are summed in SQL: the breakdown tables list the 100 largest rows only.
-    let (total,): (Decimal,) = scoped(&total_sql, range, &scope).fetch_one(pool).await?;
+    let (total,): (Decimal,) = scoped(&total_sql, with_data, &scope).fetch_one(pool).await?;
     let (previous_total,): (Decimal,) = scoped(&total_sql, before, &scope).fetch_one(pool).await?;
     let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = scoped(
         &format!(
@@ -255,12 +255,17 @@ pub async fn scope(
     if project_count > CHART_SERIES {
         labelled_order.push(others.clone());
     }
+    let estimated_days = queries::estimated_days(pool, range).await?;
     let chart_svg = chart(
         &format!("Daily spend of {}, by project", scope.name()),
-        "Stacked daily spend per project; the tables below have the exact figures.",
+        &format!(
+            "Stacked daily spend per project; the tables below have the exact figures.{}",
+            queries::estimated_note(&estimated_days)
+        ),
         range,
         &labelled_order,
         &daily_labelled,
+        &estimated_days,
     );
     let budgets = crate::budgets::evaluate::uses(pool, today, |b| match (b, &scope) {
         (crate::budgets::BudgetScope::Team(t), Scope::Team(name)) => t == name,
@@ -280,6 +285,8 @@ pub async fn scope(
         period,
         metric,
         range,
+        previous_range: before,
+        estimated_days,
         total,
         previous_total,
         gpu_hours,

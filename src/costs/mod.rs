@@ -2,6 +2,8 @@
 
 pub mod breakdown;
 pub mod filters;
+#[cfg(feature = "ssr")]
+pub mod forecast;
 pub mod overview;
 pub mod period;
 
@@ -41,13 +43,16 @@ pub struct TeamSpend {
     pub gpu_spend: Decimal,
 }
 
-/// Where the period is heading: spend so far plus the run-rate for each day left, with a
-/// range from the slowest to the fastest of the run-rate's days.
+/// Where the period is heading: settled spend plus the run-rate for each later day, with a
+/// range from the slowest to the fastest of the run-rate's days (see `costs::forecast`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Forecast {
     /// The period's last day.
     pub last_day: NaiveDate,
-    pub days_left: i64,
+    /// The first day projected at the run-rate: the day after the last settled one.
+    pub projected_from: NaiveDate,
+    /// Days from `projected_from` to the period's end, Estimated days included.
+    pub projected_days: i64,
     pub expected: Decimal,
     pub low: Decimal,
     pub high: Decimal,
@@ -70,10 +75,16 @@ pub struct Overview {
     pub range: DateRange,
     pub total: Decimal,
     pub gpu_total: Decimal,
-    /// Mean daily spend over `run_rate_range`: the 7 complete days ending at the period's
-    /// end or yesterday, whichever is earlier.
+    /// Mean daily spend over `run_rate_range`: the 7 days through the last settled (no
+    /// longer Estimated) day before the period's end; zero when no day is settled.
     pub run_rate: Decimal,
-    pub run_rate_range: DateRange,
+    /// `None` while no stored day is settled.
+    pub run_rate_range: Option<DateRange>,
+    /// Days of `range` whose figures AWS still calls Estimated (provisional).
+    pub estimated_days: Vec<NaiveDate>,
+    /// What the movers compare with: as many days before `range` as `range` has days with
+    /// data.
+    pub compared_with: DateRange,
     pub teams: Vec<TeamSpend>,
     /// The newest day with any cost data; `None` when nothing has been loaded yet.
     pub latest_day: Option<NaiveDate>,

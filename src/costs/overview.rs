@@ -75,12 +75,11 @@ fn OverviewBody(data: Overview) -> impl IntoView {
         }
         .into_any();
     }
-    let range_text = format!("{} – {}", data.range.from, data.range.last_day());
-    let run_rate_text = format!(
-        "Mean of {} – {}",
-        data.run_rate_range.from,
-        data.run_rate_range.last_day()
-    );
+    let range_text = data.range.label();
+    let run_rate_text = match data.run_rate_range {
+        Some(window) => format!("Mean of {}, the last settled days", window.label()),
+        None => "No day is settled yet: AWS still calls every stored day Estimated".to_string(),
+    };
     let total = data.total;
     let mut rows = Rows::default();
     for team in &data.teams {
@@ -113,7 +112,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                 <div class="card">
                     <h2>"Forecast to " {f.last_day.to_string()}</h2>
                     <p class="figure" data-testid="forecast" data-value=f.expected.to_string()>{usd(f.expected)}</p>
-                    <p class="hint" data-testid="forecast-range">{format!("Range {} – {}; {} days left at the run-rate", usd(f.low), usd(f.high), f.days_left)}</p>
+                    <p class="hint" data-testid="forecast-range">{format!("Range {} – {}; {} days from {} at the run-rate", usd(f.low), usd(f.high), f.projected_days, f.projected_from)}</p>
                 </div>
             })}
             {(!data.budgets.is_empty()).then(|| view! {
@@ -129,6 +128,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
             </div>
         </section>
         <Chart svg=data.burn_svg.clone() testid="burn-chart"/>
+        <crate::costs::breakdown::EstimatedLegend days=data.estimated_days.clone()/>
         <section aria-labelledby="by-team">
             <h2 id="by-team">"Spend by team"</h2>
             <table class="data" data-testid="team-table">
@@ -152,14 +152,14 @@ fn OverviewBody(data: Overview) -> impl IntoView {
         </section>
         <div class="breakdowns">
             <ProjectTable heading="Top projects" testid="top-projects" rows=data.top_projects.clone()/>
-            <ProjectTable heading="Biggest changes against the period before" testid="movers" rows=data.movers.clone()/>
+            <ProjectTable heading=format!("Biggest changes against {}", data.compared_with.label()) testid="movers" rows=data.movers.clone()/>
         </div>
     }
     .into_any()
 }
 
 #[component]
-fn ProjectTable(heading: &'static str, testid: &'static str, rows: Vec<ProjectChange>) -> impl IntoView {
+fn ProjectTable(#[prop(into)] heading: String, testid: &'static str, rows: Vec<ProjectChange>) -> impl IntoView {
     let row_testid = format!("{testid}-row");
     let mut html = Rows::default();
     for line in &rows {

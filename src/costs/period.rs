@@ -103,34 +103,44 @@ impl Period {
         period
     }
 
-    /// The half-open day range `[from, to)` this period covers, given today's UTC date.
-    /// Ranges that reach today include it: today's figures are estimated but real.
+    /// The half-open day range `[from, to)` this period covers, given today's UTC date, cut
+    /// at today: Cost Explorer has no figures for today yet (ingestion never stores it), so
+    /// no period counts it. On the 1st, month to date is empty (`from == to`).
     pub fn range(self, today: NaiveDate) -> DateRange {
-        let tomorrow = next_day(today);
         let month_start = today.with_day(1).unwrap_or(today);
-        match self {
+        let nominal = match self {
             Period::MonthToDate => DateRange {
                 from: month_start,
-                to: tomorrow,
+                to: today,
             },
             Period::PreviousMonth => DateRange {
                 from: month_start.checked_sub_months(Months::new(1)).unwrap_or(month_start),
                 to: month_start,
             },
             Period::Last30Days => DateRange {
-                from: days_before(tomorrow, 30),
-                to: tomorrow,
+                from: days_before(today, 30),
+                to: today,
             },
             Period::Last90Days => DateRange {
-                from: days_before(tomorrow, 90),
-                to: tomorrow,
+                from: days_before(today, 90),
+                to: today,
             },
             Period::Month(first) => DateRange {
                 from: first,
                 to: first.checked_add_months(Months::new(1)).unwrap_or(first),
             },
             Period::Custom(range) => range,
-        }
+        };
+        nominal.cut_at(today)
+    }
+
+    /// The calendar month a month-to-date forecast runs to; `None` for other periods.
+    pub fn forecast_period(self, today: NaiveDate) -> Option<DateRange> {
+        let from = today.with_day(1)?;
+        (self == Period::MonthToDate).then(|| DateRange {
+            from,
+            to: from.checked_add_months(Months::new(1)).unwrap_or(from),
+        })
     }
 }
 
@@ -185,6 +195,29 @@ impl DateRange {
     pub fn last_day(&self) -> NaiveDate {
         self.to.pred_opt().unwrap_or(self.to)
     }
+
+    /// The days of this range before `end`; empty (`from == to`) when none are.
+    pub fn cut_at(self, end: NaiveDate) -> DateRange {
+        let to = self.to.min(end).max(self.from);
+        DateRange { from: self.from, to }
+    }
+
+    /// The `days` days just before this range: what a period is compared with.
+    pub fn days_before(self, days: i64) -> DateRange {
+        DateRange {
+            from: days_before(self.from, days.max(0) as u64),
+            to: self.from,
+        }
+    }
+
+    /// `2026-11-01 – 2026-11-22`, or a note when the range has no day yet.
+    pub fn label(&self) -> String {
+        if self.days() == 0 {
+            format!("no day since {} has figures yet", self.from)
+        } else {
+            format!("{} – {}", self.from, self.last_day())
+        }
+    }
 }
 
 pub fn next_day(day: NaiveDate) -> NaiveDate {
@@ -204,10 +237,50 @@ mod tests {
     }
 
     #[test]
-    fn month_to_date_runs_from_the_first_to_today_inclusive() {
+    fn month_to_date_runs_from_the_first_to_yesterday() {
         let r = Period::MonthToDate.range(day(2026, 3, 15));
-        assert_eq!((r.from, r.to), (day(2026, 3, 1), day(2026, 3, 16)));
-        assert_eq!(r.days(), 15);
+        assert_eq!((r.from, r.to), (day(2026, 3, 1), day(2026, 3, 15)));
+        assert_eq!(r.days(), 14);
+        // The 2nd: one day with figures; the 1st: none yet.
+        assert_eq!(Period::MonthToDate.range(day(2026, 3, 2)).days(), 1);
+        let first = Period::MonthToDate.range(day(2026, 3, 1));
+        assert_eq!((first.from, first.days()), (day(2026, 3, 1), 0));
+        assert_eq!(first.label(), "no day since 2026-03-01 has figures yet");
+        // The last day of a month, and 29 February.
+        assert_eq!(Period::MonthToDate.range(day(2026, 3, 31)).days(), 30);
+        assert_eq!(
+            Period::MonthToDate.range(day(2028, 2, 29)),
+            DateRange {
+                from: day(2028, 2, 1),
+                to: day(2028, 2, 29)
+            }
+        );
+        // 1 January: month to date is empty; the previous month is last December.
+        assert_eq!(Period::MonthToDate.range(day(2027, 1, 1)).days(), 0);
+        assert_eq!(
+            Period::PreviousMonth.range(day(2027, 1, 1)),
+            DateRange {
+                from: day(2026, 12, 1),
+                to: day(2027, 1, 1)
+            }
+        );
+    }
+
+    #[test]
+    fn the_current_month_and_ranges_into_the_future_stop_before_today() {
+        let today = day(2026, 11, 22);
+        let november = Period::parse(Some("2026-11")).expect("month");
+        assert_eq!(november.range(today).to, today);
+        let future = Period::parse(Some("2026-12-01..2026-12-05")).expect("range");
+        assert_eq!(future.range(today).days(), 0);
+        assert_eq!(
+            Period::MonthToDate.forecast_period(day(2028, 2, 29)),
+            Some(DateRange {
+                from: day(2028, 2, 1),
+                to: day(2028, 3, 1)
+            })
+        );
+        assert_eq!(Period::Last30Days.forecast_period(today), None);
     }
 
     #[test]
@@ -218,10 +291,10 @@ mod tests {
     }
 
     #[test]
-    fn rolling_periods_cover_exactly_n_days_ending_today() {
+    fn rolling_periods_cover_exactly_n_days_ending_yesterday() {
         let r = Period::Last30Days.range(day(2026, 3, 1));
         assert_eq!(r.days(), 30);
-        assert_eq!(r.last_day(), day(2026, 3, 1));
+        assert_eq!(r.last_day(), day(2026, 2, 28));
         assert_eq!(Period::Last90Days.range(day(2026, 3, 1)).days(), 90);
     }
 

@@ -4,11 +4,9 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::period::{DateRange, Metric, Period, days_before};
+use super::forecast;
+use super::period::{DateRange, Metric, Period};
 use super::{Forecast, Overview, ProjectChange, TeamSpend, UNASSIGNED_TEAM};
-
-/// Days in the run-rate window.
-pub const RUN_RATE_DAYS: i64 = 7;
 
 /// Joins the rollup `r` to its project's team `t`.
 const TEAM_JOIN: &str = "left join projects p on p.name = r.project left join teams t on t.id = p.team_id";
@@ -50,24 +48,26 @@ pub async fn overview(
     .map(|(team, spend, gpu_spend)| TeamSpend { team, spend, gpu_spend })
     .collect();
 
-    // Today is still accruing, so the run-rate uses complete days only.
-    let run_rate_end = range.to.min(today);
-    let run_rate_range = DateRange {
-        from: days_before(run_rate_end, RUN_RATE_DAYS as u64),
-        to: run_rate_end,
-    };
-    let run_rate_total = total(pool, run_rate_range, amortized, team).await?;
     let latest_day = latest_day(pool).await?;
-    let daily = daily_totals(pool, range, amortized, team).await?;
-    let run_rate = run_rate_total / Decimal::from(RUN_RATE_DAYS);
-    let forecast = match period {
-        Period::MonthToDate => {
-            let window = daily_totals(pool, run_rate_range, amortized, team).await?;
-            Some(forecast(&daily, &window, range, run_rate, today))
-        }
-        _ => None,
+    let (with_data, compared_with) = split_at_latest(range, latest_day);
+    let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
+    let rate_window = settled.run_rate_window();
+    let fetched = DateRange {
+        from: rate_window.map_or(range.from, |w| w.from.min(range.from)),
+        to: range.to.max(rate_window.map_or(range.to, |w| w.to)),
     };
-    let (top_projects, movers) = project_changes(pool, range, amortized, team).await?;
+    let all_daily = daily_totals(pool, fetched, amortized, team).await?;
+    let rate = rate_window.map(|window| forecast::run_rate(window, &all_daily));
+    let daily: Vec<(NaiveDate, Decimal)> = all_daily
+        .iter()
+        .copied()
+        .filter(|(d, _)| *d >= range.from && *d < range.to)
+        .collect();
+    let forecast = period
+        .forecast_period(today)
+        .and_then(|month| forecast::forecast(month, &daily, rate.as_ref()));
+    let estimated_days = estimated_days(pool, range).await?;
+    let (top_projects, movers) = project_changes(pool, with_data, compared_with, amortized, team).await?;
     // The org's budgets, or the chosen team's.
     let budgets = crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
         (crate::budgets::BudgetScope::Org, None) => true,
@@ -84,8 +84,7 @@ pub async fn overview(
         .find(|b| b.period == crate::budgets::BudgetPeriod::Monthly)
         .filter(|_| period == Period::MonthToDate)
         .map(|b| b.amount);
-    let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), today, budget_line);
-
+    let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), &estimated_days, budget_line);
     Ok(Overview {
         team: team.map(str::to_string),
         all_teams,
@@ -100,25 +99,13 @@ pub async fn overview(
         range,
         total: teams.iter().map(|t| t.spend).sum(),
         gpu_total: teams.iter().map(|t| t.gpu_spend).sum(),
-        run_rate,
-        run_rate_range,
+        run_rate: rate.map_or(Decimal::ZERO, |r| r.per_day),
+        run_rate_range: rate_window,
+        estimated_days,
+        compared_with,
         teams,
         latest_day,
     })
-}
-
-async fn total(pool: &PgPool, range: DateRange, amortized: bool, team: Option<&str>) -> Result<Decimal, sqlx::Error> {
-    sqlx::query_scalar(&format!(
-        "select coalesce(sum(case when $3 then r.amortized else r.unblended end), 0)
-         from daily_project_costs r {TEAM_JOIN} where r.day >= $1 and r.day < $2 and {}",
-        team_clause(4)
-    ))
-    .bind(range.from)
-    .bind(range.to)
-    .bind(amortized)
-    .bind(team)
-    .fetch_one(pool)
-    .await
 }
 
 /// The newest day with any cost data; `None` before anything is loaded.
@@ -126,6 +113,29 @@ pub async fn latest_day(pool: &PgPool) -> Result<Option<NaiveDate>, sqlx::Error>
     sqlx::query_scalar("select max(day) from daily_project_costs")
         .fetch_one(pool)
         .await
+}
+
+/// The days of `range` that have data, and as many days just before them: what "change
+/// against the period before" compares. A lagging ingestion leaves a period's last days
+/// empty, and comparing them with full days would show a fall that is not there.
+pub async fn days_with_data(pool: &PgPool, range: DateRange) -> Result<(DateRange, DateRange), sqlx::Error> {
+    Ok(split_at_latest(range, latest_day(pool).await?))
+}
+
+fn split_at_latest(range: DateRange, latest_day: Option<NaiveDate>) -> (DateRange, DateRange) {
+    let with_data = range.cut_at(latest_day.map_or(range.from, super::period::next_day));
+    (with_data, with_data.days_before(with_data.days()))
+}
+
+/// Days of `range` whose figures AWS still calls Estimated, organisation-wide.
+pub async fn estimated_days(conn: impl sqlx::PgExecutor<'_>, range: DateRange) -> Result<Vec<NaiveDate>, sqlx::Error> {
+    sqlx::query_scalar(
+        "select distinct day from daily_project_costs where day >= $1 and day < $2 and estimated order by day",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .fetch_all(conn)
+    .await
 }
 
 async fn daily_totals(
@@ -148,44 +158,15 @@ async fn daily_totals(
     .await
 }
 
-/// Expected: spend so far plus the run-rate for each day from today to the month's end.
-/// Range: the same with the cheapest and the dearest day of the run-rate window, so a
-/// spiky week widens it.
-fn forecast(
-    daily: &[(NaiveDate, Decimal)],
-    run_rate_window: &[(NaiveDate, Decimal)],
-    range: DateRange,
-    run_rate: Decimal,
-    today: NaiveDate,
-) -> Forecast {
-    let month_end = range
-        .from
-        .checked_add_months(chrono::Months::new(1))
-        .unwrap_or(range.to);
-    let so_far: Decimal = daily.iter().filter(|(d, _)| *d < today).map(|(_, v)| *v).sum();
-    let days_left = (month_end - today).num_days().max(0);
-    // A day of the window without rows had no spend: it counts as zero.
-    let zero_day = (run_rate_window.len() < RUN_RATE_DAYS as usize).then_some(Decimal::ZERO);
-    let values = run_rate_window.iter().map(|(_, v)| *v).chain(zero_day);
-    let lowest = values.clone().min().unwrap_or(run_rate);
-    let highest = values.max().unwrap_or(run_rate);
-    let days = Decimal::from(days_left);
-    Forecast {
-        last_day: month_end.pred_opt().unwrap_or(month_end),
-        days_left,
-        expected: so_far + run_rate * days,
-        low: so_far + lowest * days,
-        high: so_far + highest * days,
-    }
-}
-
+/// Each project's spend in `range` and in `before` (the equal number of days just before).
 async fn project_changes(
     pool: &PgPool,
     range: DateRange,
+    compared_with: DateRange,
     amortized: bool,
     team: Option<&str>,
 ) -> Result<(Vec<ProjectChange>, Vec<ProjectChange>), sqlx::Error> {
-    let before = days_before(range.from, range.days() as u64);
+    let before = compared_with.from;
     let rows: Vec<(String, String, Decimal, Decimal)> = sqlx::query_as(&format!(
         "select r.project, coalesce(t.name, $5),
                 coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day >= $1), 0),
@@ -223,14 +204,14 @@ async fn project_changes(
     Ok((top, all.into_iter().take(10).collect()))
 }
 
-/// With a forecast, the actual line stops before today (still accruing) and the forecast
-/// carries on from there.
+/// Cumulative spend through the last day with figures (Estimated days marked), then the
+/// forecast from the first projected day to the month's end.
 fn burn_chart(
     daily: &[(NaiveDate, Decimal)],
     range: DateRange,
     period: Period,
     forecast: Option<&Forecast>,
-    today: NaiveDate,
+    estimated: &[NaiveDate],
     budget: Option<Decimal>,
 ) -> String {
     let end = forecast
@@ -240,31 +221,45 @@ fn burn_chart(
     let mut running = Decimal::ZERO;
     let actual: Vec<(NaiveDate, Decimal)> = daily
         .iter()
-        .filter(|(day, _)| forecast.is_none() || *day < today)
         .map(|(day, value)| {
             running += *value;
             (*day, running)
         })
         .collect();
     let mut points = Vec::new();
-    if let (Some(f), Some((last, so_far))) = (forecast, actual.last()) {
-        let left = Decimal::from(f.days_left.max(1));
-        let step = |total: Decimal| (total - *so_far) / left;
+    if let Some(f) = forecast {
+        // The projection starts from the cumulative settled spend on the eve of its first day.
+        let base: Decimal = daily
+            .iter()
+            .filter(|(d, _)| *d < f.projected_from)
+            .map(|(_, v)| *v)
+            .sum();
+        let left = Decimal::from(f.projected_days.max(1));
+        let step = |total: Decimal| (total - base) / left;
         let (low, mid, high) = (step(f.low), step(f.expected), step(f.high));
-        for (n, day) in last.iter_days().take_while(|d| *d < end).enumerate() {
-            let n = Decimal::from(n as i64);
-            points.push((day, *so_far + low * n, *so_far + mid * n, *so_far + high * n));
+        // It joins the actual line at the last settled day when that day is in the chart.
+        if let Some(eve) = f.projected_from.pred_opt().filter(|eve| *eve >= range.from) {
+            points.push((eve, base, base, base));
+        }
+        for day in f.projected_from.iter_days().take_while(|d| *d < end) {
+            let n = Decimal::from((day - f.projected_from).num_days() + 1);
+            points.push((day, base + low * n, base + mid * n, base + high * n));
         }
     }
     let description = match forecast {
         Some(f) => format!(
-            "Cumulative spend so far and the forecast to {}: {} expected (range {} to {}).",
+            "Cumulative spend so far and the forecast to {}: {} expected (range {} to {}).{}",
             f.last_day,
             crate::format::usd(f.expected),
             crate::format::usd(f.low),
-            crate::format::usd(f.high)
+            crate::format::usd(f.high),
+            estimated_note(estimated)
         ),
-        None => format!("Cumulative spend over the {}.", period.label().to_lowercase()),
+        None => format!(
+            "Cumulative spend over the {}.{}",
+            period.label().to_lowercase(),
+            estimated_note(estimated)
+        ),
     };
     crate::charts::burn(
         "Burn rate: cumulative spend",
@@ -272,9 +267,21 @@ fn burn_chart(
         &crate::charts::Burn {
             days: &days,
             actual: &actual,
+            estimated,
             forecast: &points,
             budget,
             thresholds: &[],
         },
     )
+}
+
+/// The sentence a chart's description adds for provisional days.
+pub fn estimated_note(estimated: &[NaiveDate]) -> String {
+    match (estimated.first(), estimated.last()) {
+        (Some(first), Some(last)) if first == last => {
+            format!(" {first} is Estimated: AWS may still restate it.")
+        }
+        (Some(first), Some(last)) => format!(" {first} to {last} are Estimated: AWS may still restate them."),
+        _ => String::new(),
+    }
 }

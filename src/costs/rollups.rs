@@ -15,12 +15,13 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
         .await?;
     sqlx::query(
         "insert into daily_project_costs
-             (day, project, unblended, amortized, gpu_unblended, gpu_amortized, spot_unblended, spot_amortized)
+             (day, project, unblended, amortized, gpu_unblended, gpu_amortized, spot_unblended, spot_amortized, estimated)
          select c.day, c.project, sum(c.unblended), sum(c.amortized),
                 coalesce(sum(c.unblended) filter (where u.gpu_count > 0), 0),
                 coalesce(sum(c.amortized) filter (where u.gpu_count > 0), 0),
                 coalesce(sum(c.unblended) filter (where u.purchase_option = 'spot'), 0),
-                coalesce(sum(c.amortized) filter (where u.purchase_option = 'spot'), 0)
+                coalesce(sum(c.amortized) filter (where u.purchase_option = 'spot'), 0),
+                bool_or(c.estimated)
          from costs_by_usage_type c
          left join usage_types u on u.usage_type = c.usage_type
          where c.day >= $1 and c.day < $2

@@ -1,8 +1,6 @@
 //! Writing daily cost facts: one window of days is replaced whole, with its rollup, inside
 //! the caller's transaction. Demo loading and ingestion both write through here.
 
-use std::collections::BTreeSet;
-
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
@@ -26,6 +24,15 @@ impl Grain {
             Grain::ByUser => "costs_by_user",
             Grain::ByUsageType => "costs_by_usage_type",
             Grain::ByService => "costs_by_service",
+        }
+    }
+
+    /// The temporary table a streamed run gathers this grain in.
+    fn staging_table(self) -> &'static str {
+        match self {
+            Grain::ByUser => "staged_costs_by_user",
+            Grain::ByUsageType => "staged_costs_by_usage_type",
+            Grain::ByService => "staged_costs_by_service",
         }
     }
 
@@ -85,16 +92,87 @@ const CHUNK: usize = 20_000;
 /// Run it inside a transaction: readers then see the old window or the new one, never a mix.
 pub async fn replace_window(conn: &mut PgConnection, range: DateRange, batch: &CostBatch) -> Result<u64, sqlx::Error> {
     for grain in Grain::ALL {
-        sqlx::query(&format!("delete from {} where day >= $1 and day < $2", grain.table()))
-            .bind(range.from)
-            .bind(range.to)
+        delete_window(conn, grain.table(), range).await?;
+        copy_rows(conn, grain.table(), grain, batch.rows(grain)).await?;
+    }
+    finish_window(conn, range).await?;
+    Ok(batch.len() as u64)
+}
+
+/// A window's facts gathered in temporary tables on one connection, page by page, so a run
+/// holds neither all its rows in memory nor any lock while it waits on AWS. Only
+/// [`Staging::replace_window`], inside the caller's transaction, touches the fact tables.
+pub struct Staging(());
+
+impl Staging {
+    /// Empty staging tables on `conn` (temporary: other connections never see them).
+    pub async fn begin(conn: &mut PgConnection) -> Result<Staging, sqlx::Error> {
+        for grain in Grain::ALL {
+            sqlx::query(&format!(
+                "create temp table if not exists {} (like {}) on commit preserve rows",
+                grain.staging_table(),
+                grain.table()
+            ))
             .execute(&mut *conn)
             .await?;
-        copy_rows(conn, grain, batch.rows(grain)).await?;
+            sqlx::query(&format!("truncate {}", grain.staging_table()))
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(Staging(()))
     }
-    record_dimensions(conn, batch).await?;
-    super::rollups::refresh(conn, range).await?;
-    Ok(batch.len() as u64)
+
+    pub async fn append(&self, conn: &mut PgConnection, grain: Grain, rows: &[CostRow]) -> Result<(), sqlx::Error> {
+        copy_rows(conn, grain.staging_table(), grain, rows).await
+    }
+
+    /// Replaces every fact in `range` with the staged rows, then records dimensions and
+    /// rewrites the rollup, as [`replace_window`] does. Returns the rows written.
+    pub async fn replace_window(&self, conn: &mut PgConnection, range: DateRange) -> Result<u64, sqlx::Error> {
+        let mut written = 0;
+        for grain in Grain::ALL {
+            delete_window(conn, grain.table(), range).await?;
+            let columns = format!(
+                "day, project, {}, unblended, amortized, usage_quantity, estimated",
+                grain.dimension_column()
+            );
+            written += sqlx::query(&format!(
+                "insert into {} ({columns}) select {columns} from {}",
+                grain.table(),
+                grain.staging_table()
+            ))
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+        }
+        finish_window(conn, range).await?;
+        Ok(written)
+    }
+
+    /// Frees the staged rows (the tables stay for the connection's next run).
+    pub async fn clear(self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+        for grain in Grain::ALL {
+            sqlx::query(&format!("truncate {}", grain.staging_table()))
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+async fn delete_window(conn: &mut PgConnection, table: &str, range: DateRange) -> Result<(), sqlx::Error> {
+    sqlx::query(&format!("delete from {table} where day >= $1 and day < $2"))
+        .bind(range.from)
+        .bind(range.to)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// After a window's facts are written: new tag values and usage types, then the rollup.
+async fn finish_window(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
+    record_dimensions(conn, range).await?;
+    super::rollups::refresh(conn, range).await
 }
 
 /// Rows after which a write refreshes the planner's statistics: without them, pages that
@@ -114,14 +192,13 @@ pub async fn refresh_statistics(conn: &mut PgConnection) -> Result<(), sqlx::Err
 
 /// COPY is several times faster than INSERT for bulk facts; values go in PostgreSQL's text
 /// format, escaped, so tag values with tabs, newlines or backslashes arrive verbatim.
-async fn copy_rows(conn: &mut PgConnection, grain: Grain, rows: &[CostRow]) -> Result<(), sqlx::Error> {
+async fn copy_rows(conn: &mut PgConnection, table: &str, grain: Grain, rows: &[CostRow]) -> Result<(), sqlx::Error> {
     if rows.is_empty() {
         return Ok(());
     }
     let mut copy = conn
         .copy_in_raw(&format!(
-            "copy {} (day, project, {}, unblended, amortized, usage_quantity, estimated) from stdin",
-            grain.table(),
+            "copy {table} (day, project, {}, unblended, amortized, usage_quantity, estimated) from stdin",
             grain.dimension_column()
         ))
         .await?;
@@ -165,47 +242,52 @@ fn push_escaped(buffer: &mut String, value: &str) {
     }
 }
 
-/// New tag values appear as unmapped projects and users so admins can assign them;
-/// new usage types are parsed once into the catalogue.
-async fn record_dimensions(conn: &mut PgConnection, batch: &CostBatch) -> Result<(), sqlx::Error> {
-    let projects = Grain::ALL
-        .iter()
-        .flat_map(|g| batch.rows(*g))
-        .map(|r| r.project.as_str());
-    insert_tag_values(conn, "projects", projects).await?;
-    insert_tag_values(conn, "tagged_users", batch.by_user.iter().map(|r| r.dimension.as_str())).await?;
+/// New tag values in the window's facts appear as unmapped projects and users so admins
+/// can assign them; new usage types are parsed once into the catalogue.
+async fn record_dimensions(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "insert into projects (name)
+         select project from costs_by_user where day >= $1 and day < $2 and project <> ''
+         union select project from costs_by_usage_type where day >= $1 and day < $2 and project <> ''
+         union select project from costs_by_service where day >= $1 and day < $2 and project <> ''
+         on conflict do nothing",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "insert into tagged_users (name)
+         select distinct user_name from costs_by_user where day >= $1 and day < $2 and user_name <> ''
+         on conflict do nothing",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .execute(&mut *conn)
+    .await?;
 
-    let usage_types: BTreeSet<&str> = batch.by_usage_type.iter().map(|r| r.dimension.as_str()).collect();
-    let parsed: Vec<(&str, usage_type::UsageType)> =
-        usage_types.into_iter().map(|u| (u, usage_type::parse(u))).collect();
+    let new_usage_types: Vec<String> = sqlx::query_scalar(
+        "select distinct c.usage_type from costs_by_usage_type c
+         where c.day >= $1 and c.day < $2
+           and not exists (select 1 from usage_types u where u.usage_type = c.usage_type)",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .fetch_all(&mut *conn)
+    .await?;
+    let parsed: Vec<usage_type::UsageType> = new_usage_types.iter().map(|u| usage_type::parse(u)).collect();
     sqlx::query(
         "insert into usage_types (usage_type, purchase_option, instance_type, instance_family, gpu_model, gpu_count, gpu_memory_gib)
          select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[])
          on conflict do nothing",
     )
-    .bind(parsed.iter().map(|(u, _)| *u).collect::<Vec<_>>())
-    .bind(parsed.iter().map(|(_, p)| p.purchase_option.key()).collect::<Vec<_>>())
-    .bind(parsed.iter().map(|(_, p)| p.instance_type.clone()).collect::<Vec<_>>())
-    .bind(parsed.iter().map(|(_, p)| p.instance_family().map(str::to_string)).collect::<Vec<_>>())
-    .bind(parsed.iter().map(|(_, p)| p.gpu.map(|g| g.model)).collect::<Vec<_>>())
-    .bind(parsed.iter().map(|(_, p)| p.gpu.map(|g| g.count)).collect::<Vec<_>>())
-    .bind(parsed.iter().map(|(_, p)| p.gpu.map(|g| g.memory_gib_each)).collect::<Vec<_>>())
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-/// Adds tag values not seen before to `table` (projects or tagged_users), unmapped.
-async fn insert_tag_values<'a>(
-    conn: &mut PgConnection,
-    table: &'static str,
-    values: impl Iterator<Item = &'a str>,
-) -> Result<(), sqlx::Error> {
-    let distinct: BTreeSet<&str> = values.filter(|v| !v.is_empty()).collect();
-    sqlx::query(&format!(
-        "insert into {table} (name) select * from unnest($1::text[]) on conflict do nothing"
-    ))
-    .bind(distinct.into_iter().collect::<Vec<_>>())
+    .bind(&new_usage_types)
+    .bind(parsed.iter().map(|p| p.purchase_option.key()).collect::<Vec<_>>())
+    .bind(parsed.iter().map(|p| p.instance_type.clone()).collect::<Vec<_>>())
+    .bind(parsed.iter().map(|p| p.instance_family().map(str::to_string)).collect::<Vec<_>>())
+    .bind(parsed.iter().map(|p| p.gpu.map(|g| g.model)).collect::<Vec<_>>())
+    .bind(parsed.iter().map(|p| p.gpu.map(|g| g.count)).collect::<Vec<_>>())
+    .bind(parsed.iter().map(|p| p.gpu.map(|g| g.memory_gib_each)).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await?;
     Ok(())

@@ -14,8 +14,13 @@ use crate::costs::store::{CostBatch, CostRow};
 const DOLLARS_PER_WEIGHT: i64 = 400;
 /// The untagged share of spend is about this weight, against ~94 for all tagged projects.
 pub const UNTAGGED_WEIGHT: u32 = 8;
-/// Days before `until` whose figures Cost Explorer would still mark as estimated.
-const ESTIMATED_DAYS: i64 = 3;
+/// How much of a day's final spend Cost Explorer shows while it is still Estimated, in per
+/// mille, by the day's age: `until` (yesterday) shows 55 %, the day before 80 %, then 95 %.
+/// Older days are final. A later load restates them to their full value, as AWS does.
+const ESTIMATED_SHARE: [i64; 3] = [550, 800, 950];
+/// Days over which spend grows from 60 % to 100 % of its level; then it stays flat. Fixed,
+/// so a day's final figures do not depend on how far the demo runs.
+const GROWTH_DAYS: i64 = 426;
 
 const EC2: &str = "Amazon Elastic Compute Cloud - Compute";
 const EC2_OTHER: &str = "EC2 - Other";
@@ -166,10 +171,18 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// Spend grows from 60% to 100% across the period, in per mille.
+    /// Spend grows from 60% to 100% over [`GROWTH_DAYS`] from the first day, in per mille.
     fn growth(&self, day: NaiveDate) -> i64 {
-        let total = (self.until - self.from).num_days().max(1);
-        600 + 400 * (day - self.from).num_days() / total
+        600 + 400 * (day - self.from).num_days().clamp(0, GROWTH_DAYS) / GROWTH_DAYS
+    }
+
+    /// The share of `day`'s final figures Cost Explorer would show on the day after
+    /// `until`, in per mille, and whether it would call them Estimated.
+    pub fn reported_share(&self, day: NaiveDate) -> (i64, bool) {
+        match usize::try_from((self.until - day).num_days()) {
+            Ok(age) if age < ESTIMATED_SHARE.len() => (ESTIMATED_SHARE[age], true),
+            _ => (1000, false),
+        }
     }
 }
 
@@ -180,6 +193,8 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
     let mut by_usage: BTreeMap<Key, Sums> = BTreeMap::new();
     let mut by_service: BTreeMap<Key, Sums> = BTreeMap::new();
     let weekend = matches!(day.weekday(), Weekday::Sat | Weekday::Sun);
+    let (reported, estimated) = timeline.reported_share(day);
+    let reported = |amount: Decimal| (amount * Decimal::from(reported) / Decimal::ONE_THOUSAND).round_dp(8);
 
     for project in projects.iter().filter(|p| day >= p.starts) {
         for (index, line) in project.lines.iter().enumerate() {
@@ -198,6 +213,7 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
                 let cost = (base * Decimal::from(permille) / Decimal::from(1_000_000_000i64)).round_dp(8);
                 (cost, cost)
             };
+            let (unblended, amortized) = (reported(unblended), reported(amortized));
             let quantity = (amortized / Decimal::new(line.unit_price_bp, 4)).round_dp(6);
             let user = line
                 .user_slot
@@ -214,7 +230,6 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
             add(&mut by_service, (project.name.clone(), line.service.to_string()), sums);
         }
     }
-    let estimated = (timeline.until - day).num_days() < ESTIMATED_DAYS;
     for (map, rows) in [
         (by_user, &mut batch.by_user),
         (by_usage, &mut batch.by_usage_type),
@@ -373,12 +388,31 @@ mod tests {
     }
 
     #[test]
-    fn recent_days_are_estimated() {
+    fn the_last_three_days_are_estimated_and_below_their_final_figures_until_restated() {
         let (projects, timeline) = sample();
-        let mut batch = CostBatch::default();
-        day_batch(&projects, &timeline, day(2026, 2, 9), &mut batch);
-        day_batch(&projects, &timeline, day(2026, 1, 9), &mut batch);
-        assert!(batch.by_user.iter().any(|r| r.estimated && r.day == day(2026, 2, 9)));
-        assert!(batch.by_user.iter().all(|r| !r.estimated || r.day == day(2026, 2, 9)));
+        let until = timeline.until;
+        let later = Timeline {
+            from: timeline.from,
+            until: until + chrono::Days::new(5),
+        };
+        for (age, share) in [(0, 550), (1, 800), (2, 950)] {
+            let d = until - chrono::Days::new(age);
+            let (mut early, mut settled) = (CostBatch::default(), CostBatch::default());
+            day_batch(&projects, &timeline, d, &mut early);
+            day_batch(&projects, &later, d, &mut settled);
+            assert!(early.by_user.iter().all(|r| r.estimated), "{d}");
+            assert!(settled.by_user.iter().all(|r| !r.estimated), "{d}");
+            let (shown, last) = (total(&early.by_service).0, total(&settled.by_service).0);
+            assert!(shown < last, "{d}: {shown} < {last}");
+            let ratio = (shown / last * Decimal::ONE_THOUSAND).round();
+            assert_eq!(ratio, Decimal::from(share), "{d}");
+        }
+        // The fourth day back is final and the same whoever asks later.
+        let d = until - chrono::Days::new(3);
+        let (mut now, mut later_batch) = (CostBatch::default(), CostBatch::default());
+        day_batch(&projects, &timeline, d, &mut now);
+        day_batch(&projects, &later, d, &mut later_batch);
+        assert!(now.by_user.iter().all(|r| !r.estimated));
+        assert_eq!(now.by_usage_type, later_batch.by_usage_type);
     }
 }

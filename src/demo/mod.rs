@@ -19,7 +19,8 @@ use org::{PROJECTS, TEAMS};
 pub struct DemoOptions {
     /// Multiplies projects and users (and so rows); 1 is the standard organisation.
     pub scale: u32,
-    /// The last day with data (UTC), normally today.
+    /// The last day with data (UTC), normally yesterday: as with Cost Explorer, today has no
+    /// figures yet, and the last three days are Estimated and partial.
     pub until: NaiveDate,
 }
 
@@ -60,31 +61,13 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
     let team_ids = insert_org(&mut tx, &users, options.scale).await?;
     tracing::info!(scale = options.scale, from = %timeline.from, until = %timeline.until, "loading demo costs");
 
-    let mut rows = 0;
-    let mut month = timeline.from;
-    while month <= timeline.until {
-        let end = month
-            .checked_add_months(Months::new(1))
-            .unwrap_or(month)
-            .min(next_day(timeline.until));
-        let mut batch = CostBatch::default();
-        for day in month.iter_days().take_while(|d| *d < end) {
-            generator::day_batch(&projects, &timeline, day, &mut batch);
-        }
-        rows += store::replace_window(&mut tx, DateRange { from: month, to: end }, &batch).await?;
-        month = end;
-    }
+    let window = DateRange {
+        from: timeline.from,
+        to: next_day(timeline.until),
+    };
+    let rows = write_costs(&mut tx, &projects, &timeline, window).await?;
     map_projects(&mut tx, &team_ids, options.scale).await?;
     budgets::insert(&mut tx, options.until).await?;
-    sqlx::query(
-        "insert into ingestion_runs (trigger, status, window_from, window_to, rows_written, finished_at)
-         values ('demo', 'succeeded', $1, $2, $3, now())",
-    )
-    .bind(timeline.from)
-    .bind(next_day(timeline.until))
-    .bind(rows as i64)
-    .execute(&mut *tx)
-    .await?;
     tx.commit().await?;
     let mut conn = pool.acquire().await?;
     store::refresh_statistics(&mut conn).await?;
@@ -99,6 +82,101 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
     };
     tracing::info!(rows = summary.rows, "demo loaded");
     Ok(summary)
+}
+
+/// Writes the demo's costs for `window`, month by month, and records the window as a
+/// demo run with each day's Estimated flag in `ingested_days`, as an ingestion would.
+async fn write_costs(
+    conn: &mut PgConnection,
+    projects: &[BillingProject],
+    timeline: &Timeline,
+    window: DateRange,
+) -> Result<u64, sqlx::Error> {
+    let run_id: i64 = sqlx::query_scalar(
+        "insert into ingestion_runs (trigger, status, window_from, window_to) values ('demo', 'running', $1, $2)
+         returning id",
+    )
+    .bind(window.from)
+    .bind(window.to)
+    .fetch_one(&mut *conn)
+    .await?;
+    let mut rows = 0;
+    let mut month = window.from;
+    while month < window.to {
+        let end = month
+            .with_day(1)
+            .and_then(|first| first.checked_add_months(Months::new(1)))
+            .unwrap_or(window.to)
+            .min(window.to);
+        let mut batch = CostBatch::default();
+        for day in month.iter_days().take_while(|d| *d < end) {
+            generator::day_batch(projects, timeline, day, &mut batch);
+        }
+        rows += store::replace_window(conn, DateRange { from: month, to: end }, &batch).await?;
+        month = end;
+    }
+    let days: Vec<NaiveDate> = window.from.iter_days().take_while(|d| *d < window.to).collect();
+    let estimated: Vec<bool> = days.iter().map(|d| timeline.reported_share(*d).1).collect();
+    sqlx::query(
+        "insert into ingested_days (day, estimated, run_id)
+         select unnest($1::date[]), unnest($2::bool[]), $3
+         on conflict (day) do update set estimated = excluded.estimated, run_id = excluded.run_id, fetched_at = now()",
+    )
+    .bind(&days)
+    .bind(&estimated)
+    .bind(run_id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "update ingestion_runs set status = 'succeeded', rows_written = $2, finished_at = now(), updated_at = now()
+         where id = $1",
+    )
+    .bind(run_id)
+    .bind(rows as i64)
+    .execute(&mut *conn)
+    .await?;
+    Ok(rows)
+}
+
+/// True when every cost row came from the demo: no ingestion from AWS has run.
+pub async fn holds_only_demo_data(pool: &PgPool) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "select exists (select 1 from ingestion_runs where trigger = 'demo' and status = 'succeeded')
+            and not exists (select 1 from ingestion_runs where trigger <> 'demo' and status = 'succeeded')",
+    )
+    .fetch_one(pool)
+    .await
+}
+
+/// Brings a demo database up to `until` as a scheduled ingestion would: every day still
+/// Estimated, and every day since the last, is written again, so provisional days are
+/// restated to their final figures. Teams, budgets and mappings stay as they are. Returns
+/// the window written, or `None` when the demo is already current.
+pub async fn refresh(pool: &PgPool, until: NaiveDate) -> Result<Option<DateRange>, sqlx::Error> {
+    let (first, last, first_estimated, users): (Option<NaiveDate>, Option<NaiveDate>, Option<NaiveDate>, i64) =
+        sqlx::query_as(
+            "select min(day), max(day), min(day) filter (where estimated), (select count(*) from tagged_users)
+             from ingested_days",
+        )
+        .fetch_one(pool)
+        .await?;
+    let (Some(first), Some(last)) = (first, last) else {
+        return Ok(None);
+    };
+    let window = DateRange {
+        from: first_estimated.unwrap_or(next_day(last)).min(next_day(last)),
+        to: next_day(until),
+    };
+    if window.from >= window.to {
+        return Ok(None);
+    }
+    let scale = u32::try_from(users / org::user_names().len().max(1) as i64).unwrap_or(1).max(1);
+    let timeline = Timeline { from: first, until };
+    let projects = billing_projects(&org::user_names(), &timeline, DemoOptions { scale, until });
+    let mut tx = pool.begin().await?;
+    write_costs(&mut tx, &projects, &timeline, window).await?;
+    tx.commit().await?;
+    Ok(Some(window))
 }
 
 /// The tag value of copy `copy` of `name`: copies beyond the first get a numeric suffix.
@@ -144,7 +222,7 @@ fn billing_projects(users: &[String], timeline: &Timeline, options: DemoOptions)
 
 async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "truncate costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs,
+        "truncate costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs, ingested_days,
                   projects, tagged_users, team_owners,
                   budgets, budget_thresholds, budget_alerts, budget_aws_sync",
     )

@@ -9,7 +9,10 @@
 //!   "Unassigned".
 //! - An approval counts through its expiry date (UTC); from the next day the project is
 //!   judged on the whole period's spend without it (`approval_expired`).
-//! - The period is the policy's calendar period (UTC) holding today.
+//! - The period is the policy's calendar period (UTC) holding today. Spend for a period's
+//!   last days arrives after it ends, so the previous period is judged again until none of
+//!   its days is Estimated; a violation found there is recorded, notified and flagged once,
+//!   but never stopped: a stop now would act on a period that is over.
 
 use std::collections::HashMap;
 
@@ -72,9 +75,18 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
         .into_iter()
         .map(|a| (a.project.clone(), a))
         .collect();
-    let mut lines = Vec::new();
+    let mut judged = Vec::new();
     for period in BudgetPeriod::ALL {
-        let range = period.containing(today);
+        let current = period.containing(today);
+        let previous = period.containing(crate::costs::period::days_before(current.from, 1));
+        if !crate::budgets::evaluate::period_is_settled(&mut tx, previous).await? {
+            judged.push((period, previous, previous.last_day()));
+        }
+        judged.push((period, current, today));
+    }
+    let mut lines = Vec::new();
+    for (period, range, as_of) in judged {
+        let settling = as_of < today;
         // Each tagged project with its team and its spend in this period.
         let spends: Vec<(String, Option<String>, Decimal)> = sqlx::query_as(
             "select r.project, t.name, sum(r.unblended)
@@ -93,7 +105,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
             if policy.period != period.key() || spend <= policy.limit {
                 continue;
             }
-            let Some(reason) = Reason::judge(spend, approvals.get(&project), today) else {
+            let Some(reason) = Reason::judge(spend, approvals.get(&project), as_of) else {
                 continue;
             };
             let violation: i64 = sqlx::query_scalar(
@@ -109,7 +121,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
             .bind(policy.limit)
             .fetch_one(&mut *tx)
             .await?;
-            for action in &policy.actions {
+            for action in policy.actions.iter().filter(|a| !(settling && *a == "stop")) {
                 // Manual actions wait for an admin; dry-run ones are only ever proposed;
                 // automatic ones are proposed here and run by `actions::run_automatic`.
                 let status = if policy.mode == "manual" {

@@ -10,10 +10,10 @@ use aws_sdk_costexplorer::types::{DateInterval, Granularity, GroupDefinition, Gr
 use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
 
 use super::IngestError;
-use super::pages::{GrainPages, GroupKeys};
+use super::pages::{GrainSummary, GroupKeys};
 use crate::config::IngestSettings;
 use crate::costs::period::DateRange;
-use crate::costs::store::Grain;
+use crate::costs::store::{CostRow, Grain};
 
 /// The metrics every query asks for; the fact tables hold exactly these.
 pub const METRICS: [&str; 3] = ["UnblendedCost", "AmortizedCost", "UsageQuantity"];
@@ -110,25 +110,17 @@ impl CostExplorer {
         }
     }
 
-    /// Every page of one group-by pair over `range`, parsed and checked.
-    pub async fn fetch_grain(
-        &self,
-        range: DateRange,
-        grain: Grain,
-        settings: &IngestSettings,
-        backoff: Backoff,
-        meter: &mut RequestMeter,
-    ) -> Result<GrainPages, IngestError> {
-        let keys = GroupKeys::for_grain(grain, settings);
-        let mut pages = GrainPages::default();
-        let mut token: Option<String> = None;
-        loop {
-            let output = self.page(range, grain, settings, token.clone(), backoff, meter).await?;
-            pages.add_page(output.results_by_time(), &keys)?;
-            token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
-            if token.is_none() {
-                return Ok(pages);
-            }
+    /// The pages of one group-by pair over `range`, fetched one at a time so a long window
+    /// never sits in memory whole.
+    pub fn pager<'a>(&'a self, range: DateRange, grain: Grain, settings: &'a IngestSettings) -> Pager<'a> {
+        Pager {
+            cost_explorer: self,
+            range,
+            grain,
+            settings,
+            keys: GroupKeys::for_grain(grain, settings),
+            token: None,
+            done: false,
         }
     }
 
@@ -174,6 +166,39 @@ impl CostExplorer {
             tokio::time::sleep(delay).await;
             attempt += 1;
         }
+    }
+}
+
+/// Walks one group-by pair's NextPageToken chain.
+pub struct Pager<'a> {
+    cost_explorer: &'a CostExplorer,
+    range: DateRange,
+    grain: Grain,
+    settings: &'a IngestSettings,
+    keys: GroupKeys,
+    token: Option<String>,
+    done: bool,
+}
+
+impl Pager<'_> {
+    /// The next page's rows, added to `summary`; `None` after the last page.
+    pub async fn next(
+        &mut self,
+        summary: &mut GrainSummary,
+        backoff: Backoff,
+        meter: &mut RequestMeter,
+    ) -> Result<Option<Vec<CostRow>>, IngestError> {
+        if self.done {
+            return Ok(None);
+        }
+        let output = self
+            .cost_explorer
+            .page(self.range, self.grain, self.settings, self.token.take(), backoff, meter)
+            .await?;
+        let rows = summary.add_page(output.results_by_time(), &self.keys)?;
+        self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
+        self.done = self.token.is_none();
+        Ok(Some(rows))
     }
 }
 

@@ -81,6 +81,9 @@ pub struct RunSummary {
     pub rows_written: i64,
     pub requests: i32,
     pub api_cost: Decimal,
+    /// The largest daily difference between the group-by pairs' totals that the run
+    /// accepted (Cost Explorer rounds each group on its own); `None` before a fetch.
+    pub grain_difference: Option<Decimal>,
     pub error: Option<String>,
 }
 
@@ -102,12 +105,13 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
                 i64,
                 i32,
                 Decimal,
+                Option<Decimal>,
                 Option<String>,
             );
             let rows: Vec<Row> = sqlx::query_as(
                 "select id, trigger, status, started_at,
                         extract(epoch from finished_at - started_at)::bigint,
-                        window_from, window_to - 1, rows_written, requests, api_cost, error
+                        window_from, window_to - 1, rows_written, requests, api_cost, grain_difference, error
                  from ingestion_runs order by started_at desc, id desc limit 50",
             )
             .fetch_all(&state.pool)
@@ -116,7 +120,7 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
             let runs = rows
                 .into_iter()
                 .map(
-                    |(id, trigger, status, started, duration, from, last, rows_written, requests, api_cost, error)| {
+                    |(id, trigger, status, started, duration, from, last, rows_written, requests, api_cost, grain_difference, error)| {
                         RunSummary {
                             id,
                             trigger,
@@ -128,6 +132,7 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
                             rows_written,
                             requests,
                             api_cost,
+                            grain_difference,
                             error,
                         }
                     },
@@ -174,7 +179,7 @@ fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
     }
     view! {
                         <table class="data" data-testid="runs-table">
-                            <TableHead columns=&["Started", "Trigger", "Status", "Window", "Days", "Rows", "Requests", "API cost", "Duration", "Error"]/>
+                            <TableHead columns=&["Started", "Trigger", "Status", "Window", "Days", "Rows", "Requests", "API cost", "Grain difference", "Duration", "Error"]/>
                             <tbody>
                                 {runs.into_iter().map(|run| view! {
                                     <tr data-testid="run-row">
@@ -186,6 +191,9 @@ fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
                                         <td class="num">{run.rows_written}</td>
                                         <td class="num">{run.requests}</td>
                                         <td class="num">{usd(run.api_cost)}</td>
+                                        <td class="num" data-testid="grain-difference" title="The largest daily difference between the three group-by queries' totals: Cost Explorer rounds each group on its own. Runs fail above USD 0.01.">
+                                            {run.grain_difference.map(|d| format!("${}", d.normalize())).unwrap_or_default()}
+                                        </td>
                                         <td class="num">{run.duration_seconds.map(|s| format!("{s} s")).unwrap_or_else(|| "running".into())}</td>
                                         <td>{run.error.unwrap_or_default()}</td>
                                     </tr>

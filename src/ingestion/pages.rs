@@ -1,7 +1,7 @@
 //! Turning Cost Explorer pages into fact rows. Everything here is AWS data and untrusted:
 //! amounts are parsed exactly or rejected, never coerced, and odd shapes are errors.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
 use aws_sdk_costexplorer::types::{MetricValue, ResultByTime};
@@ -29,46 +29,36 @@ impl GroupKeys {
     }
 }
 
-/// One group-by pair's rows over a window, gathered page by page.
+/// What one group-by pair's pages said about each day, gathered page by page while the
+/// rows themselves go straight to the database: the days Cost Explorer answered for,
+/// whether each was Estimated, and each day's unblended and amortized totals.
 #[derive(Debug, Default)]
-pub struct GrainPages {
-    pub rows: Vec<CostRow>,
-    /// Every day Cost Explorer answered for, and whether any of it was Estimated.
+pub struct GrainSummary {
     pub days: BTreeMap<NaiveDate, bool>,
-    seen: HashSet<(NaiveDate, String, String)>,
+    pub totals: BTreeMap<NaiveDate, (Decimal, Decimal)>,
+    pub rows: u64,
 }
 
-impl GrainPages {
-    pub fn add_page(&mut self, results: &[ResultByTime], keys: &GroupKeys) -> Result<(), IngestError> {
+impl GrainSummary {
+    /// Parses one page into rows and adds them to the day totals. Duplicate groups are
+    /// caught by the fact tables' primary keys when the window is written.
+    pub fn add_page(&mut self, results: &[ResultByTime], keys: &GroupKeys) -> Result<Vec<CostRow>, IngestError> {
+        let mut rows = Vec::new();
         for result in results {
             let day = result_day(result)?;
             let estimated = self.days.entry(day).or_insert(false);
             *estimated |= result.estimated();
+            let total = self.totals.entry(day).or_default();
             for group in result.groups() {
                 let row = parse_group(day, result.estimated(), group.keys(), group.metrics(), keys)
                     .map_err(|e| e.context(&format!("Cost Explorer result for {day}")))?;
-                if !self.seen.insert((day, row.project.clone(), row.dimension.clone())) {
-                    return Err(IngestError::new(format!(
-                        "Cost Explorer returned the group {:?} / {:?} twice for {day}",
-                        row.project, row.dimension
-                    )));
-                }
-                self.rows.push(row);
+                total.0 += row.unblended;
+                total.1 += row.amortized;
+                rows.push(row);
             }
         }
-        Ok(())
-    }
-
-    /// Unblended and amortized totals per day, for checking the group-by pairs agree.
-    pub fn daily_totals(&self) -> BTreeMap<NaiveDate, (Decimal, Decimal)> {
-        let mut totals: BTreeMap<NaiveDate, (Decimal, Decimal)> =
-            self.days.keys().map(|d| (*d, Default::default())).collect();
-        for row in &self.rows {
-            let total = totals.entry(row.day).or_default();
-            total.0 += row.unblended;
-            total.1 += row.amortized;
-        }
-        totals
+        self.rows += rows.len() as u64;
+        Ok(rows)
     }
 }
 

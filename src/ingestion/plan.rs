@@ -3,6 +3,7 @@
 use chrono::{Datelike, Months, NaiveDate};
 use sqlx::PgConnection;
 
+use super::IngestError;
 use crate::config::IngestSettings;
 use crate::costs::period::{DateRange, days_before, next_day};
 
@@ -10,6 +11,23 @@ use crate::costs::period::{DateRange, days_before, next_day};
 pub fn earliest_available(today: NaiveDate) -> NaiveDate {
     let month_start = today.with_day(1).unwrap_or(today);
     month_start.checked_sub_months(Months::new(13)).unwrap_or(month_start)
+}
+
+/// An explicit `--from/--to` window cut at yesterday: Cost Explorer has barely begun today,
+/// and a stored today would sit stale (incremental runs stop before today). An error when
+/// nothing before today is left.
+pub fn clip_to_complete_days(window: DateRange, today: NaiveDate) -> Result<DateRange, IngestError> {
+    if window.from >= today {
+        return Err(IngestError::new(format!(
+            "the window starts on {}, but only days before today ({today}, UTC) have figures; \
+             ingest up to --to {today} (exclusive) at the latest",
+            window.from
+        )));
+    }
+    Ok(DateRange {
+        from: window.from,
+        to: window.to.min(today),
+    })
 }
 
 /// What is already stored.

@@ -10,11 +10,11 @@ use sqlx::{Acquire, PgConnection, PgPool};
 
 use super::IngestError;
 use super::cost_explorer::{Backoff, CostExplorer, RequestMeter};
-use super::pages::GrainPages;
+use super::pages::GrainSummary;
 use super::plan;
 use crate::config::IngestSettings;
 use crate::costs::period::DateRange;
-use crate::costs::store::{self, CostBatch, Grain};
+use crate::costs::store::{self, Grain, Staging};
 
 /// One advisory lock key for ingestion across every replica ("burnrate" in ASCII).
 pub const LOCK_KEY: i64 = 0x6275_726e_7261_7465;
@@ -53,10 +53,14 @@ pub struct RunOptions {
 pub struct RunReport {
     pub run_id: i64,
     pub window: Option<DateRange>,
+    /// The `--to` asked for, when it reached past today and the window was cut there.
+    pub clipped_from: Option<NaiveDate>,
     pub requests: u32,
     pub rows_written: u64,
     pub days: usize,
     pub estimated_days: usize,
+    /// The largest daily difference between the group-by pairs (rounding), in USD.
+    pub grain_difference: Decimal,
 }
 
 impl std::fmt::Display for RunReport {
@@ -72,6 +76,15 @@ impl std::fmt::Display for RunReport {
                 self.estimated_days,
                 self.rows_written
             )?,
+        }
+        if self.window.is_some() {
+            write!(f, "; group-by totals within USD {} of each other", self.grain_difference.normalize())?;
+        }
+        if let Some(asked) = self.clipped_from {
+            write!(
+                f,
+                "; --to {asked} reached past today, so the window stops at yesterday (today has no figures yet)"
+            )?;
         }
         write!(
             f,
@@ -129,9 +142,10 @@ async fn locked_run(
     .execute(&mut *conn)
     .await?;
     let window = match options.window {
-        Some(window) => Some(window),
+        Some(window) => Some(plan::clip_to_complete_days(window, options.today)?),
         None => plan::incremental_window(plan::coverage(&mut conn).await?, &options.settings, options.today),
     };
+    let clipped = options.window.filter(|asked| window.is_some_and(|w| w.to < asked.to));
     let run_id: i64 = sqlx::query_scalar(
         "insert into ingestion_runs (trigger, status, window_from, window_to) values ($1, 'running', $2, $3) returning id",
     )
@@ -146,24 +160,27 @@ async fn locked_run(
     let result = match window {
         None => finish(&mut conn, run_id, &meter, 0, None)
             .await
-            .map(|_| (0, 0, 0))
+            .map(|_| Stored::default())
             .map_err(IngestError::from),
         Some(window) => fetch_and_store(&mut conn, cost_explorer, window, options, run_id, &mut meter).await,
     };
     match result {
-        Ok((rows_written, days, estimated_days)) => {
+        Ok(stored) => {
             let report = RunReport {
                 run_id,
                 window,
+                clipped_from: clipped.map(|asked| asked.to),
                 requests: meter.requests,
-                rows_written,
-                days,
-                estimated_days,
+                rows_written: stored.rows_written,
+                days: stored.days,
+                estimated_days: stored.estimated_days,
+                grain_difference: stored.grain_difference,
             };
             tracing::info!(
                 run_id,
                 requests = meter.requests,
-                rows = rows_written,
+                rows = stored.rows_written,
+                grain_difference = %stored.grain_difference,
                 "ingestion succeeded"
             );
             Ok(report)
@@ -176,7 +193,17 @@ async fn locked_run(
     }
 }
 
-/// Returns rows written, days covered and how many of them were Estimated.
+/// What a successful fetch stored.
+#[derive(Default)]
+struct Stored {
+    rows_written: u64,
+    days: usize,
+    estimated_days: usize,
+    grain_difference: Decimal,
+}
+
+/// Streams every group-by pair's pages into staging tables, checks the pairs agree, then
+/// replaces the window in one transaction that makes no AWS call.
 async fn fetch_and_store(
     conn: &mut PgConnection,
     cost_explorer: &CostExplorer,
@@ -184,27 +211,45 @@ async fn fetch_and_store(
     options: &RunOptions,
     run_id: i64,
     meter: &mut RequestMeter,
-) -> Result<(u64, usize, usize), IngestError> {
+) -> Result<Stored, IngestError> {
     if let Some(problem) = cost_explorer.credentials_problem().await {
         return Err(IngestError::new(problem));
     }
-    let mut grains = Vec::with_capacity(Grain::ALL.len());
-    for grain in Grain::ALL {
-        let pages = cost_explorer
-            .fetch_grain(window, grain, &options.settings, options.backoff, meter)
-            .await;
-        grains.push(pages?);
+    let staging = Staging::begin(conn).await?;
+    let result = stage_and_replace(conn, cost_explorer, &staging, window, options, run_id, meter).await;
+    // The staged rows are only a copy; a failure to free them must not hide the outcome.
+    if let Err(error) = staging.clear(conn).await {
+        tracing::warn!(%error, "clearing the ingestion's staging tables failed");
     }
-    let days = check_consistent(window, &grains)?;
-    let [by_user, by_usage_type, by_service] = grains.try_into().map_err(|_| IngestError::new("grain count"))?;
-    let batch = CostBatch {
-        by_user: by_user.rows,
-        by_usage_type: by_usage_type.rows,
-        by_service: by_service.rows,
-    };
+    result
+}
+
+async fn stage_and_replace(
+    conn: &mut PgConnection,
+    cost_explorer: &CostExplorer,
+    staging: &Staging,
+    window: DateRange,
+    options: &RunOptions,
+    run_id: i64,
+    meter: &mut RequestMeter,
+) -> Result<Stored, IngestError> {
+    let mut summaries = Vec::with_capacity(Grain::ALL.len());
+    for grain in Grain::ALL {
+        let mut summary = GrainSummary::default();
+        let mut pager = cost_explorer.pager(window, grain, &options.settings);
+        while let Some(rows) = pager.next(&mut summary, options.backoff, meter).await? {
+            staging.append(conn, grain, &rows).await?;
+        }
+        summaries.push(summary);
+    }
+    let agreement = check_consistent(window, &summaries)?;
 
     let mut tx = conn.begin().await?;
-    let rows_written = store::replace_window(&mut tx, window, &batch).await?;
+    let rows_written = staging
+        .replace_window(&mut tx, window)
+        .await
+        .map_err(duplicate_group_error)?;
+    let days = &agreement.days;
     sqlx::query(
         "insert into ingested_days (day, estimated, run_id)
          select unnest($1::date[]), unnest($2::bool[]), $3
@@ -216,20 +261,61 @@ async fn fetch_and_store(
     .execute(&mut *tx)
     .await?;
     finish(&mut tx, run_id, meter, rows_written, None).await?;
+    record_difference(&mut tx, run_id, agreement.largest_difference).await?;
     tx.commit().await?;
     if rows_written >= store::ANALYZE_AFTER_ROWS {
         store::refresh_statistics(conn).await?;
     }
-    let estimated_days = days.values().filter(|e| **e).count();
-    Ok((rows_written, days.len(), estimated_days))
+    Ok(Stored {
+        rows_written,
+        days: days.len(),
+        estimated_days: days.values().filter(|e| **e).count(),
+        grain_difference: agreement.largest_difference,
+    })
+}
+
+/// A group answered twice for one day breaks the fact table's key; say what AWS did.
+fn duplicate_group_error(error: sqlx::Error) -> IngestError {
+    match &error {
+        sqlx::Error::Database(db) if db.code().as_deref() == Some("23505") => IngestError::new(format!(
+            "Cost Explorer returned the same group twice for one day ({}); nothing was stored",
+            db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+                .and_then(|pg| pg.detail())
+                .unwrap_or("no detail")
+        )),
+        _ => IngestError::from(error),
+    }
+}
+
+async fn record_difference(conn: &mut PgConnection, run_id: i64, difference: Decimal) -> Result<(), sqlx::Error> {
+    sqlx::query("update ingestion_runs set grain_difference = $2 where id = $1")
+        .bind(run_id)
+        .bind(difference)
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 const GRAIN_NAMES: [&str; 3] = ["project × user", "project × usage type", "project × service"];
 
-/// Every group-by pair must cover every day of the window with the same totals; otherwise
-/// AWS restated figures between requests (or answered wrongly) and storing would break
-/// reconciliation. Returns each day and whether it is Estimated.
-fn check_consistent(window: DateRange, grains: &[GrainPages]) -> Result<BTreeMap<NaiveDate, bool>, IngestError> {
+/// How far apart the group-by pairs' daily totals may be. Cost Explorer rounds each group's
+/// amount on its own (to about 10 decimals), so sums over different group-bys differ in the
+/// last digits; a restatement between requests moves them by far more.
+pub const GRAIN_TOLERANCE: Decimal = Decimal::from_parts(1, 0, 0, false, 2);
+
+/// The days of a window whose group-by pairs agree, and by how much they differed at most.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agreement {
+    /// Every day and whether it is Estimated.
+    pub days: BTreeMap<NaiveDate, bool>,
+    /// The largest difference, over days, pairs and the two cost metrics.
+    pub largest_difference: Decimal,
+}
+
+/// Every group-by pair must cover every day of the window, with daily totals within
+/// [`GRAIN_TOLERANCE`] of each other per metric; otherwise AWS restated figures between
+/// requests (or answered wrongly) and storing would break reconciliation.
+pub fn check_consistent(window: DateRange, grains: &[GrainSummary]) -> Result<Agreement, IngestError> {
     let mut days: BTreeMap<NaiveDate, bool> = BTreeMap::new();
     for grain in grains {
         for (day, estimated) in &grain.days {
@@ -250,21 +336,29 @@ fn check_consistent(window: DateRange, grains: &[GrainPages]) -> Result<BTreeMap
             window.days()
         )));
     }
-    let totals: Vec<_> = grains.iter().map(GrainPages::daily_totals).collect();
-    for (day, reference) in &totals[0] {
-        for (grain, other) in GRAIN_NAMES.iter().zip(&totals).skip(1) {
-            let theirs = other.get(day).copied().unwrap_or_default();
-            if theirs != *reference {
+    let mut largest_difference = Decimal::ZERO;
+    for day in days.keys() {
+        let total = |grain: &GrainSummary| grain.totals.get(day).copied().unwrap_or_default();
+        let Some(first) = grains.first() else { break };
+        let reference = total(first);
+        for (grain, other) in GRAIN_NAMES.iter().zip(grains).skip(1) {
+            let theirs = total(other);
+            let difference = (theirs.0 - reference.0).abs().max((theirs.1 - reference.1).abs());
+            if difference > GRAIN_TOLERANCE {
                 return Err(IngestError::new(format!(
-                    "Cost Explorer's totals for {day} differ between group-bys (project × user: unblended {}, \
-                     amortized {}; {grain}: unblended {}, amortized {}). AWS probably restated them during the run; \
-                     nothing was stored and the next run fetches them again",
+                    "Cost Explorer's totals for {day} differ between group-bys by more than a cent (project × user: \
+                     unblended {}, amortized {}; {grain}: unblended {}, amortized {}). AWS probably restated them \
+                     during the run; nothing was stored and the next run fetches them again",
                     reference.0, reference.1, theirs.0, theirs.1
                 )));
             }
+            largest_difference = largest_difference.max(difference);
         }
     }
-    Ok(days)
+    Ok(Agreement {
+        days,
+        largest_difference,
+    })
 }
 
 async fn finish(

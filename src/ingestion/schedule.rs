@@ -34,8 +34,8 @@ fn set(status: &SharedStatus, problem: bool, message: String) {
     }
 }
 
-/// Runs until the task is dropped; does nothing when the interval is `off`. Budgets are
-/// and enforcement are evaluated after every successful run, so they follow fresh data.
+/// Runs until the task is dropped; does nothing when the interval is `off`. Budgets and
+/// enforcement are evaluated after every successful run (`jobs::after_ingestion`).
 pub async fn run_forever(
     pool: PgPool,
     settings: IngestSettings,
@@ -72,19 +72,8 @@ pub async fn run_forever(
                         format!("Ingestion runs every {every}. Last run: {report}."),
                     );
                     let today = chrono::Utc::now().date_naive();
-                    match crate::budgets::evaluate_and_send(&pool, &alerts, public_url.as_deref(), today, false).await {
-                        Ok((evaluation, delivery)) => tracing::info!(
-                            budgets = evaluation.statuses.len(),
-                            queued = evaluation.queued,
-                            sent = delivery.sent,
-                            "budgets evaluated"
-                        ),
-                        Err(error) => tracing::error!(%error, "evaluating budgets failed"),
-                    }
-                    match crate::enforcement::evaluate::evaluate_and_act(&pool, today, &enforcement).await {
-                        Ok(lines) => tracing::info!(violations = lines.len(), "enforcement evaluated"),
-                        Err(error) => tracing::error!(%error, "evaluating enforcement failed"),
-                    }
+                    // Failures are logged inside; the next run evaluates again.
+                    let _ = crate::jobs::after_ingestion(&pool, &alerts, public_url.as_deref(), &enforcement, today).await;
                 }
                 Ok(Outcome::AlreadyRunning) => {
                     tracing::info!("scheduled ingestion skipped: another ingestion is running");

@@ -3,7 +3,9 @@
 //! `End` exclusive and one `ResultsByTime` per day, Estimated days, NextPageToken pagination
 //! bound to the request (RequestChangedException / InvalidNextTokenException), the 13-months-
 //! plus-current-month limit (ValidationException), throttling (LimitExceededException) and
-//! expired credentials. Errors use the awsJson1_1 shape: HTTP 400 and `__type`.
+//! expired credentials. Each group's amounts are rounded on their own to 10 decimals, as AWS
+//! rounds them, so the same day's sums over different group-bys differ in the last digits.
+//! Errors use the awsJson1_1 shape: HTTP 400 and `__type`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
@@ -58,6 +60,9 @@ pub struct FakeState {
     pub restate_after_first: Option<Vec<LineItem>>,
     /// Each request waits this long before answering.
     pub delay: Duration,
+    /// Added to the first group of every day in answers grouped by this second key
+    /// (`USAGE_TYPE`, `SERVICE` or the user tag): a grain that disagrees with the others.
+    pub skew: Option<(String, Decimal)>,
     pub requests: Vec<SeenRequest>,
 }
 
@@ -93,14 +98,46 @@ impl CostExplorerFake {
         self.with(|s| s.requests.len())
     }
 
-    /// Total unblended spend of the days in [from, to), as Cost Explorer would report it.
-    pub fn total(&self, from: NaiveDate, to: NaiveDate) -> Decimal {
+    /// Unblended spend of the days in [from, to) as Cost Explorer answers it grouped by the
+    /// project tag and `second` (`USAGE_TYPE`, `SERVICE` or `user`): the sum of its rounded
+    /// groups. Each stored grain must equal its own query's total to the last digit.
+    pub fn total(&self, from: NaiveDate, to: NaiveDate, second: &str) -> Decimal {
+        let kind = if second == "user" { "TAG" } else { "DIMENSION" };
+        let group_by = [("TAG".to_string(), "project".to_string()), (kind.to_string(), second.to_string())];
         self.with(|s| {
-            s.items
-                .iter()
-                .filter(|i| i.day >= from && i.day < to)
-                .map(|i| i.unblended)
+            from.iter_days()
+                .take_while(|d| *d < to)
+                .flat_map(|day| groups_of_day(s, day, &group_by).into_values())
+                .map(|sums| sums[0])
                 .sum()
+        })
+    }
+
+    /// The largest difference between the three grains' daily totals (unblended or
+    /// amortized) over [from, to), as the fake answers them.
+    pub fn largest_grain_difference(&self, from: NaiveDate, to: NaiveDate) -> Decimal {
+        let grains = ["user", "USAGE_TYPE", "SERVICE"].map(|second| {
+            let kind = if second == "user" { "TAG" } else { "DIMENSION" };
+            [("TAG".to_string(), "project".to_string()), (kind.to_string(), second.to_string())]
+        });
+        self.with(|s| {
+            let mut largest = Decimal::ZERO;
+            for day in from.iter_days().take_while(|d| *d < to) {
+                let totals: Vec<[Decimal; 2]> = grains
+                    .iter()
+                    .map(|g| {
+                        groups_of_day(s, day, g)
+                            .values()
+                            .fold([Decimal::ZERO; 2], |t, v| [t[0] + v[0], t[1] + v[1]])
+                    })
+                    .collect();
+                for other in &totals[1..] {
+                    largest = largest
+                        .max((other[0] - totals[0][0]).abs())
+                        .max((other[1] - totals[0][1]).abs());
+                }
+            }
+            largest
         })
     }
 }
@@ -233,14 +270,7 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     // One entry per (day, group), or one empty entry for a day with no spend.
     let mut entries: Vec<(NaiveDate, Option<Sums>)> = Vec::new();
     for day in from.iter_days().take_while(|d| *d < to) {
-        let mut groups: BTreeMap<Vec<String>, [Decimal; 3]> = BTreeMap::new();
-        for item in state.items.iter().filter(|i| i.day == day) {
-            let keys = group_by.iter().map(|(kind, key)| group_key(item, kind, key)).collect();
-            let sums = groups.entry(keys).or_default();
-            sums[0] += item.unblended;
-            sums[1] += item.amortized;
-            sums[2] += item.quantity;
-        }
+        let groups = groups_of_day(&state, day, &group_by);
         if groups.is_empty() {
             entries.push((day, None));
         }
@@ -300,6 +330,32 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
         .into_response()
 }
 
+/// One day's groups with their unblended, amortized and quantity sums, each rounded on its
+/// own to 10 decimals as AWS does, and the skew applied when it names this grouping.
+fn groups_of_day(state: &FakeState, day: NaiveDate, group_by: &[(String, String)]) -> BTreeMap<Vec<String>, [Decimal; 3]> {
+    let mut groups: BTreeMap<Vec<String>, [Decimal; 3]> = BTreeMap::new();
+    for item in state.items.iter().filter(|i| i.day == day) {
+        let keys = group_by.iter().map(|(kind, key)| group_key(item, kind, key)).collect();
+        let sums = groups.entry(keys).or_default();
+        sums[0] += item.unblended;
+        sums[1] += item.amortized;
+        sums[2] += item.quantity;
+    }
+    for sums in groups.values_mut() {
+        for amount in sums.iter_mut() {
+            *amount = amount.round_dp(10);
+        }
+    }
+    if let Some((second, amount)) = &state.skew {
+        if group_by.get(1).is_some_and(|(_, key)| key == second) {
+            if let Some(first) = groups.values_mut().next() {
+                first[0] += *amount;
+            }
+        }
+    }
+    groups
+}
+
 /// A group's keys and its unblended, amortized and quantity sums.
 type Sums = (Vec<String>, [Decimal; 3]);
 
@@ -342,9 +398,10 @@ pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
                     user: user.map(str::to_string),
                     usage_type: usage_type.to_string(),
                     service: service.to_string(),
-                    // Ten decimal places, as Cost Explorer returns them.
-                    unblended: Decimal::new(cents * 100_000_000 + 12_345, 10),
-                    amortized: Decimal::new(cents * 90_000_000 + 67, 10),
+                    // Line items carry more digits than the 10 decimals AWS rounds each
+                    // group to, so different group-bys' sums differ in the last digits.
+                    unblended: Decimal::new(cents * 1_000_000_000_000 + 123_456_789 + (d * 7_919 + p * 104_729 + u * 1_299_709) as i64, 14),
+                    amortized: Decimal::new(cents * 900_000_000_000 + 670_001 + (d * 15_485_863 + u * 32_452_843) as i64, 14),
                     quantity: Decimal::new(24 + (d % 3) as i64, 0),
                 });
             }

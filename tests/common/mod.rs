@@ -170,7 +170,10 @@ pub fn day(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).expect("valid test date")
 }
 
-pub async fn load_demo(pool: &PgPool, until: NaiveDate) -> DemoSummary {
+/// The demo as `burnrate demo` loads it on `today`: through yesterday, the last three days
+/// Estimated and partial.
+pub async fn load_demo(pool: &PgPool, today: NaiveDate) -> DemoSummary {
+    let until = today.pred_opt().expect("a day before today");
     demo::load(pool, DemoOptions { scale: 1, until })
         .await
         .expect("demo loads")

@@ -1,0 +1,29 @@
+-- Figures as a real AWS account gives them: grains that differ by rounding, provisional
+-- (Estimated) days, budgets raised mid-period, and stable keys for budgets as code.
+
+-- The largest per-day, per-metric difference between the three group-by pairs that a run
+-- accepted (each is stored as answered; they may differ by rounding, never by a cent).
+alter table ingestion_runs add column grain_difference numeric;
+
+-- Whether AWS still called the day's figures Estimated, so pages can mark provisional days
+-- and the run-rate can skip them.
+alter table daily_project_costs add column estimated boolean not null default false;
+create index daily_project_costs_settled on daily_project_costs (day) where not estimated;
+create index daily_project_costs_estimated on daily_project_costs (day) where estimated;
+
+-- A budget raised mid-period re-arms the thresholds it no longer crosses: their alerts stay
+-- in the history as 'rearmed', and a later crossing of the raised amount queues a new one.
+alter table budget_alerts drop constraint budget_alerts_budget_id_period_start_percent_kind_key;
+alter table budget_alerts drop constraint budget_alerts_status_check;
+alter table budget_alerts add constraint budget_alerts_status_check
+    check (status in ('queued', 'sent', 'failed', 'rearmed'));
+create unique index budget_alerts_live on budget_alerts (budget_id, period_start, percent, kind)
+    where status <> 'rearmed';
+
+-- A stable identity for budgets kept as code: a rename in the YAML keeps the budget, its
+-- alert history and its AWS budget. Without `key:` the name is the key.
+alter table budgets add column key text;
+update budgets set key = name;
+alter table budgets alter column key set not null;
+alter table budgets add constraint budgets_key_check check (length(key) between 1 and 200);
+create unique index budgets_key on budgets (lower(key));
