@@ -392,9 +392,54 @@ mod tests {
             .expect("export is importable")
             .budgets
             .expect("section");
+        // The export writes each budget's key: its name, when it was given none.
         assert_eq!(
-            again.iter().map(|b| &b.spec).collect::<Vec<_>>(),
-            budgets.iter().map(|b| &b.spec).collect::<Vec<_>>()
+            again.iter().map(|b| b.spec.key.as_deref()).collect::<Vec<_>>(),
+            [Some("ml-research monthly"), Some("org")]
+        );
+        assert_eq!(
+            again
+                .iter()
+                .map(|b| BudgetSpec {
+                    key: None,
+                    ..b.spec.clone()
+                })
+                .collect::<Vec<_>>(),
+            budgets.iter().map(|b| b.spec.clone()).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_key_is_read_and_keys_must_be_unique() {
+        let file = parse(
+            "budgets:
+  - key: gpu-monthly
+    name: GPU (renamed)
+    scope: {org: true}
+    period: monthly
+    amount: \"10\"
+",
+        )
+        .expect("valid");
+        let budgets = file.budgets.expect("section");
+        assert_eq!(budgets[0].spec.key.as_deref(), Some("gpu-monthly"));
+        let errors = errors_in(
+            "budgets:
+  - key: k
+    name: one
+    scope: {org: true}
+    period: monthly
+    amount: \"10\"
+  - key: K
+    name: two
+    scope: {org: true}
+    period: monthly
+    amount: \"10\"
+",
+        );
+        assert_eq!(
+            errors,
+            ["line 7: the budget key \"k\" is used twice (first on line 2)"]
         );
     }
 
@@ -432,7 +477,7 @@ mod tests {
             [
                 "line 5: write the amount as quoted text, e.g. \"25000.00\", so no cent is lost",
                 "line 7: `scope` must be {team: NAME}, {project: NAME} or {org: true}",
-                "line 16: unknown field \"colour\"; expected one of: name, scope, period, amount, metric, thresholds, recipients",
+                "line 16: unknown field \"colour\"; expected one of: key, name, scope, period, amount, metric, thresholds, recipients",
                 "line 17: this budget has no `name:`",
                 "line 17: this budget has no `period:`",
                 "line 17: this budget has no `amount:`",
