@@ -21,7 +21,8 @@ fn today() -> chrono::NaiveDate {
     day(2026, 11, 22)
 }
 
-/// Two teams and three projects with flat daily spend from November 1st to 22nd:
+/// Two teams and three projects with flat daily spend from November 1st to 21st (today, the
+/// 22nd, has no figures yet):
 /// train 100.00 (amortized 110.00), the XSS project 10.50, and platform's `other` 1000.00.
 async fn seed(pool: &PgPool) {
     for statement in [
@@ -36,7 +37,7 @@ async fn seed(pool: &PgPool) {
         (XSS, "ml-research", "10.50", "10.50"),
         ("other", "platform", "1000.00", "1000.00"),
     ] {
-        let november = (day(2026, 11, 1), day(2026, 11, 22));
+        let november = (day(2026, 11, 1), day(2026, 11, 21));
         common::add_project_costs(pool, project, Some(team), november, unblended, amortized).await;
     }
 }
@@ -89,25 +90,25 @@ async fn status_figures_are_exact_for_every_scope_and_metric(pool: PgPool) {
         (status.period.from, status.period.to),
         (day(2026, 11, 1), day(2026, 12, 1))
     );
-    // 22 days of 110.50.
-    assert_eq!(status.spend, Decimal::new(243100, 2));
-    // 21 complete days (2,320.50) plus the 7-day run-rate 110.50 for the 9 days left.
+    // 21 days of 110.50.
+    assert_eq!(status.spend, Decimal::new(232050, 2));
+    // 21 settled days (2,320.50) plus the 7-day run-rate 110.50 for the 9 days from today.
     assert_eq!(status.forecast, Decimal::new(331500, 2));
-    assert_eq!(status.percent_used(), "60.8%");
+    assert_eq!(status.percent_used(), "58.0%");
     let crossed: Vec<String> = status.crossed.iter().map(|t| t.label()).collect();
     assert_eq!(crossed, ["50%", "80% forecasted"]);
     assert_eq!(status.level(), "warn");
-    assert_eq!(daily.len(), 22);
+    assert_eq!(daily.len(), 21);
 
     let mut amortized = budget.clone();
     amortized.spec.metric = burnrate::costs::period::Metric::Amortized;
     let (status, _) = evaluate::status(&mut conn, &amortized, today()).await.expect("status");
-    assert_eq!(status.spend, Decimal::new(265100, 2));
+    assert_eq!(status.spend, Decimal::new(253050, 2));
 
     let mut org = budget.clone();
     org.spec.scope = BudgetScope::Org;
     let (status, _) = evaluate::status(&mut conn, &org, today()).await.expect("status");
-    assert_eq!(status.spend, Decimal::new(2443100, 2));
+    assert_eq!(status.spend, Decimal::new(2332050, 2));
     assert_eq!(status.level(), "over");
 
     let mut project = budget.clone();
@@ -118,7 +119,7 @@ async fn status_figures_are_exact_for_every_scope_and_metric(pool: PgPool) {
         (status.period.from, status.period.to),
         (day(2026, 10, 1), day(2027, 1, 1))
     );
-    assert_eq!(status.spend, Decimal::new(23100, 2));
+    assert_eq!(status.spend, Decimal::new(22050, 2));
 }
 
 #[sqlx::test]
@@ -177,13 +178,13 @@ async fn alerts_are_emailed_exactly_once_across_repeats_concurrent_evaluators_an
             message.message_id
         );
         for figure in [
-            "Spend so far: $2,431.00",
-            "Used: 60.8%",
+            "Spend so far: $2,320.50",
+            "Used: 58.0%",
             "Forecast to period end: $3,315.00",
             "Scope: Team ml-research",
             "monthly 2026-11-01 to 2026-11-30",
-            "train: $2,200.00",
-            "<img src=x onerror=alert(1)>: $231.00",
+            "train: $2,100.00",
+            "<img src=x onerror=alert(1)>: $220.50",
             &format!("https://costs.example.com/budgets/{id}"),
             "&lt;img src=x onerror=alert(1)&gt;",
         ] {
@@ -466,11 +467,21 @@ budgets:
 
     let exported = export(&pool).await.expect("export");
     let again = parse(&exported).expect("round trip");
+    // The export adds each budget's key (its name here); the rest round-trips unchanged.
     let specs = |f: &burnrate::config_file::ConfigFile| {
-        f.budgets
-            .as_ref()
-            .map(|b| b.iter().map(|b| b.spec.clone()).collect::<Vec<_>>())
+        f.budgets.as_ref().map(|b| {
+            b.iter()
+                .map(|b| BudgetSpec {
+                    key: None,
+                    ..b.spec.clone()
+                })
+                .collect::<Vec<_>>()
+        })
     };
+    assert!(
+        exported.contains("  - key: \"ml-research monthly\"\n    name: \"ml-research monthly\""),
+        "{exported}"
+    );
     assert_eq!((&again.teams, specs(&again)), (&file.teams, specs(&file)));
 
     // A budget on an unknown team: the error names the line and nothing changes (the team
@@ -647,7 +658,7 @@ async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
             .iter()
             .map(|b| (b.id, b.used.as_str()))
             .collect::<Vec<_>>(),
-        [(org, "81.4%")]
+        [(org, "77.7%")]
     );
     assert!(
         overview.burn_svg.0.contains("Budget"),
@@ -658,7 +669,7 @@ async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
         .expect("teams");
     assert_eq!(
         teams.budgets.iter().map(|b| (b.id, b.spend)).collect::<Vec<_>>(),
-        [(team, Decimal::new(243100, 2))]
+        [(team, Decimal::new(232050, 2))]
     );
     for (team, budgets) in [("ml-research", 1), ("platform", 0)] {
         let scope = Scope::Team(team.into());
@@ -667,4 +678,196 @@ async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
             .expect("team view");
         assert_eq!(view.budgets.len(), budgets, "{team}");
     }
+}
+
+/// Alerts of budget `id`: (period start, percent, kind, status), oldest first.
+async fn alert_rows(pool: &PgPool, id: i64) -> Vec<(chrono::NaiveDate, Decimal, String, String)> {
+    sqlx::query_as(
+        "select period_start, percent, kind, status from budget_alerts where budget_id = $1 order by id",
+    )
+    .bind(id)
+    .fetch_all(pool)
+    .await
+    .expect("alerts")
+}
+
+#[sqlx::test]
+async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_that_month(pool: PgPool) {
+    for statement in [
+        "insert into teams (name) values ('ml-research')",
+        "insert into team_owners (team_id, email) select id, 'owner@example.com' from teams",
+    ] {
+        sqlx::query(statement).execute(&pool).await.expect("team");
+    }
+    // October: USD 100 a day, 3,100 in all; a budget of 4,000 is not reached.
+    common::add_project_costs(
+        &pool,
+        "train",
+        Some("ml-research"),
+        (day(2026, 10, 1), day(2026, 10, 31)),
+        "100",
+        "100",
+    )
+    .await;
+    let id = save(&pool, None, &spec("monthly", ("team", "ml-research"), "4000", "100", "")).await;
+    let smtp = common::smtp::start().await;
+    let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
+    let on = |y, m, d| day(y, m, d);
+    let first = evaluate_and_send(&pool, &sender, None, on(2026, 11, 1), true)
+        .await
+        .expect("1 Nov");
+    assert_eq!(first.0.queued, 0);
+
+    // On 2 November AWS restates 29–31 October upwards (still Estimated): October reaches 4,300.
+    sqlx::query(
+        "update daily_project_costs set unblended = 500, estimated = true
+         where day between '2026-10-29' and '2026-10-31'",
+    )
+    .execute(&pool)
+    .await
+    .expect("late figures");
+    common::add_project_costs(
+        &pool,
+        "",
+        None,
+        (day(2026, 11, 1), day(2026, 11, 1)),
+        "1",
+        "1",
+    )
+    .await;
+    let late = evaluate_and_send(&pool, &sender, None, on(2026, 11, 2), true)
+        .await
+        .expect("2 Nov");
+    assert_eq!(late.0.queued, 1, "October's 100 % is alerted after October ended");
+    assert_eq!(late.0.settling.len(), 1);
+    assert_eq!(late.0.settling[0].spend, Decimal::from(4300));
+    assert_eq!(
+        alert_rows(&pool, id).await,
+        [(day(2026, 10, 1), Decimal::ONE_HUNDRED, "actual".to_string(), "sent".to_string())]
+    );
+    let again = evaluate_and_send(&pool, &sender, None, on(2026, 11, 3), true)
+        .await
+        .expect("3 Nov");
+    assert_eq!(again.0.queued, 0, "once per period");
+
+    // Once October is settled it is no longer judged.
+    sqlx::query("update daily_project_costs set estimated = false")
+        .execute(&pool)
+        .await
+        .expect("settle");
+    let settled = evaluate_and_send(&pool, &sender, None, on(2026, 11, 4), true)
+        .await
+        .expect("4 Nov");
+    assert!(settled.0.settling.is_empty());
+    assert_eq!(smtp.messages().len(), 1);
+    assert!(smtp.messages()[0].subject.contains("actual spend reached 100%"));
+}
+
+#[sqlx::test]
+async fn raising_a_budget_rearms_thresholds_it_no_longer_crosses_and_lowering_never_resends(pool: PgPool) {
+    seed(&pool).await;
+    let smtp = common::smtp::start().await;
+    let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
+    let evaluate = || evaluate_and_send(&pool, &sender, None, today(), true);
+    // ml-research has spent 2,320.50 (21 days of 110.50): 50 % of 4,000 is crossed.
+    let at = |amount: &str| spec("ml-research monthly", ("team", "ml-research"), amount, "50\n100", "");
+    let id = save(&pool, None, &at("4000")).await;
+    assert_eq!(evaluate().await.expect("eval").1.sent, 1);
+
+    // Raised to 5,000: 50 % is 2,500, no longer crossed, so it is re-armed, not re-sent.
+    save(&pool, Some(id), &at("5000")).await;
+    assert_eq!(evaluate().await.expect("eval").1.sent, 0);
+    let statuses: Vec<String> = alert_rows(&pool, id).await.into_iter().map(|r| r.3).collect();
+    assert_eq!(statuses, ["rearmed"]);
+
+    // Lowered straight back: 50 % of 4,000 was already alerted this period.
+    save(&pool, Some(id), &at("4000")).await;
+    assert_eq!(evaluate().await.expect("eval").0.queued, 0);
+
+    // Raised again, and spend then crosses the new 50 %: that is a new alert.
+    save(&pool, Some(id), &at("5000")).await;
+    evaluate().await.expect("eval");
+    sqlx::query("update daily_project_costs set unblended = unblended + 10 where project = 'train'")
+        .execute(&pool)
+        .await
+        .expect("more spend");
+    let crossed = evaluate().await.expect("eval");
+    assert_eq!((crossed.0.queued, crossed.1.sent), (1, 1));
+
+    // Lowering never re-sends what this period already sent.
+    save(&pool, Some(id), &at("2600")).await;
+    let lowered = evaluate().await.expect("eval");
+    assert_eq!(lowered.0.queued, 0, "50 % of 2,600 was alerted at 5,000 already");
+    let statuses: Vec<String> = alert_rows(&pool, id).await.into_iter().map(|r| r.3).collect();
+    assert_eq!(statuses, ["rearmed", "sent"]);
+    let subjects: Vec<String> = smtp.messages().into_iter().map(|m| m.subject).collect();
+    assert_eq!(
+        subjects,
+        [
+            "[burnrate] ml-research monthly: actual spend reached 50% of its $4,000.00 budget",
+            "[burnrate] ml-research monthly: actual spend reached 50% of its $5,000.00 budget",
+        ]
+    );
+}
+
+#[sqlx::test]
+async fn a_budget_renamed_in_yaml_under_the_same_key_keeps_its_id_and_alert_history(pool: PgPool) {
+    use burnrate::config_file::{apply, export, parse};
+    seed(&pool).await;
+    let actor = Actor::system("test");
+    let file = |name: &str| {
+        parse(&format!(
+            "budgets:
+  - key: ml-gpu
+    name: {name}
+    scope: {{team: ml-research}}
+    period: monthly
+    amount: \"1000\"
+"
+        ))
+        .expect("valid")
+    };
+    apply(&pool, &actor, &file("ML GPU"), false).await.expect("created");
+    let id: i64 = sqlx::query_scalar("select id from budgets where key = 'ml-gpu'")
+        .fetch_one(&pool)
+        .await
+        .expect("id");
+    let sender = AlertSender::new(None, RetryPolicy::default());
+    evaluate_and_send(&pool, &sender, None, today(), false)
+        .await
+        .expect("eval");
+    let history = alert_rows(&pool, id).await;
+    assert!(!history.is_empty());
+
+    let changes = apply(&pool, &actor, &file("ML research GPU"), false)
+        .await
+        .expect("renamed");
+    assert_eq!(changes, ["update budget \"ML research GPU\""]);
+    let (same_id, name): (i64, String) = sqlx::query_as("select id, name from budgets where key = 'ml-gpu'")
+        .fetch_one(&pool)
+        .await
+        .expect("still there");
+    assert_eq!((same_id, name.as_str()), (id, "ML research GPU"));
+    assert_eq!(alert_rows(&pool, id).await, history, "the history stays with the budget");
+    let exported = export(&pool).await.expect("export");
+    assert!(
+        exported.contains("  - key: \"ml-gpu\"\n    name: \"ML research GPU\""),
+        "{exported}"
+    );
+
+    // A new budget may not take a key another budget keeps from its old name.
+    let clash = parse(
+        "budgets:
+  - key: ml-gpu
+    name: ML research GPU
+    scope: {team: ml-research}
+    period: monthly
+    amount: \"1000\"
+  - name: ml-gpu
+    scope: {org: true}
+    period: monthly
+    amount: \"10\"
+",
+    );
+    assert!(clash.is_err(), "the file itself names the key twice");
 }

@@ -305,6 +305,25 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
     assert_eq!(combined.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&combined.stderr).contains("cannot be combined"));
 
+    // Run again later on demo data, it restates the Estimated days and adds the new ones.
+    let later = run(&["demo", "--until", "2026-02-12"]);
+    assert!(later.status.success(), "{}", String::from_utf8_lossy(&later.stderr));
+    assert!(
+        String::from_utf8_lossy(&later.stdout).contains("demo brought up to date: 2026-02-08 to 2026-02-12 written again"),
+        "{}",
+        String::from_utf8_lossy(&later.stdout)
+    );
+    let today_or_later = run(&["demo", "--until", "2999-01-01"]);
+    assert_eq!(today_or_later.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&today_or_later.stderr).contains("ends before today"));
+
+    // Once real costs have been ingested, the demo refuses to touch them.
+    let db = sqlx::PgPool::connect(&url).await.expect("connect");
+    sqlx::query("insert into ingestion_runs (trigger, status, finished_at) values ('cli', 'succeeded', now())")
+        .execute(&db)
+        .await
+        .expect("an ingestion");
+    db.close().await;
     let again = run(&["demo"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("--replace"));
