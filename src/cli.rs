@@ -365,7 +365,10 @@ async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> Resul
                     "the database already holds cost data; pass --replace to overwrite it with the demo".to_string(),
                 );
             }
-            match demo::refresh(&db.pool, options.until).await.map_err(|e| e.to_string())? {
+            match demo::refresh(&db.pool, options.until)
+                .await
+                .map_err(|e| e.to_string())?
+            {
                 Some(window) => println!(
                     "demo brought up to date: {} to {} written again (Estimated days restated)",
                     window.from,
@@ -459,10 +462,7 @@ async fn ingest(config: Config, window: Option<DateRange>) -> ExitCode {
             let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
             let executor = crate::enforcement::actions::Executor::from_config(&config, &alerts);
             let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
-            Some(
-                crate::jobs::after_ingestion(&db.pool, &alerts, public_url.as_deref(), &executor, options.today)
-                    .await,
-            )
+            Some(crate::jobs::after_ingestion(&db.pool, &alerts, public_url.as_deref(), &executor, options.today).await)
         }
         _ => None,
     };

@@ -682,13 +682,11 @@ async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
 
 /// Alerts of budget `id`: (period start, percent, kind, status), oldest first.
 async fn alert_rows(pool: &PgPool, id: i64) -> Vec<(chrono::NaiveDate, Decimal, String, String)> {
-    sqlx::query_as(
-        "select period_start, percent, kind, status from budget_alerts where budget_id = $1 order by id",
-    )
-    .bind(id)
-    .fetch_all(pool)
-    .await
-    .expect("alerts")
+    sqlx::query_as("select period_start, percent, kind, status from budget_alerts where budget_id = $1 order by id")
+        .bind(id)
+        .fetch_all(pool)
+        .await
+        .expect("alerts")
 }
 
 #[sqlx::test]
@@ -709,7 +707,12 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
         "100",
     )
     .await;
-    let id = save(&pool, None, &spec("monthly", ("team", "ml-research"), "4000", "100", "")).await;
+    let id = save(
+        &pool,
+        None,
+        &spec("monthly", ("team", "ml-research"), "4000", "100", ""),
+    )
+    .await;
     let smtp = common::smtp::start().await;
     let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
     let on = |y, m, d| day(y, m, d);
@@ -726,15 +729,7 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
     .execute(&pool)
     .await
     .expect("late figures");
-    common::add_project_costs(
-        &pool,
-        "",
-        None,
-        (day(2026, 11, 1), day(2026, 11, 1)),
-        "1",
-        "1",
-    )
-    .await;
+    common::add_project_costs(&pool, "", None, (day(2026, 11, 1), day(2026, 11, 1)), "1", "1").await;
     let late = evaluate_and_send(&pool, &sender, None, on(2026, 11, 2), true)
         .await
         .expect("2 Nov");
@@ -743,7 +738,12 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
     assert_eq!(late.0.settling[0].spend, Decimal::from(4300));
     assert_eq!(
         alert_rows(&pool, id).await,
-        [(day(2026, 10, 1), Decimal::ONE_HUNDRED, "actual".to_string(), "sent".to_string())]
+        [(
+            day(2026, 10, 1),
+            Decimal::ONE_HUNDRED,
+            "actual".to_string(),
+            "sent".to_string()
+        )]
     );
     let again = evaluate_and_send(&pool, &sender, None, on(2026, 11, 3), true)
         .await
@@ -848,7 +848,11 @@ async fn a_budget_renamed_in_yaml_under_the_same_key_keeps_its_id_and_alert_hist
         .await
         .expect("still there");
     assert_eq!((same_id, name.as_str()), (id, "ML research GPU"));
-    assert_eq!(alert_rows(&pool, id).await, history, "the history stays with the budget");
+    assert_eq!(
+        alert_rows(&pool, id).await,
+        history,
+        "the history stays with the budget"
+    );
     let exported = export(&pool).await.expect("export");
     assert!(
         exported.contains("  - key: \"ml-gpu\"\n    name: \"ML research GPU\""),

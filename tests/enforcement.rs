@@ -347,3 +347,57 @@ async fn only_admins_change_approvals_and_every_field_is_checked(pool: PgPool) {
     assert_eq!(page.status, 200);
     assert!(page.body.contains("data-testid=\"violation-row\""), "{}", page.body);
 }
+
+#[sqlx::test]
+async fn late_figures_for_last_month_are_judged_until_it_settles_and_never_stopped(pool: PgPool) {
+    seed(&pool).await;
+    // `late` (team `strict`: USD 100 a month, notify, flag and stop) spent 50 in October;
+    // AWS then reports 31 October, still Estimated, at 200.
+    common::add_project_costs(
+        &pool,
+        "late",
+        Some("strict"),
+        (day(2026, 10, 10), day(2026, 10, 10)),
+        "50",
+        "50",
+    )
+    .await;
+    sqlx::query(
+        "insert into daily_project_costs
+             (day, project, unblended, amortized, gpu_unblended, gpu_amortized, spot_unblended, spot_amortized, estimated)
+         values ('2026-10-31', 'late', 200, 200, 0, 0, 0, 0, true)",
+    )
+    .execute(&pool)
+    .await
+    .expect("late figures");
+    let october: Vec<String> = evaluate(&pool, day(2026, 11, 2))
+        .await
+        .expect("evaluate")
+        .iter()
+        .filter(|l| l.period_start == day(2026, 10, 1))
+        .map(|l| l.csv())
+        .collect();
+    assert_eq!(
+        october,
+        [
+            "late,strict,2026-10-01,250,100.00,unapproved,notify,manual,awaiting_approval",
+            "late,strict,2026-10-01,250,100.00,unapproved,flag,manual,awaiting_approval",
+        ],
+        "a closed period is notified and flagged, never stopped"
+    );
+
+    sqlx::query("update daily_project_costs set estimated = false")
+        .execute(&pool)
+        .await
+        .expect("settled");
+    let settled = evaluate(&pool, day(2026, 11, 3)).await.expect("evaluate");
+    assert!(settled.iter().all(|l| l.period_start == day(2026, 11, 1)));
+    let stops: i64 = sqlx::query_scalar(
+        "select count(*) from enforcement_actions a join violations v on v.id = a.violation_id
+         where v.period_start = '2026-10-01' and a.action = 'stop'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("count");
+    assert_eq!(stops, 0);
+}

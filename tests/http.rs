@@ -138,7 +138,10 @@ async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
     .expect("failed run");
     let page = app.get_as("/ingestion", &viewer).await.body;
     assert_eq!(page.matches("data-testid=\"run-row\"").count(), 2);
-    assert!(page.contains("2025-01-01 – 2026-02-09"), "the demo run's window: through yesterday");
+    assert!(
+        page.contains("2025-01-01 – 2026-02-09"),
+        "the demo run's window: through yesterday"
+    );
     assert!(
         page.contains("&lt;b&gt;ValidationException&lt;/b&gt;: bad group"),
         "errors are shown as text"

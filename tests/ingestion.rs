@@ -402,16 +402,24 @@ async fn grains_that_differ_by_less_than_a_cent_are_stored_verbatim_and_the_diff
     // The service grain reads USD 0.0099 more on every day: still within a cent.
     fake.with(|s| s.skew = Some(("SERVICE".into(), Decimal::new(99, 4))));
     let window = Some(DateRange { from, to: today });
-    let report = ingest(&pool, &ce, &options(window, today)).await.expect("within a cent");
+    let report = ingest(&pool, &ce, &options(window, today))
+        .await
+        .expect("within a cent");
     let largest = fake.largest_grain_difference(from, today);
-    assert!(largest > Decimal::new(98, 4) && largest <= Decimal::new(1, 2), "{largest}");
+    assert!(
+        largest > Decimal::new(98, 4) && largest <= Decimal::new(1, 2),
+        "{largest}"
+    );
     assert_eq!(report.grain_difference, largest);
     assert_eq!(
         table_total(&pool, "costs_by_service").await,
         fake.total(from, today, "SERVICE"),
         "the service grain is stored as answered"
     );
-    assert_eq!(table_total(&pool, "costs_by_user").await, fake.total(from, today, "user"));
+    assert_eq!(
+        table_total(&pool, "costs_by_user").await,
+        fake.total(from, today, "user")
+    );
     let recorded: Option<Decimal> =
         sqlx::query_scalar("select grain_difference from ingestion_runs order by id desc limit 1")
             .fetch_one(&pool)
@@ -430,15 +438,23 @@ async fn grains_that_differ_by_more_than_a_cent_fail_the_run_naming_the_day_and_
         before,
     } = baseline(&pool, sample_items(day(2026, 11, 15), 7)).await;
     fake.with(|s| s.skew = Some(("USAGE_TYPE".into(), Decimal::new(11, 3))));
-    let error = ingest(&pool, &ce, &options(window, today)).await.expect_err("over a cent");
+    let error = ingest(&pool, &ce, &options(window, today))
+        .await
+        .expect_err("over a cent");
     let first_day = fake.total(day(2026, 11, 15), day(2026, 11, 16), "user");
     let skewed = fake.total(day(2026, 11, 15), day(2026, 11, 16), "USAGE_TYPE");
     assert!(
         error.starts_with("Cost Explorer's totals for 2026-11-15 differ between group-bys by more than a cent"),
         "{error}"
     );
-    assert!(error.contains(&format!("project × user: unblended {first_day}")), "{error}");
-    assert!(error.contains(&format!("project × usage type: unblended {skewed}")), "{error}");
+    assert!(
+        error.contains(&format!("project × user: unblended {first_day}")),
+        "{error}"
+    );
+    assert!(
+        error.contains(&format!("project × usage type: unblended {skewed}")),
+        "{error}"
+    );
     assert_eq!(snapshot(&pool).await, before, "nothing is stored");
     let (status, ..) = last_run(&pool).await;
     assert_eq!(status, "failed");

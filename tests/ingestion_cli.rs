@@ -284,3 +284,60 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
             .expect("usage type parsed");
     assert_eq!(gpu.as_deref(), Some("A100"));
 }
+
+#[sqlx::test]
+async fn ingest_from_cron_evaluates_budgets_and_sends_their_alerts(pool: PgPool) {
+    let url = database_url(&pool).await;
+    let fake = fake_with_recent_spend().await;
+    for statement in [
+        "insert into teams (name) values ('ml')",
+        "insert into team_owners (team_id, email) select id, 'lead@example.com' from teams",
+        "insert into projects (name, team_id) select 'llm-finetune', id from teams",
+    ] {
+        sqlx::query(statement).execute(&pool).await.expect("seed");
+    }
+    // A small team budget: the ten days of sample spend cross its threshold.
+    let mut conn = pool.acquire().await.expect("connection");
+    let spec = burnrate::budgets::spec::validate(&burnrate::budgets::spec::BudgetInput {
+        name: "ml annual".into(),
+        scope_kind: "team".into(),
+        scope_name: "ml".into(),
+        period: "annual".into(),
+        amount: "10".into(),
+        metric: "unblended".into(),
+        thresholds: burnrate::budgets::spec::threshold_lines("100"),
+        recipients: vec![],
+    })
+    .expect("valid");
+    burnrate::budgets::store::save(&mut conn, &burnrate::audit::record::Actor::system("test"), None, &spec)
+        .await
+        .expect("budget");
+    drop(conn);
+    let smtp = common::smtp::start().await;
+
+    let from = today() - chrono::Days::new(10);
+    let mut command = with_credentials(burnrate(&url));
+    command
+        .args(["ingest", "--from", &from.to_string(), "--to", &today().to_string()])
+        .env("AWS_ENDPOINT_URL_COST_EXPLORER", fake.endpoint())
+        .env("SMTP_URL", smtp.url())
+        .env("SMTP_FROM", "burnrate@example.com");
+    let output = run(command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("evaluated 1 budgets: 1 alerts queued, 1 sent, 0 still queued"),
+        "{stdout}"
+    );
+    let messages = smtp.messages();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].rcpt_to, ["lead@example.com"]);
+    assert!(
+        messages[0].subject.contains("ml annual: actual spend reached 100%"),
+        "{}",
+        messages[0].subject
+    );
+    // Enforcement judged the same fresh data: the default policy's USD 1,000 limit is not
+    // reached by this sample, so nothing is recorded, but the step ran.
+    assert!(stdout.contains("enforcement: 0 violation actions"), "{stdout}");
+}

@@ -118,7 +118,10 @@ async fn run_rate_is_the_mean_of_the_last_seven_settled_days(pool: PgPool) {
         .await
         .expect("overview");
     // Data through 9 Feb; 7–9 Feb are Estimated, so the week ends on 6 Feb.
-    assert_eq!(overview.estimated_days, [day(2026, 2, 7), day(2026, 2, 8), day(2026, 2, 9)]);
+    assert_eq!(
+        overview.estimated_days,
+        [day(2026, 2, 7), day(2026, 2, 8), day(2026, 2, 9)]
+    );
     assert_eq!(
         overview.run_rate_range,
         Some(burnrate::costs::period::DateRange {
@@ -216,7 +219,11 @@ async fn a_lagging_ingestion_compares_only_the_days_that_have_data(pool: PgPool)
         .await
         .expect("overview");
     assert_eq!(overview.range.days(), 19);
-    assert_eq!(overview.compared_with.days(), 14, "1–14 March against the 14 days before");
+    assert_eq!(
+        overview.compared_with.days(),
+        14,
+        "1–14 March against the 14 days before"
+    );
     assert!(overview.movers.iter().all(|m| m.spend == m.previous));
 }
 
@@ -257,11 +264,12 @@ async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
     // Settled through 6 Feb; 7–9 Feb are Estimated, so they are projected too.
     assert_eq!(forecast.projected_from, day(2026, 2, 7));
     assert_eq!(forecast.projected_days, 22, "7 Feb to 28 Feb");
-    let settled: Decimal =
-        sqlx::query_scalar("select sum(unblended) from daily_project_costs where day >= '2026-02-01' and day < '2026-02-07'")
-            .fetch_one(&pool)
-            .await
-            .expect("so far");
+    let settled: Decimal = sqlx::query_scalar(
+        "select sum(unblended) from daily_project_costs where day >= '2026-02-01' and day < '2026-02-07'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("so far");
     assert_eq!(forecast.expected, settled + overview.run_rate * Decimal::from(22));
     assert!(forecast.low <= forecast.expected && forecast.expected <= forecast.high);
     assert!(

@@ -309,7 +309,8 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
     let later = run(&["demo", "--until", "2026-02-12"]);
     assert!(later.status.success(), "{}", String::from_utf8_lossy(&later.stderr));
     assert!(
-        String::from_utf8_lossy(&later.stdout).contains("demo brought up to date: 2026-02-08 to 2026-02-12 written again"),
+        String::from_utf8_lossy(&later.stdout)
+            .contains("demo brought up to date: 2026-02-08 to 2026-02-12 written again"),
         "{}",
         String::from_utf8_lossy(&later.stdout)
     );

@@ -243,3 +243,60 @@ async fn no_team_may_be_called_unassigned(pool: PgPool) {
         .await;
     assert!(err.is_err());
 }
+
+/// Each day's total in the rollup, with its Estimated flag.
+async fn daily_rollup(pool: &PgPool) -> Vec<(chrono::NaiveDate, Decimal, bool)> {
+    sqlx::query_as("select day, sum(unblended), bool_or(estimated) from daily_project_costs group by day order by day")
+        .fetch_all(pool)
+        .await
+        .expect("rollup")
+}
+
+#[sqlx::test]
+async fn the_demo_ends_yesterday_with_three_partial_estimated_days_that_a_later_run_restates(pool: PgPool) {
+    use burnrate::demo::{self, DemoOptions};
+    let today = day(2026, 2, 11);
+    common::load_demo(&pool, today).await;
+    let first = daily_rollup(&pool).await;
+    assert_eq!(first.last().map(|d| d.0), Some(day(2026, 2, 10)), "nothing for today");
+    let estimated: Vec<chrono::NaiveDate> = first.iter().filter(|d| d.2).map(|d| d.0).collect();
+    assert_eq!(estimated, [day(2026, 2, 8), day(2026, 2, 9), day(2026, 2, 10)]);
+    let ingested: Vec<(chrono::NaiveDate, bool)> =
+        sqlx::query_as("select day, estimated from ingested_days where estimated order by day")
+            .fetch_all(&pool)
+            .await
+            .expect("ingested days");
+    assert_eq!(ingested.iter().map(|d| d.0).collect::<Vec<_>>(), estimated);
+
+    // Three days later: the three days are final, higher than they were, and three new
+    // days are Estimated; the result is what a fresh load on that day would write.
+    let window = demo::refresh(&pool, day(2026, 2, 13)).await.expect("refresh");
+    assert_eq!(
+        window,
+        Some(burnrate::costs::period::DateRange {
+            from: day(2026, 2, 8),
+            to: day(2026, 2, 14)
+        })
+    );
+    let refreshed = daily_rollup(&pool).await;
+    for (before, after) in first.iter().zip(&refreshed).filter(|(b, _)| b.2) {
+        assert_eq!(before.0, after.0);
+        assert!(after.1 > before.1, "{} was restated upwards", before.0);
+        assert!(!after.2, "{} is final now", before.0);
+    }
+    assert_eq!(
+        refreshed[..first.len() - 3],
+        first[..first.len() - 3],
+        "settled days are unchanged"
+    );
+    demo::load(
+        &pool,
+        DemoOptions {
+            scale: 1,
+            until: day(2026, 2, 13),
+        },
+    )
+    .await
+    .expect("fresh load");
+    assert_eq!(daily_rollup(&pool).await, refreshed);
+}

@@ -122,7 +122,9 @@ pub async fn status_in(
     let spec = &budget.spec;
     let with_figures = period.cut_at(today);
     let filter = scope_filter(conn, &spec.scope).await?;
-    let window = forecast::settled_before(&mut *conn, with_figures.to).await?.run_rate_window();
+    let window = forecast::settled_before(&mut *conn, with_figures.to)
+        .await?
+        .run_rate_window();
     let fetched = DateRange {
         from: window.map_or(period.from, |w| w.from.min(period.from)),
         to: window.map_or(with_figures.to, |w| w.to.max(with_figures.to)),

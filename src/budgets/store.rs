@@ -62,29 +62,31 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
     }
     Ok(rows
         .into_iter()
-        .map(|(id, key, name, kind, team, project, period, amount, metric, recipients)| {
-            let scope = match (kind.as_str(), team, project) {
-                ("team", Some(team), _) => BudgetScope::Team(team),
-                ("project", _, Some(project)) => BudgetScope::Project(project),
-                _ => BudgetScope::Org,
-            };
-            let mut thresholds = by_budget.remove(&id).unwrap_or_default();
-            thresholds.sort();
-            Budget {
-                id,
-                spec: BudgetSpec {
-                    key: Some(key),
-                    name,
-                    scope,
-                    // The table's checks allow only these values.
-                    period: BudgetPeriod::parse(&period).unwrap_or(BudgetPeriod::Monthly),
-                    amount,
-                    metric: Metric::parse(Some(&metric)).unwrap_or_default(),
-                    thresholds,
-                    recipients,
-                },
-            }
-        })
+        .map(
+            |(id, key, name, kind, team, project, period, amount, metric, recipients)| {
+                let scope = match (kind.as_str(), team, project) {
+                    ("team", Some(team), _) => BudgetScope::Team(team),
+                    ("project", _, Some(project)) => BudgetScope::Project(project),
+                    _ => BudgetScope::Org,
+                };
+                let mut thresholds = by_budget.remove(&id).unwrap_or_default();
+                thresholds.sort();
+                Budget {
+                    id,
+                    spec: BudgetSpec {
+                        key: Some(key),
+                        name,
+                        scope,
+                        // The table's checks allow only these values.
+                        period: BudgetPeriod::parse(&period).unwrap_or(BudgetPeriod::Monthly),
+                        amount,
+                        metric: Metric::parse(Some(&metric)).unwrap_or_default(),
+                        thresholds,
+                        recipients,
+                    },
+                }
+            },
+        )
         .collect())
 }
 
@@ -164,17 +166,18 @@ pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec:
     // still hold that key.
     let key = spec.key.clone().or_else(|| id.is_none().then(|| spec.name.clone()));
     if let Some(key) = &key {
-        let taken: Option<String> = sqlx::query_scalar(
-            "select name from budgets where lower(key) = lower($1) and id is distinct from $2",
-        )
-        .bind(key)
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?;
+        let taken: Option<String> =
+            sqlx::query_scalar("select name from budgets where lower(key) = lower($1) and id is distinct from $2")
+                .bind(key)
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await?;
         if let Some(holder) = taken {
             return Err(AppError::InvalidFields(vec![FieldError::new(
                 "name",
-                format!("the budget {holder:?} already has the key {key:?} (it was once named so); choose another name or key"),
+                format!(
+                    "the budget {holder:?} already has the key {key:?} (it was once named so); choose another name or key"
+                ),
             )]));
         }
     }

@@ -81,7 +81,9 @@ fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<(), Box<dyn s
     let settled_end = first_estimated.unwrap_or(burn.actual.len());
     chart
         .draw_series(LineSeries::new(
-            burn.actual[..settled_end].iter().filter_map(|(d, v)| x(d).map(|x| (x, f(v)))),
+            burn.actual[..settled_end]
+                .iter()
+                .filter_map(|(d, v)| x(d).map(|x| (x, f(v)))),
             colour(4).stroke_width(3),
         ))?
         .label("Actual")

@@ -129,12 +129,7 @@ fn draw_stacked(
         chart
             .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
             .label(ESTIMATED_LABEL)
-            .legend(|(x, y)| {
-                Rectangle::new(
-                    [(x, y - 5), (x + 10, y + 5)],
-                    colour(7).mix(ESTIMATED_OPACITY).filled(),
-                )
-            });
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour(7).mix(ESTIMATED_OPACITY).filled()));
     }
     chart
         .configure_series_labels()

@@ -437,10 +437,7 @@ mod tests {
     amount: \"10\"
 ",
         );
-        assert_eq!(
-            errors,
-            ["line 7: the budget key \"k\" is used twice (first on line 2)"]
-        );
+        assert_eq!(errors, ["line 7: the budget key \"k\" is used twice (first on line 2)"]);
     }
 
     fn errors_in(text: &str) -> Vec<String> {

@@ -230,7 +230,11 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
             row.text(&day.to_string());
             row.text(team);
             row.money(*spend);
-            row.text(if view.estimated_days.contains(day) { "Estimated" } else { "" });
+            row.text(if view.estimated_days.contains(day) {
+                "Estimated"
+            } else {
+                ""
+            });
         });
     }
     view! {

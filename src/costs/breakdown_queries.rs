@@ -14,7 +14,6 @@ use crate::charts::{self, Series};
 /// Projects drawn as their own series on a Team chart; the rest are summed.
 const CHART_SERIES: usize = 8;
 
-
 fn metric_column(metric: Metric) -> &'static str {
     match metric {
         Metric::Amortized => "amortized",

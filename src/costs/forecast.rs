@@ -68,12 +68,7 @@ pub fn run_rate(window: DateRange, daily: &[(NaiveDate, Decimal)]) -> RunRate {
         .from
         .iter_days()
         .take(window.days() as usize)
-        .map(|day| {
-            daily
-                .iter()
-                .find(|(d, _)| *d == day)
-                .map_or(Decimal::ZERO, |(_, v)| *v)
-        })
+        .map(|day| daily.iter().find(|(d, _)| *d == day).map_or(Decimal::ZERO, |(_, v)| *v))
         .collect();
     let total: Decimal = values.iter().sum();
     RunRate {

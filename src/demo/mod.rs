@@ -170,7 +170,9 @@ pub async fn refresh(pool: &PgPool, until: NaiveDate) -> Result<Option<DateRange
     if window.from >= window.to {
         return Ok(None);
     }
-    let scale = u32::try_from(users / org::user_names().len().max(1) as i64).unwrap_or(1).max(1);
+    let scale = u32::try_from(users / org::user_names().len().max(1) as i64)
+        .unwrap_or(1)
+        .max(1);
     let timeline = Timeline { from: first, until };
     let projects = billing_projects(&org::user_names(), &timeline, DemoOptions { scale, until });
     let mut tx = pool.begin().await?;
@@ -208,7 +210,7 @@ fn billing_projects(users: &[String], timeline: &Timeline, options: DemoOptions)
                 scaled(demo.name, copy),
                 people,
                 starts,
-                timeline.until,
+                timeline.from,
             ));
         }
     }

@@ -120,7 +120,20 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
             let runs = rows
                 .into_iter()
                 .map(
-                    |(id, trigger, status, started, duration, from, last, rows_written, requests, api_cost, grain_difference, error)| {
+                    |(
+                        id,
+                        trigger,
+                        status,
+                        started,
+                        duration,
+                        from,
+                        last,
+                        rows_written,
+                        requests,
+                        api_cost,
+                        grain_difference,
+                        error,
+                    )| {
                         RunSummary {
                             id,
                             trigger,

@@ -78,7 +78,11 @@ impl std::fmt::Display for RunReport {
             )?,
         }
         if self.window.is_some() {
-            write!(f, "; group-by totals within USD {} of each other", self.grain_difference.normalize())?;
+            write!(
+                f,
+                "; group-by totals within USD {} of each other",
+                self.grain_difference.normalize()
+            )?;
         }
         if let Some(asked) = self.clipped_from {
             write!(

@@ -73,7 +73,8 @@ pub async fn run_forever(
                     );
                     let today = chrono::Utc::now().date_naive();
                     // Failures are logged inside; the next run evaluates again.
-                    let _ = crate::jobs::after_ingestion(&pool, &alerts, public_url.as_deref(), &enforcement, today).await;
+                    let _ =
+                        crate::jobs::after_ingestion(&pool, &alerts, public_url.as_deref(), &enforcement, today).await;
                 }
                 Ok(Outcome::AlreadyRunning) => {
                     tracing::info!("scheduled ingestion skipped: another ingestion is running");

@@ -103,7 +103,10 @@ impl CostExplorerFake {
     /// groups. Each stored grain must equal its own query's total to the last digit.
     pub fn total(&self, from: NaiveDate, to: NaiveDate, second: &str) -> Decimal {
         let kind = if second == "user" { "TAG" } else { "DIMENSION" };
-        let group_by = [("TAG".to_string(), "project".to_string()), (kind.to_string(), second.to_string())];
+        let group_by = [
+            ("TAG".to_string(), "project".to_string()),
+            (kind.to_string(), second.to_string()),
+        ];
         self.with(|s| {
             from.iter_days()
                 .take_while(|d| *d < to)
@@ -118,7 +121,10 @@ impl CostExplorerFake {
     pub fn largest_grain_difference(&self, from: NaiveDate, to: NaiveDate) -> Decimal {
         let grains = ["user", "USAGE_TYPE", "SERVICE"].map(|second| {
             let kind = if second == "user" { "TAG" } else { "DIMENSION" };
-            [("TAG".to_string(), "project".to_string()), (kind.to_string(), second.to_string())]
+            [
+                ("TAG".to_string(), "project".to_string()),
+                (kind.to_string(), second.to_string()),
+            ]
         });
         self.with(|s| {
             let mut largest = Decimal::ZERO;
@@ -332,7 +338,11 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
 
 /// One day's groups with their unblended, amortized and quantity sums, each rounded on its
 /// own to 10 decimals as AWS does, and the skew applied when it names this grouping.
-fn groups_of_day(state: &FakeState, day: NaiveDate, group_by: &[(String, String)]) -> BTreeMap<Vec<String>, [Decimal; 3]> {
+fn groups_of_day(
+    state: &FakeState,
+    day: NaiveDate,
+    group_by: &[(String, String)],
+) -> BTreeMap<Vec<String>, [Decimal; 3]> {
     let mut groups: BTreeMap<Vec<String>, [Decimal; 3]> = BTreeMap::new();
     for item in state.items.iter().filter(|i| i.day == day) {
         let keys = group_by.iter().map(|(kind, key)| group_key(item, kind, key)).collect();
@@ -400,8 +410,14 @@ pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
                     service: service.to_string(),
                     // Line items carry more digits than the 10 decimals AWS rounds each
                     // group to, so different group-bys' sums differ in the last digits.
-                    unblended: Decimal::new(cents * 1_000_000_000_000 + 123_456_789 + (d * 7_919 + p * 104_729 + u * 1_299_709) as i64, 14),
-                    amortized: Decimal::new(cents * 900_000_000_000 + 670_001 + (d * 15_485_863 + u * 32_452_843) as i64, 14),
+                    unblended: Decimal::new(
+                        cents * 1_000_000_000_000 + 123_456_789 + (d * 7_919 + p * 104_729 + u * 1_299_709) as i64,
+                        14,
+                    ),
+                    amortized: Decimal::new(
+                        cents * 900_000_000_000 + 670_001 + (d * 15_485_863 + u * 32_452_843) as i64,
+                        14,
+                    ),
                     quantity: Decimal::new(24 + (d % 3) as i64, 0),
                 });
             }
