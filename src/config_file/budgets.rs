@@ -143,11 +143,11 @@ fn read_budget(entry: &MarkedYaml, errors: &mut Errors) -> Option<BudgetSpec> {
     if errors.0.len() > before {
         return None;
     }
-    if let (Some(text), Some(node)) = (&stable_key, nodes.get("key")) {
-        if text.trim().is_empty() || text.chars().count() > 200 {
-            errors.add(node, "key: must be 1 to 200 characters");
-            return None;
-        }
+    if let (Some(text), Some(node)) = (&stable_key, nodes.get("key"))
+        && (text.trim().is_empty() || text.chars().count() > 200)
+    {
+        errors.add(node, "key: must be 1 to 200 characters");
+        return None;
     }
     match validate(&input) {
         Ok(spec) => Some(BudgetSpec {

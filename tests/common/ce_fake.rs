@@ -356,12 +356,11 @@ fn groups_of_day(
             *amount = amount.round_dp(10);
         }
     }
-    if let Some((second, amount)) = &state.skew {
-        if group_by.get(1).is_some_and(|(_, key)| key == second) {
-            if let Some(first) = groups.values_mut().next() {
-                first[0] += *amount;
-            }
-        }
+    if let Some((second, amount)) = &state.skew
+        && group_by.get(1).is_some_and(|(_, key)| key == second)
+        && let Some(first) = groups.values_mut().next()
+    {
+        first[0] += *amount;
     }
     groups
 }
