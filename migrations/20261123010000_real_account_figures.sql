@@ -27,3 +27,28 @@ update budgets set key = name;
 alter table budgets alter column key set not null;
 alter table budgets add constraint budgets_key_check check (length(key) between 1 and 200);
 create unique index budgets_key on budgets (lower(key));
+
+-- The same for approvals: every version carries its approval's key (the project when none
+-- was given), so a project whose tag value is renamed keeps one history.
+alter table approvals add column key text;
+update approvals set key = project;
+alter table approvals alter column key set not null;
+alter table approvals add constraint approvals_key_check check (length(key) between 1 and 200);
+create unique index approvals_current_key on approvals (lower(key)) where ended_at is null;
+
+-- And for enforcement policies: the team's name (`org` for the default) when none is given.
+alter table enforcement_policies add column key text;
+update enforcement_policies p set key = coalesce((select t.name from teams t where t.id = p.team_id), 'org');
+alter table enforcement_policies alter column key set not null;
+alter table enforcement_policies add constraint enforcement_policies_key_check check (length(key) between 1 and 200);
+create unique index enforcement_policies_key on enforcement_policies (lower(key));
+-- Rows written without a key (the built-in default, scripts) get the team's name or `org`.
+create function enforcement_policy_default_key() returns trigger language plpgsql as $$
+begin
+    if new.key is null then
+        new.key := coalesce((select name from teams where id = new.team_id), 'org');
+    end if;
+    return new;
+end $$;
+create trigger enforcement_policies_default_key before insert on enforcement_policies
+    for each row execute function enforcement_policy_default_key();

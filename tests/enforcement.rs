@@ -123,8 +123,17 @@ async fn approvals_as_code_keep_every_version_and_round_trip(pool: PgPool) {
     assert_eq!(changes.len(), 3, "{changes:?}");
     assert!(apply(&pool, &actor, &file, false).await.expect("again").is_empty());
     let exported = export(&pool).await.expect("export");
+    // The export adds each approval's key (its project here); the rest round-trips.
+    assert!(
+        exported.contains("  - key: \"approved\"\n    project: \"approved\""),
+        "{exported}"
+    );
     let sorted = |approvals: Option<Vec<burnrate::enforcement::Approval>>| {
-        let mut list = approvals.expect("section");
+        let mut list: Vec<_> = approvals
+            .expect("section")
+            .into_iter()
+            .map(|a| burnrate::enforcement::Approval { key: None, ..a })
+            .collect();
         list.sort_by(|a, b| a.project.cmp(&b.project));
         list
     };
@@ -400,4 +409,97 @@ async fn late_figures_for_last_month_are_judged_until_it_settles_and_never_stopp
     .await
     .expect("count");
     assert_eq!(stops, 0);
+}
+
+#[sqlx::test]
+async fn an_approval_keeps_its_history_under_its_key_when_the_project_is_renamed(pool: PgPool) {
+    seed(&pool).await;
+    let actor = Actor::system("test");
+    let file = |project: &str| {
+        parse(&format!(
+            "approvals:
+  - key: q4-run
+    project: {project}
+    approver: cfo@example.com
+    reason: \"Q4 foundation model run\"
+    cap: \"5000.00\"
+    expires: 2027-01-31
+"
+        ))
+        .expect("valid")
+    };
+    apply(&pool, &actor, &file("approved"), false).await.expect("first");
+    let changes = apply(&pool, &actor, &file("approved-v2"), false)
+        .await
+        .expect("renamed");
+    assert_eq!(changes.len(), 1, "one new version, no revocation: {changes:?}");
+    let versions: Vec<(String, String, Option<String>)> =
+        sqlx::query_as("select key, project, ended_how from approvals where key = 'q4-run' order by id")
+            .fetch_all(&pool)
+            .await
+            .expect("versions");
+    assert_eq!(
+        versions,
+        [
+            ("q4-run".to_string(), "approved".to_string(), Some("edited".to_string())),
+            ("q4-run".to_string(), "approved-v2".to_string(), None),
+        ]
+    );
+    assert!(
+        apply(&pool, &actor, &file("approved-v2"), false)
+            .await
+            .expect("again")
+            .is_empty()
+    );
+}
+
+#[sqlx::test]
+async fn a_policy_key_follows_its_override_to_another_team(pool: PgPool) {
+    seed(&pool).await;
+    let actor = Actor::system("test");
+    let file = |team: &str| {
+        parse(&format!(
+            "policies:
+  - limit: \"1000.00\"
+    period: monthly
+    actions: [notify, flag]
+    mode: dry-run
+  - key: research-gpu
+    team: {team}
+    limit: \"20000.00\"
+    period: monthly
+    actions: [notify]
+    mode: manual
+"
+        ))
+        .expect("valid")
+    };
+    apply(&pool, &actor, &file("ml-research"), false).await.expect("first");
+    apply(&pool, &actor, &file("strict"), false).await.expect("moved");
+    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+        "select p.key, t.name from enforcement_policies p left join teams t on t.id = p.team_id order by p.key",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("policies");
+    assert_eq!(
+        rows,
+        [
+            ("org".to_string(), None),
+            ("research-gpu".to_string(), Some("strict".to_string())),
+        ],
+        "the keyed override moved; strict's old override and ml-research's are gone"
+    );
+    assert!(
+        export(&pool)
+            .await
+            .expect("export")
+            .contains("  - key: \"research-gpu\"\n    team: \"strict\"")
+    );
+    assert!(
+        apply(&pool, &actor, &file("strict"), false)
+            .await
+            .expect("again")
+            .is_empty()
+    );
 }

@@ -1,10 +1,12 @@
-//! The `approvals:` section: approved high-cost projects. Matched by project: a listed one is
-//! added or, when it differs, replaced by a new version; an unlisted current one is revoked.
-//! History is never lost (see `enforcement::approvals`).
+//! The `approvals:` section: approved high-cost projects. Matched by `key:` (or by project when
+//! an entry has none): a listed one is added or, when it differs, replaced by a new version;
+//! an unlisted current one is revoked. A key keeps one history when the project's tag value
+//! is renamed. History is never lost (see `enforcement::approvals`).
 //!
 //! ```yaml
 //! approvals:
-//!   - project: llm-finetune
+//!   - key: q4-foundation              # optional; the project when left out
+//!     project: llm-finetune
 //!     approver: cfo@example.com
 //!     reason: "Q4 foundation model run"
 //!     cap: "50000.00"
@@ -22,7 +24,8 @@ use crate::audit::record::Actor;
 use crate::enforcement::Approval;
 use crate::enforcement::approvals::{self, ApprovalInput, validate};
 
-const APPROVAL_KEYS: [&str; 5] = ["project", "approver", "reason", "cap", "expires"];
+const APPROVAL_KEYS: [&str; 6] = ["key", "project", "approver", "reason", "cap", "expires"];
+const REQUIRED: [&str; 5] = ["project", "approver", "reason", "cap", "expires"];
 
 pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<Approval> {
     let entries = match &node.data {
@@ -35,6 +38,7 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<Approval> {
     };
     let mut approvals = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut seen_keys: HashMap<String, usize> = HashMap::new();
     for entry in entries {
         let YamlData::Mapping(fields) = &entry.data else {
             errors.add(
@@ -44,6 +48,7 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<Approval> {
             continue;
         };
         let mut input = ApprovalInput::default();
+        let mut stable_key: Option<String> = None;
         let mut nodes: HashMap<&str, &MarkedYaml> = HashMap::new();
         let before = errors.0.len();
         for (key, value) in fields {
@@ -59,6 +64,13 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<Approval> {
                 continue;
             };
             nodes.insert(field, value);
+            if *field == "key" {
+                match text(value).filter(|k| !k.trim().is_empty() && k.chars().count() <= 200) {
+                    Some(key) => stable_key = Some(key),
+                    None => errors.add(value, "key: must be text of 1 to 200 characters"),
+                }
+                continue;
+            }
             let target = match *field {
                 "project" => &mut input.project,
                 "approver" => &mut input.approver,
@@ -76,7 +88,7 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<Approval> {
                 ),
             }
         }
-        for required in APPROVAL_KEYS {
+        for required in REQUIRED {
             if !nodes.contains_key(required) {
                 errors.add(entry, format!("this approval has no `{required}:`"));
             }
@@ -86,13 +98,24 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<Approval> {
         }
         match validate(&input) {
             Ok(approval) => {
-                if let Some(first) = seen.insert(approval.project.clone(), entry.span.start.line()) {
+                let approval = Approval {
+                    key: stable_key,
+                    ..approval
+                };
+                let line = entry.span.start.line();
+                let identity = approval.key.as_deref().unwrap_or(&approval.project).to_lowercase();
+                if let Some(first) = seen.insert(approval.project.clone(), line) {
                     errors.add(
                         entry,
                         format!(
                             "project {:?} is approved twice (first on line {first})",
                             approval.project
                         ),
+                    );
+                } else if let Some(first) = seen_keys.insert(identity.clone(), line) {
+                    errors.add(
+                        entry,
+                        format!("the approval key {identity:?} is used twice (first on line {first})"),
                     );
                 } else {
                     approvals.push(approval);
@@ -116,8 +139,14 @@ pub(super) async fn apply(
     desired: &[Approval],
 ) -> Result<Vec<String>, sqlx::Error> {
     let mut changes = Vec::new();
-    for current in approvals::current(tx).await? {
-        if !desired.iter().any(|d| d.project == current.project)
+    let currents = approvals::current(tx).await?;
+    let kept: Vec<&str> = desired
+        .iter()
+        .filter_map(|d| approvals::find(&currents, d).map(|c| c.project.as_str()))
+        .collect();
+    for current in &currents {
+        if !kept.contains(&current.project.as_str())
+            && !desired.iter().any(|d| d.project == current.project)
             && approvals::revoke(tx, actor, &current.project).await?
         {
             changes.push(format!("revoke approval of project {:?}", current.project));
@@ -140,7 +169,8 @@ pub(super) fn render(approvals: &[Approval]) -> String {
     }
     let mut out = String::from("approvals:\n");
     for a in approvals {
-        out.push_str(&format!("  - project: {}\n", quote(&a.project)));
+        out.push_str(&format!("  - key: {}\n", quote(a.key.as_deref().unwrap_or(&a.project))));
+        out.push_str(&format!("    project: {}\n", quote(&a.project)));
         out.push_str(&format!("    approver: {}\n", quote(&a.approver)));
         out.push_str(&format!("    reason: {}\n", quote(&a.reason)));
         out.push_str(&format!("    cap: \"{:.2}\"\n", a.cap));
@@ -170,7 +200,18 @@ mod tests {
             .expect("round trip")
             .approvals
             .expect("section");
-        assert_eq!(again, approvals);
+        // The export writes the key (the project, when none was given).
+        assert_eq!(again[0].key.as_deref(), Some("llm-finetune"));
+        assert_eq!(
+            again,
+            approvals
+                .iter()
+                .map(|a| Approval {
+                    key: Some(a.project.clone()),
+                    ..a.clone()
+                })
+                .collect::<Vec<_>>()
+        );
 
         let bad = "approvals:
   - project: a

@@ -1,6 +1,8 @@
 //! The `policies:` section: the enforcement policy of the org (an entry without `team`) and
 //! team overrides. Within the section, team overrides left out are removed and a left-out
 //! org default returns to the built-in one (USD 1,000 a month, notify and flag, dry-run).
+//! Entries are matched by `key:` when they have one (the team's name, or `org`, when not):
+//! an override whose key now names another team moves there.
 //!
 //! ```yaml
 //! policies:
@@ -31,7 +33,7 @@ use super::{ApplyError, Errors, FileError, list, quote, text};
 use crate::audit::record::Actor;
 use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};
 
-const POLICY_KEYS: [&str; 6] = ["team", "limit", "period", "actions", "mode", "stop"];
+const POLICY_KEYS: [&str; 7] = ["key", "team", "limit", "period", "actions", "mode", "stop"];
 const STOP_KEYS: [&str; 6] = [
     "type",
     "execution_role_arn",
@@ -89,6 +91,7 @@ fn read_policy(entry: &MarkedYaml, errors: &mut Errors) -> Option<Policy> {
     let before = errors.0.len();
     let mut input = PolicyInput::default();
     let mut nodes: HashMap<String, &MarkedYaml> = HashMap::new();
+    let mut stable_key: Option<String> = None;
     for (key, value) in fields {
         let key_text = text(key).unwrap_or_default();
         if !POLICY_KEYS.contains(&key_text.as_str()) {
@@ -116,6 +119,10 @@ fn read_policy(entry: &MarkedYaml, errors: &mut Errors) -> Option<Policy> {
                     continue;
                 };
                 match field {
+                    "key" if value_text.trim().is_empty() || value_text.chars().count() > 200 => {
+                        errors.add(value, "key: must be 1 to 200 characters")
+                    }
+                    "key" => stable_key = Some(value_text),
                     "team" => input.team = value_text,
                     "period" => input.period = value_text,
                     _ => input.mode = value_text,
@@ -132,7 +139,10 @@ fn read_policy(entry: &MarkedYaml, errors: &mut Errors) -> Option<Policy> {
         return None;
     }
     match policy::validate(&input) {
-        Ok(policy) => Some(policy),
+        Ok(policy) => Some(Policy {
+            key: stable_key,
+            ..policy
+        }),
         Err(field_errors) => {
             for error in field_errors {
                 let node = nodes.get(&error.field).copied().unwrap_or(entry);
@@ -196,6 +206,7 @@ fn read_stop<'a, 'input>(
 /// The org default when a file's `policies:` leaves it out.
 fn built_in_default() -> Policy {
     Policy {
+        key: None,
         team: None,
         limit: Decimal::from(1000),
         period: "monthly".into(),
@@ -213,12 +224,24 @@ pub(super) async fn apply(
     desired: &[FilePolicy],
 ) -> Result<Vec<String>, ApplyError> {
     let current = policy::all(tx).await?;
+    // The existing policy an entry stands for: by key, else by team.
+    let find = |wanted: &Policy| -> Option<&Policy> {
+        match &wanted.key {
+            Some(key) => current
+                .iter()
+                .find(|p| p.key.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(key))),
+            None => current.iter().find(|p| p.team == wanted.team),
+        }
+    };
     let mut changes = Vec::new();
     for existing in current.iter().filter(|p| p.team.is_some()) {
         let team = existing.team.as_deref().unwrap_or_default();
-        if !desired.iter().any(|d| d.policy.team.as_deref() == Some(team))
-            && policy::remove_override(tx, actor, team).await?
-        {
+        // Kept only where an entry stands for it and still names its team; an override whose
+        // key moved to another team is removed here and written there below.
+        let kept = desired
+            .iter()
+            .any(|d| d.policy.team.as_deref() == Some(team) && find(&d.policy).is_none_or(|p| p == existing));
+        if !kept && policy::remove_override(tx, actor, team).await? {
             changes.push(format!("remove the policy override of team {team:?}"));
         }
     }
@@ -232,7 +255,15 @@ pub(super) async fn apply(
         .filter(|d| d.policy.team.is_some())
         .chain(std::iter::once(org));
     for entry in wanted {
-        if current.contains(&entry.policy) {
+        let unchanged = find(&entry.policy).is_some_and(|existing| {
+            existing.team == entry.policy.team
+                && *existing
+                    == Policy {
+                        key: existing.key.clone(),
+                        ..entry.policy.clone()
+                    }
+        });
+        if unchanged {
             continue;
         }
         policy::save(tx, actor, &entry.policy).await.map_err(|e| match e {
@@ -266,14 +297,15 @@ pub(super) async fn apply(
 pub(super) fn render(policies: &[Policy]) -> String {
     let mut out = String::from("policies:\n");
     for p in policies {
-        let prefix = match &p.team {
-            Some(team) => {
-                out.push_str(&format!("  - team: {}\n", quote(team)));
-                "    "
-            }
-            None => "  - ",
-        };
-        out.push_str(&format!("{prefix}limit: \"{:.2}\"\n", p.limit));
+        let key = p
+            .key
+            .clone()
+            .unwrap_or_else(|| p.team.clone().unwrap_or_else(|| policy::ORG_KEY.to_string()));
+        out.push_str(&format!("  - key: {}\n", quote(&key)));
+        if let Some(team) = &p.team {
+            out.push_str(&format!("    team: {}\n", quote(team)));
+        }
+        out.push_str(&format!("    limit: \"{:.2}\"\n", p.limit));
         out.push_str(&format!("    period: {}\n", p.period));
         out.push_str(&format!("    actions: [{}]\n", p.actions.join(", ")));
         out.push_str(&format!("    mode: {}\n", p.mode));
@@ -326,7 +358,16 @@ mod tests {
         assert_eq!(stop.instance_ids, ["i-0abc12345def67890"]);
         let rendered = render(&policies.iter().map(|p| p.policy.clone()).collect::<Vec<_>>());
         let again = parse(&rendered).expect("round trip").policies.expect("section");
-        let strip = |ps: Vec<FilePolicy>| ps.into_iter().map(|p| p.policy).collect::<Vec<_>>();
+        // The export writes each policy's key: the team's name, or `org`.
+        assert_eq!(
+            again.iter().map(|p| p.policy.key.as_deref()).collect::<Vec<_>>(),
+            [Some("org"), Some("ml-research")]
+        );
+        let strip = |ps: Vec<FilePolicy>| {
+            ps.into_iter()
+                .map(|p| Policy { key: None, ..p.policy })
+                .collect::<Vec<_>>()
+        };
         assert_eq!(strip(again), strip(policies));
 
         let bad = "policies:

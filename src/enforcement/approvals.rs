@@ -44,6 +44,7 @@ pub fn validate(input: &ApprovalInput) -> Result<Approval, Vec<FieldError>> {
     });
     match (approver, cap, expires) {
         (Ok(approver), Ok(cap), Ok(expires)) if errors.is_empty() => Ok(Approval {
+            key: None,
             project: input.project.clone(),
             approver,
             reason: reason.to_string(),
@@ -59,14 +60,15 @@ pub fn validate(input: &ApprovalInput) -> Result<Approval, Vec<FieldError>> {
 
 /// The approvals in force or expired but not revoked, by project.
 pub async fn current(conn: &mut PgConnection) -> Result<Vec<Approval>, sqlx::Error> {
-    let rows: Vec<(String, String, String, Decimal, chrono::NaiveDate)> = sqlx::query_as(
-        "select project, approver, reason, cap, expires from approvals where ended_at is null order by project",
+    let rows: Vec<(String, String, String, String, Decimal, chrono::NaiveDate)> = sqlx::query_as(
+        "select key, project, approver, reason, cap, expires from approvals where ended_at is null order by project",
     )
     .fetch_all(conn)
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(project, approver, reason, cap, expires)| Approval {
+        .map(|(key, project, approver, reason, cap, expires)| Approval {
+            key: Some(key),
             project,
             approver,
             reason,
@@ -102,6 +104,7 @@ pub async fn history(conn: &mut PgConnection) -> Result<Vec<crate::enforcement::
         .into_iter()
         .map(|r| crate::enforcement::api::ApprovalVersion {
             approval: Approval {
+                key: None,
                 project: r.0,
                 approver: r.1,
                 reason: r.2,
@@ -117,16 +120,35 @@ pub async fn history(conn: &mut PgConnection) -> Result<Vec<crate::enforcement::
         .collect())
 }
 
-/// Makes `approval` the project's current one; false when it already was.
+/// Makes `approval` current: a new version of the approval with its key (or, without one,
+/// of its project's approval), which ends the version it replaces. False when nothing changed.
 pub async fn set(conn: &mut PgConnection, actor: &Actor, approval: &Approval) -> Result<bool, sqlx::Error> {
-    let existing = current(conn).await?.into_iter().find(|a| a.project == approval.project);
-    if existing.as_ref() == Some(approval) {
+    let existing = find(&current(conn).await?, approval).cloned();
+    let unchanged = existing.as_ref().is_some_and(|e| {
+        *e == Approval {
+            key: e.key.clone(),
+            ..approval.clone()
+        }
+    });
+    if unchanged {
         return Ok(false);
     }
+    // A key moved to another project (its tag value was renamed) ends the old project's
+    // version; the project's own earlier approval, if any, ends too.
+    if let Some(old) = existing.as_ref().filter(|e| e.project != approval.project) {
+        end(conn, actor, &old.project, "edited").await?;
+    }
     end(conn, actor, &approval.project, "edited").await?;
+    let key = approval
+        .key
+        .clone()
+        .or_else(|| existing.as_ref().and_then(|e| e.key.clone()))
+        .unwrap_or_else(|| approval.project.clone());
     sqlx::query(
-        "insert into approvals (project, approver, reason, cap, expires, created_by) values ($1, $2, $3, $4, $5, $6)",
+        "insert into approvals (key, project, approver, reason, cap, expires, created_by)
+         values ($1, $2, $3, $4, $5, $6, $7)",
     )
+    .bind(&key)
     .bind(&approval.project)
     .bind(&approval.approver)
     .bind(&approval.reason)
@@ -141,11 +163,23 @@ pub async fn set(conn: &mut PgConnection, actor: &Actor, approval: &Approval) ->
         "approval.add"
     };
     let details = serde_json::json!({
-        "approver": approval.approver, "reason": approval.reason,
+        "key": key, "approver": approval.approver, "reason": approval.reason,
         "cap": approval.cap.to_string(), "expires": approval.expires.to_string(),
+        "previous_project": existing.as_ref().filter(|e| e.project != approval.project).map(|e| e.project.clone()),
     });
     record(conn, actor, action, &approval.project, details).await?;
     Ok(true)
+}
+
+/// The current approval `wanted` replaces: the one with its key, or (without a key) its
+/// project's.
+pub fn find<'a>(current: &'a [Approval], wanted: &Approval) -> Option<&'a Approval> {
+    match &wanted.key {
+        Some(key) => current
+            .iter()
+            .find(|a| a.key.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(key))),
+        None => current.iter().find(|a| a.project == wanted.project),
+    }
 }
 
 /// Ends the project's current approval; false when it had none.

@@ -30,6 +30,11 @@ use serde::{Deserialize, Serialize};
 /// A project allowed to spend above the policy limit, up to `cap` per period, through `expires`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Approval {
+    /// The stable identity of an approval kept as code (`key:` in the YAML): its versions
+    /// stay one history when the project's tag value is renamed. `None` on a new approval
+    /// means the project; on a change, the key it has.
+    #[serde(default)]
+    pub key: Option<String>,
     pub project: String,
     pub approver: String,
     pub reason: String,
@@ -76,6 +81,7 @@ mod tests {
     fn each_edge_of_the_rule() {
         let day = |d| NaiveDate::from_ymd_opt(2026, 11, d).expect("date");
         let approval = Approval {
+            key: None,
             project: "llm".into(),
             approver: "cfo@example.com".into(),
             reason: "Q4 run".into(),

@@ -21,6 +21,10 @@ pub struct StopConfig {
 /// One policy as shown and edited; `team: None` is the org default.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
+    /// The stable identity of a policy kept as code (`key:` in the YAML). `None` means the
+    /// team's name (`org` for the default) on a new policy, and the key it has on a change.
+    #[serde(default)]
+    pub key: Option<String>,
     pub team: Option<String>,
     pub limit: Decimal,
     pub period: String,
@@ -170,6 +174,7 @@ mod store {
         };
         match limit {
             Some(limit) if errors.is_empty() => Ok(Policy {
+                key: None,
                 team: Some(input.team.trim().to_string()).filter(|t| !t.is_empty()),
                 limit,
                 period: input.period.trim().to_string(),
@@ -182,6 +187,7 @@ mod store {
     }
 
     type Row = (
+        String,
         Option<String>,
         Decimal,
         String,
@@ -195,13 +201,15 @@ mod store {
         Option<String>,
     );
 
-    const SELECT: &str = "select t.name, p.spend_limit, p.period, p.actions, p.mode, p.stop_type, p.execution_role_arn,
+    const SELECT: &str =
+        "select p.key, t.name, p.spend_limit, p.period, p.actions, p.mode, p.stop_type, p.execution_role_arn,
                 p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region
          from enforcement_policies p left join teams t on t.id = p.team_id";
 
     fn from_row(row: Row) -> Policy {
-        let (team, limit, period, actions, mode, stop_type, role, policy_arn, roles, ids, region) = row;
+        let (key, team, limit, period, actions, mode, stop_type, role, policy_arn, roles, ids, region) = row;
         Policy {
+            key: Some(key),
             team,
             limit,
             period,
@@ -217,6 +225,9 @@ mod store {
             }),
         }
     }
+
+    /// The key of the org default when it was given none.
+    pub const ORG_KEY: &str = "org";
 
     /// The org default first, then team overrides by name.
     pub async fn all(conn: &mut PgConnection) -> Result<Vec<Policy>, sqlx::Error> {
@@ -252,11 +263,11 @@ mod store {
         let stop = policy.stop.as_ref();
         sqlx::query(
             "insert into enforcement_policies (team_id, spend_limit, period, actions, mode, stop_type, execution_role_arn,
-                    iam_policy_arn, iam_roles, instance_ids, instance_region)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                    iam_policy_arn, iam_roles, instance_ids, instance_region, key)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13))
              on conflict (coalesce(team_id, 0)) do update set spend_limit = $2, period = $3, actions = $4, mode = $5,
                 stop_type = $6, execution_role_arn = $7, iam_policy_arn = $8, iam_roles = $9, instance_ids = $10,
-                instance_region = $11, updated_at = now()",
+                instance_region = $11, key = coalesce($12, enforcement_policies.key), updated_at = now()",
         )
         .bind(team_id)
         .bind(policy.limit)
@@ -269,8 +280,20 @@ mod store {
         .bind(stop.map(|s| s.iam_roles.clone()).unwrap_or_default())
         .bind(stop.map(|s| s.instance_ids.clone()).unwrap_or_default())
         .bind(stop.map(|s| s.instance_region.clone()).filter(|r| !r.is_empty()))
+        .bind(&policy.key)
+        .bind(policy.team.as_deref().unwrap_or(ORG_KEY))
         .execute(&mut *conn)
-        .await?;
+        .await
+        .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {
+            Some("enforcement_policies_key") => SaveError::Invalid(FieldError::new(
+                "key",
+                format!(
+                    "another policy already has the key {:?}",
+                    policy.key.as_deref().unwrap_or_default()
+                ),
+            )),
+            _ => SaveError::Database(e),
+        })?;
         record(
             conn,
             actor,
