@@ -136,8 +136,17 @@ async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
     .execute(&pool)
     .await
     .expect("failed run");
+    sqlx::query(
+        "insert into ingestion_runs (trigger, status, requests, api_cost, grain_difference, finished_at)
+         values ('schedule', 'succeeded', 3, 0.03, 0.0000000003, now())",
+    )
+    .execute(&pool)
+    .await
+    .expect("a run whose group-bys differed by rounding");
     let page = app.get_as("/ingestion", &viewer).await.body;
-    assert_eq!(page.matches("data-testid=\"run-row\"").count(), 2);
+    assert_eq!(page.matches("data-testid=\"run-row\"").count(), 3);
+    assert!(page.contains("Grain difference"), "the column is there");
+    assert!(page.contains("$0.0000000003"), "the largest rounding difference is shown exactly");
     assert!(
         page.contains("2025-01-01 – 2026-02-09"),
         "the demo run's window: through yesterday"
