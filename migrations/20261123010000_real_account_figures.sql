@@ -10,6 +10,8 @@ alter table ingestion_runs add column grain_difference numeric;
 alter table daily_project_costs add column estimated boolean not null default false;
 create index daily_project_costs_settled on daily_project_costs (day) where not estimated;
 create index daily_project_costs_estimated on daily_project_costs (day) where estimated;
+-- Days an earlier ingestion stored as Estimated are marked from the start.
+update daily_project_costs d set estimated = true from ingested_days i where i.day = d.day and i.estimated;
 
 -- A budget raised mid-period re-arms the thresholds it no longer crosses: their alerts stay
 -- in the history as 'rearmed', and a later crossing of the raised amount queues a new one.
@@ -34,19 +36,21 @@ alter table approvals add column key text;
 update approvals set key = project;
 alter table approvals alter column key set not null;
 alter table approvals add constraint approvals_key_check check (length(key) between 1 and 200);
-create unique index approvals_current_key on approvals (lower(key)) where ended_at is null;
+-- Case-sensitive, as project tag values are.
+create unique index approvals_current_key on approvals (key) where ended_at is null;
 
--- And for enforcement policies: the team's name (`org` for the default) when none is given.
+-- And for enforcement policies: `team:<name>` (`org` for the default) when none is given,
+-- which no two policies can share whatever their teams are called.
 alter table enforcement_policies add column key text;
-update enforcement_policies p set key = coalesce((select t.name from teams t where t.id = p.team_id), 'org');
+update enforcement_policies p set key = coalesce((select 'team:' || t.name from teams t where t.id = p.team_id), 'org');
 alter table enforcement_policies alter column key set not null;
 alter table enforcement_policies add constraint enforcement_policies_key_check check (length(key) between 1 and 200);
 create unique index enforcement_policies_key on enforcement_policies (lower(key));
--- Rows written without a key (the built-in default, scripts) get the team's name or `org`.
+-- Rows written without a key (the built-in default, scripts) get `team:<name>` or `org`.
 create function enforcement_policy_default_key() returns trigger language plpgsql as $$
 begin
     if new.key is null then
-        new.key := coalesce((select name from teams where id = new.team_id), 'org');
+        new.key := coalesce((select 'team:' || name from teams where id = new.team_id), 'org');
     end if;
     return new;
 end $$;

@@ -541,7 +541,7 @@ async fn evaluate_budgets(config: Config) -> Result<(), String> {
     let result = crate::budgets::evaluate_and_send(&db.pool, &sender, public_url.as_deref(), today, true).await;
     db.close().await;
     let (evaluation, delivery) = result.map_err(|e| e.to_string())?;
-    for status in &evaluation.statuses {
+    for status in evaluation.settling.iter().chain(&evaluation.statuses) {
         let crossed: Vec<String> = status.crossed.iter().map(|t| t.label()).collect();
         println!(
             "{}: {} of {} ({}) for {} to {}, forecast {}; crossed: {}",

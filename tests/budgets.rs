@@ -713,6 +713,16 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
         &spec("monthly", ("team", "ml-research"), "4000", "100", ""),
     )
     .await;
+    // A second budget created on 2 November: October's late figures are none of its business.
+    let newcomer = save(&pool, None, &spec("newcomer", ("team", "ml-research"), "10", "100", "")).await;
+    sqlx::query(
+        "update budgets set created_at = case when id = $1 then timestamptz '2026-09-15 00:00Z'
+                                              else timestamptz '2026-11-02 09:00Z' end",
+    )
+    .bind(id)
+    .execute(&pool)
+    .await
+    .expect("creation dates");
     let smtp = common::smtp::start().await;
     let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
     let on = |y, m, d| day(y, m, d);
@@ -720,6 +730,7 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
         .await
         .expect("1 Nov");
     assert_eq!(first.0.queued, 0);
+    assert!(first.0.settling.is_empty(), "October is settled on 1 November");
 
     // On 2 November AWS restates 29–31 October upwards (still Estimated): October reaches 4,300.
     sqlx::query(
@@ -734,7 +745,12 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
         .await
         .expect("2 Nov");
     assert_eq!(late.0.queued, 1, "October's 100 % is alerted after October ended");
-    assert_eq!(late.0.settling.len(), 1);
+    assert_eq!(late.0.settling.len(), 1, "only the budget that existed in October");
+    assert_eq!(late.0.settling[0].budget.id, id);
+    assert!(
+        alert_rows(&pool, newcomer).await.is_empty(),
+        "nothing for a period before it existed"
+    );
     assert_eq!(late.0.settling[0].spend, Decimal::from(4300));
     assert_eq!(
         alert_rows(&pool, id).await,

@@ -146,7 +146,10 @@ async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
     let page = app.get_as("/ingestion", &viewer).await.body;
     assert_eq!(page.matches("data-testid=\"run-row\"").count(), 3);
     assert!(page.contains("Grain difference"), "the column is there");
-    assert!(page.contains("$0.0000000003"), "the largest rounding difference is shown exactly");
+    assert!(
+        page.contains("$0.0000000003"),
+        "the largest rounding difference is shown exactly"
+    );
     assert!(
         page.contains("2025-01-01 – 2026-02-09"),
         "the demo run's window: through yesterday"

@@ -400,7 +400,7 @@ async fn grains_that_differ_by_less_than_a_cent_are_stored_verbatim_and_the_diff
     let from = day(2026, 11, 15);
     let (fake, ce) = fake_and_client(sample_items(from, 7)).await;
     // The service grain reads USD 0.0099 more on every day: still within a cent.
-    fake.with(|s| s.skew = Some(("SERVICE".into(), Decimal::new(99, 4))));
+    fake.with(|s| s.skew = vec![("SERVICE".into(), Decimal::new(99, 4))]);
     let window = Some(DateRange { from, to: today });
     let report = ingest(&pool, &ce, &options(window, today))
         .await
@@ -437,12 +437,23 @@ async fn grains_that_differ_by_more_than_a_cent_fail_the_run_naming_the_day_and_
         today,
         before,
     } = baseline(&pool, sample_items(day(2026, 11, 15), 7)).await;
-    fake.with(|s| s.skew = Some(("USAGE_TYPE".into(), Decimal::new(11, 3))));
+    // Each grain within a cent of project × user, but 0.012 apart from each other.
+    fake.with(|s| {
+        s.skew = vec![
+            ("USAGE_TYPE".into(), Decimal::new(6, 3)),
+            ("SERVICE".into(), Decimal::new(-6, 3)),
+        ]
+    });
     let error = ingest(&pool, &ce, &options(window, today))
         .await
         .expect_err("over a cent");
     let first_day = fake.total(day(2026, 11, 15), day(2026, 11, 16), "user");
     let skewed = fake.total(day(2026, 11, 15), day(2026, 11, 16), "USAGE_TYPE");
+    let service = fake.total(day(2026, 11, 15), day(2026, 11, 16), "SERVICE");
+    assert!(
+        error.contains(&format!("project × service: unblended {service}")),
+        "{error}"
+    );
     assert!(
         error.starts_with("Cost Explorer's totals for 2026-11-15 differ between group-bys by more than a cent"),
         "{error}"
@@ -458,6 +469,42 @@ async fn grains_that_differ_by_more_than_a_cent_fail_the_run_naming_the_day_and_
     assert_eq!(snapshot(&pool).await, before, "nothing is stored");
     let (status, ..) = last_run(&pool).await;
     assert_eq!(status, "failed");
+}
+
+#[sqlx::test]
+async fn a_difference_of_exactly_one_cent_is_accepted(pool: PgPool) {
+    let today = day(2026, 11, 22);
+    let from = day(2026, 11, 20);
+    let mut items = sample_items(from, 2);
+    // Amounts of whole cents, so AWS's rounding adds nothing and the skew is the difference.
+    for item in &mut items {
+        item.unblended = item.unblended.round_dp(2);
+        item.amortized = item.amortized.round_dp(2);
+    }
+    let (fake, ce) = fake_and_client(items).await;
+    fake.with(|s| s.skew = vec![("USAGE_TYPE".into(), Decimal::new(1, 2))]);
+    let report = ingest(&pool, &ce, &options(Some(DateRange { from, to: today }), today))
+        .await
+        .expect("a cent is within the tolerance");
+    assert_eq!(report.grain_difference, Decimal::new(1, 2));
+}
+
+#[sqlx::test]
+async fn a_group_answered_twice_is_named_and_nothing_is_stored(pool: PgPool) {
+    let Baseline {
+        fake,
+        ce,
+        window,
+        today,
+        before,
+    } = baseline(&pool, sample_items(day(2026, 11, 15), 7)).await;
+    fake.with(|s| s.duplicate_first_group = true);
+    let error = ingest(&pool, &ce, &options(window, today))
+        .await
+        .expect_err("duplicate");
+    assert!(error.starts_with("Cost Explorer returned the group"), "{error}");
+    assert!(error.contains("twice for 2026-11-15"), "{error}");
+    assert_eq!(snapshot(&pool).await, before);
 }
 
 #[sqlx::test]

@@ -189,7 +189,14 @@ async fn on_period_edges_flat_spend_shows_no_change_and_forecasts_the_whole_mont
         assert_eq!(overview.total, Decimal::from(100 * days_with_data), "{today}");
         assert_eq!(overview.compared_with.days(), days_with_data, "{today}");
         assert_eq!(overview.compared_with.to, overview.range.from, "{today}");
+        let listed = usize::from(days_with_data > 0);
+        assert_eq!(
+            overview.movers.len(),
+            listed,
+            "{today}: the one project, once it has a day"
+        );
         for mover in &overview.movers {
+            assert_eq!(mover.previous, Decimal::from(100 * days_with_data), "{today}");
             assert_eq!(mover.spend, mover.previous, "{today}: flat spend has not changed");
         }
         assert_eq!(overview.run_rate, Decimal::from(100), "{today}");
@@ -200,6 +207,9 @@ async fn on_period_edges_flat_spend_shows_no_change_and_forecasts_the_whole_mont
         let teams = burnrate::costs::breakdown_queries::teams(&pool, Period::MonthToDate, Metric::Unblended, today)
             .await
             .expect("teams");
+        if days_with_data > 0 {
+            assert_eq!(teams.teams.len(), 1, "{today}");
+        }
         for team in &teams.teams {
             assert_eq!(team.spend, team.previous, "{today}: {}", team.team);
         }
@@ -224,7 +234,11 @@ async fn a_lagging_ingestion_compares_only_the_days_that_have_data(pool: PgPool)
         14,
         "1–14 March against the 14 days before"
     );
-    assert!(overview.movers.iter().all(|m| m.spend == m.previous));
+    assert_eq!(overview.movers.len(), 1);
+    assert_eq!(
+        (overview.movers[0].spend, overview.movers[0].previous),
+        (Decimal::from(1400), Decimal::from(1400))
+    );
 }
 
 #[sqlx::test]
@@ -270,7 +284,13 @@ async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
     .fetch_one(&pool)
     .await
     .expect("so far");
-    assert_eq!(forecast.expected, settled + overview.run_rate * Decimal::from(22));
+    let week: Decimal = sqlx::query_scalar(
+        "select sum(unblended) from costs_by_service where day >= '2026-01-31' and day < '2026-02-07'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("week");
+    assert_eq!(forecast.expected, settled + week * Decimal::from(22) / Decimal::from(7));
     assert!(forecast.low <= forecast.expected && forecast.expected <= forecast.high);
     assert!(
         overview

@@ -33,6 +33,18 @@ test('the team chart has one legend entry per team and its table equals the data
   assert.equal(cells.length, expected.size);
   for (const [day, team, value] of cells) assert.equal(units(value), expected.get(`${day}|${team}`), `${day} ${team}`);
 
+  // The demo, like Cost Explorer, ends yesterday and its last three days are Estimated: the
+  // table marks exactly those days, the chart's legend and the note under the table say so.
+  const { rows: provisional } = await server.db.query(
+    `select distinct day::text as day from daily_project_costs where estimated and day between $1 and $2 order by 1`, [from, last]);
+  assert.equal(provisional.length, 3, 'three Estimated days');
+  assert.equal(last, provisional[2].day, 'the period ends on the last (provisional) day: yesterday');
+  const marked = await page.$$eval('[data-testid="chart-row"]', (rows) => [...new Set(rows
+    .filter((r) => r.children[3].textContent === 'Estimated').map((r) => r.children[0].textContent))].sort());
+  assert.deepEqual(marked, provisional.map((r) => r.day));
+  assert.ok(svgText.some((t) => t.includes('Estimated (provisional)')), 'the chart legend names provisional days');
+  assert.match(await page.textContent('[data-testid="estimated-legend"]'), /Estimated: .* are provisional/);
+
   await page.click('[data-testid="metric-amortized"]');
   await page.waitForURL(/metric=amortized/);
   await page.goBack();

@@ -6,7 +6,8 @@
 //!
 //! Spend for a period's last days arrives after it has ended, so evaluation keeps judging
 //! the previous period too until none of its days is Estimated: a threshold crossed there is
-//! still alerted, once, for that period. A budget raised mid-period re-arms the thresholds
+//! still alerted, once, for that period (not for a budget created after it ended, and an
+//! edit made since re-arms nothing there). A budget raised mid-period re-arms the thresholds
 //! the new amount no longer crosses (their alerts stay in the history as `rearmed`); lowering
 //! it never re-sends an alert already sent for the period.
 
@@ -205,32 +206,49 @@ pub async fn evaluate(
     for budget in budgets {
         let current = budget.spec.period.containing(today);
         let previous = budget.spec.period.containing(days_before(current.from, 1));
-        if !period_is_settled(&mut conn, previous).await? {
+        if existed_before(&mut conn, budget.id, previous.to).await? && !period_is_settled(&mut conn, previous).await? {
             let (status, _) = status_in(&mut conn, &budget, previous, today).await?;
-            report.queued += judge(&mut conn, &status, public_url).await?;
+            // A closed period only gains alerts for figures that arrive late; an edit made
+            // since it closed re-arms nothing there.
+            report.queued += judge(&mut conn, &status, public_url, false).await?;
             report.settling.push(status);
         }
         let (status, _) = status_in(&mut conn, &budget, current, today).await?;
-        report.queued += judge(&mut conn, &status, public_url).await?;
+        report.queued += judge(&mut conn, &status, public_url, true).await?;
         report.statuses.push(status);
     }
     Ok(report)
 }
 
-/// Queues an alert for each crossed threshold not yet alerted, and re-arms the thresholds
-/// a raised amount no longer crosses. Returns how many alerts it queued.
-async fn judge(conn: &mut PgConnection, status: &BudgetStatus, public_url: Option<&str>) -> Result<usize, sqlx::Error> {
+/// Queues an alert for each crossed threshold not yet alerted, and (with `rearm`) re-arms
+/// the thresholds a raised amount no longer crosses. Returns how many alerts it queued.
+async fn judge(
+    conn: &mut PgConnection,
+    status: &BudgetStatus,
+    public_url: Option<&str>,
+    rearm_uncrossed: bool,
+) -> Result<usize, sqlx::Error> {
     let mut queued = 0;
     for threshold in &status.budget.spec.thresholds {
         if status.crossed.contains(threshold) {
             if queue(conn, status, *threshold, public_url).await? {
                 queued += 1;
             }
-        } else {
+        } else if rearm_uncrossed {
             rearm(conn, status, *threshold).await?;
         }
     }
     Ok(queued)
+}
+
+/// True when the budget was created before `end`: a budget made after a period closed
+/// sends nothing for that period.
+async fn existed_before(conn: &mut PgConnection, budget_id: i64, end: NaiveDate) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("select created_at < $2::timestamp at time zone 'UTC' from budgets where id = $1")
+        .bind(budget_id)
+        .bind(end)
+        .fetch_one(conn)
+        .await
 }
 
 /// An alert sent (or queued) when the budget's amount was lower than it is now is for a

@@ -103,7 +103,7 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Vec<Approval> {
                     ..approval
                 };
                 let line = entry.span.start.line();
-                let identity = approval.key.as_deref().unwrap_or(&approval.project).to_lowercase();
+                let identity = approval.key.as_deref().unwrap_or(&approval.project).to_string();
                 if let Some(first) = seen.insert(approval.project.clone(), line) {
                     errors.add(
                         entry,

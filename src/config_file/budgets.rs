@@ -275,6 +275,19 @@ pub(super) async fn apply(
             })
     };
     let matched: Vec<Option<i64>> = desired.iter().map(|d| find(&d.spec).map(|b| b.id)).collect();
+    // Two entries standing for one budget (a key and an old name, say) would overwrite each
+    // other: refuse the file instead.
+    for (n, (entry, id)) in desired.iter().zip(&matched).enumerate() {
+        if let Some(first) = id.and_then(|id| desired.iter().zip(&matched).take(n).find(|(_, m)| **m == Some(id))) {
+            return Err(ApplyError::Invalid(vec![FileError {
+                line: entry.line,
+                message: format!(
+                    "budget {:?} and budget {:?} (line {}) both stand for the same stored budget; give each its key",
+                    entry.spec.name, first.0.spec.name, first.0.line
+                ),
+            }]));
+        }
+    }
     let mut changes = Vec::new();
     for budget in &current {
         if !matched.contains(&Some(budget.id)) {

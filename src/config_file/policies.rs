@@ -1,7 +1,7 @@
 //! The `policies:` section: the enforcement policy of the org (an entry without `team`) and
 //! team overrides. Within the section, team overrides left out are removed and a left-out
 //! org default returns to the built-in one (USD 1,000 a month, notify and flag, dry-run).
-//! Entries are matched by `key:` when they have one (the team's name, or `org`, when not):
+//! Entries are matched by `key:` when they have one (`team:<name>`, or `org`, when not):
 //! an override whose key now names another team moves there.
 //!
 //! ```yaml
@@ -297,10 +297,7 @@ pub(super) async fn apply(
 pub(super) fn render(policies: &[Policy]) -> String {
     let mut out = String::from("policies:\n");
     for p in policies {
-        let key = p
-            .key
-            .clone()
-            .unwrap_or_else(|| p.team.clone().unwrap_or_else(|| policy::ORG_KEY.to_string()));
+        let key = p.key.clone().unwrap_or_else(|| policy::default_key(p.team.as_deref()));
         out.push_str(&format!("  - key: {}\n", quote(&key)));
         if let Some(team) = &p.team {
             out.push_str(&format!("    team: {}\n", quote(team)));
@@ -358,10 +355,10 @@ mod tests {
         assert_eq!(stop.instance_ids, ["i-0abc12345def67890"]);
         let rendered = render(&policies.iter().map(|p| p.policy.clone()).collect::<Vec<_>>());
         let again = parse(&rendered).expect("round trip").policies.expect("section");
-        // The export writes each policy's key: the team's name, or `org`.
+        // The export writes each policy's key: `team:<name>`, or `org`.
         assert_eq!(
             again.iter().map(|p| p.policy.key.as_deref()).collect::<Vec<_>>(),
-            [Some("org"), Some("ml-research")]
+            [Some("org"), Some("team:ml-research")]
         );
         let strip = |ps: Vec<FilePolicy>| {
             ps.into_iter()

@@ -57,6 +57,8 @@ impl Settled {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunRate {
     pub window: DateRange,
+    /// Spend over the window; the forecast multiplies before it divides, so it stays exact.
+    pub total: Decimal,
     pub per_day: Decimal,
     pub lowest: Decimal,
     pub highest: Decimal,
@@ -73,6 +75,7 @@ pub fn run_rate(window: DateRange, daily: &[(NaiveDate, Decimal)]) -> RunRate {
     let total: Decimal = values.iter().sum();
     RunRate {
         window,
+        total,
         per_day: total / Decimal::from(values.len().max(1) as i64),
         lowest: values.iter().copied().min().unwrap_or_default(),
         highest: values.iter().copied().max().unwrap_or_default(),
@@ -95,14 +98,15 @@ pub fn forecast(period: DateRange, daily: &[(NaiveDate, Decimal)], rate: Option<
     let recorded = in_period(period.from, period.to);
     let projected_days = (period.to - projected_from).num_days();
     let days = Decimal::from(projected_days);
-    let at = |per_day: Decimal| (settled + per_day * days).max(recorded);
+    let window_days = Decimal::from(rate.window.days().max(1));
+    let at = |projected: Decimal| (settled + projected).max(recorded);
     Some(Forecast {
         last_day: period.last_day(),
         projected_from,
         projected_days,
-        expected: at(rate.per_day),
-        low: at(rate.lowest),
-        high: at(rate.highest),
+        expected: at(rate.total * days / window_days),
+        low: at(rate.lowest * days),
+        high: at(rate.highest * days),
     })
 }
 

@@ -126,6 +126,28 @@ impl Staging {
         copy_rows(conn, grain.staging_table(), grain, rows).await
     }
 
+    /// An error naming the first group staged twice for one day (Cost Explorer answered it
+    /// twice), if any.
+    pub async fn check_unique(&self, conn: &mut PgConnection) -> Result<(), StagingError> {
+        for grain in Grain::ALL {
+            let duplicate: Option<(chrono::NaiveDate, String, String)> = sqlx::query_as(&format!(
+                "select day, project, {column} from {table} group by 1, 2, 3 having count(*) > 1 order by 1, 2, 3 limit 1",
+                column = grain.dimension_column(),
+                table = grain.staging_table()
+            ))
+            .fetch_optional(&mut *conn)
+            .await?;
+            if let Some((day, project, dimension)) = duplicate {
+                return Err(StagingError::Duplicate {
+                    day,
+                    project,
+                    dimension,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Replaces every fact in `range` with the staged rows, then records dimensions and
     /// rewrites the rollup, as [`replace_window`] does. Returns the rows written.
     pub async fn replace_window(&self, conn: &mut PgConnection, range: DateRange) -> Result<u64, sqlx::Error> {
@@ -158,6 +180,19 @@ impl Staging {
         }
         Ok(())
     }
+}
+
+/// Why staged rows cannot be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum StagingError {
+    #[error("Cost Explorer returned the group {project:?} / {dimension:?} twice for {day}; nothing was stored")]
+    Duplicate {
+        day: chrono::NaiveDate,
+        project: String,
+        dimension: String,
+    },
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
 }
 
 async fn delete_window(conn: &mut PgConnection, table: &str, range: DateRange) -> Result<(), sqlx::Error> {

@@ -9,7 +9,7 @@ pub mod org;
 use chrono::{Datelike, Months, NaiveDate};
 use sqlx::{PgConnection, PgPool};
 
-use crate::costs::period::{DateRange, next_day};
+use crate::costs::period::{DateRange, days_before, next_day};
 use crate::costs::store::{self, CostBatch};
 use generator::{BillingProject, Timeline};
 use org::{PROJECTS, TEAMS};
@@ -109,13 +109,22 @@ async fn write_costs(
             .unwrap_or(window.to)
             .min(window.to);
         let mut batch = CostBatch::default();
-        for day in month.iter_days().take_while(|d| *d < end) {
+        // Days after `until` in the window are only cleared: the demo has no figures for them.
+        for day in month.iter_days().take_while(|d| *d < end && *d <= timeline.until) {
             generator::day_batch(projects, timeline, day, &mut batch);
         }
         rows += store::replace_window(conn, DateRange { from: month, to: end }, &batch).await?;
         month = end;
     }
-    let days: Vec<NaiveDate> = window.from.iter_days().take_while(|d| *d < window.to).collect();
+    sqlx::query("delete from ingested_days where day > $1")
+        .bind(timeline.until)
+        .execute(&mut *conn)
+        .await?;
+    let days: Vec<NaiveDate> = window
+        .from
+        .iter_days()
+        .take_while(|d| *d < window.to && *d <= timeline.until)
+        .collect();
     let estimated: Vec<bool> = days.iter().map(|d| timeline.reported_share(*d).1).collect();
     sqlx::query(
         "insert into ingested_days (day, estimated, run_id)
@@ -153,23 +162,33 @@ pub async fn holds_only_demo_data(pool: &PgPool) -> Result<bool, sqlx::Error> {
 /// restated to their final figures. Teams, budgets and mappings stay as they are. Returns
 /// the window written, or `None` when the demo is already current.
 pub async fn refresh(pool: &PgPool, until: NaiveDate) -> Result<Option<DateRange>, sqlx::Error> {
-    let (first, last, first_estimated, users): (Option<NaiveDate>, Option<NaiveDate>, Option<NaiveDate>, i64) =
-        sqlx::query_as(
-            "select min(day), max(day), min(day) filter (where estimated), (select count(*) from tagged_users)
-             from ingested_days",
-        )
-        .fetch_one(pool)
-        .await?;
-    let (Some(first), Some(last)) = (first, last) else {
+    let (recorded_first, recorded_last, first_estimated): (Option<NaiveDate>, Option<NaiveDate>, Option<NaiveDate>) =
+        sqlx::query_as("select min(day), max(day), min(day) filter (where estimated) from ingested_days")
+            .fetch_one(pool)
+            .await?;
+    let (stored_first, stored_last): (Option<NaiveDate>, Option<NaiveDate>) =
+        sqlx::query_as("select min(day), max(day) from daily_project_costs")
+            .fetch_one(pool)
+            .await?;
+    let (Some(first), Some(last)) = (recorded_first.or(stored_first), recorded_last.max(stored_last)) else {
         return Ok(None);
+    };
+    // A demo loaded before days were recorded ran through its load day, its last three days
+    // unmarked: write those again too, and drop anything after `until`.
+    let first_estimated = match recorded_first {
+        Some(_) => first_estimated,
+        None => Some(days_before(last, 2)),
     };
     let window = DateRange {
         from: first_estimated.unwrap_or(next_day(last)).min(next_day(last)),
-        to: next_day(until),
+        to: next_day(until).max(next_day(last)),
     };
-    if window.from >= window.to {
+    if window.from > until && last <= until {
         return Ok(None);
     }
+    let users: i64 = sqlx::query_scalar("select count(*) from tagged_users")
+        .fetch_one(pool)
+        .await?;
     let scale = u32::try_from(users / org::user_names().len().max(1) as i64)
         .unwrap_or(1)
         .max(1);
@@ -178,7 +197,10 @@ pub async fn refresh(pool: &PgPool, until: NaiveDate) -> Result<Option<DateRange
     let mut tx = pool.begin().await?;
     write_costs(&mut tx, &projects, &timeline, window).await?;
     tx.commit().await?;
-    Ok(Some(window))
+    Ok(Some(DateRange {
+        from: window.from,
+        to: next_day(until).min(window.to),
+    }))
 }
 
 /// The tag value of copy `copy` of `name`: copies beyond the first get a numeric suffix.

@@ -175,9 +175,8 @@ pub async fn set(conn: &mut PgConnection, actor: &Actor, approval: &Approval) ->
 /// project's.
 pub fn find<'a>(current: &'a [Approval], wanted: &Approval) -> Option<&'a Approval> {
     match &wanted.key {
-        Some(key) => current
-            .iter()
-            .find(|a| a.key.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(key))),
+        // Exact, as project tag values are: `LLM` and `llm` are two projects.
+        Some(key) => current.iter().find(|a| a.key.as_deref() == Some(key.as_str())),
         None => current.iter().find(|a| a.project == wanted.project),
     }
 }

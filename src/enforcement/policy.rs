@@ -21,8 +21,8 @@ pub struct StopConfig {
 /// One policy as shown and edited; `team: None` is the org default.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
-    /// The stable identity of a policy kept as code (`key:` in the YAML). `None` means the
-    /// team's name (`org` for the default) on a new policy, and the key it has on a change.
+    /// The stable identity of a policy kept as code (`key:` in the YAML). `None` means
+    /// `team:<name>` (`org` for the default) on a new policy, and the key it has on a change.
     #[serde(default)]
     pub key: Option<String>,
     pub team: Option<String>,
@@ -229,6 +229,11 @@ mod store {
     /// The key of the org default when it was given none.
     pub const ORG_KEY: &str = "org";
 
+    /// The key a policy gets when it was given none: `team:<name>`, or `org`.
+    pub fn default_key(team: Option<&str>) -> String {
+        team.map_or_else(|| ORG_KEY.to_string(), |t| format!("team:{t}"))
+    }
+
     /// The org default first, then team overrides by name.
     pub async fn all(conn: &mut PgConnection) -> Result<Vec<Policy>, sqlx::Error> {
         let rows: Vec<Row> = sqlx::query_as(&format!("{SELECT} order by t.name nulls first"))
@@ -281,7 +286,7 @@ mod store {
         .bind(stop.map(|s| s.instance_ids.clone()).unwrap_or_default())
         .bind(stop.map(|s| s.instance_region.clone()).filter(|r| !r.is_empty()))
         .bind(&policy.key)
-        .bind(policy.team.as_deref().unwrap_or(ORG_KEY))
+        .bind(default_key(policy.team.as_deref()))
         .execute(&mut *conn)
         .await
         .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {
@@ -289,7 +294,10 @@ mod store {
                 "key",
                 format!(
                     "another policy already has the key {:?}",
-                    policy.key.as_deref().unwrap_or_default()
+                    policy
+                        .key
+                        .clone()
+                        .unwrap_or_else(|| default_key(policy.team.as_deref()))
                 ),
             )),
             _ => SaveError::Database(e),

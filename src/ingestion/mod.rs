@@ -51,6 +51,13 @@ impl From<sqlx::Error> for IngestError {
     }
 }
 
+#[cfg(feature = "ssr")]
+impl From<crate::costs::store::StagingError> for IngestError {
+    fn from(error: crate::costs::store::StagingError) -> Self {
+        IngestError(error.to_string())
+    }
+}
+
 /// What the schedule inside `serve` is doing, or why it cannot.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScheduleStatus {

@@ -246,6 +246,8 @@ async fn stage_and_replace(
         }
         summaries.push(summary);
     }
+    // A group answered twice would also inflate its pair's totals: name that first.
+    staging.check_unique(conn).await?;
     let agreement = check_consistent(window, &summaries)?;
 
     let mut tx = conn.begin().await?;
@@ -278,7 +280,7 @@ async fn stage_and_replace(
     })
 }
 
-/// A group answered twice for one day breaks the fact table's key; say what AWS did.
+/// A group answered twice for one day would break the fact table's key; say what AWS did.
 fn duplicate_group_error(error: sqlx::Error) -> IngestError {
     match &error {
         sqlx::Error::Database(db) if db.code().as_deref() == Some("23505") => IngestError::new(format!(
@@ -342,22 +344,29 @@ pub fn check_consistent(window: DateRange, grains: &[GrainSummary]) -> Result<Ag
     }
     let mut largest_difference = Decimal::ZERO;
     for day in days.keys() {
-        let total = |grain: &GrainSummary| grain.totals.get(day).copied().unwrap_or_default();
-        let Some(first) = grains.first() else { break };
-        let reference = total(first);
-        for (grain, other) in GRAIN_NAMES.iter().zip(grains).skip(1) {
-            let theirs = total(other);
-            let difference = (theirs.0 - reference.0).abs().max((theirs.1 - reference.1).abs());
-            if difference > GRAIN_TOLERANCE {
-                return Err(IngestError::new(format!(
-                    "Cost Explorer's totals for {day} differ between group-bys by more than a cent (project × user: \
-                     unblended {}, amortized {}; {grain}: unblended {}, amortized {}). AWS probably restated them \
-                     during the run; nothing was stored and the next run fetches them again",
-                    reference.0, reference.1, theirs.0, theirs.1
-                )));
-            }
-            largest_difference = largest_difference.max(difference);
+        let totals: Vec<(Decimal, Decimal)> = grains
+            .iter()
+            .map(|grain| grain.totals.get(day).copied().unwrap_or_default())
+            .collect();
+        // The spread over all three pairs, per metric: each pair against every other.
+        let spread = |metric: fn(&(Decimal, Decimal)) -> Decimal| {
+            let values = totals.iter().map(metric);
+            values.clone().max().unwrap_or_default() - values.min().unwrap_or_default()
+        };
+        let difference = spread(|t| t.0).max(spread(|t| t.1));
+        if difference > GRAIN_TOLERANCE {
+            let amounts: Vec<String> = GRAIN_NAMES
+                .iter()
+                .zip(&totals)
+                .map(|(grain, (unblended, amortized))| format!("{grain}: unblended {unblended}, amortized {amortized}"))
+                .collect();
+            return Err(IngestError::new(format!(
+                "Cost Explorer's totals for {day} differ between group-bys by more than a cent ({}). AWS probably \
+                 restated them during the run; nothing was stored and the next run fetches them again",
+                amounts.join("; ")
+            )));
         }
+        largest_difference = largest_difference.max(difference);
     }
     Ok(Agreement {
         days,

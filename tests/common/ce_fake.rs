@@ -56,13 +56,15 @@ pub struct FakeState {
     pub fail_next: Option<(String, String)>,
     /// Every successful response carries this Amount for its first group.
     pub corrupt_amount: Option<String>,
+    /// Each day's first group is answered twice (a faulty answer the run must name).
+    pub duplicate_first_group: bool,
     /// Applied once, after the first successful response: AWS restating figures mid-run.
     pub restate_after_first: Option<Vec<LineItem>>,
     /// Each request waits this long before answering.
     pub delay: Duration,
-    /// Added to the first group of every day in answers grouped by this second key
-    /// (`USAGE_TYPE`, `SERVICE` or the user tag): a grain that disagrees with the others.
-    pub skew: Option<(String, Decimal)>,
+    /// Added to the first group of every day in answers grouped by the named second key
+    /// (`USAGE_TYPE`, `SERVICE` or the user tag): grains that disagree with the others.
+    pub skew: Vec<(String, Decimal)>,
     pub requests: Vec<SeenRequest>,
 }
 
@@ -137,10 +139,11 @@ impl CostExplorerFake {
                             .fold([Decimal::ZERO; 2], |t, v| [t[0] + v[0], t[1] + v[1]])
                     })
                     .collect();
-                for other in &totals[1..] {
-                    largest = largest
-                        .max((other[0] - totals[0][0]).abs())
-                        .max((other[1] - totals[0][1]).abs());
+                // Every pair of grains, per metric.
+                for (i, a) in totals.iter().enumerate() {
+                    for b in &totals[i + 1..] {
+                        largest = largest.max((a[0] - b[0]).abs()).max((a[1] - b[1]).abs());
+                    }
                 }
             }
             largest
@@ -306,14 +309,18 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
             let corrupt = state.corrupt_amount.clone();
             let shown = |amount: Decimal| corrupt.clone().unwrap_or_else(|| amount.to_string());
             if let Some(groups) = last["Groups"].as_array_mut() {
-                groups.push(json!({
+                let group = json!({
                     "Keys": keys,
                     "Metrics": {
                         "UnblendedCost": { "Amount": shown(unblended), "Unit": "USD" },
                         "AmortizedCost": { "Amount": amortized.to_string(), "Unit": "USD" },
                         "UsageQuantity": { "Amount": quantity.to_string(), "Unit": "N/A" },
                     }
-                }));
+                });
+                if state.duplicate_first_group && groups.is_empty() {
+                    groups.push(group.clone());
+                }
+                groups.push(group);
             }
         }
     }
@@ -356,11 +363,12 @@ fn groups_of_day(
             *amount = amount.round_dp(10);
         }
     }
-    if let Some((second, amount)) = &state.skew
-        && group_by.get(1).is_some_and(|(_, key)| key == second)
-        && let Some(first) = groups.values_mut().next()
-    {
-        first[0] += *amount;
+    for (second, amount) in &state.skew {
+        if group_by.get(1).is_some_and(|(_, key)| key == second)
+            && let Some(first) = groups.values_mut().next()
+        {
+            first[0] += *amount;
+        }
     }
     groups
 }
