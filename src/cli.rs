@@ -350,14 +350,14 @@ async fn serve(config: Config, demo: bool) -> Result<(), String> {
 }
 
 async fn migrate(config: Config) -> Result<(), String> {
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
     tracing::info!("migrations are up to date");
     db.close().await;
     Ok(())
 }
 
 async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> Result<(), String> {
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
     let result = async {
         if !replace && !demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
             if !demo::holds_only_demo_data(&db.pool).await.map_err(|e| e.to_string())? {
@@ -430,7 +430,7 @@ async fn export_csv(
     granularity: Granularity,
     metric: Metric,
 ) -> Result<(), String> {
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
     let result = export::csv(&db.pool, range, &keys, granularity, metric)
         .await
         .map_err(|e| e.to_string());
@@ -612,7 +612,7 @@ async fn sync_budgets(config: Config) -> Result<(), String> {
 }
 
 async fn bench_ingest(config: Config, rows: usize) -> Result<(), String> {
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
     let result = ingestion::bench::ingest(&db.pool, rows).await;
     db.close().await;
     println!("{}", result.map_err(|e| e.to_string())?);

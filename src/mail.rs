@@ -20,6 +20,8 @@ pub struct SmtpSettings {
     /// `smtp://host:port`, safe to log.
     pub server: String,
     pub from: Mailbox,
+    /// Each step of a conversation (connect, greeting, every command) waits at most this.
+    pub timeout: Duration,
 }
 
 impl fmt::Debug for SmtpSettings {
@@ -30,7 +32,7 @@ impl fmt::Debug for SmtpSettings {
 
 impl SmtpSettings {
     /// Checks both variables; the error says what is wrong without echoing a password.
-    pub fn parse(url: &str, from: &str) -> Result<SmtpSettings, &'static str> {
+    pub fn parse(url: &str, from: &str, timeout: Duration) -> Result<SmtpSettings, &'static str> {
         let parsed = url::Url::parse(url.trim()).map_err(|_| "SMTP_URL must look like smtp://host:port")?;
         let scheme = parsed.scheme();
         if scheme != "smtp" && scheme != "smtps" {
@@ -56,6 +58,7 @@ impl SmtpSettings {
             server: format!("{scheme}://{host}{port}"),
             url: url.to_string(),
             from,
+            timeout,
         })
     }
 }
@@ -93,7 +96,7 @@ impl Mailer {
                 permanent: true,
                 message: e.to_string(),
             })?
-            .timeout(Some(Duration::from_secs(30)))
+            .timeout(Some(settings.timeout))
             .build();
         Ok(Mailer { settings, transport })
     }
@@ -142,18 +145,23 @@ mod tests {
 
     #[test]
     fn urls_choose_tls_and_never_show_the_password() {
-        let plain = SmtpSettings::parse("smtp://127.0.0.1:2525", "burnrate@example.com").expect("plain");
+        let plain = SmtpSettings::parse("smtp://127.0.0.1:2525", "burnrate@example.com", Duration::from_secs(30))
+            .expect("plain");
         assert_eq!(plain.server, "smtp://127.0.0.1:2525");
-        let submission =
-            SmtpSettings::parse("smtp://alerts:s3cret%21@mail.example.com:587", "b@example.com").expect("starttls");
+        let submission = SmtpSettings::parse(
+            "smtp://alerts:s3cret%21@mail.example.com:587",
+            "b@example.com",
+            Duration::from_secs(30),
+        )
+        .expect("starttls");
         assert!(submission.url.contains("tls=required"), "{}", submission.url);
         let shown = format!("{submission:?} {}", submission.server);
         assert!(!shown.contains("s3cret"), "{shown}");
-        assert!(SmtpSettings::parse("smtps://u:p@mail.example.com", "b@example.com").is_ok());
-        assert!(SmtpSettings::parse("http://mail.example.com", "b@example.com").is_err());
-        assert!(SmtpSettings::parse("smtp://", "b@example.com").is_err());
-        assert!(SmtpSettings::parse("smtp://mail.example.com", "not an address").is_err());
-        let err = SmtpSettings::parse("smtp://u:hunter2@@", "b@example.com").expect_err("bad");
+        assert!(SmtpSettings::parse("smtps://u:p@mail.example.com", "b@example.com", Duration::from_secs(30)).is_ok());
+        assert!(SmtpSettings::parse("http://mail.example.com", "b@example.com", Duration::from_secs(30)).is_err());
+        assert!(SmtpSettings::parse("smtp://", "b@example.com", Duration::from_secs(30)).is_err());
+        assert!(SmtpSettings::parse("smtp://mail.example.com", "not an address", Duration::from_secs(30)).is_err());
+        let err = SmtpSettings::parse("smtp://u:hunter2@@", "b@example.com", Duration::from_secs(30)).expect_err("bad");
         assert!(!err.contains("hunter2"));
     }
 }

@@ -11,6 +11,7 @@ use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use sqlx::PgPool;
 use tower_http::compression::CompressionLayer;
+use tower_http::timeout::TimeoutLayer;
 
 use crate::app::{App, shell};
 use crate::config::Config;
@@ -108,6 +109,12 @@ pub fn router(state: AppState) -> Router {
         // default and faster than gzip's fastest level; with pages served from the page cache,
         // compression is most of what a page view costs (docs/PERFORMANCE.md).
         .layer(CompressionLayer::new().quality(tower_http::CompressionLevel::Precise(2)))
+        // A request that has not produced its response within BURNRATE_REQUEST_TIMEOUT gets
+        // 408 and frees its connection and database work.
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            state.config.timeouts.request,
+        ))
         .with_state(state)
 }
 
@@ -134,11 +141,44 @@ async fn readyz(State(pool): State<PgPool>) -> impl IntoResponse {
     }
 }
 
-/// Serves `state` on `listener` until SIGINT or SIGTERM, then finishes in-flight requests.
+/// Serves `state` on `listener` until SIGINT or SIGTERM (see [`serve_until`]).
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
+    serve_until(listener, state, shutdown_signal()).await
+}
+
+/// Serves `state` on `listener`, with each client's address, until `shutdown` resolves;
+/// then finishes in-flight requests for at most BURNRATE_SHUTDOWN_TIMEOUT and cuts the rest,
+/// so a stuck client cannot keep the process (and the private cluster) alive. `burnrate
+/// serve` and the HTTP tests both run this.
+pub async fn serve_until(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let drain = state.config.timeouts.shutdown;
+    let (signalled, drain_started) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = signalled.send(());
+    });
+    let deadline = async move {
+        match drain_started.await {
+            Ok(()) => tokio::time::sleep(drain).await,
+            // The server ended on its own: nothing to wait for.
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        served = std::future::IntoFuture::into_future(server) => served,
+        () = deadline => {
+            tracing::warn!(deadline = ?drain, "requests still open after the shutdown deadline are cut");
+            Ok(())
+        }
+    }
 }
 
 async fn shutdown_signal() {

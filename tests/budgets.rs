@@ -76,7 +76,7 @@ async fn team_budget(pool: &PgPool) -> i64 {
 }
 
 fn smtp_settings(url: &str) -> SmtpSettings {
-    SmtpSettings::parse(url, "burnrate@example.com").expect("smtp settings")
+    SmtpSettings::parse(url, "burnrate@example.com", std::time::Duration::from_secs(10)).expect("smtp settings")
 }
 
 #[sqlx::test]

@@ -49,8 +49,12 @@ const AUTOMATIC_IAM: &str = "insert into enforcement_policies (team_id, spend_li
 async fn executor(fake: &BudgetActionsFake, smtp_url: Option<String>) -> Executor {
     let sdk = common::aws_config_at(&fake.endpoint(), "AKIDTEST").await;
     Executor {
-        mailer: smtp_url
-            .map(|url| Mailer::new(SmtpSettings::parse(&url, "burnrate@example.com").expect("smtp")).expect("mailer")),
+        mailer: smtp_url.map(|url| {
+            Mailer::new(
+                SmtpSettings::parse(&url, "burnrate@example.com", std::time::Duration::from_secs(10)).expect("smtp"),
+            )
+            .expect("mailer")
+        }),
         aws: Some(Arc::new(AwsBudgets::new(&sdk, "123456789012".into()))),
         tag_key: "project".into(),
         public_url: Some("https://costs.example.com".into()),

@@ -177,3 +177,61 @@ async fn pages_are_compressed_with_what_the_browser_accepts(pool: PgPool) {
         assert_eq!(header, Some(encoding));
     }
 }
+
+/// Opens a connection and sends, as a signed-in viewer, a POST that announces a body it
+/// never sends: a client that stalls mid-request.
+async fn stalled_request(app: &common::TestApp, email: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let cookie = app.session_for(email, Role::Viewer).await;
+    let mut stream = tokio::net::TcpStream::connect(app.addr).await.expect("connect");
+    let head = format!(
+        "POST /api/overview HTTP/1.1\r\nHost: {}\r\nOrigin: {}\r\nCookie: {cookie}\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nperiod=",
+        app.addr,
+        app.origin()
+    );
+    stream.write_all(head.as_bytes()).await.expect("write");
+    stream
+}
+
+fn config_with(env: &'static [(&'static str, &'static str)]) -> burnrate::config::Config {
+    burnrate::config::Config::from_lookup(|name| env.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+        .expect("config")
+}
+
+#[sqlx::test]
+async fn a_request_that_stalls_gets_408_at_the_request_timeout(pool: PgPool) {
+    use tokio::io::AsyncReadExt;
+    let app = common::spawn_app_with(pool, config_with(&[("BURNRATE_REQUEST_TIMEOUT", "1s")])).await;
+    let mut stream = stalled_request(&app, "slow@example.com").await;
+    let mut answer = vec![0u8; 64];
+    // Bounded: a server without the timeout would leave this test waiting, so give up after
+    // a minute rather than hang the suite.
+    let read = tokio::time::timeout(std::time::Duration::from_secs(60), stream.read(&mut answer))
+        .await
+        .expect("the server answers")
+        .expect("read");
+    let head = String::from_utf8_lossy(&answer[..read]);
+    assert!(head.starts_with("HTTP/1.1 408"), "{head}");
+}
+
+#[sqlx::test]
+async fn shutdown_cuts_requests_still_open_after_its_deadline(pool: PgPool) {
+    let config = config_with(&[("BURNRATE_SHUTDOWN_TIMEOUT", "1s"), ("BURNRATE_REQUEST_TIMEOUT", "10m")]);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (app, served) = common::spawn_app_until(pool, config, async move {
+        let _ = stopped.await;
+    })
+    .await;
+    let _stalled = stalled_request(&app, "stuck@example.com").await;
+    // The server has the request once it answers another one on a new connection.
+    assert_eq!(app.get("/healthz").await.status, 200);
+    stop.send(()).expect("signal");
+    // A stalled client would keep a plain graceful shutdown waiting for ten minutes; the
+    // deadline ends it. Bounded so a regression fails instead of hanging the suite.
+    let result = tokio::time::timeout(std::time::Duration::from_secs(60), served)
+        .await
+        .expect("serve_until returned at its deadline, not when the stalled request ended")
+        .expect("join");
+    assert!(result.is_ok());
+}

@@ -341,3 +341,44 @@ async fn ingest_from_cron_evaluates_budgets_and_sends_their_alerts(pool: PgPool)
     // reached by this sample, so nothing is recorded, but the step ran.
     assert!(stdout.contains("enforcement: 0 violation actions"), "{stdout}");
 }
+
+#[sqlx::test]
+async fn an_aws_endpoint_that_hangs_fails_the_run_at_the_timeout_and_frees_the_lock(pool: PgPool) {
+    let url = database_url(&pool).await;
+    let fake = fake_with_recent_spend().await;
+    // The endpoint takes ten minutes to answer; the run waits one second for it.
+    fake.with(|s| s.delay = Duration::from_secs(600));
+    let from = today() - chrono::Days::new(3);
+    let mut command = with_credentials(burnrate(&url));
+    command
+        .args(["ingest", "--from", &from.to_string(), "--to", &today().to_string()])
+        .env("AWS_ENDPOINT_URL_COST_EXPLORER", fake.endpoint())
+        .env("BURNRATE_AWS_TIMEOUT", "1s");
+    let output = run(command).await;
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("Cost Explorer did not answer within 1s (BURNRATE_AWS_TIMEOUT); nothing was stored"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fake.with(|s| s.arrivals),
+        1,
+        "a request that used up its timeout is not sent again"
+    );
+    let (status, error): (String, Option<String>) =
+        sqlx::query_as("select status, error from ingestion_runs order by id desc limit 1")
+            .fetch_one(&pool)
+            .await
+            .expect("run");
+    assert_eq!(status, "failed");
+    assert!(error.unwrap_or_default().contains("did not answer within 1s"));
+    // The lock went with the run: another run (here, this test) can take it at once.
+    let mut conn = pool.acquire().await.expect("connection");
+    let free: bool = sqlx::query_scalar("select pg_try_advisory_lock($1)")
+        .bind(burnrate::ingestion::run::LOCK_KEY)
+        .fetch_one(&mut *conn)
+        .await
+        .expect("try lock");
+    assert!(free, "the ingestion lock is released");
+}

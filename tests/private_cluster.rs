@@ -334,3 +334,62 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
         .await
         .expect("drop");
 }
+
+/// A pool as `burnrate serve` opens it, with the given environment.
+async fn served_pool(pool: &sqlx::PgPool, env: &[(&str, &str)]) -> burnrate::db::Database {
+    let url = common::database_url(pool).await;
+    let config = burnrate::config::Config::from_lookup(|name| {
+        if name == "DATABASE_URL" {
+            return Some(url.clone());
+        }
+        env.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    })
+    .expect("config");
+    burnrate::db::Database::open(&config).await.expect("open")
+}
+
+#[sqlx::test]
+async fn request_connections_bound_each_statement_and_lock_wait(pool: sqlx::PgPool) {
+    let db = served_pool(
+        &pool,
+        &[
+            ("BURNRATE_DB_STATEMENT_TIMEOUT", "1s"),
+            ("BURNRATE_DB_LOCK_TIMEOUT", "500ms"),
+        ],
+    )
+    .await;
+    let slow = sqlx::query("select pg_sleep(5)")
+        .execute(&db.pool)
+        .await
+        .expect_err("bounded");
+    assert!(slow.to_string().contains("statement timeout"), "{slow}");
+
+    // A row locked elsewhere: the request path gives up instead of queueing behind it.
+    let mut holder = pool.begin().await.expect("transaction");
+    sqlx::query("select version from data_version for update")
+        .execute(&mut *holder)
+        .await
+        .expect("lock");
+    let waiting = sqlx::query("update data_version set version = version + 1")
+        .execute(&db.pool)
+        .await
+        .expect_err("lock wait bounded");
+    assert!(waiting.to_string().contains("lock timeout"), "{waiting}");
+    holder.rollback().await.expect("rollback");
+
+    // Bulk commands lift the statement bound, but still bound lock waits.
+    let url = common::database_url(&pool).await;
+    let config = burnrate::config::Config::from_lookup(|name| {
+        (name == "DATABASE_URL")
+            .then(|| url.clone())
+            .or_else(|| (name == "BURNRATE_DB_STATEMENT_TIMEOUT").then(|| "1s".to_string()))
+    })
+    .expect("config");
+    let batch = burnrate::db::Database::open_for_batch(&config).await.expect("open");
+    sqlx::query("select pg_sleep(1.5)")
+        .execute(&batch.pool)
+        .await
+        .expect("no statement bound for batch work");
+    batch.close().await;
+    db.close().await;
+}

@@ -10,7 +10,7 @@ use sqlx::migrate::{MigrateDatabase, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgPool, Postgres};
 
-use crate::config::Config;
+use crate::config::{Config, Timeouts};
 use private_cluster::PrivateCluster;
 
 /// The schema, embedded at build time.
@@ -38,8 +38,21 @@ pub struct Database {
 
 impl Database {
     /// Connects (starting the private cluster when DATABASE_URL is unset), creates the
-    /// database if missing, and applies pending migrations.
+    /// database if missing, and applies pending migrations. Every connection bounds each
+    /// statement by `BURNRATE_DB_STATEMENT_TIMEOUT` and each lock wait by
+    /// `BURNRATE_DB_LOCK_TIMEOUT`: what serves pages and server functions. Bulk work on
+    /// these connections (ingestion, the demo) lifts the statement bound itself.
     pub async fn open(config: &Config) -> Result<Database, DbError> {
+        Database::open_with(config, Some(config.timeouts.db_statement)).await
+    }
+
+    /// The same for commands that read or write in bulk (`demo`, `export`, `bench`,
+    /// `migrate`): lock waits are bounded, statements are not.
+    pub async fn open_for_batch(config: &Config) -> Result<Database, DbError> {
+        Database::open_with(config, None).await
+    }
+
+    async fn open_with(config: &Config, statement_timeout: Option<Duration>) -> Result<Database, DbError> {
         let (options, cluster) = match &config.database_url {
             Some(url) => {
                 if !Postgres::database_exists(url).await? {
@@ -61,7 +74,11 @@ impl Database {
             database = options.get_database().unwrap_or(""),
             "connecting to PostgreSQL"
         );
-        let pool = match connect(options).await {
+        let mut session = vec![("lock_timeout", Timeouts::pg(config.timeouts.db_lock))];
+        if let Some(bound) = statement_timeout {
+            session.push(("statement_timeout", Timeouts::pg(bound)));
+        }
+        let pool = match connect(options.options(session)).await {
             Ok(pool) => pool,
             Err(err) => {
                 if let Some(cluster) = cluster {
@@ -71,9 +88,9 @@ impl Database {
             }
         };
         let db = Database { pool, cluster };
-        if let Err(err) = MIGRATOR.run(&db.pool).await {
+        if let Err(err) = migrate(&db.pool).await {
             db.close().await;
-            return Err(err.into());
+            return Err(err);
         }
         Ok(db)
     }
@@ -85,6 +102,29 @@ impl Database {
             cluster.stop().await;
         }
     }
+}
+
+/// Applies pending migrations on a connection of their own, without the statement bound:
+/// a migration may rewrite a large table. The connection is closed afterwards.
+async fn migrate(pool: &PgPool) -> Result<(), DbError> {
+    let mut conn = pool.acquire().await?.detach();
+    lift_statement_timeout(&mut conn).await?;
+    MIGRATOR.run(&mut conn).await?;
+    Ok(())
+}
+
+/// Lets this session's statements run as long as they need (bulk loads and rewrites). Use
+/// it on a detached connection, or `set local` inside a transaction, so the setting never
+/// reaches a pooled connection that serves requests.
+pub async fn lift_statement_timeout(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("set statement_timeout = 0").execute(conn).await?;
+    Ok(())
+}
+
+/// The same for the current transaction only.
+pub async fn lift_statement_timeout_in_transaction(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("set local statement_timeout = 0").execute(conn).await?;
+    Ok(())
 }
 
 /// A pooled connection idle for longer than this is pinged before use.

@@ -57,6 +57,8 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
     let projects = billing_projects(&users, &timeline, options);
 
     let mut tx = pool.begin().await?;
+    // Fourteen months of costs in one transaction: longer than a request may take.
+    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
     clear(&mut tx).await?;
     let team_ids = insert_org(&mut tx, &users, options.scale).await?;
     tracing::info!(scale = options.scale, from = %timeline.from, until = %timeline.until, "loading demo costs");
@@ -195,6 +197,7 @@ pub async fn refresh(pool: &PgPool, until: NaiveDate) -> Result<Option<DateRange
     let timeline = Timeline { from: first, until };
     let projects = billing_projects(&org::user_names(), &timeline, DemoOptions { scale, until });
     let mut tx = pool.begin().await?;
+    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
     write_costs(&mut tx, &projects, &timeline, window).await?;
     tx.commit().await?;
     Ok(Some(DateRange {

@@ -55,12 +55,19 @@ impl Backoff {
 }
 
 /// The standard AWS chain with ring TLS and SDK retries off (each service sets its own);
-/// region us-east-1 unless configured, the home of Cost Explorer and Budgets.
+/// region us-east-1 unless configured, the home of Cost Explorer and Budgets. Connecting and
+/// each request are bounded by `BURNRATE_AWS_CONNECT_TIMEOUT` and `BURNRATE_AWS_TIMEOUT`.
 pub async fn sdk_config_from_environment() -> SdkConfig {
+    let timeouts = crate::config::Timeouts::from_env();
+    let timeout_config = aws_config::timeout::TimeoutConfig::builder()
+        .connect_timeout(timeouts.aws_connect)
+        .operation_timeout(timeouts.aws_operation)
+        .build();
     // The loader's own region chain (it shares our HTTP client for IMDS), then the default.
     let config = aws_config::defaults(BehaviorVersion::latest())
         .http_client(https_client())
         .retry_config(RetryConfig::disabled())
+        .timeout_config(timeout_config)
         .load()
         .await;
     match config.region() {
@@ -224,8 +231,9 @@ fn group_by(grain: Grain, settings: &IngestSettings) -> Vec<GroupDefinition> {
     vec![tag(&settings.tag_project), second]
 }
 
-/// Throttling, timeouts and dropped connections are worth another (counted) try; anything
-/// AWS rejected on its merits is not.
+/// Throttling and dropped connections are worth another (counted) try. A request that used
+/// up `BURNRATE_AWS_TIMEOUT` is not: the endpoint hangs, and the run should fail and free
+/// the lock rather than wait that long again. Nor is anything AWS rejected on its merits.
 fn is_retryable<E: ProvideErrorMetadata, R>(error: &SdkError<E, R>) -> bool {
     match error {
         SdkError::ServiceError(service) => {
@@ -234,7 +242,7 @@ fn is_retryable<E: ProvideErrorMetadata, R>(error: &SdkError<E, R>) -> bool {
                 Some("LimitExceededException" | "ThrottlingException" | "ServiceUnavailableException")
             )
         }
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
+        SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
         _ => false,
     }
 }
@@ -254,6 +262,10 @@ impl IngestError {
                     err.message().unwrap_or("(no message)")
                 ))
             }
+            SdkError::TimeoutError(_) => IngestError::new(format!(
+                "Cost Explorer did not answer within {:?} (BURNRATE_AWS_TIMEOUT); nothing was stored",
+                crate::config::Timeouts::from_env().aws_operation
+            )),
             other => IngestError::new(format!("Cost Explorer request failed: {}", DisplayErrorContext(other))),
         }
     }

@@ -112,30 +112,34 @@ pub async fn run(
     trigger: Trigger,
     options: &RunOptions,
 ) -> Result<Outcome, IngestError> {
-    // A detached connection closes when dropped, so the lock can never linger in the pool.
-    let mut lock = pool.acquire().await?.detach();
+    // The lock is held by the connection that writes, detached from the pool: if that
+    // connection is lost, the lock goes with it and so does every write the run could make,
+    // so two runs can never overlap; and dropping it can never leave the lock in the pool.
+    let mut conn = pool.acquire().await?.detach();
     let locked: bool = sqlx::query_scalar("select pg_try_advisory_lock($1)")
         .bind(LOCK_KEY)
-        .fetch_one(&mut lock)
+        .fetch_one(&mut conn)
         .await?;
     if !locked {
         return Ok(Outcome::AlreadyRunning);
     }
-    let result = locked_run(pool, cost_explorer, trigger, options).await;
+    // Replacing a 14-month window takes longer than a request's statement may.
+    crate::db::lift_statement_timeout(&mut conn).await?;
+    let result = locked_run(&mut conn, cost_explorer, trigger, options).await;
     let _ = sqlx::query("select pg_advisory_unlock($1)")
         .bind(LOCK_KEY)
-        .execute(&mut lock)
+        .execute(&mut conn)
         .await;
+    let _ = sqlx::Connection::close(conn).await;
     result.map(Outcome::Finished)
 }
 
 async fn locked_run(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     cost_explorer: &CostExplorer,
     trigger: Trigger,
     options: &RunOptions,
 ) -> Result<RunReport, IngestError> {
-    let mut conn = pool.acquire().await?;
     // Holding the lock means no run is in progress anywhere: a 'running' row is a dead one.
     sqlx::query(
         "update ingestion_runs
@@ -147,7 +151,7 @@ async fn locked_run(
     .await?;
     let window = match options.window {
         Some(window) => Some(plan::clip_to_complete_days(window, options.today)?),
-        None => plan::incremental_window(plan::coverage(&mut conn).await?, &options.settings, options.today),
+        None => plan::incremental_window(plan::coverage(&mut *conn).await?, &options.settings, options.today),
     };
     let clipped = options.window.filter(|asked| window.is_some_and(|w| w.to < asked.to));
     let run_id: i64 = sqlx::query_scalar(
@@ -162,11 +166,11 @@ async fn locked_run(
 
     let mut meter = RequestMeter::default();
     let result = match window {
-        None => finish(&mut conn, run_id, &meter, 0, None)
+        None => finish(conn, run_id, &meter, 0, None)
             .await
             .map(|_| Stored::default())
             .map_err(IngestError::from),
-        Some(window) => fetch_and_store(&mut conn, cost_explorer, window, options, run_id, &mut meter).await,
+        Some(window) => fetch_and_store(conn, cost_explorer, window, options, run_id, &mut meter).await,
     };
     match result {
         Ok(stored) => {
@@ -191,7 +195,7 @@ async fn locked_run(
         }
         Err(error) => {
             tracing::error!(run_id, requests = meter.requests, %error, "ingestion failed");
-            finish(&mut conn, run_id, &meter, 0, Some(&error.to_string())).await?;
+            finish(conn, run_id, &meter, 0, Some(&error.to_string())).await?;
             Err(error)
         }
     }

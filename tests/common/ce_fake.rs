@@ -66,6 +66,9 @@ pub struct FakeState {
     /// (`USAGE_TYPE`, `SERVICE` or the user tag): grains that disagree with the others.
     pub skew: Vec<(String, Decimal)>,
     pub requests: Vec<SeenRequest>,
+    /// Requests that reached the fake, counted before any delay (so also those the client
+    /// gave up on).
+    pub arrivals: usize,
 }
 
 #[derive(Clone)]
@@ -161,7 +164,11 @@ fn error(kind: &str, message: &str) -> Response {
 }
 
 async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, body: String) -> Response {
-    let delay = state.lock().expect("state").delay;
+    let delay = {
+        let mut state = state.lock().expect("state");
+        state.arrivals += 1;
+        state.delay
+    };
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }

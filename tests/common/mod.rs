@@ -7,7 +7,7 @@ use burnrate::audit::record::Actor;
 use burnrate::auth::{Role, accounts};
 use burnrate::config::Config;
 use burnrate::demo::{self, DemoOptions, DemoSummary};
-use burnrate::server::{AppState, router};
+use burnrate::server::{AppState, serve_until};
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
@@ -144,18 +144,24 @@ pub async fn spawn_app(pool: PgPool) -> TestApp {
     spawn_app_with(pool, Config::from_lookup(|_| None).expect("default config")).await
 }
 
-pub async fn spawn_app_with(pool: PgPool, mut config: Config) -> TestApp {
+pub async fn spawn_app_with(pool: PgPool, config: Config) -> TestApp {
+    spawn_app_until(pool, config, std::future::pending()).await.0
+}
+
+/// Serves until `shutdown` resolves; the handle ends when `serve_until` returns.
+pub async fn spawn_app_until(
+    pool: PgPool,
+    mut config: Config,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> (TestApp, tokio::task::JoinHandle<std::io::Result<()>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind an ephemeral port");
     let addr = listener.local_addr().expect("local address");
     config.addr = addr;
-    let app = router(AppState::new(config, pool.clone()));
-    tokio::spawn(async move {
-        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-            .await
-            .expect("test server");
-    });
+    // The same serving code as `burnrate serve`.
+    let state = AppState::new(config, pool.clone());
+    let served = tokio::spawn(serve_until(listener, state, shutdown));
     // A response that never completes fails its test within a minute, with the URL, instead
     // of stalling the whole run.
     let client = reqwest::Client::builder()
@@ -163,7 +169,7 @@ pub async fn spawn_app_with(pool: PgPool, mut config: Config) -> TestApp {
         .timeout(std::time::Duration::from_secs(60))
         .build()
         .expect("client");
-    TestApp { addr, pool, client }
+    (TestApp { addr, pool, client }, served)
 }
 
 pub fn day(y: i32, m: u32, d: u32) -> NaiveDate {

@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use sqlx::postgres::PgConnectOptions;
 
+pub mod timeouts;
+pub use timeouts::Timeouts;
+
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
@@ -36,6 +39,7 @@ pub struct Config {
     pub ingest: IngestSettings,
     /// `SMTP_URL` and `SMTP_FROM`; `None`: alerts stay queued until SMTP is configured.
     pub smtp: Option<crate::mail::SmtpSettings>,
+    pub timeouts: Timeouts,
 }
 
 /// What and when to fetch from Cost Explorer.
@@ -157,6 +161,12 @@ Environment variables:
   SMTP_URL            Alert email server: smtp://host:port, smtp://user:pass@host:587 (STARTTLS)
                       or smtps://user:pass@host:465 [default: unset, alerts stay queued]
   SMTP_FROM           Sender of alert emails, e.g. burnrate@example.com (required with SMTP_URL)
+  BURNRATE_AWS_CONNECT_TIMEOUT, BURNRATE_AWS_TIMEOUT, BURNRATE_SMTP_TIMEOUT,
+  BURNRATE_DB_STATEMENT_TIMEOUT, BURNRATE_DB_LOCK_TIMEOUT, BURNRATE_REQUEST_TIMEOUT,
+  BURNRATE_SHUTDOWN_TIMEOUT
+                      How long to wait for AWS, SMTP, a SQL statement or lock, an HTTP request
+                      and draining at shutdown, e.g. 500ms, 30s [defaults: 5s, 60s, 30s, 30s,
+                      5s, 60s, 30s]
   AWS_*               Credentials, region and endpoints through the standard AWS chain
                       (AWS_PROFILE, AWS_ACCESS_KEY_ID, SSO, IMDS/IRSA, AWS_ENDPOINT_URL);
                       region us-east-1 unless configured";
@@ -217,6 +227,7 @@ impl Config {
         let session_idle = duration("BURNRATE_SESSION_IDLE", Duration::from_secs(12 * 3600))?;
         let session_max = duration("BURNRATE_SESSION_MAX", Duration::from_secs(7 * 86400))?;
         let ingest = ingest_settings(&get)?;
+        let timeouts = Timeouts::from_lookup(&get)?;
         let smtp = match (get("SMTP_URL"), get("SMTP_FROM")) {
             (None, _) => None,
             (Some(_), None) => {
@@ -226,21 +237,24 @@ impl Config {
                     expected: "the sender address for alert emails, required when SMTP_URL is set",
                 });
             }
-            (Some(url), Some(from)) => Some(crate::mail::SmtpSettings::parse(&url, &from).map_err(|expected| {
-                ConfigError {
-                    // Neither value is echoed: the URL may hold a password.
-                    variable: if expected.starts_with("SMTP_FROM") {
-                        "SMTP_FROM"
-                    } else {
-                        "SMTP_URL"
-                    },
-                    value: None,
-                    expected,
-                }
-            })?),
+            (Some(url), Some(from)) => Some(crate::mail::SmtpSettings::parse(&url, &from, timeouts.smtp).map_err(
+                |expected| {
+                    ConfigError {
+                        // Neither value is echoed: the URL may hold a password.
+                        variable: if expected.starts_with("SMTP_FROM") {
+                            "SMTP_FROM"
+                        } else {
+                            "SMTP_URL"
+                        },
+                        value: None,
+                        expected,
+                    }
+                },
+            )?),
         };
         Ok(Config {
             smtp,
+            timeouts,
             ingest,
             public_url,
             session_idle,
@@ -320,6 +334,9 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
     let (number, unit) = text.split_at(unit_at);
     let n: u64 = number.parse().ok().filter(|n| *n > 0)?;
+    if unit == "ms" {
+        return Some(Duration::from_millis(n));
+    }
     let seconds = match unit {
         "s" => 1,
         "m" => 60,
