@@ -365,12 +365,16 @@ async fn request_connections_bound_each_statement_and_lock_wait(pool: sqlx::PgPo
     assert!(slow.to_string().contains("statement timeout"), "{slow}");
 
     // A row locked elsewhere: the request path gives up instead of queueing behind it.
+    sqlx::query("insert into teams (name) values ('locked')")
+        .execute(&pool)
+        .await
+        .expect("team");
     let mut holder = pool.begin().await.expect("transaction");
-    sqlx::query("select version from data_version for update")
+    sqlx::query("select * from teams where name = 'locked' for update")
         .execute(&mut *holder)
         .await
         .expect("lock");
-    let waiting = sqlx::query("update data_version set version = version + 1")
+    let waiting = sqlx::query("update teams set name = 'renamed' where name = 'locked'")
         .execute(&db.pool)
         .await
         .expect_err("lock wait bounded");

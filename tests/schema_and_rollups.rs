@@ -300,3 +300,133 @@ async fn the_demo_ends_yesterday_with_three_partial_estimated_days_that_a_later_
     .expect("fresh load");
     assert_eq!(daily_rollup(&pool).await, refreshed);
 }
+
+#[sqlx::test]
+async fn edits_never_wait_on_an_open_ingestion_transaction(pool: PgPool) {
+    use burnrate::audit::record::Actor;
+    for statement in [
+        "insert into teams (name) values ('ml'), ('platform')",
+        "insert into projects (name, team_id) select 'train', id from teams where name = 'ml'",
+        "insert into projects (name) values ('stray')",
+    ] {
+        sqlx::query(statement).execute(&pool).await.expect("seed");
+    }
+    let version = |pool: PgPool| async move {
+        sqlx::query_scalar::<_, i64>("select version from data_version")
+            .fetch_one(&pool)
+            .await
+            .expect("version")
+    };
+    let before = version(pool.clone()).await;
+
+    // An ingestion replacing a window, its transaction left open.
+    let window = DateRange {
+        from: day(2026, 11, 1),
+        to: day(2026, 11, 3),
+    };
+    let row = |day: chrono::NaiveDate, project: &str, dimension: &str| CostRow {
+        day,
+        project: project.into(),
+        dimension: dimension.into(),
+        unblended: Decimal::from(10),
+        amortized: Decimal::from(10),
+        usage_quantity: Decimal::ONE,
+        estimated: false,
+    };
+    let batch = CostBatch {
+        by_user: vec![row(day(2026, 11, 1), "train", "alice"), row(day(2026, 11, 2), "stray", "bob")],
+        by_usage_type: vec![
+            row(day(2026, 11, 1), "train", "USE1-BoxUsage:g5.xlarge"),
+            row(day(2026, 11, 2), "stray", "USE1-BoxUsage:g5.xlarge"),
+        ],
+        by_service: vec![row(day(2026, 11, 1), "train", "EC2"), row(day(2026, 11, 2), "stray", "EC2")],
+    };
+    let mut ingestion = pool.begin().await.expect("transaction");
+    store::replace_window(&mut ingestion, window, &batch).await.expect("window written");
+
+    // Every edit below goes through connections that give up on any lock wait over 2 s, so
+    // one that queued behind the ingestion fails the test instead of merely waiting.
+    let impatient = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                sqlx::query("set lock_timeout = '2s'").execute(conn).await?;
+                Ok(())
+            })
+        })
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .expect("pool");
+    let actor = Actor::system("test");
+    let mut conn = impatient.acquire().await.expect("connection");
+    let budget = burnrate::budgets::spec::validate(&burnrate::budgets::spec::BudgetInput {
+        name: "ml monthly".into(),
+        scope_kind: "team".into(),
+        scope_name: "ml".into(),
+        period: "monthly".into(),
+        amount: "1000".into(),
+        metric: "unblended".into(),
+        thresholds: burnrate::budgets::spec::threshold_lines("80"),
+        recipients: vec![],
+    })
+    .expect("valid");
+    burnrate::budgets::store::save(&mut conn, &actor, None, &budget)
+        .await
+        .expect("a budget saves");
+    let approval = burnrate::enforcement::approvals::validate(&burnrate::enforcement::approvals::ApprovalInput {
+        project: "train".into(),
+        approver: "cfo@example.com".into(),
+        reason: "run".into(),
+        cap: "5000".into(),
+        expires: "2027-01-31".into(),
+    })
+    .expect("valid");
+    burnrate::enforcement::approvals::set(&mut conn, &actor, &approval)
+        .await
+        .expect("an approval saves");
+    drop(conn);
+    burnrate::teams::edit::assign(&impatient, &actor, "project", "stray", "platform")
+        .await
+        .expect("a team edit saves");
+    let edited = version(impatient.clone()).await;
+    assert!(edited > before, "the edits changed the version: {before} -> {edited}");
+
+    ingestion.commit().await.expect("commit");
+    let ingested = version(pool.clone()).await;
+    assert!(ingested > edited, "the ingestion's commit changed it again: {edited} -> {ingested}");
+}
+
+#[sqlx::test]
+async fn folding_old_changes_keeps_the_version_and_later_changes_still_raise_it(pool: PgPool) {
+    let version = || async {
+        sqlx::query_scalar::<_, i64>("select version from data_version")
+            .fetch_one(&pool)
+            .await
+            .expect("version")
+    };
+    let mut last = version().await;
+    // Enough single-statement writes to fold the change log more than once.
+    for n in 0..600 {
+        sqlx::query("insert into teams (name) values ($1)")
+            .bind(format!("team-{n}"))
+            .execute(&pool)
+            .await
+            .expect("write");
+        let now = version().await;
+        assert_eq!(now, last + 1, "write {n}");
+        last = now;
+    }
+    let rows: i64 = sqlx::query_scalar("select count(*) from data_changes")
+        .fetch_one(&pool)
+        .await
+        .expect("rows");
+    assert!(rows < 300, "old changes are folded: {rows} rows");
+    // A write rolled back leaves the version alone.
+    let mut tx = pool.begin().await.expect("transaction");
+    sqlx::query("insert into teams (name) values ('never')")
+        .execute(&mut *tx)
+        .await
+        .expect("write");
+    tx.rollback().await.expect("rollback");
+    assert_eq!(version().await, last);
+}

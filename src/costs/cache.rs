@@ -1,7 +1,9 @@
 //! Computed page data, cached per data version. Every write to facts, rollups, projects,
-//! teams or usage types bumps `data_version` (a statement trigger), and a cached entry is
-//! used only while the version it was computed at is current; so pages are never stale,
-//! also when another replica wrote. Reading the version is one primary-key lookup.
+//! teams, usage types or budgets appends to `data_changes` (a statement trigger; appends
+//! never wait on each other), and the version is the weight those rows add up to in the
+//! reader's snapshot. A cached entry is used only while the version it was computed at is
+//! current; so pages are never stale, also when another replica wrote. Reading the version
+//! sums at most a few hundred small rows (old ones are folded into one).
 
 use std::any::Any;
 use std::collections::HashMap;
