@@ -560,7 +560,7 @@ async fn evaluate_budgets(config: Config) -> Result<(), String> {
         );
     }
     println!(
-        "alerts: {} newly queued, {} sent, {} failed, {} still queued",
+        "alerts: {} newly queued; emails (one per recipient): {} sent, {} failed, {} still queued",
         evaluation.queued, delivery.sent, delivery.failed, delivery.queued
     );
     if delivery.queued > 0 && config.smtp.is_none() {

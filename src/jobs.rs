@@ -23,7 +23,7 @@ impl std::fmt::Display for AfterIngestion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "evaluated {} budgets: {} alerts queued, {} sent, {} still queued; enforcement: {} violation actions",
+            "evaluated {} budgets: {} alerts queued; emails {} sent, {} still queued; enforcement: {} violation actions",
             self.budgets, self.alerts_queued, self.alerts_sent, self.alerts_still_queued, self.violations
         )
     }

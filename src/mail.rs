@@ -105,6 +105,11 @@ impl Mailer {
         &self.settings.server
     }
 
+    /// How long each SMTP step may take.
+    pub fn timeout(&self) -> Duration {
+        self.settings.timeout
+    }
+
     /// Sends `email`; on success returns the server's reply, e.g. `250 OK`.
     pub async fn send(&self, email: &Email<'_>) -> Result<String, SendFailure> {
         let permanent = |message: String| SendFailure {

@@ -137,7 +137,11 @@ async fn alerts_are_emailed_exactly_once_across_repeats_concurrent_evaluators_an
     );
     let (a, b) = (a.expect("first evaluator"), b.expect("second evaluator"));
     assert_eq!(a.0.queued + b.0.queued, 2, "each crossed threshold is queued once");
-    assert_eq!(a.1.sent + b.1.sent, 2, "each alert is sent once");
+    assert_eq!(
+        a.1.sent + b.1.sent,
+        4,
+        "each alert is sent once to each of its two recipients"
+    );
 
     let again = evaluate_and_send(&pool, &first, url, today(), true)
         .await
@@ -157,20 +161,25 @@ async fn alerts_are_emailed_exactly_once_across_repeats_concurrent_evaluators_an
     assert_eq!((after.0.queued, after.1.sent), (0, 0));
 
     let messages = smtp.messages();
-    assert_eq!(messages.len(), 2, "{messages:#?}");
-    let mut subjects: Vec<&str> = messages.iter().map(|m| m.subject.as_str()).collect();
-    subjects.sort();
+    assert_eq!(messages.len(), 4, "{messages:#?}");
+    let mut sent: Vec<(&str, String)> = messages
+        .iter()
+        .map(|m| (m.subject.as_str(), m.rcpt_to.join(",")))
+        .collect();
+    sent.sort();
+    let actual = "[burnrate] ml-research monthly: actual spend reached 50% of its $4,000.00 budget";
+    let forecast = "[burnrate] ml-research monthly: forecast spend reached 80% of its $4,000.00 budget";
     assert_eq!(
-        subjects,
+        sent,
         [
-            "[burnrate] ml-research monthly: actual spend reached 50% of its $4,000.00 budget",
-            "[burnrate] ml-research monthly: forecast spend reached 80% of its $4,000.00 budget",
-        ]
+            (actual, "finance@example.com".to_string()),
+            (actual, "owner@example.com".to_string()),
+            (forecast, "finance@example.com".to_string()),
+            (forecast, "owner@example.com".to_string()),
+        ],
+        "one email per alert and recipient"
     );
     for message in &messages {
-        let mut to = message.rcpt_to.clone();
-        to.sort();
-        assert_eq!(to, ["finance@example.com", "owner@example.com"]);
         assert_eq!(message.mail_from, "burnrate@example.com");
         assert!(
             message.message_id.starts_with("<burnrate-alert-"),
@@ -220,7 +229,7 @@ async fn alerts_stay_queued_while_smtp_is_down_and_go_out_once_when_it_returns(p
     let (evaluation, delivery) = evaluate_and_send(&pool, &sender, None, today(), false)
         .await
         .expect("evaluate");
-    assert_eq!((evaluation.queued, delivery.sent, delivery.queued), (2, 0, 2));
+    assert_eq!((evaluation.queued, delivery.sent, delivery.queued), (2, 0, 4));
     let waiting: Vec<(String, i32, String)> =
         sqlx::query_as("select status, attempts, coalesce(last_reply, '') from budget_alerts order by id")
             .fetch_all(&pool)
@@ -234,10 +243,10 @@ async fn alerts_stay_queued_while_smtp_is_down_and_go_out_once_when_it_returns(p
     smtp.start().await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     let delivery = sender.deliver_due(&pool).await.expect("deliver");
-    assert_eq!((delivery.sent, delivery.queued), (2, 0));
+    assert_eq!((delivery.sent, delivery.queued), (4, 0));
     let delivery = sender.deliver_due(&pool).await.expect("deliver again");
     assert_eq!(delivery.sent, 0);
-    assert_eq!(smtp.messages().len(), 2);
+    assert_eq!(smtp.messages().len(), 4);
 
     // Without SMTP configured, alerts wait with a reason instead of failing.
     sqlx::query("delete from budget_alerts")
@@ -248,7 +257,7 @@ async fn alerts_stay_queued_while_smtp_is_down_and_go_out_once_when_it_returns(p
     let (_, delivery) = evaluate_and_send(&pool, &unconfigured, None, today(), true)
         .await
         .expect("evaluate");
-    assert_eq!((delivery.sent, delivery.queued), (0, 2));
+    assert_eq!((delivery.sent, delivery.queued), (0, 4));
     let reply: String = sqlx::query_scalar("select last_reply from budget_alerts limit 1")
         .fetch_one(&pool)
         .await
@@ -267,7 +276,7 @@ async fn a_password_is_never_sent_without_starttls(pool: PgPool) {
     let (_, delivery) = evaluate_and_send(&pool, &sender, None, today(), true)
         .await
         .expect("evaluate");
-    assert_eq!((delivery.sent, delivery.queued), (0, 2));
+    assert_eq!((delivery.sent, delivery.queued), (0, 4));
     assert!(smtp.messages().is_empty());
     let replies: Vec<String> = sqlx::query_scalar("select last_reply from budget_alerts")
         .fetch_all(&pool)
@@ -890,4 +899,170 @@ async fn a_budget_renamed_in_yaml_under_the_same_key_keeps_its_id_and_alert_hist
 ",
     );
     assert!(clash.is_err(), "the file itself names the key twice");
+}
+
+#[sqlx::test]
+async fn a_recipient_the_server_refuses_fails_alone_and_retry_requeues_only_it(pool: PgPool) {
+    seed(&pool).await;
+    let id = save(
+        &pool,
+        None,
+        &spec(
+            "ml-research monthly",
+            ("team", "ml-research"),
+            "4000",
+            "50",
+            "reject-me@example.com",
+        ),
+    )
+    .await;
+    let smtp = common::smtp::start_picky().await;
+    let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
+    let (evaluation, delivery) = evaluate_and_send(&pool, &sender, None, today(), true)
+        .await
+        .expect("evaluate");
+    assert_eq!(evaluation.queued, 1);
+    assert_eq!((delivery.sent, delivery.failed, delivery.queued), (1, 1, 0));
+    let messages = smtp.messages();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].rcpt_to, ["owner@example.com"]);
+    let deliveries = || async {
+        sqlx::query_as::<_, (String, String, String)>(
+            "select recipient, status, coalesce(last_reply, '') from alert_deliveries order by recipient",
+        )
+        .fetch_all(&pool)
+        .await
+        .expect("deliveries")
+    };
+    let recorded = deliveries().await;
+    assert_eq!(recorded[0].0, "owner@example.com");
+    assert_eq!(recorded[0].1, "sent");
+    assert_eq!(
+        (recorded[1].0.as_str(), recorded[1].1.as_str()),
+        ("reject-me@example.com", "failed")
+    );
+    assert!(recorded[1].2.contains("550"), "{}", recorded[1].2);
+    let alert_status: String = sqlx::query_scalar("select status from budget_alerts where budget_id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .expect("alert");
+    assert_eq!(
+        alert_status, "failed",
+        "the history shows the alert did not reach everyone"
+    );
+
+    // An admin's Retry re-queues that alert's failed delivery and returns; it does not send
+    // inside the request (this server's sender has no SMTP, so nothing would go out anyway).
+    let app = spawn_app(pool.clone()).await;
+    let admin = app.session_for("boss@example.com", Role::Admin).await;
+    let alert_id: i64 = sqlx::query_scalar("select id from budget_alerts where budget_id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .expect("alert");
+    let retried = app
+        .post_form_as("/api/retry_alert", &format!("alert_id={alert_id}"), &admin)
+        .await;
+    assert!(retried.status < 400, "{} {}", retried.status, retried.body);
+    let after_retry = deliveries().await;
+    assert_eq!(after_retry[0].1, "sent", "the delivered recipient is left alone");
+    assert_eq!(after_retry[1].1, "queued", "the refused one waits for the sender");
+
+    let again = sender.deliver_now(&pool).await.expect("deliver");
+    assert_eq!(
+        (again.sent, again.failed),
+        (0, 1),
+        "refused again; the owner gets no second copy"
+    );
+    assert_eq!(smtp.messages().len(), 1);
+}
+
+#[sqlx::test]
+async fn an_alert_whose_sender_is_killed_mid_send_is_delivered_after_the_lease_expires(pool: PgPool) {
+    seed(&pool).await;
+    save(
+        &pool,
+        None,
+        &spec(
+            "ml-research monthly",
+            ("team", "ml-research"),
+            "4000",
+            "50",
+            "slow@example.com",
+        ),
+    )
+    .await;
+    let smtp = common::smtp::start_stalling().await;
+    let marker = smtp.slow_marker.clone().expect("marker path");
+    let url = common::database_url(&pool).await;
+    let evaluate = || {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"));
+        command
+            .args(["budgets", "evaluate"])
+            .env("DATABASE_URL", &url)
+            .env("SMTP_URL", smtp.url())
+            .env("SMTP_FROM", "burnrate@example.com")
+            // Each SMTP step waits at most 1 s, so a delivery's lease lasts 10 s.
+            .env("BURNRATE_SMTP_TIMEOUT", "1s")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        command
+    };
+    let deliveries = || async {
+        sqlx::query_as::<_, (String, String, i32)>(
+            "select recipient, status, attempts from alert_deliveries order by recipient",
+        )
+        .fetch_all(&pool)
+        .await
+        .expect("deliveries")
+    };
+
+    // The sender is killed while the server holds the message to slow@.
+    let mut child = evaluate().spawn().expect("burnrate runs");
+    let mut held = false;
+    for _ in 0..300 {
+        if marker.exists() {
+            held = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(held, "the server received the message to slow@");
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+    assert_eq!(
+        deliveries().await,
+        [
+            ("owner@example.com".to_string(), "sent".to_string(), 1),
+            ("slow@example.com".to_string(), "sending".to_string(), 1),
+        ],
+        "the claim outlives its dead sender"
+    );
+
+    // A run while the lease holds leaves it alone: the sender might still be alive.
+    let early = evaluate().output().expect("run");
+    assert!(early.status.success(), "{}", String::from_utf8_lossy(&early.stderr));
+    assert_eq!(deliveries().await[1].1, "sending");
+
+    // Once the lease has expired, the next run delivers it; the owner's copy is not resent.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let later = evaluate().output().expect("run");
+    assert!(later.status.success(), "{}", String::from_utf8_lossy(&later.stderr));
+    assert_eq!(
+        deliveries().await,
+        [
+            ("owner@example.com".to_string(), "sent".to_string(), 1),
+            ("slow@example.com".to_string(), "sent".to_string(), 2),
+        ]
+    );
+    let status: String = sqlx::query_scalar("select status from budget_alerts")
+        .fetch_one(&pool)
+        .await
+        .expect("alert");
+    assert_eq!(status, "sent");
+    let mut to: Vec<String> = smtp.messages().into_iter().flat_map(|m| m.rcpt_to).collect();
+    to.sort();
+    assert_eq!(to, ["owner@example.com", "slow@example.com"]);
 }

@@ -326,7 +326,7 @@ async fn ingest_from_cron_evaluates_budgets_and_sends_their_alerts(pool: PgPool)
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
     assert!(
-        stdout.contains("evaluated 1 budgets: 1 alerts queued, 1 sent, 0 still queued"),
+        stdout.contains("evaluated 1 budgets: 1 alerts queued; emails 1 sent, 0 still queued"),
         "{stdout}"
     );
     let messages = smtp.messages();

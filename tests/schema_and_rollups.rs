@@ -334,15 +334,23 @@ async fn edits_never_wait_on_an_open_ingestion_transaction(pool: PgPool) {
         estimated: false,
     };
     let batch = CostBatch {
-        by_user: vec![row(day(2026, 11, 1), "train", "alice"), row(day(2026, 11, 2), "stray", "bob")],
+        by_user: vec![
+            row(day(2026, 11, 1), "train", "alice"),
+            row(day(2026, 11, 2), "stray", "bob"),
+        ],
         by_usage_type: vec![
             row(day(2026, 11, 1), "train", "USE1-BoxUsage:g5.xlarge"),
             row(day(2026, 11, 2), "stray", "USE1-BoxUsage:g5.xlarge"),
         ],
-        by_service: vec![row(day(2026, 11, 1), "train", "EC2"), row(day(2026, 11, 2), "stray", "EC2")],
+        by_service: vec![
+            row(day(2026, 11, 1), "train", "EC2"),
+            row(day(2026, 11, 2), "stray", "EC2"),
+        ],
     };
     let mut ingestion = pool.begin().await.expect("transaction");
-    store::replace_window(&mut ingestion, window, &batch).await.expect("window written");
+    store::replace_window(&mut ingestion, window, &batch)
+        .await
+        .expect("window written");
 
     // Every edit below goes through connections that give up on any lock wait over 2 s, so
     // one that queued behind the ingestion fails the test instead of merely waiting.
@@ -393,7 +401,10 @@ async fn edits_never_wait_on_an_open_ingestion_transaction(pool: PgPool) {
 
     ingestion.commit().await.expect("commit");
     let ingested = version(pool.clone()).await;
-    assert!(ingested > edited, "the ingestion's commit changed it again: {edited} -> {ingested}");
+    assert!(
+        ingested > edited,
+        "the ingestion's commit changed it again: {edited} -> {ingested}"
+    );
 }
 
 #[sqlx::test]

@@ -189,7 +189,9 @@ pub async fn retry_alert(alert_id: i64) -> Result<(), AppError> {
             if !super::outbox::requeue(&state.pool, alert_id).await? {
                 return Err(AppError::NotFound("no failed alert with this id".into()));
             }
-            state.alerts.deliver_now(&state.pool).await?;
+            // The background sender delivers it, not this request: a slow SMTP server must
+            // not hold the admin's page, nor the rest of the queue ride on it.
+            state.alerts.wake();
             Ok(())
         }
         .await,
@@ -258,65 +260,59 @@ mod server {
         })
     }
 
+    /// One alert as the history lists it.
+    #[derive(sqlx::FromRow)]
+    struct AlertRow {
+        id: i64,
+        period_start: NaiveDate,
+        percent: Decimal,
+        kind: String,
+        spend: Decimal,
+        status: String,
+        attempts: i32,
+        recipients: Vec<String>,
+        deliveries: Vec<String>,
+        last_reply: Option<String>,
+        created_at: String,
+        sent_at: Option<String>,
+    }
+
     pub async fn alerts(conn: &mut PgConnection, budget_id: i64) -> Result<Vec<(i64, AlertRecord)>, sqlx::Error> {
-        type Row = (
-            i64,
-            NaiveDate,
-            Decimal,
-            String,
-            Decimal,
-            String,
-            i32,
-            Vec<String>,
-            Option<String>,
-            String,
-            Option<String>,
-        );
-        let rows: Vec<Row> = sqlx::query_as(
-            "select id, period_start, percent, kind, spend, status, attempts, recipients, last_reply,
-                    to_char(created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"'),
-                    to_char(sent_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"')
-             from budget_alerts where budget_id = $1 order by created_at desc, id desc limit 200",
+        let rows: Vec<AlertRow> = sqlx::query_as(
+            "select a.id, a.period_start, a.percent, a.kind, a.spend, a.status, a.attempts, a.recipients,
+                    array(select d.recipient || ': ' || d.status || coalesce(' (' || d.last_reply || ')', '')
+                          from alert_deliveries d where d.alert_id = a.id order by d.recipient) as deliveries,
+                    a.last_reply,
+                    to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"') as created_at,
+                    to_char(a.sent_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"') as sent_at
+             from budget_alerts a where a.budget_id = $1 order by a.created_at desc, a.id desc limit 200",
         )
         .bind(budget_id)
         .fetch_all(conn)
         .await?;
         Ok(rows
             .into_iter()
-            .map(
-                |(
-                    id,
-                    period_start,
-                    percent,
-                    kind,
-                    spend,
-                    status,
-                    attempts,
-                    recipients,
-                    last_reply,
-                    created_at,
-                    sent_at,
-                )| {
-                    let kind = ThresholdKind::parse(&kind).unwrap_or(ThresholdKind::Actual);
-                    (
-                        id,
-                        AlertRecord {
-                            period_start,
-                            threshold: Threshold {
-                                kind,
-                                percent: percent.normalize(),
-                            },
-                            spend,
-                            status,
-                            attempts,
-                            recipients,
-                            last_reply,
-                            created_at,
-                            sent_at,
+            .map(|row| {
+                let kind = ThresholdKind::parse(&row.kind).unwrap_or(ThresholdKind::Actual);
+                (
+                    row.id,
+                    AlertRecord {
+                        period_start: row.period_start,
+                        threshold: Threshold {
+                            kind,
+                            percent: row.percent.normalize(),
                         },
-                    )
-                },
-            )
+                        spend: row.spend,
+                        status: row.status,
+                        attempts: row.attempts,
+                        recipients: row.recipients,
+                        deliveries: row.deliveries,
+                        last_reply: row.last_reply,
+                        created_at: row.created_at,
+                        sent_at: row.sent_at,
+                    },
+                )
+            })
             .collect())
     }
 

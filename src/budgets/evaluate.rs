@@ -255,10 +255,16 @@ async fn existed_before(conn: &mut PgConnection, budget_id: i64, end: NaiveDate)
 /// crossing that no longer holds: it stays in the history as `rearmed`, and crossing the
 /// raised amount queues a new one.
 async fn rearm(conn: &mut PgConnection, status: &BudgetStatus, threshold: Threshold) -> Result<(), sqlx::Error> {
+    // Deliveries not yet made are cancelled: the crossing they announce no longer holds.
     sqlx::query(
-        "update budget_alerts set status = 'rearmed', next_attempt_at = now()
-         where budget_id = $1 and period_start = $2 and percent = $3 and kind = $4
-           and status <> 'rearmed' and amount < $5",
+        "with rearmed as (
+             update budget_alerts set status = 'rearmed', next_attempt_at = now()
+             where budget_id = $1 and period_start = $2 and percent = $3 and kind = $4
+               and status <> 'rearmed' and amount < $5
+             returning id
+         )
+         update alert_deliveries set status = 'cancelled', lease_until = null
+         where alert_id in (select id from rearmed) and status = 'queued'",
     )
     .bind(status.budget.id)
     .bind(status.period.from)
@@ -299,12 +305,20 @@ async fn queue(
     let top = top_projects(conn, filter, status.period, budget.spec.metric, 3).await?;
     let recipients = recipients(conn, budget).await?;
     let message = email::compose(status, threshold, &top, public_url);
-    // A concurrent evaluator may have queued it since the check: the unique index decides.
-    let inserted = sqlx::query(
+    // The alert and its deliveries commit together. A concurrent evaluator may have queued
+    // it since the check: the unique index decides. With no one to tell, the alert is failed
+    // at once and says why.
+    let mut tx = sqlx::Acquire::begin(&mut *conn).await?;
+    let alert: Option<i64> = sqlx::query_scalar(
         "insert into budget_alerts
-             (budget_id, period_start, percent, kind, spend, forecast, amount, recipients, subject, body_text, body_html)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         on conflict (budget_id, period_start, percent, kind) where status <> 'rearmed' do nothing",
+             (budget_id, period_start, percent, kind, spend, forecast, amount, recipients, subject, body_text, body_html,
+              status, last_reply)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+                 case when cardinality($8::text[]) = 0 then 'failed' else 'queued' end,
+                 case when cardinality($8::text[]) = 0
+                      then 'no recipients: the scope has no team owners and the budget lists no extra addresses' end)
+         on conflict (budget_id, period_start, percent, kind) where status <> 'rearmed' do nothing
+         returning id",
     )
     .bind(budget.id)
     .bind(status.period.from)
@@ -317,9 +331,20 @@ async fn queue(
     .bind(&message.subject)
     .bind(&message.text)
     .bind(&message.html)
-    .execute(conn)
+    .fetch_optional(&mut *tx)
     .await?;
-    Ok(inserted.rows_affected() == 1)
+    let Some(alert_id) = alert else {
+        return Ok(false);
+    };
+    sqlx::query(
+        "insert into alert_deliveries (alert_id, recipient) select $1, unnest($2::text[]) on conflict do nothing",
+    )
+    .bind(alert_id)
+    .bind(&recipients)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// The scope's team owners (for the org: the admins) plus the budget's extra addresses.

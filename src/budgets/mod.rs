@@ -282,6 +282,8 @@ pub struct AlertRecord {
     pub status: String,
     pub attempts: i32,
     pub recipients: Vec<String>,
+    /// Each recipient's delivery: `address: status (reply)`.
+    pub deliveries: Vec<String>,
     pub last_reply: Option<String>,
     pub created_at: String,
     pub sent_at: Option<String>,

@@ -1,11 +1,15 @@
-//! Sending queued alerts. Each row is claimed with `FOR UPDATE SKIP LOCKED` and held while
-//! it is sent, so two senders never send one alert; the row becomes `sent` in the same
-//! transaction. A transient failure (connection refused, 4xx) keeps it queued with
-//! exponential backoff, however long SMTP stays down; a 5xx reply marks it `failed`.
+//! Sending queued alerts, one delivery per recipient. A sender claims a delivery with a
+//! lease in one short statement, sends it with no transaction open, and records the outcome
+//! in another; no lock is held across the SMTP conversation. A transient failure
+//! (connection refused, 4xx) keeps the delivery queued with exponential backoff, however
+//! long SMTP stays down; a 5xx reply or an unusable address fails that recipient only.
+//! Delivery is at least once: a process that dies between the server's acceptance and the
+//! record leaves a lease that expires, and the delivery is sent again with the same
+//! Message-ID.
 
 use std::time::Duration;
 
-use sqlx::{Acquire, PgPool};
+use sqlx::PgPool;
 
 use crate::mail::{Email, Mailer};
 
@@ -34,12 +38,13 @@ impl RetryPolicy {
     }
 }
 
-/// What one pass sent.
+/// What one pass did, in emails: one per alert and recipient.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DeliveryReport {
     pub sent: usize,
     pub failed: usize,
-    /// Still queued after the pass (waiting for SMTP or for their next attempt).
+    /// Still waiting after the pass (for SMTP, for their next attempt, or claimed by another
+    /// sender).
     pub queued: usize,
 }
 
@@ -48,6 +53,8 @@ pub struct DeliveryReport {
 pub struct AlertSender {
     mailer: Option<Mailer>,
     policy: RetryPolicy,
+    /// Wakes `run_forever` early (an admin's Retry).
+    wake: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl AlertSender {
@@ -59,7 +66,16 @@ impl AlertSender {
                 None
             }
         });
-        AlertSender { mailer, policy }
+        AlertSender {
+            mailer,
+            policy,
+            wake: Default::default(),
+        }
+    }
+
+    /// Asks the background loop for a pass now rather than at its next tick.
+    pub fn wake(&self) {
+        self.wake.notify_one();
     }
 
     /// The SMTP client, when SMTP is configured (enforcement's notify emails use it too).
@@ -83,7 +99,10 @@ impl AlertSender {
         let mut ticker = tokio::time::interval(every);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            ticker.tick().await;
+            tokio::select! {
+                _ = ticker.tick() => {}
+                () = self.wake.notified() => {}
+            }
             match self.deliver_due(&pool).await {
                 Ok(report) if report.sent + report.failed > 0 => {
                     tracing::info!(
@@ -100,11 +119,33 @@ impl AlertSender {
     }
 }
 
-/// Rows one pass looks at, so a pass always ends.
+/// Deliveries one pass looks at, so a pass always ends.
 const PASS_LIMIT: usize = 1000;
 
-/// Sends queued alerts once each. `due_only` skips alerts still backing off (the background
-/// loop); `false` tries every queued alert now (an operator's `budgets evaluate`).
+/// How long a claim on a delivery lasts: longer than any send can take (lettre bounds each
+/// SMTP step by the timeout, and a send is under ten steps), so a live sender is never
+/// overtaken, while a dead one's claim expires and the next pass delivers it again.
+fn lease(mailer: &Mailer) -> Duration {
+    mailer.timeout().saturating_mul(10)
+}
+
+/// A delivery claimed for sending, with its alert's message.
+#[derive(sqlx::FromRow)]
+struct Claimed {
+    id: i64,
+    alert_id: i64,
+    recipient: String,
+    attempts: i32,
+    subject: String,
+    body_text: String,
+    body_html: String,
+}
+
+/// Sends queued deliveries, each to its one recipient: claim with a lease (a statement of
+/// its own), send with no transaction open, record the outcome. `due_only` skips deliveries
+/// still backing off (the background loop); `false` tries every queued one now (an
+/// operator's `budgets evaluate`). A delivery whose sender died mid-send is sent again once
+/// its lease expires: at least once, never lost.
 pub async fn deliver(
     pool: &PgPool,
     mailer: Option<&Mailer>,
@@ -112,100 +153,159 @@ pub async fn deliver(
     due_only: bool,
 ) -> Result<DeliveryReport, sqlx::Error> {
     let mut report = DeliveryReport::default();
+    let Some(mailer) = mailer else {
+        // Nothing can be sent; say why on every alert that waits.
+        sqlx::query(
+            "update budget_alerts set last_reply = 'waiting: SMTP_URL is not set, so alerts stay queued until it is'
+             where status = 'queued'",
+        )
+        .execute(pool)
+        .await?;
+        report.queued = pending(pool).await?;
+        return Ok(report);
+    };
     let mut last_id = 0i64;
-    let mut conn = pool.acquire().await?;
     for _ in 0..PASS_LIMIT {
-        let mut tx = conn.begin().await?;
-        let row: Option<(i64, Vec<String>, String, String, String, i32)> = sqlx::query_as(
-            "select id, recipients, subject, body_text, body_html, attempts from budget_alerts
-             where status = 'queued' and id > $1 and (not $2 or next_attempt_at <= now())
-             order by id limit 1 for update skip locked",
+        let claimed: Option<Claimed> = sqlx::query_as(
+            "with next as (
+                 select id from alert_deliveries
+                 where id > $1
+                   and ((status = 'queued' and (not $2 or next_attempt_at <= now()))
+                        or (status = 'sending' and lease_until < now()))
+                 order by id limit 1 for update skip locked
+             )
+             update alert_deliveries d
+             set status = 'sending', lease_until = now() + make_interval(secs => $3), attempts = d.attempts + 1
+             from next, budget_alerts a
+             where d.id = next.id and a.id = d.alert_id
+             returning d.id, d.alert_id, d.recipient, d.attempts, a.subject, a.body_text, a.body_html",
         )
         .bind(last_id)
         .bind(due_only)
-        .fetch_optional(&mut *tx)
+        .bind(lease(mailer).as_secs_f64())
+        .fetch_optional(pool)
         .await?;
-        let Some((id, recipients, subject, text, html, attempts)) = row else {
+        let Some(delivery) = claimed else {
             break;
         };
-        last_id = id;
-        let outcome = match (recipients.is_empty(), mailer) {
-            (true, _) => Some(Err(crate::mail::SendFailure {
-                permanent: true,
-                message: "no recipients: the scope has no team owners and the budget lists no extra addresses".into(),
-            })),
-            (false, None) => None,
-            (false, Some(mailer)) => Some(
-                mailer
-                    .send(&Email {
-                        message_id: format!("<burnrate-alert-{id}@burnrate>"),
-                        to: &recipients,
-                        subject: &subject,
-                        text: &text,
-                        html: &html,
-                    })
-                    .await,
-            ),
-        };
-        match outcome {
-            None => {
-                sqlx::query("update budget_alerts set last_reply = $2 where id = $1")
-                    .bind(id)
-                    .bind("waiting: SMTP_URL is not set, so alerts stay queued until it is")
-                    .execute(&mut *tx)
-                    .await?;
-                report.queued += 1;
-            }
-            Some(Ok(reply)) => {
-                sqlx::query(
-                    "update budget_alerts set status = 'sent', attempts = attempts + 1, last_reply = $2, sent_at = now()
-                     where id = $1",
-                )
-                .bind(id)
-                .bind(reply)
-                .execute(&mut *tx)
-                .await?;
-                report.sent += 1;
-            }
-            Some(Err(failure)) if failure.permanent => {
-                sqlx::query("update budget_alerts set status = 'failed', attempts = attempts + 1, last_reply = $2 where id = $1")
-                    .bind(id)
-                    .bind(&failure.message)
-                    .execute(&mut *tx)
-                    .await?;
-                tracing::warn!(alert = id, reply = %failure.message, "an alert email was refused");
-                report.failed += 1;
-            }
-            Some(Err(failure)) => {
-                let delay = policy.delay(attempts + 1);
-                sqlx::query(
-                    "update budget_alerts set attempts = attempts + 1, last_reply = $2,
-                            next_attempt_at = now() + make_interval(secs => $3)
-                     where id = $1",
-                )
-                .bind(id)
-                .bind(&failure.message)
-                .bind(delay.as_secs_f64())
-                .execute(&mut *tx)
-                .await?;
-                tracing::info!(alert = id, error = %failure.message, retry_in = ?delay, "alert email will be retried");
-                report.queued += 1;
-            }
-        }
-        tx.commit().await?;
+        last_id = delivery.id;
+        let to = [delivery.recipient.clone()];
+        let outcome = mailer
+            .send(&Email {
+                // Stable per alert and recipient: a resend after a crash is the same message.
+                message_id: format!("<burnrate-alert-{}-{}@burnrate>", delivery.alert_id, delivery.id),
+                to: &to,
+                subject: &delivery.subject,
+                text: &delivery.body_text,
+                html: &delivery.body_html,
+            })
+            .await;
+        record(pool, &delivery, outcome, policy, &mut report).await?;
     }
+    report.queued = pending(pool).await?;
     Ok(report)
 }
 
-/// Puts a failed alert back in the queue (an admin's Retry).
-pub async fn requeue(pool: &PgPool, alert_id: i64) -> Result<bool, sqlx::Error> {
-    let updated = sqlx::query(
-        "update budget_alerts set status = 'queued', next_attempt_at = now() where id = $1 and status = 'failed'",
+/// Deliveries not yet made: queued, backing off, or claimed by a sender.
+async fn pending(pool: &PgPool) -> Result<usize, sqlx::Error> {
+    let count: i64 = sqlx::query_scalar("select count(*) from alert_deliveries where status in ('queued', 'sending')")
+        .fetch_one(pool)
+        .await?;
+    Ok(count as usize)
+}
+
+/// Records one delivery's outcome (only if this sender still holds its claim), then the
+/// alert's status: queued while any delivery is pending, else failed if any failed, else sent.
+async fn record(
+    pool: &PgPool,
+    delivery: &Claimed,
+    outcome: Result<String, crate::mail::SendFailure>,
+    policy: RetryPolicy,
+    report: &mut DeliveryReport,
+) -> Result<(), sqlx::Error> {
+    let (status, reply, retry_in) = match outcome {
+        Ok(reply) => ("sent", reply, None),
+        Err(failure) if failure.permanent => {
+            tracing::warn!(alert = delivery.alert_id, reply = %failure.message, "an alert email was refused for one recipient");
+            ("failed", failure.message, None)
+        }
+        Err(failure) => {
+            let delay = policy.delay(delivery.attempts);
+            tracing::info!(alert = delivery.alert_id, error = %failure.message, retry_in = ?delay, "alert email will be retried");
+            ("queued", failure.message, Some(delay))
+        }
+    };
+    let mut tx = pool.begin().await?;
+    let recorded = sqlx::query(
+        "update alert_deliveries
+         set status = $2, last_reply = $3, lease_until = null,
+             sent_at = case when $2 = 'sent' then now() end,
+             next_attempt_at = now() + make_interval(secs => $4)
+         where id = $1 and status = 'sending'",
+    )
+    .bind(delivery.id)
+    .bind(status)
+    .bind(&reply)
+    .bind(retry_in.unwrap_or_default().as_secs_f64())
+    .execute(&mut *tx)
+    .await?;
+    if recorded.rows_affected() == 1 {
+        match status {
+            "sent" => report.sent += 1,
+            "failed" => report.failed += 1,
+            _ => {}
+        }
+    }
+    summarize(&mut tx, delivery.alert_id).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The alert's status, attempts, reply and send time from its deliveries. A re-armed alert
+/// keeps its status.
+async fn summarize(conn: &mut sqlx::PgConnection, alert_id: i64) -> Result<(), sqlx::Error> {
+    // One summary at a time per alert, each reading its deliveries after the lock: two
+    // senders recording an alert's last two deliveries at once would otherwise each see the
+    // other's still 'sending' and both leave the alert 'queued'.
+    sqlx::query("select 1 from budget_alerts where id = $1 for update")
+        .bind(alert_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "update budget_alerts a set
+             status = case
+                 when exists (select 1 from alert_deliveries d where d.alert_id = a.id and d.status in ('queued', 'sending')) then 'queued'
+                 when exists (select 1 from alert_deliveries d where d.alert_id = a.id and d.status = 'failed') then 'failed'
+                 else 'sent' end,
+             attempts = (select coalesce(max(attempts), 0) from alert_deliveries d where d.alert_id = a.id),
+             last_reply = (select last_reply from alert_deliveries d where d.alert_id = a.id and d.last_reply is not null
+                           order by (d.status = 'failed') desc, d.id desc limit 1),
+             sent_at = (select max(sent_at) from alert_deliveries d where d.alert_id = a.id)
+         where a.id = $1 and a.status <> 'rearmed'",
     )
     .bind(alert_id)
-    .execute(pool)
+    .execute(conn)
     .await?;
-    Ok(updated.rows_affected() == 1)
+    Ok(())
+}
+
+/// Puts a failed alert's failed deliveries back in the queue (an admin's Retry); the
+/// background sender takes them on its next pass.
+pub async fn requeue(pool: &PgPool, alert_id: i64) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let requeued = sqlx::query(
+        "update alert_deliveries set status = 'queued', next_attempt_at = now()
+         where alert_id = $1 and status = 'failed'
+           and exists (select 1 from budget_alerts a where a.id = $1 and a.status = 'failed')",
+    )
+    .bind(alert_id)
+    .execute(&mut *tx)
+    .await?;
+    if requeued.rows_affected() > 0 {
+        summarize(&mut tx, alert_id).await?;
+    }
+    tx.commit().await?;
+    Ok(requeued.rows_affected() > 0)
 }
 
 #[cfg(test)]

@@ -220,7 +220,7 @@ fn AlertHistory(
     view! {
         <h2>"Alert history"</h2>
         <table class="data" data-testid="alert-history">
-            <TableHead columns=&["Period", "Threshold", "Spend then", "Status", "Attempts", "Recipients", "SMTP reply", "Queued", "Sent"]/>
+            <TableHead columns=&["Period", "Threshold", "Spend then", "Status", "Attempts", "Delivery per recipient", "SMTP reply", "Queued", "Sent"]/>
             <tbody>
                 {alerts.into_iter().map(|(id, alert)| view! {
                     <tr data-testid="alert-row">
@@ -236,7 +236,9 @@ fn AlertHistory(
                             })}
                         </td>
                         <td class="num">{alert.attempts}</td>
-                        <td>{alert.recipients.join(", ")}</td>
+                        <td data-testid="alert-deliveries">
+                            {if alert.deliveries.is_empty() { alert.recipients.join(", ") } else { alert.deliveries.join("; ") }}
+                        </td>
                         <td>{alert.last_reply.unwrap_or_default()}</td>
                         <td>{alert.created_at}</td>
                         <td>{alert.sent_at.unwrap_or_default()}</td>

@@ -251,7 +251,7 @@ async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
         "truncate costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs, ingested_days,
                   projects, tagged_users, team_owners,
-                  budgets, budget_thresholds, budget_alerts, budget_aws_sync",
+                  budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync",
     )
     .execute(&mut *conn)
     .await?;

@@ -9,6 +9,11 @@ pub struct SmtpServer {
     pub port: u16,
     dir: tempfile::TempDir,
     child: Option<Child>,
+    /// The aiosmtpd handler class: the stock Mailbox, or `picky.Picky` (tests/smtp_handlers).
+    handler: &'static str,
+    /// For `picky.Picky`: where it marks the first message to a "slow" recipient, which it
+    /// then holds for two minutes.
+    pub slow_marker: Option<std::path::PathBuf>,
 }
 
 /// One received message: envelope recipients, subject and the decoded body text.
@@ -37,7 +42,28 @@ pub fn reserve() -> SmtpServer {
         port,
         dir: tempfile::tempdir().expect("maildir"),
         child: None,
+        handler: "aiosmtpd.handlers.Mailbox",
+        slow_marker: None,
     }
+}
+
+/// A server that refuses every recipient whose address starts with "reject" (550) and
+/// stores mail for the rest.
+pub async fn start_picky() -> SmtpServer {
+    let mut server = reserve();
+    server.handler = "picky.Picky";
+    server.start().await;
+    server
+}
+
+/// A picky server that also holds the first message to a "slow" recipient (see
+/// `slow_marker`).
+pub async fn start_stalling() -> SmtpServer {
+    let mut server = reserve();
+    server.handler = "picky.Picky";
+    server.slow_marker = Some(server.dir.path().join("slow-marker"));
+    server.start().await;
+    server
 }
 
 pub async fn start() -> SmtpServer {
@@ -59,15 +85,17 @@ impl SmtpServer {
             "{binary} is missing: run scripts/setup.sh --tests (or set BURNRATE_AIOSMTPD)"
         );
         let maildir = self.dir.path().join("mail");
-        let child = Command::new(&binary)
-            .args([
-                "-n",
-                "-l",
-                &format!("127.0.0.1:{}", self.port),
-                "-c",
-                "aiosmtpd.handlers.Mailbox",
-            ])
+        let mut command = Command::new(&binary);
+        if let Some(marker) = &self.slow_marker {
+            command.env("PICKY_SLOW_MARKER", marker);
+        }
+        let child = command
+            .args(["-n", "-l", &format!("127.0.0.1:{}", self.port), "-c", self.handler])
             .arg(&maildir)
+            .env(
+                "PYTHONPATH",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/tests/smtp_handlers"),
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
