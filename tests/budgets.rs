@@ -901,21 +901,17 @@ async fn a_budget_renamed_in_yaml_under_the_same_key_keeps_its_id_and_alert_hist
     assert!(clash.is_err(), "the file itself names the key twice");
 }
 
+/// ml-research's budget whose 50 % threshold the seed crosses, alerting `extra` besides the
+/// team's owner.
+async fn half_crossed_budget(pool: &PgPool, extra: &str) -> i64 {
+    let budget = spec("ml-research monthly", ("team", "ml-research"), "4000", "50", extra);
+    save(pool, None, &budget).await
+}
+
 #[sqlx::test]
 async fn a_recipient_the_server_refuses_fails_alone_and_retry_requeues_only_it(pool: PgPool) {
     seed(&pool).await;
-    let id = save(
-        &pool,
-        None,
-        &spec(
-            "ml-research monthly",
-            ("team", "ml-research"),
-            "4000",
-            "50",
-            "reject-me@example.com",
-        ),
-    )
-    .await;
+    let id = half_crossed_budget(&pool, "reject-me@example.com").await;
     let smtp = common::smtp::start_picky().await;
     let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
     let (evaluation, delivery) = evaluate_and_send(&pool, &sender, None, today(), true)
@@ -981,18 +977,7 @@ async fn a_recipient_the_server_refuses_fails_alone_and_retry_requeues_only_it(p
 #[sqlx::test]
 async fn an_alert_whose_sender_is_killed_mid_send_is_delivered_after_the_lease_expires(pool: PgPool) {
     seed(&pool).await;
-    save(
-        &pool,
-        None,
-        &spec(
-            "ml-research monthly",
-            ("team", "ml-research"),
-            "4000",
-            "50",
-            "slow@example.com",
-        ),
-    )
-    .await;
+    half_crossed_budget(&pool, "slow@example.com").await;
     let smtp = common::smtp::start_stalling().await;
     let marker = smtp.slow_marker.clone().expect("marker path");
     let url = common::database_url(&pool).await;
