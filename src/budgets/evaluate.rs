@@ -203,10 +203,21 @@ pub async fn evaluate(
     let mut conn = pool.acquire().await?;
     let budgets = store::list(&mut conn).await?;
     let mut report = EvaluationReport::default();
+    // Whether each kind of period's previous one is still settling: the same for every
+    // budget of that kind, so asked once.
+    let mut settling: std::collections::BTreeMap<super::BudgetPeriod, bool> = Default::default();
     for budget in budgets {
         let current = budget.spec.period.containing(today);
         let previous = budget.spec.period.containing(days_before(current.from, 1));
-        if existed_before(&mut conn, budget.id, previous.to).await? && !period_is_settled(&mut conn, previous).await? {
+        let previous_settling = match settling.get(&budget.spec.period) {
+            Some(known) => *known,
+            None => {
+                let unsettled = !period_is_settled(&mut conn, previous).await?;
+                settling.insert(budget.spec.period, unsettled);
+                unsettled
+            }
+        };
+        if previous_settling && existed_before(&mut conn, budget.id, previous.to).await? {
             let (status, _) = status_in(&mut conn, &budget, previous, today).await?;
             // A closed period only gains alerts for figures that arrive late; an edit made
             // since it closed re-arms nothing there.

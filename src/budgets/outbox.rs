@@ -155,10 +155,11 @@ pub async fn deliver(
     let mut report = DeliveryReport::default();
     let Some(mailer) = mailer else {
         // Nothing can be sent; say why on every alert that waits.
+        // Written once per alert, not rewritten every minute while SMTP stays unset.
         sqlx::query(
-            "update budget_alerts set last_reply = 'waiting: SMTP_URL is not set, so alerts stay queued until it is'
-             where status = 'queued'",
+            "update budget_alerts set last_reply = $1 where status = 'queued' and last_reply is distinct from $1",
         )
+        .bind("waiting: SMTP_URL is not set, so alerts stay queued until it is")
         .execute(pool)
         .await?;
         report.queued = pending(pool).await?;

@@ -23,7 +23,8 @@ fn metric_column(metric: Metric) -> &'static str {
 
 pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDate) -> Result<TeamsView, sqlx::Error> {
     let range = period.range(today);
-    let (with_data, before) = queries::days_with_data(pool, range).await?;
+    let latest_day = queries::latest_day(pool).await?;
+    let (with_data, before) = queries::days_with_data(range, latest_day);
     let column = metric_column(metric);
     let rows: Vec<(String, Decimal, Decimal, Decimal)> = sqlx::query_as(&format!(
         "select coalesce(t.name, $4) as team,
@@ -91,7 +92,7 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
             .collect(),
         daily,
         chart_svg: crate::codec::Svg(chart_svg),
-        latest_day: queries::latest_day(pool).await?,
+        latest_day,
     })
 }
 
@@ -183,7 +184,7 @@ pub async fn scope(
     today: NaiveDate,
 ) -> Result<ScopeView, sqlx::Error> {
     let range = period.range(today);
-    let (with_data, before) = queries::days_with_data(pool, range).await?;
+    let (with_data, before) = queries::days_with_data(range, queries::latest_day(pool).await?);
     let column = metric_column(metric);
     let by_project = lines(pool, &scope, range, column, "costs_by_service c", "c.project").await?;
     let by_user = lines(pool, &scope, range, column, "costs_by_user c", "c.user_name").await?;

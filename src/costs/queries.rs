@@ -49,7 +49,7 @@ pub async fn overview(
     .collect();
 
     let latest_day = latest_day(pool).await?;
-    let (with_data, compared_with) = split_at_latest(range, latest_day);
+    let (with_data, compared_with) = days_with_data(range, latest_day);
     let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
     let rate_window = settled.run_rate_window();
     let fetched = DateRange {
@@ -115,14 +115,11 @@ pub async fn latest_day(pool: &PgPool) -> Result<Option<NaiveDate>, sqlx::Error>
         .await
 }
 
-/// The days of `range` that have data, and as many days just before them: what "change
-/// against the period before" compares. A lagging ingestion leaves a period's last days
-/// empty, and comparing them with full days would show a fall that is not there.
-pub async fn days_with_data(pool: &PgPool, range: DateRange) -> Result<(DateRange, DateRange), sqlx::Error> {
-    Ok(split_at_latest(range, latest_day(pool).await?))
-}
-
-fn split_at_latest(range: DateRange, latest_day: Option<NaiveDate>) -> (DateRange, DateRange) {
+/// The days of `range` that have data (through `latest_day`), and as many days just before
+/// them: what "change against the period before" compares. A lagging ingestion leaves a
+/// period's last days empty, and comparing them with full days would show a fall that is
+/// not there.
+pub fn days_with_data(range: DateRange, latest_day: Option<NaiveDate>) -> (DateRange, DateRange) {
     let with_data = range.cut_at(latest_day.map_or(range.from, super::period::next_day));
     (with_data, with_data.days_before(with_data.days()))
 }

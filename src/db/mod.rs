@@ -96,13 +96,20 @@ impl Database {
     }
 
     /// Closes the pool, then stops the private cluster if this process started it.
+    /// Waits at most [`CLOSE_DEADLINE`] for connections still in use (a request cut at the
+    /// shutdown deadline may hold one), so the private cluster is always stopped.
     pub async fn close(self) {
-        self.pool.close().await;
+        if tokio::time::timeout(CLOSE_DEADLINE, self.pool.close()).await.is_err() {
+            tracing::warn!(deadline = ?CLOSE_DEADLINE, "database connections still in use at exit are dropped");
+        }
         if let Some(cluster) = self.cluster {
             cluster.stop().await;
         }
     }
 }
+
+/// How long closing waits for pooled connections to be returned.
+const CLOSE_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Applies pending migrations on a connection of their own, without the statement bound:
 /// a migration may rewrite a large table. The connection is closed afterwards.

@@ -101,6 +101,11 @@ impl CostExplorer {
         }
     }
 
+    /// The per-request bound the client was built with (`BURNRATE_AWS_TIMEOUT`).
+    fn operation_timeout(&self) -> Option<Duration> {
+        self.sdk_config.timeout_config().and_then(|t| t.operation_timeout())
+    }
+
     /// Why no request could be signed, if so, with how to fix it.
     pub async fn credentials_problem(&self) -> Option<String> {
         use aws_credential_types::provider::ProvideCredentials;
@@ -162,14 +167,14 @@ impl CostExplorer {
             };
             let retryable = is_retryable(&error);
             if !retryable || attempt >= backoff.max_attempts {
-                let mut failure = IngestError::from_sdk(&error);
+                let mut failure = IngestError::from_sdk(&error, self.operation_timeout());
                 if retryable {
                     failure = failure.context(&format!("gave up after {attempt} attempts"));
                 }
                 return Err(failure);
             }
             let delay = backoff.delay_before(attempt);
-            tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, error = %IngestError::from_sdk(&error), "Cost Explorer request will be retried");
+            tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, error = %IngestError::from_sdk(&error, self.operation_timeout()), "Cost Explorer request will be retried");
             tokio::time::sleep(delay).await;
             attempt += 1;
         }
@@ -252,6 +257,7 @@ impl IngestError {
     /// (missing credentials, unreachable endpoint).
     fn from_sdk<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
         error: &SdkError<E, R>,
+        operation_timeout: Option<Duration>,
     ) -> IngestError {
         match error {
             SdkError::ServiceError(service) => {
@@ -264,7 +270,7 @@ impl IngestError {
             }
             SdkError::TimeoutError(_) => IngestError::new(format!(
                 "Cost Explorer did not answer within {:?} (BURNRATE_AWS_TIMEOUT); nothing was stored",
-                crate::config::Timeouts::from_env().aws_operation
+                operation_timeout.unwrap_or_default()
             )),
             other => IngestError::new(format!("Cost Explorer request failed: {}", DisplayErrorContext(other))),
         }
