@@ -136,10 +136,16 @@ enum ConfigCommand {
 #[derive(Debug, Subcommand)]
 enum BudgetsCommand {
     /// Evaluate every budget for its current period, queue one alert per newly crossed
-    /// threshold and send every queued alert now (SMTP_URL). Safe to repeat: no alert is sent twice.
+    /// threshold and send every queued alert now (SMTP_URL). Safe to repeat: no alert is queued
+    /// twice, and each recipient gets it at least once.
     Evaluate,
     /// Make AWS Budgets match burnrate's budgets (`burnrate-<id>`); other AWS budgets are untouched.
-    Sync,
+    /// Also lists orphaned enforcement budgets (`burnrate-enforce-<id>` no action needs).
+    Sync {
+        /// Delete the orphaned enforcement budgets and their budget actions.
+        #[arg(long)]
+        prune: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -252,8 +258,8 @@ pub async fn run() -> ExitCode {
             command: BudgetsCommand::Evaluate,
         } => evaluate_budgets(config).await,
         Command::Budgets {
-            command: BudgetsCommand::Sync,
-        } => sync_budgets(config).await,
+            command: BudgetsCommand::Sync { prune },
+        } => sync_budgets(config, prune).await,
         Command::Enforce {
             command: EnforceCommand::Evaluate,
         } => evaluate_enforcement(config).await,
@@ -339,9 +345,16 @@ async fn serve(config: Config, demo: bool) -> Result<(), String> {
                 .clone()
                 .run_forever(db.pool.clone(), std::time::Duration::from_secs(60)),
         );
+        // Stops AWS is executing are followed every minute; disarms reach AWS when woken.
+        let enforcement = tokio::spawn(crate::enforcement::reconcile::run_forever(
+            db.pool.clone(),
+            state.enforcement.clone(),
+            std::time::Duration::from_secs(60),
+        ));
         let served = server::serve(listener, state).await.map_err(|e| e.to_string());
         schedule.abort();
         alerts.abort();
+        enforcement.abort();
         served
     }
     .await;
@@ -584,17 +597,28 @@ async fn evaluate_enforcement(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-async fn sync_budgets(config: Config) -> Result<(), String> {
+async fn sync_budgets(config: Config, prune: bool) -> Result<(), String> {
     use crate::budgets::aws_sync;
     let aws = aws_sync::AwsBudgets::from_environment()
         .await
         .map_err(|e| e.to_string())?;
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
     let result = aws_sync::sync(&db.pool, &aws, &config.ingest.tag_project).await;
+    let orphans = match &result {
+        Ok(_) => crate::enforcement::orphans::find(&db.pool, &aws)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(_) => Ok(Vec::new()),
+    };
+    let pruned = match (&orphans, prune) {
+        (Ok(names), true) => Some(crate::enforcement::orphans::prune(&aws, names).await),
+        _ => None,
+    };
     if let Ok(report) = &result {
         let mut conn = db.pool.acquire().await.map_err(|e| e.to_string())?;
         let details = serde_json::json!({
             "created": report.created, "replaced": report.replaced, "deleted": report.deleted, "skipped": report.skipped,
+            "orphans": orphans.as_ref().ok(), "pruned": pruned.is_some(),
         });
         crate::audit::record::record(
             &mut conn,
@@ -608,6 +632,31 @@ async fn sync_budgets(config: Config) -> Result<(), String> {
     }
     db.close().await;
     println!("{}", result.map_err(|e| e.to_string())?);
+    let orphans = orphans?;
+    match (&pruned, orphans.is_empty()) {
+        (_, true) => println!("orphaned enforcement budgets: none"),
+        (None, false) => {
+            println!("orphaned enforcement budgets (delete them with --prune):");
+            for name in &orphans {
+                println!("  {name}");
+            }
+        }
+        (Some(failures), false) => {
+            println!("orphaned enforcement budgets:");
+            for name in &orphans {
+                match failures.iter().find(|(failed, _)| failed == name) {
+                    Some((_, why)) => println!("  {name}: not deleted: {why}"),
+                    None => println!("  {name}: deleted"),
+                }
+            }
+            if !failures.is_empty() {
+                return Err(format!(
+                    "{} orphaned enforcement budgets could not be deleted",
+                    failures.len()
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -33,6 +33,9 @@ pub enum AppError {
     /// Something failed on the server; the details are in the server log.
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
+    /// The database cannot serve the request just now (restarting, unreachable, overloaded).
+    #[error("the database is unavailable just now; try again in a few seconds")]
+    Unavailable,
     #[error("{0}")]
     ServerFn(ServerFnErrorErr),
 }
@@ -52,6 +55,7 @@ impl AppError {
             AppError::Unauthorized | AppError::SignInFailed => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            AppError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal | AppError::ServerFn(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -100,6 +104,10 @@ impl FromServerFnError for AppError {
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(err: sqlx::Error) -> Self {
+        if crate::db::is_unavailable(&err) {
+            tracing::warn!(error = %err, "database unavailable");
+            return AppError::Unavailable;
+        }
         tracing::error!(error = %err, "database error");
         AppError::Internal
     }

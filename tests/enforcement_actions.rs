@@ -3,110 +3,13 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use burnrate::auth::Role;
-use burnrate::budgets::aws_sync::AwsBudgets;
-use burnrate::enforcement::actions::{self, ActionError, Executor};
+use burnrate::enforcement::actions;
 use burnrate::enforcement::evaluate::evaluate_and_act;
-use burnrate::mail::{Mailer, SmtpSettings};
 use common::budget_actions_fake::BudgetActionsFake;
-use common::day;
 use sqlx::PgPool;
 
-fn today() -> chrono::NaiveDate {
-    day(2026, 11, 22)
-}
-
-/// `gpu-burner` spent USD 150 this month in team `strict`, whose policy (limit 100) is set
-/// by `policy_sql`; `orphan` (no team) spent 2,500 under the org default (dry-run).
-async fn seed(pool: &PgPool, policy_sql: &str) {
-    sqlx::query("insert into teams (name) values ('strict')")
-        .execute(pool)
-        .await
-        .expect("team");
-    sqlx::query("insert into team_owners (team_id, email) select id, 'owner@example.com' from teams")
-        .execute(pool)
-        .await
-        .expect("owner");
-    common::create_account(pool, "finance@example.com", Role::Admin).await;
-    let one_day = (day(2026, 11, 10), day(2026, 11, 10));
-    common::add_project_costs(pool, "gpu-burner", Some("strict"), one_day, "150.00", "150.00").await;
-    common::add_project_costs(pool, "orphan", None, one_day, "2500.00", "2500.00").await;
-    sqlx::query(policy_sql).execute(pool).await.expect("policy");
-}
-
-const MANUAL_SSM: &str = "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_type,
-        execution_role_arn, instance_ids, instance_region)
-    select id, 100, '{notify,flag,stop}', 'manual', 'RUN_SSM_DOCUMENTS', 'arn:aws:iam::123456789012:role/budgets',
-        '{i-0abc12345def67890}', 'us-east-1' from teams";
-
-const AUTOMATIC_IAM: &str = "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_type,
-        execution_role_arn, iam_policy_arn, iam_roles)
-    select id, 100, '{flag,stop}', 'automatic', 'APPLY_IAM_POLICY', 'arn:aws:iam::123456789012:role/budgets',
-        'arn:aws:iam::123456789012:policy/deny-gpu-launch', '{ml-training}' from teams";
-
-async fn executor(fake: &BudgetActionsFake, smtp_url: Option<String>) -> Executor {
-    let sdk = common::aws_config_at(&fake.endpoint(), "AKIDTEST").await;
-    Executor {
-        mailer: smtp_url.map(|url| {
-            Mailer::new(
-                SmtpSettings::parse(&url, "burnrate@example.com", std::time::Duration::from_secs(10)).expect("smtp"),
-            )
-            .expect("mailer")
-        }),
-        aws: Some(Arc::new(AwsBudgets::new(&sdk, "123456789012".into()))),
-        tag_key: "project".into(),
-        public_url: Some("https://costs.example.com".into()),
-    }
-}
-
-async fn action_id(pool: &PgPool, project: &str, action: &str) -> i64 {
-    sqlx::query_scalar(
-        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
-         where v.project = $1 and a.action = $2",
-    )
-    .bind(project)
-    .bind(action)
-    .fetch_one(pool)
-    .await
-    .expect("action")
-}
-
-/// One text column of an action (`status`, `last_message`), '' when null.
-async fn action_text(pool: &PgPool, id: i64, column: &str) -> String {
-    sqlx::query_scalar(&format!(
-        "select coalesce({column}, '') from enforcement_actions where id = $1"
-    ))
-    .bind(id)
-    .fetch_one(pool)
-    .await
-    .expect("action column")
-}
-
-async fn status(pool: &PgPool, id: i64) -> String {
-    action_text(pool, id, "status").await
-}
-
-async fn last_message(pool: &PgPool, id: i64) -> String {
-    action_text(pool, id, "last_message").await
-}
-
-/// (event, aws_request_id) for one action, oldest first.
-async fn audit(pool: &PgPool, id: i64) -> Vec<(String, Option<String>)> {
-    sqlx::query_as("select event, aws_request_id from enforcement_audit where action_id = $1 order by id")
-        .bind(id)
-        .fetch_all(pool)
-        .await
-        .expect("audit")
-}
-
-fn refused(result: Result<String, ActionError>) -> String {
-    match result {
-        Err(ActionError::Refused(message)) => message,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
+use common::enforcement::*;
 
 #[sqlx::test]
 async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses(pool: PgPool) {
@@ -149,7 +52,7 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
 
     // Approved before AWS has seen the breach: failed, with why, and nothing shown as done.
     assert_eq!(
-        actions::approve(&pool, &exec, stop, "finance@example.com")
+        actions::approve(&pool, &exec, stop, "finance@example.com", today())
             .await
             .expect("approve"),
         "failed"
@@ -159,41 +62,54 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
         message.contains("has not yet found the project over the limit"),
         "{message}"
     );
-    // AWS evaluates, finds the project over: the action is PENDING; Retry runs it.
+    // AWS evaluates, finds the project over: the action is PENDING; Retry asks AWS to run it.
     fake.breach(&budget);
     assert_eq!(
-        actions::retry(&pool, &exec, stop, "finance@example.com")
+        actions::retry(&pool, &exec, stop, "finance@example.com", today())
             .await
             .expect("retry"),
-        "executed"
+        "executing"
     );
-    assert_eq!(fake.statuses()[0].1, "EXECUTION_SUCCESS");
+    // AWS runs it asynchronously: not shown as executed until AWS says so.
+    assert_eq!(fake.statuses()[0].1, "EXECUTION_IN_PROGRESS");
+    evaluate_and_act(&pool, today(), &exec).await.expect("poll");
+    assert_eq!(status(&pool, stop).await, "executing");
+    assert_eq!(fake.finish(), 1);
+    evaluate_and_act(&pool, today(), &exec).await.expect("poll");
+    assert_eq!(status(&pool, stop).await, "executed");
     let events = audit(&pool, stop).await;
     let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
-    assert_eq!(names, ["proposed", "approved", "failed", "retried", "executed"]);
-    assert!(
-        events[4].1.as_deref().is_some_and(|id| id.starts_with("fake-")),
-        "{events:?}"
+    assert_eq!(
+        names,
+        ["proposed", "approved", "failed", "retried", "started", "executed"]
     );
     assert!(
-        actions::approve(&pool, &exec, stop, "finance@example.com")
+        events[4].1.as_deref().is_some_and(|id| id.starts_with("fake-")),
+        "the accepted call keeps AWS's request id: {events:?}"
+    );
+    assert!(
+        actions::approve(&pool, &exec, stop, "finance@example.com", today())
             .await
             .is_err()
     );
 
-    // Notify emails the team owner and the finance admin, once.
+    // Notify queues one email per recipient (the team owner and the finance admin) in the
+    // outbox; it is executed once the SMTP server has accepted both.
     let notify = action_id(&pool, "gpu-burner", "notify").await;
     assert_eq!(
-        actions::approve(&pool, &exec, notify, "finance@example.com")
+        actions::approve(&pool, &exec, notify, "finance@example.com", today())
             .await
             .expect("notify"),
-        "executed"
+        "executing"
     );
-    let again = refused(actions::approve(&pool, &exec, notify, "finance@example.com").await);
-    assert!(again.contains("executed"), "{again}");
+    let again = refused(actions::approve(&pool, &exec, notify, "finance@example.com", today()).await);
+    assert!(again.contains("executing"), "{again}");
+    let report = exec.alerts.deliver_now(&pool).await.expect("deliver");
+    assert_eq!((report.sent, report.failed, report.queued), (2, 0, 0));
+    assert_eq!(status(&pool, notify).await, "executed");
     let mail = smtp.messages();
-    assert_eq!(mail.len(), 1);
-    let mut to = mail[0].rcpt_to.clone();
+    assert_eq!(mail.len(), 2);
+    let mut to: Vec<String> = mail.iter().flat_map(|m| m.rcpt_to.clone()).collect();
     to.sort();
     assert_eq!(to, ["finance@example.com", "owner@example.com"]);
     assert!(
@@ -209,10 +125,17 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
         mail[0].body
     );
     assert!(mail[0].body.contains("https://costs.example.com/enforcement"));
+    let ids: Vec<&str> = mail.iter().map(|m| m.message_id.as_str()).collect();
+    assert!(
+        ids.iter()
+            .all(|id| id.starts_with(&format!("<burnrate-enforcement-{notify}-")))
+            && ids[0] != ids[1],
+        "a stable Message-ID per action and recipient: {ids:?}"
+    );
 
     // Flag: the badge shows until reversed.
     let flag = action_id(&pool, "gpu-burner", "flag").await;
-    actions::approve(&pool, &exec, flag, "finance@example.com")
+    actions::approve(&pool, &exec, flag, "finance@example.com", today())
         .await
         .expect("flag");
     let mut conn = pool.acquire().await.expect("conn");
@@ -221,14 +144,21 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
         ["gpu-burner"]
     );
 
-    // Reversal: the stop through ExecuteBudgetAction REVERSE, the flag locally; email cannot.
+    // Reversal: the stop through REVERSE_BUDGET_ACTION (asynchronous too), the flag locally;
+    // an email cannot be taken back. A reversed stop's AWS budget is then deleted.
     assert_eq!(
         actions::reverse(&pool, &exec, stop, "finance@example.com")
             .await
             .expect("reverse"),
-        "reversed"
+        "reversing"
     );
-    assert_eq!(fake.statuses()[0].1, "REVERSE_SUCCESS");
+    assert_eq!(fake.statuses()[0].1, "REVERSE_IN_PROGRESS");
+    fake.finish();
+    evaluate_and_act(&pool, today(), &exec).await.expect("poll");
+    assert_eq!(status(&pool, stop).await, "reversed");
+    evaluate_and_act(&pool, today(), &exec).await.expect("clean up");
+    assert!(fake.statuses().is_empty(), "the reversed stop's budget is deleted");
+    assert!(fake.with(|s| s.budgets.is_empty()));
     assert_eq!(
         actions::reverse(&pool, &exec, flag, "finance@example.com")
             .await
@@ -237,15 +167,16 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
     );
     assert!(actions::flagged_projects(&mut conn).await.expect("flags").is_empty());
     assert!(refused(actions::reverse(&pool, &exec, notify, "finance@example.com").await).contains("email"));
-    let last = audit(&pool, stop).await.pop().expect("entry");
-    assert_eq!(last.0, "reversed");
-    assert!(last.1.is_some());
+    let events: Vec<(String, Option<String>)> = audit(&pool, stop).await;
+    let tail: Vec<&str> = events.iter().rev().take(3).rev().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(tail, ["reversal_started", "reversed", "cleaned_up"]);
+    assert!(events[events.len() - 3].1.is_some());
 
     // The dry-run org default only records: orphan's actions cannot be run.
     let orphan = action_id(&pool, "orphan", "notify").await;
     assert_eq!(status(&pool, orphan).await, "proposed");
-    assert!(refused(actions::approve(&pool, &exec, orphan, "finance@example.com").await).contains("dry-run"));
-    assert_eq!(smtp.messages().len(), 1);
+    assert!(refused(actions::approve(&pool, &exec, orphan, "finance@example.com", today()).await).contains("dry-run"));
+    assert_eq!(smtp.messages().len(), 2);
 
     // The log is append-only.
     assert!(
@@ -315,11 +246,14 @@ async fn automatic_mode_acts_when_aws_is_ready_and_a_failed_call_can_be_retried(
     );
 
     assert_eq!(
-        actions::retry(&pool, &exec, stop, "finance@example.com")
+        actions::retry(&pool, &exec, stop, "finance@example.com", today())
             .await
             .expect("retry"),
-        "executed"
+        "executing"
     );
+    fake.finish();
+    evaluate_and_act(&pool, today(), &exec).await.expect("poll");
+    assert_eq!(status(&pool, stop).await, "executed");
     assert_eq!(fake.statuses()[0].1, "EXECUTION_SUCCESS");
     // Further evaluations leave everything as it is.
     let calls = fake.with(|s| s.calls.len());
@@ -354,7 +288,7 @@ async fn switching_a_policy_out_of_dry_run_makes_its_open_proposals_actionable(p
         "{orphan:?}"
     );
     assert_eq!(
-        actions::approve(&pool, &exec, flag, "finance@example.com")
+        actions::approve(&pool, &exec, flag, "finance@example.com", today())
             .await
             .expect("approve"),
         "executed"
@@ -368,7 +302,7 @@ async fn switching_a_policy_out_of_dry_run_makes_its_open_proposals_actionable(p
     assert_eq!(status(&pool, flag).await, "executed");
     let notify = action_id(&pool, "orphan", "notify").await;
     assert_eq!(status(&pool, notify).await, "proposed");
-    assert!(refused(actions::approve(&pool, &exec, notify, "finance@example.com").await).contains("dry-run"));
+    assert!(refused(actions::approve(&pool, &exec, notify, "finance@example.com", today()).await).contains("dry-run"));
 }
 
 #[sqlx::test]

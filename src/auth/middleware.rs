@@ -55,6 +55,11 @@ async fn check(state: &AppState, request: &mut Request) -> Option<Response> {
             return None;
         }
         Ok(None) => {}
+        // A signed-in caller is not sent to sign in again because the database is restarting.
+        Err(err) if crate::db::is_unavailable(&err) => {
+            tracing::warn!(error = %err, "session lookup: database unavailable");
+            return Some(crate::db::unavailable_response());
+        }
         Err(err) => tracing::error!(error = %err, "session lookup failed"),
     }
     let path = request.uri().path();

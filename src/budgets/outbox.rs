@@ -133,7 +133,9 @@ fn lease(mailer: &Mailer) -> Duration {
 #[derive(sqlx::FromRow)]
 struct Claimed {
     id: i64,
-    alert_id: i64,
+    /// The budget alert, or the enforcement notify action, this delivery belongs to.
+    alert_id: Option<i64>,
+    enforcement_action_id: Option<i64>,
     recipient: String,
     attempts: i32,
     subject: String,
@@ -177,9 +179,15 @@ pub async fn deliver(
              )
              update alert_deliveries d
              set status = 'sending', lease_until = now() + make_interval(secs => $3), attempts = d.attempts + 1
-             from next, budget_alerts a
-             where d.id = next.id and a.id = d.alert_id
-             returning d.id, d.alert_id, d.recipient, d.attempts, a.subject, a.body_text, a.body_html",
+             from next
+             where d.id = next.id
+             returning d.id, d.alert_id, d.enforcement_action_id, d.recipient, d.attempts,
+                 coalesce((select subject from budget_alerts a where a.id = d.alert_id),
+                          (select subject from enforcement_actions e where e.id = d.enforcement_action_id), '') as subject,
+                 coalesce((select body_text from budget_alerts a where a.id = d.alert_id),
+                          (select body_text from enforcement_actions e where e.id = d.enforcement_action_id), '') as body_text,
+                 coalesce((select body_html from budget_alerts a where a.id = d.alert_id),
+                          (select body_html from enforcement_actions e where e.id = d.enforcement_action_id), '') as body_html",
         )
         .bind(last_id)
         .bind(due_only)
@@ -194,7 +202,7 @@ pub async fn deliver(
         let outcome = mailer
             .send(&Email {
                 // Stable per alert and recipient: a resend after a crash is the same message.
-                message_id: format!("<burnrate-alert-{}-{}@burnrate>", delivery.alert_id, delivery.id),
+                message_id: delivery.message_id(),
                 to: &to,
                 subject: &delivery.subject,
                 text: &delivery.body_text,
@@ -205,6 +213,19 @@ pub async fn deliver(
     }
     report.queued = pending(pool).await?;
     Ok(report)
+}
+
+impl Claimed {
+    fn message_id(&self) -> String {
+        match (self.alert_id, self.enforcement_action_id) {
+            (Some(alert), _) => format!("<burnrate-alert-{alert}-{}@burnrate>", self.id),
+            (None, action) => format!(
+                "<burnrate-enforcement-{}-{}@burnrate>",
+                action.unwrap_or_default(),
+                self.id
+            ),
+        }
+    }
 }
 
 /// Deliveries not yet made: queued, backing off, or claimed by a sender.
@@ -227,12 +248,12 @@ async fn record(
     let (status, reply, retry_in) = match outcome {
         Ok(reply) => ("sent", reply, None),
         Err(failure) if failure.permanent => {
-            tracing::warn!(alert = delivery.alert_id, reply = %failure.message, "an alert email was refused for one recipient");
+            tracing::warn!(alert = ?delivery.alert_id, action = ?delivery.enforcement_action_id, reply = %failure.message, "an alert email was refused for one recipient");
             ("failed", failure.message, None)
         }
         Err(failure) => {
             let delay = policy.delay(delivery.attempts);
-            tracing::info!(alert = delivery.alert_id, error = %failure.message, retry_in = ?delay, "alert email will be retried");
+            tracing::info!(alert = ?delivery.alert_id, action = ?delivery.enforcement_action_id, error = %failure.message, retry_in = ?delay, "alert email will be retried");
             ("queued", failure.message, Some(delay))
         }
     };
@@ -257,7 +278,11 @@ async fn record(
             _ => {}
         }
     }
-    summarize(&mut tx, delivery.alert_id).await?;
+    match (delivery.alert_id, delivery.enforcement_action_id) {
+        (Some(alert_id), _) => summarize(&mut tx, alert_id).await?,
+        (None, Some(action_id)) => summarize_action(&mut tx, action_id).await?,
+        (None, None) => {}
+    }
     tx.commit().await?;
     Ok(())
 }
@@ -285,6 +310,38 @@ async fn summarize(conn: &mut sqlx::PgConnection, alert_id: i64) -> Result<(), s
          where a.id = $1 and a.status <> 'rearmed'",
     )
     .bind(alert_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// An enforcement notify action from its deliveries: `executing` while any is pending, then
+/// `failed` if any recipient was refused, else `executed`, with its audit entry.
+async fn summarize_action(conn: &mut sqlx::PgConnection, action_id: i64) -> Result<(), sqlx::Error> {
+    // Locked first, as `summarize` does, so the last two deliveries recorded at once agree.
+    sqlx::query("select 1 from enforcement_actions where id = $1 for update")
+        .bind(action_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "with outcome as (
+             select case
+                 when bool_or(d.status in ('queued', 'sending')) then 'executing'
+                 when bool_or(d.status = 'failed') then 'failed'
+                 else 'executed' end as status,
+                 string_agg(d.recipient || ': ' || coalesce(d.last_reply, ''), '; ' order by d.recipient) as replies
+             from alert_deliveries d where d.enforcement_action_id = $1
+         ), changed as (
+             update enforcement_actions a set status = o.status, last_message = o.replies, updated_at = now()
+             from outcome o
+             where a.id = $1 and a.status = 'executing' and o.status <> 'executing'
+             returning a.id, a.status, a.action, a.last_message, a.violation_id
+         )
+         insert into enforcement_audit (actor, event, action_id, project, action, response)
+         select 'system', c.status, c.id, v.project, c.action, c.last_message
+         from changed c join violations v on v.id = c.violation_id",
+    )
+    .bind(action_id)
     .execute(conn)
     .await?;
     Ok(())

@@ -318,6 +318,11 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     if dry_run {
         tx.rollback().await?;
     } else {
+        // Approvals and policies change what enforcement may do: actions that no longer hold
+        // are disarmed in the same transaction (their AWS side goes on the next pass).
+        if file.approvals.is_some() || file.policies.is_some() || file.teams.is_some() {
+            crate::enforcement::judge::disarm_stale(&mut tx, &actor.label, chrono::Utc::now().date_naive()).await?;
+        }
         tx.commit().await?;
     }
     Ok(changes)

@@ -44,6 +44,7 @@ pub async fn export_csv(
             )
                 .into_response()
         }
+        Err(export::ExportError::Sql(error)) if crate::db::is_unavailable(&error) => crate::db::unavailable_response(),
         Err(error) => {
             tracing::error!(%error, "CSV export failed");
             (

@@ -103,6 +103,17 @@ pub async fn list_approvals() -> Result<ApprovalsView, AppError> {
     )
 }
 
+/// Disarms, in the same transaction, the actions an approval or policy change stops from
+/// holding, commits, and wakes the enforcement loop to delete their AWS side at once.
+#[cfg(feature = "ssr")]
+async fn commit_and_disarm(mut tx: sqlx::Transaction<'_, sqlx::Postgres>, actor: &str) -> Result<(), AppError> {
+    let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+    super::judge::disarm_stale(&mut tx, actor, chrono::Utc::now().date_naive()).await?;
+    tx.commit().await?;
+    state.enforcement.wake.notify_one();
+    Ok(())
+}
+
 /// Adds an approval, or replaces the project's current one with a new version (admins).
 #[server(prefix = "/api", endpoint = "save_approval")]
 pub async fn save_approval(
@@ -128,8 +139,7 @@ pub async fn save_approval(
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             super::approvals::set(&mut tx, &(&caller).into(), &approval).await?;
-            tx.commit().await?;
-            Ok(())
+            commit_and_disarm(tx, &caller.email).await
         }
         .await,
     )
@@ -149,8 +159,7 @@ pub async fn revoke_approval(project: String) -> Result<(), AppError> {
                     "no current approval for project {project:?}"
                 )));
             }
-            tx.commit().await?;
-            Ok(())
+            commit_and_disarm(tx, &caller.email).await
         }
         .await,
     )
@@ -187,9 +196,10 @@ pub async fn act_on_action(id: i64, step: String) -> Result<String, AppError> {
             let caller = crate::auth::require_admin()?;
             let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
             let (pool, executor) = (&state.pool, &state.enforcement);
+            let today = chrono::Utc::now().date_naive();
             let result = match step.as_str() {
-                "approve" => actions::approve(pool, executor, id, &caller.email).await,
-                "retry" => actions::retry(pool, executor, id, &caller.email).await,
+                "approve" => actions::approve(pool, executor, id, &caller.email, today).await,
+                "retry" => actions::retry(pool, executor, id, &caller.email, today).await,
                 "reverse" => actions::reverse(pool, executor, id, &caller.email).await,
                 _ => return Err(AppError::invalid("step", "expected approve, retry or reverse")),
             };
@@ -253,8 +263,7 @@ pub async fn save_policy(
                     super::policy::SaveError::Invalid(field) => AppError::InvalidFields(vec![field]),
                     super::policy::SaveError::Database(e) => e.into(),
                 })?;
-            tx.commit().await?;
-            Ok(())
+            commit_and_disarm(tx, &caller.email).await
         }
         .await,
     )
@@ -273,8 +282,7 @@ pub async fn remove_policy(team: String) -> Result<(), AppError> {
             if !super::policy::remove_override(&mut tx, &(&caller).into(), &team).await? {
                 return Err(AppError::NotFound(format!("no policy override for team {team:?}")));
             }
-            tx.commit().await?;
-            Ok(())
+            commit_and_disarm(tx, &caller.email).await
         }
         .await,
     )
@@ -307,6 +315,7 @@ pub async fn audit_csv(
             body,
         )
             .into_response(),
+        Err(error) if crate::db::is_unavailable(&error) => crate::db::unavailable_response(),
         Err(error) => {
             tracing::error!(%error, "audit CSV failed");
             (

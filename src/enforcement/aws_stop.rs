@@ -6,7 +6,11 @@
 //! limit and period, filtered to the project's tag, and a MANUAL budget action at 100 % of
 //! actual spend. When an admin approves (or, in automatic mode, burnrate itself), burnrate
 //! asks AWS for the action's state and approves it if AWS has it PENDING. REVERSE undoes an
-//! executed action.
+//! executed action. AWS runs both asynchronously: EXECUTION_IN_PROGRESS (REVERSE_IN_PROGRESS)
+//! until SUCCESS or FAILURE, which `status` reads.
+//!
+//! Every step is safe to repeat: a second CreateBudget finds the budget, an action already on
+//! the budget is reused rather than created again, and deleting what is gone is done.
 
 use aws_sdk_budgets::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_budgets::operation::RequestId;
@@ -106,6 +110,10 @@ pub async fn prepare(
         Err(err) if err.as_service_error().and_then(|e| e.code()) == Some("DuplicateRecordException") => {}
         Err(err) => return Err(failure("CreateBudget", err)),
     }
+    // The budget is this action's alone: an action on it is the one a previous try created.
+    if let Some(existing) = existing_action(aws, &name).await? {
+        return Ok((name, existing, None));
+    }
     let definition = match stop.stop_type.as_str() {
         "APPLY_IAM_POLICY" => Definition::builder()
             .iam_action_definition(
@@ -174,8 +182,26 @@ pub async fn prepare(
     Ok((name, action.action_id().to_string(), request_id))
 }
 
-/// AWS's status of the action (`STANDBY`, `PENDING`, `EXECUTION_SUCCESS`, …).
-pub async fn status(aws: &AwsBudgets, budget: &str, action_id: &str) -> Result<String, AwsFailure> {
+fn is_not_found<E: ProvideErrorMetadata>(err: &SdkError<E>) -> bool {
+    err.as_service_error().and_then(|e| e.code()) == Some("NotFoundException")
+}
+
+/// The action already on `budget`, if a previous try created one.
+async fn existing_action(aws: &AwsBudgets, budget: &str) -> Result<Option<String>, AwsFailure> {
+    let out = aws
+        .client()
+        .describe_budget_actions_for_budget()
+        .account_id(aws.account_id())
+        .budget_name(budget)
+        .send()
+        .await
+        .map_err(|e| failure("DescribeBudgetActionsForBudget", e))?;
+    Ok(out.actions().first().map(|a| a.action_id().to_string()))
+}
+
+/// AWS's status of the action (`STANDBY`, `PENDING`, `EXECUTION_IN_PROGRESS`,
+/// `EXECUTION_SUCCESS`, …); `None` when AWS has no such action.
+pub async fn status(aws: &AwsBudgets, budget: &str, action_id: &str) -> Result<Option<String>, AwsFailure> {
     let out = aws
         .client()
         .describe_budget_action()
@@ -183,12 +209,72 @@ pub async fn status(aws: &AwsBudgets, budget: &str, action_id: &str) -> Result<S
         .budget_name(budget)
         .action_id(action_id)
         .send()
+        .await;
+    match out {
+        Ok(out) => Ok(out.action().map(|a| a.status().as_str().to_string())),
+        Err(err) if is_not_found(&err) => Ok(None),
+        Err(err) => Err(failure("DescribeBudgetAction", err)),
+    }
+}
+
+/// Why AWS's last execution or reversal ended as it did: the newest history entry's message.
+pub async fn last_event(aws: &AwsBudgets, budget: &str, action_id: &str) -> Result<Option<String>, AwsFailure> {
+    let out = aws
+        .client()
+        .describe_budget_action_histories()
+        .account_id(aws.account_id())
+        .budget_name(budget)
+        .action_id(action_id)
+        .send()
         .await
-        .map_err(|e| failure("DescribeBudgetAction", e))?;
-    Ok(out
-        .action()
-        .map(|a| a.status().as_str().to_string())
-        .unwrap_or_default())
+        .map_err(|e| failure("DescribeBudgetActionHistories", e))?;
+    let newest = out.action_histories().iter().max_by_key(|h| h.timestamp().as_nanos());
+    Ok(newest
+        .and_then(|h| h.action_history_details())
+        .map(|d| d.message().to_string())
+        .filter(|m| !m.is_empty()))
+}
+
+/// Deletes the stop's budget action and its budget; what is already gone counts as deleted.
+pub async fn delete(aws: &AwsBudgets, budget: &str, action_id: Option<&str>) -> Result<(), AwsFailure> {
+    if let Some(action_id) = action_id {
+        let out = aws
+            .client()
+            .delete_budget_action()
+            .account_id(aws.account_id())
+            .budget_name(budget)
+            .action_id(action_id)
+            .send()
+            .await;
+        match out {
+            Ok(_) => {}
+            Err(err) if is_not_found(&err) => {}
+            Err(err) => return Err(failure("DeleteBudgetAction", err)),
+        }
+    }
+    // Actions a half-done try left on the budget go with it.
+    if let Some(other) = existing_action(aws, budget).await.ok().flatten() {
+        let _ = aws
+            .client()
+            .delete_budget_action()
+            .account_id(aws.account_id())
+            .budget_name(budget)
+            .action_id(other)
+            .send()
+            .await;
+    }
+    let out = aws
+        .client()
+        .delete_budget()
+        .account_id(aws.account_id())
+        .budget_name(budget)
+        .send()
+        .await;
+    match out {
+        Ok(_) => Ok(()),
+        Err(err) if is_not_found(&err) => Ok(()),
+        Err(err) => Err(failure("DeleteBudget", err)),
+    }
 }
 
 /// ExecuteBudgetAction; returns the request id.

@@ -65,6 +65,8 @@ impl ViolationLine {
 pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLine>, sqlx::Error> {
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
+    // One decision at a time (see `claims`): evaluation, approvals and runs never interleave.
+    super::claims::lock_decisions(&mut tx).await?;
     let policies: HashMap<Option<String>, Policy> = policy::all(&mut tx)
         .await?
         .into_iter()
@@ -123,7 +125,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
             .await?;
             for action in policy.actions.iter().filter(|a| !(settling && *a == "stop")) {
                 // Manual actions wait for an admin; dry-run ones are only ever proposed;
-                // automatic ones are proposed here and run by `actions::run_automatic`.
+                // automatic ones are proposed here and run by `reconcile::pass`.
                 let status = if policy.mode == "manual" {
                     "awaiting_approval"
                 } else {
@@ -131,13 +133,16 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                 };
                 // New actions are recorded; a policy switched to another mode takes over the
                 // actions that have not run yet (dry-run proposals become approvable once an
-                // admin chooses manual). Either way the row comes back and is audited.
+                // admin chooses manual); an action cancelled because the violation stopped
+                // holding (an approval since revoked) is proposed again. Either way the row
+                // comes back and is audited.
                 let proposed: Option<i64> = sqlx::query_scalar(
                     "insert into enforcement_actions (violation_id, action, mode, status) values ($1, $2, $3, $4)
                      on conflict (violation_id, action) do update
                         set mode = excluded.mode, status = excluded.status, updated_at = now()
-                        where enforcement_actions.mode <> excluded.mode
-                          and enforcement_actions.status in ('proposed', 'awaiting_approval')
+                        where (enforcement_actions.mode <> excluded.mode
+                               and enforcement_actions.status in ('proposed', 'awaiting_approval'))
+                           or enforcement_actions.status = 'cancelled'
                      returning id",
                 )
                 .bind(violation)
@@ -188,15 +193,25 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
     Ok(lines)
 }
 
-/// Evaluates, then runs what the policies' modes allow (`actions::after_evaluation`), and
-/// returns the violations with their statuses after that.
+/// Evaluates, then runs an enforcement pass (`reconcile::pass`: what the policies' modes
+/// allow, and what AWS has finished), and returns the violations with their statuses after.
 pub async fn evaluate_and_act(
     pool: &PgPool,
     today: NaiveDate,
     executor: &super::actions::Executor,
 ) -> Result<Vec<ViolationLine>, sqlx::Error> {
     let lines = evaluate(pool, today).await?;
-    if super::actions::after_evaluation(pool, executor).await? == 0 {
+    let mut changed = super::reconcile::pass(pool, executor, today).await?.changed;
+    // Notify emails just queued go out now (with no transaction open), as budget alerts do.
+    let queued: bool = sqlx::query_scalar(
+        "select exists (select 1 from alert_deliveries where enforcement_action_id is not null and status = 'queued')",
+    )
+    .fetch_one(pool)
+    .await?;
+    if queued {
+        changed += executor.alerts.deliver_due(pool).await?.sent;
+    }
+    if changed == 0 {
         return Ok(lines);
     }
     // Statuses changed: read them back (evaluation is idempotent).

@@ -4,7 +4,10 @@
 //! Approvals are kept as code and with full history; policies (an org default, overridable
 //! per team) set the limit, the actions (notify, flag, stop) and the mode (dry-run, manual,
 //! automatic); evaluation records each violation's actions once; `actions` runs, retries
-//! and reverses them; `audit` keeps the append-only log.
+//! and reverses them, deciding under `claims`' locks after `judge` has checked the violation
+//! still holds; `stop_run` makes a stop's AWS calls with no transaction open; `reconcile`
+//! follows AWS until it has finished and cleans up; `notify` queues emails in the alert
+//! outbox; `audit` keeps the append-only log.
 
 pub mod api;
 pub mod board;
@@ -21,7 +24,19 @@ pub mod audit;
 #[cfg(feature = "ssr")]
 pub mod aws_stop;
 #[cfg(feature = "ssr")]
+pub mod claims;
+#[cfg(feature = "ssr")]
 pub mod evaluate;
+#[cfg(feature = "ssr")]
+pub mod judge;
+#[cfg(feature = "ssr")]
+pub mod notify;
+#[cfg(feature = "ssr")]
+pub mod orphans;
+#[cfg(feature = "ssr")]
+pub mod reconcile;
+#[cfg(feature = "ssr")]
+pub mod stop_run;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;

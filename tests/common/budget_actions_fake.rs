@@ -1,7 +1,7 @@
 //! An AWS Budgets fake on loopback for budget actions, which moto does not implement. It
 //! follows the AWS API reference for the calls burnrate makes: CreateBudget, DeleteBudget,
-//! CreateBudgetAction, DescribeBudgetAction, ExecuteBudgetAction,
-//! DescribeBudgetActionHistories and DeleteBudgetAction (awsJson1_1, target prefix
+//! DescribeBudgets, CreateBudgetAction, DescribeBudgetAction, DescribeBudgetActionsForBudget,
+//! ExecuteBudgetAction, DescribeBudgetActionHistories and DeleteBudgetAction (awsJson1_1, target prefix
 //! `AWSBudgetServiceGateway`, errors as HTTP 400 with `__type`, `x-amzn-RequestId` on every
 //! answer).
 //!
@@ -10,8 +10,10 @@
 //! a MANUAL action becomes PENDING and an AUTOMATIC one runs. APPROVE_BUDGET_ACTION runs a
 //! PENDING action, REVERSE_BUDGET_ACTION undoes an executed one, RETRY_BUDGET_ACTION re-runs
 //! a failed one, RESET_BUDGET_ACTION returns a reversed or failed one to STANDBY; anything
-//! else is refused with ResourceLockedException. AWS passes through *_IN_PROGRESS states
-//! for seconds; the fake completes at once.
+//! else is refused with ResourceLockedException. As in AWS, execution is asynchronous: an
+//! accepted APPROVE or RETRY leaves the action EXECUTION_IN_PROGRESS and a REVERSE leaves it
+//! REVERSE_IN_PROGRESS, until `finish` (AWS's own worker) ends them in SUCCESS, or in
+//! FAILURE with a reason in the action's history.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -37,9 +39,9 @@ pub struct ActionsState {
     pub actions: Vec<FakeAction>,
     /// The next call fails with this `__type` and message.
     pub fail_next: Option<(String, String)>,
-    /// The next execution (approve or retry) ends in EXECUTION_FAILURE, as when the
-    /// execution role lacks a permission.
-    pub fail_next_execution: bool,
+    /// The next execution to finish (approve, retry or reverse) ends in *_FAILURE with this
+    /// reason, as when the execution role lacks a permission.
+    pub fail_next_execution: Option<String>,
     pub calls: Vec<String>,
     next_id: u64,
 }
@@ -71,19 +73,40 @@ impl BudgetActionsFake {
     /// AWS's periodic evaluation finding `budget` over its actions' thresholds.
     pub fn breach(&self, budget: &str) {
         self.with(|s| {
-            let fail = std::mem::take(&mut s.fail_next_execution);
             for action in s
                 .actions
                 .iter_mut()
                 .filter(|a| a.budget == budget && a.status == "STANDBY")
             {
                 if action.request["ApprovalModel"] == "AUTOMATIC" {
-                    let status = if fail { "EXECUTION_FAILURE" } else { "EXECUTION_SUCCESS" };
-                    transition(action, status, "EXECUTE_ACTION");
+                    transition(action, "EXECUTION_IN_PROGRESS", "EXECUTE_ACTION");
                 } else {
                     transition(action, "PENDING", "SYSTEM");
                 }
             }
+        })
+    }
+
+    /// AWS's worker finishing every execution and reversal in progress; returns how many.
+    pub fn finish(&self) -> usize {
+        self.with(|s| {
+            let mut finished = 0;
+            for action in s.actions.iter_mut() {
+                let (ok, failed) = match action.status.as_str() {
+                    "EXECUTION_IN_PROGRESS" => ("EXECUTION_SUCCESS", "EXECUTION_FAILURE"),
+                    "REVERSE_IN_PROGRESS" => ("REVERSE_SUCCESS", "REVERSE_FAILURE"),
+                    _ => continue,
+                };
+                finished += 1;
+                match s.fail_next_execution.take() {
+                    Some(reason) => {
+                        action.status = failed.to_string();
+                        action.history.push((failed.to_string(), reason));
+                    }
+                    None => transition(action, ok, "EXECUTE_ACTION"),
+                }
+            }
+            finished
         })
     }
 
@@ -250,6 +273,22 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
             state.budgets.insert(budget, request["Budget"].clone());
             ok(json!({}))
         }
+        "DescribeBudgets" => {
+            let budgets: Vec<Value> = state.budgets.values().cloned().collect();
+            ok(json!({ "Budgets": budgets }))
+        }
+        "DescribeBudgetActionsForBudget" => {
+            if !state.budgets.contains_key(&budget) {
+                return error(&request_id, "NotFoundException", &format!("budget {budget} not found"));
+            }
+            let actions: Vec<Value> = state
+                .actions
+                .iter()
+                .filter(|a| a.budget == budget)
+                .map(action_json)
+                .collect();
+            ok(json!({ "Actions": actions }))
+        }
         "DeleteBudget" => {
             if state.budgets.remove(&budget).is_none() {
                 return error(&request_id, "NotFoundException", &format!("budget {budget} not found"));
@@ -278,7 +317,6 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
         }
         "DescribeBudgetAction" | "DescribeBudgetActionHistories" | "ExecuteBudgetAction" | "DeleteBudgetAction" => {
             let id = request["ActionId"].as_str().unwrap_or("").to_string();
-            let fail_execution = state.fail_next_execution;
             let Some(action) = state.actions.iter_mut().find(|a| a.budget == budget && a.id == id) else {
                 return error(
                     &request_id,
@@ -294,10 +332,17 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
                     let histories: Vec<Value> = action
                         .history
                         .iter()
-                        .map(|(status, event)| {
+                        .enumerate()
+                        .map(|(n, (status, event))| {
+                            // A failure's entry carries AWS's reason as its message.
+                            let (kind, message) = if status.ends_with("_FAILURE") {
+                                ("EXECUTE_ACTION".to_string(), event.clone())
+                            } else {
+                                (event.clone(), format!("{event} -> {status}"))
+                            };
                             json!({
-                                "Timestamp": 1.7e9, "Status": status, "EventType": event,
-                                "ActionHistoryDetails": { "Message": format!("{event} -> {status}"), "Action": action_json(action) },
+                                "Timestamp": 1.7e9 + n as f64, "Status": status, "EventType": kind,
+                                "ActionHistoryDetails": { "Message": message, "Action": action_json(action) },
                             })
                         })
                         .collect();
@@ -312,13 +357,9 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
                     let execution = request["ExecutionType"].as_str().unwrap_or("");
                     let next = match (execution, action.status.as_str()) {
                         ("APPROVE_BUDGET_ACTION", "PENDING") | ("RETRY_BUDGET_ACTION", "EXECUTION_FAILURE") => {
-                            if fail_execution {
-                                "EXECUTION_FAILURE"
-                            } else {
-                                "EXECUTION_SUCCESS"
-                            }
+                            "EXECUTION_IN_PROGRESS"
                         }
-                        ("REVERSE_BUDGET_ACTION", "EXECUTION_SUCCESS") => "REVERSE_SUCCESS",
+                        ("REVERSE_BUDGET_ACTION", "EXECUTION_SUCCESS") => "REVERSE_IN_PROGRESS",
                         ("RESET_BUDGET_ACTION", "REVERSE_SUCCESS" | "EXECUTION_FAILURE" | "REVERSE_FAILURE") => {
                             "STANDBY"
                         }
@@ -338,7 +379,6 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
                     let body = json!({
                         "AccountId": request["AccountId"], "BudgetName": budget, "ActionId": id, "ExecutionType": execution,
                     });
-                    state.fail_next_execution = false;
                     ok(body)
                 }
             }

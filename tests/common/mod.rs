@@ -265,3 +265,4 @@ pub async fn database_url(pool: &PgPool) -> String {
     }
 }
 pub mod budget_actions_fake;
+pub mod enforcement;

@@ -1,0 +1,261 @@
+//! The short transactions actions move through. Every decision about whether an action
+//! runs (evaluation, an approval, a policy change, a claim) takes one transaction-scoped
+//! advisory lock first, so they happen one after another and always in the same lock order:
+//! no deadlock, and no stop claimed against an approval that committed first. No call to
+//! AWS or SMTP is made while a transaction is open: a stop is claimed with a lease, the
+//! calls run, and the outcome is recorded only if the claim is still this caller's.
+
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::PgConnection;
+
+use super::audit::{self, Entry};
+
+/// `pg_advisory_xact_lock` key for enforcement decisions ("burnrate enforce" in ASCII).
+const DECISIONS_LOCK: i64 = 0x0062_7572_6e65_6e66;
+
+/// Waits for the enforcement decision lock; released when the transaction ends.
+pub async fn lock_decisions(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("select pg_advisory_xact_lock($1)")
+        .bind(DECISIONS_LOCK)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// An action with its violation, as the runner and the judge need it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ActionRow {
+    pub id: i64,
+    pub action: String,
+    pub mode: String,
+    pub status: String,
+    pub aws_budget_name: Option<String>,
+    pub aws_action_id: Option<String>,
+    pub aws_cleanup: bool,
+    pub claim: Option<i64>,
+    pub claimed_from: Option<String>,
+    pub project: String,
+    pub team: Option<String>,
+    pub team_id: Option<i64>,
+    pub period_start: NaiveDate,
+    pub spend: Decimal,
+    pub spend_limit: Decimal,
+    pub reason: String,
+}
+
+const SELECT_ROW: &str = "select a.id, a.action, a.mode, a.status, a.aws_budget_name, a.aws_action_id, a.aws_cleanup,
+        a.claim, a.claimed_from, v.project, t.name as team, t.id as team_id, v.period_start, v.spend,
+        v.spend_limit, v.reason
+     from enforcement_actions a join violations v on v.id = a.violation_id
+     left join projects p on p.name = v.project left join teams t on t.id = p.team_id";
+
+/// The action, its row locked until the transaction ends.
+pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<ActionRow>, sqlx::Error> {
+    sqlx::query_as(&format!("{SELECT_ROW} where a.id = $1 for update of a"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// The action as it stands, unlocked.
+pub async fn read(conn: &mut PgConnection, id: i64) -> Result<Option<ActionRow>, sqlx::Error> {
+    sqlx::query_as(&format!("{SELECT_ROW} where a.id = $1"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Marks the locked `row` as running under a new claim whose lease ends after `lease`;
+/// returns the claim's token. The caller commits, then calls out.
+pub async fn claim(conn: &mut PgConnection, row: &ActionRow, lease: Duration) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "update enforcement_actions
+         set claimed_from = case when status = 'running' then claimed_from else status end,
+             status = 'running', claim = nextval('enforcement_claims'),
+             lease_until = now() + make_interval(secs => $2), updated_at = now()
+         where id = $1 returning claim",
+    )
+    .bind(row.id)
+    .bind(lease.as_secs_f64())
+    .fetch_one(conn)
+    .await
+}
+
+/// What a claim ended in.
+#[derive(Debug, Clone)]
+pub struct Settled<'a> {
+    pub status: &'a str,
+    pub event: &'a str,
+    pub message: String,
+    pub request_id: Option<String>,
+    pub aws_status: Option<String>,
+}
+
+/// Ends `claim` on `row` with `settled` and its audit entry, in one transaction. False when
+/// the claim is no longer this caller's (its lease expired and another run took it over):
+/// then nothing is written, and the other run's record stands.
+pub async fn finish(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    claim: i64,
+    actor: &str,
+    settled: &Settled<'_>,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = sqlx::Acquire::begin(conn).await?;
+    let done = sqlx::query(
+        "update enforcement_actions
+         set status = $3, last_message = $4, aws_status = coalesce($5, aws_status),
+             claim = null, lease_until = null, claimed_from = null, updated_at = now(),
+             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and aws_budget_name is not null)
+         where id = $1 and claim = $2",
+    )
+    .bind(row.id)
+    .bind(claim)
+    .bind(settled.status)
+    .bind(&settled.message)
+    .bind(&settled.aws_status)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    let entry = Entry::new(actor, settled.event, row.id, &row.project, &row.action)
+        .response(&settled.message)
+        .request_id(settled.request_id.clone());
+    audit::append(&mut tx, &entry).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Stores the AWS budget and action a claimed stop runs through, as soon as they exist, so
+/// a run that dies next finds them instead of creating them again.
+pub async fn record_prepared(
+    conn: &mut PgConnection,
+    id: i64,
+    claim: i64,
+    budget: &str,
+    action: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "update enforcement_actions set aws_budget_name = $3, aws_action_id = $4
+         where id = $1 and claim = $2",
+    )
+    .bind(id)
+    .bind(claim)
+    .bind(budget)
+    .bind(action)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Sets an unclaimed action's status, message and audit entry inside the caller's transaction
+/// (which holds the row lock): for steps that call nobody.
+pub async fn set_status(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    actor: &str,
+    (status, event): (&str, &str),
+    message: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "update enforcement_actions set status = $2, last_message = $3, updated_at = now(),
+             aws_cleanup = aws_cleanup or ($2 in ('reversed', 'cancelled') and aws_budget_name is not null)
+         where id = $1",
+    )
+    .bind(row.id)
+    .bind(status)
+    .bind(message)
+    .execute(&mut *conn)
+    .await?;
+    audit::append(
+        conn,
+        &Entry::new(actor, event, row.id, &row.project, &row.action).response(message),
+    )
+    .await
+}
+
+/// Ends `claim` with nothing done: the action returns to the status it was claimed from,
+/// with `message` (and, for `event`, an audit entry). False when the claim is not this
+/// caller's any more.
+pub async fn release(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    claim: i64,
+    event: Option<(&str, &str)>,
+    message: &str,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = sqlx::Acquire::begin(conn).await?;
+    let done = sqlx::query(
+        "update enforcement_actions
+         set status = claimed_from, last_message = $3, claim = null, lease_until = null, claimed_from = null,
+             updated_at = now()
+         where id = $1 and claim = $2",
+    )
+    .bind(row.id)
+    .bind(claim)
+    .bind(message)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    if let Some((actor, event)) = event {
+        let entry = Entry::new(actor, event, row.id, &row.project, &row.action).response(message);
+        audit::append(&mut tx, &entry).await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Takes over a claim whose lease has expired (its runner died or hung past it); returns
+/// the new claim, or `None` when the lease is still live or the action moved on.
+pub async fn take_over(conn: &mut PgConnection, id: i64, lease: Duration) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "update enforcement_actions
+         set claim = nextval('enforcement_claims'), lease_until = now() + make_interval(secs => $2)
+         where id = $1 and status = 'running' and lease_until < now() returning claim",
+    )
+    .bind(id)
+    .bind(lease.as_secs_f64())
+    .fetch_optional(conn)
+    .await
+}
+
+/// Moves an unclaimed action from `from` to `settled.status` with its audit entry, if it is
+/// still in `from`; safe to repeat (a second poller finds it moved and writes nothing).
+pub async fn transition(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    from: &str,
+    settled: &Settled<'_>,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = sqlx::Acquire::begin(conn).await?;
+    let done = sqlx::query(
+        "update enforcement_actions
+         set status = $3, last_message = $4, aws_status = coalesce($5, aws_status), updated_at = now(),
+             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and aws_budget_name is not null)
+         where id = $1 and status = $2",
+    )
+    .bind(row.id)
+    .bind(from)
+    .bind(settled.status)
+    .bind(&settled.message)
+    .bind(&settled.aws_status)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    if !settled.event.is_empty() {
+        let entry = Entry::new("system", settled.event, row.id, &row.project, &row.action)
+            .response(&settled.message)
+            .request_id(settled.request_id.clone());
+        audit::append(&mut tx, &entry).await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}

@@ -1,0 +1,191 @@
+//! Judging an action again just before it runs, with the row locked and the decision lock
+//! held: the violation must still hold today, or the action does not run.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::PgConnection;
+
+use super::claims::ActionRow;
+use super::{Reason, approvals, policy};
+use crate::budgets::BudgetPeriod;
+
+/// What the action should become.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The violation holds and the policy still wants this action in this mode.
+    Holds,
+    /// The violation no longer holds (why, in words): the action must not run. `lifts`: the
+    /// reason also lifts a stop already in force (the project is approved, or the period
+    /// is over).
+    Cancel { why: String, lifts: bool },
+    /// The policy now runs this action in another mode: dry-run records it, manual waits
+    /// for an admin.
+    Switch { mode: String, status: &'static str },
+}
+
+/// The action's violation judged as of `today`: its period, the project's current approval
+/// and spend, and the policy that governs its team now.
+pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -> Result<Verdict, sqlx::Error> {
+    let Some(policy) = policy::for_team(conn, row.team.as_deref()).await? else {
+        return Ok(cancel("no policy governs the project's team any more".into(), false));
+    };
+    let Some(period) = BudgetPeriod::parse(&policy.period) else {
+        return Ok(cancel(
+            format!("the policy's period {:?} is unknown", policy.period),
+            false,
+        ));
+    };
+    let current = period.containing(today);
+    let previous = period.containing(crate::costs::period::days_before(current.from, 1));
+    // A stop acts on the period under way only; an email or a flag about the period before
+    // still informs while that period's figures settle.
+    let in_time = row.period_start == current.from || (row.action != "stop" && row.period_start == previous.from);
+    if !in_time {
+        return Ok(cancel(
+            format!("the violation's period (from {}) has ended", row.period_start),
+            true,
+        ));
+    }
+    if !policy.actions.contains(&row.action) {
+        return Ok(cancel(format!("the policy no longer includes {}", row.action), false));
+    }
+    let range = if row.period_start == current.from {
+        current
+    } else {
+        previous
+    };
+    let spend = project_spend(conn, &row.project, range.from, range.to).await?;
+    if spend <= policy.limit {
+        return Ok(cancel(
+            format!(
+                "the project's spend {spend} is within the policy limit {}",
+                policy.limit
+            ),
+            false,
+        ));
+    }
+    let as_of = if range == current { today } else { range.last_day() };
+    let approval = approvals::current(conn)
+        .await?
+        .into_iter()
+        .find(|a| a.project == row.project);
+    let Some(reason) = Reason::judge(spend, approval.as_ref(), as_of) else {
+        let approval = approval.map(|a| format!(" by {} (cap {}, through {})", a.approver, a.cap, a.expires));
+        return Ok(cancel(
+            format!("the project is approved{}", approval.unwrap_or_default()),
+            true,
+        ));
+    };
+    if reason.key() != row.reason {
+        // Another reason is another violation, with its own actions.
+        return Ok(cancel(
+            format!(
+                "the violation is now {}, recorded on its own",
+                reason.key().replace('_', " ")
+            ),
+            false,
+        ));
+    }
+    if policy.mode != row.mode {
+        let status = if policy.mode == "manual" {
+            "awaiting_approval"
+        } else {
+            "proposed"
+        };
+        return Ok(Verdict::Switch {
+            mode: policy.mode,
+            status,
+        });
+    }
+    Ok(Verdict::Holds)
+}
+
+fn cancel(why: String, lifts: bool) -> Verdict {
+    Verdict::Cancel { why, lifts }
+}
+
+async fn project_spend(
+    conn: &mut PgConnection,
+    project: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Decimal, sqlx::Error> {
+    sqlx::query_scalar(
+        "select coalesce(sum(unblended), 0) from daily_project_costs where project = $1 and day >= $2 and day < $3",
+    )
+    .bind(project)
+    .bind(from)
+    .bind(to)
+    .fetch_one(conn)
+    .await
+}
+
+/// Applies a verdict other than `Holds` to a locked, unclaimed action, audited: cancelled,
+/// or handed to its new mode. Either way the AWS side is deleted (it is prepared again if
+/// the new mode is manual).
+pub async fn apply(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    actor: &str,
+    verdict: &Verdict,
+) -> Result<(), sqlx::Error> {
+    let (mode, status, event, message) = match verdict {
+        Verdict::Holds => return Ok(()),
+        Verdict::Cancel { why, .. } => (row.mode.as_str(), "cancelled", "cancelled", why.clone()),
+        Verdict::Switch { mode, status } => (
+            mode.as_str(),
+            *status,
+            "disarmed",
+            format!("the policy is now in {mode} mode"),
+        ),
+    };
+    sqlx::query(
+        "update enforcement_actions set mode = $2, status = $3, last_message = $4, updated_at = now(),
+             aws_cleanup = aws_cleanup or aws_budget_name is not null
+         where id = $1",
+    )
+    .bind(row.id)
+    .bind(mode)
+    .bind(status)
+    .bind(&message)
+    .execute(&mut *conn)
+    .await?;
+    super::audit::append(
+        conn,
+        &super::audit::Entry::new(actor, event, row.id, &row.project, &row.action).response(&message),
+    )
+    .await
+}
+
+/// Judges every action that has not run (proposed, awaiting approval, failed) and disarms
+/// those that no longer hold: called, under the decision lock, in the same transaction as an
+/// approval, a policy change or a config import, and at the start of every enforcement pass.
+/// Returns how many changed.
+pub async fn disarm_stale(conn: &mut PgConnection, actor: &str, today: NaiveDate) -> Result<usize, sqlx::Error> {
+    super::claims::lock_decisions(conn).await?;
+    // Dry-run proposals stay `proposed` for ever as a record; only those of periods that can
+    // still be current (a year covers the longest) may be switched to a new mode.
+    let ids: Vec<i64> = sqlx::query_scalar(
+        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
+         where a.status in ('proposed', 'awaiting_approval', 'failed')
+           and (a.mode <> 'dry-run' or v.period_start > $1::date - 366)
+         order by a.id limit 10000",
+    )
+    .bind(today)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut changed = 0;
+    for id in ids {
+        let Some(row) = super::claims::lock(conn, id).await? else {
+            continue;
+        };
+        let verdict = judge(conn, &row, today).await?;
+        // A dry-run proposal stays a record of what would have happened.
+        if verdict == Verdict::Holds || (row.mode == "dry-run" && matches!(verdict, Verdict::Cancel { .. })) {
+            continue;
+        }
+        apply(conn, &row, actor, &verdict).await?;
+        changed += 1;
+    }
+    Ok(changed)
+}

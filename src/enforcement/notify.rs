@@ -1,0 +1,93 @@
+//! The notify action: one email to the team's owners and every admin, composed once and
+//! queued in the alert outbox, one delivery per recipient. The outbox sends it with no
+//! transaction open and marks the action executed once every recipient has it (failed if
+//! one was refused), so nothing is shown as sent before the SMTP server accepted it.
+
+use sqlx::PgConnection;
+
+use super::claims::ActionRow;
+use crate::budgets::email::{escape, facts_message, one_line};
+use crate::format::{tag_label, usd};
+
+/// The team's owners and every admin: who hears of a violation and subscribes to its stop.
+pub async fn recipients(conn: &mut PgConnection, team_id: Option<i64>) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "select email from team_owners where team_id = $1
+         union select email from accounts where role = 'admin' order by 1",
+    )
+    .bind(team_id)
+    .fetch_all(conn)
+    .await
+}
+
+/// (subject, text, html) of the notice. Tag values are untrusted: one line in the subject,
+/// escaped in the HTML.
+pub fn notice(row: &ActionRow, public_url: Option<&str>) -> (String, String, String) {
+    let project = tag_label(&row.project);
+    let subject = format!(
+        "[burnrate] {} is over its spend limit ({})",
+        one_line(project),
+        row.reason.replace('_', " ")
+    );
+    let facts = [
+        ("Project", project.to_string()),
+        (
+            "Team",
+            row.team.clone().unwrap_or_else(|| crate::costs::UNASSIGNED_TEAM.into()),
+        ),
+        ("Period from", row.period_start.to_string()),
+        ("Spend", usd(row.spend)),
+        ("Policy limit", usd(row.spend_limit)),
+        ("Reason", row.reason.replace('_', " ")),
+    ];
+    let link = public_url.map(|u| format!("{}/enforcement", u.trim_end_matches('/')));
+    let (mut text, mut html) = facts_message(&subject, &facts);
+    text.push_str("\nApprove the project (with a cap and an expiry) or bring its spend down.\n");
+    if let Some(link) = link {
+        text.push_str(&format!("Enforcement: {link}\n"));
+        html.push_str(&format!("<p><a href=\"{0}\">{0}</a></p>", escape(&link)));
+    }
+    html.push_str("</body></html>");
+    (subject, text, html)
+}
+
+/// Stores the notice on the locked action and queues one delivery per recipient; the action
+/// is `executing` until the outbox has delivered them. Returns the recipients, or a reason
+/// nothing could be queued.
+pub async fn enqueue(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    public_url: Option<&str>,
+) -> Result<Result<Vec<String>, String>, sqlx::Error> {
+    let to = recipients(conn, row.team_id).await?;
+    if to.is_empty() {
+        return Ok(Err(
+            "nobody to email: the team has no owner and there is no admin account".into(),
+        ));
+    }
+    let (subject, text, html) = notice(row, public_url);
+    sqlx::query(
+        "update enforcement_actions set subject = $2, body_text = $3, body_html = $4, status = 'executing',
+             last_message = $5, updated_at = now()
+         where id = $1",
+    )
+    .bind(row.id)
+    .bind(&subject)
+    .bind(&text)
+    .bind(&html)
+    .bind(format!("queued for {}", to.join(", ")))
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "insert into alert_deliveries (enforcement_action_id, recipient)
+         select $1, r from unnest($2::text[]) as r
+         on conflict (enforcement_action_id, recipient) where enforcement_action_id is not null
+         do update set status = 'queued', next_attempt_at = now()
+         where alert_deliveries.status in ('failed', 'cancelled')",
+    )
+    .bind(row.id)
+    .bind(&to)
+    .execute(&mut *conn)
+    .await?;
+    Ok(Ok(to))
+}

@@ -1,0 +1,109 @@
+//! Enforcement fixtures shared by the enforcement test binaries: a team over its policy
+//! limit, policies in each mode, an executor wired to the budget-action fake, and readers
+//! for an action's status and audit trail.
+
+use std::sync::Arc;
+
+use burnrate::auth::Role;
+use burnrate::budgets::aws_sync::AwsBudgets;
+use burnrate::budgets::outbox::AlertSender;
+use burnrate::enforcement::actions::{ActionError, Executor};
+use burnrate::mail::SmtpSettings;
+use sqlx::PgPool;
+
+use super::budget_actions_fake::BudgetActionsFake;
+use super::day;
+
+pub fn today() -> chrono::NaiveDate {
+    day(2026, 11, 22)
+}
+
+/// `gpu-burner` spent USD 150 this month in team `strict`, whose policy (limit 100) is set
+/// by `policy_sql`; `orphan` (no team) spent 2,500 under the org default (dry-run).
+pub async fn seed(pool: &PgPool, policy_sql: &str) {
+    sqlx::query("insert into teams (name) values ('strict')")
+        .execute(pool)
+        .await
+        .expect("team");
+    sqlx::query("insert into team_owners (team_id, email) select id, 'owner@example.com' from teams")
+        .execute(pool)
+        .await
+        .expect("owner");
+    super::create_account(pool, "finance@example.com", Role::Admin).await;
+    let one_day = (day(2026, 11, 10), day(2026, 11, 10));
+    super::add_project_costs(pool, "gpu-burner", Some("strict"), one_day, "150.00", "150.00").await;
+    super::add_project_costs(pool, "orphan", None, one_day, "2500.00", "2500.00").await;
+    sqlx::query(policy_sql).execute(pool).await.expect("policy");
+}
+
+pub const MANUAL_SSM: &str = "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_type,
+        execution_role_arn, instance_ids, instance_region)
+    select id, 100, '{notify,flag,stop}', 'manual', 'RUN_SSM_DOCUMENTS', 'arn:aws:iam::123456789012:role/budgets',
+        '{i-0abc12345def67890}', 'us-east-1' from teams";
+
+pub const AUTOMATIC_IAM: &str = "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_type,
+        execution_role_arn, iam_policy_arn, iam_roles)
+    select id, 100, '{flag,stop}', 'automatic', 'APPLY_IAM_POLICY', 'arn:aws:iam::123456789012:role/budgets',
+        'arn:aws:iam::123456789012:policy/deny-gpu-launch', '{ml-training}' from teams";
+
+pub async fn executor(fake: &BudgetActionsFake, smtp_url: Option<String>) -> Executor {
+    let sdk = super::aws_config_at(&fake.endpoint(), "AKIDTEST").await;
+    let smtp = smtp_url.map(|url| {
+        SmtpSettings::parse(&url, "burnrate@example.com", std::time::Duration::from_secs(10)).expect("smtp")
+    });
+    Executor {
+        alerts: AlertSender::new(smtp.as_ref(), Default::default()),
+        aws: Some(Arc::new(AwsBudgets::new(&sdk, "123456789012".into()))),
+        tag_key: "project".into(),
+        public_url: Some("https://costs.example.com".into()),
+        lease: std::time::Duration::from_secs(60),
+        wake: Default::default(),
+    }
+}
+
+pub async fn action_id(pool: &PgPool, project: &str, action: &str) -> i64 {
+    sqlx::query_scalar(
+        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
+         where v.project = $1 and a.action = $2",
+    )
+    .bind(project)
+    .bind(action)
+    .fetch_one(pool)
+    .await
+    .expect("action")
+}
+
+/// One text column of an action (`status`, `last_message`), '' when null.
+pub async fn action_text(pool: &PgPool, id: i64, column: &str) -> String {
+    sqlx::query_scalar(&format!(
+        "select coalesce({column}, '') from enforcement_actions where id = $1"
+    ))
+    .bind(id)
+    .fetch_one(pool)
+    .await
+    .expect("action column")
+}
+
+pub async fn status(pool: &PgPool, id: i64) -> String {
+    action_text(pool, id, "status").await
+}
+
+pub async fn last_message(pool: &PgPool, id: i64) -> String {
+    action_text(pool, id, "last_message").await
+}
+
+/// (event, aws_request_id) for one action, oldest first.
+pub async fn audit(pool: &PgPool, id: i64) -> Vec<(String, Option<String>)> {
+    sqlx::query_as("select event, aws_request_id from enforcement_audit where action_id = $1 order by id")
+        .bind(id)
+        .fetch_all(pool)
+        .await
+        .expect("audit")
+}
+
+pub fn refused(result: Result<String, ActionError>) -> String {
+    match result {
+        Err(ActionError::Refused(message)) => message,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
