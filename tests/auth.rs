@@ -95,6 +95,13 @@ async fn the_cookie_is_secure_when_the_public_url_is_https(pool: PgPool) {
         own_host.status, 403,
         "only the public origin counts once it is configured"
     );
+    // Served over https: browsers are told to refuse plain http.
+    assert_eq!(
+        app.get("/login").await.header("strict-transport-security"),
+        "max-age=31536000; includeSubDomains"
+    );
+    let plain = spawn_app(pool.clone()).await;
+    assert_eq!(plain.get("/login").await.header("strict-transport-security"), "");
 }
 
 #[sqlx::test]
@@ -588,4 +595,66 @@ async fn demo_accounts_are_created_once_one_per_role(pool: PgPool) {
     let app = spawn_app(pool).await;
     let (_, email, password) = &created[1];
     app.sign_in(email, password).await;
+}
+
+#[sqlx::test]
+async fn hostile_next_values_never_leave_the_site_nor_crash_sign_in(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    create_account(&pool, "nina@example.com", Role::Viewer).await;
+    // Sent as the browser's form would send them, after the login page decoded `next`.
+    for hostile in [
+        "/\t/evil.example",
+        "/\n",
+        "/%0A",
+        "/\r\nSet-Cookie: a=b",
+        "//evil.example",
+        "/\\evil.example",
+        "/%2F/evil.example",
+        "https://evil.example",
+        "javascript:alert(1)",
+        "/\u{3000}/evil.example",
+    ] {
+        let body = format!("{}&next={}", login_body("nina@example.com", PASSWORD), encode(hostile));
+        let response = app.post_form("/api/login", &body).await;
+        assert!(
+            response.status < 400,
+            "{hostile:?}: {} {}",
+            response.status,
+            response.body
+        );
+        let location = response.header("location");
+        assert_eq!(location, "/", "{hostile:?} redirected to {location:?}");
+    }
+    let fine = format!(
+        "{}&next={}",
+        login_body("nina@example.com", PASSWORD),
+        encode("/teams?period=prev")
+    );
+    assert_eq!(
+        app.post_form("/api/login", &fine).await.header("location"),
+        "/teams?period=prev"
+    );
+}
+
+#[sqlx::test]
+async fn the_account_audit_log_refuses_truncate_update_and_delete(pool: PgPool) {
+    create_account(&pool, "auditor@example.com", Role::Admin).await;
+    let entries: i64 = sqlx::query_scalar("select count(*) from audit_log")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert!(entries > 0, "creating an account is audited");
+    for statement in [
+        "truncate audit_log",
+        "delete from audit_log",
+        "update audit_log set actor = 'someone else'",
+    ] {
+        let refused = sqlx::query(statement).execute(&pool).await.expect_err(statement);
+        assert!(refused.to_string().contains("append-only"), "{statement}: {refused}");
+    }
+    let after: i64 = sqlx::query_scalar("select count(*) from audit_log")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert_eq!(after, entries);
 }

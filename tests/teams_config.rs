@@ -99,7 +99,15 @@ async fn import_applies_the_whole_file_or_nothing_and_export_round_trips(pool: P
     assert!(stderr.contains("nothing was changed"), "{stderr}");
     assert_eq!(mapping(&pool).await, after);
 
-    // Removing a team from the file removes it; its projects become Unassigned.
+    // Removing a team from the file removes it; its projects become Unassigned. Its policy
+    // override goes with it, and the audit entry keeps what it was.
+    sqlx::query(
+        "insert into enforcement_policies (team_id, spend_limit, actions, mode)
+         select id, 4321, '{notify}', 'manual' from teams where name = 'ml-research'",
+    )
+    .execute(&pool)
+    .await
+    .expect("override");
     let smaller = dir.path().join("smaller.yaml");
     std::fs::write(
         &smaller,
@@ -114,6 +122,15 @@ async fn import_applies_the_whole_file_or_nothing_and_export_round_trips(pool: P
     );
     let final_state = mapping(&pool).await;
     assert!(final_state.contains(&("project".into(), "llm-finetune".into(), "Unassigned".into())));
+    let recorded: serde_json::Value = sqlx::query_scalar(
+        "select details->'policy_override' from audit_log where action = 'team.delete' and subject = 'ml-research'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("audited");
+    assert_eq!(recorded["spend_limit"], serde_json::json!(4321.00));
+    assert_eq!(recorded["mode"], "manual");
+    assert_eq!(recorded["key"], "team:ml-research");
 }
 
 #[sqlx::test]

@@ -38,6 +38,18 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
         None => next.run(request).await,
     };
     add_security_headers(response.headers_mut());
+    if state
+        .config
+        .public_url
+        .as_ref()
+        .is_some_and(|u| u.origin.starts_with("https://"))
+    {
+        // Served over https (BURNRATE_PUBLIC_URL): browsers refuse plain http for a year.
+        response.headers_mut().insert(
+            http::header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000; includeSubDomains"),
+        );
+    }
     response
 }
 

@@ -200,11 +200,39 @@ pub async fn change_password(current: String, password: String, password_confirm
     )
 }
 
-/// Only same-site paths: `//evil.example` or `https://…` would make sign-in an open redirect.
+/// Where sign-in may send the browser: a path on this site, or `/`. `next` is checked as
+/// text and then resolved as a browser would resolve it against this site, and the result
+/// must stay on the site. Browsers drop tabs and newlines and read `\\` as `/`, so
+/// `/\t/evil.example` or `/\\evil.example` would leave it: any control character,
+/// whitespace, backslash, non-ASCII or encoded slash, backslash or control character sends
+/// the caller to `/` instead. Never panics.
+#[cfg(feature = "ssr")]
 pub fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => path.to_string(),
-        _ => "/".to_string(),
+    const HOME: &str = "/";
+    let Some(path) = next else {
+        return HOME.into();
+    };
+    let lower = path.to_ascii_lowercase();
+    let encoded_danger = ["%2f", "%5c", "%7f", "%0", "%1"].iter().any(|e| lower.contains(e));
+    let plain = path.len() <= 2048
+        && path.starts_with('/')
+        && !path.starts_with("//")
+        && path.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
+        && !encoded_danger;
+    if !plain {
+        return HOME.into();
+    }
+    // Resolved against a placeholder origin, the path must keep that origin.
+    let origin = "http://burnrate.invalid";
+    let Ok(base) = url::Url::parse(origin) else {
+        return HOME.into();
+    };
+    match base.join(path) {
+        Ok(resolved) if resolved.origin() == base.origin() => {
+            let query = resolved.query().map(|q| format!("?{q}")).unwrap_or_default();
+            format!("{}{query}", resolved.path())
+        }
+        _ => HOME.into(),
     }
 }
 
@@ -215,15 +243,81 @@ mod tests {
     #[test]
     fn sign_in_redirects_only_to_local_paths() {
         assert_eq!(safe_next(Some("/teams?period=prev")), "/teams?period=prev");
-        for hostile in [
-            "//evil.example",
-            "https://evil.example",
-            "/\\evil.example",
-            "javascript:alert(1)",
-        ] {
-            assert_eq!(safe_next(Some(hostile)), "/", "{hostile}");
-        }
+        assert_eq!(
+            safe_next(Some("/projects/caf%C3%A9?period=30d")),
+            "/projects/caf%C3%A9?period=30d"
+        );
+        assert_eq!(safe_next(Some("/a/../budgets")), "/budgets");
         assert_eq!(safe_next(None), "/");
+    }
+
+    /// Values that try to leave the site, break the header, or crash the handler.
+    pub const HOSTILE_NEXT: [&str; 44] = [
+        "//evil.example",
+        "///evil.example",
+        "////evil.example",
+        "https://evil.example",
+        "http://evil.example/",
+        "HTTPS://evil.example",
+        "//evil.example/%2f..",
+        "/\\evil.example",
+        "\\\\evil.example",
+        "/\\/evil.example",
+        "\\/evil.example",
+        "/\t/evil.example",
+        "/%09/evil.example",
+        "/\n/evil.example",
+        "/%0A",
+        "/%0a/evil.example",
+        "/%0D%0ALocation:%20https://evil.example",
+        "/\r\nSet-Cookie:%20a=b",
+        "/%2F/evil.example",
+        "/%2f%2fevil.example",
+        "/%5C/evil.example",
+        "/%5cevil.example",
+        "/%00",
+        "/%7F",
+        "/%1b[31m",
+        "javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:msgbox(1)",
+        "evil.example",
+        "evil.example/path",
+        "@evil.example",
+        "/ /evil.example",
+        " //evil.example",
+        "/\u{3000}/evil.example",
+        "/\u{2028}",
+        "/\u{ff0f}evil.example",
+        "\u{0}",
+        "",
+        " ",
+        "%2F%2Fevil.example",
+        "/.%2e/%2e%2e/%2f/evil.example",
+        "https:evil.example",
+        "/@evil.example:@evil.example",
+    ];
+
+    #[test]
+    fn no_hostile_next_leaves_the_site_or_panics() {
+        for hostile in HOSTILE_NEXT {
+            let target = safe_next(Some(hostile));
+            assert!(
+                target.starts_with('/') && !target.starts_with("//") && !target.contains('\\'),
+                "{hostile:?} -> {target:?}"
+            );
+            assert!(
+                target.bytes().all(|b| b.is_ascii_graphic()),
+                "{hostile:?} -> {target:?}"
+            );
+            let resolved = url::Url::parse("http://burnrate.invalid/")
+                .and_then(|base| base.join(&target))
+                .expect("a path");
+            assert_eq!(resolved.host_str(), Some("burnrate.invalid"), "{hostile:?}");
+        }
+        // A long value is refused rather than echoed.
+        assert_eq!(safe_next(Some(&format!("/{}", "a".repeat(5000)))), "/");
     }
 
     #[test]

@@ -158,6 +158,18 @@ pub fn diff(current: &Mappings, desired: &Mappings) -> Vec<Change> {
 /// Applies `changes` (from `diff`) and audits each one, in the caller's transaction.
 pub async fn apply(conn: &mut PgConnection, actor: &Actor, changes: &[Change]) -> Result<(), sqlx::Error> {
     for change in changes {
+        // A team's policy override goes with it (on delete cascade): the audit entry keeps it.
+        let removed_policy =
+            match change {
+                Change::DeleteTeam(team) => sqlx::query_scalar::<_, serde_json::Value>(
+                    "select to_jsonb(p) - 'team_id' - 'id' from enforcement_policies p join teams t on t.id = p.team_id
+                 where t.name = $1",
+                )
+                .bind(team)
+                .fetch_optional(&mut *conn)
+                .await?,
+                _ => None,
+            };
         let (sql, team, value): (&str, &str, Option<&str>) = match change {
             Change::CreateTeam(team) => ("insert into teams (name) values ($1)", team, None),
             Change::DeleteTeam(team) => ("delete from teams where name = $1", team, None),
@@ -170,7 +182,7 @@ pub async fn apply(conn: &mut PgConnection, actor: &Actor, changes: &[Change]) -
             actor,
             &change.action(),
             team,
-            serde_json::json!({ "change": change.to_string() }),
+            serde_json::json!({ "change": change.to_string(), "policy_override": removed_policy }),
         )
         .await?;
     }
