@@ -72,6 +72,11 @@ enum Command {
         /// unblended or amortized.
         #[arg(long, default_value = "unblended", value_parser = ["unblended", "amortized"])]
         metric: String,
+        /// Prefix text cells that begin with =, +, -, @, TAB or CR with ' so a spreadsheet
+        /// shows them as text instead of running them as formulas (the dashboard's downloads
+        /// always do). Without it, values are written verbatim for programs.
+        #[arg(long)]
+        excel_safe: bool,
     },
     /// Fetch costs from AWS Cost Explorer into the database once, then exit. Without --from/--to
     /// it fetches what can still change (or backfills on the first run). Exit status 3: another
@@ -220,6 +225,7 @@ pub async fn run() -> ExitCode {
             group_by,
             granularity,
             metric,
+            excel_safe,
         } => {
             let keys = match export::checked_keys(&group_by) {
                 Ok(keys) => keys,
@@ -239,7 +245,12 @@ pub async fn run() -> ExitCode {
             } else {
                 Metric::Unblended
             };
-            export_csv(config, range, keys, granularity, metric).await
+            let style = if excel_safe {
+                export::CsvStyle::ExcelSafe
+            } else {
+                export::CsvStyle::Verbatim
+            };
+            export_csv(config, range, keys, (granularity, metric), style).await
         }
         Command::Ingest { from, to } => {
             let window = match from.zip(to) {
@@ -440,16 +451,36 @@ async fn export_csv(
     config: Config,
     range: DateRange,
     keys: Vec<Key>,
-    granularity: Granularity,
-    metric: Metric,
+    figures: (Granularity, Metric),
+    style: export::CsvStyle,
 ) -> Result<(), String> {
+    use std::io::Write;
     let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
-    let result = export::csv(&db.pool, range, &keys, granularity, metric)
+    // Written as the rows arrive: memory does not grow with the window.
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut write_failed = None;
+    let result = match db.pool.begin().await {
+        Ok(tx) => export::stream_csv(tx, range, &keys, figures, style, |chunk| {
+            let ok = match stdout.write_all(chunk.as_bytes()) {
+                Ok(()) => true,
+                Err(error) => {
+                    write_failed = Some(error.to_string());
+                    false
+                }
+            };
+            std::future::ready(ok)
+        })
         .await
-        .map_err(|e| e.to_string());
+        .map_err(|e| e.to_string()),
+        Err(error) => Err(error.to_string()),
+    };
+    let flushed = stdout.flush().map_err(|e| format!("writing the CSV: {e}"));
     db.close().await;
-    print!("{}", result?);
-    Ok(())
+    result?;
+    if let Some(error) = write_failed {
+        return Err(format!("writing the CSV: {error}"));
+    }
+    flushed
 }
 
 /// Exit status 0 on success, 1 with the AWS error on failure, 3 when another run holds the lock.

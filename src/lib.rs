@@ -27,6 +27,8 @@ pub mod config;
 #[cfg(feature = "ssr")]
 pub mod config_file;
 #[cfg(feature = "ssr")]
+pub mod csv_cell;
+#[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod demo;

@@ -188,3 +188,106 @@ async fn the_csv_download_is_the_export_and_needs_a_session(pool: PgPool) {
         assert_eq!(app.get_as(bad, &viewer).await.status, 400, "{bad}");
     }
 }
+
+#[sqlx::test]
+async fn downloads_defuse_formulas_while_the_cli_stays_verbatim_unless_asked(pool: PgPool) {
+    use burnrate::auth::Role;
+    let hostile = "=HYPERLINK(\"http://evil.example\",\"open\")";
+    let batch = CostBatch {
+        by_user: vec![
+            row(day(2026, 1, 1), hostile, "@alice", "12.50"),
+            row(day(2026, 1, 1), "-2+3", "bob", "-5.00"),
+        ],
+        by_usage_type: vec![
+            row(day(2026, 1, 1), hostile, "USE1-BoxUsage:g5.xlarge", "12.50"),
+            row(day(2026, 1, 1), "-2+3", "USE1-BoxUsage:g5.xlarge", "-5.00"),
+        ],
+        by_service: vec![
+            row(day(2026, 1, 1), hostile, "+cmd", "12.50"),
+            row(day(2026, 1, 1), "-2+3", "+cmd", "-5.00"),
+        ],
+    };
+    write(&pool, batch).await;
+    let app = common::spawn_app(pool.clone()).await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let download = app
+        .get_as(
+            "/api/export.csv?from=2026-01-01&to=2026-01-02&group_by=project,user",
+            &viewer,
+        )
+        .await;
+    assert_eq!(download.status, 200);
+    // The credit stays a number; text that a spreadsheet would run starts with '.
+    assert_eq!(
+        download.body,
+        "date,project,user,cost\n\
+         2026-01-01,'-2+3,bob,-5.00\n\
+         2026-01-01,\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"open\"\")\",'@alice,12.50\n"
+    );
+
+    let url = common::database_url(&pool).await;
+    let export = |extra: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"))
+            .args([
+                "export",
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-02",
+                "--group-by",
+                "project,service",
+            ])
+            .args(extra)
+            .env("DATABASE_URL", &url)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("burnrate runs");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    assert_eq!(
+        export(&[]),
+        "date,project,service,cost\n\
+         2026-01-01,-2+3,+cmd,-5.00\n\
+         2026-01-01,\"=HYPERLINK(\"\"http://evil.example\"\",\"\"open\"\")\",+cmd,12.50\n"
+    );
+    assert_eq!(
+        export(&["--excel-safe"]),
+        "date,project,service,cost\n\
+         2026-01-01,'-2+3,'+cmd,-5.00\n\
+         2026-01-01,\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"open\"\")\",'+cmd,12.50\n"
+    );
+}
+
+#[sqlx::test]
+async fn a_download_larger_than_a_chunk_streams_every_row_in_order(pool: PgPool) {
+    use burnrate::auth::Role;
+    load_demo(&pool, day(2026, 2, 10)).await;
+    let app = common::spawn_app(pool.clone()).await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let download = app
+        .get_as(
+            "/api/export.csv?from=2025-03-01&to=2026-02-01&group_by=team,project,user",
+            &viewer,
+        )
+        .await;
+    assert_eq!(download.status, 200);
+    assert!(
+        download.body.len() > 4 * 64 * 1024,
+        "several chunks: {} bytes",
+        download.body.len()
+    );
+    let expected = csv(
+        &pool,
+        DateRange {
+            from: day(2025, 3, 1),
+            to: day(2026, 2, 1),
+        },
+        &parse_keys("team,project,user").expect("keys"),
+        Granularity::Daily,
+        Metric::Unblended,
+    )
+    .await
+    .expect("csv");
+    assert_eq!(download.body, expected);
+}

@@ -1,5 +1,7 @@
 //! `GET /api/export.csv`: the `burnrate export` CSV as a download, for every dashboard table.
 //! Query: from, to (exclusive), group_by, and optional granularity and metric, as the CLI.
+//! The rows stream from PostgreSQL to the client as they are read, and text cells are
+//! Excel-safe (a spreadsheet opens this file).
 
 use std::collections::HashMap;
 
@@ -9,7 +11,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::NaiveDate;
 
-use super::export::{self, Granularity};
+use super::export::{self, CsvStyle, Granularity};
 use super::period::{DateRange, Metric};
 use crate::auth::Caller;
 use crate::server::AppState;
@@ -28,32 +30,51 @@ pub async fn export_csv(
         Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
     };
     let (range, keys, granularity, metric) = request;
-    match export::csv(&state.pool, range, &keys, granularity, metric).await {
-        Ok(body) => {
-            let names: Vec<&str> = keys.iter().map(|k| k.name()).collect();
-            let filename = format!("burnrate-{}-{}-{}.csv", names.join("-"), range.from, range.last_day());
-            (
-                [
-                    (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
-                    (
-                        header::CONTENT_DISPOSITION,
-                        format!("attachment; filename=\"{filename}\""),
-                    ),
-                ],
-                body,
-            )
-                .into_response()
-        }
-        Err(export::ExportError::Sql(error)) if crate::db::is_unavailable(&error) => crate::db::unavailable_response(),
+    // The transaction opens before the answer starts, so a database that is down is a 503,
+    // not a broken download.
+    let tx = match state.pool.begin().await {
+        Ok(tx) => tx,
+        Err(error) if crate::db::is_unavailable(&error) => return crate::db::unavailable_response(),
         Err(error) => {
             tracing::error!(%error, "CSV export failed");
-            (
+            return (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "the export failed; see the server log",
             )
-                .into_response()
+                .into_response();
         }
-    }
+    };
+    let names: Vec<&str> = keys.iter().map(|k| k.name()).collect();
+    let filename = format!("burnrate-{}-{}-{}.csv", names.join("-"), range.from, range.last_day());
+    // A few chunks in flight at most: the rows are read as fast as the client takes them.
+    let (chunks, body) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(4);
+    tokio::spawn(async move {
+        let send = |chunk: String| {
+            let chunks = chunks.clone();
+            async move { chunks.send(Ok(chunk)).await.is_ok() }
+        };
+        let streamed = export::stream_csv(tx, range, &keys, (granularity, metric), CsvStyle::ExcelSafe, send).await;
+        if let Err(error) = streamed {
+            // Headers are sent: the client sees the body end with an error, not a short file.
+            tracing::error!(%error, "CSV export failed while streaming");
+            let _ = chunks.send(Err(std::io::Error::other("the export failed"))).await;
+        }
+    });
+    let stream = futures_util::stream::unfold(
+        body,
+        |mut body| async move { body.recv().await.map(|chunk| (chunk, body)) },
+    );
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{filename}\""),
+            ),
+        ],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 type Request = (DateRange, Vec<export::Key>, Granularity, Metric);

@@ -10,6 +10,7 @@ use sqlx::PgPool;
 
 use super::UNASSIGNED_TEAM;
 use super::period::{DateRange, Metric};
+pub use crate::csv_cell::CsvStyle;
 
 /// A column to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +114,70 @@ pub fn checked_keys(text: &str) -> Result<Vec<Key>, String> {
     Ok(keys)
 }
 
-/// Writes the CSV for `range` to a string: `date`, the keys in order, `cost`; sorted by date
-/// then keys; exact decimals; no row for a day without spend.
+/// The header line: `date`, the keys in order, `cost`.
+pub fn header(keys: &[Key]) -> String {
+    let names: Vec<&str> = std::iter::once("date")
+        .chain(keys.iter().map(|k| k.name()))
+        .chain(["cost"])
+        .collect();
+    format!("{}\n", names.join(","))
+}
+
+/// Text handed to the sink at a time: whole lines, about this many bytes.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Streams the CSV for `range` (`date`, the keys in order, `cost`; sorted by date then keys;
+/// exact decimals; no row for a day without spend) to `sink`, a chunk of whole lines at a
+/// time, as the rows arrive from PostgreSQL: memory does not grow with the window. Runs in
+/// `tx`, whose statement bound it lifts (a large export may take minutes). Stops early when
+/// `sink` returns false (the client went away). Returns the rows written.
+pub async fn stream_csv<F, Fut>(
+    mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
+    range: DateRange,
+    keys: &[Key],
+    (granularity, metric): (Granularity, Metric),
+    style: CsvStyle,
+    mut sink: F,
+) -> Result<u64, ExportError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    use futures_util::TryStreamExt;
+    use sqlx::Row;
+    let table = table_for(keys).map_err(ExportError::Invalid)?;
+    let sql = select_sql(table, keys, granularity, metric);
+    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
+    let mut out = header(keys);
+    let mut written = 0u64;
+    {
+        let mut rows = sqlx::query(&sql).bind(range.from).bind(range.to).fetch(&mut *tx);
+        while let Some(row) = rows.try_next().await? {
+            let day: NaiveDate = row.try_get(0)?;
+            let _ = write!(out, "{day}");
+            for i in 0..keys.len() {
+                let value: String = row.try_get(i + 1)?;
+                let _ = write!(out, ",{}", crate::csv_cell::text(&value, style));
+            }
+            let cost: String = row.try_get(keys.len() + 1)?;
+            // Exact, as stored: validated as a decimal rather than trusted blindly.
+            cost.parse::<Decimal>()
+                .map_err(|_| ExportError::Invalid(format!("stored cost {cost:?} is not a decimal")))?;
+            let _ = writeln!(out, ",{cost}");
+            written += 1;
+            if out.len() >= CHUNK_BYTES && !sink(std::mem::take(&mut out)).await {
+                return Ok(written);
+            }
+        }
+    }
+    if !out.is_empty() {
+        sink(out).await;
+    }
+    tx.commit().await?;
+    Ok(written)
+}
+
+/// The whole CSV as one string (tests, small windows).
 pub async fn csv(
     pool: &PgPool,
     range: DateRange,
@@ -122,14 +185,24 @@ pub async fn csv(
     granularity: Granularity,
     metric: Metric,
 ) -> Result<String, ExportError> {
-    let table = table_for(keys).map_err(ExportError::Invalid)?;
+    let tx = pool.begin().await?;
+    let mut all = String::new();
+    stream_csv(tx, range, keys, (granularity, metric), CsvStyle::Verbatim, |chunk| {
+        all.push_str(&chunk);
+        std::future::ready(true)
+    })
+    .await?;
+    Ok(all)
+}
+
+fn select_sql(table: &str, keys: &[Key], granularity: Granularity, metric: Metric) -> String {
     let date = match granularity {
         Granularity::Daily => "c.day",
         Granularity::Monthly => "date_trunc('month', c.day)::date",
     };
     let columns: Vec<String> = keys.iter().map(|k| k.column()).collect();
     let group: Vec<String> = (1..=keys.len() + 1).map(|i| i.to_string()).collect();
-    let sql = format!(
+    format!(
         "select {date}, {cols}, sum(c.{metric})::text
          from {table} c
          left join projects p on p.name = c.project
@@ -152,36 +225,7 @@ pub async fn csv(
             ""
         },
         group = group.join(", "),
-    );
-    let rows = sqlx::query(&sql)
-        .bind(range.from)
-        .bind(range.to)
-        .fetch_all(pool)
-        .await?;
-
-    let mut out = String::new();
-    let header: Vec<&str> = std::iter::once("date")
-        .chain(keys.iter().map(|k| k.name()))
-        .chain(["cost"])
-        .collect();
-    out.push_str(&header.join(","));
-    out.push('\n');
-    for row in rows {
-        use sqlx::Row;
-        let day: NaiveDate = row.try_get(0)?;
-        let mut fields = vec![day.to_string()];
-        for i in 0..keys.len() {
-            fields.push(row.try_get::<String, _>(i + 1)?);
-        }
-        let cost: String = row.try_get(keys.len() + 1)?;
-        // Exact, as stored: validated as a decimal rather than trusted blindly.
-        cost.parse::<Decimal>()
-            .map_err(|_| ExportError::Invalid(format!("stored cost {cost:?} is not a decimal")))?;
-        fields.push(cost);
-        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-        let _ = writeln!(out, "{}", line.join(","));
-    }
-    Ok(out)
+    )
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -192,13 +236,9 @@ pub enum ExportError {
     Sql(#[from] sqlx::Error),
 }
 
-/// RFC 4180: quote fields holding commas, quotes or line breaks; double inner quotes.
+/// RFC 4180, text verbatim: for CSV read by programs (`enforce evaluate`).
 pub fn csv_field(value: &str) -> String {
-    if value.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", value.replace('"', "\"\""))
-    } else {
-        value.to_string()
-    }
+    crate::csv_cell::text(value, CsvStyle::Verbatim)
 }
 
 #[cfg(test)]
@@ -228,17 +268,5 @@ mod tests {
         assert_eq!(table_for(&[Key::Team]), Ok("costs_by_service"));
         assert!(table_for(&[Key::User, Key::Service]).is_err());
         assert!(table_for(&[Key::User, Key::UsageType]).is_err());
-    }
-
-    #[test]
-    fn csv_fields_are_quoted_only_when_needed() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("line\nbreak"), "\"line\nbreak\"");
-        assert_eq!(
-            csv_field("<img src=x onerror=alert(1)>"),
-            "<img src=x onerror=alert(1)>"
-        );
     }
 }

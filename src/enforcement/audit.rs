@@ -4,7 +4,7 @@
 use sqlx::PgConnection;
 
 use super::api::AuditRow;
-use crate::costs::export::csv_field;
+use crate::csv_cell::{CsvStyle, text};
 
 /// One entry about to be appended.
 #[derive(Debug, Clone)]
@@ -73,7 +73,8 @@ pub async fn recent(conn: &mut PgConnection, limit: i64) -> Result<Vec<AuditRow>
 
 pub const CSV_HEADER: &str = "id,at,actor,event,action_id,project,action,aws_request_id,response";
 
-/// The whole log as CSV, oldest first.
+/// The whole log as CSV, oldest first, for a spreadsheet: text cells are Excel-safe (a
+/// project tag or an AWS message could start with `=`).
 pub async fn csv(conn: &mut PgConnection) -> Result<String, sqlx::Error> {
     let mut rows = recent(conn, i64::MAX).await?;
     rows.reverse();
@@ -82,13 +83,13 @@ pub async fn csv(conn: &mut PgConnection) -> Result<String, sqlx::Error> {
         let line = [
             row.id.to_string(),
             row.at,
-            csv_field(&row.actor),
+            text(&row.actor, CsvStyle::ExcelSafe),
             row.event,
             row.action_id.to_string(),
-            csv_field(&row.project),
+            text(&row.project, CsvStyle::ExcelSafe),
             row.action,
-            csv_field(row.aws_request_id.as_deref().unwrap_or("")),
-            csv_field(row.response.as_deref().unwrap_or("")),
+            text(row.aws_request_id.as_deref().unwrap_or(""), CsvStyle::ExcelSafe),
+            text(row.response.as_deref().unwrap_or(""), CsvStyle::ExcelSafe),
         ];
         out.push_str(&line.join(","));
         out.push('\n');
