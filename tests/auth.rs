@@ -658,3 +658,108 @@ async fn the_account_audit_log_refuses_truncate_update_and_delete(pool: PgPool) 
         .expect("count");
     assert_eq!(after, entries);
 }
+
+async fn attempt_ips(pool: &PgPool) -> Vec<String> {
+    sqlx::query_scalar("select ip from sign_in_attempts order by id")
+        .fetch_all(pool)
+        .await
+        .expect("attempts")
+}
+
+#[sqlx::test]
+async fn failures_from_one_address_never_refuse_a_correct_password_from_another(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    create_account(&pool, "target@example.com", Role::Viewer).await;
+    create_account(&pool, "colleague@example.com", Role::Viewer).await;
+    let attacker = app.from_address("127.0.0.2");
+    let owner = app.from_address("127.0.0.3");
+    for _ in 0..5 {
+        let guess = attacker
+            .post_form("/api/login", &login_body("target@example.com", "guess guess guess"))
+            .await;
+        assert_eq!(guess.status, 401);
+    }
+    let locked = attacker
+        .post_form("/api/login", &login_body("target@example.com", PASSWORD))
+        .await;
+    assert_eq!(locked.status, 429, "the guessing address waits out the window");
+    owner.sign_in("target@example.com", PASSWORD).await;
+
+    // Spraying every account from one address stops that address only.
+    for i in 0..20 {
+        let spray = attacker
+            .post_form(
+                "/api/login",
+                &login_body(&format!("spray{i}@example.com"), "password spraying"),
+            )
+            .await;
+        assert!(spray.status == 401 || spray.status == 429, "{}", spray.status);
+    }
+    assert_eq!(
+        attacker
+            .post_form("/api/login", &login_body("colleague@example.com", PASSWORD))
+            .await
+            .status,
+        429
+    );
+    owner.sign_in("colleague@example.com", PASSWORD).await;
+    let ips = attempt_ips(&pool).await;
+    assert!(
+        ips.contains(&"127.0.0.2".to_string()) && ips.contains(&"127.0.0.3".to_string()),
+        "{ips:?}"
+    );
+}
+
+#[sqlx::test]
+async fn concurrent_guesses_cannot_all_pass_the_check(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    create_account(&pool, "race@example.com", Role::Viewer).await;
+    let body = login_body("race@example.com", "guess guess guess");
+    let guesses = (0..30).map(|_| app.post_form("/api/login", &body));
+    let statuses: Vec<u16> = futures_util::future::join_all(guesses)
+        .await
+        .into_iter()
+        .map(|r| r.status)
+        .collect();
+    let checked = statuses.iter().filter(|s| **s == 401).count();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!((checked, refused), (5, 25), "{statuses:?}");
+}
+
+#[sqlx::test]
+async fn forwarded_addresses_count_only_from_trusted_proxies(pool: PgPool) {
+    create_account(&pool, "proxied@example.com", Role::Viewer).await;
+    let direct = spawn_app(pool.clone()).await;
+    let spoofed = direct
+        .post_with(
+            "/api/login",
+            &login_body("proxied@example.com", "wrong wrong wrong"),
+            &[("origin", &direct.origin()), ("x-forwarded-for", "198.51.100.1")],
+        )
+        .await;
+    assert_eq!(spoofed.status, 401);
+    assert_eq!(
+        attempt_ips(&pool).await,
+        ["127.0.0.1"],
+        "no proxy is trusted by default"
+    );
+
+    let config =
+        Config::from_lookup(|k| (k == "BURNRATE_TRUSTED_PROXIES").then(|| "127.0.0.1/32".into())).expect("config");
+    let behind_proxy = spawn_app_with(pool.clone(), config).await;
+    let relayed = behind_proxy
+        .post_with(
+            "/api/login",
+            &login_body("proxied@example.com", "wrong wrong wrong"),
+            // The client wrote the first hop; the trusted proxy appended the second.
+            &[
+                ("origin", &behind_proxy.origin()),
+                ("x-forwarded-for", "198.51.100.1, 203.0.113.5"),
+            ],
+        )
+        .await;
+    assert_eq!(relayed.status, 401);
+    assert_eq!(attempt_ips(&pool).await, ["127.0.0.1", "203.0.113.5"]);
+    let bad = Config::from_lookup(|k| (k == "BURNRATE_TRUSTED_PROXIES").then(|| "10.0.0.0/33".into()));
+    assert!(bad.is_err_and(|e| e.to_string().contains("BURNRATE_TRUSTED_PROXIES")));
+}

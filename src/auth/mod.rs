@@ -7,6 +7,8 @@ pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod accounts;
 #[cfg(feature = "ssr")]
+pub mod client_address;
+#[cfg(feature = "ssr")]
 pub mod middleware;
 #[cfg(feature = "ssr")]
 pub mod password;
@@ -111,13 +113,16 @@ pub async fn login(email: String, password: String, next: Option<String>) -> Res
         async {
             let state = state()?;
             let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
-            let ip = sessions::client_ip(&parts);
+            let ip = client_address::client_ip(&parts, &state.config.trusted_proxies);
             let email = accounts::normalise_email(&email);
-            rate_limit::check(&state.pool, &email, &ip).await?;
+            // Counted before the password is checked, so concurrent guesses cannot all pass.
+            let attempt = rate_limit::claim(&state.pool, &email, &ip).await?;
             let account = accounts::find_by_email(&state.pool, &email).await?;
             let hash = account.as_ref().map(|a| a.password_hash.clone());
-            let ok = password::verify(password, hash).await;
-            rate_limit::record(&state.pool, &email, &ip, ok).await?;
+            let ok = password::verify(password, hash).await?;
+            if ok {
+                rate_limit::succeeded(&state.pool, attempt).await?;
+            }
             let account = account.filter(|_| ok).ok_or(AppError::SignInFailed)?;
             sessions::end_current(&state.pool, &parts).await?;
             sessions::start(&state, account.id).await?;
@@ -183,7 +188,7 @@ pub async fn change_password(current: String, password: String, password_confirm
             let account = accounts::find_by_email(&state.pool, &caller.email)
                 .await?
                 .ok_or(AppError::Unauthorized)?;
-            if !password::verify(current, Some(account.password_hash)).await {
+            if !password::verify(current, Some(account.password_hash)).await? {
                 return Err(AppError::invalid("current", "the current password is incorrect"));
             }
             let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;

@@ -29,11 +29,29 @@ pub fn check_policy(password: &str) -> Result<(), AppError> {
     Ok(())
 }
 
+/// Hashes running at once, at most: each argon2id hash takes 19 MiB and a core for tens of
+/// milliseconds, so a flood of sign-ins queues here instead of exhausting memory.
+pub const CONCURRENT_HASHES: usize = 4;
+static HASHING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(CONCURRENT_HASHES);
+/// How long a sign-in waits for a hashing slot before it is told to try again.
+const HASHING_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs `work` on a blocking thread once a hashing slot is free.
+async fn bounded<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, AppError> {
+    let _slot = match tokio::time::timeout(HASHING_WAIT, HASHING.acquire()).await {
+        Ok(Ok(slot)) => slot,
+        _ => {
+            return Err(AppError::TooManyRequests(
+                "the server is busy checking passwords; try again in a few seconds".into(),
+            ));
+        }
+    };
+    tokio::task::spawn_blocking(work).await.map_err(|_| AppError::Internal)
+}
+
 /// An argon2id PHC string (`$argon2id$v=19$…`) with a random salt.
 pub async fn hash(password: String) -> Result<String, AppError> {
-    tokio::task::spawn_blocking(move || hash_now(&password))
-        .await
-        .map_err(|_| AppError::Internal)?
+    bounded(move || hash_now(&password)).await?
 }
 
 fn hash_now(password: &str) -> Result<String, AppError> {
@@ -49,15 +67,15 @@ fn hash_now(password: &str) -> Result<String, AppError> {
 
 /// True when `password` matches `stored`. With no stored hash (unknown email) it still
 /// spends the time of one verification, so response times do not reveal which emails exist.
-pub async fn verify(password: String, stored: Option<String>) -> bool {
-    tokio::task::spawn_blocking(move || {
+/// Refused (429) when every hashing slot stays busy for 10 s.
+pub async fn verify(password: String, stored: Option<String>) -> Result<bool, AppError> {
+    bounded(move || {
         let stored = stored.unwrap_or_else(|| dummy_hash().to_string());
         PasswordHash::new(&stored)
             .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
             .unwrap_or(false)
     })
     .await
-    .unwrap_or(false)
 }
 
 fn dummy_hash() -> &'static str {
@@ -69,14 +87,24 @@ fn dummy_hash() -> &'static str {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn a_hash_verifies_its_password_only() {
+    // One test: the hashing slots are process-wide, and a test holding them all would make
+    // another wait.
+    #[tokio::test(start_paused = true)]
+    async fn a_hash_verifies_its_password_only_and_a_flood_waits_for_a_slot() {
         let stored = hash("correct horse battery".into()).await.expect("hash");
         assert!(stored.starts_with("$argon2id$"));
-        assert!(verify("correct horse battery".into(), Some(stored.clone())).await);
-        assert!(!verify("correct horse battery!".into(), Some(stored)).await);
-        assert!(!verify("anything".into(), None).await);
-        assert!(!verify("anything".into(), Some("not a hash".into())).await);
+        let check = |password: &str, stored: Option<String>| verify(password.into(), stored);
+        assert_eq!(check("correct horse battery", Some(stored.clone())).await, Ok(true));
+        assert_eq!(check("correct horse battery!", Some(stored)).await, Ok(false));
+        assert_eq!(check("anything", None).await, Ok(false));
+        assert_eq!(check("anything", Some("not a hash".into())).await, Ok(false));
+
+        // Every slot taken (a flood in progress): the next check waits, then is told to retry.
+        let held = HASHING.acquire_many(CONCURRENT_HASHES as u32).await.expect("slots");
+        let refused = verify("anything at all".into(), None).await;
+        assert!(matches!(refused, Err(AppError::TooManyRequests(_))), "{refused:?}");
+        drop(held);
+        assert_eq!(verify("anything at all".into(), None).await, Ok(false));
     }
 
     #[test]

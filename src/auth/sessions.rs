@@ -1,9 +1,6 @@
 //! Server-side sessions: a random token in an HttpOnly cookie, its SHA-256 in PostgreSQL,
 //! with idle and absolute expiry.
 
-use std::net::SocketAddr;
-
-use axum::extract::ConnectInfo;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::header::{COOKIE, SET_COOKIE};
@@ -46,15 +43,6 @@ pub fn token_from_headers(headers: &HeaderMap) -> Option<String> {
 /// The stored hash of the request's session token, if it carries one.
 pub fn token_hash_of(parts: &http::request::Parts) -> Option<Vec<u8>> {
     token_from_headers(&parts.headers).map(|t| hash_token(&t))
-}
-
-/// The client's address as seen by this process.
-pub fn client_ip(parts: &http::request::Parts) -> String {
-    parts
-        .extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip().to_string())
-        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// Starts a session for `account_id` and sets its cookie on the current response.

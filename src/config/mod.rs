@@ -40,6 +40,8 @@ pub struct Config {
     /// `SMTP_URL` and `SMTP_FROM`; `None`: alerts stay queued until SMTP is configured.
     pub smtp: Option<crate::mail::SmtpSettings>,
     pub timeouts: Timeouts,
+    /// `BURNRATE_TRUSTED_PROXIES`: peers whose `Forwarded`/`X-Forwarded-For` is believed.
+    pub trusted_proxies: crate::auth::client_address::TrustedProxies,
 }
 
 /// What and when to fetch from Cost Explorer.
@@ -228,6 +230,14 @@ impl Config {
         let session_max = duration("BURNRATE_SESSION_MAX", Duration::from_secs(7 * 86400))?;
         let ingest = ingest_settings(&get)?;
         let timeouts = Timeouts::from_lookup(&get)?;
+        let trusted_proxies = match get("BURNRATE_TRUSTED_PROXIES") {
+            None => Default::default(),
+            Some(text) => crate::auth::client_address::TrustedProxies::parse(&text).map_err(|_| ConfigError {
+                variable: "BURNRATE_TRUSTED_PROXIES",
+                value: Some(text),
+                expected: "comma-separated IP addresses or CIDR blocks, e.g. 10.0.0.0/8, 192.0.2.7",
+            })?,
+        };
         let smtp = match (get("SMTP_URL"), get("SMTP_FROM")) {
             (None, _) => None,
             (Some(_), None) => {
@@ -255,6 +265,7 @@ impl Config {
         Ok(Config {
             smtp,
             timeouts,
+            trusted_proxies,
             ingest,
             public_url,
             session_idle,

@@ -75,6 +75,22 @@ impl TestApp {
             .await
     }
 
+    /// The same server, reached from another loopback source address (127.0.0.2, …), as a
+    /// second client machine would.
+    pub fn from_address(&self, source: &str) -> TestApp {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(60))
+            .local_address(source.parse::<std::net::IpAddr>().expect("source address"))
+            .build()
+            .expect("client");
+        TestApp {
+            addr: self.addr,
+            pool: self.pool.clone(),
+            client,
+        }
+    }
+
     /// POSTs a form with exactly these extra headers (for cross-site tests).
     pub async fn post_with(&self, path: &str, body: &str, headers: &[(&str, &str)]) -> TestResponse {
         let mut request = self
