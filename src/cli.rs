@@ -187,6 +187,23 @@ enum AdminCommand {
         #[arg(long, default_value = "admin", value_parser = ["admin", "lead", "viewer"])]
         role: String,
     },
+    /// Disable an account: it can no longer sign in and its sessions end at once. Its history
+    /// stays. The last active admin cannot be disabled.
+    Disable {
+        #[arg(long)]
+        email: String,
+    },
+    /// Enable a disabled account again.
+    Enable {
+        #[arg(long)]
+        email: String,
+    },
+    /// Delete an account and end its sessions; audit entries keep its email. The last active
+    /// admin cannot be deleted.
+    Delete {
+        #[arg(long)]
+        email: String,
+    },
 }
 
 /// Parses arguments and the environment, then runs the chosen subcommand.
@@ -277,9 +294,15 @@ pub async fn run() -> ExitCode {
         Command::Bench {
             command: BenchCommand::Ingest { rows },
         } => bench_ingest(config, rows as usize).await,
-        Command::Admin {
-            command: AdminCommand::Create { email, name, role },
-        } => create_account(config, &email, &name, &role).await,
+        Command::Admin { command } => {
+            use crate::auth::lifecycle::Change;
+            match command {
+                AdminCommand::Create { email, name, role } => create_account(config, &email, &name, &role).await,
+                AdminCommand::Disable { email } => change_account(config, &email, Change::Disable).await,
+                AdminCommand::Enable { email } => change_account(config, &email, Change::Enable).await,
+                AdminCommand::Delete { email } => change_account(config, &email, Change::Delete).await,
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -425,6 +448,21 @@ async fn create_account(config: Config, email: &str, name: &str, role: &str) -> 
     db.close().await;
     result?;
     println!("created {} account {}", role.key(), accounts::normalise_email(email));
+    Ok(())
+}
+
+async fn change_account(config: Config, email: &str, change: crate::auth::lifecycle::Change) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let actor = crate::audit::record::Actor::system("cli");
+    let result = crate::auth::lifecycle::apply(&db.pool, &actor, email, change).await;
+    db.close().await;
+    result.map_err(|e| e.to_string())?;
+    let done = match change {
+        crate::auth::lifecycle::Change::Disable => "disabled",
+        crate::auth::lifecycle::Change::Enable => "enabled",
+        crate::auth::lifecycle::Change::Delete => "deleted",
+    };
+    println!("{done} account {}", crate::auth::accounts::normalise_email(email));
     Ok(())
 }
 

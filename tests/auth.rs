@@ -254,6 +254,11 @@ fn admin_functions(viewer_id: i64) -> Vec<(&'static str, String)> {
             "/api/admin/reset_password",
             format!("account_id={viewer_id}&password=another+long+password"),
         ),
+        // After create_account above: disables the account it made.
+        (
+            "/api/admin/account_lifecycle",
+            "email=new%40example.com&step=disable".into(),
+        ),
     ]
 }
 
@@ -762,4 +767,174 @@ async fn forwarded_addresses_count_only_from_trusted_proxies(pool: PgPool) {
     assert_eq!(attempt_ips(&pool).await, ["127.0.0.1", "203.0.113.5"]);
     let bad = Config::from_lookup(|k| (k == "BURNRATE_TRUSTED_PROXIES").then(|| "10.0.0.0/33".into()));
     assert!(bad.is_err_and(|e| e.to_string().contains("BURNRATE_TRUSTED_PROXIES")));
+}
+
+#[sqlx::test]
+async fn disabling_or_deleting_an_account_ends_its_sessions_and_the_last_admin_stays(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let admin = app.session_for("boss@example.com", Role::Admin).await;
+    let viewer = app.session_for("leaver@example.com", Role::Viewer).await;
+    let change = |email: &str, step: &str| format!("email={}&step={step}", encode(email));
+    assert_eq!(
+        app.get_as("/api/export.csv?from=2026-01-01&to=2026-01-02&group_by=team", &viewer)
+            .await
+            .status,
+        200
+    );
+
+    let disabled = app
+        .post_form_as(
+            "/api/admin/account_lifecycle",
+            &change("leaver@example.com", "disable"),
+            &admin,
+        )
+        .await;
+    assert_eq!(disabled.status, 200, "{}", disabled.body);
+    // The open session ends at once, and sign-in is refused as for an unknown email.
+    assert_eq!(
+        app.get_as("/api/export.csv?from=2026-01-01&to=2026-01-02&group_by=team", &viewer)
+            .await
+            .status,
+        401
+    );
+    let again = app
+        .post_form("/api/login", &login_body("leaver@example.com", PASSWORD))
+        .await;
+    assert_eq!((again.status, again.body.as_str()), (401, "\"SignInFailed\""));
+    let enabled = app
+        .post_form_as(
+            "/api/admin/account_lifecycle",
+            &change("leaver@example.com", "enable"),
+            &admin,
+        )
+        .await;
+    assert_eq!(enabled.status, 200);
+    let back = app.sign_in("leaver@example.com", PASSWORD).await;
+
+    let deleted = app
+        .post_form_as(
+            "/api/admin/account_lifecycle",
+            &change("leaver@example.com", "delete"),
+            &admin,
+        )
+        .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    assert_eq!(
+        app.get_as("/api/export.csv?from=2026-01-01&to=2026-01-02&group_by=team", &back)
+            .await
+            .status,
+        401
+    );
+    assert_eq!(count(&pool, "select count(*) from sessions s join accounts a on a.id = s.account_id where a.email = 'leaver@example.com'").await, 0);
+    let trail: Vec<String> =
+        sqlx::query_scalar("select action from audit_log where subject = 'leaver@example.com' order by id")
+            .fetch_all(&pool)
+            .await
+            .expect("audit");
+    assert_eq!(
+        trail,
+        ["account.create", "account.disable", "account.enable", "account.delete"]
+    );
+
+    // The last active admin can be neither disabled, deleted nor demoted, not even by itself.
+    for step in ["disable", "delete"] {
+        let refused = app
+            .post_form_as(
+                "/api/admin/account_lifecycle",
+                &change("boss@example.com", step),
+                &admin,
+            )
+            .await;
+        assert_eq!(refused.status, 400, "{step}: {}", refused.body);
+        assert!(refused.body.contains("last active admin"), "{}", refused.body);
+    }
+    // A disabled second admin does not count as another admin.
+    let other = create_account(&pool, "deputy@example.com", Role::Admin).await;
+    assert_eq!(
+        app.post_form_as(
+            "/api/admin/account_lifecycle",
+            &change("deputy@example.com", "disable"),
+            &admin
+        )
+        .await
+        .status,
+        200
+    );
+    let boss: i64 = sqlx::query_scalar("select id from accounts where email = 'boss@example.com'")
+        .fetch_one(&pool)
+        .await
+        .expect("id");
+    let demote = app
+        .post_form_as("/api/admin/set_role", &format!("account_id={boss}&role=viewer"), &admin)
+        .await;
+    assert_eq!(demote.status, 400, "{}", demote.body);
+    assert!(other > 0);
+    assert_eq!(
+        app.post_form_as(
+            "/api/admin/account_lifecycle",
+            &change("nobody@example.com", "disable"),
+            &admin
+        )
+        .await
+        .status,
+        404
+    );
+}
+
+#[sqlx::test]
+async fn the_cli_disables_enables_and_deletes_accounts(pool: PgPool) {
+    create_account(&pool, "only-admin@example.com", Role::Admin).await;
+    create_account(&pool, "temp@example.com", Role::Viewer).await;
+    let url = common::database_url(&pool).await;
+    let admin = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"))
+            .arg("admin")
+            .args(args)
+            .env("DATABASE_URL", &url)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("burnrate runs");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).to_string(),
+            String::from_utf8_lossy(&output.stderr).to_string(),
+        )
+    };
+    assert_eq!(
+        admin(&["disable", "--email", "Temp@Example.com"]).1,
+        "disabled account temp@example.com\n"
+    );
+    assert_eq!(
+        count(&pool, "select count(*) from accounts where disabled_at is not null").await,
+        1
+    );
+    assert_eq!(admin(&["enable", "--email", "temp@example.com"]).0, Some(0));
+    assert_eq!(
+        admin(&["delete", "--email", "temp@example.com"]).1,
+        "deleted account temp@example.com\n"
+    );
+    let (code, _, stderr) = admin(&["delete", "--email", "only-admin@example.com"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("last active admin"), "{stderr}");
+    let (code, _, stderr) = admin(&["disable", "--email", "ghost@example.com"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("no account with the email"), "{stderr}");
+}
+
+#[sqlx::test]
+async fn signing_in_purges_expired_sessions(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let id = create_account(&pool, "old@example.com", Role::Viewer).await;
+    sqlx::query(
+        "insert into sessions (token_hash, account_id, created_at, last_seen_at, expires_at) values
+             ('\\x01', $1, now() - interval '9 days', now() - interval '8 days', now() - interval '2 days'),
+             ('\\x02', $1, now() - interval '2 days', now() - interval '1 day', now() + interval '5 days')",
+    )
+    .bind(id)
+    .execute(&pool)
+    .await
+    .expect("old sessions");
+    app.sign_in("old@example.com", PASSWORD).await;
+    // Both are past an expiry (absolute, or 12 h idle); only the new session is left.
+    assert_eq!(count(&pool, "select count(*) from sessions").await, 1);
 }

@@ -72,7 +72,10 @@ impl NewAccount {
 
 pub async fn find_by_email(pool: &PgPool, email: &str) -> Result<Option<Account>, AppError> {
     Ok(
-        sqlx::query_as("select id, email, display_name, role, password_hash from accounts where email = $1")
+        // A disabled account signs in as an unknown email would: it cannot.
+        sqlx::query_as(
+            "select id, email, display_name, role, password_hash from accounts where email = $1 and disabled_at is null",
+        )
             .bind(normalise_email(email))
             .fetch_optional(pool)
             .await?,
@@ -81,7 +84,7 @@ pub async fn find_by_email(pool: &PgPool, email: &str) -> Result<Option<Account>
 
 pub async fn admin_exists(pool: &PgPool) -> Result<bool, AppError> {
     Ok(
-        sqlx::query_scalar("select exists (select 1 from accounts where role = 'admin')")
+        sqlx::query_scalar("select exists (select 1 from accounts where role = 'admin' and disabled_at is null)")
             .fetch_one(pool)
             .await?,
     )
@@ -158,18 +161,13 @@ async fn insert(conn: &mut sqlx::PgConnection, new: &NewAccount, hash: &str) -> 
 /// Changes an account's role; the last admin cannot be demoted.
 pub async fn set_role(pool: &PgPool, caller: &Caller, account_id: i64, role: Role) -> Result<(), AppError> {
     let mut tx = pool.begin().await?;
-    sqlx::query("lock table accounts in share row exclusive mode")
-        .execute(&mut *tx)
-        .await?;
+    super::lifecycle::lock_accounts(&mut tx).await?;
     let email: String = sqlx::query_scalar("select email from accounts where id = $1")
         .bind(account_id)
         .fetch_optional(&mut *tx)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("account {account_id}")))?;
-    let other_admins: i64 = sqlx::query_scalar("select count(*) from accounts where role = 'admin' and id <> $1")
-        .bind(account_id)
-        .fetch_one(&mut *tx)
-        .await?;
+    let other_admins = super::lifecycle::other_active_admins(&mut tx, account_id).await?;
     if role != Role::Admin && other_admins == 0 {
         return Err(AppError::invalid(
             "role",

@@ -16,6 +16,7 @@ pub struct AccountSummary {
     pub display_name: String,
     pub role: Role,
     pub created_at: String,
+    pub disabled: bool,
 }
 
 #[server(prefix = "/api", endpoint = "admin/accounts")]
@@ -23,18 +24,21 @@ pub async fn list_accounts() -> Result<Vec<AccountSummary>, AppError> {
     crate::error::with_status(
         async {
             super::require_admin()?;
-            let rows: Vec<(i64, String, String, String, chrono::DateTime<chrono::Utc>)> =
-                sqlx::query_as("select id, email, display_name, role, created_at from accounts order by email")
-                    .fetch_all(&super::state()?.pool)
-                    .await?;
+            type Row = (i64, String, String, String, chrono::DateTime<chrono::Utc>, bool);
+            let rows: Vec<Row> = sqlx::query_as(
+                "select id, email, display_name, role, created_at, disabled_at is not null from accounts order by email",
+            )
+            .fetch_all(&super::state()?.pool)
+            .await?;
             Ok(rows
                 .into_iter()
-                .map(|(id, email, display_name, role, created_at)| AccountSummary {
+                .map(|(id, email, display_name, role, created_at, disabled)| AccountSummary {
                     id,
                     email,
                     display_name,
                     role: Role::parse(&role).unwrap_or(Role::Viewer),
                     created_at: created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
+                    disabled,
                 })
                 .collect())
         }
@@ -84,14 +88,42 @@ pub async fn reset_password(account_id: i64, password: String) -> Result<(), App
     )
 }
 
+/// Disables, enables or deletes an account (`step`: disable, enable, delete); disabling
+/// and deleting sign it out everywhere at once.
+#[server(prefix = "/api", endpoint = "admin/account_lifecycle")]
+pub async fn change_account(email: String, step: String) -> Result<(), AppError> {
+    crate::error::with_status(
+        async {
+            use super::lifecycle::{self, Change};
+            let caller = super::require_admin()?;
+            let change = match step.as_str() {
+                "disable" => Change::Disable,
+                "enable" => Change::Enable,
+                "delete" => Change::Delete,
+                _ => return Err(AppError::invalid("step", "expected disable, enable or delete")),
+            };
+            lifecycle::apply(&super::state()?.pool, &(&caller).into(), &email, change).await
+        }
+        .await,
+    )
+}
+
 #[component]
 pub fn UsersPage() -> impl IntoView {
     let create = ServerAction::<CreateAccount>::new();
     let change_role = ServerAction::<SetRole>::new();
     let reset = ServerAction::<ResetPassword>::new();
+    let lifecycle = ServerAction::<ChangeAccount>::new();
     let created = crate::forms::saved_version(create);
     let accounts = crate::codec::resource(
-        move || (created.get(), change_role.version().get(), reset.version().get()),
+        move || {
+            (
+                created.get(),
+                change_role.version().get(),
+                reset.version().get(),
+                lifecycle.version().get(),
+            )
+        },
         |_| list_accounts(),
     );
     let role_options = || {
@@ -105,19 +137,20 @@ pub fn UsersPage() -> impl IntoView {
         <PageHeader title="Users"/>
         <FormError result=change_role.value().into()/>
         <FormError result=reset.value().into()/>
+        <FormError result=lifecycle.value().into()/>
         <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match accounts.await {
                     Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
                     Ok(list) => view! {
                         <table class="data" data-testid="accounts-table">
-                            <TableHead columns=&["Email", "Name", "Role", "Reset password", "Created"]/>
+                            <TableHead columns=&["Email", "Name", "Role", "Reset password", "Created", "Access"]/>
                             <tbody>
                                 {list.into_iter().map(|account| {
                                     let role_label = format!("Role of {}", account.email);
                                     let password_label = format!("New password for {}", account.email);
                                     view! {
-                                    <tr data-testid="account-row">
+                                    <tr data-testid="account-row" data-disabled=account.disabled.to_string()>
                                         <th scope="row">{account.email.clone()}</th>
                                         <td>{account.display_name.clone()}</td>
                                         <td>
@@ -140,6 +173,7 @@ pub fn UsersPage() -> impl IntoView {
                                             </ActionForm>
                                         </td>
                                         <td>{account.created_at.clone()}</td>
+                                        <td>{lifecycle_buttons(&account, lifecycle)}</td>
                                     </tr>
                                 }}).collect_view()}
                             </tbody>
@@ -162,5 +196,31 @@ pub fn UsersPage() -> impl IntoView {
             </ActionForm>
             <FormError result=create.value().into()/>
         </section>
+    }
+}
+
+/// Disable (or enable) and delete, each a small form.
+fn lifecycle_buttons(account: &AccountSummary, action: ServerAction<ChangeAccount>) -> impl IntoView + use<> {
+    let (step, label) = if account.disabled {
+        ("enable", "Enable")
+    } else {
+        ("disable", "Disable")
+    };
+    let email = account.email.clone();
+    let (toggle_id, delete_id) = (format!("{step}-{email}"), format!("delete-{email}"));
+    let (email_a, email_b) = (email.clone(), email);
+    let disabled = account.disabled;
+    view! {
+        {disabled.then(|| view! { <span class="status status-cancelled">"disabled "</span> })}
+        <ActionForm action attr:class="inline">
+            <input type="hidden" name="email" value=email_a/>
+            <input type="hidden" name="step" value=step/>
+            <button type="submit" data-testid=toggle_id>{label}</button>
+        </ActionForm>
+        <ActionForm action attr:class="inline">
+            <input type="hidden" name="email" value=email_b/>
+            <input type="hidden" name="step" value="delete"/>
+            <button type="submit" class="danger" data-testid=delete_id>"Delete"</button>
+        </ActionForm>
     }
 }

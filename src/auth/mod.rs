@@ -9,6 +9,8 @@ pub mod accounts;
 #[cfg(feature = "ssr")]
 pub mod client_address;
 #[cfg(feature = "ssr")]
+pub mod lifecycle;
+#[cfg(feature = "ssr")]
 pub mod middleware;
 #[cfg(feature = "ssr")]
 pub mod password;
@@ -125,6 +127,7 @@ pub async fn login(email: String, password: String, next: Option<String>) -> Res
             }
             let account = account.filter(|_| ok).ok_or(AppError::SignInFailed)?;
             sessions::end_current(&state.pool, &parts).await?;
+            lifecycle::purge_expired_sessions(&state.pool, state.config.session_idle).await?;
             sessions::start(&state, account.id).await?;
             leptos_axum::redirect(&safe_next(next.as_deref()));
             Ok(())

@@ -112,7 +112,7 @@ pub async fn authenticate(
              select a.id, a.email, a.display_name, a.role,
                     array(select o.team_id from team_owners o where lower(o.email) = a.email order by 1) as team_ids
              from sessions s join accounts a on a.id = s.account_id
-             where s.token_hash = $1 and s.expires_at > now()
+             where s.token_hash = $1 and s.expires_at > now() and a.disabled_at is null
                and s.last_seen_at > now() - make_interval(secs => $2)
          ), touched as (
              update sessions set last_seen_at = now()
