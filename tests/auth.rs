@@ -676,8 +676,8 @@ async fn failures_from_one_address_never_refuse_a_correct_password_from_another(
     let app = spawn_app(pool.clone()).await;
     create_account(&pool, "target@example.com", Role::Viewer).await;
     create_account(&pool, "colleague@example.com", Role::Viewer).await;
-    let attacker = app.from_address("127.0.0.2");
-    let owner = app.from_address("127.0.0.3");
+    let attacker = app.reached_from("127.0.0.2");
+    let owner = app.reached_from("127.0.0.3");
     for _ in 0..5 {
         let guess = attacker
             .post_form("/api/login", &login_body("target@example.com", "guess guess guess"))

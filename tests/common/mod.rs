@@ -77,7 +77,7 @@ impl TestApp {
 
     /// The same server, reached from another loopback source address (127.0.0.2, …), as a
     /// second client machine would.
-    pub fn from_address(&self, source: &str) -> TestApp {
+    pub fn reached_from(&self, source: &str) -> TestApp {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(std::time::Duration::from_secs(60))
