@@ -33,6 +33,8 @@ pub struct AppState {
     pub alerts: crate::budgets::outbox::AlertSender,
     /// Runs enforcement actions (SMTP from `alerts`, AWS from the standard chain).
     pub enforcement: crate::enforcement::actions::Executor,
+    /// The first-run setup token, when setup needs one (`auth::setup_token`).
+    pub setup_token: crate::auth::setup_token::SetupToken,
 }
 
 impl AppState {
@@ -49,6 +51,7 @@ impl AppState {
             views: Default::default(),
             pages: Default::default(),
             enforcement: crate::enforcement::actions::Executor::from_config(&config, &alerts),
+            setup_token: Default::default(),
             alerts,
             ingest_status: Arc::new(std::sync::RwLock::new(crate::ingestion::schedule::initial_status(
                 &config.ingest,
@@ -155,6 +158,12 @@ pub async fn serve_until(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // The configured address decides: `--addr 0.0.0.0:3000` is reachable from the network.
+    match state.setup_token.arm(&state.pool, state.config.addr).await {
+        Ok(Some(token)) => println!("{}", crate::auth::setup_token::banner(state.config.addr, &token)),
+        Ok(None) => {}
+        Err(error) => tracing::warn!(%error, "could not tell whether setup is needed"),
+    }
     let drain = state.config.timeouts.shutdown;
     let (signalled, drain_started) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(

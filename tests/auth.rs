@@ -938,3 +938,46 @@ async fn signing_in_purges_expired_sessions(pool: PgPool) {
     // Both are past an expiry (absolute, or 12 h idle); only the new session is left.
     assert_eq!(count(&pool, "select count(*) from sessions").await, 1);
 }
+
+#[sqlx::test]
+async fn setup_beyond_loopback_needs_the_printed_one_time_token(pool: PgPool) {
+    let (app, token) = common::spawn_app_exposed(pool.clone()).await;
+    let token = token.expect("no admin and open to the network: serve printed a token");
+    assert!(
+        app.post_form("/api/setup_token_required", "")
+            .await
+            .body
+            .contains("true")
+    );
+    let body = "email=first%40example.com&display_name=First&password=first+admin+password&password_confirm=first+admin+password";
+    for wrong in ["", "&token=", "&token=guess", &format!("&token={}x", token)] {
+        let refused = app.post_form("/api/setup", &format!("{body}{wrong}")).await;
+        assert_eq!(refused.status, 403, "{wrong:?}: {}", refused.body);
+        assert!(refused.body.contains("one-time token"), "{}", refused.body);
+    }
+    assert_eq!(count(&pool, "select count(*) from accounts").await, 0);
+    let page = app.get(&format!("/setup?token={token}")).await;
+    assert!(page.body.contains("name=\"token\""), "the page asks for the token");
+    let done = app.post_form("/api/setup", &format!("{body}&token={token}")).await;
+    assert!(done.status < 400, "{}", done.body);
+    // Spent: setup is closed, and the token no longer asked for.
+    assert!(
+        app.post_form("/api/setup_token_required", "")
+            .await
+            .body
+            .contains("false")
+    );
+    let replay = app
+        .post_form(
+            "/api/setup",
+            &format!("{}&token={token}", body.replace("first%40", "second%40")),
+        )
+        .await;
+    assert_eq!(replay.status, 403);
+    assert_eq!(count(&pool, "select count(*) from accounts").await, 1);
+
+    // A loopback-only server needs no token (the existing setup test), and an exposed one
+    // with an admin already prints none.
+    let (_, none) = common::spawn_app_exposed(pool.clone()).await;
+    assert_eq!(none, None);
+}

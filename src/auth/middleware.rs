@@ -28,6 +28,7 @@ fn is_public(path: &str) -> bool {
             | "/api/login"
             | "/api/setup"
             | "/api/setup_needed"
+            | "/api/setup_token_required"
             | "/api/me"
     ) || path.starts_with("/pkg/")
 }

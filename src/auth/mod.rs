@@ -18,6 +18,8 @@ pub mod password;
 pub mod rate_limit;
 #[cfg(feature = "ssr")]
 pub mod sessions;
+#[cfg(feature = "ssr")]
+pub mod setup_token;
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -153,6 +155,13 @@ pub async fn setup_needed() -> Result<bool, AppError> {
     Ok(!accounts::admin_exists(&state()?.pool).await?)
 }
 
+/// True when setup asks for the one-time token `serve` printed (no admin yet, and the
+/// server listens beyond loopback).
+#[server(prefix = "/api", endpoint = "setup_token_required")]
+pub async fn setup_token_required() -> Result<bool, AppError> {
+    Ok(state()?.setup_token.current().is_some())
+}
+
 /// Creates the first admin and signs them in; refused once any admin exists.
 #[server(prefix = "/api", endpoint = "setup")]
 pub async fn setup_admin(
@@ -160,15 +169,18 @@ pub async fn setup_admin(
     display_name: String,
     password: String,
     password_confirm: String,
+    token: Option<String>,
 ) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             let state = state()?;
+            state.setup_token.check(token.as_deref())?;
             if password != password_confirm {
                 return Err(AppError::invalid("password_confirm", "the two passwords differ"));
             }
             let new = accounts::NewAccount::validate(&email, &display_name, Role::Admin, &password)?;
             let id = accounts::create_first_admin(&state.pool, new).await?;
+            state.setup_token.spend();
             sessions::start(&state, id).await?;
             leptos_axum::redirect("/");
             Ok(())

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_query_map};
 
-use super::{ChangePassword, Login, Logout, Role, SetupAdmin, get_me, setup_needed};
+use super::{ChangePassword, Login, Logout, Role, SetupAdmin, get_me, setup_needed, setup_token_required};
 use crate::app::PageHeader;
 use crate::error::AppError;
 
@@ -66,6 +66,9 @@ pub fn LoginPage() -> impl IntoView {
 pub fn SetupPage() -> impl IntoView {
     let setup = ServerAction::<SetupAdmin>::new();
     let needs_setup = crate::codec::resource(|| (), |_| setup_needed());
+    let needs_token = crate::codec::resource(|| (), |_| setup_token_required());
+    let query = use_query_map();
+    let token = move || query.read().get("token").unwrap_or_default();
 
     view! {
         <Title text="Set up · burnrate"/>
@@ -74,9 +77,16 @@ pub fn SetupPage() -> impl IntoView {
             <Suspense>
                 {move || Suspend::new(async move {
                     if matches!(needs_setup.await, Ok(true)) {
+                        let token_field = matches!(needs_token.await, Ok(true)).then(|| view! {
+                            <label>
+                                "Setup token (printed by " <code>"burnrate serve"</code> " when it started)"
+                                <input type="text" name="token" autocomplete="off" required prop:value=token/>
+                            </label>
+                        });
                         view! {
                             <p>"Create the first admin account. This page closes once an admin exists."</p>
                             <ActionForm action=setup attr:class="stack">
+                                {token_field}
                                 <label>"Email" <input type="email" name="email" autocomplete="username" required/></label>
                                 <label>"Name" <input type="text" name="display_name" autocomplete="name"/></label>
                                 <NewPasswordFields/>

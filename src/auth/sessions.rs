@@ -17,7 +17,7 @@ use crate::server::AppState;
 
 pub const COOKIE_NAME: &str = "burnrate_session";
 
-fn new_token() -> String {
+pub fn new_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     URL_SAFE_NO_PAD.encode(bytes)

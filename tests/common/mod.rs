@@ -188,6 +188,30 @@ pub async fn spawn_app_until(
     (TestApp { addr, pool, client }, served)
 }
 
+/// As `spawn_app`, but configured as `burnrate serve --addr 0.0.0.0:<port>` would be (open to
+/// the network) while bound to loopback only. Returns the setup token `serve` printed, read
+/// from the running server's state.
+pub async fn spawn_app_exposed(pool: PgPool) -> (TestApp, Option<String>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind an ephemeral port");
+    let addr = listener.local_addr().expect("local address");
+    let mut config = Config::from_lookup(|_| None).expect("default config");
+    config.addr = SocketAddr::from(([0, 0, 0, 0], addr.port()));
+    let state = AppState::new(config, pool.clone());
+    let token = state.setup_token.clone();
+    tokio::spawn(serve_until(listener, state, std::future::pending()));
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .expect("client");
+    let app = TestApp { addr, pool, client };
+    // Serving starts after the guard is armed: once the server answers, the token is set.
+    assert_eq!(app.get("/healthz").await.status, 200);
+    (app, token.current())
+}
+
 pub fn day(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).expect("valid test date")
 }
