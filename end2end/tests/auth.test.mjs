@@ -53,3 +53,28 @@ test('admins see user administration, viewers do not, and sign-out ends the sess
   assert.deepEqual(problems.pageErrors, []);
   await page.close();
 });
+
+test('sign-in through next values that try to leave the site ends on a page of burnrate', async () => {
+  const hostile = [
+    '//evil.example/',
+    '/\\evil.example/',
+    '/\t/evil.example/',
+    '/\n/evil.example/',
+    'https://evil.example/',
+    '/%2F/evil.example/',
+    '/%5Cevil.example/',
+    'javascript:alert(1)',
+    '/%0D%0ALocation:%20https://evil.example/',
+  ];
+  const origin = new URL(server.baseUrl).origin;
+  for (const next of hostile) {
+    const { page, problems } = await openPage(server.browser);
+    await signIn(page, server.baseUrl, server.accounts.viewer, next);
+    await page.waitForLoadState('load');
+    assert.equal(new URL(page.url()).origin, origin, `${JSON.stringify(next)} left the site: ${page.url()}`);
+    assert.equal(new URL(page.url()).pathname, '/', JSON.stringify(next));
+    assert.match(await page.textContent('[data-testid="signed-in-as"]'), /viewer@example.com/);
+    assert.deepEqual(problems.dialogs, [], 'no script ran');
+    await page.close();
+  }
+});
