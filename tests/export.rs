@@ -290,4 +290,22 @@ async fn a_download_larger_than_a_chunk_streams_every_row_in_order(pool: PgPool)
     .await
     .expect("csv");
     assert_eq!(download.body, expected);
+    // Compressed, as a browser asks for it: the stream ends cleanly (the compression layer
+    // polls the body once more after its end).
+    for encoding in ["br", "gzip"] {
+        let compressed = reqwest::Client::new()
+            .get(app.url("/api/export.csv?from=2025-03-01&to=2026-02-01&group_by=team,project,user"))
+            .header("cookie", &viewer)
+            .header("accept-encoding", encoding)
+            .send()
+            .await
+            .expect("response");
+        assert_eq!(compressed.headers()["content-encoding"], encoding);
+        let bytes = compressed.bytes().await.expect("the whole compressed body arrives");
+        assert!(
+            bytes.len() > 1000 && bytes.len() < download.body.len(),
+            "{encoding}: {} bytes",
+            bytes.len()
+        );
+    }
 }

@@ -60,10 +60,10 @@ pub async fn export_csv(
             let _ = chunks.send(Err(std::io::Error::other("the export failed"))).await;
         }
     });
-    let stream = futures_util::stream::unfold(
-        body,
-        |mut body| async move { body.recv().await.map(|chunk| (chunk, body)) },
-    );
+    // Fused: the compression layer may poll again after the end, which `unfold` forbids.
+    let stream = futures_util::StreamExt::fuse(futures_util::stream::unfold(body, |mut body| async move {
+        body.recv().await.map(|chunk| (chunk, body))
+    }));
     (
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
