@@ -680,7 +680,7 @@ async fn sync_budgets(config: Config, prune: bool) -> Result<(), String> {
         Err(_) => Ok(Vec::new()),
     };
     let pruned = match (&orphans, prune) {
-        (Ok(names), true) => Some(crate::enforcement::orphans::prune(&aws, names).await),
+        (Ok(names), true) => Some(crate::enforcement::orphans::prune(&db.pool, &aws, names).await),
         _ => None,
     };
     if let Ok(report) = &result {

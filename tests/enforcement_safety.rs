@@ -413,6 +413,23 @@ async fn approval_racing_evaluation_50_times_never_leaves_a_stop_on_an_approved_
             state == "cancelled" || state == "reversed",
             "round {round}: the stop ended {state}"
         );
+        // Cancelled means it never reached AWS; reversed means it ran before the approval.
+        let approved_in_aws = fake.with(|s| {
+            s.actions.iter().any(|a| {
+                a.budget.ends_with(&format!("-{stop}")) && a.history.iter().any(|(_, e)| e == "APPROVE_BUDGET_ACTION")
+            })
+        });
+        let audited_start: bool = sqlx::query_scalar(
+            "select exists (select 1 from enforcement_audit where action_id = $1 and event = 'started')",
+        )
+        .bind(stop)
+        .fetch_one(&pool)
+        .await
+        .expect("audit");
+        assert!(
+            !(state == "cancelled" && (approved_in_aws || audited_start)),
+            "round {round}"
+        );
         assert!(
             fake.with(|s| s.actions.iter().all(|a| !a.budget.ends_with(&format!("-{stop}")))),
             "round {round}: its AWS budget is deleted"
@@ -539,4 +556,77 @@ async fn a_notify_email_goes_through_the_outbox_and_a_refused_recipient_fails_on
         events(&audit(&pool, notify).await),
         ["proposed", "approved", "failed", "retried", "failed"]
     );
+}
+
+#[sqlx::test]
+async fn an_approval_committed_after_the_claim_still_stops_the_call_to_aws(pool: PgPool) {
+    seed(&pool, AUTOMATIC_IAM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    fake.breach(&format!("burnrate-enforce-{stop}"));
+    // A runner has claimed the stop; the approval commits before it reaches AWS.
+    let claim = claim_and_die(&pool, &exec, stop).await;
+    approve_project(&pool, "gpu-burner", today()).await;
+    let row = burnrate::enforcement::claims::read(&mut pool.acquire().await.expect("conn"), stop)
+        .await
+        .expect("read")
+        .expect("row");
+    let ended = burnrate::enforcement::stop_run::run_claimed(
+        &pool,
+        &exec,
+        &row,
+        claim,
+        "system",
+        (
+            burnrate::enforcement::stop_run::Intent::Run { by_admin: false },
+            today(),
+        ),
+    )
+    .await
+    .expect("run");
+    assert_eq!(ended, "cancelled");
+    assert!(executions(&fake).is_empty(), "{:?}", executions(&fake));
+    assert!(last_message(&pool, stop).await.contains("approved"));
+}
+
+#[sqlx::test]
+async fn an_execution_aws_did_not_answer_is_settled_from_aws_not_marked_failed(pool: PgPool) {
+    seed(&pool, AUTOMATIC_IAM).await;
+    let fake = BudgetActionsFake::start().await;
+    // AWS calls give up after one second, as BURNRATE_AWS_TIMEOUT=1s would.
+    let sdk = common::aws_config_at(&fake.endpoint(), "AKIDTEST").await;
+    let sdk = sdk
+        .into_builder()
+        .timeout_config(
+            aws_config::timeout::TimeoutConfig::builder()
+                .operation_timeout(std::time::Duration::from_secs(1))
+                .build(),
+        )
+        .build();
+    let exec = actions::Executor {
+        aws: Some(std::sync::Arc::new(burnrate::budgets::aws_sync::AwsBudgets::new(
+            &sdk,
+            "123456789012".into(),
+        ))),
+        lease: std::time::Duration::from_secs(30),
+        ..executor(&fake, None).await
+    };
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    fake.breach(&format!("burnrate-enforce-{stop}"));
+    fake.with(|s| s.execute_delay = Some(std::time::Duration::from_secs(3)));
+
+    reconcile::pass(&pool, &exec, today()).await.expect("pass");
+    // AWS took the approval but its answer never came: not failed, still claimed.
+    assert_eq!(fake.statuses()[0].1, "EXECUTION_IN_PROGRESS");
+    assert_eq!(status(&pool, stop).await, "running");
+    expire_lease(&pool, stop).await;
+    reconcile::pass(&pool, &exec, today()).await.expect("resume");
+    assert_eq!(status(&pool, stop).await, "executing");
+    fake.finish();
+    reconcile::pass(&pool, &exec, today()).await.expect("poll");
+    assert_eq!(status(&pool, stop).await, "executed");
+    assert_eq!(executions(&fake), ["APPROVE_BUDGET_ACTION"]);
 }

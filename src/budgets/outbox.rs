@@ -317,7 +317,7 @@ async fn summarize(conn: &mut sqlx::PgConnection, alert_id: i64) -> Result<(), s
 
 /// An enforcement notify action from its deliveries: `executing` while any is pending, then
 /// `failed` if any recipient was refused, else `executed`, with its audit entry.
-async fn summarize_action(conn: &mut sqlx::PgConnection, action_id: i64) -> Result<(), sqlx::Error> {
+pub async fn summarize_action(conn: &mut sqlx::PgConnection, action_id: i64) -> Result<(), sqlx::Error> {
     // Locked first, as `summarize` does, so the last two deliveries recorded at once agree.
     sqlx::query("select 1 from enforcement_actions where id = $1 for update")
         .bind(action_id)

@@ -185,7 +185,7 @@ pub(super) async fn run(
                 claimed_from: Some(row.status.clone()),
                 ..row
             };
-            Ok(stop_run::run_claimed(pool, exec, &row, claim, actor, intent).await?)
+            Ok(stop_run::run_claimed(pool, exec, &row, claim, actor, (intent, today)).await?)
         }
     }
 }
@@ -237,7 +237,15 @@ pub async fn reverse(pool: &PgPool, exec: &Executor, id: i64, actor: &str) -> Re
                 claimed_from: Some(row.status.clone()),
                 ..row
             };
-            let status = stop_run::run_claimed(pool, exec, &row, claim, actor, Intent::Reverse).await?;
+            let status = stop_run::run_claimed(
+                pool,
+                exec,
+                &row,
+                claim,
+                actor,
+                (Intent::Reverse, chrono::Utc::now().date_naive()),
+            )
+            .await?;
             let message: Option<String> =
                 sqlx::query_scalar("select last_message from enforcement_actions where id = $1")
                     .bind(id)

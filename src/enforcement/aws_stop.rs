@@ -33,12 +33,15 @@ pub const BUDGET_PREFIX: &str = "burnrate-enforce-";
 pub struct AwsFailure {
     pub message: String,
     pub request_id: Option<String>,
+    /// AWS did not answer (timeout, connection lost): it may or may not have acted.
+    pub ambiguous: bool,
 }
 
 fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(call: &str, err: SdkError<E>) -> AwsFailure {
     AwsFailure {
         message: crate::budgets::aws_sync::describe_error(call, &err),
         request_id: err.request_id().map(str::to_string),
+        ambiguous: err.as_service_error().is_none(),
     }
 }
 
@@ -48,6 +51,7 @@ impl AwsFailure {
         AwsFailure {
             message: message.into(),
             request_id: None,
+            ambiguous: false,
         }
     }
 }

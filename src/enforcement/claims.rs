@@ -109,7 +109,7 @@ pub async fn finish(
         "update enforcement_actions
          set status = $3, last_message = $4, aws_status = coalesce($5, aws_status),
              claim = null, lease_until = null, claimed_from = null, updated_at = now(),
-             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and aws_budget_name is not null)
+             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and action = 'stop')
          where id = $1 and claim = $2",
     )
     .bind(row.id)
@@ -163,7 +163,7 @@ pub async fn set_status(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "update enforcement_actions set status = $2, last_message = $3, updated_at = now(),
-             aws_cleanup = aws_cleanup or ($2 in ('reversed', 'cancelled') and aws_budget_name is not null)
+             aws_cleanup = aws_cleanup or ($2 in ('reversed', 'cancelled') and action = 'stop')
          where id = $1",
     )
     .bind(row.id)
@@ -237,7 +237,7 @@ pub async fn transition(
     let done = sqlx::query(
         "update enforcement_actions
          set status = $3, last_message = $4, aws_status = coalesce($5, aws_status), updated_at = now(),
-             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and aws_budget_name is not null)
+             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and action = 'stop')
          where id = $1 and status = $2",
     )
     .bind(row.id)
@@ -256,6 +256,51 @@ pub async fn transition(
             .request_id(settled.request_id.clone());
         audit::append(&mut tx, &entry).await?;
     }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Just before a stop is sent to AWS: under the decision lock, the claim must still be this
+/// caller's and the violation must still hold as of `today`. A claim that no longer holds is
+/// ended here, `cancelled` (or handed to its new mode) with the reason. Returns whether to
+/// go on; the lease is renewed for the call.
+pub async fn confirm(
+    conn: &mut PgConnection,
+    id: i64,
+    claim: i64,
+    lease: Duration,
+    today: chrono::NaiveDate,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = sqlx::Acquire::begin(conn).await?;
+    lock_decisions(&mut tx).await?;
+    let Some(row) = lock(&mut tx, id).await? else {
+        return Ok(false);
+    };
+    if row.claim != Some(claim) {
+        return Ok(false);
+    }
+    let verdict = super::judge::judge(&mut tx, &row, today).await?;
+    if verdict != super::judge::Verdict::Holds {
+        sqlx::query(
+            "update enforcement_actions set status = claimed_from, claim = null, lease_until = null, claimed_from = null
+             where id = $1",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let row = ActionRow {
+            status: row.claimed_from.clone().unwrap_or(row.status),
+            ..row
+        };
+        super::judge::apply(&mut tx, &row, "system", &verdict).await?;
+        tx.commit().await?;
+        return Ok(false);
+    }
+    sqlx::query("update enforcement_actions set lease_until = now() + make_interval(secs => $2) where id = $1")
+        .bind(id)
+        .bind(lease.as_secs_f64())
+        .execute(&mut *tx)
+        .await?;
     tx.commit().await?;
     Ok(true)
 }

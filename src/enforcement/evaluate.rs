@@ -139,7 +139,11 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                 let proposed: Option<i64> = sqlx::query_scalar(
                     "insert into enforcement_actions (violation_id, action, mode, status) values ($1, $2, $3, $4)
                      on conflict (violation_id, action) do update
-                        set mode = excluded.mode, status = excluded.status, updated_at = now()
+                        set mode = excluded.mode, status = excluded.status, updated_at = now(),
+                            -- Out of a mode with an AWS side: that side goes (manual prepares anew).
+                            aws_cleanup = enforcement_actions.aws_cleanup
+                                or (enforcement_actions.action = 'stop' and enforcement_actions.mode <> excluded.mode
+                                    and enforcement_actions.aws_budget_name is not null)
                         where (enforcement_actions.mode <> excluded.mode
                                and enforcement_actions.status in ('proposed', 'awaiting_approval'))
                            or enforcement_actions.status = 'cancelled'

@@ -141,7 +141,7 @@ pub async fn apply(
     };
     sqlx::query(
         "update enforcement_actions set mode = $2, status = $3, last_message = $4, updated_at = now(),
-             aws_cleanup = aws_cleanup or aws_budget_name is not null
+             aws_cleanup = aws_cleanup or (action = 'stop' and mode <> 'dry-run')
          where id = $1",
     )
     .bind(row.id)
@@ -169,7 +169,7 @@ pub async fn disarm_stale(conn: &mut PgConnection, actor: &str, today: NaiveDate
         "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
          where a.status in ('proposed', 'awaiting_approval', 'failed')
            and (a.mode <> 'dry-run' or v.period_start > $1::date - 366)
-         order by a.id limit 10000",
+         order by a.id desc limit 10000",
     )
     .bind(today)
     .fetch_all(&mut *conn)

@@ -66,9 +66,10 @@ pub async fn enqueue(
         ));
     }
     let (subject, text, html) = notice(row, public_url);
+    // Composed once: a Retry re-sends the same message to the refused recipients.
     sqlx::query(
-        "update enforcement_actions set subject = $2, body_text = $3, body_html = $4, status = 'executing',
-             last_message = $5, updated_at = now()
+        "update enforcement_actions set subject = coalesce(subject, $2), body_text = coalesce(body_text, $3),
+             body_html = coalesce(body_html, $4), status = 'executing', last_message = $5, updated_at = now()
          where id = $1",
     )
     .bind(row.id)
@@ -89,5 +90,7 @@ pub async fn enqueue(
     .bind(&to)
     .execute(&mut *conn)
     .await?;
+    // Nothing left to send (a refused recipient no longer on the list): settle it now.
+    crate::budgets::outbox::summarize_action(conn, row.id).await?;
     Ok(Ok(to))
 }

@@ -15,16 +15,7 @@ pub async fn find(pool: &PgPool, aws: &AwsBudgets) -> Result<Vec<String>, SyncEr
         let Some(id) = name.strip_prefix(BUDGET_PREFIX).and_then(|id| id.parse::<i64>().ok()) else {
             continue;
         };
-        // A running claim may have created the budget without recording it yet.
-        let live: bool = sqlx::query_scalar(
-            "select exists (select 1 from enforcement_actions
-                            where id = $1 and (aws_budget_name = $2 or status = 'running'))",
-        )
-        .bind(id)
-        .bind(name)
-        .fetch_one(pool)
-        .await?;
-        if !live {
+        if !is_live(pool, id, name).await? {
             orphans.push(name.to_string());
         }
     }
@@ -32,10 +23,31 @@ pub async fn find(pool: &PgPool, aws: &AwsBudgets) -> Result<Vec<String>, SyncEr
     Ok(orphans)
 }
 
-/// Deletes each orphan with its budget actions; returns the failures by name.
-pub async fn prune(aws: &AwsBudgets, orphans: &[String]) -> Vec<(String, String)> {
+/// True when action `id` records the budget `name`, or is running and may be creating it.
+async fn is_live(pool: &PgPool, id: i64, name: &str) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "select exists (select 1 from enforcement_actions
+                        where id = $1 and (aws_budget_name = $2 or status = 'running'))",
+    )
+    .bind(id)
+    .bind(name)
+    .fetch_one(pool)
+    .await
+}
+
+/// Deletes each orphan with its budget actions, checking just before each that no action
+/// has started using it since it was listed; returns the failures (and skips) by name.
+pub async fn prune(pool: &PgPool, aws: &AwsBudgets, orphans: &[String]) -> Vec<(String, String)> {
     let mut failures = Vec::new();
     for name in orphans {
+        let still_orphan = match name.strip_prefix(BUDGET_PREFIX).and_then(|id| id.parse::<i64>().ok()) {
+            Some(id) => is_live(pool, id, name).await.map(|live| !live).unwrap_or(false),
+            None => false,
+        };
+        if !still_orphan {
+            failures.push((name.clone(), "an enforcement action uses it now; left alone".into()));
+            continue;
+        }
         if let Err(failure) = aws_stop::delete(aws, name, None).await {
             failures.push((name.clone(), failure.message));
         }

@@ -123,7 +123,10 @@ async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize,
     let mut lifted = 0;
     for id in ids(
         pool,
-        "select id from enforcement_actions where action = 'stop' and status = 'executed' order by id limit $1",
+        // A stop whose reversal failed waits for an admin rather than being retried each minute.
+        "select id from enforcement_actions
+         where action = 'stop' and status = 'executed' and coalesce(last_message, '') not like 'reversal failed%'
+         order by id limit $1",
     )
     .await?
     {
@@ -147,7 +150,7 @@ async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize,
             claimed_from: Some("executed".into()),
             ..row
         };
-        stop_run::run_claimed(pool, exec, &row, claim, "system", Intent::Reverse).await?;
+        stop_run::run_claimed(pool, exec, &row, claim, "system", (Intent::Reverse, today)).await?;
         lifted += 1;
     }
     Ok(lifted)

@@ -87,16 +87,21 @@ pub async fn run_claimed(
     row: &ActionRow,
     claim: i64,
     actor: &str,
-    intent: Intent,
+    (intent, today): (Intent, chrono::NaiveDate),
 ) -> Result<String, sqlx::Error> {
+    // Well inside the lease: a run that overstays is left for `resume`, which asks AWS.
+    let bound = exec.lease.mul_f64(0.8);
     let outcome = match exec.aws().await {
-        Ok(aws) => step(pool, exec, &aws, row, claim, intent).await?,
+        Ok(aws) => match tokio::time::timeout(bound, step(pool, exec, &aws, row, claim, (intent, today))).await {
+            Ok(outcome) => outcome?,
+            Err(_) => Step::Keep,
+        },
         Err(failure) => Step::End(failed(failure)),
     };
     let mut conn = pool.acquire().await?;
     let from = row.claimed_from.clone().unwrap_or_else(|| row.status.clone());
     match outcome {
-        Step::Lost => {}
+        Step::Lost | Step::Keep => {}
         Step::Release(message) => {
             // Waiting on AWS is not an event: the message says why, the status is unchanged.
             claims::release(&mut conn, row, claim, None, &message).await?;
@@ -122,8 +127,11 @@ enum Step {
     End(Settled<'static>),
     /// Nothing happened in AWS: back to the status it was claimed from, with why.
     Release(String),
-    /// Another run took the claim over; it records the outcome.
+    /// Another run took the claim over, or the claim was ended meanwhile: nothing to write.
     Lost,
+    /// AWS may or may not have acted (no answer): the claim stays until its lease expires and
+    /// `resume` settles it from what AWS reports.
+    Keep,
 }
 
 async fn step(
@@ -132,7 +140,7 @@ async fn step(
     aws: &AwsBudgets,
     row: &ActionRow,
     claim: i64,
-    intent: Intent,
+    (intent, today): (Intent, chrono::NaiveDate),
 ) -> Result<Step, sqlx::Error> {
     if intent == Intent::Reverse {
         return Ok(reverse(aws, row).await);
@@ -156,8 +164,16 @@ async fn step(
     let status = match aws_stop::status(aws, &budget, &action).await {
         Ok(Some(status)) => status,
         Ok(None) => {
+            // Gone from AWS: forget it, so a Retry prepares a new one.
+            sqlx::query(
+                "update enforcement_actions set aws_budget_name = null, aws_action_id = null where id = $1 and claim = $2",
+            )
+            .bind(row.id)
+            .bind(claim)
+            .execute(pool)
+            .await?;
             return Ok(Step::End(failed(AwsFailure::new(format!(
-                "AWS has no budget action {action} on {budget} (deleted outside burnrate?)"
+                "AWS has no budget action {action} on {budget} (deleted outside burnrate?); Retry creates it again"
             )))));
         }
         Err(failure) => return Ok(Step::End(failed(failure))),
@@ -187,18 +203,26 @@ async fn step(
             )))));
         }
     };
-    Ok(Step::End(
+    // The last word before AWS acts: judged again under the decision lock, claim checked.
+    if !claims::confirm(&mut *pool.acquire().await?, row.id, claim, exec.lease, today).await? {
+        return Ok(Step::Lost);
+    }
+    Ok(
         match aws_stop::execute(aws, &budget, &action, execution.clone()).await {
-            Ok(request_id) => in_flight(
+            Ok(request_id) => Step::End(in_flight(
                 "executing",
                 "started",
                 &action,
                 &format!("{} accepted", execution.as_str()),
                 request_id,
-            ),
-            Err(failure) => failed(failure),
+            )),
+            Err(failure) if failure.ambiguous => {
+                tracing::warn!(action = row.id, error = %failure.message, "AWS did not answer an execution; resumed from AWS's record");
+                Step::Keep
+            }
+            Err(failure) => Step::End(failed(failure)),
         },
-    ))
+    )
 }
 
 fn in_flight(
@@ -250,6 +274,7 @@ async fn reverse(aws: &AwsBudgets, row: &ActionRow) -> Step {
                     format!("AWS budget action {action} on {budget}: reversal accepted; AWS undoes it now"),
                 )
             },
+            Err(failure) if failure.ambiguous => return Step::Keep,
             Err(failure) => failed(failure),
         },
     )
@@ -295,6 +320,18 @@ pub async fn track(pool: &PgPool, aws: &AwsBudgets, row: &ActionRow) -> Result<b
             "failed",
             "failed",
             format!("AWS no longer has budget action {action} on {budget}"),
+        ),
+        ("executing", Some("EXECUTION_IN_PROGRESS")) | ("reversing", Some("REVERSE_IN_PROGRESS")) => return Ok(false),
+        // AWS moved it somewhere no execution leads (reset or changed outside burnrate).
+        ("executing", Some(other)) => settled(
+            "failed",
+            "failed",
+            format!("AWS reports budget action {action} as {other}, not running it"),
+        ),
+        ("reversing", Some(other)) => settled(
+            "executed",
+            "failed",
+            format!("reversal failed: AWS reports budget action {action} as {other}"),
         ),
         _ => return Ok(false),
     };
@@ -360,12 +397,34 @@ pub async fn resume(pool: &PgPool, exec: &Executor, row: &ActionRow, claim: i64)
     Ok(())
 }
 
-/// Deletes the AWS budget and action of a stop that no longer needs them; records it.
+/// Deletes the AWS budget and action of a stop that no longer needs them; records it. A
+/// stop AWS reports as run (an execution whose answer was lost) is reversed first, so a
+/// deletion never leaves its policy or stopped instances behind. The budget is found by its
+/// fixed name when a run died before recording it.
 pub async fn clean_up(pool: &PgPool, aws: &AwsBudgets, row: &ActionRow) -> Result<bool, sqlx::Error> {
-    let Some(budget) = &row.aws_budget_name else {
-        return Ok(false);
-    };
-    if let Err(failure) = aws_stop::delete(aws, budget, row.aws_action_id.as_deref()).await {
+    let budget = row
+        .aws_budget_name
+        .clone()
+        .unwrap_or_else(|| format!("{}{}", aws_stop::BUDGET_PREFIX, row.id));
+    if let Some(action) = &row.aws_action_id {
+        match aws_stop::status(aws, &budget, action).await {
+            Ok(Some(status)) if status == "EXECUTION_SUCCESS" => {
+                if let Err(failure) = aws_stop::execute(aws, &budget, action, ExecutionType::ReverseBudgetAction).await
+                {
+                    tracing::warn!(action = row.id, error = %failure.message, "reversing before cleanup failed; retried next pass");
+                }
+                return Ok(false);
+            }
+            // Still running or reversing in AWS: delete once it has finished.
+            Ok(Some(status)) if status.ends_with("_IN_PROGRESS") => return Ok(false),
+            Err(failure) => {
+                tracing::warn!(action = row.id, error = %failure.message, "checking a stop before cleanup failed; retried next pass");
+                return Ok(false);
+            }
+            _ => {}
+        }
+    }
+    if let Err(failure) = aws_stop::delete(aws, &budget, row.aws_action_id.as_deref()).await {
         tracing::warn!(action = row.id, error = %failure.message, "deleting an enforcement budget failed; retried next pass");
         return Ok(false);
     }
@@ -377,7 +436,8 @@ pub async fn clean_up(pool: &PgPool, aws: &AwsBudgets, row: &ActionRow) -> Resul
     .bind(row.id)
     .execute(&mut *tx)
     .await?;
-    if done.rows_affected() == 1 {
+    // Audited when something was there to delete.
+    if done.rows_affected() == 1 && row.aws_budget_name.is_some() {
         let entry = super::audit::Entry::new("system", "cleaned_up", row.id, &row.project, &row.action)
             .response(&format!("deleted AWS budget {budget} and its action"));
         super::audit::append(&mut tx, &entry).await?;

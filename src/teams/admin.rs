@@ -87,8 +87,11 @@ pub async fn save_team(
         async {
             let caller = crate::auth::require_admin()?;
             let edit = super::edit::TeamEdit::validate(&original, &name, &owners, &projects, &users)?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
-            super::edit::save(pool, &(&caller).into(), edit).await.map(|_| ())
+            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            super::edit::save(&state.pool, &(&caller).into(), edit).await?;
+            // Disarmed enforcement actions lose their AWS side at once.
+            state.enforcement.wake.notify_one();
+            Ok(())
         }
         .await,
     )
@@ -99,8 +102,10 @@ pub async fn delete_team(name: String) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
-            super::edit::delete(pool, &(&caller).into(), &name).await.map(|_| ())
+            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            super::edit::delete(&state.pool, &(&caller).into(), &name).await?;
+            state.enforcement.wake.notify_one();
+            Ok(())
         }
         .await,
     )
@@ -112,10 +117,10 @@ pub async fn assign(kind: String, name: String, team: String) -> Result<(), AppE
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
-            super::edit::assign(pool, &(&caller).into(), &kind, &name, &team)
-                .await
-                .map(|_| ())
+            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            super::edit::assign(&state.pool, &(&caller).into(), &kind, &name, &team).await?;
+            state.enforcement.wake.notify_one();
+            Ok(())
         }
         .await,
     )

@@ -93,6 +93,11 @@ async fn update(
     change(&mut desired)?;
     let changes = store::diff(&current, &desired);
     store::apply(&mut tx, actor, &changes).await?;
+    // A project moved to another team falls under that team's policy: actions that no
+    // longer hold are disarmed in this transaction (their AWS side goes on the next pass).
+    if !changes.is_empty() {
+        crate::enforcement::judge::disarm_stale(&mut tx, &actor.label, chrono::Utc::now().date_naive()).await?;
+    }
     tx.commit().await?;
     Ok(changes.len())
 }

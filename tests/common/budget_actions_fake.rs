@@ -43,6 +43,8 @@ pub struct ActionsState {
     /// reason, as when the execution role lacks a permission.
     pub fail_next_execution: Option<String>,
     pub calls: Vec<String>,
+    /// The next ExecuteBudgetAction is carried out, but answered only after this long.
+    pub execute_delay: Option<std::time::Duration>,
     next_id: u64,
 }
 
@@ -227,7 +229,22 @@ fn invalid_action(request: &Value) -> Option<String> {
 }
 
 async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMap, body: String) -> Response {
-    let mut state = state.lock().expect("state");
+    let executing = headers
+        .get("x-amz-target")
+        .is_some_and(|v| v.as_bytes().ends_with(b".ExecuteBudgetAction"));
+    let (response, delay) = {
+        let mut state = state.lock().expect("state");
+        let delay = if executing { state.execute_delay.take() } else { None };
+        (respond(&mut state, &headers, &body), delay)
+    };
+    // AWS acted, but its answer is late: the client may give up first.
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    response
+}
+
+fn respond(state: &mut ActionsState, headers: &HeaderMap, body: &str) -> Response {
     state.next_id += 1;
     let request_id = format!("fake-{:08}-0000-4000-8000-000000000000", state.next_id);
     let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -249,7 +266,7 @@ async fn handle(State(state): State<Arc<Mutex<ActionsState>>>, headers: HeaderMa
     if let Some((kind, message)) = state.fail_next.take() {
         return error(&request_id, &kind, &message);
     }
-    let Ok(request) = serde_json::from_str::<Value>(&body) else {
+    let Ok(request) = serde_json::from_str::<Value>(body) else {
         return error(&request_id, "InvalidParameterException", "body is not JSON");
     };
     if request["AccountId"].as_str().is_none_or(|a| a.len() != 12) {
