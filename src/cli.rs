@@ -498,7 +498,7 @@ async fn export_csv(
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let mut write_failed = None;
     let result = match db.pool.begin().await {
-        Ok(tx) => export::stream_csv(tx, range, &keys, figures, style, |chunk| {
+        Ok(tx) => export::stream_csv(tx, range, &keys, figures, (style, None), |chunk| {
             let ok = match stdout.write_all(chunk.as_bytes()) {
                 Ok(()) => true,
                 Err(error) => {

@@ -162,7 +162,12 @@ pub async fn serve_until(
     match state.setup_token.arm(&state.pool, state.config.addr).await {
         Ok(Some(token)) => println!("{}", crate::auth::setup_token::banner(state.config.addr, &token)),
         Ok(None) => {}
-        Err(error) => tracing::warn!(%error, "could not tell whether setup is needed"),
+        Err(error) => {
+            // Fail closed: with the database unknown, setup still needs the token.
+            tracing::warn!(%error, "could not tell whether setup is needed; setup requires a token");
+            let token = state.setup_token.arm_anyway();
+            println!("{}", crate::auth::setup_token::banner(state.config.addr, &token));
+        }
     }
     let drain = state.config.timeouts.shutdown;
     let (signalled, drain_started) = tokio::sync::oneshot::channel::<()>();

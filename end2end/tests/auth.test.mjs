@@ -65,6 +65,8 @@ test('sign-in through next values that try to leave the site ends on a page of b
     '/%5Cevil.example/',
     'javascript:alert(1)',
     '/%0D%0ALocation:%20https://evil.example/',
+    '/.//evil.example/',
+    '/a/..//evil.example/',
   ];
   const origin = new URL(server.baseUrl).origin;
   for (const next of hostile) {

@@ -1,6 +1,7 @@
 //! Who is asking: the client's IP address, for sign-in limits and the audit log. The peer
 //! of the TCP connection is the client, unless it is one of `BURNRATE_TRUSTED_PROXIES`;
-//! then `Forwarded` (RFC 7239) or `X-Forwarded-For` is read from the right, skipping the
+//! then the one header those proxies append (`BURNRATE_FORWARDED_HEADER`: `X-Forwarded-For`,
+//! or `Forwarded` per RFC 7239) is read from the right, skipping the
 //! trusted hops, and the first untrusted hop is the client. A client can write anything
 //! into those headers, so only hops a trusted proxy appended are believed.
 
@@ -57,9 +58,29 @@ fn canonical(address: IpAddr) -> IpAddr {
     }
 }
 
-/// `BURNRATE_TRUSTED_PROXIES`: comma-separated CIDR blocks; empty trusts no proxy.
+/// Which header the trusted proxies append to (`BURNRATE_FORWARDED_HEADER`). Only that one
+/// is read: a proxy passes the other through as the client wrote it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ForwardedHeader {
+    #[default]
+    XForwardedFor,
+    Forwarded,
+}
+
+impl ForwardedHeader {
+    pub fn parse(text: &str) -> Option<ForwardedHeader> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "x-forwarded-for" => Some(ForwardedHeader::XForwardedFor),
+            "forwarded" => Some(ForwardedHeader::Forwarded),
+            _ => None,
+        }
+    }
+}
+
+/// `BURNRATE_TRUSTED_PROXIES`: comma-separated CIDR blocks (empty trusts no proxy), and the
+/// header they append to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TrustedProxies(Vec<Cidr>);
+pub struct TrustedProxies(Vec<Cidr>, ForwardedHeader);
 
 impl TrustedProxies {
     pub fn parse(text: &str) -> Result<TrustedProxies, String> {
@@ -68,7 +89,11 @@ impl TrustedProxies {
             .filter(|part| !part.is_empty())
             .map(Cidr::parse)
             .collect::<Result<Vec<_>, _>>()
-            .map(TrustedProxies)
+            .map(|blocks| TrustedProxies(blocks, ForwardedHeader::default()))
+    }
+
+    pub fn reading(self, header: ForwardedHeader) -> TrustedProxies {
+        TrustedProxies(self.0, header)
     }
 
     fn trusts(&self, address: IpAddr) -> bool {
@@ -82,7 +107,7 @@ impl TrustedProxies {
             return peer;
         }
         // Hops from the client to the last proxy; the last is the one nearest to us.
-        let hops = forwarded_hops(headers);
+        let hops = forwarded_hops(headers, self.1);
         let mut client = peer;
         for hop in hops.iter().rev() {
             match hop {
@@ -97,9 +122,9 @@ impl TrustedProxies {
     }
 }
 
-/// The `for=` hops of every `Forwarded` header, or else of every `X-Forwarded-For`, in order;
-/// `None` for a hop that is not an address.
-fn forwarded_hops(headers: &http::HeaderMap) -> Vec<Option<IpAddr>> {
+/// The hops of the chosen header (every `for=` of `Forwarded`, or every `X-Forwarded-For`
+/// entry), in order; `None` for a hop that is not an address.
+fn forwarded_hops(headers: &http::HeaderMap, header: ForwardedHeader) -> Vec<Option<IpAddr>> {
     let values = |name: &str| -> Vec<String> {
         headers
             .get_all(name)
@@ -107,9 +132,8 @@ fn forwarded_hops(headers: &http::HeaderMap) -> Vec<Option<IpAddr>> {
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .collect()
     };
-    let forwarded = values("forwarded");
-    if !forwarded.is_empty() {
-        return forwarded
+    if header == ForwardedHeader::Forwarded {
+        return values("forwarded")
             .iter()
             .flat_map(|value| value.split(','))
             .map(|element| {
@@ -198,12 +222,17 @@ mod tests {
         assert_eq!(proxy.client(ip("127.0.0.1"), &two), ip("203.0.113.5"));
         // An untrusted peer's headers are ignored.
         assert_eq!(proxy.client(ip("192.0.2.50"), &chain), ip("192.0.2.50"));
-        // RFC 7239 wins over X-Forwarded-For, with ports, quotes and brackets.
-        let rfc = headers(&[
+        // Only the configured header counts: a client's own `Forwarded` is ignored behind a
+        // proxy that appends X-Forwarded-For, and the other way round.
+        let both = headers(&[
             ("forwarded", "for=198.51.100.1;proto=https, for=\"[2001:db8::7]:4711\""),
             ("x-forwarded-for", "192.0.2.99"),
         ]);
-        assert_eq!(proxy.client(ip("127.0.0.1"), &rfc), ip("2001:db8::7"));
+        assert_eq!(proxy.client(ip("127.0.0.1"), &both), ip("192.0.2.99"));
+        let rfc = proxy.clone().reading(ForwardedHeader::Forwarded);
+        assert_eq!(rfc.client(ip("127.0.0.1"), &both), ip("2001:db8::7"));
+        assert_eq!(ForwardedHeader::parse("Forwarded"), Some(ForwardedHeader::Forwarded));
+        assert_eq!(ForwardedHeader::parse("x-real-ip"), None);
         // A hop that is not an address stops the walk at the nearest known one.
         let unknown = headers(&[("x-forwarded-for", "203.0.113.5, unknown, 10.9.9.9")]);
         assert_eq!(proxy.client(ip("127.0.0.1"), &unknown), ip("10.9.9.9"));

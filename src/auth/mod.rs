@@ -119,11 +119,21 @@ pub async fn login(email: String, password: String, next: Option<String>) -> Res
             let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
             let ip = client_address::client_ip(&parts, &state.config.trusted_proxies);
             let email = accounts::normalise_email(&email);
+            if email.len() > 254 {
+                return Err(AppError::SignInFailed);
+            }
             // Counted before the password is checked, so concurrent guesses cannot all pass.
             let attempt = rate_limit::claim(&state.pool, &email, &ip).await?;
             let account = accounts::find_by_email(&state.pool, &email).await?;
             let hash = account.as_ref().map(|a| a.password_hash.clone());
-            let ok = password::verify(password, hash).await?;
+            let ok = match password::verify(password, hash).await {
+                Ok(ok) => ok,
+                Err(busy) => {
+                    // Not a guess: the server was too busy to check it.
+                    rate_limit::forget(&state.pool, attempt).await?;
+                    return Err(busy);
+                }
+            };
             if ok {
                 rate_limit::succeeded(&state.pool, attempt).await?;
             }
@@ -248,7 +258,8 @@ pub fn safe_next(next: Option<&str>) -> String {
         return HOME.into();
     };
     match base.join(path) {
-        Ok(resolved) if resolved.origin() == base.origin() => {
+        // Dot segments can normalise `/.//evil.example` into `//evil.example`: refused.
+        Ok(resolved) if resolved.origin() == base.origin() && !resolved.path().starts_with("//") => {
             let query = resolved.query().map(|q| format!("?{q}")).unwrap_or_default();
             format!("{}{query}", resolved.path())
         }
@@ -272,7 +283,7 @@ mod tests {
     }
 
     /// Values that try to leave the site, break the header, or crash the handler.
-    pub const HOSTILE_NEXT: [&str; 44] = [
+    pub const HOSTILE_NEXT: [&str; 48] = [
         "//evil.example",
         "///evil.example",
         "////evil.example",
@@ -317,6 +328,10 @@ mod tests {
         "/.%2e/%2e%2e/%2f/evil.example",
         "https:evil.example",
         "/@evil.example:@evil.example",
+        "/.//evil.example",
+        "/a/..//evil.example",
+        "/%2e//evil.example",
+        "/%2E%2E//evil.example",
     ];
 
     #[test]
@@ -335,6 +350,11 @@ mod tests {
                 .and_then(|base| base.join(&target))
                 .expect("a path");
             assert_eq!(resolved.host_str(), Some("burnrate.invalid"), "{hostile:?}");
+        }
+        // Dot segments that a browser would normalise into `//host` go home, checked as text
+        // (not by resolving again with the same parser).
+        for dots in ["/.//evil.example", "/a/..//evil.example", "/%2e//evil.example"] {
+            assert_eq!(safe_next(Some(dots)), "/", "{dots}");
         }
         // A long value is refused rather than echoed.
         assert_eq!(safe_next(Some(&format!("/{}", "a".repeat(5000)))), "/");

@@ -73,3 +73,12 @@ pub async fn succeeded(pool: &PgPool, attempt: i64) -> Result<(), AppError> {
         .await?;
     Ok(())
 }
+
+/// Drops a claimed attempt whose password was never checked (the server was busy).
+pub async fn forget(pool: &PgPool, attempt: i64) -> Result<(), AppError> {
+    sqlx::query("delete from sign_in_attempts where id = $1")
+        .bind(attempt)
+        .execute(pool)
+        .await?;
+    Ok(())
+}

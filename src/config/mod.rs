@@ -238,6 +238,16 @@ impl Config {
                 expected: "comma-separated IP addresses or CIDR blocks, e.g. 10.0.0.0/8, 192.0.2.7",
             })?,
         };
+        let trusted_proxies = match get("BURNRATE_FORWARDED_HEADER") {
+            None => trusted_proxies,
+            Some(text) => trusted_proxies.reading(crate::auth::client_address::ForwardedHeader::parse(&text).ok_or(
+                ConfigError {
+                    variable: "BURNRATE_FORWARDED_HEADER",
+                    value: Some(text),
+                    expected: "x-forwarded-for or forwarded: the header your proxies append to",
+                },
+            )?),
+        };
         let smtp = match (get("SMTP_URL"), get("SMTP_FROM")) {
             (None, _) => None,
             (Some(_), None) => {

@@ -16,6 +16,13 @@ use super::period::{DateRange, Metric};
 use crate::auth::Caller;
 use crate::server::AppState;
 
+/// Exports streaming at once, at most.
+const CONCURRENT_EXPORTS: usize = 4;
+static EXPORTS: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
+    std::sync::LazyLock::new(|| std::sync::Arc::new(tokio::sync::Semaphore::new(CONCURRENT_EXPORTS)));
+/// The export query's own bound: a whole-history export takes seconds (docs/PERFORMANCE.md).
+const EXPORT_STATEMENT_BOUND: std::time::Duration = std::time::Duration::from_secs(600);
+
 pub async fn export_csv(
     State(state): State<AppState>,
     caller: Option<Extension<Caller>>,
@@ -30,6 +37,16 @@ pub async fn export_csv(
         Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
     };
     let (range, keys, granularity, metric) = request;
+    // At most a few exports at once, each holding one database connection: a crowd of
+    // downloads cannot take the pool from sign-in and pages.
+    let Ok(slot) = EXPORTS.clone().try_acquire_owned() else {
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, "10")],
+            "other exports are running; try again in a few seconds",
+        )
+            .into_response();
+    };
     // The transaction opens before the answer starts, so a database that is down is a 503,
     // not a broken download.
     let tx = match state.pool.begin().await {
@@ -48,12 +65,16 @@ pub async fn export_csv(
     let filename = format!("burnrate-{}-{}-{}.csv", names.join("-"), range.from, range.last_day());
     // A few chunks in flight at most: the rows are read as fast as the client takes them.
     let (chunks, body) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(4);
+    let patience = state.config.timeouts.request;
     tokio::spawn(async move {
+        let _slot = slot;
+        // A client that stops reading for a request timeout gives its connection back.
         let send = |chunk: String| {
             let chunks = chunks.clone();
-            async move { chunks.send(Ok(chunk)).await.is_ok() }
+            async move { matches!(tokio::time::timeout(patience, chunks.send(Ok(chunk))).await, Ok(Ok(()))) }
         };
-        let streamed = export::stream_csv(tx, range, &keys, (granularity, metric), CsvStyle::ExcelSafe, send).await;
+        let bounds = (CsvStyle::ExcelSafe, Some(EXPORT_STATEMENT_BOUND));
+        let streamed = export::stream_csv(tx, range, &keys, (granularity, metric), bounds, send).await;
         if let Err(error) = streamed {
             // Headers are sent: the client sees the body end with an error, not a short file.
             tracing::error!(%error, "CSV export failed while streaming");

@@ -129,14 +129,15 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// Streams the CSV for `range` (`date`, the keys in order, `cost`; sorted by date then keys;
 /// exact decimals; no row for a day without spend) to `sink`, a chunk of whole lines at a
 /// time, as the rows arrive from PostgreSQL: memory does not grow with the window. Runs in
-/// `tx`, whose statement bound it lifts (a large export may take minutes). Stops early when
+/// `tx`, whose statement bound becomes `statement_bound` (none for the CLI: a large export
+/// may take minutes). Stops early when
 /// `sink` returns false (the client went away). Returns the rows written.
 pub async fn stream_csv<F, Fut>(
     mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
     range: DateRange,
     keys: &[Key],
     (granularity, metric): (Granularity, Metric),
-    style: CsvStyle,
+    (style, statement_bound): (CsvStyle, Option<std::time::Duration>),
     mut sink: F,
 ) -> Result<u64, ExportError>
 where
@@ -147,7 +148,12 @@ where
     use sqlx::Row;
     let table = table_for(keys).map_err(ExportError::Invalid)?;
     let sql = select_sql(table, keys, granularity, metric);
-    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
+    sqlx::query(&format!(
+        "set local statement_timeout = {}",
+        statement_bound.map_or(0, |bound| bound.as_millis().max(1))
+    ))
+    .execute(&mut *tx)
+    .await?;
     let mut out = header(keys);
     let mut written = 0u64;
     {
@@ -187,10 +193,17 @@ pub async fn csv(
 ) -> Result<String, ExportError> {
     let tx = pool.begin().await?;
     let mut all = String::new();
-    stream_csv(tx, range, keys, (granularity, metric), CsvStyle::Verbatim, |chunk| {
-        all.push_str(&chunk);
-        std::future::ready(true)
-    })
+    stream_csv(
+        tx,
+        range,
+        keys,
+        (granularity, metric),
+        (CsvStyle::Verbatim, None),
+        |chunk| {
+            all.push_str(&chunk);
+            std::future::ready(true)
+        },
+    )
     .await?;
     Ok(all)
 }
