@@ -60,9 +60,20 @@ pub fn validate(input: &ApprovalInput) -> Result<Approval, Vec<FieldError>> {
 
 /// The approvals in force or expired but not revoked, by project.
 pub async fn current(conn: &mut PgConnection) -> Result<Vec<Approval>, sqlx::Error> {
+    current_in(conn, None).await
+}
+
+/// The current approval of one project, if any (judging one action reads only its own).
+pub async fn current_for(conn: &mut PgConnection, project: &str) -> Result<Option<Approval>, sqlx::Error> {
+    Ok(current_in(conn, Some(project)).await?.into_iter().next())
+}
+
+async fn current_in(conn: &mut PgConnection, project: Option<&str>) -> Result<Vec<Approval>, sqlx::Error> {
     let rows: Vec<(String, String, String, String, Decimal, chrono::NaiveDate)> = sqlx::query_as(
-        "select key, project, approver, reason, cap, expires from approvals where ended_at is null order by project",
+        "select key, project, approver, reason, cap, expires from approvals
+         where ended_at is null and ($1::text is null or project = $1) order by project",
     )
+    .bind(project)
     .fetch_all(conn)
     .await?;
     Ok(rows

@@ -239,33 +239,31 @@ pub async fn last_event(aws: &AwsBudgets, budget: &str, action_id: &str) -> Resu
         .filter(|m| !m.is_empty()))
 }
 
+/// Deletes one budget action; one already gone counts as deleted.
+async fn delete_action(aws: &AwsBudgets, budget: &str, action_id: &str) -> Result<(), AwsFailure> {
+    let out = aws
+        .client()
+        .delete_budget_action()
+        .account_id(aws.account_id())
+        .budget_name(budget)
+        .action_id(action_id)
+        .send()
+        .await;
+    match out {
+        Ok(_) => Ok(()),
+        Err(err) if is_not_found(&err) => Ok(()),
+        Err(err) => Err(failure("DeleteBudgetAction", err)),
+    }
+}
+
 /// Deletes the stop's budget action and its budget; what is already gone counts as deleted.
 pub async fn delete(aws: &AwsBudgets, budget: &str, action_id: Option<&str>) -> Result<(), AwsFailure> {
     if let Some(action_id) = action_id {
-        let out = aws
-            .client()
-            .delete_budget_action()
-            .account_id(aws.account_id())
-            .budget_name(budget)
-            .action_id(action_id)
-            .send()
-            .await;
-        match out {
-            Ok(_) => {}
-            Err(err) if is_not_found(&err) => {}
-            Err(err) => return Err(failure("DeleteBudgetAction", err)),
-        }
+        delete_action(aws, budget, action_id).await?;
     }
-    // Actions a half-done try left on the budget go with it.
+    // An action a half-done try created but never recorded goes with the budget.
     if let Some(other) = existing_action(aws, budget).await.ok().flatten() {
-        let _ = aws
-            .client()
-            .delete_budget_action()
-            .account_id(aws.account_id())
-            .budget_name(budget)
-            .action_id(other)
-            .send()
-            .await;
+        delete_action(aws, budget, &other).await?;
     }
     let out = aws
         .client()

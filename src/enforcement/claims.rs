@@ -104,28 +104,55 @@ pub async fn finish(
     actor: &str,
     settled: &Settled<'_>,
 ) -> Result<bool, sqlx::Error> {
+    settle(conn, row, Guard::Claim(claim), actor, settled).await
+}
+
+/// What must still be true of the row for an outcome to be written.
+enum Guard<'a> {
+    /// This caller still holds the claim.
+    Claim(i64),
+    /// The row is still in this status (no one else moved it on).
+    Status(&'a str),
+}
+
+/// Writes `settled` (and, unless its event is empty, the audit entry) if `guard` still
+/// holds; releases any claim. False when it no longer holds: nothing is written.
+async fn settle(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    guard: Guard<'_>,
+    actor: &str,
+    settled: &Settled<'_>,
+) -> Result<bool, sqlx::Error> {
+    let (condition, claim, from) = match guard {
+        Guard::Claim(claim) => ("claim = $2", Some(claim), None),
+        Guard::Status(from) => ("status = $6", None, Some(from)),
+    };
     let mut tx = sqlx::Acquire::begin(conn).await?;
-    let done = sqlx::query(
+    let done = sqlx::query(&format!(
         "update enforcement_actions
          set status = $3, last_message = $4, aws_status = coalesce($5, aws_status),
              claim = null, lease_until = null, claimed_from = null, updated_at = now(),
              aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and action = 'stop')
-         where id = $1 and claim = $2",
-    )
+         where id = $1 and {condition}"
+    ))
     .bind(row.id)
     .bind(claim)
     .bind(settled.status)
     .bind(&settled.message)
     .bind(&settled.aws_status)
+    .bind(from)
     .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 0 {
         return Ok(false);
     }
-    let entry = Entry::new(actor, settled.event, row.id, &row.project, &row.action)
-        .response(&settled.message)
-        .request_id(settled.request_id.clone());
-    audit::append(&mut tx, &entry).await?;
+    if !settled.event.is_empty() {
+        let entry = Entry::new(actor, settled.event, row.id, &row.project, &row.action)
+            .response(&settled.message)
+            .request_id(settled.request_id.clone());
+        audit::append(&mut tx, &entry).await?;
+    }
     tx.commit().await?;
     Ok(true)
 }
@@ -233,31 +260,7 @@ pub async fn transition(
     from: &str,
     settled: &Settled<'_>,
 ) -> Result<bool, sqlx::Error> {
-    let mut tx = sqlx::Acquire::begin(conn).await?;
-    let done = sqlx::query(
-        "update enforcement_actions
-         set status = $3, last_message = $4, aws_status = coalesce($5, aws_status), updated_at = now(),
-             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and action = 'stop')
-         where id = $1 and status = $2",
-    )
-    .bind(row.id)
-    .bind(from)
-    .bind(settled.status)
-    .bind(&settled.message)
-    .bind(&settled.aws_status)
-    .execute(&mut *tx)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Ok(false);
-    }
-    if !settled.event.is_empty() {
-        let entry = Entry::new("system", settled.event, row.id, &row.project, &row.action)
-            .response(&settled.message)
-            .request_id(settled.request_id.clone());
-        audit::append(&mut tx, &entry).await?;
-    }
-    tx.commit().await?;
-    Ok(true)
+    settle(conn, row, Guard::Status(from), "system", settled).await
 }
 
 /// Just before a stop is sent to AWS: under the decision lock, the claim must still be this

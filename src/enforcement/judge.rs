@@ -65,10 +65,7 @@ pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -
         ));
     }
     let as_of = if range == current { today } else { range.last_day() };
-    let approval = approvals::current(conn)
-        .await?
-        .into_iter()
-        .find(|a| a.project == row.project);
+    let approval = approvals::current_for(conn, &row.project).await?;
     let Some(reason) = Reason::judge(spend, approval.as_ref(), as_of) else {
         let approval = approval.map(|a| format!(" by {} (cap {}, through {})", a.approver, a.cap, a.expires));
         return Ok(cancel(
