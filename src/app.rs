@@ -12,10 +12,10 @@ use crate::audit::AuditPage;
 use crate::auth::admin::UsersPage;
 use crate::auth::pages::{AccountPage, LoginPage, SetupPage, UserMenu};
 use crate::budgets::pages::{BudgetPage, BudgetsPage};
-use crate::costs::breakdown::{ProjectPage, TeamPage, TeamsPage};
-use crate::costs::overview::OverviewPage;
-use crate::enforcement::board::EnforcementPage;
-use crate::enforcement::pages::ApprovalsPage;
+use crate::dashboard::pages::breakdown::{ProjectPage, TeamPage, TeamsPage};
+use crate::dashboard::pages::overview::OverviewPage;
+use crate::enforcement::pages::approvals::ApprovalsPage;
+use crate::enforcement::pages::enforcement::EnforcementPage;
 use crate::ingestion::IngestionPage;
 use crate::teams::admin::TeamsAdminPage;
 
@@ -123,26 +123,6 @@ lazy_pages! {
     AuditRoute => AuditPage,
 }
 
-/// A page's document title, breadcrumbs (Overview / title) and heading.
-#[component]
-pub fn PageHeader(title: &'static str) -> impl IntoView {
-    view! {
-        <Title text=format!("{title} · burnrate")/>
-        <nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">"Overview"</a> " / " <span>{title}</span></nav>
-        <h1>{title}</h1>
-    }
-}
-
-/// A table's header row of plain column names.
-#[component]
-pub fn TableHead(columns: &'static [&'static str]) -> impl IntoView {
-    view! {
-        <thead>
-            <tr>{columns.iter().map(|name| view! { <th scope="col">{*name}</th> }).collect_view()}</tr>
-        </thead>
-    }
-}
-
 /// Shown for unknown paths, with a 404 status when rendered on the server.
 #[component]
 fn NotFound() -> impl IntoView {
@@ -166,7 +146,7 @@ fn set_page_csp() {
     let nonce = leptos::nonce::use_nonce();
     let response = use_context::<leptos_axum::ResponseOptions>();
     if let (Some(nonce), Some(response)) = (nonce, response)
-        && let Ok(value) = http::HeaderValue::from_str(&crate::auth::middleware::page_csp(&nonce))
+        && let Ok(value) = http::HeaderValue::from_str(&crate::csp::page_csp(&nonce))
     {
         response.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
     }

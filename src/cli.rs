@@ -7,7 +7,6 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config, ENV_HELP, LogFormat};
 use crate::costs::export::{self, Granularity, Key};
-use crate::costs::period::{DateRange, Metric, days_before};
 use crate::db::Database;
 use crate::demo::{self, DemoOptions};
 use crate::ingestion::{
@@ -15,6 +14,7 @@ use crate::ingestion::{
     cost_explorer::{Backoff, CostExplorer},
     run::{Outcome, RunOptions, Trigger},
 };
+use crate::period::{DateRange, Metric, days_before};
 use crate::server::{self, AppState};
 
 #[derive(Debug, Parser)]
@@ -542,7 +542,7 @@ async fn ingest(config: Config, window: Option<DateRange>) -> ExitCode {
     let after = match &outcome {
         Ok(Outcome::Finished(_)) => {
             let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
-            let executor = crate::enforcement::actions::Executor::from_config(&config, &alerts);
+            let executor = crate::enforcement::executor::Executor::from_config(&config, &alerts);
             let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
             Some(crate::jobs::after_ingestion(&db.pool, &alerts, public_url.as_deref(), &executor, options.today).await)
         }
@@ -655,7 +655,7 @@ async fn evaluate_enforcement(config: Config) -> Result<(), String> {
     use crate::enforcement::evaluate;
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
     let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
-    let executor = crate::enforcement::actions::Executor::from_config(&config, &alerts);
+    let executor = crate::enforcement::executor::Executor::from_config(&config, &alerts);
     let result = evaluate::evaluate_and_act(&db.pool, chrono::Utc::now().date_naive(), &executor).await;
     db.close().await;
     let lines = result.map_err(|e| e.to_string())?;

@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use sqlx::PgPool;
 
 use crate::budgets::outbox::AlertSender;
-use crate::enforcement::actions::Executor;
+use crate::enforcement::executor::Executor;
 
 /// What the evaluations after an ingestion did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -10,13 +10,14 @@ pub mod auth;
 pub mod budgets;
 pub mod codec;
 pub mod costs;
+pub mod dashboard;
 pub mod enforcement;
 pub mod error;
 pub mod format;
-pub mod forms;
 pub mod ingestion;
-pub mod table_rows;
+pub mod period;
 pub mod teams;
+pub mod ui;
 
 #[cfg(feature = "ssr")]
 pub mod charts;
@@ -27,7 +28,9 @@ pub mod config;
 #[cfg(feature = "ssr")]
 pub mod config_file;
 #[cfg(feature = "ssr")]
-pub mod csv_cell;
+pub mod csp;
+#[cfg(feature = "ssr")]
+pub mod ctx;
 #[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
@@ -38,6 +41,8 @@ pub mod jobs;
 pub mod mail;
 #[cfg(feature = "ssr")]
 pub mod page_cache;
+#[cfg(feature = "ssr")]
+pub mod page_data;
 #[cfg(feature = "ssr")]
 pub mod server;
 

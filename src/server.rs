@@ -26,13 +26,13 @@ pub struct AppState {
     pub pool: PgPool,
     pub config: Arc<Config>,
     pub ingest_status: crate::ingestion::schedule::SharedStatus,
-    /// Computed page data per data version (see `costs::cache`).
-    pub views: crate::costs::cache::ViewCache,
+    /// Computed page data per data version (see `page_data`).
+    pub page_data: crate::page_data::PageDataCache,
     /// Rendered dashboard pages per caller, URL, day and data version (see `page_cache`).
     pub pages: crate::page_cache::PageCache,
     pub alerts: crate::budgets::outbox::AlertSender,
     /// Runs enforcement actions (SMTP from `alerts`, AWS from the standard chain).
-    pub enforcement: crate::enforcement::actions::Executor,
+    pub enforcement: crate::enforcement::executor::Executor,
     /// The first-run setup token, when setup needs one (`auth::setup_token`).
     pub setup_token: crate::auth::setup_token::SetupToken,
 }
@@ -48,9 +48,9 @@ impl AppState {
         let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
         AppState {
             leptos_options: Arc::new(leptos_options),
-            views: Default::default(),
+            page_data: Default::default(),
             pages: Default::default(),
-            enforcement: crate::enforcement::actions::Executor::from_config(&config, &alerts),
+            enforcement: crate::enforcement::executor::Executor::from_config(&config, &alerts),
             setup_token: Default::default(),
             alerts,
             ingest_status: Arc::new(std::sync::RwLock::new(crate::ingestion::schedule::initial_status(
@@ -59,6 +59,19 @@ impl AppState {
             pool,
             config: Arc::new(config),
         }
+    }
+}
+
+impl AppState {
+    /// Each piece on its own, so a server function asks for what it uses (`ctx`).
+    fn provide_to_server_functions(&self) {
+        provide_context(self.pool.clone());
+        provide_context(self.config.clone());
+        provide_context(self.page_data.clone());
+        provide_context(self.alerts.clone());
+        provide_context(self.enforcement.clone());
+        provide_context(self.ingest_status.clone());
+        provide_context(self.setup_token.clone());
     }
 }
 
@@ -83,7 +96,7 @@ fn route_list() -> Vec<leptos_axum::AxumRouteListing> {
 pub fn router(state: AppState) -> Router {
     let routes = route_list();
     let context_state = state.clone();
-    let provide_state = move || provide_context(context_state.clone());
+    let provide_state = move || context_state.provide_to_server_functions();
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

@@ -3,10 +3,11 @@
 mod common;
 
 use burnrate::auth::Role;
-use burnrate::costs::breakdown::{Scope, scope_href};
-use burnrate::costs::breakdown_queries;
-use burnrate::costs::period::{Metric, Period};
+use burnrate::dashboard::model::Scope;
+use burnrate::dashboard::store::breakdown;
 use burnrate::demo::org::HOSTILE_PROJECT;
+use burnrate::period::{Metric, Period};
+use burnrate::ui::links::scope_href;
 use common::{day, load_demo};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -32,7 +33,7 @@ async fn teams_view_equals_the_facts_for_the_period_and_the_one_before(pool: PgP
     let today = day(2026, 2, 10);
     load_demo(&pool, today).await;
     for (metric, column) in [(Metric::Unblended, "unblended"), (Metric::Amortized, "amortized")] {
-        let view = breakdown_queries::teams(&pool, Period::Last30Days, metric, today)
+        let view = breakdown::teams(&pool, Period::Last30Days, metric, today)
             .await
             .expect("teams");
         let team_sql = format!(
@@ -79,11 +80,11 @@ async fn a_team_and_a_project_split_the_same_total_every_way(pool: PgPool) {
         Scope::Team("Unassigned".into()),
         Scope::Project(HOSTILE_PROJECT.into()),
     ] {
-        let view = breakdown_queries::scope(&pool, scope.clone(), Period::Last90Days, Metric::Unblended, today)
+        let view = breakdown::scope(&pool, scope.clone(), Period::Last90Days, Metric::Unblended, today)
             .await
             .expect("scope");
         assert!(view.total > Decimal::ZERO, "{scope:?}");
-        let sum = |lines: &[burnrate::costs::breakdown::Line]| lines.iter().map(|l| l.spend).sum::<Decimal>();
+        let sum = |lines: &[burnrate::dashboard::model::Line]| lines.iter().map(|l| l.spend).sum::<Decimal>();
         assert_eq!(sum(&view.by_user), view.total, "users reconcile for {scope:?}");
         assert_eq!(sum(&view.by_service), view.total, "services reconcile for {scope:?}");
         assert!(sum(&view.by_family) <= view.total);
@@ -209,8 +210,8 @@ async fn cached_page_data_follows_every_write(pool: PgPool) {
 
 #[sqlx::test]
 async fn a_team_with_hundreds_of_projects_totals_all_of_them(pool: PgPool) {
-    use burnrate::costs::period::DateRange;
     use burnrate::costs::store::{self, CostBatch, CostRow};
+    use burnrate::period::DateRange;
     let today = day(2026, 2, 10);
     let row = |project: String, dimension: &str| CostRow {
         day: day(2026, 2, 9),
@@ -253,7 +254,7 @@ async fn a_team_with_hundreds_of_projects_totals_all_of_them(pool: PgPool) {
         .await
         .expect("map");
     tx.commit().await.expect("commit");
-    let view = breakdown_queries::scope(
+    let view = breakdown::scope(
         &pool,
         Scope::Team("big".into()),
         Period::Last30Days,

@@ -101,7 +101,7 @@ async fn status_figures_are_exact_for_every_scope_and_metric(pool: PgPool) {
     assert_eq!(daily.len(), 21);
 
     let mut amortized = budget.clone();
-    amortized.spec.metric = burnrate::costs::period::Metric::Amortized;
+    amortized.spec.metric = burnrate::period::Metric::Amortized;
     let (status, _) = evaluate::status(&mut conn, &amortized, today()).await.expect("status");
     assert_eq!(status.spend, Decimal::new(253050, 2));
 
@@ -652,15 +652,16 @@ async fn aws_budgets_sync_is_idempotent_and_touches_only_burnrate_budgets(pool: 
 
 #[sqlx::test]
 async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
-    use burnrate::costs::breakdown::Scope;
-    use burnrate::costs::breakdown_queries;
-    use burnrate::costs::period::{Metric, Period};
+    use burnrate::dashboard::model::Scope;
+    use burnrate::dashboard::store::breakdown;
+    use burnrate::period::{Metric, Period};
     seed(&pool).await;
     let team = team_budget(&pool).await;
     let org = save(&pool, None, &spec("org", ("org", ""), "30000", "100", "")).await;
-    let overview = burnrate::costs::queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today(), None)
-        .await
-        .expect("overview");
+    let overview =
+        burnrate::dashboard::store::overview::overview(&pool, Period::MonthToDate, Metric::Unblended, today(), None)
+            .await
+            .expect("overview");
     assert_eq!(
         overview
             .budgets
@@ -673,7 +674,7 @@ async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
         overview.burn_svg.0.contains("Budget"),
         "the burn chart draws the org budget line"
     );
-    let teams = breakdown_queries::teams(&pool, Period::MonthToDate, Metric::Unblended, today())
+    let teams = breakdown::teams(&pool, Period::MonthToDate, Metric::Unblended, today())
         .await
         .expect("teams");
     assert_eq!(
@@ -682,7 +683,7 @@ async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
     );
     for (team, budgets) in [("ml-research", 1), ("platform", 0)] {
         let scope = Scope::Team(team.into());
-        let view = breakdown_queries::scope(&pool, scope, Period::MonthToDate, Metric::Unblended, today())
+        let view = breakdown::scope(&pool, scope, Period::MonthToDate, Metric::Unblended, today())
             .await
             .expect("team view");
         assert_eq!(view.budgets.len(), budgets, "{team}");

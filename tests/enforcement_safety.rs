@@ -285,7 +285,12 @@ async fn approving_a_project_lifts_its_stop_in_force(pool: PgPool) {
 
 /// What a run creates in AWS for stop `action_id` (strict's policy), as if it died before
 /// recording it; returns the budget action's id.
-async fn create_in_aws(pool: &PgPool, exec: &actions::Executor, action_id: i64, project: &str) -> String {
+async fn create_in_aws(
+    pool: &PgPool,
+    exec: &burnrate::enforcement::executor::Executor,
+    action_id: i64,
+    project: &str,
+) -> String {
     let aws = exec.aws.clone().expect("aws");
     let mut conn = pool.acquire().await.expect("conn");
     let stop_config = policy::for_team(&mut conn, Some("strict"))
@@ -309,7 +314,7 @@ async fn create_in_aws(pool: &PgPool, exec: &actions::Executor, action_id: i64, 
 }
 
 /// Claims the stop as a runner would, then "dies": only what reached AWS and the claim remain.
-async fn claim_and_die(pool: &PgPool, exec: &actions::Executor, stop: i64) -> i64 {
+async fn claim_and_die(pool: &PgPool, exec: &burnrate::enforcement::executor::Executor, stop: i64) -> i64 {
     let mut tx = pool.begin().await.expect("tx");
     let row = burnrate::enforcement::claims::lock(&mut tx, stop)
         .await
@@ -605,7 +610,7 @@ async fn an_execution_aws_did_not_answer_is_settled_from_aws_not_marked_failed(p
                 .build(),
         )
         .build();
-    let exec = actions::Executor {
+    let exec = burnrate::enforcement::executor::Executor {
         aws: Some(std::sync::Arc::new(burnrate::budgets::aws_sync::AwsBudgets::new(
             &sdk,
             "123456789012".into(),

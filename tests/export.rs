@@ -3,8 +3,8 @@
 mod common;
 
 use burnrate::costs::export::{Granularity, csv, parse_keys};
-use burnrate::costs::period::{DateRange, Metric};
 use burnrate::costs::store::{self, CostBatch, CostRow};
+use burnrate::period::{DateRange, Metric};
 use common::{day, load_demo};
 use rust_decimal::Decimal;
 use sqlx::PgPool;

@@ -3,8 +3,8 @@
 mod common;
 
 use burnrate::auth::Role;
-use burnrate::costs::period::{Metric, Period};
-use burnrate::costs::queries;
+use burnrate::dashboard::store::overview as queries;
+use burnrate::period::{Metric, Period};
 use common::{load_demo, spawn_app, today};
 use rust_decimal::Decimal;
 use sqlx::PgPool;

@@ -5,9 +5,9 @@ mod common;
 use std::time::Duration;
 
 use burnrate::config::IngestSettings;
-use burnrate::costs::period::DateRange;
 use burnrate::ingestion::cost_explorer::{Backoff, CostExplorer};
 use burnrate::ingestion::run::{self, Outcome, RunOptions, RunReport, Trigger};
+use burnrate::period::DateRange;
 use common::ce_fake::{CostExplorerFake, sample_items};
 use common::{cost_explorer_at, day};
 use rust_decimal::Decimal;
@@ -159,7 +159,7 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
         DateRange { from, to: today },
         &burnrate::costs::export::parse_keys("project,user").expect("keys"),
         burnrate::costs::export::Granularity::Daily,
-        burnrate::costs::period::Metric::Unblended,
+        burnrate::period::Metric::Unblended,
     )
     .await
     .expect("csv");

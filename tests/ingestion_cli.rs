@@ -249,7 +249,7 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
     let ce = common::cost_explorer_at(&moto.endpoint, "AKIDMOTO").await;
     let options = burnrate::ingestion::run::RunOptions {
         settings: burnrate::config::IngestSettings::default(),
-        window: Some(burnrate::costs::period::DateRange { from: day, to: next }),
+        window: Some(burnrate::period::DateRange { from: day, to: next }),
         today: today(),
         backoff: burnrate::ingestion::cost_explorer::Backoff::default(),
     };

@@ -2,8 +2,8 @@
 
 mod common;
 
-use burnrate::costs::period::{Metric, Period};
-use burnrate::costs::queries;
+use burnrate::dashboard::store::overview as queries;
+use burnrate::period::{Metric, Period};
 use common::{day, load_demo};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -124,7 +124,7 @@ async fn run_rate_is_the_mean_of_the_last_seven_settled_days(pool: PgPool) {
     );
     assert_eq!(
         overview.run_rate_range,
-        Some(burnrate::costs::period::DateRange {
+        Some(burnrate::period::DateRange {
             from: day(2026, 1, 31),
             to: day(2026, 2, 7)
         })
@@ -143,7 +143,7 @@ async fn run_rate_is_the_mean_of_the_last_seven_settled_days(pool: PgPool) {
         .expect("overview");
     assert_eq!(
         previous.run_rate_range,
-        Some(burnrate::costs::period::DateRange {
+        Some(burnrate::period::DateRange {
             from: day(2026, 1, 25),
             to: day(2026, 2, 1)
         })
@@ -204,7 +204,7 @@ async fn on_period_edges_flat_spend_shows_no_change_and_forecasts_the_whole_mont
         assert_eq!(forecast.expected, Decimal::from(100 * month_days), "{today}");
         assert_eq!(forecast.projected_days, month_days - days_with_data, "{today}");
 
-        let teams = burnrate::costs::breakdown_queries::teams(&pool, Period::MonthToDate, Metric::Unblended, today)
+        let teams = burnrate::dashboard::store::breakdown::teams(&pool, Period::MonthToDate, Metric::Unblended, today)
             .await
             .expect("teams");
         if days_with_data > 0 {
@@ -315,7 +315,7 @@ async fn top_projects_and_movers_equal_the_facts(pool: PgPool) {
         .expect("overview");
     assert_eq!(overview.top_projects.len(), 10);
     assert!(overview.top_projects.windows(2).all(|w| w[0].spend >= w[1].spend));
-    let change = |p: &burnrate::costs::ProjectChange| (p.spend - p.previous).abs();
+    let change = |p: &burnrate::dashboard::model::ProjectChange| (p.spend - p.previous).abs();
     assert!(overview.movers.windows(2).all(|w| change(&w[0]) >= change(&w[1])));
     let range = overview.range;
     let before = range.from - chrono::Days::new(range.days() as u64);

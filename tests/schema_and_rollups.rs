@@ -2,8 +2,8 @@
 
 mod common;
 
-use burnrate::costs::period::DateRange;
 use burnrate::costs::store::{self, CostBatch, CostRow};
+use burnrate::period::DateRange;
 use common::{day, load_demo};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -273,7 +273,7 @@ async fn the_demo_ends_yesterday_with_three_partial_estimated_days_that_a_later_
     let window = demo::refresh(&pool, day(2026, 2, 13)).await.expect("refresh");
     assert_eq!(
         window,
-        Some(burnrate::costs::period::DateRange {
+        Some(burnrate::period::DateRange {
             from: day(2026, 2, 8),
             to: day(2026, 2, 14)
         })

@@ -6,8 +6,9 @@ pub mod record;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::app::{PageHeader, TableHead};
 use crate::error::AppError;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
 
 /// One audit entry as shown to admins.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,7 +31,7 @@ pub async fn list_audit(limit: Option<i64>) -> Result<Vec<AuditEntry>, AppError>
             if !(1..=1000).contains(&limit) {
                 return Err(AppError::invalid("limit", "expected a number from 1 to 1000"));
             }
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            let pool = crate::ctx::pool()?;
             let rows: Vec<(
                 i64,
                 chrono::DateTime<chrono::Utc>,
@@ -42,7 +43,7 @@ pub async fn list_audit(limit: Option<i64>) -> Result<Vec<AuditEntry>, AppError>
                 "select id, created_at, actor, action, subject, details from audit_log order by id desc limit $1",
             )
             .bind(limit)
-            .fetch_all(&state.pool)
+            .fetch_all(&pool)
             .await?;
             Ok(rows
                 .into_iter()
@@ -65,12 +66,9 @@ pub fn AuditPage() -> impl IntoView {
     let entries = crate::codec::resource(|| (), |_| list_audit(None));
     view! {
         <PageHeader title="Audit log"/>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match entries.await {
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                    Ok(list) if list.is_empty() => view! { <p class="empty">"No changes recorded yet."</p> }.into_any(),
-                    Ok(list) => view! {
+        {crate::ui::page::loaded(entries, |list: Vec<AuditEntry>| match list.is_empty() {
+                    true => view! { <p class="empty">"No changes recorded yet."</p> }.into_any(),
+                    false => view! {
                         <table class="data" data-testid="audit-table">
                             <TableHead columns=&["When", "Who", "Action", "Subject", "Details"]/>
                             <tbody>
@@ -86,8 +84,6 @@ pub fn AuditPage() -> impl IntoView {
                             </tbody>
                         </table>
                     }.into_any(),
-                }
-            })}
-        </Transition>
+        })}
     }
 }

@@ -4,9 +4,10 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::Role;
-use super::pages::FormError;
-use crate::app::{PageHeader, TableHead};
 use crate::error::AppError;
+use crate::ui::forms::FormError;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
 
 /// One account as the Users page lists it (never its password hash).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,7 +115,7 @@ pub fn UsersPage() -> impl IntoView {
     let change_role = ServerAction::<SetRole>::new();
     let reset = ServerAction::<ResetPassword>::new();
     let lifecycle = ServerAction::<ChangeAccount>::new();
-    let created = crate::forms::saved_version(create);
+    let created = crate::ui::forms::saved_version(create);
     let accounts = crate::codec::resource(
         move || {
             (
@@ -138,11 +139,7 @@ pub fn UsersPage() -> impl IntoView {
         <FormError result=change_role.value().into()/>
         <FormError result=reset.value().into()/>
         <FormError result=lifecycle.value().into()/>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match accounts.await {
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                    Ok(list) => view! {
+        {crate::ui::page::loaded(accounts, move |list| view! {
                         <table class="data" data-testid="accounts-table">
                             <TableHead columns=&["Email", "Name", "Role", "Reset password", "Created", "Access"]/>
                             <tbody>
@@ -178,10 +175,7 @@ pub fn UsersPage() -> impl IntoView {
                                 }}).collect_view()}
                             </tbody>
                         </table>
-                    }.into_any(),
-                }
-            })}
-        </Transition>
+                    })}
         <section class="narrow">
             <h2>"Add a user"</h2>
             <ActionForm action=create attr:class="stack" attr:data-testid="create-account-form">

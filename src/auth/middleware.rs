@@ -1,6 +1,8 @@
 //! The request guard in front of every route: cross-site request refusal, session lookup,
 //! sign-in required outside a few public paths, and security headers on every response.
 
+use std::sync::Arc;
+
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -11,10 +13,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 
 use super::sessions;
 use crate::config::Config;
-use crate::server::AppState;
-
-/// For responses that carry no page (the page shell sets its own, with a script nonce).
-const STRICT_CSP: &str = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+use crate::csp::STRICT_CSP;
 
 /// Paths anyone may reach: health checks, sign-in and setup, and static assets.
 fn is_public(path: &str) -> bool {
@@ -33,14 +32,18 @@ fn is_public(path: &str) -> bool {
     ) || path.starts_with("/pkg/")
 }
 
-pub async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let mut response = match check(&state, &mut request).await {
+pub async fn guard(
+    State(pool): State<sqlx::PgPool>,
+    State(config): State<Arc<Config>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let mut response = match check(&pool, &config, &mut request).await {
         Some(refusal) => refusal,
         None => next.run(request).await,
     };
     add_security_headers(response.headers_mut());
-    if state
-        .config
+    if config
         .public_url
         .as_ref()
         .is_some_and(|u| u.origin.starts_with("https://"))
@@ -55,13 +58,13 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
 }
 
 /// `Some(response)` refuses the request; `None` lets it through with its caller attached.
-async fn check(state: &AppState, request: &mut Request) -> Option<Response> {
+async fn check(pool: &sqlx::PgPool, config: &Config, request: &mut Request) -> Option<Response> {
     let unsafe_method = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if unsafe_method && !same_origin(request.headers(), &state.config) {
+    if unsafe_method && !same_origin(request.headers(), config) {
         tracing::warn!(path = %request.uri().path(), "refused a cross-site request");
         return Some((StatusCode::FORBIDDEN, "cross-site request refused").into_response());
     }
-    match sessions::authenticate(&state.pool, &state.config, request.headers()).await {
+    match sessions::authenticate(pool, config, request.headers()).await {
         Ok(Some((caller, version))) => {
             request.extensions_mut().insert(caller);
             request.extensions_mut().insert(version);
@@ -118,15 +121,6 @@ fn add_security_headers(headers: &mut HeaderMap) {
     if !headers.contains_key(CONTENT_SECURITY_POLICY) {
         headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(STRICT_CSP));
     }
-}
-
-/// The Content-Security-Policy of a page whose inline hydration script carries `nonce`.
-pub fn page_csp(nonce: &str) -> String {
-    format!(
-        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
-         img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
-         frame-ancestors 'none'"
-    )
 }
 
 /// Percent-encodes everything but unreserved characters and `/`, for a `next=` parameter.

@@ -98,9 +98,19 @@ pub fn require_admin() -> Result<Caller, AppError> {
     }
 }
 
+/// What sign-in and account functions read: the pool and the settings.
 #[cfg(feature = "ssr")]
-fn state() -> Result<crate::server::AppState, AppError> {
-    use_context::<crate::server::AppState>().ok_or(AppError::Internal)
+struct Services {
+    pool: sqlx::PgPool,
+    config: std::sync::Arc<crate::config::Config>,
+}
+
+#[cfg(feature = "ssr")]
+fn state() -> Result<Services, AppError> {
+    Ok(Services {
+        pool: crate::ctx::pool()?,
+        config: crate::ctx::config()?,
+    })
 }
 
 /// Who is signed in, or `None`.
@@ -140,7 +150,7 @@ pub async fn login(email: String, password: String, next: Option<String>) -> Res
             let account = account.filter(|_| ok).ok_or(AppError::SignInFailed)?;
             sessions::end_current(&state.pool, &parts).await?;
             lifecycle::purge_expired_sessions(&state.pool, state.config.session_idle).await?;
-            sessions::start(&state, account.id).await?;
+            sessions::start(&state.pool, &state.config, account.id).await?;
             leptos_axum::redirect(&safe_next(next.as_deref()));
             Ok(())
         }
@@ -154,7 +164,7 @@ pub async fn logout() -> Result<(), AppError> {
     let state = state()?;
     let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
     sessions::end_current(&state.pool, &parts).await?;
-    sessions::clear_cookie(&state);
+    sessions::clear_cookie(&state.config);
     leptos_axum::redirect("/login");
     Ok(())
 }
@@ -169,7 +179,7 @@ pub async fn setup_needed() -> Result<bool, AppError> {
 /// server listens beyond loopback).
 #[server(prefix = "/api", endpoint = "setup_token_required")]
 pub async fn setup_token_required() -> Result<bool, AppError> {
-    Ok(state()?.setup_token.current().is_some())
+    Ok(crate::ctx::get::<setup_token::SetupToken>()?.current().is_some())
 }
 
 /// Creates the first admin and signs them in; refused once any admin exists.
@@ -184,14 +194,15 @@ pub async fn setup_admin(
     crate::error::with_status(
         async {
             let state = state()?;
-            state.setup_token.check(token.as_deref())?;
+            let setup_token = crate::ctx::get::<setup_token::SetupToken>()?;
+            setup_token.check(token.as_deref())?;
             if password != password_confirm {
                 return Err(AppError::invalid("password_confirm", "the two passwords differ"));
             }
             let new = accounts::NewAccount::validate(&email, &display_name, Role::Admin, &password)?;
             let id = accounts::create_first_admin(&state.pool, new).await?;
-            state.setup_token.spend();
-            sessions::start(&state, id).await?;
+            setup_token.spend();
+            sessions::start(&state.pool, &state.config, id).await?;
             leptos_axum::redirect("/");
             Ok(())
         }

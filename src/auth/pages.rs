@@ -5,18 +5,8 @@ use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_query_map};
 
 use super::{ChangePassword, Login, Logout, Role, SetupAdmin, get_me, setup_needed, setup_token_required};
-use crate::app::PageHeader;
-use crate::error::AppError;
-
-/// Shows the error of the last submission of a form, if it failed.
-#[component]
-pub fn FormError(result: Signal<Option<Result<(), AppError>>>) -> impl IntoView {
-    move || {
-        result.get().and_then(Result::err).map(|err| {
-            view! { <p class="error" role="alert" data-testid="form-error">{err.to_string()}</p> }
-        })
-    }
-}
+use crate::ui::forms::FormError;
+use crate::ui::page::PageHeader;
 
 /// A new password and its confirmation, named as the server functions expect.
 #[component]

@@ -11,9 +11,8 @@ use sqlx::PgPool;
 
 use super::{Caller, Role};
 use crate::config::Config;
-use crate::costs::cache::RequestVersion;
 use crate::error::AppError;
-use crate::server::AppState;
+use crate::page_data::RequestVersion;
 
 pub const COOKIE_NAME: &str = "burnrate_session";
 
@@ -46,9 +45,9 @@ pub fn token_hash_of(parts: &http::request::Parts) -> Option<Vec<u8>> {
 }
 
 /// Starts a session for `account_id` and sets its cookie on the current response.
-pub async fn start(state: &AppState, account_id: i64) -> Result<(), AppError> {
+pub async fn start(pool: &PgPool, config: &Config, account_id: i64) -> Result<(), AppError> {
     let token = new_token();
-    let max = state.config.session_max;
+    let max = config.session_max;
     sqlx::query(
         "insert into sessions (token_hash, account_id, expires_at)
          values ($1, $2, now() + make_interval(secs => $3))",
@@ -56,9 +55,9 @@ pub async fn start(state: &AppState, account_id: i64) -> Result<(), AppError> {
     .bind(hash_token(&token))
     .bind(account_id)
     .bind(max.as_secs_f64())
-    .execute(&state.pool)
+    .execute(pool)
     .await?;
-    set_cookie(&state.config, &token, max.as_secs());
+    set_cookie(config, &token, max.as_secs());
     Ok(())
 }
 
@@ -73,8 +72,8 @@ pub async fn end_current(pool: &PgPool, parts: &http::request::Parts) -> Result<
     Ok(())
 }
 
-pub fn clear_cookie(state: &AppState) {
-    set_cookie(&state.config, "", 0);
+pub fn clear_cookie(config: &Config) {
+    set_cookie(config, "", 0);
 }
 
 fn set_cookie(config: &Config, token: &str, max_age: u64) {

@@ -57,7 +57,7 @@ pub async fn list_budgets() -> Result<BudgetList, AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::caller()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let today = chrono::Utc::now().date_naive();
             let mut budgets = Vec::new();
@@ -82,7 +82,7 @@ pub async fn get_budget(id: i64) -> Result<BudgetDetail, AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::caller()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let budget = super::store::get(&mut conn, id)
                 .await?
@@ -138,7 +138,7 @@ pub async fn save_budget(
                 recipients: recipient_list(&recipients),
             };
             let spec = validate(&input).map_err(AppError::InvalidFields)?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             if let Some(id) = id {
@@ -163,7 +163,7 @@ pub async fn delete_budget(id: i64) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::caller()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             let existing = super::store::get(&mut tx, id)
@@ -185,13 +185,12 @@ pub async fn retry_alert(alert_id: i64) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             crate::auth::require_admin()?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
-            if !super::outbox::requeue(&state.pool, alert_id).await? {
+            if !super::outbox::requeue(&crate::ctx::pool()?, alert_id).await? {
                 return Err(AppError::NotFound("no failed alert with this id".into()));
             }
             // The background sender delivers it, not this request: a slow SMTP server must
             // not hold the admin's page, nor the rest of the queue ride on it.
-            state.alerts.wake();
+            crate::ctx::get::<super::outbox::AlertSender>()?.wake();
             Ok(())
         }
         .await,

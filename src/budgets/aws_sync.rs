@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
 use super::{Budget, BudgetPeriod, BudgetScope, ThresholdKind, evaluate, store};
-use crate::costs::period::Metric;
+use crate::period::Metric;
 
 /// The prefix that marks AWS budgets as burnrate's to manage.
 pub const NAME_PREFIX: &str = "burnrate-";

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::app::TableHead;
 use crate::error::AppError;
+use crate::ui::table::TableHead;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AwsBudgetRow {
@@ -45,14 +45,14 @@ pub async fn sync_aws_budgets() -> Result<String, AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            let (pool, config) = (crate::ctx::pool()?, crate::ctx::config()?);
             let aws = super::aws_sync::AwsBudgets::from_environment()
                 .await
                 .map_err(unavailable)?;
-            let report = super::aws_sync::sync(&state.pool, &aws, &state.config.ingest.tag_project)
+            let report = super::aws_sync::sync(&pool, &aws, &config.ingest.tag_project)
                 .await
                 .map_err(unavailable)?;
-            let mut conn = state.pool.acquire().await?;
+            let mut conn = pool.acquire().await?;
             crate::audit::record::record(
                 &mut conn,
                 &(&caller).into(),
@@ -92,10 +92,10 @@ pub fn AwsBudgets(can_sync: bool) -> impl IntoView {
             })}
             {move || sync.value().get().map(|result| match result {
                 Ok(summary) => view! { <p data-testid="sync-result">{summary}</p> }.into_any(),
-                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                Err(err) => crate::ui::page::error_text(&err).into_any(),
             })}
             {move || load.value().get().map(|result| match result {
-                Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
+                Err(err) => crate::ui::page::error_text(&err).into_any(),
                 Ok(rows) if rows.is_empty() => view! { <p>"The AWS account has no budgets."</p> }.into_any(),
                 Ok(rows) => view! {
                     <table class="data" data-testid="aws-budgets-table">

@@ -112,7 +112,7 @@ pub(crate) fn escape(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::budgets::{Budget, BudgetPeriod, BudgetScope, BudgetSpec};
-    use crate::costs::period::{DateRange, Metric};
+    use crate::period::{DateRange, Metric};
     use chrono::NaiveDate;
 
     #[test]

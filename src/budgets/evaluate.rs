@@ -17,7 +17,7 @@ use sqlx::{PgConnection, PgPool};
 
 use super::{Budget, BudgetScope, BudgetStatus, Threshold, ThresholdKind, email, store};
 use crate::costs::forecast;
-use crate::costs::period::{DateRange, Metric, days_before};
+use crate::period::{DateRange, Metric, days_before};
 
 /// What one evaluation did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

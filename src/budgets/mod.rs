@@ -41,7 +41,7 @@ use chrono::{Datelike, Months, NaiveDate};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::costs::period::{DateRange, Metric};
+use crate::period::{DateRange, Metric};
 
 /// What a budget's spend covers.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -9,10 +9,12 @@ use super::api::{
     BudgetDetail, BudgetLine, DeleteBudget, RetryAlert, SaveBudget, ScopeChoices, get_budget, list_budgets,
 };
 use super::{Budget, BudgetPeriod, BudgetScope, BudgetStatus, Threshold};
-use crate::app::TableHead;
-use crate::costs::breakdown::{Chart, crumbs, scope_href};
 use crate::error::AppError;
 use crate::format::{tag_label, usd};
+use crate::ui::chart::Chart;
+use crate::ui::links::scope_href;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
 
 /// AWS Budgets emails at most this many subscribers per notification.
 const AWS_EMAIL_SUBSCRIBERS: usize = 10;
@@ -20,17 +22,13 @@ const AWS_EMAIL_SUBSCRIBERS: usize = 10;
 #[component]
 pub fn BudgetsPage() -> impl IntoView {
     let save = ServerAction::<SaveBudget>::new();
-    let saved = crate::forms::saved_version(save);
+    let saved = crate::ui::forms::saved_version(save);
     let data = crate::codec::resource(move || saved.get(), |_| list_budgets());
     view! {
-        {crumbs(None, "Budgets".into())}
+        <PageHeader title="Budgets"/>
         <p class="hint">"Spend against each budget for its current calendar period (UTC). The status shows the highest threshold crossed; "
             "alerts go to the scope's team owners and the listed recipients, once per threshold per period."</p>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                    Ok(list) => view! {
+        {crate::ui::page::loaded(data, move |list| view! {
                         <BudgetTable lines=list.budgets/>
                         {let choices = list.choices.clone(); choices.any().then(|| view! {
                             <details class="card" data-testid="new-budget">
@@ -39,10 +37,7 @@ pub fn BudgetsPage() -> impl IntoView {
                             </details>
                         })}
                         <super::aws_view::AwsBudgets can_sync=list.can_sync/>
-                    }.into_any(),
-                }
-            })}
-        </Transition>
+                    })}
     }
 }
 
@@ -130,7 +125,7 @@ pub fn BudgetPage() -> impl IntoView {
     let save = ServerAction::<SaveBudget>::new();
     let retry = ServerAction::<RetryAlert>::new();
     let id = move || params.read().get("id").and_then(|id| id.parse::<i64>().ok());
-    let saved = crate::forms::saved_version(save);
+    let saved = crate::ui::forms::saved_version(save);
     let data = crate::codec::resource(
         move || (id(), saved.get(), retry.version().get()),
         |(id, _, _)| async move {
@@ -145,8 +140,8 @@ pub fn BudgetPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match data.await {
                     Err(err) => view! {
-                        {crumbs(Some(("/budgets", "Budgets")), "Budget".into())}
-                        <p class="error" role="alert">{err.to_string()}</p>
+                        <PageHeader title="Budget" parent=("/budgets", "Budgets")/>
+                        {crate::ui::page::error_text(&err)}
                     }.into_any(),
                     Ok(detail) => view! { <BudgetBody detail save retry/> }.into_any(),
                 }
@@ -163,7 +158,7 @@ fn BudgetBody(detail: BudgetDetail, save: ServerAction<SaveBudget>, retry: Serve
     let remove = ServerAction::<DeleteBudget>::new();
     let beyond_aws = detail.recipients.len().saturating_sub(AWS_EMAIL_SUBSCRIBERS);
     view! {
-        {crumbs(Some(("/budgets", "Budgets")), spec.name.clone())}
+        <PageHeader title=spec.name.clone() parent=("/budgets", "Budgets")/>
         <section class="cards" aria-label="Summary">
             <div class="card"><h2>"Spend"</h2>
                 <p class="figure" data-testid="budget-spend" data-value=status.spend.to_string()>{usd(status.spend)}</p>
@@ -255,8 +250,7 @@ fn AlertHistory(
 fn BudgetForm(budget: Option<Budget>, choices: ScopeChoices, action: ServerAction<SaveBudget>) -> impl IntoView {
     let spec = budget.as_ref().map(|b| b.spec.clone());
     let result: Signal<_> = action.value().into();
-    let field_error = move |field| crate::forms::field_error(result, field);
-    let other_error = crate::forms::other_error(result);
+    let field_error = move |field| crate::ui::forms::field_error(result, field);
     let scope = spec.as_ref().map(|s| s.scope.clone()).unwrap_or(if choices.org {
         BudgetScope::Org
     } else {
@@ -309,7 +303,7 @@ fn BudgetForm(budget: Option<Budget>, choices: ScopeChoices, action: ServerActio
             <label>"Extra recipients (besides the team owners; comma or line separated)"
                 <textarea name="recipients" rows="2">{spec.as_ref().map(|s| s.recipients.join("\n")).unwrap_or_default()}</textarea></label>
             {field_error("recipients")}
-            {other_error}
+            <crate::ui::forms::FormError result beside_fields=true/>
             <button type="submit">{if budget.is_some() { "Save budget" } else { "Create budget" }}</button>
         </ActionForm>
     }

@@ -8,8 +8,8 @@ use sqlx::PgConnection;
 
 use super::{Budget, BudgetPeriod, BudgetScope, BudgetSpec, Threshold, ThresholdKind};
 use crate::audit::record::{Actor, record};
-use crate::costs::period::Metric;
 use crate::error::{AppError, FieldError};
+use crate::period::Metric;
 
 type BudgetRow = (
     i64,

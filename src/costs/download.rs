@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use chrono::NaiveDate;
 
 use super::export::{self, CsvStyle, Granularity};
-use super::period::{DateRange, Metric};
 use crate::auth::Caller;
-use crate::server::AppState;
+use crate::config::Config;
+use crate::period::{DateRange, Metric};
 
 /// Exports streaming at once, at most.
 const CONCURRENT_EXPORTS: usize = 4;
@@ -24,7 +24,8 @@ static EXPORTS: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
 const EXPORT_STATEMENT_BOUND: std::time::Duration = std::time::Duration::from_secs(600);
 
 pub async fn export_csv(
-    State(state): State<AppState>,
+    State(pool): State<sqlx::PgPool>,
+    State(config): State<std::sync::Arc<Config>>,
     caller: Option<Extension<Caller>>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
@@ -49,7 +50,7 @@ pub async fn export_csv(
     };
     // The transaction opens before the answer starts, so a database that is down is a 503,
     // not a broken download.
-    let tx = match state.pool.begin().await {
+    let tx = match pool.begin().await {
         Ok(tx) => tx,
         Err(error) if crate::db::is_unavailable(&error) => return crate::db::unavailable_response(),
         Err(error) => {
@@ -65,7 +66,7 @@ pub async fn export_csv(
     let filename = format!("burnrate-{}-{}-{}.csv", names.join("-"), range.from, range.last_day());
     // A few chunks in flight at most: the rows are read as fast as the client takes them.
     let (chunks, body) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(4);
-    let patience = state.config.timeouts.request;
+    let patience = config.timeouts.request;
     tokio::spawn(async move {
         let _slot = slot;
         // A client that stops reading for a request timeout gives its connection back.

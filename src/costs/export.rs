@@ -8,9 +8,9 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::UNASSIGNED_TEAM;
-use super::period::{DateRange, Metric};
-pub use crate::csv_cell::CsvStyle;
+use crate::format::UNASSIGNED_TEAM;
+pub use crate::format::csv::CsvStyle;
+use crate::period::{DateRange, Metric};
 
 /// A column to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +163,7 @@ where
             let _ = write!(out, "{day}");
             for i in 0..keys.len() {
                 let value: String = row.try_get(i + 1)?;
-                let _ = write!(out, ",{}", crate::csv_cell::text(&value, style));
+                let _ = write!(out, ",{}", crate::format::csv::text(&value, style));
             }
             let cost: String = row.try_get(keys.len() + 1)?;
             // Exact, as stored: validated as a decimal rather than trusted blindly.
@@ -247,11 +247,6 @@ pub enum ExportError {
     Invalid(String),
     #[error("database: {0}")]
     Sql(#[from] sqlx::Error),
-}
-
-/// RFC 4180, text verbatim: for CSV read by programs (`enforce evaluate`).
-pub fn csv_field(value: &str) -> String {
-    crate::csv_cell::text(value, CsvStyle::Verbatim)
 }
 
 #[cfg(test)]

@@ -15,10 +15,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
 use super::Forecast;
-use super::period::{DateRange, days_before, next_day};
-
-/// Days in the run-rate window.
-pub const RUN_RATE_DAYS: i64 = 7;
+use crate::period::{DateRange, RUN_RATE_DAYS, days_before, next_day};
 
 /// What is stored, as far as a run-rate is concerned.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

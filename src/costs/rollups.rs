@@ -3,7 +3,7 @@
 
 use sqlx::PgConnection;
 
-use super::period::DateRange;
+use crate::period::DateRange;
 
 /// Rewrites the rollup rows of `range` from the facts. Call it in the transaction that
 /// wrote the facts so the two never disagree.

@@ -4,8 +4,8 @@
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::period::DateRange;
 use super::usage_type;
+use crate::period::DateRange;
 
 /// The fact tables, one per Cost Explorer group-by pair. The second column names the
 /// dimension grouped with the project tag.

@@ -9,8 +9,8 @@ pub mod org;
 use chrono::{Datelike, Months, NaiveDate};
 use sqlx::{PgConnection, PgPool};
 
-use crate::costs::period::{DateRange, days_before, next_day};
 use crate::costs::store::{self, CostBatch};
+use crate::period::{DateRange, days_before, next_day};
 use generator::{BillingProject, Timeline};
 use org::{PROJECTS, TEAMS};
 

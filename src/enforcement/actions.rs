@@ -7,59 +7,13 @@
 //! lease and its AWS calls run after the commit (`stop_run`). Nothing is shown as executed
 //! before AWS or the SMTP server says so.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
-use super::aws_stop::AwsFailure;
 use super::claims::{self, ActionRow};
+use super::executor::Executor;
 use super::judge::{self, Verdict};
 use super::stop_run::{self, Intent};
-use crate::budgets::aws_sync::AwsBudgets;
-use crate::budgets::outbox::AlertSender;
-
-/// What actions need from the outside world.
-#[derive(Clone)]
-pub struct Executor {
-    /// The alert outbox notify emails go through.
-    pub alerts: AlertSender,
-    /// `None`: resolved from the standard AWS chain when a stop needs it.
-    pub aws: Option<Arc<AwsBudgets>>,
-    pub tag_key: String,
-    pub public_url: Option<String>,
-    /// How long a claim on a stop lasts: longer than its AWS calls can take, so a live run
-    /// is never overtaken, while a dead one's claim expires and the next pass resumes it.
-    pub lease: Duration,
-    /// Wakes `reconcile::run_forever` early (a disarm to carry out in AWS).
-    pub wake: Arc<tokio::sync::Notify>,
-}
-
-impl Executor {
-    /// SMTP and tag settings from the configuration; AWS from the standard chain.
-    pub fn from_config(config: &crate::config::Config, alerts: &AlertSender) -> Executor {
-        Executor {
-            alerts: alerts.clone(),
-            aws: None,
-            tag_key: config.ingest.tag_project.clone(),
-            public_url: config.public_url.as_ref().map(|u| u.origin.clone()),
-            // A stop makes at most six AWS calls, each bounded by the operation timeout.
-            lease: config.timeouts.aws_operation.saturating_mul(10),
-            wake: Default::default(),
-        }
-    }
-
-    pub(super) async fn aws(&self) -> Result<Arc<AwsBudgets>, AwsFailure> {
-        match &self.aws {
-            Some(aws) => Ok(aws.clone()),
-            None => AwsBudgets::from_environment()
-                .await
-                .map(Arc::new)
-                .map_err(|e| AwsFailure::new(e.to_string())),
-        }
-    }
-}
 
 /// Why a requested step was refused before anything ran.
 #[derive(Debug, thiserror::Error)]
@@ -280,7 +234,7 @@ pub async fn flagged_in(
          order by 1",
     )
     .bind(team)
-    .bind(crate::costs::UNASSIGNED_TEAM)
+    .bind(crate::format::UNASSIGNED_TEAM)
     .bind(project)
     .fetch_all(executor)
     .await

@@ -4,91 +4,17 @@
 // also generates a client stub with those arguments, which a function attribute cannot reach.
 #![allow(clippy::too_many_arguments)]
 
-use chrono::NaiveDate;
 use leptos::prelude::*;
-use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
 
-use super::Approval;
+use super::model::{ApprovalsView, EnforcementView};
 use crate::error::AppError;
-
-/// One version of an approval, for the history table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalVersion {
-    pub approval: Approval,
-    pub created_by: String,
-    pub created_at: String,
-    /// `edited` or `revoked`; `None` for the current version.
-    pub ended_how: Option<String>,
-    pub ended_by: Option<String>,
-    pub ended_at: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalsView {
-    pub current: Vec<Approval>,
-    pub history: Vec<ApprovalVersion>,
-    pub today: NaiveDate,
-    pub is_admin: bool,
-}
-
-/// A recorded violation with its actions' states.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ViolationRow {
-    pub project: String,
-    pub team: String,
-    pub period_start: NaiveDate,
-    pub reason: String,
-    pub spend: Decimal,
-    pub limit: Decimal,
-    pub actions: Vec<ActionState>,
-    pub last_seen: String,
-    /// The project holds an approval in force now, so executed actions may be reversed.
-    pub approved_now: bool,
-}
-
-/// One action of a violation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActionState {
-    pub id: i64,
-    pub action: String,
-    pub mode: String,
-    pub status: String,
-    /// The last outcome in words (SMTP reply, AWS message, why it waits).
-    pub last_message: Option<String>,
-}
-
-/// One audit log entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
-pub struct AuditRow {
-    pub id: i64,
-    pub at: String,
-    pub actor: String,
-    pub event: String,
-    pub action_id: i64,
-    pub project: String,
-    pub action: String,
-    pub aws_request_id: Option<String>,
-    pub response: Option<String>,
-}
-
-/// Everything `/enforcement` shows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EnforcementView {
-    pub violations: Vec<ViolationRow>,
-    pub policies: Vec<super::policy::Policy>,
-    pub audit: Vec<AuditRow>,
-    pub teams: Vec<String>,
-    pub is_admin: bool,
-}
 
 #[server(prefix = "/api", endpoint = "approvals")]
 pub async fn list_approvals() -> Result<ApprovalsView, AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::caller()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let current = super::approvals::current(&mut conn).await?;
             let history = super::approvals::history(&mut conn).await?;
@@ -107,10 +33,10 @@ pub async fn list_approvals() -> Result<ApprovalsView, AppError> {
 /// holding, commits, and wakes the enforcement loop to delete their AWS side at once.
 #[cfg(feature = "ssr")]
 async fn commit_and_disarm(mut tx: sqlx::Transaction<'_, sqlx::Postgres>, actor: &str) -> Result<(), AppError> {
-    let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+    let executor = crate::ctx::get::<super::executor::Executor>()?;
     super::judge::disarm_stale(&mut tx, actor, chrono::Utc::now().date_naive()).await?;
     tx.commit().await?;
-    state.enforcement.wake.notify_one();
+    executor.wake.notify_one();
     Ok(())
 }
 
@@ -135,7 +61,7 @@ pub async fn save_approval(
                 expires,
             };
             let approval = super::approvals::validate(&input).map_err(AppError::InvalidFields)?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             super::approvals::set(&mut tx, &(&caller).into(), &approval).await?;
@@ -151,7 +77,7 @@ pub async fn revoke_approval(project: String) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             if !super::approvals::revoke(&mut tx, &(&caller).into(), &project).await? {
@@ -170,7 +96,7 @@ pub async fn get_enforcement() -> Result<EnforcementView, AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::caller()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let violations = super::evaluate::recorded(pool).await?;
             let mut conn = pool.acquire().await?;
             Ok(EnforcementView {
@@ -194,8 +120,7 @@ pub async fn act_on_action(id: i64, step: String) -> Result<String, AppError> {
         async {
             use super::actions::{self, ActionError};
             let caller = crate::auth::require_admin()?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
-            let (pool, executor) = (&state.pool, &state.enforcement);
+            let (pool, executor) = (&crate::ctx::pool()?, &crate::ctx::get::<super::executor::Executor>()?);
             let today = chrono::Utc::now().date_naive();
             let result = match step.as_str() {
                 "approve" => actions::approve(pool, executor, id, &caller.email, today).await,
@@ -254,7 +179,7 @@ pub async fn save_policy(
                 instance_region: instance_region.unwrap_or_default(),
             };
             let policy = super::policy::validate(&input).map_err(AppError::InvalidFields)?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             super::policy::save(&mut tx, &(&caller).into(), &policy)
@@ -276,7 +201,7 @@ pub async fn remove_policy(team: String) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             if !super::policy::remove_override(&mut tx, &(&caller).into(), &team).await? {
@@ -291,7 +216,7 @@ pub async fn remove_policy(team: String) -> Result<(), AppError> {
 /// `GET /api/enforcement_audit.csv`: the whole audit log, oldest first.
 #[cfg(feature = "ssr")]
 pub async fn audit_csv(
-    axum::extract::State(state): axum::extract::State<crate::server::AppState>,
+    axum::extract::State(pool): axum::extract::State<sqlx::PgPool>,
     caller: Option<axum::Extension<crate::auth::Caller>>,
 ) -> axum::response::Response {
     use axum::http::{StatusCode, header};
@@ -299,7 +224,7 @@ pub async fn audit_csv(
     if caller.is_none() {
         return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
     }
-    let body = match state.pool.acquire().await {
+    let body = match pool.acquire().await {
         Ok(mut conn) => super::audit::csv(&mut conn).await,
         Err(e) => Err(e),
     };

@@ -35,7 +35,7 @@ pub fn validate(input: &ApprovalInput) -> Result<Approval, Vec<FieldError>> {
     if reason.is_empty() || reason.chars().count() > 1000 {
         errors.push(FieldError::new("reason", "give a reason of 1 to 1000 characters"));
     }
-    let cap = crate::budgets::spec::parse_amount(&input.cap).map_err(|m| FieldError::new("cap", m));
+    let cap = crate::format::amount::parse_amount(&input.cap).map_err(|m| FieldError::new("cap", m));
     let expires = chrono::NaiveDate::parse_from_str(input.expires.trim(), "%Y-%m-%d").map_err(|_| {
         FieldError::new(
             "expires",
@@ -90,7 +90,7 @@ async fn current_in(conn: &mut PgConnection, project: Option<&str>) -> Result<Ve
 }
 
 /// Every version of every approval, newest first.
-pub async fn history(conn: &mut PgConnection) -> Result<Vec<crate::enforcement::api::ApprovalVersion>, sqlx::Error> {
+pub async fn history(conn: &mut PgConnection) -> Result<Vec<super::model::ApprovalVersion>, sqlx::Error> {
     type Row = (
         String,
         String,
@@ -113,7 +113,7 @@ pub async fn history(conn: &mut PgConnection) -> Result<Vec<crate::enforcement::
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| crate::enforcement::api::ApprovalVersion {
+        .map(|r| super::model::ApprovalVersion {
             approval: Approval {
                 key: None,
                 project: r.0,

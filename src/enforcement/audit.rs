@@ -3,8 +3,8 @@
 
 use sqlx::PgConnection;
 
-use super::api::AuditRow;
-use crate::csv_cell::{CsvStyle, text};
+use super::model::AuditRow;
+use crate::format::csv::{CsvStyle, text};
 
 /// One entry about to be appended.
 #[derive(Debug, Clone)]

@@ -23,8 +23,8 @@ use sqlx::{Acquire, PgPool};
 use super::policy::{self, Policy};
 use super::{Reason, approvals};
 use crate::budgets::BudgetPeriod;
-use crate::costs::UNASSIGNED_TEAM;
-use crate::costs::export::csv_field;
+use crate::format::UNASSIGNED_TEAM;
+use crate::format::csv::csv_field;
 
 /// The header `burnrate enforce evaluate` prints.
 pub const CSV_HEADER: &str = "project,team,period_start,spend,limit,reason,action,mode,status";
@@ -80,7 +80,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
     let mut judged = Vec::new();
     for period in BudgetPeriod::ALL {
         let current = period.containing(today);
-        let previous = period.containing(crate::costs::period::days_before(current.from, 1));
+        let previous = period.containing(crate::period::days_before(current.from, 1));
         if !crate::budgets::evaluate::period_is_settled(&mut tx, previous).await? {
             judged.push((period, previous, previous.last_day()));
         }
@@ -202,7 +202,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
 pub async fn evaluate_and_act(
     pool: &PgPool,
     today: NaiveDate,
-    executor: &super::actions::Executor,
+    executor: &super::executor::Executor,
 ) -> Result<Vec<ViolationLine>, sqlx::Error> {
     let lines = evaluate(pool, today).await?;
     let mut changed = super::reconcile::pass(pool, executor, today).await?.changed;
@@ -223,7 +223,7 @@ pub async fn evaluate_and_act(
 }
 
 /// Every recorded violation of the last 13 months with its actions, newest period first.
-pub async fn recorded(pool: &PgPool) -> Result<Vec<super::api::ViolationRow>, sqlx::Error> {
+pub async fn recorded(pool: &PgPool) -> Result<Vec<super::model::ViolationRow>, sqlx::Error> {
     type Row = (i64, String, Option<String>, NaiveDate, String, Decimal, Decimal, String);
     let rows: Vec<Row> = sqlx::query_as(
         "select v.id, v.project, t.name, v.period_start, v.reason, v.spend, v.spend_limit,
@@ -249,11 +249,11 @@ pub async fn recorded(pool: &PgPool) -> Result<Vec<super::api::ViolationRow>, sq
     Ok(rows
         .into_iter()
         .map(
-            |(id, project, team, period_start, reason, spend, limit, last_seen)| super::api::ViolationRow {
+            |(id, project, team, period_start, reason, spend, limit, last_seen)| super::model::ViolationRow {
                 actions: actions
                     .iter()
                     .filter(|a| a.0 == id)
-                    .map(|a| super::api::ActionState {
+                    .map(|a| super::model::ActionState {
                         id: a.1,
                         action: a.2.clone(),
                         mode: a.3.clone(),

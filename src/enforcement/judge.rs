@@ -36,7 +36,7 @@ pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -
         ));
     };
     let current = period.containing(today);
-    let previous = period.containing(crate::costs::period::days_before(current.from, 1));
+    let previous = period.containing(crate::period::days_before(current.from, 1));
     // A stop acts on the period under way only; an email or a flag about the period before
     // still informs while that period's figures settle.
     let in_time = row.period_start == current.from || (row.action != "stop" && row.period_start == previous.from);
@@ -185,4 +185,49 @@ pub async fn disarm_stale(conn: &mut PgConnection, actor: &str, today: NaiveDate
         changed += 1;
     }
     Ok(changed)
+}
+
+/// Just before a stop is sent to AWS: under the decision lock, the claim must still be this
+/// caller's and the violation must still hold as of `today`. A claim that no longer holds is
+/// ended here, `cancelled` (or handed to its new mode) with the reason. Returns whether to
+/// go on; the lease is renewed for the call.
+pub async fn confirm(
+    conn: &mut PgConnection,
+    id: i64,
+    claim: i64,
+    lease: std::time::Duration,
+    today: chrono::NaiveDate,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = sqlx::Acquire::begin(conn).await?;
+    super::claims::lock_decisions(&mut tx).await?;
+    let Some(row) = super::claims::lock(&mut tx, id).await? else {
+        return Ok(false);
+    };
+    if row.claim != Some(claim) {
+        return Ok(false);
+    }
+    let verdict = judge(&mut tx, &row, today).await?;
+    if verdict != Verdict::Holds {
+        sqlx::query(
+            "update enforcement_actions set status = claimed_from, claim = null, lease_until = null, claimed_from = null
+             where id = $1",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let row = ActionRow {
+            status: row.claimed_from.clone().unwrap_or(row.status),
+            ..row
+        };
+        apply(&mut tx, &row, "system", &verdict).await?;
+        tx.commit().await?;
+        return Ok(false);
+    }
+    sqlx::query("update enforcement_actions set lease_until = now() + make_interval(secs => $2) where id = $1")
+        .bind(id)
+        .bind(lease.as_secs_f64())
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(true)
 }

@@ -10,10 +10,9 @@
 //! outbox; `audit` keeps the append-only log.
 
 pub mod api;
-pub mod board;
+pub mod model;
 pub mod pages;
 pub mod policy;
-pub mod policy_form;
 
 #[cfg(feature = "ssr")]
 pub mod actions;
@@ -27,6 +26,8 @@ pub mod aws_stop;
 pub mod claims;
 #[cfg(feature = "ssr")]
 pub mod evaluate;
+#[cfg(feature = "ssr")]
+pub mod executor;
 #[cfg(feature = "ssr")]
 pub mod judge;
 #[cfg(feature = "ssr")]

@@ -33,7 +33,9 @@ pub fn notice(row: &ActionRow, public_url: Option<&str>) -> (String, String, Str
         ("Project", project.to_string()),
         (
             "Team",
-            row.team.clone().unwrap_or_else(|| crate::costs::UNASSIGNED_TEAM.into()),
+            row.team
+                .clone()
+                .unwrap_or_else(|| crate::format::UNASSIGNED_TEAM.into()),
         ),
         ("Period from", row.period_start.to_string()),
         ("Spend", usd(row.spend)),

@@ -88,7 +88,7 @@ mod store {
     /// Every problem with its field, or the policy. The team (if any) is checked by `save`.
     pub fn validate(input: &PolicyInput) -> Result<Policy, Vec<FieldError>> {
         let mut errors = Vec::new();
-        let limit = crate::budgets::spec::parse_amount(&input.limit)
+        let limit = crate::format::amount::parse_amount(&input.limit)
             .map_err(|m| errors.push(FieldError::new("limit", m)))
             .ok();
         if crate::budgets::BudgetPeriod::parse(&input.period).is_none() {

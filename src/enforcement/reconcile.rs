@@ -9,8 +9,9 @@ use std::time::Duration;
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
-use super::actions::{self, Executor, Trigger};
+use super::actions::{self, Trigger};
 use super::claims;
+use super::executor::Executor;
 use super::judge::{self, Verdict};
 use super::stop_run::{self, Intent};
 

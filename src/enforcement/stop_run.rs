@@ -5,9 +5,9 @@
 use aws_sdk_budgets::types::ExecutionType;
 use sqlx::PgPool;
 
-use super::actions::Executor;
 use super::aws_stop::{self, AwsFailure, StopTarget};
 use super::claims::{self, ActionRow, Settled};
+use super::executor::Executor;
 use super::{notify, policy};
 use crate::budgets::BudgetPeriod;
 use crate::budgets::aws_sync::AwsBudgets;
@@ -204,7 +204,7 @@ async fn step(
         }
     };
     // The last word before AWS acts: judged again under the decision lock, claim checked.
-    if !claims::confirm(&mut *pool.acquire().await?, row.id, claim, exec.lease, today).await? {
+    if !super::judge::confirm(&mut *pool.acquire().await?, row.id, claim, exec.lease, today).await? {
         return Ok(Step::Lost);
     }
     Ok(

@@ -12,8 +12,8 @@ use super::IngestError;
 use super::pages::{GrainSummary, GroupKeys};
 use super::run;
 use crate::config::IngestSettings;
-use crate::costs::period::DateRange;
 use crate::costs::store::{Grain, Staging};
+use crate::period::DateRange;
 
 /// The shape the issue names: 40 projects, 120 users (and 120 usage types and services).
 const PROJECTS: usize = 40;

@@ -12,8 +12,8 @@ use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
 use super::IngestError;
 use super::pages::{GrainSummary, GroupKeys};
 use crate::config::IngestSettings;
-use crate::costs::period::DateRange;
 use crate::costs::store::{CostRow, Grain};
+use crate::period::DateRange;
 
 /// The metrics every query asks for; the fact tables hold exactly these.
 pub const METRICS: [&str; 3] = ["UnblendedCost", "AmortizedCost", "UsageQuantity"];

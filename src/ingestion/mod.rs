@@ -18,9 +18,10 @@ use leptos::prelude::*;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::app::{PageHeader, TableHead};
 use crate::error::AppError;
 use crate::format::usd;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
 
 /// Why an ingestion run failed, in words fit for the run's record and the terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +101,7 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
     crate::error::with_status(
         async {
             crate::auth::caller()?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
+            let pool = crate::ctx::pool()?;
             type Row = (
                 i64,
                 String,
@@ -121,9 +122,12 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
                         window_from, window_to - 1, rows_written, requests, api_cost, grain_difference, error
                  from ingestion_runs order by started_at desc, id desc limit 50",
             )
-            .fetch_all(&state.pool)
+            .fetch_all(&pool)
             .await?;
-            let schedule = state.ingest_status.read().map(|s| s.clone()).unwrap_or_default();
+            let schedule = crate::ctx::get::<schedule::SharedStatus>()?
+                .read()
+                .map(|s| s.clone())
+                .unwrap_or_default();
             let runs = rows
                 .into_iter()
                 .map(
@@ -169,19 +173,12 @@ pub fn IngestionPage() -> impl IntoView {
     let runs = crate::codec::resource(|| (), |_| list_runs());
     view! {
         <PageHeader title="Ingestion"/>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match runs.await {
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                    Ok(overview) => view! {
+        {crate::ui::page::loaded(runs, move |overview| view! {
                         <p class=if overview.schedule.problem { "notice notice-problem" } else { "notice" } data-testid="schedule-status">
                             {overview.schedule.message}
                         </p>
                         <RunsTable runs=overview.runs/>
-                    }.into_any(),
-                }
-            })}
-        </Transition>
+                    })}
     }
 }
 

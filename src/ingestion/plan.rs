@@ -5,7 +5,7 @@ use sqlx::PgConnection;
 
 use super::IngestError;
 use crate::config::IngestSettings;
-use crate::costs::period::{DateRange, days_before, next_day};
+use crate::period::{DateRange, days_before, next_day};
 
 /// The first day Cost Explorer still has daily data for: 13 months plus the current month.
 pub fn earliest_available(today: NaiveDate) -> NaiveDate {

@@ -13,8 +13,8 @@ use super::cost_explorer::{Backoff, CostExplorer, RequestMeter};
 use super::pages::GrainSummary;
 use super::plan;
 use crate::config::IngestSettings;
-use crate::costs::period::DateRange;
 use crate::costs::store::{self, Grain, Staging};
+use crate::period::DateRange;
 
 /// One advisory lock key for ingestion across every replica ("burnrate" in ASCII).
 pub const LOCK_KEY: i64 = 0x6275_726e_7261_7465;

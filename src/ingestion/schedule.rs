@@ -42,7 +42,7 @@ pub async fn run_forever(
     status: SharedStatus,
     alerts: crate::budgets::outbox::AlertSender,
     public_url: Option<String>,
-    enforcement: crate::enforcement::actions::Executor,
+    enforcement: crate::enforcement::executor::Executor,
 ) {
     let Some(interval) = settings.interval else {
         return;

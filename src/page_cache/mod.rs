@@ -28,8 +28,7 @@ use http::header::{
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 
 use crate::auth::Caller;
-use crate::costs::cache::RequestVersion;
-use crate::server::AppState;
+use crate::page_data::RequestVersion;
 
 /// Tells tests and operators whether a page came from the cache (`hit`) or was rendered.
 pub const CACHE_HEADER: HeaderName = HeaderName::from_static("x-burnrate-page-cache");
@@ -97,7 +96,7 @@ fn cache_key(request: &Request, today: chrono::NaiveDate) -> Option<String> {
 }
 
 /// Serves dashboard pages from the cache, rendering (and storing) them on a miss.
-pub async fn serve_cached(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn serve_cached(State(pages): State<PageCache>, request: Request, next: Next) -> Response {
     let Some(key) = cache_key(&request, chrono::Utc::now().date_naive()) else {
         return next.run(request).await;
     };
@@ -108,7 +107,7 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
     };
     let accept_encoding = request.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok());
     let accepts_gzip = encoding::accepts(accept_encoding, "gzip");
-    if let Some(page) = state.pages.fresh(&key, version) {
+    if let Some(page) = pages.fresh(&key, version) {
         return page.respond(&new_nonce(), accepts_gzip);
     }
     let response = next.run(request).await;
@@ -126,7 +125,7 @@ pub async fn serve_cached(State(state): State<AppState>, request: Request, next:
     };
     if body.len() <= MAX_PAGE_BYTES {
         let page = StoredPage::new(version, &parts.headers, &body, &nonce);
-        state.pages.store(key, page);
+        pages.store(key, page);
     }
     let compressed = accepts_gzip.then(|| encoding::fast_gzip(&body)).flatten();
     let mut response = match compressed {
@@ -220,7 +219,7 @@ impl StoredPage {
         if is_gzipped {
             mark_encoded(response.headers_mut(), "gzip");
         }
-        if let Ok(csp) = HeaderValue::from_str(&crate::auth::middleware::page_csp(nonce)) {
+        if let Ok(csp) = HeaderValue::from_str(&crate::csp::page_csp(nonce)) {
             response.headers_mut().insert(CONTENT_SECURITY_POLICY, csp);
         }
         response

@@ -5,10 +5,11 @@
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::app::{PageHeader, TableHead};
-use crate::auth::pages::FormError;
 use crate::error::AppError;
 use crate::format::{tag_label, usd};
+use crate::ui::forms::FormError;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TeamRow {
@@ -37,7 +38,7 @@ pub async fn list_team_mappings() -> Result<TeamMappings, AppError> {
     crate::error::with_status(
         async {
             crate::auth::require_admin()?;
-            let pool = &use_context::<crate::server::AppState>().ok_or(AppError::Internal)?.pool;
+            let pool = &crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
             let teams = super::store::load(&mut conn)
                 .await?
@@ -87,10 +88,12 @@ pub async fn save_team(
         async {
             let caller = crate::auth::require_admin()?;
             let edit = super::edit::TeamEdit::validate(&original, &name, &owners, &projects, &users)?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
-            super::edit::save(&state.pool, &(&caller).into(), edit).await?;
+            let pool = crate::ctx::pool()?;
+            super::edit::save(&pool, &(&caller).into(), edit).await?;
             // Disarmed enforcement actions lose their AWS side at once.
-            state.enforcement.wake.notify_one();
+            crate::ctx::get::<crate::enforcement::executor::Executor>()?
+                .wake
+                .notify_one();
             Ok(())
         }
         .await,
@@ -102,9 +105,11 @@ pub async fn delete_team(name: String) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
-            super::edit::delete(&state.pool, &(&caller).into(), &name).await?;
-            state.enforcement.wake.notify_one();
+            let pool = crate::ctx::pool()?;
+            super::edit::delete(&pool, &(&caller).into(), &name).await?;
+            crate::ctx::get::<crate::enforcement::executor::Executor>()?
+                .wake
+                .notify_one();
             Ok(())
         }
         .await,
@@ -117,9 +122,11 @@ pub async fn assign(kind: String, name: String, team: String) -> Result<(), AppE
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let state = use_context::<crate::server::AppState>().ok_or(AppError::Internal)?;
-            super::edit::assign(&state.pool, &(&caller).into(), &kind, &name, &team).await?;
-            state.enforcement.wake.notify_one();
+            let pool = crate::ctx::pool()?;
+            super::edit::assign(&pool, &(&caller).into(), &kind, &name, &team).await?;
+            crate::ctx::get::<crate::enforcement::executor::Executor>()?
+                .wake
+                .notify_one();
             Ok(())
         }
         .await,
@@ -131,7 +138,7 @@ pub fn TeamsAdminPage() -> impl IntoView {
     let save = ServerAction::<SaveTeam>::new();
     let remove = ServerAction::<DeleteTeam>::new();
     let assign_action = ServerAction::<Assign>::new();
-    let saved = crate::forms::saved_version(save);
+    let saved = crate::ui::forms::saved_version(save);
     let mappings = crate::codec::resource(
         move || (saved.get(), remove.version().get(), assign_action.version().get()),
         |_| list_team_mappings(),
@@ -143,23 +150,16 @@ pub fn TeamsAdminPage() -> impl IntoView {
         <FormError result=save.value().into()/>
         <FormError result=remove.value().into()/>
         <FormError result=assign_action.value().into()/>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match mappings.await {
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                    Ok(data) => {
-                        let names: Vec<String> = data.teams.iter().map(|t| t.name.clone()).collect();
-                        view! {
-                            <UnmappedTable rows=data.unmapped teams=names action=assign_action/>
-                            <h2>"Teams"</h2>
-                            {data.teams.into_iter().map(|team| view! { <TeamForm team=Some(team) save remove/> }).collect_view()}
-                            <h2>"New team"</h2>
-                            <TeamForm team=None save remove/>
-                        }.into_any()
-                    }
-                }
-            })}
-        </Transition>
+        {crate::ui::page::loaded(mappings, move |data| {
+            let names: Vec<String> = data.teams.iter().map(|t| t.name.clone()).collect();
+            view! {
+                <UnmappedTable rows=data.unmapped teams=names action=assign_action/>
+                <h2>"Teams"</h2>
+                {data.teams.into_iter().map(|team| view! { <TeamForm team=Some(team) save remove/> }).collect_view()}
+                <h2>"New team"</h2>
+                <TeamForm team=None save remove/>
+            }
+        })}
     }
 }
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use burnrate::auth::Role;
 use burnrate::budgets::aws_sync::AwsBudgets;
 use burnrate::budgets::outbox::AlertSender;
-use burnrate::enforcement::actions::{ActionError, Executor};
+use burnrate::enforcement::actions::ActionError;
+use burnrate::enforcement::executor::Executor;
 use burnrate::mail::SmtpSettings;
 use sqlx::PgPool;
 

@@ -28,6 +28,11 @@ pub fn text(value: &str, style: CsvStyle) -> String {
     }
 }
 
+/// RFC 4180, text verbatim: for CSV read by programs (`enforce evaluate`).
+pub fn csv_field(value: &str) -> String {
+    text(value, CsvStyle::Verbatim)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,20 +3,20 @@
 
 use leptos::prelude::*;
 
-use super::api::{
-    ActOnAction, ActionState, AuditRow, EnforcementView, RemovePolicy, SavePolicy, ViolationRow, get_enforcement,
-};
-use super::policy::Policy;
-use crate::app::TableHead;
-use crate::costs::breakdown::{crumbs, scope_href};
+use crate::enforcement::api::{ActOnAction, RemovePolicy, SavePolicy, get_enforcement};
+use crate::enforcement::model::{ActionState, AuditRow, EnforcementView, ViolationRow};
+use crate::enforcement::policy::Policy;
 use crate::format::{tag_label, usd};
+use crate::ui::links::scope_href;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
 
 #[component]
 pub fn EnforcementPage() -> impl IntoView {
     let act = ServerAction::<ActOnAction>::new();
     let save = ServerAction::<SavePolicy>::new();
     let remove = ServerAction::<RemovePolicy>::new();
-    let saved = crate::forms::saved_version(save);
+    let saved = crate::ui::forms::saved_version(save);
     let data = crate::codec::resource(
         move || (act.version().get(), saved.get(), remove.version().get()),
         |_| get_enforcement(),
@@ -27,18 +27,11 @@ pub fn EnforcementPage() -> impl IntoView {
         })
     };
     view! {
-        {crumbs(None, "Enforcement".into())}
+        <PageHeader title="Enforcement"/>
         <p class="hint">"Projects above their policy's spend limit without a valid approval, as recorded after each ingestion and by "
             <code>"burnrate enforce evaluate"</code> ". Dry-run policies only record what they would do; manual ones wait for an admin; automatic ones act at once."</p>
         {act_error}
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                    Ok(view) => view! { <Board view act save remove/> }.into_any(),
-                }
-            })}
-        </Transition>
+        {crate::ui::page::loaded(data, move |view| view! { <Board view act save remove/> })}
     }
 }
 

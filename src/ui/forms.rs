@@ -21,8 +21,10 @@ where
     }
 }
 
-/// An error that names no field (403, 500, …), shown once for the whole form.
-pub fn other_error<T>(result: Signal<Option<Result<T, AppError>>>) -> impl Fn() -> Option<AnyView>
+/// The last submission's error, above the button. With `beside_fields`, errors that name
+/// a field are left to that field's [`field_error`], so each problem shows once.
+#[component]
+pub fn FormError<T>(result: Signal<Option<Result<T, AppError>>>, #[prop(optional)] beside_fields: bool) -> impl IntoView
 where
     T: Clone + Send + Sync + 'static,
 {
@@ -30,10 +32,8 @@ where
         result
             .get()
             .and_then(Result::err)
-            .filter(|err| !matches!(err, AppError::InvalidFields(_) | AppError::InvalidInput { .. }))
-            .map(|err| {
-                view! { <p class="error" role="alert" data-testid="form-error">{err.to_string()}</p> }.into_any()
-            })
+            .filter(|err| !(beside_fields && matches!(err, AppError::InvalidFields(_) | AppError::InvalidInput { .. })))
+            .map(|err| view! { <p class="error" role="alert" data-testid="form-error">{err.to_string()}</p> })
     }
 }
 

@@ -18,6 +18,10 @@ pub enum Period {
     Custom(DateRange),
 }
 
+/// Days in the run-rate window: the mean daily spend of the last 7 settled days
+/// (`costs::forecast`).
+pub const RUN_RATE_DAYS: i64 = 7;
+
 /// The longest custom range a page will aggregate: Cost Explorer's own daily history.
 const MAX_CUSTOM_DAYS: i64 = 3 * 366;
 

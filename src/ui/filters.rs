@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::{use_location, use_query_map};
 
-use super::period::{Metric, Period};
+use crate::period::{Metric, Period};
 
 /// Period and metric switches. Plain links: the router turns them into client-side
 /// navigations, and they still work before hydration or without JavaScript.

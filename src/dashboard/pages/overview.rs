@@ -2,38 +2,31 @@
 //! Filters live in the query string; changing one navigates client-side and refetches.
 
 use leptos::prelude::*;
-use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use super::breakdown::{Chart, scope_href};
-use super::filters::FilterBar;
-use super::{Overview, ProjectChange, get_overview};
-use crate::app::TableHead;
-use crate::format::{percent, tag_label, usd};
-use crate::table_rows::Rows;
+use crate::dashboard::api::get_overview;
+use crate::dashboard::model::{Overview, ProjectChange};
+use crate::format::{UNASSIGNED_TEAM, percent, tag_label, usd};
+use crate::ui::chart::{Chart, EstimatedLegend};
+use crate::ui::filters::FilterBar;
+use crate::ui::links::{export_href, scope_href};
+use crate::ui::page::{PageHeader, loaded};
+use crate::ui::table::TableHead;
+use crate::ui::table_rows::Rows;
 
 #[component]
 pub fn OverviewPage() -> impl IntoView {
     let query = use_query_map();
     let filters = move || {
         let q = query.read();
-        (super::filters::period_value(&q), q.get("metric"), q.get("team"))
+        (crate::ui::filters::period_value(&q), q.get("metric"), q.get("team"))
     };
     let overview = crate::codec::resource(filters, |(period, metric, team)| get_overview(period, metric, team));
 
     view! {
-        <Title text="Overview · burnrate"/>
-        <nav class="breadcrumbs" aria-label="Breadcrumb"><span>"Overview"</span></nav>
-        <h1>"Overview"</h1>
+        <PageHeader title="Overview" top=true/>
         <FilterBar/>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match overview.await {
-                    Ok(data) => view! { <OverviewBody data/> }.into_any(),
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                }
-            })}
-        </Transition>
+        {loaded(overview, |data| view! { <OverviewBody data/> })}
     }
 }
 
@@ -41,7 +34,7 @@ pub fn OverviewPage() -> impl IntoView {
 #[component]
 fn TeamFilter(data: Overview) -> impl IntoView {
     let current = data.team.clone().unwrap_or_default();
-    let options = std::iter::once(super::UNASSIGNED_TEAM.to_string())
+    let options = std::iter::once(UNASSIGNED_TEAM.to_string())
         .chain(data.all_teams.iter().cloned())
         .map(|team| {
             let selected = team == current;
@@ -94,7 +87,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
 
     view! {
         <TeamFilter data=data.clone()/>
-        <crate::enforcement::board::FlagBadge projects=data.flagged.clone()/>
+        <crate::enforcement::pages::enforcement::FlagBadge projects=data.flagged.clone()/>
         <section class="cards" aria-label="Summary">
             <div class="card">
                 <h2>{data.period.label()} " spend"</h2>
@@ -128,7 +121,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
             </div>
         </section>
         <Chart svg=data.burn_svg.clone() testid="burn-chart"/>
-        <crate::costs::breakdown::EstimatedLegend days=data.estimated_days.clone()/>
+        <EstimatedLegend days=data.estimated_days.clone()/>
         <section aria-labelledby="by-team">
             <h2 id="by-team">"Spend by team"</h2>
             <table class="data" data-testid="team-table">
@@ -145,7 +138,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
             </table>
             <p class="hint">"Data through " {data.latest_day.map(|d| d.to_string()).unwrap_or_default()} " (UTC). "
                 <a data-testid="team-csv" download
-                    href=format!("/api/export.csv?from={}&to={}&group_by=team&metric={}", data.range.from, data.range.to, data.metric.key())>
+                    href=export_href(data.range, "team", data.metric)>
                     "Download CSV (daily by team)"
                 </a>
             </p>

@@ -42,11 +42,11 @@ async fn request_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
 }
 
 #[derive(Clone, Default)]
-pub struct ViewCache {
+pub struct PageDataCache {
     entries: Arc<Mutex<HashMap<String, Entry>>>,
 }
 
-impl ViewCache {
+impl PageDataCache {
     /// The value for `key` at the current data version, computing it on a miss.
     pub async fn get_or_compute<T, F>(&self, pool: &PgPool, key: String, compute: F) -> Result<T, sqlx::Error>
     where

@@ -3,13 +3,12 @@
 
 use leptos::prelude::*;
 
-use super::api::SavePolicy;
+use crate::enforcement::api::SavePolicy;
 
 #[component]
 pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl IntoView {
     let result: Signal<_> = action.value().into();
-    let field_error = move |field| crate::forms::field_error(result, field);
-    let other_error = crate::forms::other_error(result);
+    let field_error = move |field| crate::ui::forms::field_error(result, field);
     view! {
         <details class="card" data-testid="policy-form">
             <summary>"Set a policy (the org default, or a team's override)"</summary>
@@ -66,7 +65,7 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                     <label>"Instances' region" <input type="text" name="instance_region" placeholder="us-east-1"/></label>
                     {field_error("instance_region")}
                 </fieldset>
-                {other_error}
+                <crate::ui::forms::FormError result beside_fields=true/>
                 <button type="submit">"Save policy"</button>
             </ActionForm>
         </details>

@@ -2,29 +2,24 @@
 
 use leptos::prelude::*;
 
-use super::api::{ApprovalsView, RevokeApproval, SaveApproval, list_approvals};
-use crate::app::TableHead;
-use crate::costs::breakdown::{crumbs, scope_href};
+use crate::enforcement::api::{RevokeApproval, SaveApproval, list_approvals};
+use crate::enforcement::model::ApprovalsView;
 use crate::format::{tag_label, usd};
+use crate::ui::links::scope_href;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
 
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
     let save = ServerAction::<SaveApproval>::new();
     let revoke = ServerAction::<RevokeApproval>::new();
-    let saved = crate::forms::saved_version(save);
+    let saved = crate::ui::forms::saved_version(save);
     let data = crate::codec::resource(move || (saved.get(), revoke.version().get()), |_| list_approvals());
     view! {
-        {crumbs(None, "Approved projects".into())}
+        <PageHeader title="Approved projects"/>
         <p class="hint">"Projects allowed to spend above the policy limit, up to their cap per period, through their expiry date (UTC). "
             "Kept as code too: the " <code>"approvals:"</code> " section of " <code>"burnrate config import"</code> "."</p>
-        <Transition fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(err) => view! { <p class="error" role="alert">{err.to_string()}</p> }.into_any(),
-                    Ok(view) => view! { <ApprovalsBody view save revoke/> }.into_any(),
-                }
-            })}
-        </Transition>
+        {crate::ui::page::loaded(data, move |view| view! { <ApprovalsBody view save revoke/> })}
     }
 }
 
@@ -103,8 +98,7 @@ fn ApprovalsBody(
 #[component]
 fn ApprovalForm(action: ServerAction<SaveApproval>) -> impl IntoView {
     let result: Signal<_> = action.value().into();
-    let field_error = move |field| crate::forms::field_error(result, field);
-    let other_error = crate::forms::other_error(result);
+    let field_error = move |field| crate::ui::forms::field_error(result, field);
     view! {
         <details class="card" data-testid="new-approval">
             <summary>"Approve a project (or change an approval)"</summary>
@@ -119,7 +113,7 @@ fn ApprovalForm(action: ServerAction<SaveApproval>) -> impl IntoView {
                 {field_error("cap")}
                 <label>"Expires (last day, UTC)" <input type="date" name="expires" required/></label>
                 {field_error("expires")}
-                {other_error}
+                <crate::ui::forms::FormError result beside_fields=true/>
                 <button type="submit">"Save approval"</button>
             </ActionForm>
         </details>

@@ -1,10 +1,18 @@
 //! Display formatting shared by the server and the browser: money, percentages, labels.
 //! Amounts stay exact `Decimal`s until this last step.
 
+#[cfg(feature = "ssr")]
+pub mod amount;
+#[cfg(feature = "ssr")]
+pub mod csv;
+
 use rust_decimal::{Decimal, RoundingStrategy};
 
 /// How untagged spend (an empty tag value) is shown.
 pub const UNTAGGED: &str = "(untagged)";
+
+/// The team that spend of an unmapped or untagged project is shown under.
+pub const UNASSIGNED_TEAM: &str = "Unassigned";
 
 /// `$1,234,567.89`: US dollars with thousands separators and two decimals (half away from zero).
 pub fn usd(amount: Decimal) -> String {

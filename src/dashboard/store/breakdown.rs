@@ -6,10 +6,11 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::breakdown::{Line, Scope, ScopeView, TeamLine, TeamsView};
-use super::period::{DateRange, Metric, Period};
-use super::{UNASSIGNED_TEAM, queries};
 use crate::charts::{self, Series};
+use crate::costs::queries;
+use crate::dashboard::model::{Line, Scope, ScopeView, TeamLine, TeamsView};
+use crate::format::UNASSIGNED_TEAM;
+use crate::period::{DateRange, Metric, Period};
 
 /// Projects drawn as their own series on a Team chart; the rest are summed.
 const CHART_SERIES: usize = 8;

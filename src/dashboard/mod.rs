@@ -1,0 +1,8 @@
+//! The dashboard: the Overview (`/`), Teams (`/teams`), Team and Project pages. They
+//! combine costs with budget use and enforcement flags, so they sit above all three.
+
+pub mod api;
+pub mod model;
+pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod store;

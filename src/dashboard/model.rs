@@ -1,0 +1,142 @@
+//! What the dashboard pages show: their data, as both builds (de)serialize it.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::budgets::BudgetUse;
+use crate::codec::Svg;
+use crate::costs::Forecast;
+use crate::period::{DateRange, Metric, Period};
+
+/// A team's spend in a period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamSpend {
+    pub team: String,
+    pub spend: Decimal,
+    pub gpu_spend: Decimal,
+}
+
+/// A project's spend in the period and in the equal-length period before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectChange {
+    pub project: String,
+    pub team: String,
+    pub spend: Decimal,
+    pub previous: Decimal,
+}
+
+/// Everything the Overview page shows for one period and metric.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overview {
+    pub period: Period,
+    pub metric: Metric,
+    pub range: DateRange,
+    pub total: Decimal,
+    pub gpu_total: Decimal,
+    /// Mean daily spend over `run_rate_range`: the 7 days through the last settled (no
+    /// longer Estimated) day before the period's end; zero when no day is settled.
+    pub run_rate: Decimal,
+    /// `None` while no stored day is settled.
+    pub run_rate_range: Option<DateRange>,
+    /// Days of `range` whose figures AWS still calls Estimated (provisional).
+    pub estimated_days: Vec<NaiveDate>,
+    /// What the movers compare with: as many days before `range` as `range` has days with
+    /// data.
+    pub compared_with: DateRange,
+    pub teams: Vec<TeamSpend>,
+    /// The newest day with any cost data; `None` when nothing has been loaded yet.
+    pub latest_day: Option<NaiveDate>,
+    /// Only for a period that has not ended (month to date).
+    pub forecast: Option<Forecast>,
+    /// The ten largest projects, and the ten that changed most against the period before.
+    pub top_projects: Vec<ProjectChange>,
+    pub movers: Vec<ProjectChange>,
+    /// Cumulative spend against the forecast and, for month to date, the first monthly org budget.
+    pub burn_svg: Svg,
+    /// Organisation-wide budgets in their current periods (the team's, when filtered).
+    pub budgets: Vec<BudgetUse>,
+    /// Projects flagged by enforcement (for the chosen team, if any).
+    pub flagged: Vec<String>,
+    /// The team filter (`?team=`); `None` for the whole organisation.
+    pub team: Option<String>,
+    /// Every team, for the team filter.
+    pub all_teams: Vec<String>,
+}
+
+/// A team's spend in the period and in the equal-length period before it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamLine {
+    pub team: String,
+    pub spend: Decimal,
+    pub previous: Decimal,
+    pub gpu_spend: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamsView {
+    pub period: Period,
+    pub metric: Metric,
+    pub range: DateRange,
+    pub previous_range: DateRange,
+    /// Days of `range` whose figures are still Estimated (provisional).
+    pub estimated_days: Vec<NaiveDate>,
+    pub total: Decimal,
+    pub teams: Vec<TeamLine>,
+    /// (day, team, spend): the chart's numbers.
+    pub daily: Vec<(NaiveDate, String, Decimal)>,
+    pub chart_svg: Svg,
+    pub latest_day: Option<NaiveDate>,
+    /// Team budgets in their current periods.
+    pub budgets: Vec<BudgetUse>,
+}
+
+/// Whose costs a page shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Scope {
+    Team(String),
+    Project(String),
+}
+
+impl Scope {
+    pub fn name(&self) -> &str {
+        match self {
+            Scope::Team(name) | Scope::Project(name) => name,
+        }
+    }
+}
+
+/// One row of a breakdown table: a key (project, user, service, family) and its spend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Line {
+    pub key: String,
+    pub spend: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeView {
+    pub scope: Scope,
+    pub period: Period,
+    pub metric: Metric,
+    pub range: DateRange,
+    /// What `previous_total` covers: as many days before `range` as it has days with data.
+    pub previous_range: DateRange,
+    /// Days of `range` whose figures are still Estimated (provisional).
+    pub estimated_days: Vec<NaiveDate>,
+    pub total: Decimal,
+    pub previous_total: Decimal,
+    /// Instance hours × GPUs per instance.
+    pub gpu_hours: Decimal,
+    pub spot_spend: Decimal,
+    /// Spot plus on-demand instance spend, the base of the spot share.
+    pub instance_spend: Decimal,
+    pub by_project: Vec<Line>,
+    pub by_user: Vec<Line>,
+    pub by_service: Vec<Line>,
+    pub by_family: Vec<Line>,
+    pub chart_svg: Svg,
+    /// Budgets on this team or project, in their current periods.
+    pub budgets: Vec<BudgetUse>,
+    /// This project, or this team's projects, when enforcement flagged them.
+    pub flagged: Vec<String>,
+}

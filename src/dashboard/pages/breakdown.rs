@@ -1,0 +1,192 @@
+//! The Teams page (`/teams`) and the Team and Project pages (`/teams/:team`,
+//! `/projects/:project`): spend split by team, project, user, service and GPU instance family,
+//! with a stacked daily chart (server-drawn SVG) whose numbers are also a table.
+
+use leptos::prelude::*;
+use leptos_router::hooks::{use_params_map, use_query_map};
+use rust_decimal::Decimal;
+
+use crate::dashboard::api::{get_scope, get_teams};
+use crate::dashboard::model::{Line, Scope, ScopeView, TeamsView};
+use crate::format::{percent, tag_label, usd};
+use crate::ui::chart::{Chart, EstimatedLegend};
+use crate::ui::filters::FilterBar;
+use crate::ui::links::{export_href, scope_href};
+use crate::ui::page::{NoCostData, PageHeader, loaded};
+use crate::ui::table::TableHead;
+use crate::ui::table_rows::Rows;
+
+fn change_text(now: Decimal, before: Decimal) -> String {
+    if before.is_zero() {
+        return if now.is_zero() { "0.0%".into() } else { "new".into() };
+    }
+    let change = (now - before) / before * Decimal::ONE_HUNDRED;
+    format!("{}{:.1}%", if change > Decimal::ZERO { "+" } else { "" }, change)
+}
+
+#[component]
+pub fn TeamsPage() -> impl IntoView {
+    let query = use_query_map();
+    let filters = move || {
+        let q = query.read();
+        (crate::ui::filters::period_value(&q), q.get("metric"))
+    };
+    let data = crate::codec::resource(filters, |(period, metric)| get_teams(period, metric));
+    view! {
+        <PageHeader title="Teams"/>
+        <FilterBar/>
+        {loaded(data, |view: TeamsView| match view.latest_day {
+            None => view! { <NoCostData/> }.into_any(),
+            Some(_) => view! { <TeamsBody view/> }.into_any(),
+        })}
+    }
+}
+
+#[component]
+fn TeamsBody(view: TeamsView) -> impl IntoView {
+    let total = view.total;
+    let csv = export_href(view.range, "team", view.metric);
+    let budgets = view.budgets;
+    let rows = view
+        .teams
+        .into_iter()
+        .map(|line| {
+            let uses: Vec<_> = budgets.iter().filter(|b| b.scope.name() == line.team).cloned().collect();
+            view! {
+                <tr data-testid="team-row">
+                    <th scope="row"><a href=scope_href("teams", &line.team) data-testid="team-name">{line.team.clone()}</a></th>
+                    <td class="num" data-testid="team-spend" data-value=line.spend.to_string()>{usd(line.spend)}</td>
+                    <td class="num">{percent(line.spend, total)}</td>
+                    <td class="num">{usd(line.previous)}</td>
+                    <td class="num">{change_text(line.spend, line.previous)}</td>
+                    <td class="num">{usd(line.gpu_spend)}</td>
+                    <td><crate::budgets::pages::BudgetUses uses/></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let mut daily_rows = Rows::default();
+    for (day, team, spend) in &view.daily {
+        daily_rows.row("chart-row", |row| {
+            row.text(&day.to_string());
+            row.text(team);
+            row.money(*spend);
+            row.text(if view.estimated_days.contains(day) {
+                "Estimated"
+            } else {
+                ""
+            });
+        });
+    }
+    view! {
+        <Chart svg=view.chart_svg testid="teams-chart"/>
+        <details class="chart-table">
+            <summary>"Show the chart as a table"</summary>
+            <table class="data" data-testid="teams-chart-table">
+                <TableHead columns=&["Day", "Team", "Spend (USD)", "Figures"]/>
+                <tbody inner_html=daily_rows.into_html()></tbody>
+            </table>
+            <EstimatedLegend days=view.estimated_days.clone()/>
+        </details>
+        <table class="data" data-testid="teams-table">
+            <caption>{view.metric.label()} " cost, " {format!("{} – {}", view.range.from, view.range.last_day())}
+                ", compared with " {format!("{} – {}", view.previous_range.from, view.previous_range.last_day())}</caption>
+            <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "GPU (USD)", "Budget use"]/>
+            <tbody>{rows}</tbody>
+        </table>
+        <p class="hint"><a download href=csv data-testid="teams-csv">"Download CSV (daily by team)"</a></p>
+    }
+}
+
+#[component]
+pub fn TeamPage() -> impl IntoView {
+    view! { <ScopePage kind="team"/> }
+}
+
+#[component]
+pub fn ProjectPage() -> impl IntoView {
+    view! { <ScopePage kind="project"/> }
+}
+
+#[component]
+fn ScopePage(kind: &'static str) -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let inputs = move || {
+        let q = query.read();
+        let name = params.read().get(kind).unwrap_or_default();
+        (name, crate::ui::filters::period_value(&q), q.get("metric"))
+    };
+    let data = crate::codec::resource(inputs, move |(name, period, metric)| {
+        get_scope(kind.to_string(), name, period, metric)
+    });
+    loaded(data, |view| view! { <ScopeBody view/> })
+}
+
+#[component]
+fn ScopeBody(view: ScopeView) -> impl IntoView {
+    let (title, parent, csv_filter) = match &view.scope {
+        Scope::Team(name) => (format!("Team {name}"), Some(("/teams", "Teams")), "team"),
+        Scope::Project(name) => (format!("Project {}", tag_label(name)), None, "project"),
+    };
+    let csv = |keys: &str| export_href(view.range, &format!("{csv_filter},{keys}"), view.metric);
+    let total = view.total;
+    let breakdown =
+        |heading: &'static str, testid: &'static str, lines: Vec<Line>, link: Option<&'static str>, csv: String| {
+            let row_testid = format!("{testid}-row");
+            let mut rows = Rows::default();
+            for line in &lines {
+                rows.row(&row_testid, |row| {
+                    match link {
+                        Some(kind) => row.heading_link(&scope_href(kind, &line.key), tag_label(&line.key)),
+                        None if testid == "by-user" => row.heading(tag_label(&line.key)),
+                        None => row.heading(&line.key),
+                    }
+                    row.money(line.spend);
+                    row.figure(&percent(line.spend, total));
+                });
+            }
+            view! {
+                <section class="breakdown">
+                    <h2>{heading}</h2>
+                    <table class="data" data-testid=testid>
+                        <TableHead columns=&["Name", "Spend (USD)", "Share"]/>
+                        <tbody inner_html=rows.into_html()></tbody>
+                    </table>
+                    <p class="hint"><a download href=csv>"Download CSV"</a></p>
+                </section>
+            }
+        };
+    let spot_share = percent(view.spot_spend, view.instance_spend);
+    view! {
+        {match parent {
+            Some(parent) => view! { <PageHeader title=title.clone() parent/> }.into_any(),
+            None => view! { <PageHeader title=title.clone()/> }.into_any(),
+        }}
+        <FilterBar/>
+        <section class="cards" aria-label="Summary">
+            <div class="card"><h2>{view.period.label()} " spend"</h2>
+                <p class="figure" data-testid="scope-total" data-value=view.total.to_string()>{usd(view.total)}</p>
+                <p class="hint">{format!("{}; ", view.range.label())} {change_text(view.total, view.previous_total)}
+                    {format!(" against {}", view.previous_range.label())}</p></div>
+            <div class="card"><h2>"GPU-hours"</h2>
+                <p class="figure" data-testid="gpu-hours">{format!("{:.1}", view.gpu_hours)}</p>
+                <p class="hint">"Instance hours × GPUs per instance"</p></div>
+            <div class="card"><h2>"Spot share"</h2>
+                <p class="figure" data-testid="spot-share">{spot_share}</p>
+                <p class="hint">{usd(view.spot_spend)} " of " {usd(view.instance_spend)} " instance spend"</p></div>
+        </section>
+        <crate::enforcement::pages::enforcement::FlagBadge projects=view.flagged/>
+        {(!view.budgets.is_empty()).then(|| view! {
+            <section class="card" data-testid="scope-budgets"><h2>"Budgets"</h2><crate::budgets::pages::BudgetUses uses=view.budgets/></section>
+        })}
+        <Chart svg=view.chart_svg testid="scope-chart"/>
+        <EstimatedLegend days=view.estimated_days.clone()/>
+        <div class="breakdowns">
+            {breakdown("By project", "by-project", view.by_project, Some("projects"), csv("project"))}
+            {breakdown("Top users", "by-user", view.by_user, None, csv("user"))}
+            {breakdown("By service", "by-service", view.by_service, None, csv("service"))}
+            {breakdown("GPU instance families", "by-family", view.by_family, None, csv("instance_type"))}
+        </div>
+    }
+}

@@ -1,0 +1,4 @@
+//! The dashboard pages: the Overview and the Teams, Team and Project breakdowns.
+
+pub mod breakdown;
+pub mod overview;

@@ -1,0 +1,5 @@
+//! The dashboard's SQL: the Overview (`overview`) and the Teams, Team and Project pages
+//! (`breakdown`), each assembling cost figures with budget use and enforcement flags.
+
+pub mod breakdown;
+pub mod overview;

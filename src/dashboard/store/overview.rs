@@ -1,0 +1,258 @@
+//! The Overview's SQL. Every query reads `daily_project_costs`, never the facts.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use crate::costs::Forecast;
+use crate::costs::forecast;
+use crate::costs::queries::{days_with_data, estimated_days, latest_day};
+use crate::dashboard::model::{Overview, ProjectChange, TeamSpend};
+use crate::format::UNASSIGNED_TEAM;
+use crate::period::{DateRange, Metric, Period};
+
+/// Joins the rollup `r` to its project's team `t`.
+const TEAM_JOIN: &str = "left join projects p on p.name = r.project left join teams t on t.id = p.team_id";
+
+/// Keeps one team's rows (unmapped spend is the Unassigned team) when parameter `n` is set.
+fn team_clause(n: u8) -> String {
+    format!("(${n}::text is null or coalesce(t.name, '{UNASSIGNED_TEAM}') = ${n})")
+}
+
+/// The Overview for the whole organisation, or for one team when `team` is set.
+pub async fn overview(
+    pool: &PgPool,
+    period: Period,
+    metric: Metric,
+    today: NaiveDate,
+    team: Option<&str>,
+) -> Result<Overview, sqlx::Error> {
+    let range = period.range(today);
+    let amortized = metric == Metric::Amortized;
+
+    let teams: Vec<TeamSpend> = sqlx::query_as::<_, (String, Decimal, Decimal)>(&format!(
+        "select coalesce(t.name, $4) as team,
+                sum(case when $3 then r.amortized else r.unblended end) as spend,
+                sum(case when $3 then r.gpu_amortized else r.gpu_unblended end) as gpu_spend
+         from daily_project_costs r {TEAM_JOIN}
+         where r.day >= $1 and r.day < $2 and {}
+         group by 1
+         order by spend desc, team",
+        team_clause(5)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(amortized)
+    .bind(UNASSIGNED_TEAM)
+    .bind(team)
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|(team, spend, gpu_spend)| TeamSpend { team, spend, gpu_spend })
+    .collect();
+
+    let latest_day = latest_day(pool).await?;
+    let (with_data, compared_with) = days_with_data(range, latest_day);
+    let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
+    let rate_window = settled.run_rate_window();
+    let fetched = DateRange {
+        from: rate_window.map_or(range.from, |w| w.from.min(range.from)),
+        to: range.to.max(rate_window.map_or(range.to, |w| w.to)),
+    };
+    let all_daily = daily_totals(pool, fetched, amortized, team).await?;
+    let rate = rate_window.map(|window| forecast::run_rate(window, &all_daily));
+    let daily: Vec<(NaiveDate, Decimal)> = all_daily
+        .iter()
+        .copied()
+        .filter(|(d, _)| *d >= range.from && *d < range.to)
+        .collect();
+    let forecast = period
+        .forecast_period(today)
+        .and_then(|month| forecast::forecast(month, &daily, rate.as_ref()));
+    let estimated_days = estimated_days(pool, range).await?;
+    let (top_projects, movers) = project_changes(pool, with_data, compared_with, amortized, team).await?;
+    // The org's budgets, or the chosen team's.
+    let budgets = crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
+        (crate::budgets::BudgetScope::Org, None) => true,
+        (crate::budgets::BudgetScope::Team(name), Some(team)) => name == team,
+        _ => false,
+    })
+    .await?;
+    let flagged = crate::enforcement::actions::flagged_in(pool, team, None).await?;
+    let all_teams = sqlx::query_scalar("select name from teams order by name")
+        .fetch_all(pool)
+        .await?;
+    let budget_line = budgets
+        .iter()
+        .find(|b| b.period == crate::budgets::BudgetPeriod::Monthly)
+        .filter(|_| period == Period::MonthToDate)
+        .map(|b| b.amount);
+    let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), &estimated_days, budget_line);
+    Ok(Overview {
+        team: team.map(str::to_string),
+        all_teams,
+        budgets,
+        flagged,
+        forecast,
+        top_projects,
+        movers,
+        burn_svg: crate::codec::Svg(burn_svg),
+        period,
+        metric,
+        range,
+        total: teams.iter().map(|t| t.spend).sum(),
+        gpu_total: teams.iter().map(|t| t.gpu_spend).sum(),
+        run_rate: rate.map_or(Decimal::ZERO, |r| r.per_day),
+        run_rate_range: rate_window,
+        estimated_days,
+        compared_with,
+        teams,
+        latest_day,
+    })
+}
+
+async fn daily_totals(
+    pool: &PgPool,
+    range: DateRange,
+    amortized: bool,
+    team: Option<&str>,
+) -> Result<Vec<(NaiveDate, Decimal)>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "select r.day, sum(case when $3 then r.amortized else r.unblended end)
+         from daily_project_costs r {TEAM_JOIN} where r.day >= $1 and r.day < $2 and {}
+         group by r.day order by r.day",
+        team_clause(4)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(amortized)
+    .bind(team)
+    .fetch_all(pool)
+    .await
+}
+
+/// Each project's spend in `range` and in `before` (the equal number of days just before).
+async fn project_changes(
+    pool: &PgPool,
+    range: DateRange,
+    compared_with: DateRange,
+    amortized: bool,
+    team: Option<&str>,
+) -> Result<(Vec<ProjectChange>, Vec<ProjectChange>), sqlx::Error> {
+    let before = compared_with.from;
+    let rows: Vec<(String, String, Decimal, Decimal)> = sqlx::query_as(&format!(
+        "select r.project, coalesce(t.name, $5),
+                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day >= $1), 0),
+                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day < $1), 0)
+         from daily_project_costs r {TEAM_JOIN}
+         where r.day >= $3 and r.day < $2 and {}
+         group by 1, 2",
+        team_clause(6)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(before)
+    .bind(amortized)
+    .bind(UNASSIGNED_TEAM)
+    .bind(team)
+    .fetch_all(pool)
+    .await?;
+    let mut all: Vec<ProjectChange> = rows
+        .into_iter()
+        .map(|(project, team, spend, previous)| ProjectChange {
+            project,
+            team,
+            spend,
+            previous,
+        })
+        .collect();
+    all.sort_by(|a, b| b.spend.cmp(&a.spend).then_with(|| a.project.cmp(&b.project)));
+    let top = all.iter().take(10).cloned().collect();
+    all.sort_by(|a, b| {
+        (b.spend - b.previous)
+            .abs()
+            .cmp(&(a.spend - a.previous).abs())
+            .then_with(|| a.project.cmp(&b.project))
+    });
+    Ok((top, all.into_iter().take(10).collect()))
+}
+
+/// Cumulative spend through the last day with figures (Estimated days marked), then the
+/// forecast from the first projected day to the month's end.
+fn burn_chart(
+    daily: &[(NaiveDate, Decimal)],
+    range: DateRange,
+    period: Period,
+    forecast: Option<&Forecast>,
+    estimated: &[NaiveDate],
+    budget: Option<Decimal>,
+) -> String {
+    let end = forecast
+        .map(|f| crate::period::next_day(f.last_day))
+        .unwrap_or(range.to);
+    let days: Vec<NaiveDate> = range.from.iter_days().take_while(|d| *d < end).collect();
+    let mut running = Decimal::ZERO;
+    let actual: Vec<(NaiveDate, Decimal)> = daily
+        .iter()
+        .map(|(day, value)| {
+            running += *value;
+            (*day, running)
+        })
+        .collect();
+    let mut points = Vec::new();
+    if let Some(f) = forecast {
+        // The projection starts from the cumulative settled spend on the eve of its first day.
+        let base: Decimal = daily
+            .iter()
+            .filter(|(d, _)| *d < f.projected_from)
+            .map(|(_, v)| *v)
+            .sum();
+        let left = Decimal::from(f.projected_days.max(1));
+        let step = |total: Decimal| (total - base) / left;
+        let (low, mid, high) = (step(f.low), step(f.expected), step(f.high));
+        // It joins the actual line at the last settled day when that day is in the chart.
+        if let Some(eve) = f.projected_from.pred_opt().filter(|eve| *eve >= range.from) {
+            points.push((eve, base, base, base));
+        }
+        for day in f.projected_from.iter_days().take_while(|d| *d < end) {
+            let n = Decimal::from((day - f.projected_from).num_days() + 1);
+            points.push((day, base + low * n, base + mid * n, base + high * n));
+        }
+    }
+    let description = match forecast {
+        Some(f) => format!(
+            "Cumulative spend so far and the forecast to {}: {} expected (range {} to {}).{}",
+            f.last_day,
+            crate::format::usd(f.expected),
+            crate::format::usd(f.low),
+            crate::format::usd(f.high),
+            crate::costs::queries::estimated_note(estimated)
+        ),
+        None => format!(
+            "Cumulative spend over the {}.{}",
+            period.label().to_lowercase(),
+            crate::costs::queries::estimated_note(estimated)
+        ),
+    };
+    crate::charts::burn(
+        "Burn rate: cumulative spend",
+        &description,
+        &crate::charts::Burn {
+            days: &days,
+            actual: &actual,
+            estimated,
+            forecast: &points,
+            budget,
+            thresholds: &[],
+        },
+    )
+}
+
+/// True for a team that exists, and for Unassigned.
+pub async fn team_exists(pool: &PgPool, name: &str) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("select $1 = $2 or exists (select 1 from teams where name = $1)")
+        .bind(name)
+        .bind(UNASSIGNED_TEAM)
+        .fetch_one(pool)
+        .await
+}

@@ -1,0 +1,21 @@
+//! Links every page builds the same way: a team's or project's page, and CSV downloads.
+
+use crate::format::url_encode;
+use crate::period::{DateRange, Metric};
+
+/// `/teams/<name>` and `/projects/<name>` with the name percent-encoded; untagged spend's
+/// project is the empty name.
+pub fn scope_href(kind: &str, name: &str) -> String {
+    format!("/{kind}/{}", url_encode(name))
+}
+
+/// The CSV download (`/api/export.csv`) of `range`, daily, grouped by `group_by` (keys
+/// joined by commas, each already valid), in `metric`.
+pub fn export_href(range: DateRange, group_by: &str, metric: Metric) -> String {
+    format!(
+        "/api/export.csv?from={}&to={}&group_by={group_by}&metric={}",
+        range.from,
+        range.to,
+        metric.key()
+    )
+}
