@@ -3,7 +3,7 @@
 
 - `crate::server`, `crate::app`, `crate::jobs` or `crate::cli` is imported outside the
   composition files (lib.rs, main.rs, cli/, server.rs, jobs.rs, app.rs);
-- a file in src/ui/ or src/core/ imports a feature or anything above it;
+- a primitive (PRIMITIVES) imports anything but primitives, or src/ui/ imports a feature;
 - the src/ import graph has a cycle (strongly connected component) of more than 3 files,
   with the mod.rs <-> child links ignored.
 
@@ -14,14 +14,19 @@ import os
 import re
 import sys
 
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+SRC = os.environ.get("CHECK_LAYERS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 MAX_CYCLE = 3
 MAX_LINES = 450
 COMPOSITION_ROOTS = {"server", "app", "jobs", "cli"}
 # Files allowed to import the composition roots: the roots themselves and the entry points.
 COMPOSITION_FILES = ("lib.rs", "main.rs", "server.rs", "jobs.rs", "app.rs", "cli/", "server/")
-# Low layers that may import nothing above themselves.
-LOW_LAYERS = ("ui/", "core/")
+# The bottom layer: primitives no feature owns. They import only each other.
+PRIMITIVES = {
+    "error", "format", "period", "codec", "config", "db", "ctx", "csp", "client_address",
+    "mail", "page_data", "charts",
+}
+# Above them, the shared UI: it imports primitives and itself, never a feature.
+UI = "ui"
 
 
 def rust_files():
@@ -39,13 +44,42 @@ def module_path(rel):
     return parts
 
 
-def strip_comments(text):
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
-
-
-def strip_strings(text):
-    return re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+def strip_comments_and_strings(text):
+    """Source with comments removed and string and char literals emptied, so only code
+    is searched for paths. Handles nested block comments and raw strings."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        elif c == "r" and re.match(r'r#*"', text[i:]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            hashes = re.match(r"r(#*)\"", text[i:]).group(1)
+            end = text.find('"' + hashes, i + 2 + len(hashes))
+            out.append('""')
+            i = n if end < 0 else end + 1 + len(hashes)
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            out.append('""')
+            i += 1
+        elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[i:]):
+            i += len(re.match(r"'(\\.|[^\\'])'", text[i:]).group(0))
+            out.append("' '")
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 def expand_use_tree(tree):
@@ -75,14 +109,40 @@ def expand_use_tree(tree):
     return [tree.split(" as ")[0].strip()]
 
 
+def inline_modules_at(text):
+    """For each offset, the inline modules (`mod tests { … }`) it sits in, as a list of
+    (start, end, name) spans."""
+    spans, stack, depth = [], [], 0
+    for m in re.finditer(r"\bmod\s+(\w+)\s*\{|\{|\}", text):
+        if m.group(1):
+            depth += 1
+            stack.append((m.start(), depth, m.group(1)))
+        elif m.group(0) == "{":
+            depth += 1
+        else:
+            if stack and stack[-1][1] == depth:
+                start, _, name = stack.pop()
+                spans.append((start, m.end(), name))
+            depth -= 1
+    return spans
+
+
 def referenced_paths(text):
-    text = strip_strings(strip_comments(text))
+    """(path, inline module names around it) for every crate:: or super:: path in code."""
+    text = strip_comments_and_strings(text)
+    spans = inline_modules_at(text)
+
+    def inside(pos):
+        return [name for start, end, name in sorted(spans) if start <= pos < end]
+
     paths = []
     for m in re.finditer(r"\buse\s+((?:crate|super)\b[^;]*);", text, flags=re.S):
-        paths.extend(expand_use_tree(re.sub(r"\s+", " ", m.group(1))))
-    without_uses = re.sub(r"\buse\s+(?:crate|super)\b[^;]*;", "", text, flags=re.S)
-    for m in re.finditer(r"\b((?:crate|super)(?:::(?:super|\w+))+)", without_uses):
-        paths.append(m.group(1))
+        for p in expand_use_tree(re.sub(r"\s+", " ", m.group(1))):
+            paths.append((p, inside(m.start())))
+    uses = [(m.start(), m.end()) for m in re.finditer(r"\buse\s+(?:crate|super)\b[^;]*;", text, flags=re.S)]
+    for m in re.finditer(r"\b((?:crate|super)(?:::(?:super|\w+))+)", text):
+        if not any(a <= m.start() < b for a, b in uses):
+            paths.append((m.group(1), inside(m.start())))
     return paths
 
 
@@ -117,8 +177,8 @@ def build_graph():
     edges = {rel: set() for rel in files}
     raw = {rel: [] for rel in files}
     for rel, text in files.items():
-        for path in referenced_paths(text):
-            target = resolve(path, here[rel], modules)
+        for path, inline in referenced_paths(text):
+            target = resolve(path, here[rel] + inline, modules)
             if target and target != rel:
                 edges[rel].add(target)
                 raw[rel].append((path, target))
@@ -164,7 +224,44 @@ def components(edges):
     return out
 
 
+def self_test():
+    """Runs the check on small made-up trees: each must fail for its reason, and a clean
+    one must pass. Proves the check can fail."""
+    import subprocess
+    import tempfile
+
+    cases = {
+        "cycle": {"lib.rs": "", "a.rs": "use crate::b::X;", "b.rs": "use crate::c::Y;", "c.rs": "use crate::d::Z;",
+                  "d.rs": "fn f() { crate::a::g(); }"},
+        "ui imports a feature": {"lib.rs": "", "ui/mod.rs": "", "ui/page.rs": "use crate::budgets::Budget;",
+                                 "budgets/mod.rs": ""},
+        "feature imports the server": {"lib.rs": "", "costs/mod.rs": "use crate::server::AppState;", "server.rs": ""},
+        "primitive imports a feature": {"lib.rs": "", "period.rs": "use crate::{costs::X};", "costs/mod.rs": ""},
+        "long file": {"lib.rs": "", "big.rs": "\n" * (MAX_LINES + 1)},
+        "clean": {"lib.rs": "", "ui/mod.rs": "use crate::format::usd;", "format/mod.rs": "",
+                  "costs/mod.rs": "use crate::ui::x; // use crate::server::Y;\nconst S: &str = \"crate::app::Z\";",
+                  "server.rs": "use crate::costs::Q;", "app.rs": "", "period.rs": "mod tests { use super::*; }"},
+    }
+    failed = False
+    for name, tree in cases.items():
+        with tempfile.TemporaryDirectory() as root:
+            for rel, text in tree.items():
+                os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+                with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
+                    f.write(text)
+            env = dict(os.environ, CHECK_LAYERS_SRC=root)
+            code = subprocess.run([sys.executable, __file__], env=env, capture_output=True).returncode
+            if (code == 0) != (name == "clean"):
+                print(f"self-test: {name!r} exited {code}", file=sys.stderr)
+                failed = True
+    if failed:
+        sys.exit(1)
+    print(f"layering self-test: ok ({len(cases)} cases)")
+
+
 def main():
+    if "--self-test" in sys.argv:
+        return self_test()
     report = "--report" in sys.argv
     files, edges, raw, here = build_graph()
     problems = []
@@ -175,8 +272,10 @@ def main():
             top = here[target][0] if here[target] else ""
             if top in COMPOSITION_ROOTS and not composition:
                 problems.append(f"{rel}: imports {path} (only composition files may)")
-            if rel.startswith(LOW_LAYERS) and not target.startswith(LOW_LAYERS) and target != "error.rs":
-                problems.append(f"{rel}: imports {path} ({target} is above src/{rel.split('/')[0]}/)")
+            here_top = here[rel][0] if here[rel] else ""
+            allowed = PRIMITIVES | ({UI} if here_top == UI else set())
+            if (here_top in PRIMITIVES or here_top == UI) and top not in allowed:
+                problems.append(f"{rel}: imports {path} ({top} is above {here_top})")
 
     graph = {
         a: {b for b in bs if not is_parent_child(a, b, here)} for a, bs in edges.items()

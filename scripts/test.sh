@@ -18,6 +18,10 @@ export PATH="$PWD/end2end/node_modules/.bin:$PATH"
 step "cargo fmt --check"
 cargo fmt --check
 
+step "layering: no import cycle over 3 files, imports go down the layers, files at most 450 lines"
+python3 scripts/check-layers.py --self-test
+python3 scripts/check-layers.py
+
 step "clippy (ssr)"
 cargo clippy --features ssr --all-targets -- -D warnings
 

@@ -1,13 +1,17 @@
 //! What follows a successful ingestion, wherever it ran: budgets are evaluated (and due
 //! alerts sent), then enforcement judges every project and runs what its policies allow.
 //! `serve` calls it after each scheduled run and `burnrate ingest` after its own, so cron
-//! mode behaves as the in-process schedule does.
+//! mode behaves as the in-process schedule does. The schedule itself is here too.
 
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
 use crate::budgets::outbox::AlertSender;
+use crate::config::IngestSettings;
 use crate::enforcement::executor::Executor;
+use crate::ingestion::cost_explorer::{Backoff, CostExplorer};
+use crate::ingestion::run::{self, Outcome, RunOptions, Trigger};
+use crate::ingestion::schedule::{self, SharedStatus};
 
 /// What the evaluations after an ingestion did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,5 +76,64 @@ pub async fn after_ingestion(
         Ok(done)
     } else {
         Err(failures.join("; "))
+    }
+}
+
+/// Ingestion on a timer inside `serve`, through the same `run::run` as `burnrate ingest`,
+/// until the task is dropped; nothing when the interval is `off`. Budgets and enforcement
+/// are evaluated after every successful run ([`after_ingestion`]). Missing credentials do
+/// not stop the server: the log and the Ingestion page say what to do.
+pub async fn ingest_on_schedule(
+    pool: PgPool,
+    settings: IngestSettings,
+    status: SharedStatus,
+    alerts: AlertSender,
+    public_url: Option<String>,
+    enforcement: Executor,
+) {
+    let Some(interval) = settings.interval else {
+        return;
+    };
+    let every = schedule::humanize(interval);
+    let cost_explorer = CostExplorer::from_environment().await;
+    loop {
+        if let Some(problem) = cost_explorer.credentials_problem().await {
+            tracing::warn!("scheduled ingestion skipped: {problem}");
+            schedule::set(
+                &status,
+                true,
+                format!("Scheduled ingestion (every {every}) is waiting: {problem}"),
+            );
+        } else {
+            let options = RunOptions {
+                settings: settings.clone(),
+                window: None,
+                today: chrono::Utc::now().date_naive(),
+                backoff: Backoff::default(),
+            };
+            match run::run(&pool, &cost_explorer, Trigger::Schedule, &options).await {
+                Ok(Outcome::Finished(report)) => {
+                    schedule::set(
+                        &status,
+                        false,
+                        format!("Ingestion runs every {every}. Last run: {report}."),
+                    );
+                    let today = chrono::Utc::now().date_naive();
+                    // Failures are logged inside; the next run evaluates again.
+                    let _ = after_ingestion(&pool, &alerts, public_url.as_deref(), &enforcement, today).await;
+                }
+                Ok(Outcome::AlreadyRunning) => {
+                    tracing::info!("scheduled ingestion skipped: another ingestion is running");
+                }
+                Err(error) => {
+                    schedule::set(
+                        &status,
+                        true,
+                        format!("Ingestion runs every {every}. The last run failed: {error}"),
+                    );
+                }
+            }
+        }
+        tokio::time::sleep(interval).await;
     }
 }

@@ -28,6 +28,8 @@ pub mod config;
 #[cfg(feature = "ssr")]
 pub mod config_file;
 #[cfg(feature = "ssr")]
+pub mod client_address;
+#[cfg(feature = "ssr")]
 pub mod csp;
 #[cfg(feature = "ssr")]
 pub mod ctx;

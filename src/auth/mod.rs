@@ -7,8 +7,6 @@ pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod accounts;
 #[cfg(feature = "ssr")]
-pub mod client_address;
-#[cfg(feature = "ssr")]
 pub mod lifecycle;
 #[cfg(feature = "ssr")]
 pub mod middleware;
@@ -127,7 +125,7 @@ pub async fn login(email: String, password: String, next: Option<String>) -> Res
         async {
             let state = state()?;
             let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
-            let ip = client_address::client_ip(&parts, &state.config.trusted_proxies);
+            let ip = crate::client_address::client_ip(&parts, &state.config.trusted_proxies);
             let email = accounts::normalise_email(&email);
             if email.len() > 254 {
                 return Err(AppError::SignInFailed);

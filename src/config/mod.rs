@@ -9,7 +9,11 @@ use std::time::Duration;
 
 use sqlx::postgres::PgConnectOptions;
 
+mod ingest;
+use ingest::ingest_settings;
 pub mod timeouts;
+
+pub use ingest::IngestSettings;
 pub use timeouts::Timeouts;
 
 /// How log lines are written.
@@ -41,33 +45,7 @@ pub struct Config {
     pub smtp: Option<crate::mail::SmtpSettings>,
     pub timeouts: Timeouts,
     /// `BURNRATE_TRUSTED_PROXIES`: peers whose `Forwarded`/`X-Forwarded-For` is believed.
-    pub trusted_proxies: crate::auth::client_address::TrustedProxies,
-}
-
-/// What and when to fetch from Cost Explorer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IngestSettings {
-    /// `BURNRATE_INGEST_INTERVAL`; `None` (`off`) disables the schedule inside `serve`.
-    pub interval: Option<Duration>,
-    /// `BURNRATE_BACKFILL_SINCE`; `None`: as far back as Cost Explorer keeps daily data.
-    pub backfill_since: Option<chrono::NaiveDate>,
-    /// `BURNRATE_RESTATE_DAYS`: settled days re-fetched on every run, because AWS restates them.
-    pub restate_days: u32,
-    /// Cost-allocation tag keys (`BURNRATE_TAG_PROJECT`, `BURNRATE_TAG_USER`).
-    pub tag_project: String,
-    pub tag_user: String,
-}
-
-impl Default for IngestSettings {
-    fn default() -> Self {
-        IngestSettings {
-            interval: Some(Duration::from_secs(6 * 3600)),
-            backfill_since: None,
-            restate_days: 3,
-            tag_project: "project".into(),
-            tag_user: "user".into(),
-        }
-    }
+    pub trusted_proxies: crate::client_address::TrustedProxies,
 }
 
 /// The scheme, host and port users reach burnrate at.
@@ -232,7 +210,7 @@ impl Config {
         let timeouts = Timeouts::from_lookup(&get)?;
         let trusted_proxies = match get("BURNRATE_TRUSTED_PROXIES") {
             None => Default::default(),
-            Some(text) => crate::auth::client_address::TrustedProxies::parse(&text).map_err(|_| ConfigError {
+            Some(text) => crate::client_address::TrustedProxies::parse(&text).map_err(|_| ConfigError {
                 variable: "BURNRATE_TRUSTED_PROXIES",
                 value: Some(text),
                 expected: "comma-separated IP addresses or CIDR blocks, e.g. 10.0.0.0/8, 192.0.2.7",
@@ -240,7 +218,7 @@ impl Config {
         };
         let trusted_proxies = match get("BURNRATE_FORWARDED_HEADER") {
             None => trusted_proxies,
-            Some(text) => trusted_proxies.reading(crate::auth::client_address::ForwardedHeader::parse(&text).ok_or(
+            Some(text) => trusted_proxies.reading(crate::client_address::ForwardedHeader::parse(&text).ok_or(
                 ConfigError {
                     variable: "BURNRATE_FORWARDED_HEADER",
                     value: Some(text),
@@ -291,54 +269,6 @@ impl Config {
                 .unwrap_or_else(default_site_root),
         })
     }
-}
-
-fn ingest_settings(get: &impl Fn(&str) -> Option<String>) -> Result<IngestSettings, ConfigError> {
-    let defaults = IngestSettings::default();
-    let interval = match get("BURNRATE_INGEST_INTERVAL").as_deref() {
-        None => defaults.interval,
-        Some("off") => None,
-        Some(text) => Some(parse_duration(text).filter(|d| d.as_secs() >= 60).ok_or(ConfigError {
-            variable: "BURNRATE_INGEST_INTERVAL",
-            value: Some(text.to_string()),
-            expected: "a duration of at least 1m such as 30m, 6h or 1d, or off",
-        })?),
-    };
-    let backfill_since = match get("BURNRATE_BACKFILL_SINCE") {
-        None => None,
-        Some(text) => Some(
-            chrono::NaiveDate::parse_from_str(&text, "%Y-%m-%d").map_err(|_| ConfigError {
-                variable: "BURNRATE_BACKFILL_SINCE",
-                value: Some(text),
-                expected: "a date YYYY-MM-DD",
-            })?,
-        ),
-    };
-    let restate_days = match get("BURNRATE_RESTATE_DAYS") {
-        None => defaults.restate_days,
-        Some(text) => text.parse().ok().filter(|n| *n <= 90).ok_or(ConfigError {
-            variable: "BURNRATE_RESTATE_DAYS",
-            value: Some(text),
-            expected: "a whole number of days from 0 to 90",
-        })?,
-    };
-    let tag = |variable: &'static str, default: String| match get(variable) {
-        None => Ok(default),
-        // AWS tag keys are 1-128 characters; `$` would make Cost Explorer's group keys ambiguous.
-        Some(text) if text.chars().count() <= 128 && !text.contains('$') => Ok(text),
-        Some(text) => Err(ConfigError {
-            variable,
-            value: Some(text),
-            expected: "a cost-allocation tag key of 1-128 characters without '$'",
-        }),
-    };
-    Ok(IngestSettings {
-        interval,
-        backfill_since,
-        restate_days,
-        tag_project: tag("BURNRATE_TAG_PROJECT", defaults.tag_project)?,
-        tag_user: tag("BURNRATE_TAG_USER", defaults.tag_user)?,
-    })
 }
 
 /// Parses `host:port`, naming `variable` (an env var or a flag) when it is wrong.

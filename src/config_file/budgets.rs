@@ -18,13 +18,10 @@
 use std::collections::HashMap;
 
 use saphyr::{MarkedYaml, Scalar, YamlData};
-use sqlx::PgConnection;
 
-use super::{ApplyError, Errors, FileError, list, quote, text};
-use crate::audit::record::Actor;
+use super::{Errors, list, text};
 use crate::budgets::spec::{BudgetInput, ThresholdInput, validate};
-use crate::budgets::{Budget, BudgetScope, BudgetSpec, Threshold, ThresholdKind, store};
-use crate::error::AppError;
+use crate::budgets::{BudgetSpec, Threshold};
 
 const BUDGET_KEYS: [&str; 8] = [
     "key",
@@ -240,135 +237,11 @@ fn read_thresholds(node: &MarkedYaml, errors: &mut Errors) -> Vec<ThresholdInput
     thresholds
 }
 
-/// Makes the budgets match `desired` inside the import's transaction.
-pub(super) async fn apply(
-    tx: &mut PgConnection,
-    actor: &Actor,
-    desired: &[FileBudget],
-) -> Result<Vec<String>, ApplyError> {
-    let mut problems = Vec::new();
-    for budget in desired {
-        if let Err(error) = store::resolve_scope(tx, &budget.spec.scope).await? {
-            problems.push(FileError {
-                line: budget.line,
-                message: format!("budget {:?}: {}", budget.spec.name, error.message),
-            });
-        }
-    }
-    if !problems.is_empty() {
-        return Err(ApplyError::Invalid(problems));
-    }
-    let current = store::list(tx).await?;
-    // By key; an entry without one also finds a budget by name (one renamed in the UI keeps
-    // its first name as key).
-    let find = |wanted: &BudgetSpec| {
-        let identity = wanted.key.as_deref().unwrap_or(&wanted.name);
-        current
-            .iter()
-            .find(|b| b.spec.key.as_deref().is_some_and(|k| k.eq_ignore_ascii_case(identity)))
-            .or_else(|| {
-                wanted
-                    .key
-                    .is_none()
-                    .then(|| current.iter().find(|b| b.spec.name.eq_ignore_ascii_case(&wanted.name)))
-                    .flatten()
-            })
-    };
-    let matched: Vec<Option<i64>> = desired.iter().map(|d| find(&d.spec).map(|b| b.id)).collect();
-    // Two entries standing for one budget (a key and an old name, say) would overwrite each
-    // other: refuse the file instead.
-    for (n, (entry, id)) in desired.iter().zip(&matched).enumerate() {
-        if let Some(first) = id.and_then(|id| desired.iter().zip(&matched).take(n).find(|(_, m)| **m == Some(id))) {
-            return Err(ApplyError::Invalid(vec![FileError {
-                line: entry.line,
-                message: format!(
-                    "budget {:?} and budget {:?} (line {}) both stand for the same stored budget; give each its key",
-                    entry.spec.name, first.0.spec.name, first.0.line
-                ),
-            }]));
-        }
-    }
-    let mut changes = Vec::new();
-    for budget in &current {
-        if !matched.contains(&Some(budget.id)) {
-            store::delete(tx, actor, budget.id).await.map_err(|e| invalid(1, e))?;
-            changes.push(format!("delete budget {:?}", budget.spec.name));
-        }
-    }
-    for budget in desired {
-        let existing = find(&budget.spec);
-        let unchanged = existing.is_some_and(|e| {
-            e.spec
-                == BudgetSpec {
-                    key: e.spec.key.clone(),
-                    ..budget.spec.clone()
-                }
-        });
-        if unchanged {
-            continue;
-        }
-        store::save(tx, actor, existing.map(|e| e.id), &budget.spec)
-            .await
-            .map_err(|e| invalid(budget.line, e))?;
-        let verb = if existing.is_some() { "update" } else { "create" };
-        changes.push(format!("{verb} budget {:?}", budget.spec.name));
-    }
-    Ok(changes)
-}
-
-fn invalid(line: usize, error: AppError) -> ApplyError {
-    ApplyError::Invalid(vec![FileError {
-        line,
-        message: error.to_string(),
-    }])
-}
-
-/// The message for a commit refused because a deleted team still has budgets.
-pub(super) fn team_still_budgeted(error: &sqlx::Error) -> Option<String> {
-    let db = error.as_database_error()?;
-    (db.code().as_deref() == Some("23503") && db.constraint() == Some("budgets_team_id_fkey")).then(|| {
-        "a team removed by this file still has budgets; remove or rescope those budgets in the same file".to_string()
-    })
-}
-
-pub(super) fn render(budgets: &[Budget]) -> String {
-    if budgets.is_empty() {
-        return "budgets: []\n".to_string();
-    }
-    let mut out = String::from("budgets:\n");
-    for budget in budgets {
-        let spec = &budget.spec;
-        let scope = match &spec.scope {
-            BudgetScope::Org => "{org: true}".to_string(),
-            BudgetScope::Team(team) => format!("{{team: {}}}", quote(team)),
-            BudgetScope::Project(project) => format!("{{project: {}}}", quote(project)),
-        };
-        let thresholds: Vec<String> = spec
-            .thresholds
-            .iter()
-            .map(|t| match t.kind {
-                ThresholdKind::Actual => format!("{{percent: {}}}", t.percent),
-                ThresholdKind::Forecasted => format!("{{percent: {}, type: forecasted}}", t.percent),
-            })
-            .collect();
-        let recipients: Vec<String> = spec.recipients.iter().map(|r| quote(r)).collect();
-        let key = spec.key.as_deref().unwrap_or(&spec.name);
-        out.push_str(&format!("  - key: {}\n", quote(key)));
-        out.push_str(&format!("    name: {}\n", quote(&spec.name)));
-        out.push_str(&format!("    scope: {scope}\n"));
-        out.push_str(&format!("    period: {}\n", spec.period.key()));
-        out.push_str(&format!("    amount: \"{:.2}\"\n", spec.amount));
-        out.push_str(&format!("    metric: {}\n", spec.metric.key()));
-        out.push_str(&format!("    thresholds: [{}]\n", thresholds.join(", ")));
-        out.push_str(&format!("    recipients: [{}]\n", recipients.join(", ")));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::parse;
     use super::*;
+    use crate::budgets::Budget;
     use rust_decimal::Decimal;
 
     #[test]
@@ -401,7 +274,7 @@ mod tests {
                 spec: b.spec.clone(),
             })
             .collect();
-        let again = parse(&render(&as_budgets))
+        let again = parse(&super::super::budgets_sync::render(&as_budgets))
             .expect("export is importable")
             .budgets
             .expect("section");

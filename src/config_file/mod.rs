@@ -17,6 +17,7 @@
 
 pub mod approvals;
 pub mod budgets;
+mod budgets_sync;
 pub mod policies;
 
 use std::collections::{BTreeMap, HashMap};
@@ -299,7 +300,7 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
         changes.extend(team_changes.iter().map(ToString::to_string));
     }
     if let Some(desired) = &file.budgets {
-        changes.extend(budgets::apply(&mut tx, actor, desired).await?);
+        changes.extend(budgets_sync::apply(&mut tx, actor, desired).await?);
     }
     if let Some(desired) = &file.approvals {
         changes.extend(approvals::apply(&mut tx, actor, desired).await?);
@@ -311,7 +312,7 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     sqlx::query("set constraints all immediate")
         .execute(&mut *tx)
         .await
-        .map_err(|err| match budgets::team_still_budgeted(&err) {
+        .map_err(|err| match budgets_sync::team_still_budgeted(&err) {
             Some(message) => ApplyError::Invalid(vec![FileError { line: 1, message }]),
             None => ApplyError::Database(err),
         })?;
@@ -339,7 +340,7 @@ pub async fn export(pool: &PgPool) -> Result<String, sqlx::Error> {
     Ok(format!(
         "{}{}{}{}",
         render(&teams),
-        budgets::render(&budgets),
+        budgets_sync::render(&budgets),
         approvals::render(&approvals),
         policies::render(&policies)
     ))

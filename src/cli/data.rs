@@ -1,0 +1,114 @@
+//! `burnrate export`, `ingest` and `bench ingest`: costs in and out.
+
+use std::process::ExitCode;
+
+use crate::config::Config;
+use crate::costs::export::{self, Granularity, Key};
+use crate::db::Database;
+use crate::ingestion::{
+    self,
+    cost_explorer::{Backoff, CostExplorer},
+    run::{Outcome, RunOptions, Trigger},
+};
+use crate::period::{DateRange, Metric};
+
+pub(super) async fn export_csv(
+    config: Config,
+    range: DateRange,
+    keys: Vec<Key>,
+    figures: (Granularity, Metric),
+    style: export::CsvStyle,
+) -> Result<(), String> {
+    use std::io::Write;
+    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
+    // Written as the rows arrive: memory does not grow with the window.
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut write_failed = None;
+    let result = match db.pool.begin().await {
+        Ok(tx) => export::stream_csv(tx, range, &keys, figures, (style, None), |chunk| {
+            let ok = match stdout.write_all(chunk.as_bytes()) {
+                Ok(()) => true,
+                Err(error) => {
+                    write_failed = Some(error.to_string());
+                    false
+                }
+            };
+            std::future::ready(ok)
+        })
+        .await
+        .map_err(|e| e.to_string()),
+        Err(error) => Err(error.to_string()),
+    };
+    let flushed = stdout.flush().map_err(|e| format!("writing the CSV: {e}"));
+    db.close().await;
+    result?;
+    if let Some(error) = write_failed {
+        return Err(format!("writing the CSV: {error}"));
+    }
+    flushed
+}
+
+/// Exit status 0 on success, 1 with the AWS error on failure, 3 when another run holds the lock.
+pub(super) async fn ingest(config: Config, window: Option<DateRange>) -> ExitCode {
+    let db = match Database::open(&config).await {
+        Ok(db) => db,
+        Err(err) => {
+            eprintln!("burnrate: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let cost_explorer = CostExplorer::from_environment().await;
+    let options = RunOptions {
+        settings: config.ingest.clone(),
+        window,
+        today: chrono::Utc::now().date_naive(),
+        backoff: Backoff::default(),
+    };
+    let outcome = ingestion::run::run(&db.pool, &cost_explorer, Trigger::Cli, &options).await;
+    // Cron mode: evaluate and alert after a successful run, as `serve` does after its own.
+    let after = match &outcome {
+        Ok(Outcome::Finished(_)) => {
+            let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+            let executor = crate::enforcement::executor::Executor::from_config(&config, &alerts);
+            let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
+            Some(crate::jobs::after_ingestion(&db.pool, &alerts, public_url.as_deref(), &executor, options.today).await)
+        }
+        _ => None,
+    };
+    db.close().await;
+    match outcome {
+        Ok(Outcome::Finished(report)) => {
+            println!("{report}");
+            match after {
+                Some(Ok(done)) => {
+                    println!("{done}");
+                    if done.alerts_still_queued > 0 && config.smtp.is_none() {
+                        eprintln!("burnrate: SMTP_URL is not set; queued alerts are sent once it is");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Some(Err(failure)) => {
+                    eprintln!("burnrate: the costs were stored, but {failure}");
+                    ExitCode::FAILURE
+                }
+                None => ExitCode::SUCCESS,
+            }
+        }
+        Ok(Outcome::AlreadyRunning) => {
+            eprintln!("burnrate: ingestion already running");
+            ExitCode::from(3)
+        }
+        Err(error) => {
+            eprintln!("burnrate: ingestion failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub(super) async fn bench_ingest(config: Config, rows: usize) -> Result<(), String> {
+    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
+    let result = ingestion::bench::ingest(&db.pool, rows).await;
+    db.close().await;
+    println!("{}", result.map_err(|e| e.to_string())?);
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! The `burnrate` command line. Exit status: 0 success, 1 failure, 2 bad usage or configuration.
+
+use std::process::ExitCode;
+
+use chrono::NaiveDate;
+use clap::{Parser, Subcommand};
+
+use crate::config::{self, Config, ENV_HELP, LogFormat};
+use crate::costs::export::{self, Granularity};
+use crate::demo::DemoOptions;
+use crate::period::{DateRange, Metric, days_before};
+
+mod accounts;
+mod data;
+mod org;
+mod serve;
+
+use accounts::{change_account, create_account};
+use data::{bench_ingest, export_csv, ingest};
+use org::{evaluate_budgets, evaluate_enforcement, export_config, import_config, sync_budgets};
+use serve::{load_demo, migrate, serve};
+
+#[derive(Debug, Parser)]
+#[command(name = "burnrate", version, about = "Self-hosted GPU and AI cloud FinOps dashboard", after_help = ENV_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the dashboard (migrations run first).
+    #[command(after_help = ENV_HELP)]
+    Serve {
+        /// Load the demo organisation first if the database has no cost data.
+        #[arg(long)]
+        demo: bool,
+        /// Listen address, host:port; overrides BURNRATE_ADDR.
+        #[arg(long, value_name = "HOST:PORT")]
+        addr: Option<String>,
+    },
+    /// Apply pending database migrations and exit.
+    #[command(after_help = ENV_HELP)]
+    Migrate,
+    /// Fill the database with a deterministic synthetic GPU organisation.
+    #[command(after_help = ENV_HELP)]
+    Demo {
+        /// Multiply projects, users and cost rows by N (for benchmarks); 1 is about 150k rows.
+        #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+        scale: u32,
+        /// Last day of demo data, YYYY-MM-DD (UTC), before today [default: yesterday].
+        #[arg(long, value_name = "DATE")]
+        until: Option<NaiveDate>,
+        /// Replace existing cost data, teams, projects and users. Without it, a database that
+        /// holds only demo data is brought up to date instead (Estimated days restated).
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Write costs as CSV to standard output: `date`, the keys in order, `cost`.
+    #[command(after_help = ENV_HELP)]
+    Export {
+        /// First day, YYYY-MM-DD (UTC).
+        #[arg(long, value_name = "DATE")]
+        from: NaiveDate,
+        /// Day after the last, YYYY-MM-DD (exclusive, as in Cost Explorer).
+        #[arg(long, value_name = "DATE")]
+        to: NaiveDate,
+        /// Comma-separated: team, project, user, service, usage_type, instance_type. user, service and
+        /// usage_type/instance_type exclude each other (Cost Explorer's two-dimension limit).
+        #[arg(long, value_name = "KEYS")]
+        group_by: String,
+        /// daily or monthly (rows dated the 1st).
+        #[arg(long, default_value = "daily", value_parser = ["daily", "monthly"])]
+        granularity: String,
+        /// unblended or amortized.
+        #[arg(long, default_value = "unblended", value_parser = ["unblended", "amortized"])]
+        metric: String,
+        /// Prefix text cells that begin with =, +, -, @, TAB or CR with ' so a spreadsheet
+        /// shows them as text instead of running them as formulas (the dashboard's downloads
+        /// always do). Without it, values are written verbatim for programs.
+        #[arg(long)]
+        excel_safe: bool,
+    },
+    /// Fetch costs from AWS Cost Explorer into the database once, then exit. Without --from/--to
+    /// it fetches what can still change (or backfills on the first run). Exit status 3: another
+    /// ingestion is running.
+    #[command(after_help = ENV_HELP)]
+    Ingest {
+        /// First day to re-fetch, YYYY-MM-DD (UTC).
+        #[arg(long, value_name = "DATE", requires = "to")]
+        from: Option<NaiveDate>,
+        /// Day after the last to re-fetch, YYYY-MM-DD (exclusive, as in Cost Explorer).
+        #[arg(long, value_name = "DATE", requires = "from")]
+        to: Option<NaiveDate>,
+    },
+    /// Teams, budgets, approvals and enforcement policies as code: one YAML file.
+    #[command(after_help = ENV_HELP)]
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Budgets: evaluate thresholds and send alerts, or sync them to AWS Budgets.
+    #[command(after_help = ENV_HELP)]
+    Budgets {
+        #[command(subcommand)]
+        command: BudgetsCommand,
+    },
+    /// Approved high-cost projects and enforcement.
+    #[command(after_help = ENV_HELP)]
+    Enforce {
+        #[command(subcommand)]
+        command: EnforceCommand,
+    },
+    /// Measure performance on this machine (see docs/PERFORMANCE.md).
+    #[command(after_help = ENV_HELP)]
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
+    /// Manage sign-in accounts.
+    #[command(after_help = ENV_HELP)]
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Check FILE whole, then apply it in one transaction; on any error nothing changes and
+    /// each bad entry is named with its line. Within each section present, entries missing
+    /// from the file are removed.
+    Import {
+        /// The YAML file.
+        file: std::path::PathBuf,
+        /// Check the file and print what would change, without changing anything.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Write the current teams, budgets, approvals and policies as YAML to standard output.
+    Export,
+}
+
+#[derive(Debug, Subcommand)]
+enum BudgetsCommand {
+    /// Evaluate every budget for its current period, queue one alert per newly crossed
+    /// threshold and send every queued alert now (SMTP_URL). Safe to repeat: no alert is queued
+    /// twice, and each recipient gets it at least once.
+    Evaluate,
+    /// Make AWS Budgets match burnrate's budgets (`burnrate-<id>`); other AWS budgets are untouched.
+    /// Also lists orphaned enforcement budgets (`burnrate-enforce-<id>` no action needs).
+    Sync {
+        /// Delete the orphaned enforcement budgets and their budget actions.
+        #[arg(long)]
+        prune: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum EnforceCommand {
+    /// Judge every project against its policy for the current period and print one CSV line
+    /// per violation and action: project,team,period_start,spend,limit,reason,action,mode,status.
+    /// Each violation's actions are recorded once, however often this runs.
+    Evaluate,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Rows per second from parsed Cost Explorer pages into PostgreSQL. Writes a synthetic
+    /// window in 1900 inside a transaction that is rolled back: the database is left unchanged.
+    Ingest {
+        /// Fact rows to write across the three group-by pairs.
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=50_000_000))]
+        rows: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminCommand {
+    /// Create an account. The password is read from standard input (one line), or prompted
+    /// for twice when standard input is a terminal.
+    Create {
+        /// The account's email address (its sign-in name).
+        #[arg(long)]
+        email: String,
+        /// Display name.
+        #[arg(long, default_value = "")]
+        name: String,
+        /// admin (finance: everything), lead (edits its own teams' budgets) or viewer.
+        #[arg(long, default_value = "admin", value_parser = ["admin", "lead", "viewer"])]
+        role: String,
+    },
+    /// Disable an account: it can no longer sign in and its sessions end at once. Its history
+    /// stays. The last active admin cannot be disabled.
+    Disable {
+        #[arg(long)]
+        email: String,
+    },
+    /// Enable a disabled account again.
+    Enable {
+        #[arg(long)]
+        email: String,
+    },
+    /// Delete an account and end its sessions; audit entries keep its email. The last active
+    /// admin cannot be deleted.
+    Delete {
+        #[arg(long)]
+        email: String,
+    },
+}
+
+/// Parses arguments and the environment, then runs the chosen subcommand.
+pub async fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(err) => return usage_error(&err.to_string()),
+    };
+    init_tracing(config.log_format);
+    let result = match cli.command {
+        Command::Serve { demo, addr } => {
+            let mut config = config;
+            if let Some(addr) = addr {
+                match config::parse_addr("--addr", &addr) {
+                    Ok(addr) => config.addr = addr,
+                    Err(err) => return usage_error(&err.to_string()),
+                }
+            }
+            serve(config, demo).await
+        }
+        Command::Migrate => migrate(config).await,
+        Command::Demo { scale, until, replace } => {
+            let today = chrono::Utc::now().date_naive();
+            let until = until.unwrap_or_else(|| days_before(today, 1));
+            if until >= today {
+                return usage_error(&format!(
+                    "--until {until}: the demo ends before today ({today}, UTC), which has no figures yet"
+                ));
+            }
+            load_demo(config, DemoOptions { scale, until }, replace).await
+        }
+        Command::Export {
+            from,
+            to,
+            group_by,
+            granularity,
+            metric,
+            excel_safe,
+        } => {
+            let keys = match export::checked_keys(&group_by) {
+                Ok(keys) => keys,
+                Err(message) => return usage_error(&format!("--group-by: {message}")),
+            };
+            let range = match export::checked_range(from, to) {
+                Ok(range) => range,
+                Err(_) => return usage_error("--from must be before --to (--to is exclusive)"),
+            };
+            let granularity = if granularity == "monthly" {
+                Granularity::Monthly
+            } else {
+                Granularity::Daily
+            };
+            let metric = if metric == "amortized" {
+                Metric::Amortized
+            } else {
+                Metric::Unblended
+            };
+            let style = if excel_safe {
+                export::CsvStyle::ExcelSafe
+            } else {
+                export::CsvStyle::Verbatim
+            };
+            export_csv(config, range, keys, (granularity, metric), style).await
+        }
+        Command::Ingest { from, to } => {
+            let window = match from.zip(to) {
+                Some((from, to)) if from >= to => return usage_error("--from must be before --to (--to is exclusive)"),
+                window => window.map(|(from, to)| DateRange { from, to }),
+            };
+            return ingest(config, window).await;
+        }
+        Command::Config {
+            command: ConfigCommand::Import { file, dry_run },
+        } => import_config(config, &file, dry_run).await,
+        Command::Config {
+            command: ConfigCommand::Export,
+        } => export_config(config).await,
+        Command::Budgets {
+            command: BudgetsCommand::Evaluate,
+        } => evaluate_budgets(config).await,
+        Command::Budgets {
+            command: BudgetsCommand::Sync { prune },
+        } => sync_budgets(config, prune).await,
+        Command::Enforce {
+            command: EnforceCommand::Evaluate,
+        } => evaluate_enforcement(config).await,
+        Command::Bench {
+            command: BenchCommand::Ingest { rows },
+        } => bench_ingest(config, rows as usize).await,
+        Command::Admin { command } => {
+            use crate::auth::lifecycle::Change;
+            match command {
+                AdminCommand::Create { email, name, role } => create_account(config, &email, &name, &role).await,
+                AdminCommand::Disable { email } => change_account(config, &email, Change::Disable).await,
+                AdminCommand::Enable { email } => change_account(config, &email, Change::Enable).await,
+                AdminCommand::Delete { email } => change_account(config, &email, Change::Delete).await,
+            }
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("burnrate: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("burnrate: {message}");
+    ExitCode::from(2)
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}

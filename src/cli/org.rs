@@ -1,0 +1,155 @@
+//! `burnrate config`, `budgets` and `enforce`: teams, budgets, approvals and policies as code, and their evaluations.
+
+use crate::config::Config;
+use crate::db::Database;
+
+pub(super) async fn import_config(config: Config, file: &std::path::Path, dry_run: bool) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
+    let report = |errors: &[crate::config_file::FileError]| {
+        let lines: Vec<String> = errors.iter().map(|e| format!("  {}: {e}", file.display())).collect();
+        format!(
+            "{} has {} error(s); nothing was changed:\n{}",
+            file.display(),
+            errors.len(),
+            lines.join("\n")
+        )
+    };
+    let document = crate::config_file::parse(&text).map_err(|errors| report(&errors))?;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let actor = crate::audit::record::Actor::system("cli");
+    let result = crate::config_file::apply(&db.pool, &actor, &document, dry_run).await;
+    db.close().await;
+    let changes = result.map_err(|e| match e {
+        crate::config_file::ApplyError::Invalid(errors) => report(&errors),
+        other => other.to_string(),
+    })?;
+    if changes.is_empty() {
+        println!("no changes: the database already matches {}", file.display());
+    }
+    for change in &changes {
+        println!("{}{change}", if dry_run { "would " } else { "" });
+    }
+    Ok(())
+}
+
+pub(super) async fn export_config(config: Config) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = crate::config_file::export(&db.pool).await.map_err(|e| e.to_string());
+    db.close().await;
+    print!("{}", result?);
+    Ok(())
+}
+
+pub(super) async fn evaluate_budgets(config: Config) -> Result<(), String> {
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let sender = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+    let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
+    let today = chrono::Utc::now().date_naive();
+    let result = crate::budgets::evaluate_and_send(&db.pool, &sender, public_url.as_deref(), today, true).await;
+    db.close().await;
+    let (evaluation, delivery) = result.map_err(|e| e.to_string())?;
+    for status in evaluation.settling.iter().chain(&evaluation.statuses) {
+        let crossed: Vec<String> = status.crossed.iter().map(|t| t.label()).collect();
+        println!(
+            "{}: {} of {} ({}) for {} to {}, forecast {}; crossed: {}",
+            status.budget.spec.name,
+            crate::format::usd(status.spend),
+            crate::format::usd(status.budget.spec.amount),
+            status.percent_used(),
+            status.period.from,
+            status.period.last_day(),
+            crate::format::usd(status.forecast),
+            if crossed.is_empty() {
+                "none".to_string()
+            } else {
+                crossed.join(", ")
+            }
+        );
+    }
+    println!(
+        "alerts: {} newly queued; emails (one per recipient): {} sent, {} failed, {} still queued",
+        evaluation.queued, delivery.sent, delivery.failed, delivery.queued
+    );
+    if delivery.queued > 0 && config.smtp.is_none() {
+        eprintln!("burnrate: SMTP_URL is not set; queued alerts are sent once it is");
+    }
+    Ok(())
+}
+
+pub(super) async fn evaluate_enforcement(config: Config) -> Result<(), String> {
+    use crate::enforcement::evaluate;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+    let executor = crate::enforcement::executor::Executor::from_config(&config, &alerts);
+    let result = evaluate::evaluate_and_act(&db.pool, chrono::Utc::now().date_naive(), &executor).await;
+    db.close().await;
+    let lines = result.map_err(|e| e.to_string())?;
+    println!("{}", evaluate::CSV_HEADER);
+    for line in &lines {
+        println!("{}", line.csv());
+    }
+    Ok(())
+}
+
+pub(super) async fn sync_budgets(config: Config, prune: bool) -> Result<(), String> {
+    use crate::budgets::aws_sync;
+    let aws = aws_sync::AwsBudgets::from_environment()
+        .await
+        .map_err(|e| e.to_string())?;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = aws_sync::sync(&db.pool, &aws, &config.ingest.tag_project).await;
+    let orphans = match &result {
+        Ok(_) => crate::enforcement::orphans::find(&db.pool, &aws)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(_) => Ok(Vec::new()),
+    };
+    let pruned = match (&orphans, prune) {
+        (Ok(names), true) => Some(crate::enforcement::orphans::prune(&db.pool, &aws, names).await),
+        _ => None,
+    };
+    if let Ok(report) = &result {
+        let mut conn = db.pool.acquire().await.map_err(|e| e.to_string())?;
+        let details = serde_json::json!({
+            "created": report.created, "replaced": report.replaced, "deleted": report.deleted, "skipped": report.skipped,
+            "orphans": orphans.as_ref().ok(), "pruned": pruned.is_some(),
+        });
+        crate::audit::record::record(
+            &mut conn,
+            &crate::audit::record::Actor::system("cli"),
+            "budget.aws_sync",
+            "AWS Budgets",
+            details,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    db.close().await;
+    println!("{}", result.map_err(|e| e.to_string())?);
+    let orphans = orphans?;
+    match (&pruned, orphans.is_empty()) {
+        (_, true) => println!("orphaned enforcement budgets: none"),
+        (None, false) => {
+            println!("orphaned enforcement budgets (delete them with --prune):");
+            for name in &orphans {
+                println!("  {name}");
+            }
+        }
+        (Some(failures), false) => {
+            println!("orphaned enforcement budgets:");
+            for name in &orphans {
+                match failures.iter().find(|(failed, _)| failed == name) {
+                    Some((_, why)) => println!("  {name}: not deleted: {why}"),
+                    None => println!("  {name}: deleted"),
+                }
+            }
+            if !failures.is_empty() {
+                return Err(format!(
+                    "{} orphaned enforcement budgets could not be deleted",
+                    failures.len()
+                ));
+            }
+        }
+    }
+    Ok(())
+}

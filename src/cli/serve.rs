@@ -1,0 +1,113 @@
+//! `burnrate serve`, `migrate` and `demo`: the server with its background jobs, and the database set-up.
+
+use crate::config::Config;
+use crate::db::Database;
+use crate::demo::{self, DemoOptions};
+use crate::period::days_before;
+use crate::server::{self, AppState};
+
+pub(super) async fn serve(config: Config, demo: bool) -> Result<(), String> {
+    // Bind first: a taken port should fail before a database cluster is started.
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
+    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let result = async {
+        if demo {
+            let yesterday = days_before(chrono::Utc::now().date_naive(), 1);
+            if demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
+                let options = DemoOptions {
+                    scale: 1,
+                    until: yesterday,
+                };
+                demo::load(&db.pool, options)
+                    .await
+                    .map_err(|e| format!("loading the demo: {e}"))?;
+            } else if demo::holds_only_demo_data(&db.pool).await.map_err(|e| e.to_string())? {
+                // A demo started again days later restates its Estimated days, as ingestion would.
+                demo::refresh(&db.pool, yesterday)
+                    .await
+                    .map_err(|e| format!("bringing the demo up to date: {e}"))?;
+            }
+            if let Some(created) = demo::accounts::create_if_none(&db.pool)
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                println!("{}", demo::accounts::credentials_banner(&created));
+            }
+        }
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!("burnrate is serving on http://{addr}");
+        let state = AppState::new(config, db.pool.clone());
+        let schedule = tokio::spawn(crate::jobs::ingest_on_schedule(
+            db.pool.clone(),
+            state.config.ingest.clone(),
+            state.ingest_status.clone(),
+            state.alerts.clone(),
+            state.config.public_url.as_ref().map(|u| u.origin.clone()),
+            state.enforcement.clone(),
+        ));
+        // Alerts queued while SMTP was down go out within a minute of its return.
+        let alerts = tokio::spawn(
+            state
+                .alerts
+                .clone()
+                .run_forever(db.pool.clone(), std::time::Duration::from_secs(60)),
+        );
+        // Stops AWS is executing are followed every minute; disarms reach AWS when woken.
+        let enforcement = tokio::spawn(crate::enforcement::reconcile::run_forever(
+            db.pool.clone(),
+            state.enforcement.clone(),
+            std::time::Duration::from_secs(60),
+        ));
+        let served = server::serve(listener, state).await.map_err(|e| e.to_string());
+        schedule.abort();
+        alerts.abort();
+        enforcement.abort();
+        served
+    }
+    .await;
+    db.close().await;
+    result
+}
+
+pub(super) async fn migrate(config: Config) -> Result<(), String> {
+    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
+    tracing::info!("migrations are up to date");
+    db.close().await;
+    Ok(())
+}
+
+pub(super) async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> Result<(), String> {
+    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
+    let result = async {
+        if !replace && !demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
+            if !demo::holds_only_demo_data(&db.pool).await.map_err(|e| e.to_string())? {
+                return Err(
+                    "the database already holds cost data; pass --replace to overwrite it with the demo".to_string(),
+                );
+            }
+            match demo::refresh(&db.pool, options.until)
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                Some(window) => println!(
+                    "demo brought up to date: {} to {} written again (Estimated days restated)",
+                    window.from,
+                    window.last_day()
+                ),
+                None => println!("the demo is already up to date through {}", options.until),
+            }
+            return Ok(());
+        }
+        let summary = demo::load(&db.pool, options).await.map_err(|e| e.to_string())?;
+        println!(
+            "demo loaded: {} teams, {} projects, {} users, {} cost rows, {} to {}",
+            summary.teams, summary.projects, summary.users, summary.rows, summary.from, summary.until
+        );
+        Ok(())
+    }
+    .await;
+    db.close().await;
+    result
+}
