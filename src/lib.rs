@@ -6,6 +6,8 @@
 
 pub mod app;
 pub mod audit;
+#[cfg(feature = "ssr")]
+pub mod audit_log;
 pub mod auth;
 pub mod budgets;
 pub mod codec;
@@ -24,11 +26,11 @@ pub mod charts;
 #[cfg(feature = "ssr")]
 pub mod cli;
 #[cfg(feature = "ssr")]
+pub mod client_address;
+#[cfg(feature = "ssr")]
 pub mod config;
 #[cfg(feature = "ssr")]
 pub mod config_file;
-#[cfg(feature = "ssr")]
-pub mod client_address;
 #[cfg(feature = "ssr")]
 pub mod csp;
 #[cfg(feature = "ssr")]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use burnrate::audit::record::Actor;
+use burnrate::audit_log::Actor;
 use burnrate::auth::Role;
 use burnrate::budgets::outbox::{AlertSender, RetryPolicy};
 use burnrate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};

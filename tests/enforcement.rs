@@ -3,7 +3,7 @@
 
 mod common;
 
-use burnrate::audit::record::Actor;
+use burnrate::audit_log::Actor;
 use burnrate::config_file::{apply, export, parse};
 use burnrate::enforcement::evaluate::{CSV_HEADER, evaluate};
 use common::day;

@@ -6,7 +6,7 @@
 
 mod common;
 
-use burnrate::audit::record::Actor;
+use burnrate::audit_log::Actor;
 use burnrate::enforcement::evaluate::evaluate_and_act;
 use burnrate::enforcement::{Approval, actions, approvals, judge, policy, reconcile};
 use common::budget_actions_fake::BudgetActionsFake;

@@ -309,7 +309,7 @@ async fn ingest_from_cron_evaluates_budgets_and_sends_their_alerts(pool: PgPool)
         recipients: vec![],
     })
     .expect("valid");
-    burnrate::budgets::store::save(&mut conn, &burnrate::audit::record::Actor::system("test"), None, &spec)
+    burnrate::budgets::store::save(&mut conn, &burnrate::audit_log::Actor::system("test"), None, &spec)
         .await
         .expect("budget");
     drop(conn);

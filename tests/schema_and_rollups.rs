@@ -303,7 +303,7 @@ async fn the_demo_ends_yesterday_with_three_partial_estimated_days_that_a_later_
 
 #[sqlx::test]
 async fn edits_never_wait_on_an_open_ingestion_transaction(pool: PgPool) {
-    use burnrate::audit::record::Actor;
+    use burnrate::audit_log::Actor;
     for statement in [
         "insert into teams (name) values ('ml'), ('platform')",
         "insert into projects (name, team_id) select 'train', id from teams where name = 'ml'",

@@ -1,8 +1,5 @@
 //! The audit log: who changed what and when. Admins read it at `/admin/audit`.
 
-#[cfg(feature = "ssr")]
-pub mod record;
-
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@
 use sqlx::PgPool;
 
 use super::{Caller, Role, password};
-use crate::audit::record::{Actor, record};
+use crate::audit_log::{Actor, record};
 use crate::error::AppError;
 
 /// An account as stored.

@@ -4,7 +4,7 @@
 
 use sqlx::{PgConnection, PgPool};
 
-use crate::audit::record::{Actor, record};
+use crate::audit_log::{Actor, record};
 use crate::error::AppError;
 
 /// What happens to the account.

@@ -66,6 +66,16 @@ pub struct Caller {
     pub team_ids: Vec<i64>,
 }
 
+#[cfg(feature = "ssr")]
+impl From<&Caller> for crate::audit_log::Actor {
+    fn from(caller: &Caller) -> crate::audit_log::Actor {
+        crate::audit_log::Actor {
+            account_id: Some(caller.account_id),
+            label: caller.email.clone(),
+        }
+    }
+}
+
 impl Caller {
     pub fn is_admin(&self) -> bool {
         self.role == Role::Admin

@@ -53,7 +53,7 @@ pub async fn sync_aws_budgets() -> Result<String, AppError> {
                 .await
                 .map_err(unavailable)?;
             let mut conn = pool.acquire().await?;
-            crate::audit::record::record(
+            crate::audit_log::record(
                 &mut conn,
                 &(&caller).into(),
                 "budget.aws_sync",

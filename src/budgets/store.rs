@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::{Budget, BudgetPeriod, BudgetScope, BudgetSpec, Threshold, ThresholdKind};
-use crate::audit::record::{Actor, record};
+use crate::audit_log::{Actor, record};
 use crate::error::{AppError, FieldError};
 use crate::period::Metric;
 

@@ -9,7 +9,7 @@ pub(super) async fn create_account(config: Config, email: &str, name: &str, role
     let role = Role::parse(role).map_err(|e| e.to_string())?;
     let new = accounts::NewAccount::validate(email, name, role, &password).map_err(|e| e.to_string())?;
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
-    let actor = crate::audit::record::Actor::system("cli");
+    let actor = crate::audit_log::Actor::system("cli");
     let result = accounts::create(&db.pool, &actor, new).await.map_err(|e| e.to_string());
     db.close().await;
     result?;
@@ -23,7 +23,7 @@ pub(super) async fn change_account(
     change: crate::auth::lifecycle::Change,
 ) -> Result<(), String> {
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
-    let actor = crate::audit::record::Actor::system("cli");
+    let actor = crate::audit_log::Actor::system("cli");
     let result = crate::auth::lifecycle::apply(&db.pool, &actor, email, change).await;
     db.close().await;
     result.map_err(|e| e.to_string())?;

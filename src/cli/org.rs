@@ -16,7 +16,7 @@ pub(super) async fn import_config(config: Config, file: &std::path::Path, dry_ru
     };
     let document = crate::config_file::parse(&text).map_err(|errors| report(&errors))?;
     let db = Database::open(&config).await.map_err(|e| e.to_string())?;
-    let actor = crate::audit::record::Actor::system("cli");
+    let actor = crate::audit_log::Actor::system("cli");
     let result = crate::config_file::apply(&db.pool, &actor, &document, dry_run).await;
     db.close().await;
     let changes = result.map_err(|e| match e {
@@ -114,9 +114,9 @@ pub(super) async fn sync_budgets(config: Config, prune: bool) -> Result<(), Stri
             "created": report.created, "replaced": report.replaced, "deleted": report.deleted, "skipped": report.skipped,
             "orphans": orphans.as_ref().ok(), "pruned": pruned.is_some(),
         });
-        crate::audit::record::record(
+        crate::audit_log::record(
             &mut conn,
-            &crate::audit::record::Actor::system("cli"),
+            &crate::audit_log::Actor::system("cli"),
             "budget.aws_sync",
             "AWS Budgets",
             details,

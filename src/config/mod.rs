@@ -218,13 +218,13 @@ impl Config {
         };
         let trusted_proxies = match get("BURNRATE_FORWARDED_HEADER") {
             None => trusted_proxies,
-            Some(text) => trusted_proxies.reading(crate::client_address::ForwardedHeader::parse(&text).ok_or(
-                ConfigError {
+            Some(text) => {
+                trusted_proxies.reading(crate::client_address::ForwardedHeader::parse(&text).ok_or(ConfigError {
                     variable: "BURNRATE_FORWARDED_HEADER",
                     value: Some(text),
                     expected: "x-forwarded-for or forwarded: the header your proxies append to",
-                },
-            )?),
+                })?)
+            }
         };
         let smtp = match (get("SMTP_URL"), get("SMTP_FROM")) {
             (None, _) => None,

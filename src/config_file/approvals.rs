@@ -20,7 +20,7 @@ use sqlx::PgConnection;
 
 use super::budgets::number_text;
 use super::{Errors, quote, text};
-use crate::audit::record::Actor;
+use crate::audit_log::Actor;
 use crate::enforcement::Approval;
 use crate::enforcement::approvals::{self, ApprovalInput, validate};
 

@@ -5,7 +5,7 @@ use sqlx::PgConnection;
 
 use super::budgets::FileBudget;
 use super::{ApplyError, FileError, quote};
-use crate::audit::record::Actor;
+use crate::audit_log::Actor;
 use crate::budgets::{Budget, BudgetScope, BudgetSpec, ThresholdKind, store};
 use crate::error::AppError;
 

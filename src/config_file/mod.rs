@@ -26,7 +26,7 @@ use std::fmt;
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
 use sqlx::{Acquire, PgPool};
 
-use crate::audit::record::Actor;
+use crate::audit_log::Actor;
 use crate::teams::store::{self, Mappings, TeamMapping};
 
 /// The sections this version reads.

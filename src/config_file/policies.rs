@@ -30,7 +30,7 @@ use sqlx::PgConnection;
 
 use super::budgets::number_text;
 use super::{ApplyError, Errors, FileError, list, quote, text};
-use crate::audit::record::Actor;
+use crate::audit_log::Actor;
 use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};
 
 const POLICY_KEYS: [&str; 7] = ["key", "team", "limit", "period", "actions", "mode", "stop"];

@@ -4,7 +4,7 @@ use rand::Rng;
 use rand::distributions::Alphanumeric;
 use sqlx::PgPool;
 
-use crate::audit::record::Actor;
+use crate::audit_log::Actor;
 use crate::auth::{Role, accounts};
 use crate::error::AppError;
 

@@ -5,7 +5,7 @@ use chrono::{Datelike, Months, NaiveDate};
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use crate::audit::record::Actor;
+use crate::audit_log::Actor;
 use crate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
 use crate::error::AppError;
 

@@ -5,7 +5,7 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::Approval;
-use crate::audit::record::{Actor, record};
+use crate::audit_log::{Actor, record};
 use crate::error::FieldError;
 
 /// An approval as typed or written in YAML, still text.

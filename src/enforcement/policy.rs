@@ -61,7 +61,7 @@ mod store {
     use sqlx::PgConnection;
 
     use super::*;
-    use crate::audit::record::{Actor, record};
+    use crate::audit_log::{Actor, record};
     use crate::error::FieldError;
 
     fn list(text: &str) -> Vec<String> {

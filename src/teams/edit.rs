@@ -3,7 +3,7 @@
 use sqlx::{Acquire, PgPool};
 
 use super::store::{self, Mappings, TeamMapping};
-use crate::audit::record::Actor;
+use crate::audit_log::Actor;
 use crate::error::AppError;
 
 /// A team name's rule, shared with the YAML file: 1-100 characters, and not "Unassigned",
@@ -86,7 +86,7 @@ async fn update(
         if renamed.rows_affected() == 0 {
             return Err(AppError::NotFound("no such team".into()));
         }
-        crate::audit::record::record(&mut tx, actor, "team.rename", to, serde_json::json!({ "from": from })).await?;
+        crate::audit_log::record(&mut tx, actor, "team.rename", to, serde_json::json!({ "from": from })).await?;
     }
     let current = store::load(&mut tx).await?;
     let mut desired = current.clone();

@@ -7,7 +7,7 @@ use std::fmt;
 
 use sqlx::PgConnection;
 
-use crate::audit::record::{Actor, record};
+use crate::audit_log::{Actor, record};
 
 /// One team's owners (lower-case emails), projects and users (tag values, verbatim).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use burnrate::audit::record::Actor;
+use burnrate::audit_log::Actor;
 use burnrate::auth::{Role, accounts};
 use burnrate::config::Config;
 use burnrate::demo::{self, DemoOptions, DemoSummary};

@@ -1,8 +1,7 @@
-//! Writing audit entries, inside the transaction of the change they describe.
+//! Writing audit entries, inside the transaction of the change they describe. Below every
+//! feature: each records its changes here; the Audit log page (`audit`) reads them.
 
 use sqlx::PgConnection;
-
-use crate::auth::Caller;
 
 /// Who made a change: a signed-in account, or the CLI or the system.
 #[derive(Debug, Clone)]
@@ -16,15 +15,6 @@ impl Actor {
         Actor {
             account_id: None,
             label: label.to_string(),
-        }
-    }
-}
-
-impl From<&Caller> for Actor {
-    fn from(caller: &Caller) -> Actor {
-        Actor {
-            account_id: Some(caller.account_id),
-            label: caller.email.clone(),
         }
     }
 }
