@@ -22,16 +22,14 @@ pub async fn get_overview(
             {
                 return Err(AppError::invalid("team", format!("there is no team named {name:?}")));
             }
-            let key = request.key("overview", team.as_deref().unwrap_or(""));
-            let CostRequest {
-                pool,
-                period,
-                metric,
-                today,
-                ..
-            } = &request;
-            let compute = super::store::overview::overview(pool, *period, *metric, *today, team.as_deref());
-            Ok(request.page_data.get_or_compute(pool, key, compute).await?)
+            let compute = super::store::overview::overview(
+                &request.pool,
+                request.period,
+                request.metric,
+                request.today,
+                team.as_deref(),
+            );
+            request.cached("overview", team.as_deref().unwrap_or(""), compute).await
         }
         .await,
     )
@@ -42,16 +40,8 @@ pub async fn get_teams(period: Option<String>, metric: Option<String>) -> Result
     crate::error::with_status(
         async {
             let request = CostRequest::new(period, metric)?;
-            let key = request.key("teams", "");
-            let CostRequest {
-                pool,
-                period,
-                metric,
-                today,
-                ..
-            } = &request;
-            let compute = super::store::breakdown::teams(pool, *period, *metric, *today);
-            Ok(request.page_data.get_or_compute(pool, key, compute).await?)
+            let compute = super::store::breakdown::teams(&request.pool, request.period, request.metric, request.today);
+            request.cached("teams", "", compute).await
         }
         .await,
     )
@@ -73,16 +63,10 @@ pub async fn get_scope(
                 _ => return Err(AppError::invalid("kind", "expected team or project")),
             };
             // Debug output quotes the name, so no name can forge another key.
-            let key = request.key("scope", &format!("{scope:?}"));
-            let CostRequest {
-                pool,
-                period,
-                metric,
-                today,
-                ..
-            } = &request;
-            let compute = super::store::breakdown::scope(pool, scope, *period, *metric, *today);
-            Ok(request.page_data.get_or_compute(pool, key, compute).await?)
+            let detail = format!("{scope:?}");
+            let compute =
+                super::store::breakdown::scope(&request.pool, scope, request.period, request.metric, request.today);
+            request.cached("scope", &detail, compute).await
         }
         .await,
     )
@@ -113,13 +97,19 @@ impl CostRequest {
         })
     }
 
-    /// The page-data key: the page, its filters and the day (pages cut periods at today).
-    fn key(&self, page: &str, detail: &str) -> String {
-        format!(
-            "{page}|{}|{}|{}|{detail}",
-            self.period.key(),
-            self.metric.key(),
-            self.today
-        )
+    /// `compute`'s page data through the cache, keyed by the page, its filters, the day
+    /// (pages cut periods at today) and `detail` (the team or scope).
+    async fn cached<T>(
+        &self,
+        page: &str,
+        detail: &str,
+        compute: impl Future<Output = Result<T, sqlx::Error>>,
+    ) -> Result<T, AppError>
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        let (period, metric) = (self.period.key(), self.metric.key());
+        let key = format!("{page}|{period}|{metric}|{}|{detail}", self.today);
+        Ok(self.page_data.get_or_compute(&self.pool, key, compute).await?)
     }
 }
