@@ -1,7 +1,19 @@
-//! The one error type that crosses the wire from server functions to pages.
+//! The one error type that crosses the wire from server functions to pages, and the error
+//! policy for the whole crate:
 //!
-//! Details (SQL, AWS, I/O) are logged on the server; users see a plain message and the
-//! HTTP status that fits it.
+//! - **`AppError` at the server-function boundary.** Server functions and the HTTP handlers
+//!   beside them return it. Details (SQL, AWS, I/O) are logged on the server; users see a
+//!   plain message and the HTTP status that fits it (`with_status`). Validation failures
+//!   name their field (`InvalidInput`, `InvalidFields`).
+//! - **Typed errors in stores and domain code:** `sqlx::Error` from stores, and a
+//!   `thiserror` enum where callers or tests must tell kinds apart (`IngestError`,
+//!   `budgets::aws_sync::SyncError`, `enforcement::actions::ActionError`, `DbError`).
+//!   Parsers of one typed value (`Period::parse`, `parse_amount`, `TrustedProxies::parse`)
+//!   return the message for that field, which the boundary wraps with the field's name.
+//! - **`anyhow` with context in the CLI and background jobs** (`cli/`, `jobs.rs`), where an
+//!   error is only ever reported: each step says what it was doing (`.context(…)`), and the
+//!   CLI prints the chain on one line and exits 1.
+//! - Never `unwrap` on user or AWS data; a failed run leaves the previous data whole.
 
 use http::StatusCode;
 use leptos::prelude::{FromServerFnError, ServerFnErrorErr};

@@ -41,7 +41,7 @@ pub async fn after_ingestion(
     public_url: Option<&str>,
     enforcement: &Executor,
     today: NaiveDate,
-) -> Result<AfterIngestion, String> {
+) -> anyhow::Result<AfterIngestion> {
     let mut done = AfterIngestion::default();
     let mut failures = Vec::new();
     match crate::budgets::evaluate_and_send(pool, alerts, public_url, today, false).await {
@@ -72,10 +72,10 @@ pub async fn after_ingestion(
             failures.push(format!("evaluating enforcement failed: {error}"));
         }
     }
-    if failures.is_empty() {
-        Ok(done)
-    } else {
-        Err(failures.join("; "))
+    match failures.is_empty() {
+        true => Ok(done),
+        // Both steps run whatever the other did, so both failures are reported together.
+        false => Err(anyhow::anyhow!(failures.join("; "))),
     }
 }
 

@@ -5,6 +5,8 @@
 //! Modules are organised by feature; server-only modules sit behind `ssr`.
 
 pub mod app;
+#[cfg(feature = "ssr")]
+pub mod as_code;
 pub mod audit;
 #[cfg(feature = "ssr")]
 pub mod audit_log;
@@ -22,6 +24,8 @@ pub mod teams;
 pub mod ui;
 
 #[cfg(feature = "ssr")]
+pub mod aws;
+#[cfg(feature = "ssr")]
 pub mod charts;
 #[cfg(feature = "ssr")]
 pub mod cli;
@@ -29,8 +33,6 @@ pub mod cli;
 pub mod client_address;
 #[cfg(feature = "ssr")]
 pub mod config;
-#[cfg(feature = "ssr")]
-pub mod config_file;
 #[cfg(feature = "ssr")]
 pub mod csp;
 #[cfg(feature = "ssr")]

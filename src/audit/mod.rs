@@ -1,5 +1,8 @@
 //! The audit log: who changed what and when. Admins read it at `/admin/audit`.
 
+#[cfg(feature = "ssr")]
+mod store;
+
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -28,31 +31,7 @@ pub async fn list_audit(limit: Option<i64>) -> Result<Vec<AuditEntry>, AppError>
             if !(1..=1000).contains(&limit) {
                 return Err(AppError::invalid("limit", "expected a number from 1 to 1000"));
             }
-            let pool = crate::ctx::pool()?;
-            let rows: Vec<(
-                i64,
-                chrono::DateTime<chrono::Utc>,
-                String,
-                String,
-                String,
-                serde_json::Value,
-            )> = sqlx::query_as(
-                "select id, created_at, actor, action, subject, details from audit_log order by id desc limit $1",
-            )
-            .bind(limit)
-            .fetch_all(&pool)
-            .await?;
-            Ok(rows
-                .into_iter()
-                .map(|(id, at, actor, action, subject, details)| AuditEntry {
-                    id,
-                    at: at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
-                    actor,
-                    action,
-                    subject,
-                    details: details.to_string(),
-                })
-                .collect())
+            Ok(store::recent(&crate::ctx::pool()?, limit).await?)
         }
         .await,
     )

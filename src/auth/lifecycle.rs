@@ -44,7 +44,7 @@ pub async fn other_active_admins(conn: &mut PgConnection, account_id: i64) -> Re
 
 /// Applies `change` to the account with `email`, audited by `actor`.
 pub async fn apply(pool: &PgPool, actor: &Actor, email: &str, change: Change) -> Result<(), AppError> {
-    let email = super::accounts::normalise_email(email);
+    let email = crate::mail::address::normalise_email(email);
     let mut tx = pool.begin().await?;
     lock_accounts(&mut tx).await?;
     let (id, role, disabled): (i64, String, bool) =

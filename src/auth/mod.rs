@@ -136,7 +136,7 @@ pub async fn login(email: String, password: String, next: Option<String>) -> Res
             let state = state()?;
             let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
             let ip = crate::client_address::client_ip(&parts, &state.config.trusted_proxies);
-            let email = accounts::normalise_email(&email);
+            let email = crate::mail::address::normalise_email(&email);
             if email.len() > 254 {
                 return Err(AppError::SignInFailed);
             }

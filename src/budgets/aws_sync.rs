@@ -10,7 +10,6 @@
 //! second sync writes nothing); one that differs is replaced (deleted and created), which
 //! needs only the calls every Budgets implementation has.
 
-use aws_sdk_budgets::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_budgets::types::{
     Budget as AwsBudget, BudgetType, ComparisonOperator, Expression, Metric as AwsMetric, Notification,
     NotificationType, NotificationWithSubscribers, Spend, Subscriber, SubscriptionType, TagValues, ThresholdType,
@@ -20,6 +19,9 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
+
+use crate::aws::budgets::AwsBudgets;
+use crate::aws::budgets::AwsError;
 
 use super::{Budget, BudgetPeriod, BudgetScope, ThresholdKind, evaluate, store};
 use crate::period::Metric;
@@ -32,35 +34,10 @@ pub const MAX_SUBSCRIBERS: usize = 10;
 /// Why a sync could not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
-    #[error("{0}")]
-    Aws(String),
-    #[error("AWS account id unknown: set AWS_ACCOUNT_ID to the 12-digit account the budgets belong to")]
-    NoAccount,
+    #[error(transparent)]
+    Aws(#[from] AwsError),
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
-}
-
-/// `AWS Budgets <call> failed: <code>: <message>`, or the transport error in full.
-pub fn describe_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
-    call: &str,
-    err: &SdkError<E, R>,
-) -> String {
-    let message = match err.as_service_error() {
-        Some(service) => format!(
-            "{}: {}",
-            service.code().unwrap_or("error"),
-            service.message().unwrap_or("no message")
-        ),
-        None => DisplayErrorContext(err).to_string(),
-    };
-    format!("AWS Budgets {call} failed: {message}")
-}
-
-fn aws_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
-    call: &str,
-    err: SdkError<E, R>,
-) -> SyncError {
-    SyncError::Aws(describe_error(call, &err))
 }
 
 /// An AWS budget as the UI lists it.
@@ -101,130 +78,24 @@ impl std::fmt::Display for SyncReport {
     }
 }
 
-/// A Budgets client for one account.
-pub struct AwsBudgets {
-    client: aws_sdk_budgets::Client,
-    account_id: String,
-}
-
-impl AwsBudgets {
-    /// The standard AWS chain and endpoint variables (`AWS_ENDPOINT_URL_BUDGETS`); the account
-    /// comes from the credentials (`AWS_ACCOUNT_ID`, SSO profiles).
-    pub async fn from_environment() -> Result<AwsBudgets, SyncError> {
-        use aws_credential_types::provider::ProvideCredentials;
-        let sdk_config = crate::ingestion::cost_explorer::sdk_config_from_environment().await;
-        let credentials = match sdk_config.credentials_provider() {
-            Some(provider) => provider
-                .provide_credentials()
-                .await
-                .map_err(|e| SyncError::Aws(format!("AWS credentials not found ({e})")))?,
-            None => return Err(SyncError::Aws("AWS credentials not found".into())),
-        };
-        let account_id = credentials
-            .account_id()
-            .map(|a| a.as_str().to_string())
-            .ok_or(SyncError::NoAccount)?;
-        Ok(AwsBudgets::new(&sdk_config, account_id))
-    }
-
-    /// A client from an explicit SDK configuration, with the SDK's standard retries (Budgets
-    /// calls are free, unlike Cost Explorer's).
-    pub fn new(sdk_config: &aws_config::SdkConfig, account_id: String) -> AwsBudgets {
-        let config = aws_sdk_budgets::config::Builder::from(sdk_config)
-            .retry_config(aws_config::retry::RetryConfig::standard())
-            .build();
-        AwsBudgets {
-            client: aws_sdk_budgets::Client::from_conf(config),
-            account_id,
-        }
-    }
-
-    /// The underlying client, for reading back what a sync wrote and for budget actions.
-    pub fn client(&self) -> &aws_sdk_budgets::Client {
-        &self.client
-    }
-
-    pub fn account_id(&self) -> &str {
-        &self.account_id
-    }
-
-    /// Every budget in the account, following NextToken.
-    pub async fn list(&self) -> Result<Vec<AwsBudget>, SyncError> {
-        let mut budgets = Vec::new();
-        let mut token = None;
-        // Bounded: 100 per page, AWS allows 20,000 budgets per account.
-        for _ in 0..200 {
-            let page = self
-                .client
-                .describe_budgets()
-                .account_id(&self.account_id)
-                .max_results(100)
-                .set_next_token(token)
-                .send()
-                .await
-                .map_err(|e| aws_error("DescribeBudgets", e))?;
-            budgets.extend(page.budgets().iter().cloned());
-            token = page.next_token().map(str::to_string).filter(|t| !t.is_empty());
-            if token.is_none() {
-                break;
-            }
-        }
-        Ok(budgets)
-    }
-
-    pub async fn summaries(&self) -> Result<Vec<AwsBudgetSummary>, SyncError> {
-        let mut list: Vec<AwsBudgetSummary> = self
-            .list()
-            .await?
-            .iter()
-            .map(|b| AwsBudgetSummary {
-                name: b.budget_name().to_string(),
-                limit: b
-                    .budget_limit()
-                    .map(|l| format!("{} {}", l.amount(), l.unit()))
-                    .unwrap_or_else(|| "planned limits".into()),
-                time_unit: b.time_unit().as_str().to_string(),
-                managed: b.budget_name().starts_with(NAME_PREFIX),
-            })
-            .collect();
-        list.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(list)
-    }
-
-    async fn notifications(&self, name: &str) -> Result<Vec<Notification>, SyncError> {
-        let out = self
-            .client
-            .describe_notifications_for_budget()
-            .account_id(&self.account_id)
-            .budget_name(name)
-            .send()
-            .await
-            .map_err(|e| aws_error("DescribeNotificationsForBudget", e))?;
-        Ok(out.notifications().to_vec())
-    }
-
-    async fn delete(&self, name: &str) -> Result<(), SyncError> {
-        self.client
-            .delete_budget()
-            .account_id(&self.account_id)
-            .budget_name(name)
-            .send()
-            .await
-            .map_err(|e| aws_error("DeleteBudget", e))?;
-        Ok(())
-    }
-
-    async fn create(&self, desired: &Desired) -> Result<(), SyncError> {
-        self.client
-            .create_budget()
-            .account_id(&self.account_id)
-            .budget(desired.budget.clone())
-            .set_notifications_with_subscribers(Some(desired.notifications.clone()))
-            .send()
-            .await
-            .map_err(|e| aws_error("CreateBudget", e))?;
-        Ok(())
-    }
+/// Every budget in the account as the UI lists it, by name.
+pub async fn summaries(aws: &AwsBudgets) -> Result<Vec<AwsBudgetSummary>, SyncError> {
+    let mut list: Vec<AwsBudgetSummary> = aws
+        .list()
+        .await?
+        .iter()
+        .map(|b| AwsBudgetSummary {
+            name: b.budget_name().to_string(),
+            limit: b
+                .budget_limit()
+                .map(|l| format!("{} {}", l.amount(), l.unit()))
+                .unwrap_or_else(|| "planned limits".into()),
+            time_unit: b.time_unit().as_str().to_string(),
+            managed: b.budget_name().starts_with(NAME_PREFIX),
+        })
+        .collect();
+    list.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(list)
 }
 
 /// What one burnrate budget should look like in AWS.
@@ -394,11 +265,11 @@ pub async fn sync(pool: &PgPool, aws: &AwsBudgets, tag_key: &str) -> Result<Sync
                     continue;
                 }
                 aws.delete(&name).await?;
-                aws.create(&desired).await?;
+                aws.create(&desired.budget, &desired.notifications).await?;
                 report.replaced.push(name.clone());
             }
             None => {
-                aws.create(&desired).await?;
+                aws.create(&desired.budget, &desired.notifications).await?;
                 report.created.push(name.clone());
             }
         }

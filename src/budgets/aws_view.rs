@@ -21,10 +21,10 @@ pub async fn list_aws_budgets() -> Result<Vec<AwsBudgetRow>, AppError> {
     crate::error::with_status(
         async {
             crate::auth::caller()?;
-            let aws = super::aws_sync::AwsBudgets::from_environment()
+            let aws = crate::aws::budgets::AwsBudgets::from_environment()
                 .await
                 .map_err(unavailable)?;
-            let rows = aws.summaries().await.map_err(unavailable)?;
+            let rows = super::aws_sync::summaries(&aws).await.map_err(unavailable)?;
             Ok(rows
                 .into_iter()
                 .map(|b| AwsBudgetRow {
@@ -46,7 +46,7 @@ pub async fn sync_aws_budgets() -> Result<String, AppError> {
         async {
             let caller = crate::auth::require_admin()?;
             let (pool, config) = (crate::ctx::pool()?, crate::ctx::config()?);
-            let aws = super::aws_sync::AwsBudgets::from_environment()
+            let aws = crate::aws::budgets::AwsBudgets::from_environment()
                 .await
                 .map_err(unavailable)?;
             let report = super::aws_sync::sync(&pool, &aws, &config.ingest.tag_project)
@@ -72,7 +72,7 @@ pub async fn sync_aws_budgets() -> Result<String, AppError> {
 
 /// AWS errors are the user's to act on (credentials, account, permissions), so they are shown.
 #[cfg(feature = "ssr")]
-fn unavailable(err: super::aws_sync::SyncError) -> AppError {
+fn unavailable(err: impl std::fmt::Display) -> AppError {
     tracing::warn!(error = %err, "AWS Budgets unavailable");
     AppError::invalid("aws", err.to_string())
 }

@@ -5,6 +5,7 @@ use rust_decimal::Decimal;
 
 use super::{BudgetStatus, Threshold, ThresholdKind};
 use crate::format::{tag_label, usd};
+use crate::mail::compose::{escape, facts_message, one_line};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AlertMessage {
@@ -78,34 +79,6 @@ pub fn compose(
     }
     html.push_str("</body></html>");
     AlertMessage { subject, text, html }
-}
-
-/// The start of an email: the subject, then one `label: value` line (text) or table row
-/// (HTML, every value escaped) per fact. Callers append the rest and close the HTML body.
-pub(crate) fn facts_message(subject: &str, facts: &[(&str, String)]) -> (String, String) {
-    let mut text = format!("{subject}\n\n");
-    let mut html = format!("<!DOCTYPE html><html><body><h1>{}</h1><table>", escape(subject));
-    for (label, value) in facts {
-        text.push_str(&format!("{label}: {value}\n"));
-        html.push_str(&format!(
-            "<tr><th align=\"left\">{}</th><td>{}</td></tr>",
-            escape(label),
-            escape(value)
-        ));
-    }
-    html.push_str("</table>");
-    (text, html)
-}
-
-/// Header values must be one line.
-pub(crate) fn one_line(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
-}
-
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    crate::format::escape_html(&mut out, text);
-    out
 }
 
 #[cfg(test)]

@@ -6,7 +6,11 @@ pub mod aws_view;
 pub mod pages;
 
 #[cfg(feature = "ssr")]
+pub mod access;
+#[cfg(feature = "ssr")]
 pub mod aws_sync;
+#[cfg(feature = "ssr")]
+pub mod chart;
 #[cfg(feature = "ssr")]
 pub mod email;
 #[cfg(feature = "ssr")]
@@ -287,6 +291,20 @@ pub struct AlertRecord {
     pub last_reply: Option<String>,
     pub created_at: String,
     pub sent_at: Option<String>,
+}
+
+/// Scopes the caller may budget: every team for admins, their own teams for leads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeChoices {
+    pub org: bool,
+    pub teams: Vec<String>,
+    pub projects: Vec<String>,
+}
+
+impl ScopeChoices {
+    pub fn any(&self) -> bool {
+        self.org || !self.teams.is_empty() || !self.projects.is_empty()
+    }
 }
 
 #[cfg(test)]

@@ -5,10 +5,8 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use super::api::{
-    BudgetDetail, BudgetLine, DeleteBudget, RetryAlert, SaveBudget, ScopeChoices, get_budget, list_budgets,
-};
-use super::{Budget, BudgetPeriod, BudgetScope, BudgetStatus, Threshold};
+use super::api::{BudgetDetail, BudgetLine, DeleteBudget, RetryAlert, SaveBudget, get_budget, list_budgets};
+use super::{Budget, BudgetPeriod, BudgetScope, BudgetStatus, ScopeChoices, Threshold};
 use crate::error::AppError;
 use crate::format::{tag_label, usd};
 use crate::ui::chart::Chart;

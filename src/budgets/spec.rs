@@ -185,7 +185,7 @@ fn thresholds(inputs: &[ThresholdInput], errors: &mut Vec<FieldError>) -> Vec<Th
 fn recipients(inputs: &[String], errors: &mut Vec<FieldError>) -> Vec<String> {
     let mut recipients = Vec::new();
     for input in inputs {
-        match crate::auth::accounts::validate_email(input) {
+        match crate::mail::address::validate_email(input) {
             Ok(email) => recipients.push(email),
             Err(_) => errors.push(FieldError::new(
                 "recipients",

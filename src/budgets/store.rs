@@ -3,10 +3,11 @@
 
 use std::collections::HashMap;
 
+use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::{Budget, BudgetPeriod, BudgetScope, BudgetSpec, Threshold, ThresholdKind};
+use super::{AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, Threshold, ThresholdKind};
 use crate::audit_log::{Actor, record};
 use crate::error::{AppError, FieldError};
 use crate::period::Metric;
@@ -254,4 +255,60 @@ pub async fn names_for_team(conn: &mut PgConnection, team: &str) -> Result<Vec<S
     .bind(team)
     .fetch_all(conn)
     .await
+}
+
+/// One alert as the history lists it.
+#[derive(sqlx::FromRow)]
+struct AlertRow {
+    id: i64,
+    period_start: NaiveDate,
+    percent: Decimal,
+    kind: String,
+    spend: Decimal,
+    status: String,
+    attempts: i32,
+    recipients: Vec<String>,
+    deliveries: Vec<String>,
+    last_reply: Option<String>,
+    created_at: String,
+    sent_at: Option<String>,
+}
+
+pub async fn alerts(conn: &mut PgConnection, budget_id: i64) -> Result<Vec<(i64, AlertRecord)>, sqlx::Error> {
+    let rows: Vec<AlertRow> = sqlx::query_as(
+        "select a.id, a.period_start, a.percent, a.kind, a.spend, a.status, a.attempts, a.recipients,
+                array(select d.recipient || ': ' || d.status || coalesce(' (' || d.last_reply || ')', '')
+                      from alert_deliveries d where d.alert_id = a.id order by d.recipient) as deliveries,
+                a.last_reply,
+                to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"') as created_at,
+                to_char(a.sent_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"') as sent_at
+         from budget_alerts a where a.budget_id = $1 order by a.created_at desc, a.id desc limit 200",
+    )
+    .bind(budget_id)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let kind = ThresholdKind::parse(&row.kind).unwrap_or(ThresholdKind::Actual);
+            (
+                row.id,
+                AlertRecord {
+                    period_start: row.period_start,
+                    threshold: Threshold {
+                        kind,
+                        percent: row.percent.normalize(),
+                    },
+                    spend: row.spend,
+                    status: row.status,
+                    attempts: row.attempts,
+                    recipients: row.recipients,
+                    deliveries: row.deliveries,
+                    last_reply: row.last_reply,
+                    created_at: row.created_at,
+                    sent_at: row.sent_at,
+                },
+            )
+        })
+        .collect())
 }

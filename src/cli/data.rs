@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use crate::config::Config;
 use crate::costs::export::{self, Granularity, Key};
 use crate::db::Database;
@@ -18,32 +20,33 @@ pub(super) async fn export_csv(
     keys: Vec<Key>,
     figures: (Granularity, Metric),
     style: export::CsvStyle,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     use std::io::Write;
-    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
+    let db = Database::open_for_batch(&config).await?;
     // Written as the rows arrive: memory does not grow with the window.
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let mut write_failed = None;
     let result = match db.pool.begin().await {
-        Ok(tx) => export::stream_csv(tx, range, &keys, figures, (style, None), |chunk| {
-            let ok = match stdout.write_all(chunk.as_bytes()) {
-                Ok(()) => true,
-                Err(error) => {
-                    write_failed = Some(error.to_string());
-                    false
-                }
-            };
-            std::future::ready(ok)
-        })
-        .await
-        .map_err(|e| e.to_string()),
-        Err(error) => Err(error.to_string()),
+        Ok(tx) => {
+            export::stream_csv(tx, range, &keys, figures, (style, None), |chunk| {
+                let ok = match stdout.write_all(chunk.as_bytes()) {
+                    Ok(()) => true,
+                    Err(error) => {
+                        write_failed = Some(error.to_string());
+                        false
+                    }
+                };
+                std::future::ready(ok)
+            })
+            .await
+        }
+        Err(error) => Err(error.into()),
     };
-    let flushed = stdout.flush().map_err(|e| format!("writing the CSV: {e}"));
+    let flushed = stdout.flush().context("writing the CSV");
     db.close().await;
     result?;
     if let Some(error) = write_failed {
-        return Err(format!("writing the CSV: {error}"));
+        anyhow::bail!("writing the CSV: {error}");
     }
     flushed
 }
@@ -105,10 +108,10 @@ pub(super) async fn ingest(config: Config, window: Option<DateRange>) -> ExitCod
     }
 }
 
-pub(super) async fn bench_ingest(config: Config, rows: usize) -> Result<(), String> {
-    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
+pub(super) async fn bench_ingest(config: Config, rows: usize) -> anyhow::Result<()> {
+    let db = Database::open_for_batch(&config).await?;
     let result = ingestion::bench::ingest(&db.pool, rows).await;
     db.close().await;
-    println!("{}", result.map_err(|e| e.to_string())?);
+    println!("{}", result?);
     Ok(())
 }

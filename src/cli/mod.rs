@@ -309,7 +309,9 @@ pub async fn run() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
+        Err(error) => {
+            // The whole chain on one line: "what burnrate was doing: why it failed".
+            let message = format!("{error:#}");
             tracing::error!("{message}");
             eprintln!("burnrate: {message}");
             ExitCode::FAILURE

@@ -1,11 +1,13 @@
 //! `burnrate config`, `budgets` and `enforce`: teams, budgets, approvals and policies as code, and their evaluations.
 
+use anyhow::Context;
+
 use crate::config::Config;
 use crate::db::Database;
 
-pub(super) async fn import_config(config: Config, file: &std::path::Path, dry_run: bool) -> Result<(), String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
-    let report = |errors: &[crate::config_file::FileError]| {
+pub(super) async fn import_config(config: Config, file: &std::path::Path, dry_run: bool) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let report = |errors: &[crate::as_code::FileError]| {
         let lines: Vec<String> = errors.iter().map(|e| format!("  {}: {e}", file.display())).collect();
         format!(
             "{} has {} error(s); nothing was changed:\n{}",
@@ -14,14 +16,14 @@ pub(super) async fn import_config(config: Config, file: &std::path::Path, dry_ru
             lines.join("\n")
         )
     };
-    let document = crate::config_file::parse(&text).map_err(|errors| report(&errors))?;
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let document = crate::as_code::parse(&text).map_err(|errors| anyhow::anyhow!(report(&errors)))?;
+    let db = Database::open(&config).await?;
     let actor = crate::audit_log::Actor::system("cli");
-    let result = crate::config_file::apply(&db.pool, &actor, &document, dry_run).await;
+    let result = crate::as_code::apply(&db.pool, &actor, &document, dry_run).await;
     db.close().await;
     let changes = result.map_err(|e| match e {
-        crate::config_file::ApplyError::Invalid(errors) => report(&errors),
-        other => other.to_string(),
+        crate::as_code::ApplyError::Invalid(errors) => anyhow::anyhow!(report(&errors)),
+        other => anyhow::anyhow!(other.to_string()),
     })?;
     if changes.is_empty() {
         println!("no changes: the database already matches {}", file.display());
@@ -32,22 +34,22 @@ pub(super) async fn import_config(config: Config, file: &std::path::Path, dry_ru
     Ok(())
 }
 
-pub(super) async fn export_config(config: Config) -> Result<(), String> {
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
-    let result = crate::config_file::export(&db.pool).await.map_err(|e| e.to_string());
+pub(super) async fn export_config(config: Config) -> anyhow::Result<()> {
+    let db = Database::open(&config).await?;
+    let result = crate::as_code::export(&db.pool).await;
     db.close().await;
     print!("{}", result?);
     Ok(())
 }
 
-pub(super) async fn evaluate_budgets(config: Config) -> Result<(), String> {
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+pub(super) async fn evaluate_budgets(config: Config) -> anyhow::Result<()> {
+    let db = Database::open(&config).await?;
     let sender = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
     let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
     let today = chrono::Utc::now().date_naive();
     let result = crate::budgets::evaluate_and_send(&db.pool, &sender, public_url.as_deref(), today, true).await;
     db.close().await;
-    let (evaluation, delivery) = result.map_err(|e| e.to_string())?;
+    let (evaluation, delivery) = result?;
     for status in evaluation.settling.iter().chain(&evaluation.statuses) {
         let crossed: Vec<String> = status.crossed.iter().map(|t| t.label()).collect();
         println!(
@@ -76,14 +78,14 @@ pub(super) async fn evaluate_budgets(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) async fn evaluate_enforcement(config: Config) -> Result<(), String> {
+pub(super) async fn evaluate_enforcement(config: Config) -> anyhow::Result<()> {
     use crate::enforcement::evaluate;
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let db = Database::open(&config).await?;
     let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
     let executor = crate::enforcement::executor::Executor::from_config(&config, &alerts);
     let result = evaluate::evaluate_and_act(&db.pool, chrono::Utc::now().date_naive(), &executor).await;
     db.close().await;
-    let lines = result.map_err(|e| e.to_string())?;
+    let lines = result?;
     println!("{}", evaluate::CSV_HEADER);
     for line in &lines {
         println!("{}", line.csv());
@@ -91,17 +93,13 @@ pub(super) async fn evaluate_enforcement(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) async fn sync_budgets(config: Config, prune: bool) -> Result<(), String> {
+pub(super) async fn sync_budgets(config: Config, prune: bool) -> anyhow::Result<()> {
     use crate::budgets::aws_sync;
-    let aws = aws_sync::AwsBudgets::from_environment()
-        .await
-        .map_err(|e| e.to_string())?;
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+    let aws = crate::aws::budgets::AwsBudgets::from_environment().await?;
+    let db = Database::open(&config).await?;
     let result = aws_sync::sync(&db.pool, &aws, &config.ingest.tag_project).await;
     let orphans = match &result {
-        Ok(_) => crate::enforcement::orphans::find(&db.pool, &aws)
-            .await
-            .map_err(|e| e.to_string()),
+        Ok(_) => crate::enforcement::orphans::find(&db.pool, &aws).await,
         Err(_) => Ok(Vec::new()),
     };
     let pruned = match (&orphans, prune) {
@@ -109,7 +107,7 @@ pub(super) async fn sync_budgets(config: Config, prune: bool) -> Result<(), Stri
         _ => None,
     };
     if let Ok(report) = &result {
-        let mut conn = db.pool.acquire().await.map_err(|e| e.to_string())?;
+        let mut conn = db.pool.acquire().await?;
         let details = serde_json::json!({
             "created": report.created, "replaced": report.replaced, "deleted": report.deleted, "skipped": report.skipped,
             "orphans": orphans.as_ref().ok(), "pruned": pruned.is_some(),
@@ -121,11 +119,10 @@ pub(super) async fn sync_budgets(config: Config, prune: bool) -> Result<(), Stri
             "AWS Budgets",
             details,
         )
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     }
     db.close().await;
-    println!("{}", result.map_err(|e| e.to_string())?);
+    println!("{}", result?);
     let orphans = orphans?;
     match (&pruned, orphans.is_empty()) {
         (_, true) => println!("orphaned enforcement budgets: none"),
@@ -144,10 +141,7 @@ pub(super) async fn sync_budgets(config: Config, prune: bool) -> Result<(), Stri
                 }
             }
             if !failures.is_empty() {
-                return Err(format!(
-                    "{} orphaned enforcement budgets could not be deleted",
-                    failures.len()
-                ));
+                anyhow::bail!("{} orphaned enforcement budgets could not be deleted", failures.len());
             }
         }
     }

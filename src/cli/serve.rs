@@ -1,42 +1,39 @@
 //! `burnrate serve`, `migrate` and `demo`: the server with its background jobs, and the database set-up.
 
+use anyhow::Context;
+
 use crate::config::Config;
 use crate::db::Database;
 use crate::demo::{self, DemoOptions};
 use crate::period::days_before;
 use crate::server::{self, AppState};
 
-pub(super) async fn serve(config: Config, demo: bool) -> Result<(), String> {
+pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
     // Bind first: a taken port should fail before a database cluster is started.
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
-    let db = Database::open(&config).await.map_err(|e| e.to_string())?;
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let db = Database::open(&config).await?;
     let result = async {
         if demo {
             let yesterday = days_before(chrono::Utc::now().date_naive(), 1);
-            if demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
+            if demo::database_is_empty(&db.pool).await? {
                 let options = DemoOptions {
                     scale: 1,
                     until: yesterday,
                 };
-                demo::load(&db.pool, options)
-                    .await
-                    .map_err(|e| format!("loading the demo: {e}"))?;
-            } else if demo::holds_only_demo_data(&db.pool).await.map_err(|e| e.to_string())? {
+                demo::load(&db.pool, options).await.context("loading the demo")?;
+            } else if demo::holds_only_demo_data(&db.pool).await? {
                 // A demo started again days later restates its Estimated days, as ingestion would.
                 demo::refresh(&db.pool, yesterday)
                     .await
-                    .map_err(|e| format!("bringing the demo up to date: {e}"))?;
+                    .context("bringing the demo up to date")?;
             }
-            if let Some(created) = demo::accounts::create_if_none(&db.pool)
-                .await
-                .map_err(|e| e.to_string())?
-            {
+            if let Some(created) = demo::accounts::create_if_none(&db.pool).await? {
                 println!("{}", demo::accounts::credentials_banner(&created));
             }
         }
-        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let addr = listener.local_addr()?;
         tracing::info!("burnrate is serving on http://{addr}");
         let state = AppState::new(config, db.pool.clone());
         let schedule = tokio::spawn(crate::jobs::ingest_on_schedule(
@@ -60,7 +57,7 @@ pub(super) async fn serve(config: Config, demo: bool) -> Result<(), String> {
             state.enforcement.clone(),
             std::time::Duration::from_secs(60),
         ));
-        let served = server::serve(listener, state).await.map_err(|e| e.to_string());
+        let served = server::serve(listener, state).await.context("serving");
         schedule.abort();
         alerts.abort();
         enforcement.abort();
@@ -71,26 +68,21 @@ pub(super) async fn serve(config: Config, demo: bool) -> Result<(), String> {
     result
 }
 
-pub(super) async fn migrate(config: Config) -> Result<(), String> {
-    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
+pub(super) async fn migrate(config: Config) -> anyhow::Result<()> {
+    let db = Database::open_for_batch(&config).await?;
     tracing::info!("migrations are up to date");
     db.close().await;
     Ok(())
 }
 
-pub(super) async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> Result<(), String> {
-    let db = Database::open_for_batch(&config).await.map_err(|e| e.to_string())?;
+pub(super) async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> anyhow::Result<()> {
+    let db = Database::open_for_batch(&config).await?;
     let result = async {
-        if !replace && !demo::database_is_empty(&db.pool).await.map_err(|e| e.to_string())? {
-            if !demo::holds_only_demo_data(&db.pool).await.map_err(|e| e.to_string())? {
-                return Err(
-                    "the database already holds cost data; pass --replace to overwrite it with the demo".to_string(),
-                );
+        if !replace && !demo::database_is_empty(&db.pool).await? {
+            if !demo::holds_only_demo_data(&db.pool).await? {
+                anyhow::bail!("the database already holds cost data; pass --replace to overwrite it with the demo");
             }
-            match demo::refresh(&db.pool, options.until)
-                .await
-                .map_err(|e| e.to_string())?
-            {
+            match demo::refresh(&db.pool, options.until).await? {
                 Some(window) => println!(
                     "demo brought up to date: {} to {} written again (Estimated days restated)",
                     window.from,
@@ -100,7 +92,7 @@ pub(super) async fn load_demo(config: Config, options: DemoOptions, replace: boo
             }
             return Ok(());
         }
-        let summary = demo::load(&db.pool, options).await.map_err(|e| e.to_string())?;
+        let summary = demo::load(&db.pool, options).await?;
         println!(
             "demo loaded: {} teams, {} projects, {} users, {} cost rows, {} to {}",
             summary.teams, summary.projects, summary.users, summary.rows, summary.from, summary.until

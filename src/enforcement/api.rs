@@ -97,7 +97,7 @@ pub async fn get_enforcement() -> Result<EnforcementView, AppError> {
         async {
             let caller = crate::auth::caller()?;
             let pool = &crate::ctx::pool()?;
-            let violations = super::evaluate::recorded(pool).await?;
+            let violations = super::store::recorded(pool).await?;
             let mut conn = pool.acquire().await?;
             Ok(EnforcementView {
                 violations,

@@ -1,7 +1,6 @@
 //! Approvals: checking one, and keeping every version. An edit ends the current row and adds
 //! a new one; a revocation ends it. Nothing is deleted, so a project's history is its rows.
 
-use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::Approval;
@@ -25,7 +24,7 @@ pub fn validate(input: &ApprovalInput) -> Result<Approval, Vec<FieldError>> {
     if input.project.is_empty() || input.project.contains('\0') {
         errors.push(FieldError::new("project", "name the project (its tag value)"));
     }
-    let approver = crate::auth::accounts::validate_email(&input.approver).map_err(|_| {
+    let approver = crate::mail::address::validate_email(&input.approver).map_err(|_| {
         FieldError::new(
             "approver",
             format!("{:?} is not an email address", input.approver.trim()),
@@ -69,66 +68,27 @@ pub async fn current_for(conn: &mut PgConnection, project: &str) -> Result<Optio
 }
 
 async fn current_in(conn: &mut PgConnection, project: Option<&str>) -> Result<Vec<Approval>, sqlx::Error> {
-    let rows: Vec<(String, String, String, String, Decimal, chrono::NaiveDate)> = sqlx::query_as(
+    sqlx::query_as(
         "select key, project, approver, reason, cap, expires from approvals
          where ended_at is null and ($1::text is null or project = $1) order by project",
     )
     .bind(project)
     .fetch_all(conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(key, project, approver, reason, cap, expires)| Approval {
-            key: Some(key),
-            project,
-            approver,
-            reason,
-            cap,
-            expires,
-        })
-        .collect())
+    .await
 }
 
 /// Every version of every approval, newest first.
 pub async fn history(conn: &mut PgConnection) -> Result<Vec<super::model::ApprovalVersion>, sqlx::Error> {
-    type Row = (
-        String,
-        String,
-        String,
-        Decimal,
-        chrono::NaiveDate,
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    );
-    let rows: Vec<Row> = sqlx::query_as(
-        "select project, approver, reason, cap, expires, created_by,
-                to_char(created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"'),
-                ended_how, ended_by, to_char(ended_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"')
+    // The history shows versions, not keys: `key` is left out (null).
+    sqlx::query_as(
+        "select null::text as key, project, approver, reason, cap, expires, created_by,
+                to_char(created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"') as created_at,
+                ended_how, ended_by,
+                to_char(ended_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"') as ended_at
          from approvals order by created_at desc, id desc limit 500",
     )
     .fetch_all(conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| super::model::ApprovalVersion {
-            approval: Approval {
-                key: None,
-                project: r.0,
-                approver: r.1,
-                reason: r.2,
-                cap: r.3,
-                expires: r.4,
-            },
-            created_by: r.5,
-            created_at: r.6,
-            ended_how: r.7,
-            ended_by: r.8,
-            ended_at: r.9,
-        })
-        .collect())
+    .await
 }
 
 /// Makes `approval` current: a new version of the approval with its key (or, without one,
@@ -216,6 +176,7 @@ async fn end(conn: &mut PgConnection, actor: &Actor, project: &str, how: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rust_decimal::Decimal;
 
     #[test]
     fn every_field_is_checked() {

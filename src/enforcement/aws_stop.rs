@@ -22,8 +22,8 @@ use aws_sdk_budgets::types::{
 use rust_decimal::Decimal;
 
 use super::policy::StopConfig;
+use crate::aws::budgets::AwsBudgets;
 use crate::budgets::BudgetPeriod;
-use crate::budgets::aws_sync::AwsBudgets;
 
 /// The prefix of the AWS budgets that carry stop actions; `budgets sync` leaves them alone.
 pub const BUDGET_PREFIX: &str = "burnrate-enforce-";
@@ -39,7 +39,7 @@ pub struct AwsFailure {
 
 fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(call: &str, err: SdkError<E>) -> AwsFailure {
     AwsFailure {
-        message: crate::budgets::aws_sync::describe_error(call, &err),
+        message: crate::aws::budgets::describe_error(call, &err),
         request_id: err.request_id().map(str::to_string),
         ambiguous: err.as_service_error().is_none(),
     }

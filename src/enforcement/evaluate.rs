@@ -29,6 +29,22 @@ use crate::format::csv::csv_field;
 /// The header `burnrate enforce evaluate` prints.
 pub const CSV_HEADER: &str = "project,team,period_start,spend,limit,reason,action,mode,status";
 
+/// A tagged project's spend in a period, with its team (`None`: unmapped).
+#[derive(sqlx::FromRow)]
+struct ProjectSpend {
+    project: String,
+    team: Option<String>,
+    spend: Decimal,
+}
+
+/// One action recorded for a violation, as the CLI's lines show it.
+#[derive(sqlx::FromRow)]
+struct RecordedAction {
+    action: String,
+    mode: String,
+    status: String,
+}
+
 /// One action of one violation, as printed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ViolationLine {
@@ -90,8 +106,8 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
     for (period, range, as_of) in judged {
         let settling = as_of < today;
         // Each tagged project with its team and its spend in this period.
-        let spends: Vec<(String, Option<String>, Decimal)> = sqlx::query_as(
-            "select r.project, t.name, sum(r.unblended)
+        let spends: Vec<ProjectSpend> = sqlx::query_as(
+            "select r.project, t.name as team, sum(r.unblended) as spend
              from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
              where r.day >= $1 and r.day < $2 and r.project <> ''
              group by 1, 2 order by 1",
@@ -100,7 +116,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
         .bind(range.to)
         .fetch_all(&mut *tx)
         .await?;
-        for (project, team, spend) in spends {
+        for ProjectSpend { project, team, spend } in spends {
             let Some(policy) = policies.get(&team).or_else(|| policies.get(&None)) else {
                 continue;
             };
@@ -172,13 +188,13 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                     .await?;
                 }
             }
-            let recorded: Vec<(String, String, String)> = sqlx::query_as(
+            let recorded: Vec<RecordedAction> = sqlx::query_as(
                 "select action, mode, status from enforcement_actions where violation_id = $1 order by id",
             )
             .bind(violation)
             .fetch_all(&mut *tx)
             .await?;
-            for (action, mode, status) in recorded {
+            for RecordedAction { action, mode, status } in recorded {
                 lines.push(ViolationLine {
                     project: project.clone(),
                     team: team.clone().unwrap_or_else(|| UNASSIGNED_TEAM.to_string()),
@@ -220,56 +236,4 @@ pub async fn evaluate_and_act(
     }
     // Statuses changed: read them back (evaluation is idempotent).
     evaluate(pool, today).await
-}
-
-/// Every recorded violation of the last 13 months with its actions, newest period first.
-pub async fn recorded(pool: &PgPool) -> Result<Vec<super::model::ViolationRow>, sqlx::Error> {
-    type Row = (i64, String, Option<String>, NaiveDate, String, Decimal, Decimal, String);
-    let rows: Vec<Row> = sqlx::query_as(
-        "select v.id, v.project, t.name, v.period_start, v.reason, v.spend, v.spend_limit,
-                to_char(v.last_seen_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"')
-         from violations v left join projects p on p.name = v.project left join teams t on t.id = p.team_id
-         where v.period_start >= current_date - 400
-         order by v.period_start desc, v.spend desc, v.project limit 1000",
-    )
-    .fetch_all(pool)
-    .await?;
-    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
-    let actions: Vec<(i64, i64, String, String, String, Option<String>)> = sqlx::query_as(
-        "select violation_id, id, action, mode, status, last_message from enforcement_actions
-         where violation_id = any($1) order by id",
-    )
-    .bind(&ids)
-    .fetch_all(pool)
-    .await?;
-    let approved: Vec<String> =
-        sqlx::query_scalar("select project from approvals where ended_at is null and expires >= current_date")
-            .fetch_all(pool)
-            .await?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(id, project, team, period_start, reason, spend, limit, last_seen)| super::model::ViolationRow {
-                actions: actions
-                    .iter()
-                    .filter(|a| a.0 == id)
-                    .map(|a| super::model::ActionState {
-                        id: a.1,
-                        action: a.2.clone(),
-                        mode: a.3.clone(),
-                        status: a.4.clone(),
-                        last_message: a.5.clone(),
-                    })
-                    .collect(),
-                approved_now: approved.contains(&project),
-                project,
-                team: team.unwrap_or_else(|| UNASSIGNED_TEAM.to_string()),
-                period_start,
-                reason,
-                spend,
-                limit,
-                last_seen,
-            },
-        )
-        .collect())
 }

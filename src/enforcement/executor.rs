@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::aws_stop::AwsFailure;
-use crate::budgets::aws_sync::AwsBudgets;
+use crate::aws::budgets::AwsBudgets;
 use crate::budgets::outbox::AlertSender;
 
 /// What actions need from the outside world.

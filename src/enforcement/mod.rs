@@ -38,6 +38,8 @@ pub mod orphans;
 pub mod reconcile;
 #[cfg(feature = "ssr")]
 pub mod stop_run;
+#[cfg(feature = "ssr")]
+pub mod store;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -45,6 +47,7 @@ use serde::{Deserialize, Serialize};
 
 /// A project allowed to spend above the policy limit, up to `cap` per period, through `expires`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct Approval {
     /// The stable identity of an approval kept as code (`key:` in the YAML): its versions
     /// stay one history when the project's tag value is renamed. `None` on a new approval

@@ -8,7 +8,9 @@ use super::Approval;
 
 /// One version of an approval, for the history table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct ApprovalVersion {
+    #[cfg_attr(feature = "ssr", sqlx(flatten))]
     pub approval: Approval,
     pub created_by: String,
     pub created_at: String,
@@ -43,6 +45,7 @@ pub struct ViolationRow {
 
 /// One action of a violation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct ActionState {
     pub id: i64,
     pub action: String,

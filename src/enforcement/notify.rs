@@ -6,8 +6,8 @@
 use sqlx::PgConnection;
 
 use super::claims::ActionRow;
-use crate::budgets::email::{escape, facts_message, one_line};
 use crate::format::{tag_label, usd};
+use crate::mail::compose::{escape, facts_message, one_line};
 
 /// The team's owners and every admin: who hears of a violation and subscribes to its stop.
 pub async fn recipients(conn: &mut PgConnection, team_id: Option<i64>) -> Result<Vec<String>, sqlx::Error> {

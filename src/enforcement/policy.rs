@@ -186,42 +186,43 @@ mod store {
         }
     }
 
-    type Row = (
-        String,
-        Option<String>,
-        Decimal,
-        String,
-        Vec<String>,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Vec<String>,
-        Vec<String>,
-        Option<String>,
-    );
+    /// An `enforcement_policies` row with its team's name.
+    #[derive(sqlx::FromRow)]
+    struct PolicyRow {
+        key: String,
+        team: Option<String>,
+        spend_limit: Decimal,
+        period: String,
+        actions: Vec<String>,
+        mode: String,
+        stop_type: Option<String>,
+        execution_role_arn: Option<String>,
+        iam_policy_arn: Option<String>,
+        iam_roles: Vec<String>,
+        instance_ids: Vec<String>,
+        instance_region: Option<String>,
+    }
 
     const SELECT: &str =
-        "select p.key, t.name, p.spend_limit, p.period, p.actions, p.mode, p.stop_type, p.execution_role_arn,
+        "select p.key, t.name as team, p.spend_limit, p.period, p.actions, p.mode, p.stop_type, p.execution_role_arn,
                 p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region
          from enforcement_policies p left join teams t on t.id = p.team_id";
 
-    fn from_row(row: Row) -> Policy {
-        let (key, team, limit, period, actions, mode, stop_type, role, policy_arn, roles, ids, region) = row;
+    fn from_row(row: PolicyRow) -> Policy {
         Policy {
-            key: Some(key),
-            team,
-            limit,
-            period,
-            actions,
-            mode,
-            stop: stop_type.map(|stop_type| StopConfig {
+            key: Some(row.key),
+            team: row.team,
+            limit: row.spend_limit,
+            period: row.period,
+            actions: row.actions,
+            mode: row.mode,
+            stop: row.stop_type.map(|stop_type| StopConfig {
                 stop_type,
-                execution_role_arn: role.unwrap_or_default(),
-                iam_policy_arn: policy_arn.unwrap_or_default(),
-                iam_roles: roles,
-                instance_ids: ids,
-                instance_region: region.unwrap_or_default(),
+                execution_role_arn: row.execution_role_arn.unwrap_or_default(),
+                iam_policy_arn: row.iam_policy_arn.unwrap_or_default(),
+                iam_roles: row.iam_roles,
+                instance_ids: row.instance_ids,
+                instance_region: row.instance_region.unwrap_or_default(),
             }),
         }
     }
@@ -236,7 +237,7 @@ mod store {
 
     /// The org default first, then team overrides by name.
     pub async fn all(conn: &mut PgConnection) -> Result<Vec<Policy>, sqlx::Error> {
-        let rows: Vec<Row> = sqlx::query_as(&format!("{SELECT} order by t.name nulls first"))
+        let rows: Vec<PolicyRow> = sqlx::query_as(&format!("{SELECT} order by t.name nulls first"))
             .fetch_all(conn)
             .await?;
         Ok(rows.into_iter().map(from_row).collect())
@@ -244,7 +245,7 @@ mod store {
 
     /// The policy that governs `team` (its override, else the org default).
     pub async fn for_team(conn: &mut PgConnection, team: Option<&str>) -> Result<Option<Policy>, sqlx::Error> {
-        let rows: Vec<Row> = sqlx::query_as(&format!(
+        let rows: Vec<PolicyRow> = sqlx::query_as(&format!(
             "{SELECT} where p.team_id is null or t.name = $1 order by p.team_id is null limit 1"
         ))
         .bind(team)

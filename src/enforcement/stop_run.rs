@@ -9,8 +9,8 @@ use super::aws_stop::{self, AwsFailure, StopTarget};
 use super::claims::{self, ActionRow, Settled};
 use super::executor::Executor;
 use super::{notify, policy};
+use crate::aws::budgets::AwsBudgets;
 use crate::budgets::BudgetPeriod;
-use crate::budgets::aws_sync::AwsBudgets;
 
 /// What a claim on a stop is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use chrono::NaiveDate;
 use sqlx::{Acquire, PgPool};
 
 use super::IngestError;
-use super::pages::{GrainSummary, GroupKeys};
+use super::response::{GrainSummary, GroupKeys};
 use super::run;
 use crate::config::IngestSettings;
 use crate::costs::store::{Grain, Staging};
@@ -61,7 +61,7 @@ pub async fn ingest(pool: &PgPool, rows: usize) -> Result<BenchReport, IngestErr
     let settings = IngestSettings::default();
     let per_day = PROJECTS * SECONDS * Grain::ALL.len();
     let days = rows.div_ceil(per_day).max(1);
-    let from = NaiveDate::from_ymd_opt(1900, 1, 1).ok_or_else(|| IngestError::new("date"))?;
+    let from = NaiveDate::from_ymd_opt(1900, 1, 1).ok_or_else(|| IngestError::rejected("date"))?;
     let window = DateRange {
         from,
         to: from + chrono::Days::new(days as u64),

@@ -3,14 +3,13 @@
 
 use std::time::Duration;
 
-use aws_config::{BehaviorVersion, Region, SdkConfig, retry::RetryConfig};
+use aws_config::{SdkConfig, retry::RetryConfig};
 use aws_sdk_costexplorer::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_costexplorer::operation::get_cost_and_usage::GetCostAndUsageOutput;
 use aws_sdk_costexplorer::types::{DateInterval, Granularity, GroupDefinition, GroupDefinitionType};
-use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
 
 use super::IngestError;
-use super::pages::{GrainSummary, GroupKeys};
+use super::response::{GrainSummary, GroupKeys};
 use crate::config::IngestSettings;
 use crate::costs::store::{CostRow, Grain};
 use crate::period::DateRange;
@@ -54,28 +53,6 @@ impl Backoff {
     }
 }
 
-/// The standard AWS chain with ring TLS and SDK retries off (each service sets its own);
-/// region us-east-1 unless configured, the home of Cost Explorer and Budgets. Connecting and
-/// each request are bounded by `BURNRATE_AWS_CONNECT_TIMEOUT` and `BURNRATE_AWS_TIMEOUT`.
-pub async fn sdk_config_from_environment() -> SdkConfig {
-    let timeouts = crate::config::Timeouts::from_env();
-    let timeout_config = aws_config::timeout::TimeoutConfig::builder()
-        .connect_timeout(timeouts.aws_connect)
-        .operation_timeout(timeouts.aws_operation)
-        .build();
-    // The loader's own region chain (it shares our HTTP client for IMDS), then the default.
-    let config = aws_config::defaults(BehaviorVersion::latest())
-        .http_client(https_client())
-        .retry_config(RetryConfig::disabled())
-        .timeout_config(timeout_config)
-        .load()
-        .await;
-    match config.region() {
-        Some(_) => config,
-        None => config.into_builder().region(Region::new("us-east-1")).build(),
-    }
-}
-
 /// A Cost Explorer client.
 #[derive(Clone)]
 pub struct CostExplorer {
@@ -87,7 +64,7 @@ impl CostExplorer {
     /// The standard AWS chain: environment, profile, SSO, web identity (IRSA), IMDS; the
     /// standard endpoint variables; region us-east-1 unless configured (Cost Explorer's home).
     pub async fn from_environment() -> CostExplorer {
-        CostExplorer::from_sdk_config(sdk_config_from_environment().await)
+        CostExplorer::from_sdk_config(crate::aws::sdk_config_from_environment().await)
     }
 
     /// A client from an explicit SDK configuration. Retries stay off whatever it says.
@@ -149,7 +126,7 @@ impl CostExplorer {
             .start(range.from.to_string())
             .end(range.to.to_string())
             .build()
-            .map_err(|e| IngestError::new(format!("building the request: {e}")))?;
+            .map_err(|e| IngestError::CostExplorer(format!("building the request: {e}")))?;
         let mut attempt = 1;
         loop {
             let request = self
@@ -167,11 +144,14 @@ impl CostExplorer {
             };
             let retryable = is_retryable(&error);
             if !retryable || attempt >= backoff.max_attempts {
-                let mut failure = IngestError::from_sdk(&error, self.operation_timeout());
-                if retryable {
-                    failure = failure.context(&format!("gave up after {attempt} attempts"));
-                }
-                return Err(failure);
+                let failure = IngestError::from_sdk(&error, self.operation_timeout());
+                return Err(match retryable {
+                    true => IngestError::GaveUp {
+                        attempts: attempt,
+                        last: Box::new(failure),
+                    },
+                    false => failure,
+                });
             }
             let delay = backoff.delay_before(attempt);
             tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, error = %IngestError::from_sdk(&error, self.operation_timeout()), "Cost Explorer request will be retried");
@@ -262,24 +242,17 @@ impl IngestError {
         match error {
             SdkError::ServiceError(service) => {
                 let err = service.err();
-                IngestError::new(format!(
+                IngestError::CostExplorer(format!(
                     "{}: {}",
                     err.code().unwrap_or("UnknownError"),
                     err.message().unwrap_or("(no message)")
                 ))
             }
-            SdkError::TimeoutError(_) => IngestError::new(format!(
+            SdkError::TimeoutError(_) => IngestError::CostExplorer(format!(
                 "Cost Explorer did not answer within {:?} (BURNRATE_AWS_TIMEOUT); nothing was stored",
                 operation_timeout.unwrap_or_default()
             )),
-            other => IngestError::new(format!("Cost Explorer request failed: {}", DisplayErrorContext(other))),
+            other => IngestError::CostExplorer(format!("Cost Explorer request failed: {}", DisplayErrorContext(other))),
         }
     }
-}
-
-/// HTTPS with rustls on ring (already in the build for sqlx), trusting the system's roots.
-pub fn https_client() -> aws_sdk_costexplorer::config::SharedHttpClient {
-    aws_smithy_http_client::Builder::new()
-        .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
-        .build_https()
 }

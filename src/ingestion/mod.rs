@@ -6,13 +6,15 @@ pub mod bench;
 #[cfg(feature = "ssr")]
 pub mod cost_explorer;
 #[cfg(feature = "ssr")]
-pub mod pages;
-#[cfg(feature = "ssr")]
 pub mod plan;
+#[cfg(feature = "ssr")]
+pub mod response;
 #[cfg(feature = "ssr")]
 pub mod run;
 #[cfg(feature = "ssr")]
 pub mod schedule;
+#[cfg(feature = "ssr")]
+pub mod store;
 
 use leptos::prelude::*;
 use rust_decimal::Decimal;
@@ -24,38 +26,45 @@ use crate::ui::page::PageHeader;
 use crate::ui::table::TableHead;
 
 /// Why an ingestion run failed, in words fit for the run's record and the terminal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IngestError(String);
+/// Typed by kind, so callers and tests can tell AWS's refusals from bad answers, failed
+/// checks and the database.
+#[cfg(feature = "ssr")]
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// Cost Explorer refused the request or could not be reached: credentials, endpoint,
+    /// permissions, timeout.
+    #[error("{0}")]
+    CostExplorer(String),
+    /// A retryable failure that lasted through every attempt.
+    #[error("gave up after {attempts} attempts: {last}")]
+    GaveUp { attempts: u32, last: Box<IngestError> },
+    /// Cost Explorer's answer is not what burnrate can store: a shape, date or amount it
+    /// did not expect.
+    #[error("{0}")]
+    Malformed(String),
+    /// A group of one day's result was malformed.
+    #[error("Cost Explorer result for {day}: {source}")]
+    InResult {
+        day: chrono::NaiveDate,
+        source: Box<IngestError>,
+    },
+    /// The window asked for, or the figures fetched, fail a check; nothing is stored.
+    #[error("{0}")]
+    Rejected(String),
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error(transparent)]
+    Staging(#[from] crate::costs::store::StagingError),
+}
 
+#[cfg(feature = "ssr")]
 impl IngestError {
-    pub fn new(message: impl Into<String>) -> IngestError {
-        IngestError(message.into())
+    pub fn malformed(message: impl Into<String>) -> IngestError {
+        IngestError::Malformed(message.into())
     }
 
-    pub fn context(self, context: &str) -> IngestError {
-        IngestError(format!("{context}: {}", self.0))
-    }
-}
-
-impl std::fmt::Display for IngestError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for IngestError {}
-
-#[cfg(feature = "ssr")]
-impl From<sqlx::Error> for IngestError {
-    fn from(error: sqlx::Error) -> Self {
-        IngestError(format!("database: {error}"))
-    }
-}
-
-#[cfg(feature = "ssr")]
-impl From<crate::costs::store::StagingError> for IngestError {
-    fn from(error: crate::costs::store::StagingError) -> Self {
-        IngestError(error.to_string())
+    pub fn rejected(message: impl Into<String>) -> IngestError {
+        IngestError::Rejected(message.into())
     }
 }
 
@@ -102,66 +111,11 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
         async {
             crate::auth::caller()?;
             let pool = crate::ctx::pool()?;
-            type Row = (
-                i64,
-                String,
-                String,
-                chrono::DateTime<chrono::Utc>,
-                Option<i64>,
-                Option<chrono::NaiveDate>,
-                Option<chrono::NaiveDate>,
-                i64,
-                i32,
-                Decimal,
-                Option<Decimal>,
-                Option<String>,
-            );
-            let rows: Vec<Row> = sqlx::query_as(
-                "select id, trigger, status, started_at,
-                        extract(epoch from finished_at - started_at)::bigint,
-                        window_from, window_to - 1, rows_written, requests, api_cost, grain_difference, error
-                 from ingestion_runs order by started_at desc, id desc limit 50",
-            )
-            .fetch_all(&pool)
-            .await?;
+            let runs = store::recent_runs(&pool).await?;
             let schedule = crate::ctx::get::<schedule::SharedStatus>()?
                 .read()
                 .map(|s| s.clone())
                 .unwrap_or_default();
-            let runs = rows
-                .into_iter()
-                .map(
-                    |(
-                        id,
-                        trigger,
-                        status,
-                        started,
-                        duration,
-                        from,
-                        last,
-                        rows_written,
-                        requests,
-                        api_cost,
-                        grain_difference,
-                        error,
-                    )| {
-                        RunSummary {
-                            id,
-                            trigger,
-                            status,
-                            started_at: started.format("%Y-%m-%d %H:%M UTC").to_string(),
-                            duration_seconds: duration,
-                            window: from.zip(last).map(|(f, l)| format!("{f} – {l}")),
-                            days: from.zip(last).map(|(f, l)| (l - f).num_days() + 1),
-                            rows_written,
-                            requests,
-                            api_cost,
-                            grain_difference,
-                            error,
-                        }
-                    },
-                )
-                .collect();
             Ok(IngestionOverview { schedule, runs })
         }
         .await,

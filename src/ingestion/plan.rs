@@ -18,7 +18,7 @@ pub fn earliest_available(today: NaiveDate) -> NaiveDate {
 /// nothing before today is left.
 pub fn clip_to_complete_days(window: DateRange, today: NaiveDate) -> Result<DateRange, IngestError> {
     if window.from >= today {
-        return Err(IngestError::new(format!(
+        return Err(IngestError::rejected(format!(
             "the window starts on {}, but only days before today ({today}, UTC) have figures; \
              ingest up to --to {today} (exclusive) at the latest",
             window.from

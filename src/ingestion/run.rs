@@ -10,8 +10,8 @@ use sqlx::{Acquire, PgConnection, PgPool};
 
 use super::IngestError;
 use super::cost_explorer::{Backoff, CostExplorer, RequestMeter};
-use super::pages::GrainSummary;
 use super::plan;
+use super::response::GrainSummary;
 use crate::config::IngestSettings;
 use crate::costs::store::{self, Grain, Staging};
 use crate::period::DateRange;
@@ -221,7 +221,7 @@ async fn fetch_and_store(
     meter: &mut RequestMeter,
 ) -> Result<Stored, IngestError> {
     if let Some(problem) = cost_explorer.credentials_problem().await {
-        return Err(IngestError::new(problem));
+        return Err(IngestError::CostExplorer(problem));
     }
     let staging = Staging::begin(conn).await?;
     let result = stage_and_replace(conn, cost_explorer, &staging, window, options, run_id, meter).await;
@@ -287,7 +287,7 @@ async fn stage_and_replace(
 /// A group answered twice for one day would break the fact table's key; say what AWS did.
 fn duplicate_group_error(error: sqlx::Error) -> IngestError {
     match &error {
-        sqlx::Error::Database(db) if db.code().as_deref() == Some("23505") => IngestError::new(format!(
+        sqlx::Error::Database(db) if db.code().as_deref() == Some("23505") => IngestError::malformed(format!(
             "Cost Explorer returned the same group twice for one day ({}); nothing was stored",
             db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
                 .and_then(|pg| pg.detail())
@@ -330,7 +330,7 @@ pub fn check_consistent(window: DateRange, grains: &[GrainSummary]) -> Result<Ag
     for grain in grains {
         for (day, estimated) in &grain.days {
             if *day < window.from || *day >= window.to {
-                return Err(IngestError::new(format!(
+                return Err(IngestError::rejected(format!(
                     "Cost Explorer returned {day}, outside the requested {} to {}",
                     window.from,
                     window.last_day()
@@ -340,7 +340,7 @@ pub fn check_consistent(window: DateRange, grains: &[GrainSummary]) -> Result<Ag
         }
     }
     if days.len() as i64 != window.days() {
-        return Err(IngestError::new(format!(
+        return Err(IngestError::rejected(format!(
             "Cost Explorer answered for {} of the {} days requested",
             days.len(),
             window.days()
@@ -364,7 +364,7 @@ pub fn check_consistent(window: DateRange, grains: &[GrainSummary]) -> Result<Ag
                 .zip(&totals)
                 .map(|(grain, (unblended, amortized))| format!("{grain}: unblended {unblended}, amortized {amortized}"))
                 .collect();
-            return Err(IngestError::new(format!(
+            return Err(IngestError::rejected(format!(
                 "Cost Explorer's totals for {day} differ between group-bys by more than a cent ({}). AWS probably \
                  restated them during the run; nothing was stored and the next run fetches them again",
                 amounts.join("; ")

@@ -38,7 +38,7 @@ impl TeamEdit {
         let name = check_team_name(name).map_err(|m| AppError::invalid("name", m))?;
         let mut mapping = TeamMapping::default();
         for owner in entries(owners) {
-            let email = crate::auth::accounts::validate_email(owner)
+            let email = crate::mail::address::validate_email(owner)
                 .map_err(|_| AppError::invalid("owners", format!("{owner:?} is not an email address")))?;
             mapping.owners.insert(email);
         }

@@ -1,13 +1,13 @@
 //! `burnrate ingest` as a process: the standard AWS endpoint variables, exit statuses, the
 //! lock across processes, a kill mid-run, missing credentials, and moto server.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::ce_fake::{CostExplorerFake, sample_items};
-use common::{database_url, today};
+use crate::common::ce_fake::{CostExplorerFake, sample_items};
+use crate::common::{database_url, today};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 

@@ -1,15 +1,15 @@
 //! Ingestion through the real AWS SDK against the Cost Explorer fake on loopback.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
+use crate::common::ce_fake::{CostExplorerFake, sample_items};
+use crate::common::{cost_explorer_at, day};
 use burnrate::config::IngestSettings;
 use burnrate::ingestion::cost_explorer::{Backoff, CostExplorer};
 use burnrate::ingestion::run::{self, Outcome, RunOptions, RunReport, Trigger};
 use burnrate::period::DateRange;
-use common::ce_fake::{CostExplorerFake, sample_items};
-use common::{cost_explorer_at, day};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 

@@ -1,12 +1,12 @@
 //! Enforcement evaluation on real Postgres: every policy edge case, approvals as code with
 //! history, idempotence, and the CSV of `burnrate enforce evaluate`.
 
-mod common;
+use crate::common;
 
+use crate::common::day;
+use burnrate::as_code::{apply, export, parse};
 use burnrate::audit_log::Actor;
-use burnrate::config_file::{apply, export, parse};
 use burnrate::enforcement::evaluate::{CSV_HEADER, evaluate};
-use common::day;
 use sqlx::PgPool;
 
 fn today() -> chrono::NaiveDate {

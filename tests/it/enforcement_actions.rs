@@ -1,15 +1,15 @@
 //! Enforcement actions end to end: the real aws-sdk-budgets against the budget-action fake,
 //! a real SMTP server (aiosmtpd) for notify, real Postgres for state and the audit log.
 
-mod common;
+use crate::common;
 
+use crate::common::budget_actions_fake::BudgetActionsFake;
 use burnrate::auth::Role;
 use burnrate::enforcement::actions;
 use burnrate::enforcement::evaluate::evaluate_and_act;
-use common::budget_actions_fake::BudgetActionsFake;
 use sqlx::PgPool;
 
-use common::enforcement::*;
+use crate::common::enforcement::*;
 
 #[sqlx::test]
 async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses(pool: PgPool) {

@@ -282,7 +282,7 @@ pub async fn aws_config_at(endpoint: &str, access_key: &str) -> aws_config::SdkC
         .region(aws_config::Region::new("us-east-1"))
         .endpoint_url(endpoint)
         .credentials_provider(credentials)
-        .http_client(burnrate::ingestion::cost_explorer::https_client())
+        .http_client(burnrate::aws::https_client())
         .load()
         .await
 }

@@ -50,8 +50,12 @@ impl GrainSummary {
             *estimated |= result.estimated();
             let total = self.totals.entry(day).or_default();
             for group in result.groups() {
-                let row = parse_group(day, result.estimated(), group.keys(), group.metrics(), keys)
-                    .map_err(|e| e.context(&format!("Cost Explorer result for {day}")))?;
+                let row = parse_group(day, result.estimated(), group.keys(), group.metrics(), keys).map_err(|e| {
+                    IngestError::InResult {
+                        day,
+                        source: Box::new(e),
+                    }
+                })?;
                 total.0 += row.unblended;
                 total.1 += row.amortized;
                 rows.push(row);
@@ -66,14 +70,14 @@ impl GrainSummary {
 fn result_day(result: &ResultByTime) -> Result<NaiveDate, IngestError> {
     let period = result
         .time_period()
-        .ok_or_else(|| IngestError::new("Cost Explorer returned a result without a TimePeriod"))?;
+        .ok_or_else(|| IngestError::malformed("Cost Explorer returned a result without a TimePeriod"))?;
     let parse = |text: &str| {
         NaiveDate::parse_from_str(text, "%Y-%m-%d")
-            .map_err(|_| IngestError::new(format!("Cost Explorer returned an invalid date {text:?}")))
+            .map_err(|_| IngestError::malformed(format!("Cost Explorer returned an invalid date {text:?}")))
     };
     let (start, end) = (parse(period.start())?, parse(period.end())?);
     if start.succ_opt() != Some(end) {
-        return Err(IngestError::new(format!(
+        return Err(IngestError::malformed(format!(
             "Cost Explorer returned a period {start} to {end} where one day was expected"
         )));
     }
@@ -88,7 +92,7 @@ fn parse_group(
     keys: &GroupKeys,
 ) -> Result<CostRow, IngestError> {
     let [first, second] = group_keys else {
-        return Err(IngestError::new(format!(
+        return Err(IngestError::malformed(format!(
             "a group has {} keys where 2 were expected",
             group_keys.len()
         )));
@@ -98,7 +102,7 @@ fn parse_group(
         Some(prefix) => strip_tag(second, prefix)?,
         None => checked_text(second)?,
     };
-    let metrics = metrics.ok_or_else(|| IngestError::new("a group has no Metrics"))?;
+    let metrics = metrics.ok_or_else(|| IngestError::malformed("a group has no Metrics"))?;
     Ok(CostRow {
         day,
         unblended: amount(metrics, "UnblendedCost", true)?,
@@ -114,14 +118,14 @@ fn parse_group(
 fn strip_tag(key: &str, prefix: &str) -> Result<String, IngestError> {
     let value = key
         .strip_prefix(prefix)
-        .ok_or_else(|| IngestError::new(format!("group key {key:?} does not start with {prefix:?}")))?;
+        .ok_or_else(|| IngestError::malformed(format!("group key {key:?} does not start with {prefix:?}")))?;
     checked_text(value)
 }
 
 /// Tag values are stored verbatim; only NUL, which PostgreSQL text cannot hold, is refused.
 fn checked_text(value: &str) -> Result<String, IngestError> {
     if value.contains('\0') {
-        return Err(IngestError::new(format!(
+        return Err(IngestError::malformed(format!(
             "group key {value:?} contains a NUL character"
         )));
     }
@@ -131,17 +135,17 @@ fn checked_text(value: &str) -> Result<String, IngestError> {
 fn amount(metrics: &HashMap<String, MetricValue>, name: &str, money: bool) -> Result<Decimal, IngestError> {
     let value = metrics
         .get(name)
-        .ok_or_else(|| IngestError::new(format!("metric {name} is missing")))?;
+        .ok_or_else(|| IngestError::malformed(format!("metric {name} is missing")))?;
     let text = value
         .amount()
-        .ok_or_else(|| IngestError::new(format!("metric {name} has no Amount")))?;
+        .ok_or_else(|| IngestError::malformed(format!("metric {name} has no Amount")))?;
     if money && value.unit() != Some("USD") {
-        return Err(IngestError::new(format!(
+        return Err(IngestError::malformed(format!(
             "metric {name} is in {:?}, not USD",
             value.unit().unwrap_or("")
         )));
     }
-    parse_amount(text).ok_or_else(|| IngestError::new(format!("metric {name} has a malformed Amount {text:?}")))
+    parse_amount(text).ok_or_else(|| IngestError::malformed(format!("metric {name} has a malformed Amount {text:?}")))
 }
 
 /// An exact decimal: plain (`12.3400000001`) or scientific (`1.5E-7`), which Cost Explorer

@@ -1,10 +1,8 @@
 //! Rendered dashboard pages are served again until the data, the day, the URL or the
 //! caller changes; every response still carries its own CSP nonce.
 
-mod common;
-
+use crate::common::{TestApp, TestResponse, add_project_costs, spawn_app, today};
 use burnrate::auth::Role;
-use common::{TestApp, TestResponse, add_project_costs, spawn_app, today};
 use sqlx::PgPool;
 
 const CACHE: &str = "x-burnrate-page-cache";

@@ -1,6 +1,6 @@
 //! Zero-configuration start: the private PostgreSQL cluster and the `burnrate` binary.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,11 +1,11 @@
 //! `burnrate export` CSV: exact figures, order, escaping, and reconciliation with the facts.
 
-mod common;
+use crate::common;
 
+use crate::common::{day, load_demo};
 use burnrate::costs::export::{Granularity, csv, parse_keys};
 use burnrate::costs::store::{self, CostBatch, CostRow};
 use burnrate::period::{DateRange, Metric};
-use common::{day, load_demo};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 use std::str::FromStr;

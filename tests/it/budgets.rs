@@ -2,15 +2,15 @@
 //! server exactly once, permissions over HTTP, budgets as code, and AWS Budgets sync through
 //! the real SDK against moto.
 
-mod common;
+use crate::common;
 
+use crate::common::{day, spawn_app};
 use burnrate::audit_log::Actor;
 use burnrate::auth::Role;
 use burnrate::budgets::outbox::{AlertSender, RetryPolicy};
 use burnrate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
 use burnrate::budgets::{BudgetScope, BudgetSpec, evaluate, evaluate_and_send, store};
 use burnrate::mail::SmtpSettings;
-use common::{day, spawn_app};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 use std::time::Duration;
@@ -437,7 +437,7 @@ async fn an_invalid_form_reports_every_field_and_saves_nothing(pool: PgPool) {
 
 #[sqlx::test]
 async fn budgets_as_code_apply_whole_or_not_at_all(pool: PgPool) {
-    use burnrate::config_file::{ApplyError, apply, export, parse};
+    use burnrate::as_code::{ApplyError, apply, export, parse};
     seed(&pool).await;
     let actor = Actor::system("test");
     let file = parse(
@@ -477,7 +477,7 @@ budgets:
     let exported = export(&pool).await.expect("export");
     let again = parse(&exported).expect("round trip");
     // The export adds each budget's key (its name here); the rest round-trips unchanged.
-    let specs = |f: &burnrate::config_file::ConfigFile| {
+    let specs = |f: &burnrate::as_code::ConfigFile| {
         f.budgets.as_ref().map(|b| {
             b.iter()
                 .map(|b| BudgetSpec {
@@ -537,13 +537,13 @@ budgets:
     assert!(refused.to_string().contains("ml-research monthly"), "{refused}");
 }
 
-async fn budgets_client(endpoint: &str) -> burnrate::budgets::aws_sync::AwsBudgets {
+async fn budgets_client(endpoint: &str) -> burnrate::aws::budgets::AwsBudgets {
     let config = common::aws_config_at(endpoint, "test-key").await;
-    burnrate::budgets::aws_sync::AwsBudgets::new(&config, "123456789012".into())
+    burnrate::aws::budgets::AwsBudgets::new(&config, "123456789012".into())
 }
 
 /// The AWS budget that burnrate budget `id` became.
-async fn describe(aws: &burnrate::budgets::aws_sync::AwsBudgets, id: i64) -> aws_sdk_budgets::types::Budget {
+async fn describe(aws: &burnrate::aws::budgets::AwsBudgets, id: i64) -> aws_sdk_budgets::types::Budget {
     aws.client()
         .describe_budget()
         .account_id("123456789012")
@@ -635,8 +635,7 @@ async fn aws_budgets_sync_is_idempotent_and_touches_only_burnrate_budgets(pool: 
     assert_eq!(third.replaced, [format!("burnrate-{team}")]);
     assert_eq!(third.deleted, [format!("burnrate-{org}")]);
 
-    let names: Vec<String> = aws
-        .summaries()
+    let names: Vec<String> = burnrate::budgets::aws_sync::summaries(&aws)
         .await
         .expect("listed")
         .into_iter()
@@ -838,7 +837,7 @@ async fn raising_a_budget_rearms_thresholds_it_no_longer_crosses_and_lowering_ne
 
 #[sqlx::test]
 async fn a_budget_renamed_in_yaml_under_the_same_key_keeps_its_id_and_alert_history(pool: PgPool) {
-    use burnrate::config_file::{apply, export, parse};
+    use burnrate::as_code::{apply, export, parse};
     seed(&pool).await;
     let actor = Actor::system("test");
     let file = |name: &str| {

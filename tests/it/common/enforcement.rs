@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use burnrate::auth::Role;
-use burnrate::budgets::aws_sync::AwsBudgets;
+use burnrate::aws::budgets::AwsBudgets;
 use burnrate::budgets::outbox::AlertSender;
 use burnrate::enforcement::actions::ActionError;
 use burnrate::enforcement::executor::Executor;

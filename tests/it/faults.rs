@@ -4,15 +4,15 @@
 //! killed mid-send are exercised in `ingestion_cli.rs`, `budgets.rs` and
 //! `enforcement_safety.rs`.)
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::common::ce_fake::{CostExplorerFake, sample_items};
+use crate::common::{database_url, today};
 use burnrate::auth::Role;
 use burnrate::db::private_cluster::PrivateCluster;
-use common::ce_fake::{CostExplorerFake, sample_items};
-use common::{database_url, today};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 

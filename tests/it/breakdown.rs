@@ -1,14 +1,14 @@
 //! Teams, Team and Project aggregations against the facts, to the cent, and their pages.
 
-mod common;
+use crate::common;
 
+use crate::common::{day, load_demo};
 use burnrate::auth::Role;
 use burnrate::dashboard::model::Scope;
 use burnrate::dashboard::store::breakdown;
 use burnrate::demo::org::HOSTILE_PROJECT;
 use burnrate::period::{Metric, Period};
 use burnrate::ui::links::scope_href;
-use common::{day, load_demo};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 

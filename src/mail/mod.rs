@@ -5,6 +5,9 @@
 //! - `smtps://user:pass@host:465`: TLS from the first byte.
 //! - `?tls=required` or `?tls=opportunistic` overrides the choice for `smtp://`.
 
+pub mod address;
+pub mod compose;
+
 use std::fmt;
 use std::time::Duration;
 

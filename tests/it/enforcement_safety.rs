@@ -4,14 +4,14 @@
 //! approval racing evaluation. The real aws-sdk-budgets talks to the budget-action fake, and
 //! Postgres is real.
 
-mod common;
+use crate::common;
 
+use crate::common::budget_actions_fake::BudgetActionsFake;
+use crate::common::day;
+use crate::common::enforcement::*;
 use burnrate::audit_log::Actor;
 use burnrate::enforcement::evaluate::evaluate_and_act;
 use burnrate::enforcement::{Approval, actions, approvals, judge, policy, reconcile};
-use common::budget_actions_fake::BudgetActionsFake;
-use common::day;
-use common::enforcement::*;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
@@ -611,7 +611,7 @@ async fn an_execution_aws_did_not_answer_is_settled_from_aws_not_marked_failed(p
         )
         .build();
     let exec = burnrate::enforcement::executor::Executor {
-        aws: Some(std::sync::Arc::new(burnrate::budgets::aws_sync::AwsBudgets::new(
+        aws: Some(std::sync::Arc::new(burnrate::aws::budgets::AwsBudgets::new(
             &sdk,
             "123456789012".into(),
         ))),

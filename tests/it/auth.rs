@@ -1,10 +1,10 @@
 //! Sign-in, sessions, roles, cross-site refusal, rate limits and security headers over HTTP.
 
-mod common;
+use crate::common;
 
+use crate::common::{PASSWORD, TestApp, create_account, encode, spawn_app, spawn_app_with};
 use burnrate::auth::Role;
 use burnrate::config::Config;
-use common::{PASSWORD, TestApp, create_account, encode, spawn_app, spawn_app_with};
 use sqlx::PgPool;
 
 fn login_body(email: &str, password: &str) -> String {

@@ -1,10 +1,10 @@
 //! `burnrate config import` / `export`: whole-file validation, one transaction, audit.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 
-use common::database_url;
+use crate::common::database_url;
 use sqlx::PgPool;
 
 fn burnrate(database: &str, args: &[&str]) -> Output {

@@ -1,10 +1,10 @@
 //! Overview aggregations against the facts, to the cent.
 
-mod common;
+use crate::common;
 
+use crate::common::{day, load_demo};
 use burnrate::dashboard::store::overview as queries;
 use burnrate::period::{Metric, Period};
-use common::{day, load_demo};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 

@@ -1,10 +1,10 @@
 //! The schema, the fact store and the rollup, on a real PostgreSQL database.
 
-mod common;
+use crate::common;
 
+use crate::common::{day, load_demo};
 use burnrate::costs::store::{self, CostBatch, CostRow};
 use burnrate::period::DateRange;
-use common::{day, load_demo};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 use std::str::FromStr;

@@ -240,60 +240,6 @@ fn read_thresholds(node: &MarkedYaml, errors: &mut Errors) -> Vec<ThresholdInput
 #[cfg(test)]
 mod tests {
     use super::super::parse;
-    use super::*;
-    use crate::budgets::Budget;
-    use rust_decimal::Decimal;
-
-    #[test]
-    fn the_documented_section_parses_and_round_trips() {
-        let text = "budgets:
-  - name: ml-research monthly
-    scope: {team: ml-research}        # or {project: NAME} or {org: true}
-    period: monthly                   # quarterly, annual
-    amount: \"25000.00\"
-    metric: unblended                 # amortized
-    thresholds: [{percent: 50}, {percent: 80}, {percent: 100}, {percent: 100, type: forecasted}]
-    recipients: [finance@example.com] # in addition to the team owners
-  - name: org
-    scope: {org: true}
-    period: annual
-    amount: 1000000
-";
-        let file = parse(text).expect("valid");
-        let budgets = file.budgets.expect("section");
-        assert_eq!(file.teams, None);
-        assert_eq!(budgets[0].line, 2);
-        assert_eq!(budgets[0].spec.amount, Decimal::new(2500000, 2));
-        assert_eq!(budgets[0].spec.thresholds.len(), 4);
-        assert_eq!(budgets[1].spec.thresholds, Threshold::defaults());
-        let as_budgets: Vec<Budget> = budgets
-            .iter()
-            .enumerate()
-            .map(|(n, b)| Budget {
-                id: n as i64,
-                spec: b.spec.clone(),
-            })
-            .collect();
-        let again = parse(&super::super::budgets_sync::render(&as_budgets))
-            .expect("export is importable")
-            .budgets
-            .expect("section");
-        // The export writes each budget's key: its name, when it was given none.
-        assert_eq!(
-            again.iter().map(|b| b.spec.key.as_deref()).collect::<Vec<_>>(),
-            [Some("ml-research monthly"), Some("org")]
-        );
-        assert_eq!(
-            again
-                .iter()
-                .map(|b| BudgetSpec {
-                    key: None,
-                    ..b.spec.clone()
-                })
-                .collect::<Vec<_>>(),
-            budgets.iter().map(|b| b.spec.clone()).collect::<Vec<_>>()
-        );
-    }
 
     #[test]
     fn a_key_is_read_and_keys_must_be_unique() {

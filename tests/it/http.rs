@@ -1,11 +1,11 @@
 //! The HTTP surface: health checks, the server-rendered Overview and its server function.
 
-mod common;
+use crate::common;
 
+use crate::common::{load_demo, spawn_app, today};
 use burnrate::auth::Role;
 use burnrate::dashboard::store::overview as queries;
 use burnrate::period::{Metric, Period};
-use common::{load_demo, spawn_app, today};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 

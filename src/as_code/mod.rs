@@ -182,7 +182,7 @@ fn read_team(entry: &MarkedYaml, errors: &mut Errors) -> Option<(String, TeamMap
             },
             "owners" => {
                 for (node, owner) in list(value, "owners", errors) {
-                    match crate::auth::accounts::validate_email(&owner) {
+                    match crate::mail::address::validate_email(&owner) {
                         Ok(email) => {
                             mapping.owners.insert(email);
                         }

@@ -1,0 +1,149 @@
+//! The AWS Budgets client for one account: list, describe notifications, create and delete
+//! budgets; the underlying SDK client for budget actions. What burnrate puts in a budget is
+//! `budgets::aws_sync`'s business.
+
+use aws_sdk_budgets::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_budgets::types::{Budget as AwsBudget, Notification, NotificationWithSubscribers};
+
+/// Why AWS Budgets could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AwsError {
+    #[error("{0}")]
+    Aws(String),
+    #[error("AWS account id unknown: set AWS_ACCOUNT_ID to the 12-digit account the budgets belong to")]
+    NoAccount,
+}
+
+/// `AWS Budgets <call> failed: <code>: <message>`, or the transport error in full.
+pub fn describe_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
+    call: &str,
+    err: &SdkError<E, R>,
+) -> String {
+    let message = match err.as_service_error() {
+        Some(service) => format!(
+            "{}: {}",
+            service.code().unwrap_or("error"),
+            service.message().unwrap_or("no message")
+        ),
+        None => DisplayErrorContext(err).to_string(),
+    };
+    format!("AWS Budgets {call} failed: {message}")
+}
+
+fn aws_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
+    call: &str,
+    err: SdkError<E, R>,
+) -> AwsError {
+    AwsError::Aws(describe_error(call, &err))
+}
+
+/// A Budgets client for one account.
+pub struct AwsBudgets {
+    client: aws_sdk_budgets::Client,
+    account_id: String,
+}
+
+impl AwsBudgets {
+    /// The standard AWS chain and endpoint variables (`AWS_ENDPOINT_URL_BUDGETS`); the account
+    /// comes from the credentials (`AWS_ACCOUNT_ID`, SSO profiles).
+    pub async fn from_environment() -> Result<AwsBudgets, AwsError> {
+        use aws_credential_types::provider::ProvideCredentials;
+        let sdk_config = super::sdk_config_from_environment().await;
+        let credentials = match sdk_config.credentials_provider() {
+            Some(provider) => provider
+                .provide_credentials()
+                .await
+                .map_err(|e| AwsError::Aws(format!("AWS credentials not found ({e})")))?,
+            None => return Err(AwsError::Aws("AWS credentials not found".into())),
+        };
+        let account_id = credentials
+            .account_id()
+            .map(|a| a.as_str().to_string())
+            .ok_or(AwsError::NoAccount)?;
+        Ok(AwsBudgets::new(&sdk_config, account_id))
+    }
+
+    /// A client from an explicit SDK configuration, with the SDK's standard retries (Budgets
+    /// calls are free, unlike Cost Explorer's).
+    pub fn new(sdk_config: &aws_config::SdkConfig, account_id: String) -> AwsBudgets {
+        let config = aws_sdk_budgets::config::Builder::from(sdk_config)
+            .retry_config(aws_config::retry::RetryConfig::standard())
+            .build();
+        AwsBudgets {
+            client: aws_sdk_budgets::Client::from_conf(config),
+            account_id,
+        }
+    }
+
+    /// The underlying client, for reading back what a sync wrote and for budget actions.
+    pub fn client(&self) -> &aws_sdk_budgets::Client {
+        &self.client
+    }
+
+    pub fn account_id(&self) -> &str {
+        &self.account_id
+    }
+
+    /// Every budget in the account, following NextToken.
+    pub async fn list(&self) -> Result<Vec<AwsBudget>, AwsError> {
+        let mut budgets = Vec::new();
+        let mut token = None;
+        // Bounded: 100 per page, AWS allows 20,000 budgets per account.
+        for _ in 0..200 {
+            let page = self
+                .client
+                .describe_budgets()
+                .account_id(&self.account_id)
+                .max_results(100)
+                .set_next_token(token)
+                .send()
+                .await
+                .map_err(|e| aws_error("DescribeBudgets", e))?;
+            budgets.extend(page.budgets().iter().cloned());
+            token = page.next_token().map(str::to_string).filter(|t| !t.is_empty());
+            if token.is_none() {
+                break;
+            }
+        }
+        Ok(budgets)
+    }
+
+    pub async fn notifications(&self, name: &str) -> Result<Vec<Notification>, AwsError> {
+        let out = self
+            .client
+            .describe_notifications_for_budget()
+            .account_id(&self.account_id)
+            .budget_name(name)
+            .send()
+            .await
+            .map_err(|e| aws_error("DescribeNotificationsForBudget", e))?;
+        Ok(out.notifications().to_vec())
+    }
+
+    pub async fn delete(&self, name: &str) -> Result<(), AwsError> {
+        self.client
+            .delete_budget()
+            .account_id(&self.account_id)
+            .budget_name(name)
+            .send()
+            .await
+            .map_err(|e| aws_error("DeleteBudget", e))?;
+        Ok(())
+    }
+
+    pub async fn create(
+        &self,
+        budget: &AwsBudget,
+        notifications: &[NotificationWithSubscribers],
+    ) -> Result<(), AwsError> {
+        self.client
+            .create_budget()
+            .account_id(&self.account_id)
+            .budget(budget.clone())
+            .set_notifications_with_subscribers(Some(notifications.to_vec()))
+            .send()
+            .await
+            .map_err(|e| aws_error("CreateBudget", e))?;
+        Ok(())
+    }
+}

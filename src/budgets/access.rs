@@ -1,0 +1,59 @@
+//! Who may change which budget: admins any; leads the budgets of their own teams and
+//! their projects; viewers none. Also the scopes a caller may choose in the form.
+
+use sqlx::PgConnection;
+
+use super::{BudgetScope, ScopeChoices, store};
+use crate::auth::Caller;
+use crate::error::AppError;
+
+pub async fn may_edit(conn: &mut PgConnection, caller: &Caller, scope: &BudgetScope) -> Result<bool, sqlx::Error> {
+    if caller.is_admin() {
+        return Ok(true);
+    }
+    Ok(match store::owning_team(conn, scope).await? {
+        Some(team_id) => caller.can_edit_team(team_id),
+        None => false,
+    })
+}
+
+pub async fn require_edit(conn: &mut PgConnection, caller: &Caller, scope: &BudgetScope) -> Result<(), AppError> {
+    if may_edit(conn, caller, scope).await? {
+        Ok(())
+    } else if caller.is_admin() || caller.role == crate::auth::Role::Lead {
+        Err(AppError::Forbidden(format!(
+            "leads may change budgets of their own teams and their projects only, not {}",
+            scope.label()
+        )))
+    } else {
+        Err(AppError::Forbidden("viewers cannot change budgets".into()))
+    }
+}
+
+pub async fn choices(conn: &mut PgConnection, caller: &Caller) -> Result<ScopeChoices, sqlx::Error> {
+    let admin = caller.is_admin();
+    let team_ids: Vec<i64> = if caller.role == crate::auth::Role::Lead {
+        caller.team_ids.clone()
+    } else {
+        Vec::new()
+    };
+    if !admin && team_ids.is_empty() {
+        return Ok(ScopeChoices::default());
+    }
+    let teams = sqlx::query_scalar("select name from teams where $1 or id = any($2) order by name")
+        .bind(admin)
+        .bind(&team_ids)
+        .fetch_all(&mut *conn)
+        .await?;
+    let projects =
+        sqlx::query_scalar("select name from projects where $1 or team_id = any($2) order by name limit 5000")
+            .bind(admin)
+            .bind(&team_ids)
+            .fetch_all(&mut *conn)
+            .await?;
+    Ok(ScopeChoices {
+        org: admin,
+        teams,
+        projects,
+    })
+}

@@ -1,0 +1,72 @@
+//! The Enforcement page's reads: recorded violations with their actions' states.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use super::model::{ActionState, ViolationRow};
+use crate::format::UNASSIGNED_TEAM;
+
+/// A violation as stored, before its actions are attached.
+#[derive(sqlx::FromRow)]
+struct Violation {
+    id: i64,
+    project: String,
+    team: Option<String>,
+    period_start: NaiveDate,
+    reason: String,
+    spend: Decimal,
+    spend_limit: Decimal,
+    last_seen: String,
+}
+
+/// An action's state and the violation it belongs to.
+#[derive(sqlx::FromRow)]
+struct ActionOf {
+    violation_id: i64,
+    #[sqlx(flatten)]
+    state: ActionState,
+}
+
+/// Every recorded violation of the last 13 months with its actions, newest period first.
+pub async fn recorded(pool: &PgPool) -> Result<Vec<ViolationRow>, sqlx::Error> {
+    let violations: Vec<Violation> = sqlx::query_as(
+        "select v.id, v.project, t.name as team, v.period_start, v.reason, v.spend, v.spend_limit,
+                to_char(v.last_seen_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"') as last_seen
+         from violations v left join projects p on p.name = v.project left join teams t on t.id = p.team_id
+         where v.period_start >= current_date - 400
+         order by v.period_start desc, v.spend desc, v.project limit 1000",
+    )
+    .fetch_all(pool)
+    .await?;
+    let ids: Vec<i64> = violations.iter().map(|v| v.id).collect();
+    let actions: Vec<ActionOf> = sqlx::query_as(
+        "select violation_id, id, action, mode, status, last_message from enforcement_actions
+         where violation_id = any($1) order by id",
+    )
+    .bind(&ids)
+    .fetch_all(pool)
+    .await?;
+    let approved: Vec<String> =
+        sqlx::query_scalar("select project from approvals where ended_at is null and expires >= current_date")
+            .fetch_all(pool)
+            .await?;
+    Ok(violations
+        .into_iter()
+        .map(|v| ViolationRow {
+            actions: actions
+                .iter()
+                .filter(|a| a.violation_id == v.id)
+                .map(|a| a.state.clone())
+                .collect(),
+            approved_now: approved.contains(&v.project),
+            project: v.project,
+            team: v.team.unwrap_or_else(|| UNASSIGNED_TEAM.to_string()),
+            period_start: v.period_start,
+            reason: v.reason,
+            spend: v.spend,
+            limit: v.spend_limit,
+            last_seen: v.last_seen,
+        })
+        .collect())
+}

@@ -1,0 +1,23 @@
+//! The integration tests, one binary: each module was its own test binary, and linking
+//! 16 copies of the server took most of a rebuild (docs/PERFORMANCE.md, "Test build").
+//! Every test runs against a real PostgreSQL (`#[sqlx::test]` gives each its own
+//! database), real SMTP and AWS test servers, and the server's own `serve_until`.
+
+mod common;
+
+mod auth;
+mod breakdown;
+mod budgets;
+mod enforcement;
+mod enforcement_actions;
+mod enforcement_safety;
+mod export;
+mod faults;
+mod http;
+mod ingestion;
+mod ingestion_cli;
+mod overview_queries;
+mod page_cache;
+mod private_cluster;
+mod schema_and_rollups;
+mod teams_config;
