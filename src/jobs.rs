@@ -6,12 +6,12 @@
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
-use crate::budgets::outbox::AlertSender;
 use crate::config::IngestSettings;
 use crate::enforcement::executor::Executor;
 use crate::ingestion::cost_explorer::{Backoff, CostExplorer};
 use crate::ingestion::run::{self, Outcome, RunOptions, Trigger};
 use crate::ingestion::schedule::{self, SharedStatus};
+use crate::outbox::AlertSender;
 
 /// What the evaluations after an ingestion did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub async fn after_ingestion(
     let mut done = AfterIngestion::default();
     let mut failures = Vec::new();
     match crate::budgets::evaluate_and_send(pool, alerts, public_url, today, false).await {
-        Ok((evaluation, delivery)) => {
+        Ok(crate::budgets::EvaluatedAndSent { evaluation, delivery }) => {
             done.budgets = evaluation.statuses.len();
             done.alerts_queued = evaluation.queued;
             done.alerts_sent = delivery.sent;

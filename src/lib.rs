@@ -46,6 +46,8 @@ pub mod jobs;
 #[cfg(feature = "ssr")]
 pub mod mail;
 #[cfg(feature = "ssr")]
+pub mod outbox;
+#[cfg(feature = "ssr")]
 pub mod page_cache;
 #[cfg(feature = "ssr")]
 pub mod page_data;

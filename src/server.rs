@@ -30,7 +30,7 @@ pub struct AppState {
     pub page_data: crate::page_data::PageDataCache,
     /// Rendered dashboard pages per caller, URL, day and data version (see `page_cache`).
     pub pages: crate::page_cache::PageCache,
-    pub alerts: crate::budgets::outbox::AlertSender,
+    pub alerts: crate::outbox::AlertSender,
     /// Runs enforcement actions (SMTP from `alerts`, AWS from the standard chain).
     pub enforcement: crate::enforcement::executor::Executor,
     /// The first-run setup token, when setup needs one (`auth::setup_token`).
@@ -45,7 +45,7 @@ impl AppState {
             .site_pkg_dir("pkg")
             .site_addr(config.addr)
             .build();
-        let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+        let alerts = crate::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
         AppState {
             leptos_options: Arc::new(leptos_options),
             page_data: Default::default(),

@@ -171,12 +171,12 @@ pub async fn retry_alert(alert_id: i64) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             crate::auth::require_admin()?;
-            if !super::outbox::requeue(&crate::ctx::pool()?, alert_id).await? {
+            if !crate::outbox::requeue(&crate::ctx::pool()?, alert_id).await? {
                 return Err(AppError::NotFound("no failed alert with this id".into()));
             }
             // The background sender delivers it, not this request: a slow SMTP server must
             // not hold the admin's page, nor the rest of the queue ride on it.
-            crate::ctx::get::<super::outbox::AlertSender>()?.wake();
+            crate::ctx::get::<crate::outbox::AlertSender>()?.wake();
             Ok(())
         }
         .await,

@@ -16,8 +16,6 @@ pub mod email;
 #[cfg(feature = "ssr")]
 pub mod evaluate;
 #[cfg(feature = "ssr")]
-pub mod outbox;
-#[cfg(feature = "ssr")]
 pub mod spec;
 #[cfg(feature = "ssr")]
 pub mod store;
@@ -27,18 +25,25 @@ pub mod store;
 #[cfg(feature = "ssr")]
 pub async fn evaluate_and_send(
     pool: &sqlx::PgPool,
-    sender: &outbox::AlertSender,
+    sender: &crate::outbox::AlertSender,
     public_url: Option<&str>,
     today: NaiveDate,
     every_queued: bool,
-) -> Result<(evaluate::EvaluationReport, outbox::DeliveryReport), sqlx::Error> {
+) -> Result<EvaluatedAndSent, sqlx::Error> {
     let evaluation = evaluate::evaluate(pool, today, public_url).await?;
     let delivery = if every_queued {
         sender.deliver_now(pool).await?
     } else {
         sender.deliver_due(pool).await?
     };
-    Ok((evaluation, delivery))
+    Ok(EvaluatedAndSent { evaluation, delivery })
+}
+
+/// What [`evaluate_and_send`] did: the evaluation, then the deliveries.
+#[cfg(feature = "ssr")]
+pub struct EvaluatedAndSent {
+    pub evaluation: evaluate::EvaluationReport,
+    pub delivery: crate::outbox::DeliveryReport,
 }
 
 use chrono::{Datelike, Months, NaiveDate};

@@ -44,12 +44,12 @@ pub(super) async fn export_config(config: Config) -> anyhow::Result<()> {
 
 pub(super) async fn evaluate_budgets(config: Config) -> anyhow::Result<()> {
     let db = Database::open(&config).await?;
-    let sender = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+    let sender = crate::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
     let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
     let today = chrono::Utc::now().date_naive();
     let result = crate::budgets::evaluate_and_send(&db.pool, &sender, public_url.as_deref(), today, true).await;
     db.close().await;
-    let (evaluation, delivery) = result?;
+    let crate::budgets::EvaluatedAndSent { evaluation, delivery } = result?;
     for status in evaluation.settling.iter().chain(&evaluation.statuses) {
         let crossed: Vec<String> = status.crossed.iter().map(|t| t.label()).collect();
         println!(
@@ -81,7 +81,7 @@ pub(super) async fn evaluate_budgets(config: Config) -> anyhow::Result<()> {
 pub(super) async fn evaluate_enforcement(config: Config) -> anyhow::Result<()> {
     use crate::enforcement::evaluate;
     let db = Database::open(&config).await?;
-    let alerts = crate::budgets::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+    let alerts = crate::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
     let executor = crate::enforcement::executor::Executor::from_config(&config, &alerts);
     let result = evaluate::evaluate_and_act(&db.pool, chrono::Utc::now().date_naive(), &executor).await;
     db.close().await;

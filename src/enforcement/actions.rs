@@ -1,4 +1,5 @@
-//! Running enforcement actions: approve, retry, reverse, and the automatic mode.
+//! Running enforcement actions: approve, retry and the automatic mode (reversal is
+//! `reverse`, the flag badge's read is `flags`).
 //!
 //! Each step decides in one short transaction, under the enforcement decision lock and the
 //! action's row lock: the action must be in the state the step expects, and its violation
@@ -164,78 +165,4 @@ pub async fn retry(
     today: NaiveDate,
 ) -> Result<String, ActionError> {
     run(pool, exec, id, actor, Trigger::Retry, today).await
-}
-
-/// Undoes an executed flag or stop (REVERSE_BUDGET_ACTION); an email cannot be undone.
-pub async fn reverse(pool: &PgPool, exec: &Executor, id: i64, actor: &str) -> Result<String, ActionError> {
-    let mut tx = pool.begin().await?;
-    claims::lock_decisions(&mut tx).await?;
-    let row = claims::lock(&mut tx, id).await?.ok_or(ActionError::NotFound(id))?;
-    if row.status != "executed" {
-        return Err(ActionError::Refused(format!(
-            "the action is {}; only an executed action can be reversed",
-            row.status.replace('_', " ")
-        )));
-    }
-    match row.action.as_str() {
-        "notify" => Err(ActionError::Refused("a sent email cannot be taken back".into())),
-        "flag" => {
-            claims::set_status(&mut tx, &row, actor, ("reversed", "reversed"), "flag removed").await?;
-            tx.commit().await?;
-            Ok("reversed".into())
-        }
-        _ => {
-            let claim = claims::claim(&mut tx, &row, exec.lease).await?;
-            tx.commit().await?;
-            let row = ActionRow {
-                claimed_from: Some(row.status.clone()),
-                ..row
-            };
-            let status = stop_run::run_claimed(
-                pool,
-                exec,
-                &row,
-                claim,
-                actor,
-                (Intent::Reverse, chrono::Utc::now().date_naive()),
-            )
-            .await?;
-            let message: Option<String> =
-                sqlx::query_scalar("select last_message from enforcement_actions where id = $1")
-                    .bind(id)
-                    .fetch_one(pool)
-                    .await?;
-            match message.filter(|m| m.starts_with("reversal failed")) {
-                Some(failed) if status == "executed" => Err(ActionError::Refused(failed)),
-                _ => Ok(status),
-            }
-        }
-    }
-}
-
-/// Projects with an executed, unreversed flag: the badge stays until an admin reverses it.
-pub async fn flagged_projects(conn: &mut sqlx::PgConnection) -> Result<Vec<String>, sqlx::Error> {
-    flagged_in(conn, None, None).await
-}
-
-/// Flagged projects, narrowed to `team` (`Unassigned` for projects in no team) and/or to
-/// one `project` when given.
-pub async fn flagged_in(
-    executor: impl sqlx::PgExecutor<'_>,
-    team: Option<&str>,
-    project: Option<&str>,
-) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
-        "select distinct v.project from enforcement_actions a join violations v on v.id = a.violation_id
-         left join projects p on p.name = v.project left join teams t on t.id = p.team_id
-         where a.action = 'flag' and a.status = 'executed'
-           and ($1::text is null or coalesce(t.name, $2) = $1)
-           and ($3::text is null or v.project = $3)
-         order by 1",
-    )
-    .bind(team)
-    .bind(crate::format::UNASSIGNED_TEAM)
-    .bind(project)
-    .fetch_all(executor)
-    .await
 }

@@ -125,7 +125,7 @@ pub async fn act_on_action(id: i64, step: String) -> Result<String, AppError> {
             let result = match step.as_str() {
                 "approve" => actions::approve(pool, executor, id, &caller.email, today).await,
                 "retry" => actions::retry(pool, executor, id, &caller.email, today).await,
-                "reverse" => actions::reverse(pool, executor, id, &caller.email).await,
+                "reverse" => super::reverse::reverse(pool, executor, id, &caller.email).await,
                 _ => return Err(AppError::invalid("step", "expected approve, retry or reverse")),
             };
             result.map_err(|e| match e {

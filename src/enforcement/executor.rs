@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::aws_stop::AwsFailure;
 use crate::aws::budgets::AwsBudgets;
-use crate::budgets::outbox::AlertSender;
+use crate::outbox::AlertSender;
 
 /// What actions need from the outside world.
 #[derive(Clone)]

@@ -29,6 +29,8 @@ pub mod evaluate;
 #[cfg(feature = "ssr")]
 pub mod executor;
 #[cfg(feature = "ssr")]
+pub mod flags;
+#[cfg(feature = "ssr")]
 pub mod judge;
 #[cfg(feature = "ssr")]
 pub mod notify;
@@ -36,6 +38,8 @@ pub mod notify;
 pub mod orphans;
 #[cfg(feature = "ssr")]
 pub mod reconcile;
+#[cfg(feature = "ssr")]
+pub mod reverse;
 #[cfg(feature = "ssr")]
 pub mod stop_run;
 #[cfg(feature = "ssr")]

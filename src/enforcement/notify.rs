@@ -93,6 +93,6 @@ pub async fn enqueue(
     .execute(&mut *conn)
     .await?;
     // Nothing left to send (a refused recipient no longer on the list): settle it now.
-    crate::budgets::outbox::summarize_action(conn, row.id).await?;
+    crate::outbox::summarize_action(conn, row.id).await?;
     Ok(Ok(to))
 }

@@ -7,10 +7,10 @@ use crate::common;
 use crate::common::{day, spawn_app};
 use burnrate::audit_log::Actor;
 use burnrate::auth::Role;
-use burnrate::budgets::outbox::{AlertSender, RetryPolicy};
 use burnrate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
-use burnrate::budgets::{BudgetScope, BudgetSpec, evaluate, evaluate_and_send, store};
+use burnrate::budgets::{BudgetScope, BudgetSpec, EvaluatedAndSent, evaluate, evaluate_and_send, store};
 use burnrate::mail::SmtpSettings;
+use burnrate::outbox::{AlertSender, RetryPolicy};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 use std::time::Duration;
@@ -136,9 +136,13 @@ async fn alerts_are_emailed_exactly_once_across_repeats_concurrent_evaluators_an
         evaluate_and_send(&pool, &second, url, today(), true)
     );
     let (a, b) = (a.expect("first evaluator"), b.expect("second evaluator"));
-    assert_eq!(a.0.queued + b.0.queued, 2, "each crossed threshold is queued once");
     assert_eq!(
-        a.1.sent + b.1.sent,
+        a.evaluation.queued + b.evaluation.queued,
+        2,
+        "each crossed threshold is queued once"
+    );
+    assert_eq!(
+        a.delivery.sent + b.delivery.sent,
         4,
         "each alert is sent once to each of its two recipients"
     );
@@ -146,7 +150,7 @@ async fn alerts_are_emailed_exactly_once_across_repeats_concurrent_evaluators_an
     let again = evaluate_and_send(&pool, &first, url, today(), true)
         .await
         .expect("repeat");
-    assert_eq!((again.0.queued, again.1.sent), (0, 0));
+    assert_eq!((again.evaluation.queued, again.delivery.sent), (0, 0));
 
     // A restart: a new pool and a new sender against the same database.
     let restarted = sqlx::postgres::PgPoolOptions::new()
@@ -158,7 +162,7 @@ async fn alerts_are_emailed_exactly_once_across_repeats_concurrent_evaluators_an
     let after = evaluate_and_send(&restarted, &sender, url, today(), true)
         .await
         .expect("after restart");
-    assert_eq!((after.0.queued, after.1.sent), (0, 0));
+    assert_eq!((after.evaluation.queued, after.delivery.sent), (0, 0));
 
     let messages = smtp.messages();
     assert_eq!(messages.len(), 4, "{messages:#?}");
@@ -226,7 +230,7 @@ async fn alerts_stay_queued_while_smtp_is_down_and_go_out_once_when_it_returns(p
         max_delay: Duration::from_millis(1),
     };
     let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), policy);
-    let (evaluation, delivery) = evaluate_and_send(&pool, &sender, None, today(), false)
+    let EvaluatedAndSent { evaluation, delivery } = evaluate_and_send(&pool, &sender, None, today(), false)
         .await
         .expect("evaluate");
     assert_eq!((evaluation.queued, delivery.sent, delivery.queued), (2, 0, 4));
@@ -254,7 +258,7 @@ async fn alerts_stay_queued_while_smtp_is_down_and_go_out_once_when_it_returns(p
         .await
         .expect("reset");
     let unconfigured = AlertSender::new(None, policy);
-    let (_, delivery) = evaluate_and_send(&pool, &unconfigured, None, today(), true)
+    let EvaluatedAndSent { delivery, .. } = evaluate_and_send(&pool, &unconfigured, None, today(), true)
         .await
         .expect("evaluate");
     assert_eq!((delivery.sent, delivery.queued), (0, 4));
@@ -273,7 +277,7 @@ async fn a_password_is_never_sent_without_starttls(pool: PgPool) {
     let smtp = common::smtp::start().await;
     let url = format!("smtp://alerts:s3cret@127.0.0.1:{}", smtp.port);
     let sender = AlertSender::new(Some(&smtp_settings(&url)), RetryPolicy::default());
-    let (_, delivery) = evaluate_and_send(&pool, &sender, None, today(), true)
+    let EvaluatedAndSent { delivery, .. } = evaluate_and_send(&pool, &sender, None, today(), true)
         .await
         .expect("evaluate");
     assert_eq!((delivery.sent, delivery.queued), (0, 4));
@@ -738,8 +742,8 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
     let first = evaluate_and_send(&pool, &sender, None, on(2026, 11, 1), true)
         .await
         .expect("1 Nov");
-    assert_eq!(first.0.queued, 0);
-    assert!(first.0.settling.is_empty(), "October is settled on 1 November");
+    assert_eq!(first.evaluation.queued, 0);
+    assert!(first.evaluation.settling.is_empty(), "October is settled on 1 November");
 
     // On 2 November AWS restates 29–31 October upwards (still Estimated): October reaches 4,300.
     sqlx::query(
@@ -753,14 +757,21 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
     let late = evaluate_and_send(&pool, &sender, None, on(2026, 11, 2), true)
         .await
         .expect("2 Nov");
-    assert_eq!(late.0.queued, 1, "October's 100 % is alerted after October ended");
-    assert_eq!(late.0.settling.len(), 1, "only the budget that existed in October");
-    assert_eq!(late.0.settling[0].budget.id, id);
+    assert_eq!(
+        late.evaluation.queued, 1,
+        "October's 100 % is alerted after October ended"
+    );
+    assert_eq!(
+        late.evaluation.settling.len(),
+        1,
+        "only the budget that existed in October"
+    );
+    assert_eq!(late.evaluation.settling[0].budget.id, id);
     assert!(
         alert_rows(&pool, newcomer).await.is_empty(),
         "nothing for a period before it existed"
     );
-    assert_eq!(late.0.settling[0].spend, Decimal::from(4300));
+    assert_eq!(late.evaluation.settling[0].spend, Decimal::from(4300));
     assert_eq!(
         alert_rows(&pool, id).await,
         [(
@@ -773,7 +784,7 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
     let again = evaluate_and_send(&pool, &sender, None, on(2026, 11, 3), true)
         .await
         .expect("3 Nov");
-    assert_eq!(again.0.queued, 0, "once per period");
+    assert_eq!(again.evaluation.queued, 0, "once per period");
 
     // Once October is settled it is no longer judged.
     sqlx::query("update daily_project_costs set estimated = false")
@@ -783,7 +794,7 @@ async fn a_threshold_crossed_by_late_figures_for_last_month_is_alerted_once_for_
     let settled = evaluate_and_send(&pool, &sender, None, on(2026, 11, 4), true)
         .await
         .expect("4 Nov");
-    assert!(settled.0.settling.is_empty());
+    assert!(settled.evaluation.settling.is_empty());
     assert_eq!(smtp.messages().len(), 1);
     assert!(smtp.messages()[0].subject.contains("actual spend reached 100%"));
 }
@@ -797,17 +808,17 @@ async fn raising_a_budget_rearms_thresholds_it_no_longer_crosses_and_lowering_ne
     // ml-research has spent 2,320.50 (21 days of 110.50): 50 % of 4,000 is crossed.
     let at = |amount: &str| spec("ml-research monthly", ("team", "ml-research"), amount, "50\n100", "");
     let id = save(&pool, None, &at("4000")).await;
-    assert_eq!(evaluate().await.expect("eval").1.sent, 1);
+    assert_eq!(evaluate().await.expect("eval").delivery.sent, 1);
 
     // Raised to 5,000: 50 % is 2,500, no longer crossed, so it is re-armed, not re-sent.
     save(&pool, Some(id), &at("5000")).await;
-    assert_eq!(evaluate().await.expect("eval").1.sent, 0);
+    assert_eq!(evaluate().await.expect("eval").delivery.sent, 0);
     let statuses: Vec<String> = alert_rows(&pool, id).await.into_iter().map(|r| r.3).collect();
     assert_eq!(statuses, ["rearmed"]);
 
     // Lowered straight back: 50 % of 4,000 was already alerted this period.
     save(&pool, Some(id), &at("4000")).await;
-    assert_eq!(evaluate().await.expect("eval").0.queued, 0);
+    assert_eq!(evaluate().await.expect("eval").evaluation.queued, 0);
 
     // Raised again, and spend then crosses the new 50 %: that is a new alert.
     save(&pool, Some(id), &at("5000")).await;
@@ -817,12 +828,15 @@ async fn raising_a_budget_rearms_thresholds_it_no_longer_crosses_and_lowering_ne
         .await
         .expect("more spend");
     let crossed = evaluate().await.expect("eval");
-    assert_eq!((crossed.0.queued, crossed.1.sent), (1, 1));
+    assert_eq!((crossed.evaluation.queued, crossed.delivery.sent), (1, 1));
 
     // Lowering never re-sends what this period already sent.
     save(&pool, Some(id), &at("2600")).await;
     let lowered = evaluate().await.expect("eval");
-    assert_eq!(lowered.0.queued, 0, "50 % of 2,600 was alerted at 5,000 already");
+    assert_eq!(
+        lowered.evaluation.queued, 0,
+        "50 % of 2,600 was alerted at 5,000 already"
+    );
     let statuses: Vec<String> = alert_rows(&pool, id).await.into_iter().map(|r| r.3).collect();
     assert_eq!(statuses, ["rearmed", "sent"]);
     let subjects: Vec<String> = smtp.messages().into_iter().map(|m| m.subject).collect();
@@ -914,7 +928,7 @@ async fn a_recipient_the_server_refuses_fails_alone_and_retry_requeues_only_it(p
     let id = half_crossed_budget(&pool, "reject-me@example.com").await;
     let smtp = common::smtp::start_picky().await;
     let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
-    let (evaluation, delivery) = evaluate_and_send(&pool, &sender, None, today(), true)
+    let EvaluatedAndSent { evaluation, delivery } = evaluate_and_send(&pool, &sender, None, today(), true)
         .await
         .expect("evaluate");
     assert_eq!(evaluation.queued, 1);

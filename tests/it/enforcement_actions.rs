@@ -140,14 +140,16 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
         .expect("flag");
     let mut conn = pool.acquire().await.expect("conn");
     assert_eq!(
-        actions::flagged_projects(&mut conn).await.expect("flags"),
+        burnrate::enforcement::flags::flagged_projects(&mut conn)
+            .await
+            .expect("flags"),
         ["gpu-burner"]
     );
 
     // Reversal: the stop through REVERSE_BUDGET_ACTION (asynchronous too), the flag locally;
     // an email cannot be taken back. A reversed stop's AWS budget is then deleted.
     assert_eq!(
-        actions::reverse(&pool, &exec, stop, "finance@example.com")
+        burnrate::enforcement::reverse::reverse(&pool, &exec, stop, "finance@example.com")
             .await
             .expect("reverse"),
         "reversing"
@@ -160,13 +162,21 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
     assert!(fake.statuses().is_empty(), "the reversed stop's budget is deleted");
     assert!(fake.with(|s| s.budgets.is_empty()));
     assert_eq!(
-        actions::reverse(&pool, &exec, flag, "finance@example.com")
+        burnrate::enforcement::reverse::reverse(&pool, &exec, flag, "finance@example.com")
             .await
             .expect("unflag"),
         "reversed"
     );
-    assert!(actions::flagged_projects(&mut conn).await.expect("flags").is_empty());
-    assert!(refused(actions::reverse(&pool, &exec, notify, "finance@example.com").await).contains("email"));
+    assert!(
+        burnrate::enforcement::flags::flagged_projects(&mut conn)
+            .await
+            .expect("flags")
+            .is_empty()
+    );
+    assert!(
+        refused(burnrate::enforcement::reverse::reverse(&pool, &exec, notify, "finance@example.com").await)
+            .contains("email")
+    );
     let events: Vec<(String, Option<String>)> = audit(&pool, stop).await;
     let tail: Vec<&str> = events.iter().rev().take(3).rev().map(|(e, _)| e.as_str()).collect();
     assert_eq!(tail, ["reversal_started", "reversed", "cleaned_up"]);

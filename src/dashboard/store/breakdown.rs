@@ -278,7 +278,7 @@ pub async fn scope(
         Scope::Team(name) => (Some(name.as_str()), None),
         Scope::Project(name) => (None, Some(name.as_str())),
     };
-    let flagged = crate::enforcement::actions::flagged_in(pool, team, project).await?;
+    let flagged = crate::enforcement::flags::flagged_in(pool, team, project).await?;
     Ok(ScopeView {
         flagged,
         budgets,

@@ -78,7 +78,7 @@ pub async fn overview(
         _ => false,
     })
     .await?;
-    let flagged = crate::enforcement::actions::flagged_in(pool, team, None).await?;
+    let flagged = crate::enforcement::flags::flagged_in(pool, team, None).await?;
     let all_teams = sqlx::query_scalar("select name from teams order by name")
         .fetch_all(pool)
         .await?;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use burnrate::auth::Role;
 use burnrate::aws::budgets::AwsBudgets;
-use burnrate::budgets::outbox::AlertSender;
 use burnrate::enforcement::actions::ActionError;
 use burnrate::enforcement::executor::Executor;
 use burnrate::mail::SmtpSettings;
+use burnrate::outbox::AlertSender;
 use sqlx::PgPool;
 
 use super::budget_actions_fake::BudgetActionsFake;

@@ -1,3 +1,7 @@
+//! The alert outbox: budget alerts and enforcement notify emails, queued by their
+//! features and sent here, one delivery per recipient. It sits below budgets and
+//! enforcement and imports neither; it knows their tables only to record outcomes.
+//!
 //! Sending queued alerts, one delivery per recipient. A sender claims a delivery with a
 //! lease in one short statement, sends it with no transaction open, and records the outcome
 //! in another; no lock is held across the SMTP conversation. A transient failure
