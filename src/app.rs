@@ -8,16 +8,16 @@ use leptos_router::{
     lazy_route,
 };
 
-use crate::audit::AuditPage;
-use crate::auth::admin::UsersPage;
-use crate::auth::pages::{AccountPage, LoginPage, SetupPage, UserMenu};
+use crate::audit::pages::AuditPage;
+use crate::auth::pages::sign_in::{AccountPage, LoginPage, SetupPage, UserMenu};
+use crate::auth::pages::users::UsersPage;
 use crate::budgets::pages::{BudgetPage, BudgetsPage};
 use crate::dashboard::pages::breakdown::{ProjectPage, TeamPage, TeamsPage};
 use crate::dashboard::pages::overview::OverviewPage;
 use crate::enforcement::pages::approvals::ApprovalsPage;
 use crate::enforcement::pages::enforcement::EnforcementPage;
-use crate::ingestion::IngestionPage;
-use crate::teams::admin::TeamsAdminPage;
+use crate::ingestion::pages::IngestionPage;
+use crate::teams::pages::TeamsAdminPage;
 
 /// The document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
-use super::AuditEntry;
+use super::model::AuditEntry;
 
 /// An `audit_log` row.
 #[derive(sqlx::FromRow)]

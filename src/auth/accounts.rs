@@ -2,9 +2,11 @@
 
 use sqlx::PgPool;
 
+use super::model::AccountSummary;
 use super::{Caller, Role, password};
 use crate::audit_log::{Actor, record};
 use crate::error::AppError;
+use crate::mail::address::{normalise_email, validate_email};
 
 /// An account as stored.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -15,8 +17,6 @@ pub struct Account {
     pub role: String,
     pub password_hash: String,
 }
-
-use crate::mail::address::{normalise_email, validate_email};
 
 /// A validated account to create.
 pub struct NewAccount {
@@ -196,4 +196,36 @@ pub async fn set_password(
     record(&mut tx, &caller.into(), action, &email, serde_json::json!({})).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// An account as the Users page lists it.
+#[derive(sqlx::FromRow)]
+struct AccountRow {
+    id: i64,
+    email: String,
+    display_name: String,
+    role: String,
+    created_at: chrono::DateTime<chrono::Utc>,
+    disabled: bool,
+}
+
+/// Every account by email, without password hashes.
+pub async fn summaries(pool: &PgPool) -> Result<Vec<AccountSummary>, sqlx::Error> {
+    let rows: Vec<AccountRow> = sqlx::query_as(
+        "select id, email, display_name, role, created_at, disabled_at is not null as disabled
+         from accounts order by email",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| AccountSummary {
+            id: row.id,
+            email: row.email,
+            display_name: row.display_name,
+            role: Role::parse(&row.role).unwrap_or(Role::Viewer),
+            created_at: row.created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
+            disabled: row.disabled,
+        })
+        .collect())
 }

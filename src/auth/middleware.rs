@@ -65,7 +65,7 @@ async fn check(pool: &sqlx::PgPool, config: &Config, request: &mut Request) -> O
         return Some((StatusCode::FORBIDDEN, "cross-site request refused").into_response());
     }
     match sessions::authenticate(pool, config, request.headers()).await {
-        Ok(Some((caller, version))) => {
+        Ok(Some(sessions::Authenticated { caller, version })) => {
             request.extensions_mut().insert(caller);
             request.extensions_mut().insert(version);
             return None;

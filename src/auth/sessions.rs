@@ -91,8 +91,25 @@ fn set_cookie(config: &Config, token: &str, max_age: u64) {
     }
 }
 
+/// A live session's caller and the data version at that moment.
+pub struct Authenticated {
+    pub caller: Caller,
+    pub version: RequestVersion,
+}
+
+/// A live session's account as the lookup reads it.
+#[derive(sqlx::FromRow)]
+struct SessionRow {
+    id: i64,
+    email: String,
+    display_name: String,
+    role: String,
+    team_ids: Vec<i64>,
+    version: i64,
+}
+
 /// The caller behind a request's cookie, if its session is live, and the data version
-/// (`costs::cache`) at that moment: a signed-in request that shows page data needs both,
+/// (`page_data`) at that moment: a signed-in request that shows page data needs both,
 /// and one statement saves a round trip (and sqlx's ping on returning the connection) per
 /// page view. Refreshes the idle clock at most once a minute, so reads do not become a
 /// write per request.
@@ -100,13 +117,13 @@ pub async fn authenticate(
     pool: &PgPool,
     config: &Config,
     headers: &HeaderMap,
-) -> Result<Option<(Caller, RequestVersion)>, sqlx::Error> {
+) -> Result<Option<Authenticated>, sqlx::Error> {
     let Some(token) = token_from_headers(headers) else {
         return Ok(None);
     };
     let hash = hash_token(&token);
     // One round trip: the touch runs in the same statement as the lookup.
-    let row: Option<(i64, String, String, String, Vec<i64>, i64)> = sqlx::query_as(
+    let row: Option<SessionRow> = sqlx::query_as(
         "with live as (
              select a.id, a.email, a.display_name, a.role,
                     array(select o.team_id from team_owners o where lower(o.email) = a.email order by 1) as team_ids
@@ -118,24 +135,22 @@ pub async fn authenticate(
              where token_hash = $1 and last_seen_at < now() - interval '1 minute'
                and exists (select 1 from live)
          )
-         select id, email, display_name, role, team_ids, (select version from data_version) from live",
+         select id, email, display_name, role, team_ids, (select version from data_version) as version from live",
     )
     .bind(&hash)
     .bind(config.session_idle.as_secs_f64())
     .fetch_optional(pool)
     .await?;
-    let Some((account_id, email, display_name, role, team_ids, version)) = row else {
-        return Ok(None);
-    };
-    let role = Role::parse(&role).unwrap_or(Role::Viewer);
-    let caller = Caller {
-        account_id,
-        email,
-        display_name,
-        role,
-        team_ids,
-    };
-    Ok(Some((caller, RequestVersion(version))))
+    Ok(row.map(|row| Authenticated {
+        caller: Caller {
+            account_id: row.id,
+            email: row.email,
+            display_name: row.display_name,
+            role: Role::parse(&row.role).unwrap_or(Role::Viewer),
+            team_ids: row.team_ids,
+        },
+        version: RequestVersion(row.version),
+    }))
 }
 
 #[cfg(test)]

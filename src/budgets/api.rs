@@ -1,4 +1,4 @@
-//! Server functions for the Budgets pages. Anyone signed in reads; admins edit every budget,
+//! Server functions for the Budgets pages and their AWS panel. Anyone signed in reads; admins edit every budget,
 //! leads only budgets whose scope is one of their teams or a project of one of them.
 
 // `save_budget` takes one argument per form field, as ActionForm posts them; the macro's
@@ -6,37 +6,11 @@
 #![allow(clippy::too_many_arguments)]
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use super::{AlertRecord, BudgetStatus, ScopeChoices};
+#[cfg(feature = "ssr")]
+use super::model::BudgetLine;
+use super::model::{AwsBudgetRow, BudgetDetail, BudgetList};
 use crate::error::AppError;
-
-/// A budget on the list, and whether the caller may change it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BudgetLine {
-    pub status: BudgetStatus,
-    pub can_edit: bool,
-}
-
-/// The list page, with what the caller may create.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BudgetList {
-    pub budgets: Vec<BudgetLine>,
-    pub choices: ScopeChoices,
-    /// Admins may push budgets to AWS.
-    pub can_sync: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BudgetDetail {
-    pub line: BudgetLine,
-    pub choices: ScopeChoices,
-    pub burn_svg: crate::codec::Svg,
-    pub alerts: Vec<(i64, AlertRecord)>,
-    /// Recipients beyond AWS's 10 email subscribers per notification get only burnrate's email.
-    pub recipients: Vec<String>,
-    pub is_admin: bool,
-}
 
 #[server(prefix = "/api", endpoint = "budgets")]
 pub async fn list_budgets() -> Result<BudgetList, AppError> {
@@ -181,4 +155,65 @@ pub async fn retry_alert(alert_id: i64) -> Result<(), AppError> {
         }
         .await,
     )
+}
+
+#[server(prefix = "/api", endpoint = "aws_budgets")]
+pub async fn list_aws_budgets() -> Result<Vec<AwsBudgetRow>, AppError> {
+    crate::error::with_status(
+        async {
+            crate::auth::caller()?;
+            let aws = crate::aws::budgets::AwsBudgets::from_environment()
+                .await
+                .map_err(unavailable)?;
+            let rows = super::aws_sync::summaries(&aws).await.map_err(unavailable)?;
+            Ok(rows
+                .into_iter()
+                .map(|b| AwsBudgetRow {
+                    name: b.name,
+                    limit: b.limit,
+                    time_unit: b.time_unit,
+                    managed: b.managed,
+                })
+                .collect())
+        }
+        .await,
+    )
+}
+
+/// Makes AWS Budgets match burnrate's budgets (admins); returns the summary line.
+#[server(prefix = "/api", endpoint = "sync_budgets")]
+pub async fn sync_aws_budgets() -> Result<String, AppError> {
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::require_admin()?;
+            let (pool, config) = (crate::ctx::pool()?, crate::ctx::config()?);
+            let aws = crate::aws::budgets::AwsBudgets::from_environment()
+                .await
+                .map_err(unavailable)?;
+            let report = super::aws_sync::sync(&pool, &aws, &config.ingest.tag_project)
+                .await
+                .map_err(unavailable)?;
+            let mut conn = pool.acquire().await?;
+            crate::audit_log::record(
+                &mut conn,
+                &(&caller).into(),
+                "budget.aws_sync",
+                "AWS Budgets",
+                serde_json::json!({
+                    "created": report.created, "replaced": report.replaced,
+                    "deleted": report.deleted, "skipped": report.skipped,
+                }),
+            )
+            .await?;
+            Ok(report.to_string())
+        }
+        .await,
+    )
+}
+
+/// AWS errors are the user's to act on (credentials, account, permissions), so they are shown.
+#[cfg(feature = "ssr")]
+fn unavailable(err: impl std::fmt::Display) -> AppError {
+    tracing::warn!(error = %err, "AWS Budgets unavailable");
+    AppError::invalid("aws", err.to_string())
 }

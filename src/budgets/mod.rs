@@ -2,7 +2,7 @@
 //! thresholds that queue alert emails exactly once, kept in sync with AWS Budgets.
 
 pub mod api;
-pub mod aws_view;
+pub mod model;
 pub mod pages;
 
 #[cfg(feature = "ssr")]

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, RwLock};
 
-use super::ScheduleStatus;
+use super::model::ScheduleStatus;
 use crate::config::IngestSettings;
 
 /// What the schedule is doing, shared with the Ingestion page.

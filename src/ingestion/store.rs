@@ -4,7 +4,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::RunSummary;
+use super::model::RunSummary;
 
 /// An `ingestion_runs` row as the page needs it.
 #[derive(sqlx::FromRow)]

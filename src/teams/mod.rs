@@ -2,8 +2,10 @@
 //! Unmapped spend is shown as "Unassigned". Edited on `/admin/teams` or as code
 //! (`burnrate config import/export`); both apply a whole-state diff through `store`.
 
-pub mod admin;
+pub mod api;
 #[cfg(feature = "ssr")]
 pub mod edit;
+pub mod model;
+pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod store;

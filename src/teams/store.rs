@@ -238,6 +238,23 @@ impl Change {
     }
 }
 
+/// Projects and users no team owns, with their unblended spend over the last 30 days,
+/// costliest first (at most 200).
+pub async fn unmapped(conn: &mut sqlx::PgConnection) -> Result<Vec<super::model::Unmapped>, sqlx::Error> {
+    sqlx::query_as(
+        "select 'project' as kind, p.name, coalesce(sum(c.unblended), 0) as spend_30d from projects p
+           left join daily_project_costs c on c.project = p.name and c.day >= current_date - 30
+           where p.team_id is null group by p.name
+         union all
+         select 'user', u.name, coalesce(sum(c.unblended), 0) from tagged_users u
+           left join costs_by_user c on c.user_name = u.name and c.day >= current_date - 30
+           where u.team_id is null group by u.name
+         order by 3 desc, 2 limit 200",
+    )
+    .fetch_all(conn)
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,137 +1,14 @@
 //! The Teams admin page (`/admin/teams`): each team's owners, projects and users, and the
-//! unmapped projects and users with their recent spend, ready to assign. Every save is the
-//! same whole-state diff as `burnrate config import`, so both paths audit alike.
+//! unmapped projects and users with their recent spend, ready to assign.
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use crate::error::AppError;
+use super::api::{Assign, DeleteTeam, SaveTeam, list_team_mappings};
+use super::model::{TeamRow, Unmapped};
 use crate::format::{tag_label, usd};
 use crate::ui::forms::FormError;
 use crate::ui::page::PageHeader;
 use crate::ui::table::TableHead;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TeamRow {
-    pub name: String,
-    pub owners: Vec<String>,
-    pub projects: Vec<String>,
-    pub users: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Unmapped {
-    pub kind: String,
-    pub name: String,
-    /// Unblended spend over the last 30 days, so the costliest gaps come first.
-    pub spend_30d: rust_decimal::Decimal,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TeamMappings {
-    pub teams: Vec<TeamRow>,
-    pub unmapped: Vec<Unmapped>,
-}
-
-#[server(prefix = "/api", endpoint = "admin/teams")]
-pub async fn list_team_mappings() -> Result<TeamMappings, AppError> {
-    crate::error::with_status(
-        async {
-            crate::auth::require_admin()?;
-            let pool = &crate::ctx::pool()?;
-            let mut conn = pool.acquire().await?;
-            let teams = super::store::load(&mut conn)
-                .await?
-                .into_iter()
-                .map(|(name, m)| TeamRow {
-                    name,
-                    owners: m.owners.into_iter().collect(),
-                    projects: m.projects.into_iter().collect(),
-                    users: m.users.into_iter().collect(),
-                })
-                .collect();
-            let unmapped: Vec<(String, String, rust_decimal::Decimal)> = sqlx::query_as(
-                "select 'project', p.name, coalesce(sum(c.unblended), 0) from projects p
-                   left join daily_project_costs c on c.project = p.name and c.day >= current_date - 30
-                   where p.team_id is null group by p.name
-                 union all
-                 select 'user', u.name, coalesce(sum(c.unblended), 0) from tagged_users u
-                   left join costs_by_user c on c.user_name = u.name and c.day >= current_date - 30
-                   where u.team_id is null group by u.name
-                 order by 3 desc, 2 limit 200",
-            )
-            .fetch_all(&mut *conn)
-            .await?;
-            Ok(TeamMappings {
-                teams,
-                unmapped: unmapped
-                    .into_iter()
-                    .map(|(kind, name, spend_30d)| Unmapped { kind, name, spend_30d })
-                    .collect(),
-            })
-        }
-        .await,
-    )
-}
-
-/// Creates a team (`original` empty) or replaces one's name, owners, projects and users.
-/// Lists are one entry per line. Projects or users listed here move from any other team.
-#[server(prefix = "/api", endpoint = "admin/save_team")]
-pub async fn save_team(
-    original: String,
-    name: String,
-    owners: String,
-    projects: String,
-    users: String,
-) -> Result<(), AppError> {
-    crate::error::with_status(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let edit = super::edit::TeamEdit::validate(&original, &name, &owners, &projects, &users)?;
-            let pool = crate::ctx::pool()?;
-            super::edit::save(&pool, &(&caller).into(), edit).await?;
-            // Disarmed enforcement actions lose their AWS side at once.
-            crate::ctx::get::<crate::enforcement::executor::Executor>()?
-                .wake
-                .notify_one();
-            Ok(())
-        }
-        .await,
-    )
-}
-
-#[server(prefix = "/api", endpoint = "admin/delete_team")]
-pub async fn delete_team(name: String) -> Result<(), AppError> {
-    crate::error::with_status(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let pool = crate::ctx::pool()?;
-            super::edit::delete(&pool, &(&caller).into(), &name).await?;
-            crate::ctx::get::<crate::enforcement::executor::Executor>()?
-                .wake
-                .notify_one();
-            Ok(())
-        }
-        .await,
-    )
-}
-
-/// Maps one unmapped project or user to a team.
-#[server(prefix = "/api", endpoint = "admin/assign")]
-pub async fn assign(kind: String, name: String, team: String) -> Result<(), AppError> {
-    crate::error::with_status(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let pool = crate::ctx::pool()?;
-            super::edit::assign(&pool, &(&caller).into(), &kind, &name, &team).await?;
-            crate::ctx::get::<crate::enforcement::executor::Executor>()?
-                .wake
-                .notify_one();
-            Ok(())
-        }
-        .await,
-    )
-}
 
 #[component]
 pub fn TeamsAdminPage() -> impl IntoView {

@@ -4,7 +4,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_query_map};
 
-use super::{ChangePassword, Login, Logout, Role, SetupAdmin, get_me, setup_needed, setup_token_required};
+use crate::auth::Role;
+use crate::auth::api::{ChangePassword, Login, Logout, SetupAdmin, get_me, setup_needed, setup_token_required};
 use crate::ui::forms::FormError;
 use crate::ui::page::PageHeader;
 

@@ -2,11 +2,14 @@
 //! a form for a new one; the budget page (`/budgets/:id`): its burn chart, thresholds,
 //! recipients, alert history and edit form.
 
+pub mod aws;
+
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use super::api::{BudgetDetail, BudgetLine, DeleteBudget, RetryAlert, SaveBudget, get_budget, list_budgets};
-use super::{Budget, BudgetPeriod, BudgetScope, BudgetStatus, ScopeChoices, Threshold};
+use crate::budgets::api::{DeleteBudget, RetryAlert, SaveBudget, get_budget, list_budgets};
+use crate::budgets::model::{BudgetDetail, BudgetLine};
+use crate::budgets::{Budget, BudgetPeriod, BudgetScope, BudgetStatus, ScopeChoices, Threshold};
 use crate::error::AppError;
 use crate::format::{tag_label, usd};
 use crate::ui::chart::Chart;
@@ -34,7 +37,7 @@ pub fn BudgetsPage() -> impl IntoView {
                                 <BudgetForm budget=None choices=choices action=save/>
                             </details>
                         })}
-                        <super::aws_view::AwsBudgets can_sync=list.can_sync/>
+                        <aws::AwsBudgets can_sync=list.can_sync/>
                     })}
     }
 }
@@ -89,7 +92,7 @@ pub fn StatusBadge(status: BudgetStatus) -> impl IntoView {
 
 /// Budget use on cost pages: each budget's spend against its amount, linked to its page.
 #[component]
-pub fn BudgetUses(uses: Vec<super::BudgetUse>) -> impl IntoView {
+pub fn BudgetUses(uses: Vec<crate::budgets::BudgetUse>) -> impl IntoView {
     (!uses.is_empty()).then(|| {
         view! {
             <ul class="budget-uses" data-testid="budget-uses">
@@ -203,7 +206,7 @@ fn BudgetBody(detail: BudgetDetail, save: ServerAction<SaveBudget>, retry: Serve
 
 #[component]
 fn AlertHistory(
-    alerts: Vec<(i64, super::AlertRecord)>,
+    alerts: Vec<(i64, crate::budgets::AlertRecord)>,
     is_admin: bool,
     retry: ServerAction<RetryAlert>,
 ) -> impl IntoView {

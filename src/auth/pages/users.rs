@@ -1,113 +1,13 @@
-//! Account administration for admins: list, create, change roles, reset passwords.
+//! `/admin/users`: accounts, their roles, password resets, and disabling or deleting.
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use super::Role;
-use crate::error::AppError;
+use crate::auth::Role;
+use crate::auth::api::{ChangeAccount, CreateAccount, ResetPassword, SetRole, list_accounts};
+use crate::auth::model::AccountSummary;
 use crate::ui::forms::FormError;
 use crate::ui::page::PageHeader;
 use crate::ui::table::TableHead;
-
-/// One account as the Users page lists it (never its password hash).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccountSummary {
-    pub id: i64,
-    pub email: String,
-    pub display_name: String,
-    pub role: Role,
-    pub created_at: String,
-    pub disabled: bool,
-}
-
-#[server(prefix = "/api", endpoint = "admin/accounts")]
-pub async fn list_accounts() -> Result<Vec<AccountSummary>, AppError> {
-    crate::error::with_status(
-        async {
-            super::require_admin()?;
-            type Row = (i64, String, String, String, chrono::DateTime<chrono::Utc>, bool);
-            let rows: Vec<Row> = sqlx::query_as(
-                "select id, email, display_name, role, created_at, disabled_at is not null from accounts order by email",
-            )
-            .fetch_all(&super::state()?.pool)
-            .await?;
-            Ok(rows
-                .into_iter()
-                .map(|(id, email, display_name, role, created_at, disabled)| AccountSummary {
-                    id,
-                    email,
-                    display_name,
-                    role: Role::parse(&role).unwrap_or(Role::Viewer),
-                    created_at: created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
-                    disabled,
-                })
-                .collect())
-        }
-        .await,
-    )
-}
-
-#[server(prefix = "/api", endpoint = "admin/create_account")]
-pub async fn create_account(
-    email: String,
-    display_name: String,
-    role: String,
-    password: String,
-) -> Result<(), AppError> {
-    crate::error::with_status(
-        async {
-            let caller = super::require_admin()?;
-            let new = super::accounts::NewAccount::validate(&email, &display_name, Role::parse(&role)?, &password)?;
-            super::accounts::create(&super::state()?.pool, &(&caller).into(), new)
-                .await
-                .map(|_| ())
-        }
-        .await,
-    )
-}
-
-#[server(prefix = "/api", endpoint = "admin/set_role")]
-pub async fn set_role(account_id: i64, role: String) -> Result<(), AppError> {
-    crate::error::with_status(
-        async {
-            let caller = super::require_admin()?;
-            super::accounts::set_role(&super::state()?.pool, &caller, account_id, Role::parse(&role)?).await
-        }
-        .await,
-    )
-}
-
-/// Sets a new password for another account and signs it out everywhere.
-#[server(prefix = "/api", endpoint = "admin/reset_password")]
-pub async fn reset_password(account_id: i64, password: String) -> Result<(), AppError> {
-    crate::error::with_status(
-        async {
-            let caller = super::require_admin()?;
-            super::accounts::set_password(&super::state()?.pool, &caller, account_id, &password, None).await
-        }
-        .await,
-    )
-}
-
-/// Disables, enables or deletes an account (`step`: disable, enable, delete); disabling
-/// and deleting sign it out everywhere at once.
-#[server(prefix = "/api", endpoint = "admin/account_lifecycle")]
-pub async fn change_account(email: String, step: String) -> Result<(), AppError> {
-    crate::error::with_status(
-        async {
-            use super::lifecycle::{self, Change};
-            let caller = super::require_admin()?;
-            let change = match step.as_str() {
-                "disable" => Change::Disable,
-                "enable" => Change::Enable,
-                "delete" => Change::Delete,
-                _ => return Err(AppError::invalid("step", "expected disable, enable or delete")),
-            };
-            lifecycle::apply(&super::state()?.pool, &(&caller).into(), &email, change).await
-        }
-        .await,
-    )
-}
 
 #[component]
 pub fn UsersPage() -> impl IntoView {

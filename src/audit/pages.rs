@@ -1,0 +1,35 @@
+//! `/admin/audit`: the newest changes first.
+
+use leptos::prelude::*;
+
+use super::api::list_audit;
+use super::model::AuditEntry;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
+
+#[component]
+pub fn AuditPage() -> impl IntoView {
+    let entries = crate::codec::resource(|| (), |_| list_audit(None));
+    view! {
+        <PageHeader title="Audit log"/>
+        {crate::ui::page::loaded(entries, |list: Vec<AuditEntry>| match list.is_empty() {
+                    true => view! { <p class="empty">"No changes recorded yet."</p> }.into_any(),
+                    false => view! {
+                        <table class="data" data-testid="audit-table">
+                            <TableHead columns=&["When", "Who", "Action", "Subject", "Details"]/>
+                            <tbody>
+                                {list.into_iter().map(|e| view! {
+                                    <tr data-testid="audit-row">
+                                        <td>{e.at}</td>
+                                        <td>{e.actor}</td>
+                                        <td>{e.action}</td>
+                                        <td>{e.subject}</td>
+                                        <td><code>{e.details}</code></td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+        })}
+    }
+}

@@ -1,0 +1,24 @@
+//! The Ingestion page's server function.
+
+use leptos::prelude::*;
+
+use super::model::IngestionOverview;
+use crate::error::AppError;
+
+/// The schedule's state and the 50 newest runs, newest first. Any signed-in account may read them.
+#[server(prefix = "/api", endpoint = "ingestion_runs")]
+pub async fn list_runs() -> Result<IngestionOverview, AppError> {
+    crate::error::with_status(
+        async {
+            crate::auth::caller()?;
+            let pool = crate::ctx::pool()?;
+            let runs = super::store::recent_runs(&pool).await?;
+            let schedule = crate::ctx::get::<super::schedule::SharedStatus>()?
+                .read()
+                .map(|s| s.clone())
+                .unwrap_or_default();
+            Ok(IngestionOverview { schedule, runs })
+        }
+        .await,
+    )
+}

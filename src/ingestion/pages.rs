@@ -1,0 +1,62 @@
+//! `/ingestion`: the schedule's state and the recent runs with their status, size and cost.
+
+use leptos::prelude::*;
+
+use super::api::list_runs;
+use super::model::RunSummary;
+use crate::format::usd;
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
+
+#[component]
+pub fn IngestionPage() -> impl IntoView {
+    let runs = crate::codec::resource(|| (), |_| list_runs());
+    view! {
+        <PageHeader title="Ingestion"/>
+        {crate::ui::page::loaded(runs, move |overview| view! {
+                        <p class=if overview.schedule.problem { "notice notice-problem" } else { "notice" } data-testid="schedule-status">
+                            {overview.schedule.message}
+                        </p>
+                        <RunsTable runs=overview.runs/>
+                    })}
+    }
+}
+
+#[component]
+fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
+    if runs.is_empty() {
+        return view! {
+            <section class="empty" data-testid="empty-state">
+                <h2>"No cost data has been loaded yet"</h2>
+                <p>"Run " <code>"burnrate ingest"</code> " with AWS credentials, or load the demo organisation with "
+                   <code>"burnrate demo"</code> "."</p>
+            </section>
+        }
+        .into_any();
+    }
+    view! {
+                        <table class="data" data-testid="runs-table">
+                            <TableHead columns=&["Started", "Trigger", "Status", "Window", "Days", "Rows", "Requests", "API cost", "Grain difference", "Duration", "Error"]/>
+                            <tbody>
+                                {runs.into_iter().map(|run| view! {
+                                    <tr data-testid="run-row">
+                                        <td>{run.started_at}</td>
+                                        <td>{run.trigger}</td>
+                                        <td><span class=format!("status status-{}", run.status)>{run.status.clone()}</span></td>
+                                        <td>{run.window.unwrap_or_default()}</td>
+                                        <td class="num">{run.days.map(|d| d.to_string()).unwrap_or_default()}</td>
+                                        <td class="num">{run.rows_written}</td>
+                                        <td class="num">{run.requests}</td>
+                                        <td class="num">{usd(run.api_cost)}</td>
+                                        <td class="num" data-testid="grain-difference" title="The largest daily difference between the three group-by queries' totals: Cost Explorer rounds each group on its own. Runs fail above USD 0.01.">
+                                            {run.grain_difference.map(|d| format!("${}", d.normalize())).unwrap_or_default()}
+                                        </td>
+                                        <td class="num">{run.duration_seconds.map(|s| format!("{s} s")).unwrap_or_else(|| "running".into())}</td>
+                                        <td>{run.error.unwrap_or_default()}</td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+    }
+    .into_any()
+}
