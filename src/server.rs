@@ -101,7 +101,10 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/api/export.csv", get(crate::costs::download::export_csv))
-        .route("/api/enforcement_audit.csv", get(crate::enforcement::api::audit_csv))
+        .route(
+            "/api/enforcement_audit.csv",
+            get(crate::enforcement::download::audit_csv),
+        )
         .leptos_routes_with_context(&state, routes, provide_state.clone(), {
             let options = state.leptos_options.clone();
             move || shell(LeptosOptions::clone(&options))

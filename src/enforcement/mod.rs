@@ -25,6 +25,8 @@ pub mod aws_stop;
 #[cfg(feature = "ssr")]
 pub mod claims;
 #[cfg(feature = "ssr")]
+pub mod download;
+#[cfg(feature = "ssr")]
 pub mod evaluate;
 #[cfg(feature = "ssr")]
 pub mod executor;
