@@ -5,7 +5,7 @@ use rust_decimal::Decimal;
 
 use super::{BudgetStatus, Threshold, ThresholdKind};
 use crate::format::{tag_label, usd};
-use crate::mail::compose::{escape, facts_message, one_line};
+use crate::mail::compose::{Body, escape, facts_message, one_line};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AlertMessage {
@@ -59,7 +59,7 @@ pub fn compose(
         .map(|(project, spend)| (tag_label(project).to_string(), usd(*spend)))
         .collect();
 
-    let (mut text, mut html) = facts_message(&subject, &facts);
+    let Body { mut text, mut html } = facts_message(&subject, &facts);
     text.push_str("\nTop projects driving spend:\n");
     for (project, spend) in &top {
         text.push_str(&format!("  - {project}: {spend}\n"));

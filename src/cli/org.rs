@@ -135,8 +135,8 @@ pub(super) async fn sync_budgets(config: Config, prune: bool) -> anyhow::Result<
         (Some(failures), false) => {
             println!("orphaned enforcement budgets:");
             for name in &orphans {
-                match failures.iter().find(|(failed, _)| failed == name) {
-                    Some((_, why)) => println!("  {name}: not deleted: {why}"),
+                match failures.iter().find(|failed| &failed.name == name) {
+                    Some(failed) => println!("  {name}: not deleted: {}", failed.why),
                     None => println!("  {name}: deleted"),
                 }
             }

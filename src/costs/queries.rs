@@ -17,9 +17,18 @@ pub async fn latest_day(pool: &PgPool) -> Result<Option<NaiveDate>, sqlx::Error>
 /// them: what "change against the period before" compares. A lagging ingestion leaves a
 /// period's last days empty, and comparing them with full days would show a fall that is
 /// not there.
-pub fn days_with_data(range: DateRange, latest_day: Option<NaiveDate>) -> (DateRange, DateRange) {
-    let with_data = range.cut_at(latest_day.map_or(range.from, crate::period::next_day));
-    (with_data, with_data.days_before(with_data.days()))
+pub fn days_with_data(range: DateRange, latest_day: Option<NaiveDate>) -> Compared {
+    let current = range.cut_at(latest_day.map_or(range.from, crate::period::next_day));
+    Compared {
+        current,
+        previous: current.days_before(current.days()),
+    }
+}
+
+/// The days a period's change compares: those with data, and as many just before them.
+pub struct Compared {
+    pub current: DateRange,
+    pub previous: DateRange,
 }
 
 /// Days of `range` whose figures AWS still calls Estimated, organisation-wide.

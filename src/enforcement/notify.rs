@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 
 use super::claims::ActionRow;
 use crate::format::{tag_label, usd};
-use crate::mail::compose::{escape, facts_message, one_line};
+use crate::mail::compose::{Body, escape, facts_message, one_line};
 
 /// The team's owners and every admin: who hears of a violation and subscribes to its stop.
 pub async fn recipients(conn: &mut PgConnection, team_id: Option<i64>) -> Result<Vec<String>, sqlx::Error> {
@@ -20,9 +20,15 @@ pub async fn recipients(conn: &mut PgConnection, team_id: Option<i64>) -> Result
     .await
 }
 
-/// (subject, text, html) of the notice. Tag values are untrusted: one line in the subject,
-/// escaped in the HTML.
-pub fn notice(row: &ActionRow, public_url: Option<&str>) -> (String, String, String) {
+/// A notify email: its subject and body.
+pub struct Notice {
+    pub subject: String,
+    pub body: Body,
+}
+
+/// The notice about `row`. Tag values are untrusted: one line in the subject, escaped in
+/// the HTML.
+pub fn notice(row: &ActionRow, public_url: Option<&str>) -> Notice {
     let project = tag_label(&row.project);
     let subject = format!(
         "[burnrate] {} is over its spend limit ({})",
@@ -43,14 +49,17 @@ pub fn notice(row: &ActionRow, public_url: Option<&str>) -> (String, String, Str
         ("Reason", row.reason.replace('_', " ")),
     ];
     let link = public_url.map(|u| format!("{}/enforcement", u.trim_end_matches('/')));
-    let (mut text, mut html) = facts_message(&subject, &facts);
+    let Body { mut text, mut html } = facts_message(&subject, &facts);
     text.push_str("\nApprove the project (with a cap and an expiry) or bring its spend down.\n");
     if let Some(link) = link {
         text.push_str(&format!("Enforcement: {link}\n"));
         html.push_str(&format!("<p><a href=\"{0}\">{0}</a></p>", escape(&link)));
     }
     html.push_str("</body></html>");
-    (subject, text, html)
+    Notice {
+        subject,
+        body: Body { text, html },
+    }
 }
 
 /// Stores the notice on the locked action and queues one delivery per recipient; the action
@@ -67,7 +76,10 @@ pub async fn enqueue(
             "nobody to email: the team has no owner and there is no admin account".into(),
         ));
     }
-    let (subject, text, html) = notice(row, public_url);
+    let Notice {
+        subject,
+        body: Body { text, html },
+    } = notice(row, public_url);
     // Composed once: a Retry re-sends the same message to the refused recipients.
     sqlx::query(
         "update enforcement_actions set subject = coalesce(subject, $2), body_text = coalesce(body_text, $3),

@@ -36,9 +36,15 @@ async fn is_live(pool: &PgPool, id: i64, name: &str) -> Result<bool, sqlx::Error
     .await
 }
 
+/// An orphan `prune` left in place, and why.
+pub struct NotPruned {
+    pub name: String,
+    pub why: String,
+}
+
 /// Deletes each orphan with its budget actions, checking just before each that no action
-/// has started using it since it was listed; returns the failures (and skips) by name.
-pub async fn prune(pool: &PgPool, aws: &AwsBudgets, orphans: &[String]) -> Vec<(String, String)> {
+/// has started using it since it was listed; returns those left in place, and why.
+pub async fn prune(pool: &PgPool, aws: &AwsBudgets, orphans: &[String]) -> Vec<NotPruned> {
     let mut failures = Vec::new();
     for name in orphans {
         let still_orphan = match name.strip_prefix(BUDGET_PREFIX).and_then(|id| id.parse::<i64>().ok()) {
@@ -46,11 +52,17 @@ pub async fn prune(pool: &PgPool, aws: &AwsBudgets, orphans: &[String]) -> Vec<(
             None => false,
         };
         if !still_orphan {
-            failures.push((name.clone(), "an enforcement action uses it now; left alone".into()));
+            failures.push(NotPruned {
+                name: name.clone(),
+                why: "an enforcement action uses it now; left alone".into(),
+            });
             continue;
         }
         if let Err(failure) = aws_stop::delete(aws, name, None).await {
-            failures.push((name.clone(), failure.message));
+            failures.push(NotPruned {
+                name: name.clone(),
+                why: failure.message,
+            });
         }
     }
     failures

@@ -25,7 +25,10 @@ fn metric_column(metric: Metric) -> &'static str {
 pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDate) -> Result<TeamsView, sqlx::Error> {
     let range = period.range(today);
     let latest_day = queries::latest_day(pool).await?;
-    let (with_data, before) = queries::days_with_data(range, latest_day);
+    let queries::Compared {
+        current: with_data,
+        previous: before,
+    } = queries::days_with_data(range, latest_day);
     let column = metric_column(metric);
     let rows: Vec<(String, Decimal, Decimal, Decimal)> = sqlx::query_as(&format!(
         "select coalesce(t.name, $4) as team,
@@ -185,7 +188,10 @@ pub async fn scope(
     today: NaiveDate,
 ) -> Result<ScopeView, sqlx::Error> {
     let range = period.range(today);
-    let (with_data, before) = queries::days_with_data(range, queries::latest_day(pool).await?);
+    let queries::Compared {
+        current: with_data,
+        previous: before,
+    } = queries::days_with_data(range, queries::latest_day(pool).await?);
     let column = metric_column(metric);
     let by_project = lines(pool, &scope, range, column, "costs_by_service c", "c.project").await?;
     let by_user = lines(pool, &scope, range, column, "costs_by_user c", "c.user_name").await?;

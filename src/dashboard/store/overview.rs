@@ -6,7 +6,7 @@ use sqlx::PgPool;
 
 use crate::costs::Forecast;
 use crate::costs::forecast;
-use crate::costs::queries::{days_with_data, estimated_days, latest_day};
+use crate::costs::queries::{Compared, days_with_data, estimated_days, latest_day};
 use crate::dashboard::model::{Overview, ProjectChange, TeamSpend};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{DateRange, Metric, Period};
@@ -52,7 +52,10 @@ pub async fn overview(
     .collect();
 
     let latest_day = latest_day(pool).await?;
-    let (with_data, compared_with) = days_with_data(range, latest_day);
+    let Compared {
+        current: with_data,
+        previous: compared_with,
+    } = days_with_data(range, latest_day);
     let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
     let rate_window = settled.run_rate_window();
     let fetched = DateRange {
