@@ -12,21 +12,31 @@ use crate::audit_log::{Actor, record};
 use crate::error::{AppError, FieldError};
 use crate::period::Metric;
 
-type BudgetRow = (
-    i64,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    String,
-    Decimal,
-    String,
-    Vec<String>,
-);
+/// A `budgets` row with its team's name.
+#[derive(sqlx::FromRow)]
+struct BudgetRow {
+    id: i64,
+    key: String,
+    name: String,
+    scope_kind: String,
+    team: Option<String>,
+    project: Option<String>,
+    period: String,
+    amount: Decimal,
+    metric: String,
+    recipients: Vec<String>,
+}
+
+/// A threshold of one budget.
+#[derive(sqlx::FromRow)]
+struct ThresholdRow {
+    budget_id: i64,
+    percent: Decimal,
+    kind: String,
+}
 
 const SELECT_BUDGETS: &str =
-    "select b.id, b.key, b.name, b.scope_kind, t.name, b.project, b.period, b.amount, b.metric, b.recipients
+    "select b.id, b.key, b.name, b.scope_kind, t.name as team, b.project, b.period, b.amount, b.metric, b.recipients
      from budgets b left join teams t on t.id = b.team_id";
 
 /// Every budget, by name.
@@ -46,48 +56,46 @@ pub async fn get(conn: &mut PgConnection, id: i64) -> Result<Option<Budget>, sql
 }
 
 async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Result<Vec<Budget>, sqlx::Error> {
-    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
-    let thresholds: Vec<(i64, Decimal, String)> = sqlx::query_as(
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let thresholds: Vec<ThresholdRow> = sqlx::query_as(
         "select budget_id, percent, kind from budget_thresholds where budget_id = any($1) order by kind, percent",
     )
     .bind(&ids)
     .fetch_all(&mut *conn)
     .await?;
     let mut by_budget: HashMap<i64, Vec<Threshold>> = HashMap::new();
-    for (id, percent, kind) in thresholds {
-        let kind = ThresholdKind::parse(&kind).unwrap_or(ThresholdKind::Actual);
-        by_budget.entry(id).or_default().push(Threshold {
+    for row in thresholds {
+        let kind = ThresholdKind::parse(&row.kind).unwrap_or(ThresholdKind::Actual);
+        by_budget.entry(row.budget_id).or_default().push(Threshold {
             kind,
-            percent: percent.normalize(),
+            percent: row.percent.normalize(),
         });
     }
     Ok(rows
         .into_iter()
-        .map(
-            |(id, key, name, kind, team, project, period, amount, metric, recipients)| {
-                let scope = match (kind.as_str(), team, project) {
-                    ("team", Some(team), _) => BudgetScope::Team(team),
-                    ("project", _, Some(project)) => BudgetScope::Project(project),
-                    _ => BudgetScope::Org,
-                };
-                let mut thresholds = by_budget.remove(&id).unwrap_or_default();
-                thresholds.sort();
-                Budget {
-                    id,
-                    spec: BudgetSpec {
-                        key: Some(key),
-                        name,
-                        scope,
-                        // The table's checks allow only these values.
-                        period: BudgetPeriod::parse(&period).unwrap_or(BudgetPeriod::Monthly),
-                        amount,
-                        metric: Metric::parse(Some(&metric)).unwrap_or_default(),
-                        thresholds,
-                        recipients,
-                    },
-                }
-            },
-        )
+        .map(|row| {
+            let scope = match (row.scope_kind.as_str(), row.team, row.project) {
+                ("team", Some(team), _) => BudgetScope::Team(team),
+                ("project", _, Some(project)) => BudgetScope::Project(project),
+                _ => BudgetScope::Org,
+            };
+            let mut thresholds = by_budget.remove(&row.id).unwrap_or_default();
+            thresholds.sort();
+            Budget {
+                id: row.id,
+                spec: BudgetSpec {
+                    key: Some(row.key),
+                    name: row.name,
+                    scope,
+                    // The table's checks allow only these values.
+                    period: BudgetPeriod::parse(&row.period).unwrap_or(BudgetPeriod::Monthly),
+                    amount: row.amount,
+                    metric: Metric::parse(Some(&row.metric)).unwrap_or_default(),
+                    thresholds,
+                    recipients: row.recipients,
+                },
+            }
+        })
         .collect())
 }
 

@@ -66,6 +66,7 @@ pub struct Overview {
 
 /// A team's spend in the period and in the equal-length period before it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct TeamLine {
     pub team: String,
     pub spend: Decimal,

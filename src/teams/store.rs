@@ -20,6 +20,14 @@ pub struct TeamMapping {
 /// Every team by name.
 pub type Mappings = BTreeMap<String, TeamMapping>;
 
+/// One owner, project or user of a team.
+#[derive(sqlx::FromRow)]
+struct MemberRow {
+    kind: String,
+    team: String,
+    value: String,
+}
+
 /// Reads every team with its owners, projects and users.
 pub async fn load(conn: &mut PgConnection) -> Result<Mappings, sqlx::Error> {
     let mut teams: Mappings = sqlx::query_scalar::<_, String>("select name from teams")
@@ -28,14 +36,14 @@ pub async fn load(conn: &mut PgConnection) -> Result<Mappings, sqlx::Error> {
         .into_iter()
         .map(|name| (name, TeamMapping::default()))
         .collect();
-    let members: Vec<(String, String, String)> = sqlx::query_as(
-        "select 'owner', t.name, o.email from team_owners o join teams t on t.id = o.team_id
+    let members: Vec<MemberRow> = sqlx::query_as(
+        "select 'owner' as kind, t.name as team, o.email as value from team_owners o join teams t on t.id = o.team_id
          union all select 'project', t.name, p.name from projects p join teams t on t.id = p.team_id
          union all select 'user', t.name, u.name from tagged_users u join teams t on t.id = u.team_id",
     )
     .fetch_all(&mut *conn)
     .await?;
-    for (kind, team, value) in members {
+    for MemberRow { kind, team, value } in members {
         if let Some(mapping) = teams.get_mut(&team) {
             let set = match kind.as_str() {
                 "owner" => &mut mapping.owners,

@@ -30,11 +30,11 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
         previous: before,
     } = queries::days_with_data(range, latest_day);
     let column = metric_column(metric);
-    let rows: Vec<(String, Decimal, Decimal, Decimal)> = sqlx::query_as(&format!(
+    let rows: Vec<TeamLine> = sqlx::query_as(&format!(
         "select coalesce(t.name, $4) as team,
                 coalesce(sum(r.{column}) filter (where r.day >= $1), 0) as spend,
                 coalesce(sum(r.{column}) filter (where r.day < $1), 0) as previous,
-                coalesce(sum(r.gpu_{column}) filter (where r.day >= $1), 0) as gpu
+                coalesce(sum(r.gpu_{column}) filter (where r.day >= $1), 0) as gpu_spend
          from daily_project_costs r
          left join projects p on p.name = r.project
          left join teams t on t.id = p.team_id
@@ -48,7 +48,7 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
     .bind(UNASSIGNED_TEAM)
     .fetch_all(pool)
     .await?;
-    let total: Decimal = rows.iter().map(|r| r.1).sum();
+    let total: Decimal = rows.iter().map(|r| r.spend).sum();
     let daily: Vec<(NaiveDate, String, Decimal)> = sqlx::query_as(&format!(
         "select r.day, coalesce(t.name, $3), sum(r.{column})
          from daily_project_costs r
@@ -62,7 +62,7 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
     .bind(UNASSIGNED_TEAM)
     .fetch_all(pool)
     .await?;
-    let order: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    let order: Vec<String> = rows.iter().map(|r| r.team.clone()).collect();
     let estimated_days = queries::estimated_days(pool, range).await?;
     let chart_svg = chart(
         &format!("Daily spend by team, {}", range.label()),
@@ -85,15 +85,7 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
         previous_range: before,
         estimated_days,
         total,
-        teams: rows
-            .into_iter()
-            .map(|(team, spend, previous, gpu_spend)| TeamLine {
-                team,
-                spend,
-                previous,
-                gpu_spend,
-            })
-            .collect(),
+        teams: rows,
         daily,
         chart_svg: crate::codec::Svg(chart_svg),
         latest_day,
