@@ -4,6 +4,10 @@
 - `crate::server`, `crate::app`, `crate::jobs` or `crate::cli` is imported outside the
   composition files (lib.rs, main.rs, cli/, server.rs, jobs.rs, app.rs);
 - a primitive (PRIMITIVES) imports anything but primitives, or src/ui/ imports a feature;
+- a feature imports a feature above it in FEATURES, or top-level modules import each other
+  in a loop;
+- a `#[server]` function does not ask who is calling (caller() or require_admin()), unless
+  it is one of the public ones sign-in and setup need;
 - the src/ import graph has a cycle (strongly connected component) of more than 3 files,
   with the mod.rs <-> child links ignored.
 
@@ -17,9 +21,9 @@ import sys
 SRC = os.environ.get("CHECK_LAYERS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 MAX_CYCLE = 3
 MAX_LINES = 450
-COMPOSITION_ROOTS = {"server", "app", "jobs", "cli"}
+COMPOSITION_ROOTS = {"server", "app", "jobs", "cli", "page_cache"}
 # Files allowed to import the composition roots: the roots themselves and the entry points.
-COMPOSITION_FILES = ("lib.rs", "main.rs", "server.rs", "jobs.rs", "app.rs", "cli/", "server/")
+COMPOSITION_FILES = ("lib.rs", "main.rs", "server.rs", "jobs.rs", "app.rs", "cli/", "server/", "page_cache/")
 # The bottom layer: primitives no feature owns. They import only each other.
 PRIMITIVES = {
     "error", "format", "period", "codec", "config", "db", "ctx", "csp", "client_address",
@@ -27,6 +31,16 @@ PRIMITIVES = {
 }
 # Above them, the shared UI: it imports primitives and itself, never a feature.
 UI = "ui"
+# Features, bottom to top: each may import only features before it in this list.
+FEATURES = [
+    "auth", "costs", "outbox", "ingestion", "budgets", "enforcement", "teams", "audit",
+    "dashboard", "as_code", "demo",
+]
+# Server functions anyone may call, signed in or not (auth::middleware::is_public lists
+# the same endpoints); every other one must ask who is calling.
+PUBLIC_SERVER_FNS = {"me", "login", "setup_needed", "setup_token_required", "setup"}
+# What counts as asking: the auth checks, or the dashboard's request (which calls caller()).
+CALLER_CHECKS = ("caller()", "require_admin()", "CostRequest::new(")
 
 
 def rust_files():
@@ -237,10 +251,22 @@ def self_test():
                                  "budgets/mod.rs": ""},
         "feature imports the server": {"lib.rs": "", "costs/mod.rs": "use crate::server::AppState;", "server.rs": ""},
         "primitive imports a feature": {"lib.rs": "", "period.rs": "use crate::{costs::X};", "costs/mod.rs": ""},
-        "long file": {"lib.rs": "", "big.rs": "\n" * (MAX_LINES + 1)},
+        "long file": {"lib.rs": "", "big.rs": "x\n" * MAX_LINES + "x"},
+        "feature imports a feature above it": {"lib.rs": "", "costs/mod.rs": "use crate::dashboard::Page;",
+                                               "dashboard/mod.rs": ""},
+        "feature imports the app": {"lib.rs": "", "budgets/pages.rs": "use crate::app::Shell;", "app.rs": "",
+                                    "budgets/mod.rs": ""},
+        "modules in a loop through a re-export": {"lib.rs": "", "a/mod.rs": "pub use x::X;", "a/x.rs": "use crate::b::Y;",
+                                                  "b/mod.rs": "use crate::a::X;"},
+        "feature calls a job": {"lib.rs": "", "ingestion/mod.rs": "fn f() { crate::jobs::after(); }", "jobs.rs": ""},
+        "unchecked server function": {"lib.rs": "", "teams/api.rs":
+                                      '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    Ok(1)\n}\n'},
         "clean": {"lib.rs": "", "ui/mod.rs": "use crate::format::usd;", "format/mod.rs": "",
                   "costs/mod.rs": "use crate::ui::x; // use crate::server::Y;\nconst S: &str = \"crate::app::Z\";",
-                  "server.rs": "use crate::costs::Q;", "app.rs": "", "period.rs": "mod tests { use super::*; }"},
+                  "server.rs": "use crate::costs::Q;", "app.rs": "", "period.rs": "mod tests { use super::*; }",
+                  "dashboard/mod.rs": "use crate::costs::Q;",
+                  "teams/api.rs": '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    crate::auth::require_admin()?;\n}\n',
+                  "auth/api.rs": '#[server(prefix = "/api", endpoint = "login")]\npub async fn login() -> R {\n    Ok(())\n}\n'},
     }
     failed = False
     for name, tree in cases.items():
@@ -273,6 +299,8 @@ def main():
             if top in COMPOSITION_ROOTS and not composition:
                 problems.append(f"{rel}: imports {path} (only composition files may)")
             here_top = here[rel][0] if here[rel] else ""
+            if here_top in FEATURES and top in FEATURES and FEATURES.index(top) > FEATURES.index(here_top):
+                problems.append(f"{rel}: imports {path} ({top} is above {here_top} in FEATURES)")
             allowed = PRIMITIVES | ({UI} if here_top == UI else set())
             if (here_top in PRIMITIVES or here_top == UI) and top not in allowed:
                 problems.append(f"{rel}: imports {path} ({top} is above {here_top})")
@@ -287,8 +315,31 @@ def main():
             f"import cycle of {len(largest)} files (at most {MAX_CYCLE}): " + ", ".join(largest)
         )
 
+    # Top-level modules (features, primitives, ui, composition) form no cycle either: this
+    # also catches a loop that a file-level view would miss through a mod.rs re-export.
+    tops = {}
+    for rel, refs in raw.items():
+        here_top = here[rel][0] if here[rel] else ""
+        for _path, target in refs:
+            target_top = here[target][0] if here[target] else ""
+            if here_top and target_top and here_top != target_top:
+                tops.setdefault(here_top, set()).add(target_top)
+    nodes = set(tops) | {t for ts in tops.values() for t in ts}
+    for comp in components({n: tops.get(n, set()) for n in nodes}):
+        if len(comp) > 1:
+            problems.append("modules import each other in a loop: " + " -> ".join(comp))
+
     for rel, text in files.items():
-        lines = text.count("\n")
+        for m in re.finditer(r'#\[server\(([^)]*)\)\]\s*pub async fn (\w+)', text):
+            endpoint = re.search(r'endpoint\s*=\s*"([^"]+)"', m.group(1))
+            name = endpoint.group(1) if endpoint else m.group(2)
+            # The function's body: up to the next item at the start of a line.
+            rest = text[m.end():]
+            end = re.search(r"\n\}\n", rest)
+            body = rest[: end.end() if end else len(rest)]
+            if name not in PUBLIC_SERVER_FNS and not any(check in body for check in CALLER_CHECKS):
+                problems.append(f"{rel}: server function {m.group(2)} ({name}) does not check the caller")
+        lines = len(text.splitlines())
         if lines > MAX_LINES:
             problems.append(f"{rel}: {lines} lines (at most {MAX_LINES})")
 

@@ -5,11 +5,21 @@
 //!   beside them return it. Details (SQL, AWS, I/O) are logged on the server; users see a
 //!   plain message and the HTTP status that fits it (`with_status`). Validation failures
 //!   name their field (`InvalidInput`, `InvalidFields`).
-//! - **Typed errors in stores and domain code:** `sqlx::Error` from stores, and a
+//! - **Typed errors in stores and domain code:** `sqlx::Error` from SQL, and a
 //!   `thiserror` enum where callers or tests must tell kinds apart (`IngestError`,
-//!   `budgets::aws_sync::SyncError`, `enforcement::actions::ActionError`, `DbError`).
-//!   Parsers of one typed value (`Period::parse`, `parse_amount`, `TrustedProxies::parse`)
-//!   return the message for that field, which the boundary wraps with the field's name.
+//!   `budgets::aws_sync::SyncError`, `aws::budgets::AwsError`,
+//!   `enforcement::actions::ActionError`, `costs::export::ExportError`, `DbError`,
+//!   `as_code::ApplyError`).
+//! - **Two exceptions, kept on purpose:**
+//!   - Validation that ends in a form's field messages returns `AppError` directly
+//!     (`auth::accounts`, `auth::lifecycle`, `auth::rate_limit`, `auth::sessions`,
+//!     `teams::edit`, `budgets::store::save`, `budgets::access`, `mail::address`): those
+//!     errors are the per-field answer the page shows, and only server functions and the
+//!     CLI call them.
+//!   - Parsers of one typed value (`Period::parse`, `parse_amount`,
+//!     `TrustedProxies::parse`, the export's keys and range) and the private cluster's
+//!     process steps return the message as a `String`, which the caller wraps with the
+//!     field's or the step's name.
 //! - **`anyhow` with context in the CLI and background jobs** (`cli/`, `jobs.rs`), where an
 //!   error is only ever reported: each step says what it was doing (`.context(…)`), and the
 //!   CLI prints the chain on one line and exits 1.
@@ -116,7 +126,7 @@ impl FromServerFnError for AppError {
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(err: sqlx::Error) -> Self {
-        if crate::db::is_unavailable(&err) {
+        if is_unavailable(&err) {
             tracing::warn!(error = %err, "database unavailable");
             return AppError::Unavailable;
         }
@@ -135,4 +145,32 @@ pub fn with_status<T>(result: Result<T, AppError>) -> Result<T, AppError> {
         response.set_status(err.status());
     }
     result
+}
+
+/// True when `err` says the database cannot be reached or is shutting down, restarting or
+/// overloaded, rather than that a query was wrong: the caller gets 503 and tries again.
+#[cfg(feature = "ssr")]
+pub fn is_unavailable(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => true,
+        sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed => true,
+        // SQLSTATE class 08 (connection exception) and 57 (operator intervention: admin
+        // shutdown, crash shutdown, cannot connect now, query canceled by a timeout).
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| code.starts_with("08") || code.starts_with("57")),
+        _ => false,
+    }
+}
+
+/// A 503 for a request the database could not serve just now.
+#[cfg(feature = "ssr")]
+pub fn unavailable_response() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        http::StatusCode::SERVICE_UNAVAILABLE,
+        [(http::header::RETRY_AFTER, "5")],
+        "the database is unavailable just now; try again in a few seconds",
+    )
+        .into_response()
 }

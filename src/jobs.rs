@@ -1,7 +1,8 @@
 //! What follows a successful ingestion, wherever it ran: budgets are evaluated (and due
 //! alerts sent), then enforcement judges every project and runs what its policies allow.
 //! `serve` calls it after each scheduled run and `burnrate ingest` after its own, so cron
-//! mode behaves as the in-process schedule does. The schedule itself is here too.
+//! mode behaves as the in-process schedule does. The schedule itself is here too, and the
+//! CLI's one-off evaluations (`budgets evaluate`, `enforce evaluate`).
 
 use chrono::NaiveDate;
 use sqlx::PgPool;
@@ -31,6 +32,44 @@ impl std::fmt::Display for AfterIngestion {
             self.budgets, self.alerts_queued, self.alerts_sent, self.alerts_still_queued, self.violations
         )
     }
+}
+
+/// What a one-off CLI run needs for the evaluations: the alert sender and the enforcement
+/// runner, from the settings, as `serve` builds them.
+pub struct OneOff {
+    pub alerts: AlertSender,
+    pub executor: Executor,
+    pub public_url: Option<String>,
+}
+
+impl OneOff {
+    pub fn from_config(config: &crate::config::Config) -> OneOff {
+        let alerts = AlertSender::new(config.smtp.as_ref(), Default::default());
+        OneOff {
+            executor: Executor::from_config(config, &alerts),
+            public_url: config.public_url.as_ref().map(|u| u.origin.clone()),
+            alerts,
+        }
+    }
+}
+
+/// `burnrate budgets evaluate`: every budget evaluated, then every queued alert sent now
+/// (retry backoff ignored: someone is waiting for the answer).
+pub async fn evaluate_budgets(
+    pool: &PgPool,
+    one_off: &OneOff,
+    today: NaiveDate,
+) -> Result<crate::budgets::EvaluatedAndSent, sqlx::Error> {
+    crate::budgets::evaluate_and_send(pool, &one_off.alerts, one_off.public_url.as_deref(), today, true).await
+}
+
+/// `burnrate enforce evaluate`: violations recorded, then one enforcement pass.
+pub async fn evaluate_enforcement(
+    pool: &PgPool,
+    one_off: &OneOff,
+    today: NaiveDate,
+) -> Result<Vec<crate::enforcement::evaluate::ViolationLine>, sqlx::Error> {
+    crate::enforcement::evaluate::evaluate_and_act(pool, today, &one_off.executor).await
 }
 
 /// Budgets, then enforcement. Each step's failure is reported and does not stop the other:

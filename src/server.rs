@@ -102,7 +102,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(readyz))
         .route("/api/export.csv", get(crate::costs::download::export_csv))
         .route(
-            "/api/enforcement_audit.csv",
+            crate::ui::links::ENFORCEMENT_AUDIT_CSV,
             get(crate::enforcement::download::audit_csv),
         )
         .leptos_routes_with_context(&state, routes, provide_state.clone(), {

@@ -137,7 +137,7 @@ const pages = [
   { name: 'overview', path: '/?period=mtd', sql: `select coalesce(t.name, 'Unassigned'), sum(r.unblended), sum(r.gpu_unblended)
       from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
       where r.day >= date_trunc('month', current_date) and r.day <= current_date group by 1` },
-  // The Team page's user split exactly as `costs::breakdown_queries` sends it.
+  // The Team page's user split exactly as `dashboard::store::breakdown` sends it.
   { name: 'team', path: `/teams/${encodeURIComponent(team)}?period=mtd`, sql: `select c.user_name, sum(c.unblended) from costs_by_user c
       where c.day >= date_trunc('month', current_date) and c.day < current_date + 1
         and (case when $1 = $2

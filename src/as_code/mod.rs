@@ -286,6 +286,10 @@ impl fmt::Display for ApplyError {
     }
 }
 
+/// No `source`: the message already carries the database error, and the CLI prints the
+/// whole chain.
+impl std::error::Error for ApplyError {}
+
 /// Makes the database match `file` in one transaction (or, with `dry_run`, only reports what
 /// would change). Returns the changes in the order applied. Teams go first, so budgets may
 /// name teams the same file creates.

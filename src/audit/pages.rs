@@ -13,7 +13,7 @@ pub fn AuditPage() -> impl IntoView {
     view! {
         <PageHeader title="Audit log"/>
         {crate::ui::page::loaded(entries, |list: Vec<AuditEntry>| match list.is_empty() {
-                    true => view! { <p class="empty">"No changes recorded yet."</p> }.into_any(),
+                    true => view! { <crate::ui::page::EmptyState><p>"No changes recorded yet."</p></crate::ui::page::EmptyState> }.into_any(),
                     false => view! {
                         <table class="data" data-testid="audit-table">
                             <TableHead columns=&["When", "Who", "Action", "Subject", "Details"]/>

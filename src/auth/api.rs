@@ -1,5 +1,9 @@
 //! The auth server functions: sign-in, sign-out, first-run setup, the caller's own
-//! password, and (admins only) account administration. Each checks who is calling first.
+//! password, and (admins only) account administration. Each checks who is calling first,
+//! except the five the signed-out sign-in and setup pages need (`me`, `login`,
+//! `setup_needed`, `setup_token_required`, `setup`), which the middleware's public list
+//! also names; `scripts/check-layers.py` fails on any other server function without a
+//! caller check.
 
 use leptos::prelude::*;
 
@@ -74,22 +78,29 @@ pub async fn login(email: String, password: String, next: Option<String>) -> Res
 /// Ends the session on the server and clears the cookie.
 #[server(prefix = "/api", endpoint = "logout")]
 pub async fn logout() -> Result<(), AppError> {
-    let state = state()?;
-    let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
-    sessions::end_current(&state.pool, &parts).await?;
-    sessions::clear_cookie(&state.config);
-    leptos_axum::redirect("/login");
-    Ok(())
+    crate::error::with_status(
+        async {
+            super::caller()?;
+            let state = state()?;
+            let parts = use_context::<http::request::Parts>().ok_or(AppError::Internal)?;
+            sessions::end_current(&state.pool, &parts).await?;
+            sessions::clear_cookie(&state.config);
+            leptos_axum::redirect("/login");
+            Ok(())
+        }
+        .await,
+    )
 }
 
-/// True while no admin exists, so the first-run setup page is open.
+/// True while no admin exists, so the first-run setup page is open. Public: the sign-in
+/// page asks before anyone is signed in.
 #[server(prefix = "/api", endpoint = "setup_needed")]
 pub async fn setup_needed() -> Result<bool, AppError> {
-    Ok(!accounts::admin_exists(&state()?.pool).await?)
+    crate::error::with_status(async { Ok(!accounts::admin_exists(&state()?.pool).await?) }.await)
 }
 
 /// True when setup asks for the one-time token `serve` printed (no admin yet, and the
-/// server listens beyond loopback).
+/// server listens beyond loopback). Public, for the setup page.
 #[server(prefix = "/api", endpoint = "setup_token_required")]
 pub async fn setup_token_required() -> Result<bool, AppError> {
     Ok(crate::ctx::get::<setup_token::SetupToken>()?.current().is_some())

@@ -72,9 +72,9 @@ async fn check(pool: &sqlx::PgPool, config: &Config, request: &mut Request) -> O
         }
         Ok(None) => {}
         // A signed-in caller is not sent to sign in again because the database is restarting.
-        Err(err) if crate::db::is_unavailable(&err) => {
+        Err(err) if crate::error::is_unavailable(&err) => {
             tracing::warn!(error = %err, "session lookup: database unavailable");
-            return Some(crate::db::unavailable_response());
+            return Some(crate::error::unavailable_response());
         }
         Err(err) => tracing::error!(error = %err, "session lookup failed"),
     }

@@ -1,9 +1,12 @@
 //! Sign-in, sessions and roles. Every server function asks [`caller`] (or
-//! [`require_admin`]) who is calling; the HTTP middleware only adds a second line of defence.
+//! [`require_admin`]) who is calling, but for the five public ones sign-in and setup need
+//! (`api.rs`); the HTTP middleware only adds a second line of defence.
 
 pub mod api;
 pub mod model;
 pub mod pages;
+
+pub use model::{Caller, Role};
 
 #[cfg(feature = "ssr")]
 pub mod accounts;
@@ -20,51 +23,8 @@ pub mod sessions;
 #[cfg(feature = "ssr")]
 pub mod setup_token;
 
-use serde::{Deserialize, Serialize};
-
+#[cfg(feature = "ssr")]
 use crate::error::AppError;
-
-/// What an account may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Role {
-    /// Finance: everything — users, teams, budgets, approvals, enforcement.
-    Admin,
-    /// Owner of one or more teams: reads everything, edits its own teams' budgets.
-    Lead,
-    /// Reads everything, changes nothing.
-    Viewer,
-}
-
-impl Role {
-    pub const ALL: [Role; 3] = [Role::Admin, Role::Lead, Role::Viewer];
-
-    /// The value stored in `accounts.role` and sent by forms.
-    pub fn key(self) -> &'static str {
-        match self {
-            Role::Admin => "admin",
-            Role::Lead => "lead",
-            Role::Viewer => "viewer",
-        }
-    }
-
-    pub fn parse(text: &str) -> Result<Role, AppError> {
-        Role::ALL
-            .into_iter()
-            .find(|r| r.key() == text)
-            .ok_or_else(|| AppError::invalid("role", "expected admin, lead or viewer"))
-    }
-}
-
-/// The signed-in account making a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Caller {
-    pub account_id: i64,
-    pub email: String,
-    pub display_name: String,
-    pub role: Role,
-    /// Teams whose owners list this account's email: the teams a lead may edit.
-    pub team_ids: Vec<i64>,
-}
 
 #[cfg(feature = "ssr")]
 impl From<&Caller> for crate::audit_log::Actor {
@@ -73,17 +33,6 @@ impl From<&Caller> for crate::audit_log::Actor {
             account_id: Some(caller.account_id),
             label: caller.email.clone(),
         }
-    }
-}
-
-impl Caller {
-    pub fn is_admin(&self) -> bool {
-        self.role == Role::Admin
-    }
-
-    /// Admins edit every team; leads only the teams they own.
-    pub fn can_edit_team(&self, team_id: i64) -> bool {
-        self.is_admin() || (self.role == Role::Lead && self.team_ids.contains(&team_id))
     }
 }
 

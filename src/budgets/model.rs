@@ -1,8 +1,271 @@
-//! What the Budgets pages show, as both builds (de)serialize it.
+//! Budgets as both builds (de)serialize them: scope, period, thresholds, the budget, its
+//! status and use, alert records, and what the Budgets pages show.
 
+use chrono::{Datelike, Months, NaiveDate};
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::{AlertRecord, BudgetStatus, ScopeChoices};
+use crate::period::{DateRange, Metric};
+
+/// What a budget's spend covers.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum BudgetScope {
+    Org,
+    Team(String),
+    Project(String),
+}
+
+impl BudgetScope {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BudgetScope::Org => "org",
+            BudgetScope::Team(_) => "team",
+            BudgetScope::Project(_) => "project",
+        }
+    }
+
+    /// The team or project name; empty for the org.
+    pub fn name(&self) -> &str {
+        match self {
+            BudgetScope::Org => "",
+            BudgetScope::Team(name) | BudgetScope::Project(name) => name,
+        }
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            BudgetScope::Org => "Whole organisation".to_string(),
+            BudgetScope::Team(name) => format!("Team {name}"),
+            BudgetScope::Project(name) => format!("Project {}", crate::format::tag_label(name)),
+        }
+    }
+}
+
+/// Budget periods are calendar-aligned in UTC, as in AWS Budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum BudgetPeriod {
+    Monthly,
+    Quarterly,
+    Annual,
+}
+
+impl BudgetPeriod {
+    pub const ALL: [BudgetPeriod; 3] = [BudgetPeriod::Monthly, BudgetPeriod::Quarterly, BudgetPeriod::Annual];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            BudgetPeriod::Monthly => "monthly",
+            BudgetPeriod::Quarterly => "quarterly",
+            BudgetPeriod::Annual => "annual",
+        }
+    }
+
+    /// "this month", "this quarter", "this year".
+    pub fn noun(self) -> &'static str {
+        match self {
+            BudgetPeriod::Monthly => "month",
+            BudgetPeriod::Quarterly => "quarter",
+            BudgetPeriod::Annual => "year",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<BudgetPeriod> {
+        BudgetPeriod::ALL.into_iter().find(|p| p.key() == text.trim())
+    }
+
+    fn months(self) -> u32 {
+        match self {
+            BudgetPeriod::Monthly => 1,
+            BudgetPeriod::Quarterly => 3,
+            BudgetPeriod::Annual => 12,
+        }
+    }
+
+    /// The period holding `day`: its first day and the first day after it.
+    pub fn containing(self, day: NaiveDate) -> DateRange {
+        let months = self.months();
+        let month0 = (day.month0() / months) * months;
+        let from = NaiveDate::from_ymd_opt(day.year(), month0 + 1, 1).unwrap_or(day);
+        DateRange {
+            from,
+            to: from.checked_add_months(Months::new(months)).unwrap_or(from),
+        }
+    }
+}
+
+/// Whether a threshold compares actual spend or the forecast with the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ThresholdKind {
+    Actual,
+    Forecasted,
+}
+
+impl ThresholdKind {
+    pub fn key(self) -> &'static str {
+        match self {
+            ThresholdKind::Actual => "actual",
+            ThresholdKind::Forecasted => "forecasted",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ThresholdKind> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "actual" => Some(ThresholdKind::Actual),
+            "forecasted" | "forecast" => Some(ThresholdKind::Forecasted),
+            _ => None,
+        }
+    }
+}
+
+/// A percentage of the budget that alerts when reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Threshold {
+    pub kind: ThresholdKind,
+    pub percent: Decimal,
+}
+
+impl Threshold {
+    /// The default set: 50, 80 and 100 % of actual spend.
+    pub fn defaults() -> Vec<Threshold> {
+        [50, 80, 100]
+            .into_iter()
+            .map(|p| Threshold {
+                kind: ThresholdKind::Actual,
+                percent: Decimal::from(p),
+            })
+            .collect()
+    }
+
+    /// `80%`, or `100% forecasted`: the form's and the CLI's one-line form.
+    pub fn label(&self) -> String {
+        match self.kind {
+            ThresholdKind::Actual => format!("{}%", self.percent.normalize()),
+            ThresholdKind::Forecasted => format!("{}% forecasted", self.percent.normalize()),
+        }
+    }
+
+    /// The amount at which this threshold is reached.
+    pub fn trigger_amount(&self, amount: Decimal) -> Decimal {
+        amount * self.percent / Decimal::ONE_HUNDRED
+    }
+}
+
+/// Everything that defines a budget, checked (see `spec::validate`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetSpec {
+    /// The stable identity of a budget kept as code (`key:` in the YAML): a rename keeps the
+    /// budget, its alert history and its AWS budget. `None` on a new budget means its name;
+    /// on an update, the key it has.
+    #[serde(default)]
+    pub key: Option<String>,
+    pub name: String,
+    pub scope: BudgetScope,
+    pub period: BudgetPeriod,
+    pub amount: Decimal,
+    pub metric: Metric,
+    /// Sorted: actual before forecasted, then by percent.
+    pub thresholds: Vec<Threshold>,
+    /// Extra addresses, lower-cased and sorted; the scope's owners are always alerted too.
+    pub recipients: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budget {
+    pub id: i64,
+    pub spec: BudgetSpec,
+}
+
+/// Where a budget stands in its current period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetStatus {
+    pub budget: Budget,
+    pub period: DateRange,
+    pub spend: Decimal,
+    /// Spend so far plus the run-rate for the days left (see `evaluate`).
+    pub forecast: Decimal,
+    /// Thresholds reached by actual spend or by the forecast, as appropriate.
+    pub crossed: Vec<Threshold>,
+}
+
+impl BudgetStatus {
+    /// Spend as a percentage of the budget, one decimal.
+    pub fn percent_used(&self) -> String {
+        crate::format::percent(self.spend, self.budget.spec.amount)
+    }
+
+    /// The colour class for the highest threshold crossed: ok, warn (below 100 %), over.
+    pub fn level(&self) -> &'static str {
+        let highest = self.crossed.iter().map(|t| t.percent).max();
+        match highest {
+            None => "ok",
+            Some(p) if p < Decimal::ONE_HUNDRED => "warn",
+            Some(_) => "over",
+        }
+    }
+}
+
+/// A budget's use in its current period, as cost pages show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetUse {
+    pub id: i64,
+    pub name: String,
+    pub scope: BudgetScope,
+    pub period: BudgetPeriod,
+    pub amount: Decimal,
+    pub spend: Decimal,
+    pub forecast: Decimal,
+    /// `60.8%`
+    pub used: String,
+    /// ok, warn or over (see [`BudgetStatus::level`]).
+    pub level: String,
+}
+
+impl From<&BudgetStatus> for BudgetUse {
+    fn from(status: &BudgetStatus) -> BudgetUse {
+        let spec = &status.budget.spec;
+        BudgetUse {
+            id: status.budget.id,
+            name: spec.name.clone(),
+            scope: spec.scope.clone(),
+            period: spec.period,
+            amount: spec.amount,
+            spend: status.spend,
+            forecast: status.forecast,
+            used: status.percent_used(),
+            level: status.level().to_string(),
+        }
+    }
+}
+
+/// One queued or sent alert, for the budget page's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertRecord {
+    pub period_start: NaiveDate,
+    pub threshold: Threshold,
+    pub spend: Decimal,
+    pub status: String,
+    pub attempts: i32,
+    pub recipients: Vec<String>,
+    /// Each recipient's delivery: `address: status (reply)`.
+    pub deliveries: Vec<String>,
+    pub last_reply: Option<String>,
+    pub created_at: String,
+    pub sent_at: Option<String>,
+}
+
+/// Scopes the caller may budget: every team for admins, their own teams for leads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeChoices {
+    pub org: bool,
+    pub teams: Vec<String>,
+    pub projects: Vec<String>,
+}
+
+impl ScopeChoices {
+    pub fn any(&self) -> bool {
+        self.org || !self.teams.is_empty() || !self.projects.is_empty()
+    }
+}
 
 /// A budget on the list, and whether the caller may change it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,4 +302,57 @@ pub struct AwsBudgetRow {
     pub time_unit: String,
     /// Created by burnrate (`burnrate-<id>`); the rest are listed, never changed.
     pub managed: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).expect("valid date")
+    }
+
+    #[test]
+    fn periods_are_calendar_aligned() {
+        for (period, on, from, to) in [
+            (
+                BudgetPeriod::Monthly,
+                day(2026, 11, 22),
+                day(2026, 11, 1),
+                day(2026, 12, 1),
+            ),
+            (
+                BudgetPeriod::Monthly,
+                day(2026, 12, 31),
+                day(2026, 12, 1),
+                day(2027, 1, 1),
+            ),
+            (
+                BudgetPeriod::Quarterly,
+                day(2026, 11, 22),
+                day(2026, 10, 1),
+                day(2027, 1, 1),
+            ),
+            (
+                BudgetPeriod::Quarterly,
+                day(2026, 3, 31),
+                day(2026, 1, 1),
+                day(2026, 4, 1),
+            ),
+            (BudgetPeriod::Annual, day(2026, 2, 28), day(2026, 1, 1), day(2027, 1, 1)),
+        ] {
+            let range = period.containing(on);
+            assert_eq!((range.from, range.to), (from, to), "{period:?} {on}");
+        }
+    }
+
+    #[test]
+    fn thresholds_trigger_at_their_share_of_the_amount() {
+        let t = Threshold {
+            kind: ThresholdKind::Forecasted,
+            percent: Decimal::new(825, 1),
+        };
+        assert_eq!(t.trigger_amount(Decimal::new(2000000, 2)), Decimal::new(16500, 0));
+        assert_eq!(t.label(), "82.5% forecasted");
+    }
 }

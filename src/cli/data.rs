@@ -71,10 +71,17 @@ pub(super) async fn ingest(config: Config, window: Option<DateRange>) -> ExitCod
     // Cron mode: evaluate and alert after a successful run, as `serve` does after its own.
     let after = match &outcome {
         Ok(Outcome::Finished(_)) => {
-            let alerts = crate::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
-            let executor = crate::enforcement::executor::Executor::from_config(&config, &alerts);
-            let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
-            Some(crate::jobs::after_ingestion(&db.pool, &alerts, public_url.as_deref(), &executor, options.today).await)
+            let one_off = crate::jobs::OneOff::from_config(&config);
+            Some(
+                crate::jobs::after_ingestion(
+                    &db.pool,
+                    &one_off.alerts,
+                    one_off.public_url.as_deref(),
+                    &one_off.executor,
+                    options.today,
+                )
+                .await,
+            )
         }
         _ => None,
     };

@@ -310,13 +310,28 @@ pub async fn run() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            // The whole chain on one line: "what burnrate was doing: why it failed".
-            let message = format!("{error:#}");
+            let message = one_line(&error);
             tracing::error!("{message}");
             eprintln!("burnrate: {message}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error chain on one line, "what burnrate was doing: why it failed". A cause whose
+/// text its wrapper already shows (sqlx and the AWS SDK repeat their source) is left out.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain().map(ToString::to_string) {
+        if message.contains(&cause) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&cause);
+    }
+    message
 }
 
 fn usage_error(message: &str) -> ExitCode {
@@ -334,4 +349,20 @@ fn init_tracing(format: LogFormat) {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_chain_reads_as_one_line_with_each_cause_once() {
+        let io = std::io::Error::other("connection refused");
+        let error = anyhow::Error::new(io).context("loading the demo");
+        assert_eq!(one_line(&error), "loading the demo: connection refused");
+        // A wrapper that already quotes its cause does not repeat it.
+        let quoted = anyhow::anyhow!("database: connection refused").context("migrating");
+        let twice = quoted.context("database: connection refused");
+        assert_eq!(one_line(&twice), "database: connection refused: migrating");
+    }
 }

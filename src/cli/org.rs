@@ -23,7 +23,7 @@ pub(super) async fn import_config(config: Config, file: &std::path::Path, dry_ru
     db.close().await;
     let changes = result.map_err(|e| match e {
         crate::as_code::ApplyError::Invalid(errors) => anyhow::anyhow!(report(&errors)),
-        other => anyhow::anyhow!(other.to_string()),
+        other => anyhow::Error::new(other),
     })?;
     if changes.is_empty() {
         println!("no changes: the database already matches {}", file.display());
@@ -44,10 +44,8 @@ pub(super) async fn export_config(config: Config) -> anyhow::Result<()> {
 
 pub(super) async fn evaluate_budgets(config: Config) -> anyhow::Result<()> {
     let db = Database::open(&config).await?;
-    let sender = crate::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
-    let public_url = config.public_url.as_ref().map(|u| u.origin.clone());
-    let today = chrono::Utc::now().date_naive();
-    let result = crate::budgets::evaluate_and_send(&db.pool, &sender, public_url.as_deref(), today, true).await;
+    let one_off = crate::jobs::OneOff::from_config(&config);
+    let result = crate::jobs::evaluate_budgets(&db.pool, &one_off, chrono::Utc::now().date_naive()).await;
     db.close().await;
     let crate::budgets::EvaluatedAndSent { evaluation, delivery } = result?;
     for status in evaluation.settling.iter().chain(&evaluation.statuses) {
@@ -81,9 +79,8 @@ pub(super) async fn evaluate_budgets(config: Config) -> anyhow::Result<()> {
 pub(super) async fn evaluate_enforcement(config: Config) -> anyhow::Result<()> {
     use crate::enforcement::evaluate;
     let db = Database::open(&config).await?;
-    let alerts = crate::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
-    let executor = crate::enforcement::executor::Executor::from_config(&config, &alerts);
-    let result = evaluate::evaluate_and_act(&db.pool, chrono::Utc::now().date_naive(), &executor).await;
+    let one_off = crate::jobs::OneOff::from_config(&config);
+    let result = crate::jobs::evaluate_enforcement(&db.pool, &one_off, chrono::Utc::now().date_naive()).await;
     db.close().await;
     let lines = result?;
     println!("{}", evaluate::CSV_HEADER);

@@ -37,7 +37,12 @@ pub async fn export_csv(
         Ok(request) => request,
         Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
     };
-    let (range, keys, granularity, metric) = request;
+    let Request {
+        range,
+        keys,
+        granularity,
+        metric,
+    } = request;
     // At most a few exports at once, each holding one database connection: a crowd of
     // downloads cannot take the pool from sign-in and pages.
     let Ok(slot) = EXPORTS.clone().try_acquire_owned() else {
@@ -52,7 +57,7 @@ pub async fn export_csv(
     // not a broken download.
     let tx = match pool.begin().await {
         Ok(tx) => tx,
-        Err(error) if crate::db::is_unavailable(&error) => return crate::db::unavailable_response(),
+        Err(error) if crate::error::is_unavailable(&error) => return crate::error::unavailable_response(),
         Err(error) => {
             tracing::error!(%error, "CSV export failed");
             return (
@@ -99,7 +104,13 @@ pub async fn export_csv(
         .into_response()
 }
 
-type Request = (DateRange, Vec<export::Key>, Granularity, Metric);
+/// A valid download request.
+struct Request {
+    range: DateRange,
+    keys: Vec<export::Key>,
+    granularity: Granularity,
+    metric: Metric,
+}
 
 fn parse(query: &HashMap<String, String>) -> Result<Request, String> {
     let date = |name: &str| {
@@ -116,5 +127,10 @@ fn parse(query: &HashMap<String, String>) -> Result<Request, String> {
         Some(other) => return Err(format!("granularity: expected daily or monthly, got {other:?}")),
     };
     let metric = Metric::parse(query.get("metric").map(String::as_str))?;
-    Ok((range, keys, granularity, metric))
+    Ok(Request {
+        range,
+        keys,
+        granularity,
+        metric,
+    })
 }

@@ -168,29 +168,3 @@ pub async fn migrations_applied(pool: &PgPool) -> Result<bool, sqlx::Error> {
         .filter(|m| m.migration_type.is_up_migration())
         .all(|m| applied.contains(&m.version)))
 }
-
-/// True when `err` says the database cannot be reached or is shutting down, restarting or
-/// overloaded, rather than that a query was wrong: the caller gets 503 and tries again.
-pub fn is_unavailable(err: &sqlx::Error) -> bool {
-    match err {
-        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => true,
-        sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed => true,
-        // SQLSTATE class 08 (connection exception) and 57 (operator intervention: admin
-        // shutdown, crash shutdown, cannot connect now, query canceled by a timeout).
-        sqlx::Error::Database(db) => db
-            .code()
-            .is_some_and(|code| code.starts_with("08") || code.starts_with("57")),
-        _ => false,
-    }
-}
-
-/// A 503 for a request the database could not serve just now.
-pub fn unavailable_response() -> axum::response::Response {
-    use axum::response::IntoResponse;
-    (
-        http::StatusCode::SERVICE_UNAVAILABLE,
-        [(http::header::RETRY_AFTER, "5")],
-        "the database is unavailable just now; try again in a few seconds",
-    )
-        .into_response()
-}

@@ -29,17 +29,6 @@ pub async fn list_approvals() -> Result<ApprovalsView, AppError> {
     )
 }
 
-/// Disarms, in the same transaction, the actions an approval or policy change stops from
-/// holding, commits, and wakes the enforcement loop to delete their AWS side at once.
-#[cfg(feature = "ssr")]
-async fn commit_and_disarm(mut tx: sqlx::Transaction<'_, sqlx::Postgres>, actor: &str) -> Result<(), AppError> {
-    let executor = crate::ctx::get::<super::executor::Executor>()?;
-    super::judge::disarm_stale(&mut tx, actor, chrono::Utc::now().date_naive()).await?;
-    tx.commit().await?;
-    executor.wake.notify_one();
-    Ok(())
-}
-
 /// Adds an approval, or replaces the project's current one with a new version (admins).
 #[server(prefix = "/api", endpoint = "save_approval")]
 pub async fn save_approval(
@@ -65,7 +54,8 @@ pub async fn save_approval(
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             super::approvals::set(&mut tx, &(&caller).into(), &approval).await?;
-            commit_and_disarm(tx, &caller.email).await
+            let wake = crate::ctx::get::<super::executor::Executor>()?.wake;
+            Ok(super::judge::commit_and_disarm(tx, &caller.email, &wake).await?)
         }
         .await,
     )
@@ -85,7 +75,8 @@ pub async fn revoke_approval(project: String) -> Result<(), AppError> {
                     "no current approval for project {project:?}"
                 )));
             }
-            commit_and_disarm(tx, &caller.email).await
+            let wake = crate::ctx::get::<super::executor::Executor>()?.wake;
+            Ok(super::judge::commit_and_disarm(tx, &caller.email, &wake).await?)
         }
         .await,
     )
@@ -103,9 +94,7 @@ pub async fn get_enforcement() -> Result<EnforcementView, AppError> {
                 violations,
                 policies: super::policy::all(&mut conn).await?,
                 audit: super::audit::recent(&mut conn, 200).await?,
-                teams: sqlx::query_scalar("select name from teams order by name")
-                    .fetch_all(&mut *conn)
-                    .await?,
+                teams: super::store::team_names(&mut conn).await?,
                 is_admin: caller.is_admin(),
             })
         }
@@ -188,7 +177,8 @@ pub async fn save_policy(
                     super::policy::SaveError::Invalid(field) => AppError::InvalidFields(vec![field]),
                     super::policy::SaveError::Database(e) => e.into(),
                 })?;
-            commit_and_disarm(tx, &caller.email).await
+            let wake = crate::ctx::get::<super::executor::Executor>()?.wake;
+            Ok(super::judge::commit_and_disarm(tx, &caller.email, &wake).await?)
         }
         .await,
     )
@@ -207,7 +197,8 @@ pub async fn remove_policy(team: String) -> Result<(), AppError> {
             if !super::policy::remove_override(&mut tx, &(&caller).into(), &team).await? {
                 return Err(AppError::NotFound(format!("no policy override for team {team:?}")));
             }
-            commit_and_disarm(tx, &caller.email).await
+            let wake = crate::ctx::get::<super::executor::Executor>()?.wake;
+            Ok(super::judge::commit_and_disarm(tx, &caller.email, &wake).await?)
         }
         .await,
     )

@@ -66,13 +66,14 @@ pub struct StopTarget<'a> {
     pub subscribers: &'a [String],
 }
 
+/// The enforcement budget and budget action a stop runs through.
+pub struct Prepared {
+    pub budget: String,
+    pub action_id: String,
+}
+
 /// Creates the enforcement budget (unless a previous try did) and its budget action.
-/// Returns (budget name, action id, request id).
-pub async fn prepare(
-    aws: &AwsBudgets,
-    target: &StopTarget<'_>,
-    stop: &StopConfig,
-) -> Result<(String, String, Option<String>), AwsFailure> {
+pub async fn prepare(aws: &AwsBudgets, target: &StopTarget<'_>, stop: &StopConfig) -> Result<Prepared, AwsFailure> {
     let build = |e: aws_sdk_budgets::error::BuildError| AwsFailure::new(format!("building the AWS request: {e}"));
     let name = format!("{BUDGET_PREFIX}{}", target.action_id);
     let filter = Expression::builder()
@@ -116,7 +117,10 @@ pub async fn prepare(
     }
     // The budget is this action's alone: an action on it is the one a previous try created.
     if let Some(existing) = existing_action(aws, &name).await? {
-        return Ok((name, existing, None));
+        return Ok(Prepared {
+            budget: name,
+            action_id: existing,
+        });
     }
     let definition = match stop.stop_type.as_str() {
         "APPLY_IAM_POLICY" => Definition::builder()
@@ -182,8 +186,10 @@ pub async fn prepare(
         .send()
         .await
         .map_err(|e| failure("CreateBudgetAction", e))?;
-    let request_id = action.request_id().map(str::to_string);
-    Ok((name, action.action_id().to_string(), request_id))
+    Ok(Prepared {
+        budget: name,
+        action_id: action.action_id().to_string(),
+    })
 }
 
 fn is_not_found<E: ProvideErrorMetadata>(err: &SdkError<E>) -> bool {

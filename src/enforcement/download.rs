@@ -26,7 +26,7 @@ pub async fn audit_csv(
             body,
         )
             .into_response(),
-        Err(error) if crate::db::is_unavailable(&error) => crate::db::unavailable_response(),
+        Err(error) if crate::error::is_unavailable(&error) => crate::error::unavailable_response(),
         Err(error) => {
             tracing::error!(%error, "audit CSV failed");
             (

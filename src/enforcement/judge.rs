@@ -187,6 +187,19 @@ pub async fn disarm_stale(conn: &mut PgConnection, actor: &str, today: NaiveDate
     Ok(changed)
 }
 
+/// Disarms, in `tx`, the actions an approval or policy change stops from holding, commits,
+/// and wakes the enforcement loop (`wake`) to delete their AWS side at once.
+pub async fn commit_and_disarm(
+    mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    actor: &str,
+    wake: &tokio::sync::Notify,
+) -> Result<(), sqlx::Error> {
+    disarm_stale(&mut tx, actor, chrono::Utc::now().date_naive()).await?;
+    tx.commit().await?;
+    wake.notify_one();
+    Ok(())
+}
+
 /// Just before a stop is sent to AWS: under the decision lock, the claim must still be this
 /// caller's and the violation must still hold as of `today`. A claim that no longer holds is
 /// ended here, `cancelled` (or handed to its new mode) with the reason. Returns whether to

@@ -1,10 +1,56 @@
-//! What the Approvals and Enforcement pages show, as both builds (de)serialize it.
+//! Approvals, the violation rule, and what the Approvals and Enforcement pages show, as
+//! both builds (de)serialize them.
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::Approval;
+/// A project allowed to spend above the policy limit, up to `cap` per period, through `expires`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct Approval {
+    /// The stable identity of an approval kept as code (`key:` in the YAML): its versions
+    /// stay one history when the project's tag value is renamed. `None` on a new approval
+    /// means the project; on a change, the key it has.
+    #[serde(default)]
+    pub key: Option<String>,
+    pub project: String,
+    pub approver: String,
+    pub reason: String,
+    pub cap: Decimal,
+    /// The last day (UTC) the approval counts.
+    pub expires: NaiveDate,
+}
+
+/// Why a project over the limit is in violation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Reason {
+    Unapproved,
+    ApprovalExpired,
+    OverCap,
+}
+
+impl Reason {
+    pub fn key(self) -> &'static str {
+        match self {
+            Reason::Unapproved => "unapproved",
+            Reason::ApprovalExpired => "approval_expired",
+            Reason::OverCap => "over_cap",
+        }
+    }
+
+    /// The rule, applied to a project whose period spend already exceeds the limit. An
+    /// approval counts through its expiry date; from the next day the whole period's spend
+    /// is judged without it.
+    pub fn judge(spend: Decimal, approval: Option<&Approval>, today: NaiveDate) -> Option<Reason> {
+        match approval {
+            None => Some(Reason::Unapproved),
+            Some(a) if a.expires < today => Some(Reason::ApprovalExpired),
+            Some(a) if spend > a.cap => Some(Reason::OverCap),
+            Some(_) => None,
+        }
+    }
+}
 
 /// One version of an approval, for the history table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,4 +124,38 @@ pub struct EnforcementView {
     pub audit: Vec<AuditRow>,
     pub teams: Vec<String>,
     pub is_admin: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_edge_of_the_rule() {
+        let day = |d| NaiveDate::from_ymd_opt(2026, 11, d).expect("date");
+        let approval = Approval {
+            key: None,
+            project: "llm".into(),
+            approver: "cfo@example.com".into(),
+            reason: "Q4 run".into(),
+            cap: Decimal::from(5000),
+            expires: day(22),
+        };
+        assert_eq!(
+            Reason::judge(Decimal::from(2000), None, day(22)),
+            Some(Reason::Unapproved)
+        );
+        // Valid through its expiry day, expired the day after.
+        assert_eq!(Reason::judge(Decimal::from(2000), Some(&approval), day(22)), None);
+        assert_eq!(
+            Reason::judge(Decimal::from(2000), Some(&approval), day(23)),
+            Some(Reason::ApprovalExpired)
+        );
+        // Exactly at the cap is within it.
+        assert_eq!(Reason::judge(Decimal::from(5000), Some(&approval), day(22)), None);
+        assert_eq!(
+            Reason::judge(Decimal::new(500001, 2), Some(&approval), day(22)),
+            Some(Reason::OverCap)
+        );
+    }
 }

@@ -69,7 +69,10 @@ async fn prepared(
         period,
         subscribers: &subscribers,
     };
-    let (budget, action, _) = match aws_stop::prepare(aws, &target, &stop).await {
+    let aws_stop::Prepared {
+        budget,
+        action_id: action,
+    } = match aws_stop::prepare(aws, &target, &stop).await {
         Ok(ready) => ready,
         Err(failure) => return Ok(Err(failure)),
     };

@@ -1,4 +1,5 @@
-//! The Enforcement page's reads: recorded violations with their actions' states.
+//! The Enforcement page's reads: recorded violations with their actions' states, and the
+//! team names its policy form offers.
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -69,4 +70,11 @@ pub async fn recorded(pool: &PgPool) -> Result<Vec<ViolationRow>, sqlx::Error> {
             last_seen: v.last_seen,
         })
         .collect())
+}
+
+/// Every team's name, for the policy form's team choice.
+pub async fn team_names(conn: &mut sqlx::PgConnection) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar("select name from teams order by name")
+        .fetch_all(conn)
+        .await
 }

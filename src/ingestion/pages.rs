@@ -25,14 +25,7 @@ pub fn IngestionPage() -> impl IntoView {
 #[component]
 fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
     if runs.is_empty() {
-        return view! {
-            <section class="empty" data-testid="empty-state">
-                <h2>"No cost data has been loaded yet"</h2>
-                <p>"Run " <code>"burnrate ingest"</code> " with AWS credentials, or load the demo organisation with "
-                   <code>"burnrate demo"</code> "."</p>
-            </section>
-        }
-        .into_any();
+        return view! { <crate::ui::page::NoCostData/> }.into_any();
     }
     view! {
                         <table class="data" data-testid="runs-table">

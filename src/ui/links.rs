@@ -9,6 +9,14 @@ pub fn scope_href(kind: &str, name: &str) -> String {
     format!("/{kind}/{}", url_encode(name))
 }
 
+/// A budget's page.
+pub fn budget_href(id: i64) -> String {
+    format!("/budgets/{id}")
+}
+
+/// The enforcement audit log as CSV (`enforcement::download`).
+pub const ENFORCEMENT_AUDIT_CSV: &str = "/api/enforcement_audit.csv";
+
 /// The CSV download (`/api/export.csv`) of `range`, daily, grouped by `group_by` (keys
 /// joined by commas, each already valid), in `metric`.
 pub fn export_href(range: DateRange, group_by: &str, metric: Metric) -> String {

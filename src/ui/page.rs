@@ -61,13 +61,25 @@ pub fn error_text(err: &AppError) -> impl IntoView + use<> {
     view! { <p class="error" role="alert">{err.to_string()}</p> }
 }
 
-/// Shown by cost pages before any cost data is loaded.
+/// What a page shows when it has nothing to list yet: say so, and what to do.
+#[component]
+pub fn EmptyState(
+    /// The test id, `empty-state` unless the page has several.
+    #[prop(default = "empty-state")]
+    testid: &'static str,
+    children: Children,
+) -> impl IntoView {
+    view! { <section class="empty" data-testid=testid>{children()}</section> }
+}
+
+/// Shown by every cost page, and by the Ingestion page, before any cost data is loaded.
 #[component]
 pub fn NoCostData() -> impl IntoView {
     view! {
-        <section class="empty" data-testid="empty-state">
+        <EmptyState>
             <h2>"No cost data yet"</h2>
-            <p>"Run " <code>"burnrate ingest"</code> " with AWS credentials, or start with " <code>"burnrate serve --demo"</code> "."</p>
-        </section>
+            <p>"Run " <code>"burnrate ingest"</code> " with AWS credentials, or load the demo organisation with "
+                <code>"burnrate demo"</code> " (or start with " <code>"burnrate serve --demo"</code> ")."</p>
+        </EmptyState>
     }
 }

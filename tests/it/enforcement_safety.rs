@@ -307,9 +307,10 @@ async fn create_in_aws(
         period: burnrate::budgets::BudgetPeriod::Monthly,
         subscribers: &subscribers,
     };
-    let (_, action, _) = burnrate::enforcement::aws_stop::prepare(&aws, &target, &stop_config)
-        .await
-        .expect("prepare");
+    let burnrate::enforcement::aws_stop::Prepared { action_id: action, .. } =
+        burnrate::enforcement::aws_stop::prepare(&aws, &target, &stop_config)
+            .await
+            .expect("prepare");
     action
 }
 

@@ -126,7 +126,7 @@ async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
     assert_eq!(app.post_form("/api/ingestion_runs", "").await.status, 401);
     let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
     let empty = app.get_as("/ingestion", &viewer).await;
-    assert!(empty.body.contains("No cost data has been loaded yet"));
+    assert!(empty.body.contains("No cost data yet"));
 
     load_demo(&pool, common::day(2026, 2, 10)).await;
     sqlx::query(

@@ -46,10 +46,10 @@ pub fn BudgetsPage() -> impl IntoView {
 fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
     if lines.is_empty() {
         return view! {
-            <section class="empty" data-testid="no-budgets">
+            <crate::ui::page::EmptyState testid="no-budgets">
                 <p>"No budgets yet. Create one below, or add a " <code>"budgets:"</code> " section to your config file and run "
                 <code>"burnrate config import FILE"</code> "."</p>
-            </section>
+            </crate::ui::page::EmptyState>
         }
         .into_any();
     }
@@ -62,7 +62,7 @@ fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
                     let spec = &status.budget.spec;
                     view! {
                         <tr data-testid="budget-row">
-                            <th scope="row"><a href=format!("/budgets/{}", status.budget.id)>{spec.name.clone()}</a></th>
+                            <th scope="row"><a href=crate::ui::links::budget_href(status.budget.id)>{spec.name.clone()}</a></th>
                             <td><ScopeLink scope=spec.scope.clone()/></td>
                             <td>{format!("{} ({} – {})", spec.period.key(), status.period.from, status.period.last_day())}</td>
                             <td class="num">{usd(spec.amount)}</td>
@@ -98,7 +98,7 @@ pub fn BudgetUses(uses: Vec<crate::budgets::BudgetUse>) -> impl IntoView {
             <ul class="budget-uses" data-testid="budget-uses">
                 {uses.into_iter().map(|u| view! {
                     <li>
-                        <a href=format!("/budgets/{}", u.id)>{u.name.clone()}</a> ": "
+                        <a href=crate::ui::links::budget_href(u.id)>{u.name.clone()}</a> ": "
                         {usd(u.spend)} " of " {usd(u.amount)} " this " {u.period.noun()}
                         " " <span class=format!("badge status-{}", u.level) data-testid="budget-use">{u.used.clone()}</span>
                     </li>

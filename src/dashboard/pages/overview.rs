@@ -57,16 +57,7 @@ fn TeamFilter(data: Overview) -> impl IntoView {
 #[component]
 fn OverviewBody(data: Overview) -> impl IntoView {
     if data.latest_day.is_none() {
-        return view! {
-            <section class="empty" data-testid="empty-state">
-                <h2>"No cost data yet"</h2>
-                <p>
-                    "Load the demo organisation with " <code>"burnrate demo"</code>
-                    " or start the server with " <code>"burnrate serve --demo"</code> "."
-                </p>
-            </section>
-        }
-        .into_any();
+        return view! { <crate::ui::page::NoCostData/> }.into_any();
     }
     let range_text = data.range.label();
     let run_rate_text = match data.run_rate_range {

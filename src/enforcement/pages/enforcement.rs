@@ -184,7 +184,7 @@ fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePo
 fn Audit(rows: Vec<AuditRow>) -> impl IntoView {
     view! {
         <p class="hint">"Every proposal, approval, execution, reversal and failure; nothing is ever deleted. The latest 200 are shown. "
-            <a download href="/api/enforcement_audit.csv" data-testid="audit-csv">"Download the whole log (CSV)"</a></p>
+            <a download href=crate::ui::links::ENFORCEMENT_AUDIT_CSV data-testid="audit-csv">"Download the whole log (CSV)"</a></p>
         <table class="data" data-testid="audit-table">
             <TableHead columns=&["When (UTC)", "Who", "Event", "Project", "Action", "AWS request id", "Response"]/>
             <tbody>
