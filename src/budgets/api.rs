@@ -23,7 +23,7 @@ pub async fn list_budgets() -> Result<BudgetList, AppError> {
             let mut budgets = Vec::new();
             for budget in super::store::list(&mut conn).await? {
                 let can_edit = super::access::may_edit(&mut conn, &caller, &budget.spec.scope).await?;
-                let (status, _) = super::evaluate::status(&mut conn, &budget, today).await?;
+                let status = super::evaluate::status(&mut conn, &budget, today).await?.status;
                 budgets.push(BudgetLine { status, can_edit });
             }
             let choices = super::access::choices(&mut conn, &caller).await?;
@@ -49,7 +49,8 @@ pub async fn get_budget(id: i64) -> Result<BudgetDetail, AppError> {
                 .ok_or_else(|| AppError::NotFound("no such budget".into()))?;
             let today = chrono::Utc::now().date_naive();
             let can_edit = super::access::may_edit(&mut conn, &caller, &budget.spec.scope).await?;
-            let (status, daily) = super::evaluate::status(&mut conn, &budget, today).await?;
+            let super::evaluate::Standing { status, daily } =
+                super::evaluate::status(&mut conn, &budget, today).await?;
             let estimated = crate::costs::queries::estimated_days(&mut *conn, status.period).await?;
             let burn_svg = super::chart::burn_chart(&status, &daily, &estimated);
             let recipients = super::evaluate::recipients(&mut conn, &budget).await?;

@@ -1,8 +1,6 @@
 //! The alert email: plain text and HTML with the same figures. Tag values and names come
 //! from AWS and users, so the HTML escapes every one of them.
 
-use rust_decimal::Decimal;
-
 use super::{BudgetStatus, Threshold, ThresholdKind};
 use crate::format::{tag_label, usd};
 use crate::mail::compose::{Body, escape, facts_message, one_line};
@@ -17,7 +15,7 @@ pub struct AlertMessage {
 pub fn compose(
     status: &BudgetStatus,
     threshold: Threshold,
-    top_projects: &[(String, Decimal)],
+    top_projects: &[super::model::ProjectSpend],
     public_url: Option<&str>,
 ) -> AlertMessage {
     let spec = &status.budget.spec;
@@ -56,7 +54,7 @@ pub fn compose(
     ];
     let top: Vec<(String, String)> = top_projects
         .iter()
-        .map(|(project, spend)| (tag_label(project).to_string(), usd(*spend)))
+        .map(|p| (tag_label(&p.project).to_string(), usd(p.spend)))
         .collect();
 
     let Body { mut text, mut html } = facts_message(&subject, &facts);
@@ -87,6 +85,7 @@ mod tests {
     use crate::budgets::{Budget, BudgetPeriod, BudgetScope, BudgetSpec};
     use crate::period::{DateRange, Metric};
     use chrono::NaiveDate;
+    use rust_decimal::Decimal;
 
     #[test]
     fn the_email_states_the_figures_and_escapes_tag_values() {
@@ -118,8 +117,14 @@ mod tests {
             percent: Decimal::from(80),
         };
         let top = [
-            ("<img src=x onerror=alert(1)>".to_string(), Decimal::new(1500000, 2)),
-            (String::new(), Decimal::ONE),
+            crate::budgets::model::ProjectSpend {
+                project: "<img src=x onerror=alert(1)>".to_string(),
+                spend: Decimal::new(1500000, 2),
+            },
+            crate::budgets::model::ProjectSpend {
+                project: String::new(),
+                spend: Decimal::ONE,
+            },
         ];
         let message = compose(&status, threshold, &top, Some("https://costs.example.com/"));
         assert_eq!(

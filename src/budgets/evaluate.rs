@@ -15,6 +15,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::{PgConnection, PgPool};
 
+use super::model::ProjectSpend;
 use super::{Budget, BudgetScope, BudgetStatus, Threshold, ThresholdKind, email, store};
 use crate::costs::forecast;
 use crate::period::{DateRange, Metric, days_before};
@@ -61,6 +62,12 @@ pub async fn daily_spend(
     .await
 }
 
+/// A budget's standing, and the period's daily spend (for the burn chart).
+pub struct Standing {
+    pub status: BudgetStatus,
+    pub daily: Vec<(NaiveDate, Decimal)>,
+}
+
 /// The scope's largest projects in `range`, for the alert email.
 pub async fn top_projects(
     conn: &mut PgConnection,
@@ -68,7 +75,7 @@ pub async fn top_projects(
     range: DateRange,
     metric: Metric,
     limit: i64,
-) -> Result<Vec<(String, Decimal)>, sqlx::Error> {
+) -> Result<Vec<ProjectSpend>, sqlx::Error> {
     sqlx::query_as(
         "select r.project, sum(case when $5 then r.amortized else r.unblended end) as spend
          from daily_project_costs r left join projects p on p.name = r.project
@@ -104,11 +111,7 @@ pub async fn scope_filter<'a>(conn: &mut PgConnection, scope: &'a BudgetScope) -
 
 /// The budget's current period as of `today`, with spend, forecast and crossed thresholds,
 /// plus the period's daily spend (for the burn chart).
-pub async fn status(
-    conn: &mut PgConnection,
-    budget: &Budget,
-    today: NaiveDate,
-) -> Result<(BudgetStatus, Vec<(NaiveDate, Decimal)>), sqlx::Error> {
+pub async fn status(conn: &mut PgConnection, budget: &Budget, today: NaiveDate) -> Result<Standing, sqlx::Error> {
     status_in(conn, budget, budget.spec.period.containing(today), today).await
 }
 
@@ -119,7 +122,7 @@ pub async fn status_in(
     budget: &Budget,
     period: DateRange,
     today: NaiveDate,
-) -> Result<(BudgetStatus, Vec<(NaiveDate, Decimal)>), sqlx::Error> {
+) -> Result<Standing, sqlx::Error> {
     let spec = &budget.spec;
     let with_figures = period.cut_at(today);
     let filter = scope_filter(conn, &spec.scope).await?;
@@ -150,16 +153,16 @@ pub async fn status_in(
         })
         .copied()
         .collect();
-    Ok((
-        BudgetStatus {
+    Ok(Standing {
+        status: BudgetStatus {
             budget: budget.clone(),
             period,
             spend,
             forecast,
             crossed,
         },
-        in_period,
-    ))
+        daily: in_period,
+    })
 }
 
 /// True once every day of `period` is stored and none is Estimated: AWS will not change it
@@ -185,7 +188,7 @@ pub async fn uses(
     let mut uses = Vec::new();
     for budget in store::list(&mut conn).await? {
         if keep(&budget.spec.scope) {
-            let (status, _) = status(&mut conn, &budget, today).await?;
+            let status = status(&mut conn, &budget, today).await?.status;
             uses.push(super::BudgetUse::from(&status));
         }
     }
@@ -218,13 +221,13 @@ pub async fn evaluate(
             }
         };
         if previous_settling && existed_before(&mut conn, budget.id, previous.to).await? {
-            let (status, _) = status_in(&mut conn, &budget, previous, today).await?;
+            let status = status_in(&mut conn, &budget, previous, today).await?.status;
             // A closed period only gains alerts for figures that arrive late; an edit made
             // since it closed re-arms nothing there.
             report.queued += judge(&mut conn, &status, public_url, false).await?;
             report.settling.push(status);
         }
-        let (status, _) = status_in(&mut conn, &budget, current, today).await?;
+        let status = status_in(&mut conn, &budget, current, today).await?.status;
         report.queued += judge(&mut conn, &status, public_url, true).await?;
         report.statuses.push(status);
     }

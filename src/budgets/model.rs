@@ -304,6 +304,14 @@ pub struct AwsBudgetRow {
     pub managed: bool,
 }
 
+/// A project's spend in a period, as an alert email lists the largest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct ProjectSpend {
+    pub project: String,
+    pub spend: Decimal,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

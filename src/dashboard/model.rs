@@ -11,6 +11,7 @@ use crate::period::{DateRange, Metric, Period};
 
 /// A team's spend in a period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct TeamSpend {
     pub team: String,
     pub spend: Decimal,
@@ -19,6 +20,7 @@ pub struct TeamSpend {
 
 /// A project's spend in the period and in the equal-length period before.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct ProjectChange {
     pub project: String,
     pub team: String,

@@ -85,7 +85,7 @@ async fn status_figures_are_exact_for_every_scope_and_metric(pool: PgPool) {
     let id = team_budget(&pool).await;
     let mut conn = pool.acquire().await.expect("connection");
     let budget = store::get(&mut conn, id).await.expect("read").expect("exists");
-    let (status, daily) = evaluate::status(&mut conn, &budget, today()).await.expect("status");
+    let evaluate::Standing { status, daily } = evaluate::status(&mut conn, &budget, today()).await.expect("status");
     assert_eq!(
         (status.period.from, status.period.to),
         (day(2026, 11, 1), day(2026, 12, 1))
@@ -102,19 +102,25 @@ async fn status_figures_are_exact_for_every_scope_and_metric(pool: PgPool) {
 
     let mut amortized = budget.clone();
     amortized.spec.metric = burnrate::period::Metric::Amortized;
-    let (status, _) = evaluate::status(&mut conn, &amortized, today()).await.expect("status");
+    let status = evaluate::status(&mut conn, &amortized, today())
+        .await
+        .expect("status")
+        .status;
     assert_eq!(status.spend, Decimal::new(253050, 2));
 
     let mut org = budget.clone();
     org.spec.scope = BudgetScope::Org;
-    let (status, _) = evaluate::status(&mut conn, &org, today()).await.expect("status");
+    let status = evaluate::status(&mut conn, &org, today()).await.expect("status").status;
     assert_eq!(status.spend, Decimal::new(2332050, 2));
     assert_eq!(status.level(), "over");
 
     let mut project = budget.clone();
     project.spec.scope = BudgetScope::Project(XSS.into());
     project.spec.period = burnrate::budgets::BudgetPeriod::Quarterly;
-    let (status, _) = evaluate::status(&mut conn, &project, today()).await.expect("status");
+    let status = evaluate::status(&mut conn, &project, today())
+        .await
+        .expect("status")
+        .status;
     assert_eq!(
         (status.period.from, status.period.to),
         (day(2026, 10, 1), day(2027, 1, 1))

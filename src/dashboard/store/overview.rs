@@ -30,7 +30,7 @@ pub async fn overview(
     let range = period.range(today);
     let amortized = metric == Metric::Amortized;
 
-    let teams: Vec<TeamSpend> = sqlx::query_as::<_, (String, Decimal, Decimal)>(&format!(
+    let teams: Vec<TeamSpend> = sqlx::query_as(&format!(
         "select coalesce(t.name, $4) as team,
                 sum(case when $3 then r.amortized else r.unblended end) as spend,
                 sum(case when $3 then r.gpu_amortized else r.gpu_unblended end) as gpu_spend
@@ -46,10 +46,7 @@ pub async fn overview(
     .bind(UNASSIGNED_TEAM)
     .bind(team)
     .fetch_all(pool)
-    .await?
-    .into_iter()
-    .map(|(team, spend, gpu_spend)| TeamSpend { team, spend, gpu_spend })
-    .collect();
+    .await?;
 
     let latest_day = latest_day(pool).await?;
     let Compared {
@@ -73,7 +70,10 @@ pub async fn overview(
         .forecast_period(today)
         .and_then(|month| forecast::forecast(month, &daily, rate.as_ref()));
     let estimated_days = estimated_days(pool, range).await?;
-    let (top_projects, movers) = project_changes(pool, with_data, compared_with, amortized, team).await?;
+    let Changes {
+        top: top_projects,
+        movers,
+    } = project_changes(pool, with_data, compared_with, amortized, team).await?;
     // The org's budgets, or the chosen team's.
     let budgets = crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
         (crate::budgets::BudgetScope::Org, None) => true,
@@ -134,6 +134,12 @@ async fn daily_totals(
     .await
 }
 
+/// The ten largest projects, and the ten that changed most.
+struct Changes {
+    top: Vec<ProjectChange>,
+    movers: Vec<ProjectChange>,
+}
+
 /// Each project's spend in `range` and in `before` (the equal number of days just before).
 async fn project_changes(
     pool: &PgPool,
@@ -141,12 +147,12 @@ async fn project_changes(
     compared_with: DateRange,
     amortized: bool,
     team: Option<&str>,
-) -> Result<(Vec<ProjectChange>, Vec<ProjectChange>), sqlx::Error> {
+) -> Result<Changes, sqlx::Error> {
     let before = compared_with.from;
-    let rows: Vec<(String, String, Decimal, Decimal)> = sqlx::query_as(&format!(
-        "select r.project, coalesce(t.name, $5),
-                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day >= $1), 0),
-                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day < $1), 0)
+    let mut all: Vec<ProjectChange> = sqlx::query_as(&format!(
+        "select r.project, coalesce(t.name, $5) as team,
+                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day >= $1), 0) as spend,
+                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day < $1), 0) as previous
          from daily_project_costs r {TEAM_JOIN}
          where r.day >= $3 and r.day < $2 and {}
          group by 1, 2",
@@ -160,15 +166,6 @@ async fn project_changes(
     .bind(team)
     .fetch_all(pool)
     .await?;
-    let mut all: Vec<ProjectChange> = rows
-        .into_iter()
-        .map(|(project, team, spend, previous)| ProjectChange {
-            project,
-            team,
-            spend,
-            previous,
-        })
-        .collect();
     all.sort_by(|a, b| b.spend.cmp(&a.spend).then_with(|| a.project.cmp(&b.project)));
     let top = all.iter().take(10).cloned().collect();
     all.sort_by(|a, b| {
@@ -177,7 +174,10 @@ async fn project_changes(
             .cmp(&(a.spend - a.previous).abs())
             .then_with(|| a.project.cmp(&b.project))
     });
-    Ok((top, all.into_iter().take(10).collect()))
+    Ok(Changes {
+        top,
+        movers: all.into_iter().take(10).collect(),
+    })
 }
 
 /// Cumulative spend through the last day with figures (Estimated days marked), then the
