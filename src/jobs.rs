@@ -34,18 +34,19 @@ impl std::fmt::Display for AfterIngestion {
     }
 }
 
-/// What a one-off CLI run needs for the evaluations: the alert sender and the enforcement
-/// runner, from the settings, as `serve` builds them.
-pub struct OneOff {
+/// What the evaluations need: the alert sender, the enforcement runner and the public URL
+/// emails link to, built once from the settings by `serve` (`AppState`) or a CLI run.
+#[derive(Clone)]
+pub struct Workers {
     pub alerts: AlertSender,
     pub executor: Executor,
     pub public_url: Option<String>,
 }
 
-impl OneOff {
-    pub fn from_config(config: &crate::config::Config) -> OneOff {
+impl Workers {
+    pub fn from_config(config: &crate::config::Config) -> Workers {
         let alerts = AlertSender::new(config.smtp.as_ref(), Default::default());
-        OneOff {
+        Workers {
             executor: Executor::from_config(config, &alerts),
             public_url: config.public_url.as_ref().map(|u| u.origin.clone()),
             alerts,
@@ -57,30 +58,30 @@ impl OneOff {
 /// (retry backoff ignored: someone is waiting for the answer).
 pub async fn evaluate_budgets(
     pool: &PgPool,
-    one_off: &OneOff,
+    workers: &Workers,
     today: NaiveDate,
 ) -> Result<crate::budgets::EvaluatedAndSent, sqlx::Error> {
-    crate::budgets::evaluate_and_send(pool, &one_off.alerts, one_off.public_url.as_deref(), today, true).await
+    crate::budgets::evaluate_and_send(pool, &workers.alerts, workers.public_url.as_deref(), today, true).await
 }
 
 /// `burnrate enforce evaluate`: violations recorded, then one enforcement pass.
 pub async fn evaluate_enforcement(
     pool: &PgPool,
-    one_off: &OneOff,
+    workers: &Workers,
     today: NaiveDate,
 ) -> Result<Vec<crate::enforcement::evaluate::ViolationLine>, sqlx::Error> {
-    crate::enforcement::evaluate::evaluate_and_act(pool, today, &one_off.executor).await
+    crate::enforcement::evaluate::evaluate_and_act(pool, today, &workers.executor).await
 }
 
 /// Budgets, then enforcement. Each step's failure is reported and does not stop the other:
 /// the costs are stored either way, and the next run evaluates again.
-pub async fn after_ingestion(
-    pool: &PgPool,
-    alerts: &AlertSender,
-    public_url: Option<&str>,
-    enforcement: &Executor,
-    today: NaiveDate,
-) -> anyhow::Result<AfterIngestion> {
+pub async fn after_ingestion(pool: &PgPool, workers: &Workers, today: NaiveDate) -> anyhow::Result<AfterIngestion> {
+    let Workers {
+        alerts,
+        executor: enforcement,
+        public_url,
+    } = workers;
+    let public_url = public_url.as_deref();
     let mut done = AfterIngestion::default();
     let mut failures = Vec::new();
     match crate::budgets::evaluate_and_send(pool, alerts, public_url, today, false).await {
@@ -122,14 +123,7 @@ pub async fn after_ingestion(
 /// until the task is dropped; nothing when the interval is `off`. Budgets and enforcement
 /// are evaluated after every successful run ([`after_ingestion`]). Missing credentials do
 /// not stop the server: the log and the Ingestion page say what to do.
-pub async fn ingest_on_schedule(
-    pool: PgPool,
-    settings: IngestSettings,
-    status: SharedStatus,
-    alerts: AlertSender,
-    public_url: Option<String>,
-    enforcement: Executor,
-) {
+pub async fn ingest_on_schedule(pool: PgPool, settings: IngestSettings, status: SharedStatus, workers: Workers) {
     let Some(interval) = settings.interval else {
         return;
     };
@@ -159,7 +153,7 @@ pub async fn ingest_on_schedule(
                     );
                     let today = chrono::Utc::now().date_naive();
                     // Failures are logged inside; the next run evaluates again.
-                    let _ = after_ingestion(&pool, &alerts, public_url.as_deref(), &enforcement, today).await;
+                    let _ = after_ingestion(&pool, &workers, today).await;
                 }
                 Ok(Outcome::AlreadyRunning) => {
                     tracing::info!("scheduled ingestion skipped: another ingestion is running");

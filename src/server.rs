@@ -30,9 +30,11 @@ pub struct AppState {
     pub page_data: crate::page_data::PageDataCache,
     /// Rendered dashboard pages per caller, URL, day and data version (see `page_cache`).
     pub pages: crate::page_cache::PageCache,
-    pub alerts: crate::outbox::AlertSender,
+    /// Behind an `Arc`, as the next one: they hold SMTP settings and strings, and the state
+    /// and each server function's context are cloned per request.
+    pub alerts: Arc<crate::outbox::AlertSender>,
     /// Runs enforcement actions (SMTP from `alerts`, AWS from the standard chain).
-    pub enforcement: crate::enforcement::executor::Executor,
+    pub enforcement: Arc<crate::enforcement::executor::Executor>,
     /// The first-run setup token, when setup needs one (`auth::setup_token`).
     pub setup_token: crate::auth::setup_token::SetupToken,
 }
@@ -45,14 +47,14 @@ impl AppState {
             .site_pkg_dir("pkg")
             .site_addr(config.addr)
             .build();
-        let alerts = crate::outbox::AlertSender::new(config.smtp.as_ref(), Default::default());
+        let workers = crate::jobs::Workers::from_config(&config);
         AppState {
             leptos_options: Arc::new(leptos_options),
             page_data: Default::default(),
             pages: Default::default(),
-            enforcement: crate::enforcement::executor::Executor::from_config(&config, &alerts),
+            enforcement: Arc::new(workers.executor),
             setup_token: Default::default(),
-            alerts,
+            alerts: Arc::new(workers.alerts),
             ingest_status: Arc::new(std::sync::RwLock::new(crate::ingestion::schedule::initial_status(
                 &config.ingest,
             ))),
@@ -60,9 +62,16 @@ impl AppState {
             config: Arc::new(config),
         }
     }
-}
 
-impl AppState {
+    /// What the schedule's evaluations use: the same sender and runner as the server's.
+    pub fn workers(&self) -> crate::jobs::Workers {
+        crate::jobs::Workers {
+            alerts: crate::outbox::AlertSender::clone(&self.alerts),
+            executor: crate::enforcement::executor::Executor::clone(&self.enforcement),
+            public_url: self.config.public_url.as_ref().map(|u| u.origin.clone()),
+        }
+    }
+
     /// Each piece on its own, so a server function asks for what it uses (`ctx`).
     fn provide_to_server_functions(&self) {
         provide_context(self.pool.clone());

@@ -151,7 +151,7 @@ pub async fn retry_alert(alert_id: i64) -> Result<(), AppError> {
             }
             // The background sender delivers it, not this request: a slow SMTP server must
             // not hold the admin's page, nor the rest of the queue ride on it.
-            crate::ctx::get::<crate::outbox::AlertSender>()?.wake();
+            crate::ctx::get::<std::sync::Arc<crate::outbox::AlertSender>>()?.wake();
             Ok(())
         }
         .await,

@@ -71,17 +71,8 @@ pub(super) async fn ingest(config: Config, window: Option<DateRange>) -> ExitCod
     // Cron mode: evaluate and alert after a successful run, as `serve` does after its own.
     let after = match &outcome {
         Ok(Outcome::Finished(_)) => {
-            let one_off = crate::jobs::OneOff::from_config(&config);
-            Some(
-                crate::jobs::after_ingestion(
-                    &db.pool,
-                    &one_off.alerts,
-                    one_off.public_url.as_deref(),
-                    &one_off.executor,
-                    options.today,
-                )
-                .await,
-            )
+            let workers = crate::jobs::Workers::from_config(&config);
+            Some(crate::jobs::after_ingestion(&db.pool, &workers, options.today).await)
         }
         _ => None,
     };

@@ -44,8 +44,8 @@ pub(super) async fn export_config(config: Config) -> anyhow::Result<()> {
 
 pub(super) async fn evaluate_budgets(config: Config) -> anyhow::Result<()> {
     let db = Database::open(&config).await?;
-    let one_off = crate::jobs::OneOff::from_config(&config);
-    let result = crate::jobs::evaluate_budgets(&db.pool, &one_off, chrono::Utc::now().date_naive()).await;
+    let workers = crate::jobs::Workers::from_config(&config);
+    let result = crate::jobs::evaluate_budgets(&db.pool, &workers, chrono::Utc::now().date_naive()).await;
     db.close().await;
     let crate::budgets::EvaluatedAndSent { evaluation, delivery } = result?;
     for status in evaluation.settling.iter().chain(&evaluation.statuses) {
@@ -79,8 +79,8 @@ pub(super) async fn evaluate_budgets(config: Config) -> anyhow::Result<()> {
 pub(super) async fn evaluate_enforcement(config: Config) -> anyhow::Result<()> {
     use crate::enforcement::evaluate;
     let db = Database::open(&config).await?;
-    let one_off = crate::jobs::OneOff::from_config(&config);
-    let result = crate::jobs::evaluate_enforcement(&db.pool, &one_off, chrono::Utc::now().date_naive()).await;
+    let workers = crate::jobs::Workers::from_config(&config);
+    let result = crate::jobs::evaluate_enforcement(&db.pool, &workers, chrono::Utc::now().date_naive()).await;
     db.close().await;
     let lines = result?;
     println!("{}", evaluate::CSV_HEADER);

@@ -40,21 +40,17 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             db.pool.clone(),
             state.config.ingest.clone(),
             state.ingest_status.clone(),
-            state.alerts.clone(),
-            state.config.public_url.as_ref().map(|u| u.origin.clone()),
-            state.enforcement.clone(),
+            state.workers(),
         ));
         // Alerts queued while SMTP was down go out within a minute of its return.
         let alerts = tokio::spawn(
-            state
-                .alerts
-                .clone()
+            crate::outbox::AlertSender::clone(&state.alerts)
                 .run_forever(db.pool.clone(), std::time::Duration::from_secs(60)),
         );
         // Stops AWS is executing are followed every minute; disarms reach AWS when woken.
         let enforcement = tokio::spawn(crate::enforcement::reconcile::run_forever(
             db.pool.clone(),
-            state.enforcement.clone(),
+            crate::enforcement::executor::Executor::clone(&state.enforcement),
             std::time::Duration::from_secs(60),
         ));
         let served = server::serve(listener, state).await.context("serving");

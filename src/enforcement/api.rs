@@ -29,6 +29,14 @@ pub async fn list_approvals() -> Result<ApprovalsView, AppError> {
     )
 }
 
+/// Commits an approval or policy change, disarming what it stops from holding and waking
+/// the enforcement loop (`judge::commit_and_disarm`).
+#[cfg(feature = "ssr")]
+async fn commit_and_disarm(tx: sqlx::Transaction<'_, sqlx::Postgres>, actor: &str) -> Result<(), AppError> {
+    let executor = crate::ctx::get::<std::sync::Arc<super::executor::Executor>>()?;
+    Ok(super::judge::commit_and_disarm(tx, actor, &executor.wake).await?)
+}
+
 /// Adds an approval, or replaces the project's current one with a new version (admins).
 #[server(prefix = "/api", endpoint = "save_approval")]
 pub async fn save_approval(
@@ -54,8 +62,7 @@ pub async fn save_approval(
             let mut conn = pool.acquire().await?;
             let mut tx = conn.begin().await?;
             super::approvals::set(&mut tx, &(&caller).into(), &approval).await?;
-            let wake = crate::ctx::get::<super::executor::Executor>()?.wake;
-            Ok(super::judge::commit_and_disarm(tx, &caller.email, &wake).await?)
+            commit_and_disarm(tx, &caller.email).await
         }
         .await,
     )
@@ -75,8 +82,7 @@ pub async fn revoke_approval(project: String) -> Result<(), AppError> {
                     "no current approval for project {project:?}"
                 )));
             }
-            let wake = crate::ctx::get::<super::executor::Executor>()?.wake;
-            Ok(super::judge::commit_and_disarm(tx, &caller.email, &wake).await?)
+            commit_and_disarm(tx, &caller.email).await
         }
         .await,
     )
@@ -109,7 +115,10 @@ pub async fn act_on_action(id: i64, step: String) -> Result<String, AppError> {
         async {
             use super::actions::{self, ActionError};
             let caller = crate::auth::require_admin()?;
-            let (pool, executor) = (&crate::ctx::pool()?, &crate::ctx::get::<super::executor::Executor>()?);
+            let (pool, executor) = (
+                &crate::ctx::pool()?,
+                &crate::ctx::get::<std::sync::Arc<super::executor::Executor>>()?,
+            );
             let today = chrono::Utc::now().date_naive();
             let result = match step.as_str() {
                 "approve" => actions::approve(pool, executor, id, &caller.email, today).await,
@@ -177,8 +186,7 @@ pub async fn save_policy(
                     super::policy::SaveError::Invalid(field) => AppError::InvalidFields(vec![field]),
                     super::policy::SaveError::Database(e) => e.into(),
                 })?;
-            let wake = crate::ctx::get::<super::executor::Executor>()?.wake;
-            Ok(super::judge::commit_and_disarm(tx, &caller.email, &wake).await?)
+            commit_and_disarm(tx, &caller.email).await
         }
         .await,
     )
@@ -197,8 +205,7 @@ pub async fn remove_policy(team: String) -> Result<(), AppError> {
             if !super::policy::remove_override(&mut tx, &(&caller).into(), &team).await? {
                 return Err(AppError::NotFound(format!("no policy override for team {team:?}")));
             }
-            let wake = crate::ctx::get::<super::executor::Executor>()?.wake;
-            Ok(super::judge::commit_and_disarm(tx, &caller.email, &wake).await?)
+            commit_and_disarm(tx, &caller.email).await
         }
         .await,
     )

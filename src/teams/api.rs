@@ -49,7 +49,7 @@ pub async fn save_team(
             let pool = crate::ctx::pool()?;
             super::edit::save(&pool, &(&caller).into(), edit).await?;
             // Disarmed enforcement actions lose their AWS side at once.
-            crate::ctx::get::<crate::enforcement::executor::Executor>()?
+            crate::ctx::get::<std::sync::Arc<crate::enforcement::executor::Executor>>()?
                 .wake
                 .notify_one();
             Ok(())
@@ -65,7 +65,7 @@ pub async fn delete_team(name: String) -> Result<(), AppError> {
             let caller = crate::auth::require_admin()?;
             let pool = crate::ctx::pool()?;
             super::edit::delete(&pool, &(&caller).into(), &name).await?;
-            crate::ctx::get::<crate::enforcement::executor::Executor>()?
+            crate::ctx::get::<std::sync::Arc<crate::enforcement::executor::Executor>>()?
                 .wake
                 .notify_one();
             Ok(())
@@ -82,7 +82,7 @@ pub async fn assign(kind: String, name: String, team: String) -> Result<(), AppE
             let caller = crate::auth::require_admin()?;
             let pool = crate::ctx::pool()?;
             super::edit::assign(&pool, &(&caller).into(), &kind, &name, &team).await?;
-            crate::ctx::get::<crate::enforcement::executor::Executor>()?
+            crate::ctx::get::<std::sync::Arc<crate::enforcement::executor::Executor>>()?
                 .wake
                 .notify_one();
             Ok(())
