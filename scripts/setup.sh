@@ -25,6 +25,8 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 if [ "$with_tests" = 1 ]; then
   command -v chromium >/dev/null || need_apt+=(chromium)
   command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
+  # The utilisation tests start a real Prometheus and load DCGM series with promtool.
+  command -v promtool >/dev/null || need_apt+=(prometheus)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "installing Debian packages: ${need_apt[*]}"

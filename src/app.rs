@@ -17,6 +17,7 @@ use crate::dashboard::pages::overview::OverviewPage;
 use crate::enforcement::pages::approvals::ApprovalsPage;
 use crate::enforcement::pages::enforcement::EnforcementPage;
 use crate::ingestion::pages::IngestionPage;
+use crate::savings::pages::{SavingsPage, WhatIfPage};
 use crate::teams::pages::TeamsAdminPage;
 
 /// The document around the app, rendered on the server.
@@ -55,6 +56,7 @@ pub fn App() -> impl IntoView {
                     <a href="/">"Overview"</a>
                     <a href="/teams">"Teams"</a>
                     <a href="/budgets">"Budgets"</a>
+                    <a href="/savings">"Savings"</a>
                     <a href="/approvals">"Approvals"</a>
                     <a href="/enforcement">"Enforcement"</a>
                     <a href="/ingestion">"Ingestion"</a>
@@ -73,6 +75,8 @@ pub fn App() -> impl IntoView {
                     <Route path=(StaticSegment("projects"), ParamSegment("project")) view={Lazy::<ProjectRoute>::new()}/>
                     <Route path=StaticSegment("budgets") view={Lazy::<BudgetsRoute>::new()}/>
                     <Route path=(StaticSegment("budgets"), ParamSegment("id")) view={Lazy::<BudgetRoute>::new()}/>
+                    <Route path=StaticSegment("savings") view={Lazy::<SavingsRoute>::new()}/>
+                    <Route path=StaticSegment("what-if") view={Lazy::<WhatIfRoute>::new()}/>
                     <Route path=StaticSegment("approvals") view={Lazy::<ApprovalsRoute>::new()}/>
                     <Route path=StaticSegment("enforcement") view={Lazy::<EnforcementRoute>::new()}/>
                     <Route path=(StaticSegment("admin"), StaticSegment("users")) view={Lazy::<UsersRoute>::new()}/>
@@ -116,6 +120,8 @@ lazy_pages! {
     ProjectRoute => ProjectPage,
     BudgetsRoute => BudgetsPage,
     BudgetRoute => BudgetPage,
+    SavingsRoute => SavingsPage,
+    WhatIfRoute => WhatIfPage,
     ApprovalsRoute => ApprovalsPage,
     EnforcementRoute => EnforcementPage,
     UsersRoute => UsersPage,

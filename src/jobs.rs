@@ -170,3 +170,37 @@ pub async fn ingest_on_schedule(pool: PgPool, settings: IngestSettings, status: 
         tokio::time::sleep(interval).await;
     }
 }
+
+/// The weekly savings digest inside `serve`: looked at hourly; on Mondays (UTC) the teams
+/// without this week's digest get one, and the alert sender is woken to send it.
+pub async fn digest_on_schedule(pool: PgPool, savings: crate::config::SavingsSettings, workers: Workers) {
+    use chrono::Datelike;
+    use crate::savings::{digest, insights, service::WINDOW_DAYS};
+    if !savings.weekly_digest {
+        return;
+    }
+    loop {
+        let now = chrono::Utc::now();
+        let today = now.date_naive();
+        if today.weekday() == chrono::Weekday::Mon {
+            let queued = match digest::teams_waiting(&pool, digest::week_start(today)).await {
+                Ok(false) => Ok(0),
+                Ok(true) => match insights::compute(&pool, WINDOW_DAYS, savings.prometheus.as_ref(), now).await {
+                    Ok(found) => digest::queue_due(&pool, &found, today, workers.public_url.as_deref()).await,
+                    Err(error) => Err(error),
+                },
+                Err(error) => Err(error),
+            };
+            match queued {
+                Ok(0) => {}
+                Ok(count) => {
+                    tracing::info!(digests = count, "weekly savings digests queued");
+                    workers.alerts.wake();
+                }
+                // The next hour tries again; each team gets one digest a week whatever happens.
+                Err(error) => tracing::error!(%error, "queueing the weekly savings digest failed"),
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+    }
+}

@@ -20,11 +20,14 @@ pub mod error;
 pub mod format;
 pub mod ingestion;
 pub mod period;
+pub mod savings;
 pub mod teams;
 pub mod ui;
 
 #[cfg(feature = "ssr")]
 pub mod aws;
+#[cfg(feature = "ssr")]
+pub mod catalogue;
 #[cfg(feature = "ssr")]
 pub mod charts;
 #[cfg(feature = "ssr")]

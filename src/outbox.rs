@@ -140,6 +140,7 @@ struct Claimed {
     /// The budget alert, or the enforcement notify action, this delivery belongs to.
     alert_id: Option<i64>,
     enforcement_action_id: Option<i64>,
+    savings_digest_id: Option<i64>,
     recipient: String,
     attempts: i32,
     subject: String,
@@ -185,13 +186,16 @@ pub async fn deliver(
              set status = 'sending', lease_until = now() + make_interval(secs => $3), attempts = d.attempts + 1
              from next
              where d.id = next.id
-             returning d.id, d.alert_id, d.enforcement_action_id, d.recipient, d.attempts,
+             returning d.id, d.alert_id, d.enforcement_action_id, d.savings_digest_id, d.recipient, d.attempts,
                  coalesce((select subject from budget_alerts a where a.id = d.alert_id),
-                          (select subject from enforcement_actions e where e.id = d.enforcement_action_id), '') as subject,
+                          (select subject from enforcement_actions e where e.id = d.enforcement_action_id),
+                          (select subject from savings_digests g where g.id = d.savings_digest_id), '') as subject,
                  coalesce((select body_text from budget_alerts a where a.id = d.alert_id),
-                          (select body_text from enforcement_actions e where e.id = d.enforcement_action_id), '') as body_text,
+                          (select body_text from enforcement_actions e where e.id = d.enforcement_action_id),
+                          (select body_text from savings_digests g where g.id = d.savings_digest_id), '') as body_text,
                  coalesce((select body_html from budget_alerts a where a.id = d.alert_id),
-                          (select body_html from enforcement_actions e where e.id = d.enforcement_action_id), '') as body_html",
+                          (select body_html from enforcement_actions e where e.id = d.enforcement_action_id),
+                          (select body_html from savings_digests g where g.id = d.savings_digest_id), '') as body_html",
         )
         .bind(last_id)
         .bind(due_only)
@@ -221,9 +225,10 @@ pub async fn deliver(
 
 impl Claimed {
     fn message_id(&self) -> String {
-        match (self.alert_id, self.enforcement_action_id) {
-            (Some(alert), _) => format!("<burnrate-alert-{alert}-{}@burnrate>", self.id),
-            (None, action) => format!(
+        match (self.alert_id, self.enforcement_action_id, self.savings_digest_id) {
+            (Some(alert), _, _) => format!("<burnrate-alert-{alert}-{}@burnrate>", self.id),
+            (None, None, Some(digest)) => format!("<burnrate-digest-{digest}-{}@burnrate>", self.id),
+            (None, action, _) => format!(
                 "<burnrate-enforcement-{}-{}@burnrate>",
                 action.unwrap_or_default(),
                 self.id

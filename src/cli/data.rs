@@ -113,3 +113,38 @@ pub(super) async fn bench_ingest(config: Config, rows: usize) -> anyhow::Result<
     println!("{}", result?);
     Ok(())
 }
+
+/// `burnrate insights`: the recommendations over the last `days` settled days, as CSV.
+pub(super) async fn insights(config: Config, days: u32, excel_safe: bool) -> anyhow::Result<()> {
+    use crate::format::csv::CsvStyle;
+    use std::io::Write;
+    let db = Database::open_for_batch(&config).await?;
+    let result = async {
+        crate::costs::store::refresh_usage_types(&db.pool)
+            .await
+            .context("reading usage types with this build's GPU catalogue")?;
+        let found = crate::savings::insights::compute(
+            &db.pool,
+            days,
+            config.savings.prometheus.as_ref(),
+            chrono::Utc::now(),
+        )
+        .await
+        .context("computing the recommendations")?;
+        if let Some(note) = &found.utilisation_note
+            && config.savings.prometheus.is_some()
+        {
+            eprintln!("burnrate: {note}");
+        }
+        let style = if excel_safe {
+            CsvStyle::ExcelSafe
+        } else {
+            CsvStyle::Verbatim
+        };
+        let csv = crate::savings::csv::render(&found.recommendations, style);
+        std::io::stdout().lock().write_all(csv.as_bytes()).context("writing the CSV")
+    }
+    .await;
+    db.close().await;
+    result
+}

@@ -81,6 +81,18 @@ enum Command {
         #[arg(long)]
         excel_safe: bool,
     },
+    /// Write GPU savings recommendations as CSV to standard output, largest monthly saving
+    /// first: kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,
+    /// monthly_saving,detail. Utilisation rows need BURNRATE_PROMETHEUS_URL.
+    #[command(after_help = ENV_HELP)]
+    Insights {
+        /// How many of the last settled days with data to look at.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=365))]
+        days: u32,
+        /// Prefix text cells that begin with =, +, -, @, TAB or CR with ' for spreadsheets.
+        #[arg(long)]
+        excel_safe: bool,
+    },
     /// Fetch costs from AWS Cost Explorer into the database once, then exit. Without --from/--to
     /// it fetches what can still change (or backfills on the first run). Exit status 3: another
     /// ingestion is running.
@@ -229,6 +241,7 @@ pub async fn run() -> ExitCode {
             serve(config, demo).await
         }
         Command::Migrate => migrate(config).await,
+        Command::Insights { days, excel_safe } => data::insights(config, days, excel_safe).await,
         Command::Demo { scale, until, replace } => {
             let today = chrono::Utc::now().date_naive();
             let until = until.unwrap_or_else(|| days_before(today, 1));

@@ -33,6 +33,13 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
                 println!("{}", demo::accounts::credentials_banner(&created));
             }
         }
+        // A newer GPU catalogue may know usage types an older one did not.
+        let reread = crate::costs::store::refresh_usage_types(&db.pool)
+            .await
+            .context("reading usage types with this build's GPU catalogue")?;
+        if reread > 0 {
+            tracing::info!(usage_types = reread, "usage types read again with the GPU catalogue");
+        }
         let addr = listener.local_addr()?;
         tracing::info!("burnrate is serving on http://{addr}");
         let state = AppState::new(config, db.pool.clone());
@@ -53,7 +60,13 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             crate::enforcement::executor::Executor::clone(&state.enforcement),
             std::time::Duration::from_secs(60),
         ));
+        let digest = tokio::spawn(crate::jobs::digest_on_schedule(
+            db.pool.clone(),
+            state.config.savings.clone(),
+            state.workers(),
+        ));
         let served = server::serve(listener, state).await.context("serving");
+        digest.abort();
         schedule.abort();
         alerts.abort();
         enforcement.abort();

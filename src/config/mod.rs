@@ -11,7 +11,9 @@ use sqlx::postgres::PgConnectOptions;
 
 mod ingest;
 use ingest::ingest_settings;
+pub mod savings;
 pub mod timeouts;
+pub use savings::{PrometheusSettings, SavingsSettings};
 
 pub use ingest::IngestSettings;
 pub use timeouts::Timeouts;
@@ -46,6 +48,8 @@ pub struct Config {
     pub timeouts: Timeouts,
     /// `BURNRATE_TRUSTED_PROXIES`: peers whose `Forwarded`/`X-Forwarded-For` is believed.
     pub trusted_proxies: crate::client_address::TrustedProxies,
+    /// DCGM utilisation through Prometheus, and the weekly savings digest.
+    pub savings: SavingsSettings,
 }
 
 /// The scheme, host and port users reach burnrate at.
@@ -147,6 +151,11 @@ Environment variables:
                       How long to wait for AWS, SMTP, a SQL statement or lock, an HTTP request
                       and draining at shutdown, e.g. 500ms, 30s [defaults: 5s, 60s, 30s, 30s,
                       5s, 60s, 30s]
+  BURNRATE_PROMETHEUS_URL  Prometheus holding NVIDIA DCGM exporter series, e.g.
+                      http://prometheus:9090: GPU utilisation, idle and underused GPUs
+                      [default: unset, savings from billing data only]
+  BURNRATE_PROMETHEUS_PROJECT_LABEL  Series label naming the project [default: project]
+  BURNRATE_SAVINGS_DIGEST  weekly (Mondays, to team owners) or off [default: weekly]
   AWS_*               Credentials, region and endpoints through the standard AWS chain
                       (AWS_PROFILE, AWS_ACCESS_KEY_ID, SSO, IMDS/IRSA, AWS_ENDPOINT_URL);
                       region us-east-1 unless configured";
@@ -250,7 +259,9 @@ impl Config {
                 },
             )?),
         };
+        let savings = savings::read(&get, timeouts.aws_operation)?;
         Ok(Config {
+            savings,
             smtp,
             timeouts,
             trusted_proxies,

@@ -301,22 +301,34 @@ async fn record_dimensions(conn: &mut PgConnection, range: DateRange) -> Result<
     .execute(&mut *conn)
     .await?;
 
-    let new_usage_types: Vec<String> = sqlx::query_scalar(
-        "select distinct c.usage_type from costs_by_usage_type c
-         where c.day >= $1 and c.day < $2
-           and not exists (select 1 from usage_types u where u.usage_type = c.usage_type)",
+    let seen: Vec<String> = sqlx::query_scalar(
+        "select distinct c.usage_type from costs_by_usage_type c where c.day >= $1 and c.day < $2",
     )
     .bind(range.from)
     .bind(range.to)
     .fetch_all(&mut *conn)
     .await?;
-    let parsed: Vec<usage_type::UsageType> = new_usage_types.iter().map(|u| usage_type::parse(u)).collect();
-    sqlx::query(
-        "insert into usage_types (usage_type, purchase_option, instance_type, instance_family, gpu_model, gpu_count, gpu_memory_gib)
-         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[])
-         on conflict do nothing",
+    record_usage_types(conn, &seen).await?;
+    Ok(())
+}
+
+/// Parses each usage type and stores what it means, updating rows a newer catalogue reads
+/// differently. Returns how many rows changed.
+pub async fn record_usage_types(conn: &mut PgConnection, names: &[String]) -> Result<u64, sqlx::Error> {
+    let parsed: Vec<usage_type::UsageType> = names.iter().map(|u| usage_type::parse(u)).collect();
+    let written = sqlx::query(
+        "insert into usage_types as u (usage_type, purchase_option, instance_type, instance_family, gpu_model, gpu_count, gpu_memory_gib)
+         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[])
+         on conflict (usage_type) do update set
+             purchase_option = excluded.purchase_option, instance_type = excluded.instance_type,
+             instance_family = excluded.instance_family, gpu_model = excluded.gpu_model,
+             gpu_count = excluded.gpu_count, gpu_memory_gib = excluded.gpu_memory_gib
+         where (u.purchase_option, u.instance_type, u.instance_family, u.gpu_model, u.gpu_count, u.gpu_memory_gib)
+               is distinct from
+               (excluded.purchase_option, excluded.instance_type, excluded.instance_family, excluded.gpu_model,
+                excluded.gpu_count, excluded.gpu_memory_gib)",
     )
-    .bind(&new_usage_types)
+    .bind(names)
     .bind(parsed.iter().map(|p| p.purchase_option.key()).collect::<Vec<_>>())
     .bind(parsed.iter().map(|p| p.instance_type.clone()).collect::<Vec<_>>())
     .bind(parsed.iter().map(|p| p.instance_family().map(str::to_string)).collect::<Vec<_>>())
@@ -325,5 +337,47 @@ async fn record_dimensions(conn: &mut PgConnection, range: DateRange) -> Result<
     .bind(parsed.iter().map(|p| p.gpu.map(|g| g.memory_gib_each)).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await?;
-    Ok(())
+    Ok(written.rows_affected())
+}
+
+/// Reads every stored usage type again with this build's catalogue. When one changes (a
+/// family the catalogue did not know is now a GPU), the rollup days that use it are
+/// rebuilt in the same transaction, so GPU spend never disagrees with the usage types.
+pub async fn refresh_usage_types(pool: &sqlx::PgPool) -> Result<u64, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let names: Vec<String> = sqlx::query_scalar("select usage_type from usage_types order by usage_type")
+        .fetch_all(&mut *tx)
+        .await?;
+    let before: Vec<(String, Option<Decimal>)> =
+        sqlx::query_as("select usage_type, gpu_count from usage_types order by usage_type")
+            .fetch_all(&mut *tx)
+            .await?;
+    let changed = record_usage_types(&mut tx, &names).await?;
+    if changed > 0 {
+        let after: Vec<(String, Option<Decimal>)> =
+            sqlx::query_as("select usage_type, gpu_count from usage_types order by usage_type")
+                .fetch_all(&mut *tx)
+                .await?;
+        let moved: Vec<String> = before
+            .iter()
+            .zip(&after)
+            .filter(|(b, a)| b != a)
+            .map(|(b, _)| b.0.clone())
+            .collect();
+        let span: (Option<chrono::NaiveDate>, Option<chrono::NaiveDate>) = sqlx::query_as(
+            "select min(day), max(day) from costs_by_usage_type where usage_type = any($1)",
+        )
+        .bind(&moved)
+        .fetch_one(&mut *tx)
+        .await?;
+        if let (Some(from), Some(last)) = span {
+            let range = DateRange {
+                from,
+                to: last + chrono::Days::new(1),
+            };
+            super::rollups::refresh(&mut tx, range).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(changed)
 }

@@ -1,6 +1,10 @@
 //! What an AWS usage type says: purchase option and instance type, and from the instance
 //! type the GPU model, count and memory. `USE1-SpotUsage:g5.xlarge` is one spot A10G.
 
+use rust_decimal::Decimal;
+
+use crate::catalogue::Catalogue;
+
 /// How the capacity behind a usage type was bought.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PurchaseOption {
@@ -22,12 +26,13 @@ impl PurchaseOption {
     }
 }
 
-/// The GPUs in one instance.
+/// The accelerators in one instance, from the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuSpec {
     pub model: &'static str,
-    pub count: i32,
-    pub memory_gib_each: i32,
+    /// A fraction for g6f's partial L4.
+    pub count: Decimal,
+    pub memory_gib_each: Decimal,
 }
 
 /// A usage type, parsed.
@@ -48,15 +53,12 @@ impl UsageType {
 /// instance type rather than failing: usage types are AWS's to extend.
 pub fn parse(usage_type: &str) -> UsageType {
     // Drop the region prefix (`USE1-`, `EUC1-`); global usage types have none.
-    let body = match usage_type.split_once('-') {
-        Some((region, rest)) if is_region_code(region) => rest,
-        _ => usage_type,
-    };
+    let body = strip_region(usage_type);
     let (operation, resource) = body.split_once(':').unwrap_or((body, ""));
     let purchase_option = match operation {
         "BoxUsage" | "DedicatedUsage" | "HostBoxUsage" => PurchaseOption::OnDemand,
         "SpotUsage" => PurchaseOption::Spot,
-        "HeavyUsage" | "ReservedHostUsage" => PurchaseOption::Reserved,
+        "HeavyUsage" | "ReservedHostUsage" | "SavingsPlanCoveredUsage" => PurchaseOption::Reserved,
         // SageMaker: `Train:ml.p4d.24xlarge`, `Host:ml.g5.xlarge`, spot training `Train-Spot:…`
         op if op.ends_with("-Spot") => PurchaseOption::Spot,
         "Train" | "Host" | "Notebk" | "Processing" | "Studio" => PurchaseOption::OnDemand,
@@ -92,37 +94,75 @@ fn is_instance_type(name: &str) -> bool {
     }
 }
 
-/// GPUs per instance for the GPU families burnrate reports on.
+/// The accelerators of an instance type in the catalogue (GPUs and Neuron chips alike).
 pub fn gpu_spec(instance_type: &str) -> Option<GpuSpec> {
-    let (family, size) = instance_type.split_once('.')?;
-    let gpu = |model, count, memory_gib_each| {
-        Some(GpuSpec {
-            model,
-            count,
-            memory_gib_each,
-        })
+    Catalogue::built_in().get(instance_type).map(|t| GpuSpec {
+        model: t.accelerator.as_str(),
+        count: t.accelerator_count,
+        memory_gib_each: t.accelerator_memory_gib,
+    })
+}
+
+/// How SageMaker bills an instance: `Train:` (training jobs), `Host:` (endpoints),
+/// `Notebk:` (notebooks); `None` for EC2 and everything else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SageMakerUse {
+    Training,
+    Hosting,
+    Notebook,
+    Other,
+}
+
+/// The SageMaker use of a usage type, if it is one.
+pub fn sagemaker_use(usage_type: &str) -> Option<SageMakerUse> {
+    let (operation, resource) = strip_region(usage_type).split_once(':')?;
+    if !resource.starts_with("ml.") {
+        return None;
+    }
+    Some(match operation.trim_end_matches("-Spot") {
+        "Train" => SageMakerUse::Training,
+        "Host" => SageMakerUse::Hosting,
+        "Notebk" => SageMakerUse::Notebook,
+        _ => SageMakerUse::Other,
+    })
+}
+
+/// The AWS region a usage type's prefix names (`USW2-` is us-west-2); no prefix is us-east-1,
+/// as Cost Explorer writes it. Unknown prefixes are returned as they are.
+pub fn region(usage_type: &str) -> String {
+    let prefix = match usage_type.split_once('-') {
+        Some((region, _)) if is_region_code(region) => region,
+        _ => return "us-east-1".into(),
     };
-    match (family, size) {
-        ("p5" | "p5e" | "p5en", "48xlarge") => gpu("H100", 8, if family == "p5" { 80 } else { 141 }),
-        ("p4d", "24xlarge") => gpu("A100", 8, 40),
-        ("p4de", "24xlarge") => gpu("A100", 8, 80),
-        ("p3", "2xlarge") => gpu("V100", 1, 16),
-        ("p3", "8xlarge") => gpu("V100", 4, 16),
-        ("p3", "16xlarge") => gpu("V100", 8, 16),
-        ("p3dn", "24xlarge") => gpu("V100", 8, 32),
-        ("g5", "xlarge" | "2xlarge" | "4xlarge" | "8xlarge" | "16xlarge") => gpu("A10G", 1, 24),
-        ("g5", "12xlarge" | "24xlarge") => gpu("A10G", 4, 24),
-        ("g5", "48xlarge") => gpu("A10G", 8, 24),
-        ("g6", "xlarge" | "2xlarge" | "4xlarge" | "8xlarge" | "16xlarge") => gpu("L4", 1, 24),
-        ("g6", "12xlarge" | "24xlarge") => gpu("L4", 4, 24),
-        ("g6", "48xlarge") => gpu("L4", 8, 24),
-        ("g6e", "xlarge" | "2xlarge" | "4xlarge" | "8xlarge" | "16xlarge") => gpu("L40S", 1, 48),
-        ("g6e", "12xlarge" | "24xlarge") => gpu("L40S", 4, 48),
-        ("g6e", "48xlarge") => gpu("L40S", 8, 48),
-        ("g4dn", "12xlarge") => gpu("T4", 4, 16),
-        ("g4dn", "metal") => gpu("T4", 8, 16),
-        ("g4dn", _) => gpu("T4", 1, 16),
-        _ => None,
+    let known = [
+        ("USE1", "us-east-1"),
+        ("USE2", "us-east-2"),
+        ("USW1", "us-west-1"),
+        ("USW2", "us-west-2"),
+        ("CAN1", "ca-central-1"),
+        ("EUC1", "eu-central-1"),
+        ("EU", "eu-west-1"),
+        ("EUW1", "eu-west-1"),
+        ("EUW2", "eu-west-2"),
+        ("EUW3", "eu-west-3"),
+        ("EUN1", "eu-north-1"),
+        ("APN1", "ap-northeast-1"),
+        ("APN2", "ap-northeast-2"),
+        ("APS1", "ap-southeast-1"),
+        ("APS2", "ap-southeast-2"),
+        ("APS3", "ap-south-1"),
+        ("SAE1", "sa-east-1"),
+    ];
+    known
+        .iter()
+        .find(|(code, _)| *code == prefix)
+        .map_or_else(|| prefix.to_string(), |(_, name)| (*name).to_string())
+}
+
+fn strip_region(usage_type: &str) -> &str {
+    match usage_type.split_once('-') {
+        Some((region, rest)) if is_region_code(region) => rest,
+        _ => usage_type,
     }
 }
 
@@ -140,8 +180,8 @@ mod tests {
             u.gpu,
             Some(GpuSpec {
                 model: "A100",
-                count: 8,
-                memory_gib_each: 40
+                count: Decimal::from(8),
+                memory_gib_each: Decimal::from(40)
             })
         );
     }
@@ -152,15 +192,15 @@ mod tests {
         assert_eq!(u.purchase_option, PurchaseOption::Spot);
         assert_eq!(
             u.gpu.map(|g| (g.model, g.count, g.memory_gib_each)),
-            Some(("A10G", 1, 24))
+            Some(("A10G", Decimal::ONE, Decimal::from(24)))
         );
         assert_eq!(parse("USW2-SpotUsage:g6.xlarge").gpu.map(|g| g.model), Some("L4"));
-        assert_eq!(parse("USE1-SpotUsage:p5.48xlarge").gpu.map(|g| g.count), Some(8));
+        assert_eq!(parse("USE1-SpotUsage:p5.48xlarge").gpu.map(|g| g.count), Some(Decimal::from(8)));
     }
 
     #[test]
     fn usage_without_a_region_prefix_still_parses() {
-        assert_eq!(parse("BoxUsage:g6.12xlarge").gpu.map(|g| g.count), Some(4));
+        assert_eq!(parse("BoxUsage:g6.12xlarge").gpu.map(|g| g.count), Some(Decimal::from(4)));
     }
 
     #[test]
@@ -196,6 +236,25 @@ mod tests {
             parse("USE1-HeavyUsage:p4d.24xlarge").purchase_option,
             PurchaseOption::Reserved
         );
+    }
+
+    #[test]
+    fn sagemaker_uses_and_regions_are_read_from_the_usage_type() {
+        assert_eq!(sagemaker_use("USE1-Train:ml.p4d.24xlarge"), Some(SageMakerUse::Training));
+        assert_eq!(sagemaker_use("USE1-Train-Spot:ml.g5.2xlarge"), Some(SageMakerUse::Training));
+        assert_eq!(sagemaker_use("USE1-Host:ml.g5.xlarge"), Some(SageMakerUse::Hosting));
+        assert_eq!(sagemaker_use("Notebk:ml.g5.2xlarge"), Some(SageMakerUse::Notebook));
+        assert_eq!(sagemaker_use("USE1-BoxUsage:g5.xlarge"), None);
+        assert_eq!(region("USW2-BoxUsage:g5.xlarge"), "us-west-2");
+        assert_eq!(region("BoxUsage:g5.xlarge"), "us-east-1");
+        assert_eq!(region("MEC1-BoxUsage:g5.xlarge"), "MEC1");
+    }
+
+    #[test]
+    fn the_newer_families_come_from_the_catalogue() {
+        assert_eq!(parse("USE1-BoxUsage:p5en.48xlarge").gpu.map(|g| g.model), Some("H200"));
+        assert_eq!(parse("USE1-BoxUsage:inf2.xlarge").gpu.map(|g| g.model), Some("Inferentia2"));
+        assert!(parse("USE1-BoxUsage:g6f.xlarge").gpu.is_some_and(|g| g.count < Decimal::ONE));
     }
 
     #[test]

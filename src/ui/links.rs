@@ -14,6 +14,9 @@ pub fn budget_href(id: i64) -> String {
     format!("/budgets/{id}")
 }
 
+/// The Savings page's recommendations as CSV (`savings::download`); `?team=&kind=` filter.
+pub const SAVINGS_CSV: &str = "/api/savings.csv";
+
 /// The enforcement audit log as CSV (`enforcement::download`).
 pub const ENFORCEMENT_AUDIT_CSV: &str = "/api/enforcement_audit.csv";
 

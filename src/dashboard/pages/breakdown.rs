@@ -12,6 +12,7 @@ use crate::format::{percent, tag_label, usd};
 use crate::ui::chart::{Chart, EstimatedLegend};
 use crate::ui::filters::FilterBar;
 use crate::ui::links::{export_href, scope_href};
+use crate::savings::pages::{ProjectFactsForm, SavingsAvailableNote};
 use crate::ui::page::{NoCostData, PageHeader, loaded};
 use crate::ui::table::TableHead;
 use crate::ui::table_rows::Rows;
@@ -177,6 +178,10 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
                 <p class="hint">{usd(view.spot_spend)} " of " {usd(view.instance_spend)} " instance spend"</p></div>
         </section>
         <crate::enforcement::pages::enforcement::FlagBadge projects=view.flagged/>
+        {match view.scope.clone() {
+            Scope::Team(name) => view! { <SavingsAvailableNote team=name/> }.into_any(),
+            Scope::Project(name) => view! { <SavingsAvailableNote project=name/> }.into_any(),
+        }}
         {(!view.budgets.is_empty()).then(|| view! {
             <section class="card" data-testid="scope-budgets"><h2>"Budgets"</h2><crate::budgets::pages::BudgetUses uses=view.budgets/></section>
         })}
@@ -188,5 +193,9 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
             {breakdown("By service", "by-service", view.by_service, None, csv("service"))}
             {breakdown("GPU instance families", "by-family", view.by_family, None, csv("instance_type"))}
         </div>
+        {match view.scope {
+            Scope::Project(name) => Some(view! { <ProjectFactsForm project=name/> }),
+            Scope::Team(_) => None,
+        }}
     }
 }

@@ -26,6 +26,7 @@ pub fn OverviewPage() -> impl IntoView {
     view! {
         <PageHeader title="Overview" top=true/>
         <FilterBar/>
+        <crate::savings::pages::SavingsAvailableNote/>
         {loaded(overview, |data| view! { <OverviewBody data/> })}
     }
 }

@@ -1,0 +1,183 @@
+//! GPU savings server functions: the Savings page, decisions on recommendations, the
+//! "savings available" figures, what each project runs, and the what-if calculator.
+
+use leptos::prelude::*;
+
+use super::model::{ProjectFacts, SavingsAvailable, SavingsPage, WhatIf, WhatIfQuery};
+use crate::error::AppError;
+
+#[cfg(feature = "ssr")]
+async fn insights() -> Result<std::sync::Arc<super::insights::Insights>, AppError> {
+    let pool = crate::ctx::pool()?;
+    let config = crate::ctx::config()?;
+    let cache = crate::ctx::page_data()?;
+    Ok(super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await?)
+}
+
+#[cfg(feature = "ssr")]
+fn kind_filter(kind: Option<String>) -> Result<Option<super::model::Kind>, AppError> {
+    match kind.filter(|k| !k.is_empty()) {
+        None => Ok(None),
+        Some(k) => super::model::Kind::parse(&k).map(Some).ok_or_else(|| {
+            AppError::invalid(
+                "kind",
+                "expected spot, rightsize, always_on, commitment, idle_gpu or underused",
+            )
+        }),
+    }
+}
+
+/// Recommendations ranked by monthly saving, the ledger and utilisation; every signed-in
+/// role reads them.
+#[server(prefix = "/api", endpoint = "savings")]
+pub async fn get_savings(team: Option<String>, kind: Option<String>) -> Result<SavingsPage, AppError> {
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::caller()?;
+            let kind = kind_filter(kind)?;
+            let team = team.filter(|t| !t.is_empty());
+            let insights = insights().await?;
+            let pool = crate::ctx::pool()?;
+            Ok(super::service::page(&pool, &insights, &caller, team.as_deref(), kind).await?)
+        }
+        .await,
+    )
+}
+
+/// Accepts or dismisses a recommendation (`decision`: accepted, dismissed, or open to take
+/// a decision back), with a reason. Admins decide any; leads those of their teams.
+#[server(prefix = "/api", endpoint = "savings/decide")]
+pub async fn decide_savings(key: String, decision: String, reason: String) -> Result<(), AppError> {
+    use super::model::Decision;
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::caller()?;
+            let decision = match decision.as_str() {
+                "accepted" => Decision::Accepted,
+                "dismissed" => Decision::Dismissed,
+                "open" => Decision::Open,
+                _ => return Err(AppError::invalid("decision", "expected accepted, dismissed or open")),
+            };
+            let reason = reason.trim();
+            if reason.is_empty() || reason.chars().count() > 2000 {
+                return Err(AppError::invalid("reason", "say why, in at most 2,000 characters"));
+            }
+            let insights = insights().await?;
+            let pool = crate::ctx::pool()?;
+            // The proposal is the server's own, never an amount sent by the browser.
+            let Some(recommendation) = insights.recommendations.iter().find(|r| r.key() == key) else {
+                return Err(AppError::NotFound(
+                    "that recommendation is no longer proposed; reload the page".into(),
+                ));
+            };
+            let ids: std::collections::HashMap<String, i64> =
+                sqlx::query_as("select name, id from teams").fetch_all(&pool).await?.into_iter().collect();
+            if !super::service::may_decide(&caller, &recommendation.team, &ids) {
+                return Err(AppError::Forbidden(
+                    "only admins and the team's leads decide on its recommendations".into(),
+                ));
+            }
+            let mut tx = pool.begin().await?;
+            let actor = crate::audit_log::Actor::from(&caller);
+            super::store::decide(
+                &mut tx,
+                &actor,
+                recommendation,
+                decision,
+                reason,
+                chrono::Utc::now().date_naive(),
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// Open opportunities and their monthly sum, for the organisation, a team or a project.
+#[server(prefix = "/api", endpoint = "savings/available")]
+pub async fn get_savings_available(
+    team: Option<String>,
+    project: Option<String>,
+) -> Result<SavingsAvailable, AppError> {
+    crate::error::with_status(
+        async {
+            crate::auth::caller()?;
+            let insights = insights().await?;
+            let pool = crate::ctx::pool()?;
+            Ok(super::service::available(&pool, &insights, team.as_deref(), project.as_deref()).await?)
+        }
+        .await,
+    )
+}
+
+/// What a project declares it runs, and whether the caller may change it (admins).
+#[server(prefix = "/api", endpoint = "project/workload")]
+pub async fn get_project_facts(project: String) -> Result<(ProjectFacts, bool), AppError> {
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::caller()?;
+            let pool = crate::ctx::pool()?;
+            let mut conn = pool.acquire().await?;
+            Ok((super::store::project_facts(&mut conn, &project).await?, caller.is_admin()))
+        }
+        .await,
+    )
+}
+
+/// Declares a project's workload and model (admins). An empty `params_b` and `precision`
+/// declare no model.
+#[server(prefix = "/api", endpoint = "project/workload/save")]
+pub async fn save_project_facts(
+    project: String,
+    workload: String,
+    params_b: String,
+    precision: String,
+) -> Result<bool, AppError> {
+    use super::model::{Model, Precision, Workload};
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::require_admin()?;
+            if project.is_empty() || project.contains('\0') {
+                return Err(AppError::invalid("project", "name a project"));
+            }
+            let workload = Workload::parse(&workload)
+                .ok_or_else(|| AppError::invalid("workload", "expected training, batch, serving, dev or unknown"))?;
+            let model = match (params_b.trim(), precision.trim()) {
+                ("", "") => None,
+                (params, precision) => {
+                    let params_b = params
+                        .parse::<rust_decimal::Decimal>()
+                        .ok()
+                        .filter(|p| *p > rust_decimal::Decimal::ZERO && *p <= rust_decimal::Decimal::from(100_000))
+                        .ok_or_else(|| AppError::invalid("params_b", "billions of parameters, e.g. 7 or 0.5"))?;
+                    let precision = Precision::parse(precision)
+                        .ok_or_else(|| AppError::invalid("precision", "expected fp32, bf16, fp16, int8 or int4"))?;
+                    Some(Model { params_b, precision })
+                }
+            };
+            let pool = crate::ctx::pool()?;
+            let mut tx = pool.begin().await?;
+            let actor = crate::audit_log::Actor::from(&caller);
+            let changed = super::store::set_project_facts(&mut tx, &actor, &project, ProjectFacts { workload, model })
+                .await?;
+            tx.commit().await?;
+            Ok(changed)
+        }
+        .await,
+    )
+}
+
+/// The what-if calculator, computed here so the page works without JavaScript too.
+#[server(prefix = "/api", endpoint = "what_if")]
+pub async fn get_what_if(query: WhatIfQuery) -> Result<WhatIf, AppError> {
+    crate::error::with_status(
+        async {
+            crate::auth::caller()?;
+            let insights = insights().await?;
+            Ok(super::what_if::compute(query, &insights))
+        }
+        .await,
+    )
+}

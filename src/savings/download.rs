@@ -1,0 +1,56 @@
+//! `GET /api/savings.csv?team=&kind=`: the Savings page's recommendations as a download, in
+//! the `burnrate insights` columns, Excel-safe.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::config::Config;
+use crate::page_data::PageDataCache;
+
+pub async fn savings_csv(
+    State(pool): State<sqlx::PgPool>,
+    State(config): State<Arc<Config>>,
+    State(cache): State<PageDataCache>,
+    caller: Option<axum::Extension<crate::auth::Caller>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    if caller.is_none() {
+        return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
+    }
+    let team = query.get("team").filter(|t| !t.is_empty());
+    let kind = match query.get("kind").filter(|k| !k.is_empty()) {
+        None => None,
+        Some(k) => match super::model::Kind::parse(k) {
+            Some(kind) => Some(kind),
+            None => return (StatusCode::BAD_REQUEST, "kind: expected spot, rightsize, always_on, commitment, idle_gpu or underused").into_response(),
+        },
+    };
+    match super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await {
+        Ok(insights) => {
+            let rows: Vec<_> = insights
+                .recommendations
+                .iter()
+                .filter(|r| team.is_none_or(|t| &r.team == t))
+                .filter(|r| kind.is_none_or(|k| r.kind == k))
+                .cloned()
+                .collect();
+            (
+                [
+                    (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+                    (header::CONTENT_DISPOSITION, "attachment; filename=\"burnrate-savings.csv\""),
+                ],
+                super::csv::render(&rows, crate::format::csv::CsvStyle::ExcelSafe),
+            )
+                .into_response()
+        }
+        Err(error) if crate::error::is_unavailable(&error) => crate::error::unavailable_response(),
+        Err(error) => {
+            tracing::error!(%error, "savings CSV failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "the export failed; see the server log").into_response()
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Every recommendation for a window, in one pass: billing rules from the cost facts, and
+//! utilisation rules when Prometheus is configured and answers.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use super::facts::{self, Window};
+use super::model::{Recommendation, Utilisation};
+use super::pricing::{self, Pricing};
+use super::prometheus;
+use super::rules::{self, Inputs};
+use crate::config::PrometheusSettings;
+
+/// What `burnrate insights` and the Savings page show.
+#[derive(Debug, Clone)]
+pub struct Insights {
+    /// `None` when no settled day has data.
+    pub window: Option<Window>,
+    /// Sorted by monthly saving, largest first.
+    pub recommendations: Vec<Recommendation>,
+    pub utilisation: Vec<Utilisation>,
+    /// Why utilisation is missing, when it is.
+    pub utilisation_note: Option<String>,
+    pub pricing: Pricing,
+    /// The spot discount seen per (SageMaker?, instance type) in the window.
+    pub observed_spot: BTreeMap<(bool, String), Decimal>,
+}
+
+/// What utilisation would add, shown when Prometheus is not configured.
+pub const WITHOUT_PROMETHEUS: &str = "Set BURNRATE_PROMETHEUS_URL to a Prometheus holding NVIDIA DCGM exporter series to add \
+     utilisation per project (p50, p95, peak memory), idle GPUs (below 1 % for 30 minutes) and underused GPUs \
+     (p95 below 40 %), each priced from this organisation's GPU spend.";
+
+/// Computes the recommendations over the last `days` settled days as of `now`.
+pub async fn compute(
+    pool: &PgPool,
+    days: u32,
+    prometheus: Option<&PrometheusSettings>,
+    now: DateTime<Utc>,
+) -> Result<Insights, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let pricing = pricing::load(&mut conn).await?;
+    let Some(window) = facts::window(&mut conn, days).await? else {
+        return Ok(Insights {
+            window: None,
+            recommendations: Vec::new(),
+            utilisation: Vec::new(),
+            utilisation_note: None,
+            pricing,
+            observed_spot: BTreeMap::new(),
+        });
+    };
+    let usage = facts::usage(&mut conn, window).await?;
+    drop(conn);
+    let inputs = Inputs {
+        window,
+        usage: &usage,
+        pricing: &pricing,
+    };
+    let mut recommendations = Vec::new();
+    recommendations.extend(rules::spot::recommend(&inputs));
+    recommendations.extend(rules::rightsize::recommend(&inputs));
+    recommendations.extend(rules::always_on::recommend(&inputs));
+    recommendations.extend(rules::commitment::recommend(&inputs));
+    let (utilisation, utilisation_note) = match prometheus {
+        None => (Vec::new(), Some(WITHOUT_PROMETHEUS.to_string())),
+        Some(settings) => {
+            let range_days = window.days();
+            let start = now - chrono::Duration::days(range_days);
+            match prometheus::read_dcgm(settings, start, now).await {
+                Ok(dcgm) => {
+                    let summary = rules::utilisation::summarise(&dcgm, now.timestamp());
+                    recommendations.extend(rules::utilisation::recommend(&inputs, &summary, range_days));
+                    let note = summary
+                        .is_empty()
+                        .then(|| "Prometheus answered, but holds no DCGM_FI_DEV_GPU_UTIL series for this range.".to_string());
+                    (summary.into_iter().map(|(u, _)| u).collect(), note)
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "GPU utilisation could not be read");
+                    (Vec::new(), Some(format!("Utilisation is missing this time: {err}")))
+                }
+            }
+        }
+    };
+    recommendations.retain(|r| r.monthly_saving > Decimal::ZERO);
+    sort(&mut recommendations);
+    Ok(Insights {
+        window: Some(window),
+        recommendations,
+        utilisation,
+        utilisation_note,
+        observed_spot: rules::spot::observed_discounts(&usage),
+        pricing,
+    })
+}
+
+/// Largest monthly saving first; ties in a stable order (kind, team, project, usage type).
+pub fn sort(recommendations: &mut [Recommendation]) {
+    recommendations.sort_by(|a, b| {
+        b.monthly_saving
+            .cmp(&a.monthly_saving)
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.team.cmp(&b.team))
+            .then_with(|| a.project.cmp(&b.project))
+            .then_with(|| a.usage_type.cmp(&b.usage_type))
+    });
+}

@@ -1,0 +1,327 @@
+//! GPU savings types both builds use: what a project runs, the recommendations, the Savings
+//! page and the what-if calculator.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// What a project runs. The field values are a contract of the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    Training,
+    Batch,
+    Serving,
+    Dev,
+    #[default]
+    Unknown,
+}
+
+impl Workload {
+    pub const ALL: [Workload; 5] = [
+        Workload::Training,
+        Workload::Batch,
+        Workload::Serving,
+        Workload::Dev,
+        Workload::Unknown,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Workload::Training => "training",
+            Workload::Batch => "batch",
+            Workload::Serving => "serving",
+            Workload::Dev => "dev",
+            Workload::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Workload> {
+        Workload::ALL.into_iter().find(|w| w.key() == text)
+    }
+}
+
+/// Numeric precision of a model's weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    Fp32,
+    Bf16,
+    Fp16,
+    Int8,
+    Int4,
+}
+
+impl Precision {
+    pub const ALL: [Precision; 5] = [
+        Precision::Fp32,
+        Precision::Bf16,
+        Precision::Fp16,
+        Precision::Int8,
+        Precision::Int4,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+            Precision::Int8 => "int8",
+            Precision::Int4 => "int4",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Precision> {
+        Precision::ALL.into_iter().find(|p| p.key() == text)
+    }
+
+    /// Bytes per parameter.
+    pub fn bytes(self) -> Decimal {
+        match self {
+            Precision::Fp32 => Decimal::from(4),
+            Precision::Bf16 | Precision::Fp16 => Decimal::from(2),
+            Precision::Int8 => Decimal::ONE,
+            Precision::Int4 => Decimal::new(5, 1),
+        }
+    }
+}
+
+/// A model a project declares: billions of parameters and the precision it runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Model {
+    pub params_b: Decimal,
+    pub precision: Precision,
+}
+
+/// What a project declares about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ProjectFacts {
+    pub workload: Workload,
+    pub model: Option<Model>,
+}
+
+/// The kinds of recommendation, in the CSV's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Spot,
+    Rightsize,
+    AlwaysOn,
+    Commitment,
+    IdleGpu,
+    Underused,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 6] = [
+        Kind::Spot,
+        Kind::Rightsize,
+        Kind::AlwaysOn,
+        Kind::Commitment,
+        Kind::IdleGpu,
+        Kind::Underused,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Spot => "spot",
+            Kind::Rightsize => "rightsize",
+            Kind::AlwaysOn => "always_on",
+            Kind::Commitment => "commitment",
+            Kind::IdleGpu => "idle_gpu",
+            Kind::Underused => "underused",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.key() == text)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Spot => "Spot",
+            Kind::Rightsize => "Right-size",
+            Kind::AlwaysOn => "Always on",
+            Kind::Commitment => "Commitment",
+            Kind::IdleGpu => "Idle GPU",
+            Kind::Underused => "Underused",
+        }
+    }
+}
+
+/// One recommendation: what to change, what it saves per 30 days and what it rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recommendation {
+    pub kind: Kind,
+    /// Empty for organisation-wide rows (commitments) and unmapped projects.
+    pub team: String,
+    pub project: String,
+    pub usage_type: String,
+    pub instance_type: String,
+    pub recommended: String,
+    pub from: NaiveDate,
+    /// Exclusive.
+    pub to: NaiveDate,
+    /// Exact unblended spend of the project and usage type in the window; `None` for rows
+    /// not tied to one usage type.
+    pub basis_cost: Option<Decimal>,
+    /// Exact; rounded to cents only where shown or written.
+    pub monthly_saving: Decimal,
+    pub detail: String,
+}
+
+impl Recommendation {
+    /// The identity decisions are recorded against: the same change proposed again on a
+    /// later day is the same recommendation.
+    pub fn key(&self) -> String {
+        [self.kind.key(), &self.project, &self.usage_type, &self.instance_type].join("\u{1f}")
+    }
+}
+
+/// Where a recommendation stands with the people who own it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Open,
+    Accepted,
+    Dismissed,
+}
+
+/// A recommendation as the Savings page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Opportunity {
+    pub recommendation: Recommendation,
+    pub key: String,
+    pub decision: Decision,
+    pub reason: String,
+    /// Whether the caller may accept or dismiss it (admins, and leads of its team).
+    pub can_decide: bool,
+}
+
+/// An accepted recommendation and what it has saved so far.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    pub kind: Kind,
+    pub team: String,
+    pub project: String,
+    pub usage_type: String,
+    pub decided_on: NaiveDate,
+    pub decided_by: String,
+    pub reason: String,
+    pub proposed_monthly_saving: Decimal,
+    /// Spend of the usage type in the 30 days before the decision.
+    pub spend_before: Decimal,
+    /// Spend in the days after it (at most 30), scaled to 30 days.
+    pub spend_after_per_30_days: Option<Decimal>,
+    /// How many settled days after the decision the figure rests on (0 to 30).
+    pub days_after: i64,
+    /// `spend_before − spend_after_per_30_days`; `None` until a day after the decision is settled.
+    pub realised_monthly_saving: Option<Decimal>,
+}
+
+/// The ledger's totals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct LedgerTotals {
+    pub proposed: Decimal,
+    pub accepted: Decimal,
+    pub realised: Decimal,
+}
+
+/// Per-project GPU utilisation from DCGM through Prometheus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Utilisation {
+    /// The project, or `host:<Hostname>` for series without the project label.
+    pub project: String,
+    pub gpus: usize,
+    pub p50: Decimal,
+    pub p95: Decimal,
+    /// Whether the figures come from `DCGM_FI_PROF_GR_ENGINE_ACTIVE` (else `DCGM_FI_DEV_GPU_UTIL`).
+    pub engine_active: bool,
+    pub peak_memory_used_mib: Option<Decimal>,
+    pub memory_total_mib: Option<Decimal>,
+    pub band: String,
+    pub idle_gpus_now: usize,
+}
+
+/// The Savings page's data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavingsPage {
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    pub opportunities: Vec<Opportunity>,
+    pub ledger: Vec<LedgerEntry>,
+    pub totals: LedgerTotals,
+    pub utilisation: Vec<Utilisation>,
+    /// `None` when Prometheus is configured and answered; else why utilisation is missing.
+    pub utilisation_note: Option<String>,
+    pub teams: Vec<String>,
+    pub spot_discount_percent: Decimal,
+}
+
+/// What the Overview, Team and Project pages show: open opportunities and their sum.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SavingsAvailable {
+    pub count: usize,
+    pub monthly_saving: Decimal,
+}
+
+/// The what-if calculator's inputs, as the URL carries them (all optional text, so any
+/// link opens; bad values are reported beside their field).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct WhatIfQuery {
+    pub params_b: Option<String>,
+    pub precision: Option<String>,
+    pub workload: Option<String>,
+    /// Instances running at once.
+    pub instances: Option<String>,
+    /// Hours a day they run (24 for an always-on endpoint).
+    pub hours_per_day: Option<String>,
+    /// Days: a month (30) or a training run's length.
+    pub days: Option<String>,
+    /// Tokens served per day, for the managed per-token comparison.
+    pub tokens_per_day: Option<String>,
+}
+
+/// One instance type priced for the what-if run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WhatIfRow {
+    pub instance_type: String,
+    pub accelerators: String,
+    pub total_memory_gib: Decimal,
+    pub hourly: Decimal,
+    pub on_demand: Decimal,
+    /// `None` for serving, which stays on-demand.
+    pub spot: Option<Decimal>,
+    pub spot_discount: Decimal,
+    /// Whether the discount was observed in this organisation's data.
+    pub spot_observed: bool,
+    pub commitment: Decimal,
+}
+
+/// A managed model priced per token for the same volume, against an always-on endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagedRow {
+    pub name: String,
+    pub usd_per_million_tokens: Decimal,
+    pub monthly: Decimal,
+    /// Tokens per day above which the self-hosted endpoint is cheaper.
+    pub break_even_tokens_per_day: Option<Decimal>,
+}
+
+/// The what-if answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct WhatIf {
+    pub query: WhatIfQuery,
+    /// (field, message) for each input that could not be used.
+    pub errors: Vec<(String, String)>,
+    pub memory_needed_gib: Option<Decimal>,
+    pub hours: Decimal,
+    /// NVIDIA types that fit, cheapest first.
+    pub fits: Vec<WhatIfRow>,
+    /// Neuron types that fit: cheaper sometimes, but they need the Neuron SDK.
+    pub neuron: Vec<WhatIfRow>,
+    /// An always-on endpoint on the cheapest fit for 30 days.
+    pub endpoint_monthly: Option<Decimal>,
+    pub managed: Vec<ManagedRow>,
+    pub savings_plan_discount: Decimal,
+}

@@ -1,0 +1,196 @@
+//! `/savings`: every recommendation ranked by monthly saving, filtered by team and kind in
+//! the URL, each with its evidence and a decision; the ledger; utilisation per project.
+
+use leptos::prelude::*;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
+
+use crate::format::{tag_label, usd};
+use crate::savings::api::{DecideSavings, get_savings};
+use crate::savings::model::{Decision, Kind, Opportunity, SavingsPage as Page};
+use crate::ui::links::{SAVINGS_CSV, scope_href};
+use crate::ui::page::PageHeader;
+use crate::ui::table::TableHead;
+
+#[component]
+pub fn SavingsPage() -> impl IntoView {
+    let query = use_query_map();
+    let decide = ServerAction::<DecideSavings>::new();
+    let filters = move || {
+        let q = query.read();
+        (q.get("team"), q.get("kind"))
+    };
+    let data = crate::codec::resource(
+        move || (filters(), decide.version().get()),
+        |((team, kind), _)| get_savings(team, kind),
+    );
+    view! {
+        <PageHeader title="GPU savings"/>
+        <p class="hint">"Each recommendation says what to change, what it saves per 30 days, and the figures it rests on: "
+            "this organisation's own spend and instance-hours over the last 30 settled days, and DCGM utilisation where Prometheus is configured. "
+            <a href="/what-if">"What-if calculator"</a> "."</p>
+        {crate::ui::page::loaded(data, move |page| view! { <SavingsBody page decide/> })}
+    }
+}
+
+#[component]
+fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView {
+    let query = use_query_map();
+    let team = move || query.read().get("team").unwrap_or_default();
+    let kind = move || query.read().get("kind").unwrap_or_default();
+    let csv_href = move || {
+        format!(
+            "{SAVINGS_CSV}?team={}&kind={}",
+            crate::format::url_encode(&team()),
+            crate::format::url_encode(&kind())
+        )
+    };
+    let window = match (page.from, page.to) {
+        (Some(from), Some(to)) => format!("{from} to {} (UTC)", to.pred_opt().unwrap_or(to)),
+        _ => "no settled days with data yet".to_string(),
+    };
+    let result: Signal<_> = decide.value().into();
+    let team_options = page
+        .teams
+        .iter()
+        .map(|t| {
+            let (value, label) = (t.clone(), t.clone());
+            view! { <option value=value.clone() selected=move || team() == value>{label}</option> }
+        })
+        .collect_view();
+    let kind_options = Kind::ALL
+        .into_iter()
+        .map(|k| view! { <option value=k.key() selected=move || kind() == k.key()>{k.label()}</option> })
+        .collect_view();
+    let rows = page.opportunities.into_iter().map(|o| view! { <OpportunityRow o decide/> }).collect_view();
+    view! {
+        <section class="cards" aria-label="Ledger">
+            <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>
+            <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="ledger-accepted">{usd(page.totals.accepted)}</p><p class="hint">"a month, as proposed when accepted"</p></div>
+            <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="ledger-realised">{usd(page.totals.realised)}</p><p class="hint">"a month: 30 days before each decision against the days after"</p></div>
+        </section>
+        <p class="hint" data-testid="savings-window">"Window: " {window} ". Spot discount where none is observed: " {page.spot_discount_percent.normalize().to_string()} " %."</p>
+        <Form method="GET" action="/savings" attr:class="filters" attr:data-testid="savings-filters">
+            <label>"Team " <select name="team"><option value="">"All teams"</option>{team_options}</select></label>
+            <label>"Kind " <select name="kind"><option value="">"All kinds"</option>{kind_options}</select></label>
+            <button type="submit">"Filter"</button>
+            <a href=csv_href data-testid="savings-csv" rel="external">"Download CSV"</a>
+        </Form>
+        <crate::ui::forms::FormError result/>
+        <table class="data" data-testid="savings-table">
+            <TableHead columns=&["Kind", "Team", "Project", "Now", "Recommended", "Saving a month", "Basis (window)", "Evidence", "Decision"]/>
+            <tbody>{rows}</tbody>
+        </table>
+        <Ledger entries=page.ledger/>
+        <section aria-label="Utilisation">
+            <h2>"GPU utilisation"</h2>
+            {page.utilisation_note.map(|note| view! { <p class="hint" data-testid="utilisation-note">{note}</p> })}
+            <UtilisationTable rows=page.utilisation/>
+        </section>
+    }
+}
+
+#[component]
+fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl IntoView {
+    let r = o.recommendation;
+    let evidence = if r.project.is_empty() {
+        ("/teams".to_string(), "Spend by team")
+    } else {
+        (scope_href("projects", &r.project), "Project spend")
+    };
+    let now = if r.usage_type.is_empty() { r.instance_type.clone() } else { r.usage_type.clone() };
+    let status = match o.decision {
+        Decision::Open => "open".to_string(),
+        Decision::Accepted => format!("accepted: {}", o.reason),
+        Decision::Dismissed => format!("dismissed: {}", o.reason),
+    };
+    let key = o.key;
+    view! {
+        <tr data-testid="savings-row" data-kind=r.kind.key()>
+            <td>{r.kind.label()}</td>
+            <td>{r.team.clone()}</td>
+            <td>{(!r.project.is_empty()).then(|| view! { <a href=scope_href("projects", &r.project)>{tag_label(&r.project).to_string()}</a> })}</td>
+            <td><code>{now}</code></td>
+            <td>{r.recommended}</td>
+            <td class="num" data-testid="monthly-saving">{usd(r.monthly_saving)}</td>
+            <td class="num">{r.basis_cost.map(usd).unwrap_or_default()}</td>
+            <td><details><summary>"Why"</summary><p>{r.detail}</p><a href=evidence.0>{evidence.1}</a></details></td>
+            <td data-testid="decision">{status}
+                {o.can_decide.then(|| view! {
+                    <ActionForm action=decide attr:class="inline" attr:data-testid="decide-form">
+                        <input type="hidden" name="key" value=key/>
+                        <select name="decision" aria-label="Decision">
+                            <option value="accepted">"Accept"</option>
+                            <option value="dismissed">"Dismiss"</option>
+                            <option value="open">"Reopen"</option>
+                        </select>
+                        <input type="text" name="reason" placeholder="Reason" required maxlength="2000" aria-label="Reason"/>
+                        <button type="submit">"Save"</button>
+                    </ActionForm>
+                })}
+            </td>
+        </tr>
+    }
+}
+
+#[component]
+fn Ledger(entries: Vec<crate::savings::model::LedgerEntry>) -> impl IntoView {
+    if entries.is_empty() {
+        return view! { <p class="hint" data-testid="ledger-empty">"Nothing accepted yet: accepted recommendations are measured here."</p> }.into_any();
+    }
+    let rows = entries
+        .into_iter()
+        .map(|e| {
+            view! {
+                <tr data-testid="ledger-row">
+                    <td>{e.kind.label()}</td>
+                    <td>{tag_label(&e.project).to_string()}</td>
+                    <td><code>{e.usage_type}</code></td>
+                    <td>{e.decided_on.to_string()} " by " {e.decided_by}</td>
+                    <td>{e.reason}</td>
+                    <td class="num">{usd(e.proposed_monthly_saving)}</td>
+                    <td class="num">{usd(e.spend_before)}</td>
+                    <td class="num">{e.spend_after_per_30_days.map(usd).unwrap_or_else(|| "no settled day yet".into())}</td>
+                    <td class="num">{e.realised_monthly_saving.map(usd).unwrap_or_default()} " (" {e.days_after} " days)"</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <h2>"Ledger"</h2>
+        <table class="data" data-testid="ledger-table">
+            <TableHead columns=&["Kind", "Project", "Usage type", "Accepted", "Reason", "Proposed a month", "30 days before", "After, per 30 days", "Realised a month"]/>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+    .into_any()
+}
+
+#[component]
+fn UtilisationTable(rows: Vec<crate::savings::model::Utilisation>) -> impl IntoView {
+    (!rows.is_empty()).then(|| {
+        let body = rows
+            .into_iter()
+            .map(|u| {
+                view! {
+                    <tr data-testid="utilisation-row">
+                        <td>{tag_label(&u.project).to_string()}</td>
+                        <td class="num">{u.gpus}</td>
+                        <td class="num">{u.p50.normalize().to_string()} " %"</td>
+                        <td class="num">{u.p95.normalize().to_string()} " %"</td>
+                        <td>{u.band}</td>
+                        <td class="num">{u.peak_memory_used_mib.map(|m| format!("{} MiB", m.normalize())).unwrap_or_default()}</td>
+                        <td class="num">{u.idle_gpus_now}</td>
+                        <td>{if u.engine_active { "engine active" } else { "GPU util" }}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <table class="data" data-testid="utilisation-table">
+                <TableHead columns=&["Project or host", "GPUs", "p50", "p95", "Band", "Peak memory", "Idle now", "Source"]/>
+                <tbody>{body}</tbody>
+            </table>
+        }
+    })
+}

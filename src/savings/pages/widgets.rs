@@ -1,0 +1,82 @@
+//! Savings pieces on other pages: "savings available" (Overview, Team, Project) and the
+//! admins' form declaring what a project runs (Project page).
+
+use leptos::prelude::*;
+
+use crate::format::usd;
+use crate::savings::api::{SaveProjectFacts, get_project_facts, get_savings_available};
+use crate::savings::model::{Precision, Workload};
+
+/// "Savings available: $X a month in N opportunities", linking to the Savings page filtered
+/// to the team (or to everything).
+#[component]
+pub fn SavingsAvailableNote(#[prop(optional)] team: Option<String>, #[prop(optional)] project: Option<String>) -> impl IntoView {
+    let href = match &team {
+        Some(t) => format!("/savings?team={}", crate::format::url_encode(t)),
+        None => "/savings".to_string(),
+    };
+    let data = crate::codec::resource(move || (team.clone(), project.clone()), |(team, project)| get_savings_available(team, project));
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new({
+                let href = href.clone();
+                async move {
+                    data.await.ok().filter(|a| a.count > 0).map(|a| view! {
+                        <p class="savings-available" data-testid="savings-available">
+                            "Savings available: " <strong>{usd(a.monthly_saving)}</strong> " a month in "
+                            <a href=href>{a.count} " GPU recommendation" {if a.count == 1 { "" } else { "s" }}</a> "."
+                        </p>
+                    })
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// What the project runs, and (admins) a form to declare it.
+#[component]
+pub fn ProjectFactsForm(project: String) -> impl IntoView {
+    let save = ServerAction::<SaveProjectFacts>::new();
+    let saved = crate::ui::forms::saved_version(save);
+    let name = project.clone();
+    let facts = crate::codec::resource(move || (name.clone(), saved.get()), |(p, _)| get_project_facts(p));
+    view! {
+        <section aria-label="Workload" data-testid="project-workload">
+            <h2>"Workload"</h2>
+            {crate::ui::page::loaded(facts, move |(f, may_edit): (crate::savings::model::ProjectFacts, bool)| {
+                let model = f.model.map(|m| format!(", model {}B {}", m.params_b.normalize(), m.precision.key())).unwrap_or_default();
+                view! {
+                    <p data-testid="workload-now">{format!("Declared: {}{model}", f.workload.key())}</p>
+                    {may_edit.then(|| view! { <FactsForm project=project.clone() save/> })}
+                }
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn FactsForm(project: String, save: ServerAction<SaveProjectFacts>) -> impl IntoView {
+    let result: Signal<_> = save.value().into();
+    let field_error = move |field| crate::ui::forms::field_error(result, field);
+    view! {
+        <details class="card">
+            <summary>"Declare what this project runs"</summary>
+            <ActionForm action=save attr:class="stack" attr:novalidate=true>
+                <input type="hidden" name="project" value=project/>
+                <label>"Workload " <select name="workload">
+                    {Workload::ALL.into_iter().map(|w| view! { <option value=w.key()>{w.key()}</option> }).collect_view()}
+                </select></label>
+                {field_error("workload")}
+                <label>"Model size (billions of parameters, empty for none) " <input type="text" name="params_b" inputmode="decimal"/></label>
+                {field_error("params_b")}
+                <label>"Precision " <select name="precision">
+                    <option value="">"none"</option>
+                    {Precision::ALL.into_iter().map(|p| view! { <option value=p.key()>{p.key()}</option> }).collect_view()}
+                </select></label>
+                {field_error("precision")}
+                <crate::ui::forms::FormError result beside_fields=true/>
+                <button type="submit">"Save workload"</button>
+            </ActionForm>
+        </details>
+    }
+}

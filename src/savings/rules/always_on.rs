@@ -1,0 +1,84 @@
+//! Always-on: SageMaker endpoints and notebooks, and EC2 GPU instances of dev or batch
+//! projects, that ran around the clock: at least 23 instance-hours per instance on every day
+//! of the window, weekends included. The instance count is the largest day's hours ÷ 24,
+//! rounded up. Saving = spend × the off-hours share of a business-hours schedule
+//! (12 h × 5 weekdays = 60 of 168 hours, so 108/168 = 64.3 %).
+
+use chrono::{Datelike, Weekday};
+use rust_decimal::Decimal;
+
+use super::{Inputs, percent};
+use crate::costs::usage_type::{PurchaseOption, SageMakerUse};
+use crate::savings::facts::Usage;
+use crate::savings::model::{Kind, Recommendation, Workload};
+
+/// Hours a business-hours schedule keeps running in a week, and the week's hours.
+pub const SCHEDULE_HOURS: i64 = 12 * 5;
+pub const WEEK_HOURS: i64 = 24 * 7;
+
+pub fn off_hours_share() -> Decimal {
+    Decimal::from(WEEK_HOURS - SCHEDULE_HOURS) / Decimal::from(WEEK_HOURS)
+}
+
+pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
+    inputs
+        .usage
+        .iter()
+        .filter(|u| match u.sagemaker {
+            Some(use_) => matches!(use_, SageMakerUse::Hosting | SageMakerUse::Notebook),
+            None => {
+                u.purchase != PurchaseOption::Reserved && matches!(u.workload(), Workload::Dev | Workload::Batch)
+            }
+        })
+        .filter_map(|u| always_on(inputs, u))
+        .collect()
+}
+
+fn always_on(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
+    let day_hours: Vec<(Weekday, Decimal)> = inputs
+        .window
+        .each_day()
+        .map(|day| (day.weekday(), u.daily_hours.get(&day).copied().unwrap_or_default()))
+        .collect();
+    let most = day_hours.iter().map(|(_, h)| *h).max()?;
+    let instances = (most / Decimal::from(24)).ceil().max(Decimal::ONE);
+    let least = day_hours.iter().map(|(_, h)| *h).min()?;
+    if least < Decimal::from(23) * instances {
+        return None;
+    }
+    let average = |weekend: bool| {
+        let days: Vec<Decimal> = day_hours
+            .iter()
+            .filter(|(w, _)| matches!(w, Weekday::Sat | Weekday::Sun) == weekend)
+            .map(|(_, h)| *h)
+            .collect();
+        (!days.is_empty()).then(|| days.iter().sum::<Decimal>() / Decimal::from(days.len()))
+    };
+    let weekend_ratio = match (average(true), average(false)) {
+        (Some(weekend), Some(weekday)) if weekday > Decimal::ZERO => Some(weekend / weekday),
+        _ => None,
+    };
+    let evidence = match weekend_ratio {
+        Some(ratio) if u.workload() == Workload::Dev && ratio > Decimal::new(8, 1) => format!(
+            "; weekend-to-weekday ratio {} (above 0.8: nobody switches it off at weekends)",
+            ratio.round_dp(2).normalize()
+        ),
+        _ => String::new(),
+    };
+    let share = off_hours_share();
+    let detail = format!(
+        "{} × {} ran at least {} hours every day of {} days{evidence}; a 12 h × 5 weekday schedule would save the off-hours share, {}",
+        instances.normalize(),
+        u.instance_type,
+        least.round_dp(1).normalize(),
+        inputs.window.days(),
+        percent(share),
+    );
+    Some(inputs.for_usage(
+        Kind::AlwaysOn,
+        u,
+        "business-hours schedule (12 h × 5 weekdays)".into(),
+        u.spend * share,
+        detail,
+    ))
+}

@@ -1,0 +1,58 @@
+//! The recommendation rules, one file each. Every rule reads the same window of usage and
+//! the same prices, and states its formula in `docs/SAVINGS.md`.
+
+pub mod always_on;
+pub mod commitment;
+pub mod rightsize;
+pub mod spot;
+pub mod utilisation;
+
+use rust_decimal::Decimal;
+
+use super::facts::{Usage, Window};
+use super::model::{Kind, Recommendation};
+use super::pricing::Pricing;
+
+/// What every rule reads.
+pub struct Inputs<'a> {
+    pub window: Window,
+    pub usage: &'a [Usage],
+    pub pricing: &'a Pricing,
+}
+
+impl Inputs<'_> {
+    /// A recommendation about one project's usage type; `saving_in_window` is scaled to 30 days.
+    pub fn for_usage(
+        &self,
+        kind: Kind,
+        usage: &Usage,
+        recommended: String,
+        saving_in_window: Decimal,
+        detail: String,
+    ) -> Recommendation {
+        Recommendation {
+            kind,
+            team: usage.team.clone().unwrap_or_default(),
+            project: usage.project.clone(),
+            usage_type: usage.usage_type.clone(),
+            instance_type: usage.instance_type.clone(),
+            recommended,
+            from: self.window.from,
+            to: self.window.to,
+            basis_cost: Some(usage.spend),
+            monthly_saving: self.window.per_30_days(saving_in_window),
+            detail,
+        }
+    }
+}
+
+/// `0.65` as `65%`, `0.6429` as `64.3%`.
+pub fn percent(share: Decimal) -> String {
+    let p = (share * Decimal::ONE_HUNDRED).round_dp(1).normalize();
+    format!("{p}%")
+}
+
+/// `$1,234.56/h`-style hourly price with up to four decimals.
+pub fn per_hour(price: Decimal) -> String {
+    format!("${}/h", price.round_dp(4).normalize())
+}

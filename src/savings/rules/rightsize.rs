@@ -1,0 +1,121 @@
+//! Right-sizing from model size. A model needs parameters × bytes per parameter × 1.2 of GPU
+//! memory to serve (weights plus about 20 % for the KV cache and activations), or × 4 to
+//! train (weights, gradients and optimiser state). The recommended type is the cheapest
+//! NVIDIA instance type in the catalogue whose total GPU memory holds that (same CPU
+//! architecture; bf16 models only on GPUs with native bf16). Saving = spend × (1 − price
+//! ratio), only when cheaper. Neuron types (inf2, trn) are named, never recommended.
+
+use rust_decimal::Decimal;
+
+use super::{Inputs, per_hour};
+use crate::catalogue::{Catalogue, InstanceType, Vendor};
+use crate::costs::usage_type::PurchaseOption;
+use crate::savings::facts::Usage;
+use crate::savings::model::{Kind, Model, Precision, Recommendation, Workload};
+
+const GIB: u64 = 1 << 30;
+
+/// GPU memory the model needs for the workload, in GiB; `None` for work with no sizing rule
+/// (dev, unknown).
+pub fn memory_needed_gib(model: Model, workload: Workload) -> Option<Decimal> {
+    let factor = match workload {
+        Workload::Serving | Workload::Batch => Decimal::new(12, 1),
+        Workload::Training => Decimal::from(4),
+        Workload::Dev | Workload::Unknown => return None,
+    };
+    let bytes = model.params_b * Decimal::from(1_000_000_000u64) * model.precision.bytes() * factor;
+    Some(bytes / Decimal::from(GIB))
+}
+
+/// The cheapest instance type of `vendor` that holds `need_gib`, priced as this organisation
+/// pays in `region`.
+pub fn cheapest_fit<'a>(
+    inputs: &Inputs,
+    need_gib: Decimal,
+    precision: Precision,
+    vendor: Vendor,
+    arm64: bool,
+    region: &str,
+    sagemaker: bool,
+) -> Option<(&'a InstanceType, Decimal)> {
+    Catalogue::built_in()
+        .iter()
+        .filter(|t| t.vendor == vendor && t.arm64 == arm64 && t.total_memory_gib() >= need_gib)
+        .filter(|t| precision != Precision::Bf16 || t.bf16)
+        .filter(|t| !sagemaker || t.sagemaker_usd_hour.is_some())
+        .map(|t| (t, inputs.pricing.price_of(t, region, sagemaker)))
+        .min_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.name.cmp(&b.0.name)))
+}
+
+pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
+    inputs
+        .usage
+        .iter()
+        .filter(|u| u.purchase != PurchaseOption::Reserved && u.spend > Decimal::ZERO)
+        .filter_map(|u| rightsize(inputs, u))
+        .collect()
+}
+
+fn rightsize(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
+    let model = u.facts.model?;
+    let workload = u.workload();
+    let need = memory_needed_gib(model, workload)?;
+    let current = Catalogue::built_in().get(&u.instance_type)?;
+    // A model larger than the instance is sharded across several; its size says nothing
+    // about a smaller type.
+    if current.total_memory_gib() < need || current.vendor != Vendor::Nvidia {
+        return None;
+    }
+    let sagemaker = !u.is_ec2();
+    let current_price = inputs.pricing.price_of(current, &u.region, sagemaker);
+    let (best, best_price) = cheapest_fit(
+        inputs,
+        need,
+        model.precision,
+        Vendor::Nvidia,
+        current.arm64,
+        &u.region,
+        sagemaker,
+    )?;
+    if best.name == current.name || best_price >= current_price || current_price <= Decimal::ZERO {
+        return None;
+    }
+    let ratio = best_price / current_price;
+    let neuron = cheapest_fit(inputs, need, model.precision, Vendor::Neuron, false, &u.region, sagemaker)
+        .map(|(t, price)| {
+            format!(
+                "; Neuron alternative {} ({} GiB, {}) needs the Neuron SDK",
+                t.name,
+                t.total_memory_gib().normalize(),
+                per_hour(price)
+            )
+        })
+        .unwrap_or_default();
+    let detail = format!(
+        "{}B {} {} needs {} GiB ({}B × {} B × {}); {} has {} × {} ({} GiB) at {}; {} has {} × {} ({} GiB) at {}{neuron}",
+        model.params_b.normalize(),
+        model.precision.key(),
+        workload.key(),
+        need.round_dp(1).normalize(),
+        model.params_b.normalize(),
+        model.precision.bytes().normalize(),
+        if workload == Workload::Training { "4" } else { "1.2" },
+        current.name,
+        current.accelerator_count.normalize(),
+        current.accelerator,
+        current.total_memory_gib().normalize(),
+        per_hour(current_price),
+        best.name,
+        best.accelerator_count.normalize(),
+        best.accelerator,
+        best.total_memory_gib().normalize(),
+        per_hour(best_price),
+    );
+    Some(inputs.for_usage(
+        Kind::Rightsize,
+        u,
+        best.name.clone(),
+        u.spend * (Decimal::ONE - ratio),
+        detail,
+    ))
+}

@@ -1,0 +1,134 @@
+//! The Savings page's data and the "savings available" figures: the recommendations
+//! (computed once per data version, and per 5 minutes while utilisation comes from
+//! Prometheus), joined with the decisions taken on them and what the caller may do.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use super::insights::{self, Insights};
+use super::ledger;
+use super::model::{Decision, Kind, Opportunity, SavingsAvailable, SavingsPage};
+use super::store;
+use crate::auth::Caller;
+use crate::config::Config;
+use crate::page_data::PageDataCache;
+
+/// Days the Savings page and the "savings available" figures look back.
+pub const WINDOW_DAYS: u32 = 30;
+
+pub async fn cached_insights(
+    pool: &PgPool,
+    cache: &PageDataCache,
+    config: &Config,
+    now: DateTime<Utc>,
+) -> Result<Arc<Insights>, sqlx::Error> {
+    let prometheus = config.savings.prometheus.as_ref();
+    // Utilisation moves without any write to the database; five minutes bounds its age.
+    let bucket = if prometheus.is_some() { now.timestamp() / 300 } else { 0 };
+    let key = format!("savings|{WINDOW_DAYS}|{}|{bucket}", now.date_naive());
+    let compute = async {
+        let computed = insights::compute(pool, WINDOW_DAYS, prometheus, now).await?;
+        Ok::<_, sqlx::Error>(Arc::new(computed))
+    };
+    cache.get_or_compute(pool, key, compute).await
+}
+
+async fn team_ids(pool: &PgPool) -> Result<HashMap<String, i64>, sqlx::Error> {
+    let rows: Vec<(String, i64)> = sqlx::query_as("select name, id from teams").fetch_all(pool).await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// Whether `caller` may accept or dismiss a recommendation of `team` ('' is
+/// organisation-wide: admins only).
+pub fn may_decide(caller: &Caller, team: &str, ids: &HashMap<String, i64>) -> bool {
+    caller.is_admin() || ids.get(team).is_some_and(|id| caller.can_edit_team(*id))
+}
+
+/// The opportunities with their decisions, filtered.
+pub async fn opportunities(
+    pool: &PgPool,
+    insights: &Insights,
+    caller: &Caller,
+    team: Option<&str>,
+    kind: Option<Kind>,
+) -> Result<Vec<Opportunity>, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let decisions = store::current_decisions(&mut conn).await?;
+    drop(conn);
+    let ids = team_ids(pool).await?;
+    Ok(insights
+        .recommendations
+        .iter()
+        .filter(|r| team.is_none_or(|t| r.team == t))
+        .filter(|r| kind.is_none_or(|k| r.kind == k))
+        .map(|r| {
+            let key = r.key();
+            let (decision, reason) = decisions.get(&key).cloned().unwrap_or((Decision::Open, String::new()));
+            Opportunity {
+                can_decide: may_decide(caller, &r.team, &ids),
+                recommendation: r.clone(),
+                key,
+                decision,
+                reason,
+            }
+        })
+        .collect())
+}
+
+pub async fn page(
+    pool: &PgPool,
+    insights: &Insights,
+    caller: &Caller,
+    team: Option<&str>,
+    kind: Option<Kind>,
+) -> Result<SavingsPage, sqlx::Error> {
+    let opportunities = opportunities(pool, insights, caller, team, kind).await?;
+    let mut conn = pool.acquire().await?;
+    let ledger: Vec<_> = ledger::entries(&mut conn)
+        .await?
+        .into_iter()
+        .filter(|e| team.is_none_or(|t| e.team == t))
+        .filter(|e| kind.is_none_or(|k| e.kind == k))
+        .collect();
+    let teams: Vec<String> = sqlx::query_scalar("select name from teams order by name")
+        .fetch_all(&mut *conn)
+        .await?;
+    let totals = ledger::totals(&opportunities, &ledger);
+    Ok(SavingsPage {
+        from: insights.window.map(|w| w.from),
+        to: insights.window.map(|w| w.to),
+        opportunities,
+        ledger,
+        totals,
+        utilisation: insights.utilisation.clone(),
+        utilisation_note: insights.utilisation_note.clone(),
+        teams,
+        spot_discount_percent: insights.pricing.spot_discount() * Decimal::ONE_HUNDRED,
+    })
+}
+
+/// Open opportunities of the organisation, a team or a project, and their monthly sum.
+pub async fn available(
+    pool: &PgPool,
+    insights: &Insights,
+    team: Option<&str>,
+    project: Option<&str>,
+) -> Result<SavingsAvailable, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let decisions = store::current_decisions(&mut conn).await?;
+    let open: Vec<_> = insights
+        .recommendations
+        .iter()
+        .filter(|r| team.is_none_or(|t| r.team == t))
+        .filter(|r| project.is_none_or(|p| r.project == p))
+        .filter(|r| !decisions.contains_key(&r.key()))
+        .collect();
+    Ok(SavingsAvailable {
+        count: open.len(),
+        monthly_saving: open.iter().map(|r| r.monthly_saving).sum(),
+    })
+}

@@ -1,0 +1,226 @@
+//! Reads and writes of GPU savings: what each project declares, and the decisions taken on
+//! recommendations.
+
+use std::collections::HashMap;
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::PgConnection;
+
+use super::model::{Decision, Kind, Model, Precision, ProjectFacts, Recommendation, Workload};
+use crate::audit_log::{self, Actor};
+
+/// What `project` declares (the default when it has no row).
+pub async fn project_facts(conn: &mut PgConnection, project: &str) -> Result<ProjectFacts, sqlx::Error> {
+    let row: Option<(String, Option<Decimal>, Option<String>)> =
+        sqlx::query_as("select workload, model_params_b, model_precision from projects where name = $1")
+            .bind(project)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row.map(facts_from_row).unwrap_or_default())
+}
+
+/// Every project's declared facts.
+pub async fn all_project_facts(conn: &mut PgConnection) -> Result<HashMap<String, ProjectFacts>, sqlx::Error> {
+    let rows: Vec<(String, String, Option<Decimal>, Option<String>)> =
+        sqlx::query_as("select name, workload, model_params_b, model_precision from projects")
+            .fetch_all(conn)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, w, p, m)| (name, facts_from_row((w, p, m))))
+        .collect())
+}
+
+fn facts_from_row((workload, params_b, precision): (String, Option<Decimal>, Option<String>)) -> ProjectFacts {
+    ProjectFacts {
+        workload: Workload::parse(&workload).unwrap_or_default(),
+        model: match (params_b, precision.as_deref().and_then(Precision::parse)) {
+            (Some(params_b), Some(precision)) => Some(Model { params_b, precision }),
+            _ => None,
+        },
+    }
+}
+
+/// Sets what a project declares, creating the project row if spend has not named it yet.
+/// Returns whether anything changed; the change is audited in the same transaction.
+pub async fn set_project_facts(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    project: &str,
+    facts: ProjectFacts,
+) -> Result<bool, sqlx::Error> {
+    let before = project_facts(&mut *conn, project).await?;
+    if before == facts {
+        return Ok(false);
+    }
+    sqlx::query(
+        "insert into projects (name, workload, model_params_b, model_precision) values ($1, $2, $3, $4)
+         on conflict (name) do update set workload = excluded.workload, model_params_b = excluded.model_params_b,
+             model_precision = excluded.model_precision, updated_at = now()",
+    )
+    .bind(project)
+    .bind(facts.workload.key())
+    .bind(facts.model.map(|m| m.params_b))
+    .bind(facts.model.map(|m| m.precision.key()))
+    .execute(&mut *conn)
+    .await?;
+    audit_log::record(
+        conn,
+        actor,
+        "project.workload",
+        project,
+        serde_json::json!({"before": before, "after": facts}),
+    )
+    .await?;
+    Ok(true)
+}
+
+/// The current decision on each recommendation key, with its reason.
+pub async fn current_decisions(conn: &mut PgConnection) -> Result<HashMap<String, (Decision, String)>, sqlx::Error> {
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("select recommendation_key, decision, reason from savings_decisions where ended_at is null")
+            .fetch_all(conn)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(key, decision, reason)| {
+            let decision = if decision == "accepted" {
+                Decision::Accepted
+            } else {
+                Decision::Dismissed
+            };
+            (key, (decision, reason))
+        })
+        .collect())
+}
+
+/// Records a decision on `recommendation`, ending any earlier one, with its audit entry.
+pub async fn decide(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    recommendation: &Recommendation,
+    decision: Decision,
+    reason: &str,
+    today: NaiveDate,
+) -> Result<(), sqlx::Error> {
+    let key = recommendation.key();
+    sqlx::query("update savings_decisions set ended_at = now() where recommendation_key = $1 and ended_at is null")
+        .bind(&key)
+        .execute(&mut *conn)
+        .await?;
+    let word = match decision {
+        Decision::Accepted => "accepted",
+        Decision::Dismissed => "dismissed",
+        Decision::Open => {
+            return audit_log::record(conn, actor, "savings.reopen", &key, serde_json::json!({"reason": reason}))
+                .await;
+        }
+    };
+    sqlx::query(
+        "insert into savings_decisions (recommendation_key, kind, team, project, usage_type, instance_type, decision,
+             reason, proposed_monthly_saving, decided_by, decided_on)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(&key)
+    .bind(recommendation.kind.key())
+    .bind(&recommendation.team)
+    .bind(&recommendation.project)
+    .bind(&recommendation.usage_type)
+    .bind(&recommendation.instance_type)
+    .bind(word)
+    .bind(reason)
+    .bind(recommendation.monthly_saving.round_dp(2))
+    .bind(&actor.label)
+    .bind(today)
+    .execute(&mut *conn)
+    .await?;
+    audit_log::record(
+        conn,
+        actor,
+        &format!("savings.{word}"),
+        &format!("{} {}", recommendation.kind.key(), recommendation.project),
+        serde_json::json!({
+            "kind": recommendation.kind.key(),
+            "project": recommendation.project,
+            "usage_type": recommendation.usage_type,
+            "instance_type": recommendation.instance_type,
+            "monthly_saving": recommendation.monthly_saving.round_dp(2),
+            "reason": reason,
+        }),
+    )
+    .await
+}
+
+/// An accepted decision, as the ledger measures it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Accepted {
+    pub kind: String,
+    pub team: String,
+    pub project: String,
+    pub usage_type: String,
+    pub instance_type: String,
+    pub reason: String,
+    pub proposed_monthly_saving: Decimal,
+    pub decided_by: String,
+    pub decided_on: NaiveDate,
+}
+
+pub async fn accepted(conn: &mut PgConnection) -> Result<Vec<Accepted>, sqlx::Error> {
+    sqlx::query_as(
+        "select kind, team, project, usage_type, instance_type, reason, proposed_monthly_saving, decided_by, decided_on
+         from savings_decisions where ended_at is null and decision = 'accepted' order by decided_at desc",
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// The spend a decision's realised saving is measured on, between two days (`to` exclusive):
+/// what the change moves. Spot moves a type's hours from on-demand to spot, so both count;
+/// right-sizing, idle and underused GPUs change the project's GPU spend; a schedule changes
+/// the usage type's; a commitment changes the family's amortized cost.
+pub async fn measured_spend(
+    conn: &mut PgConnection,
+    decision: &Accepted,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Decimal, sqlx::Error> {
+    let kind = Kind::parse(&decision.kind).unwrap_or(Kind::AlwaysOn);
+    let query = match kind {
+        Kind::AlwaysOn => {
+            "select coalesce(sum(unblended), 0) from costs_by_usage_type
+             where project = $1 and usage_type = $2 and day >= $4 and day < $5"
+        }
+        Kind::Spot => {
+            "select coalesce(sum(c.unblended), 0) from costs_by_usage_type c
+             join usage_types u on u.usage_type = c.usage_type
+             where c.project = $1 and u.instance_type = $3 and c.day >= $4 and c.day < $5"
+        }
+        Kind::Rightsize | Kind::IdleGpu | Kind::Underused => {
+            "select coalesce(sum(gpu_unblended), 0) from daily_project_costs
+             where project = $1 and day >= $4 and day < $5"
+        }
+        Kind::Commitment => {
+            "select coalesce(sum(c.amortized), 0) from costs_by_usage_type c
+             join usage_types u on u.usage_type = c.usage_type
+             where u.instance_family = split_part(trim(trailing '.*' from $3), '.', case when $3 like 'ml.%' then 2 else 1 end)
+               and (($3 like 'ml.%') = (c.usage_type like '%:ml.%'))
+               and c.day >= $4 and c.day < $5"
+        }
+    };
+    sqlx::query_scalar(query)
+        .bind(&decision.project)
+        .bind(&decision.usage_type)
+        .bind(&decision.instance_type)
+        .bind(from)
+        .bind(to)
+        .fetch_one(conn)
+        .await
+}
+
+/// The last day whose figures AWS no longer calls Estimated.
+pub async fn last_settled_day(conn: &mut PgConnection) -> Result<Option<NaiveDate>, sqlx::Error> {
+    sqlx::query_scalar("select max(day) from daily_project_costs where not estimated")
+        .fetch_one(conn)
+        .await
+}
