@@ -27,14 +27,14 @@ COMPOSITION_FILES = ("lib.rs", "main.rs", "server.rs", "jobs.rs", "app.rs", "cli
 # The bottom layer: primitives no feature owns. They import only each other.
 PRIMITIVES = {
     "error", "format", "period", "codec", "config", "db", "ctx", "csp", "client_address",
-    "mail", "page_data", "charts", "audit_log", "aws",
+    "mail", "page_data", "charts", "audit_log", "aws", "catalogue",
 }
 # Above them, the shared UI: it imports primitives and itself, never a feature.
 UI = "ui"
 # Features, bottom to top: each may import only features before it in this list.
 FEATURES = [
     "auth", "costs", "outbox", "ingestion", "budgets", "enforcement", "teams", "audit",
-    "dashboard", "as_code", "demo",
+    "savings", "dashboard", "as_code", "demo",
 ]
 # Server functions anyone may call, signed in or not (auth::middleware::is_public lists
 # the same endpoints); every other one must ask who is calling.

@@ -291,7 +291,7 @@ sizes: []
             errors,
             [
                 "line 3: owner \"not-an-email\" is not an email address",
-                "line 4: `projects` entries must be text (quote values that look like numbers)",
+                "line 4: `projects` entries must be text (quote values that look like numbers) or {name: …, workload: …}",
                 "line 5: \"Unassigned\" is reserved for unmapped spend; choose another team name",
                 "line 6: project \"p1\" is in team \"a\" and team \"b\"; a project belongs to one team",
                 "line 8: unknown field \"colour\"; expected one of: name, owners, projects, users",

@@ -41,6 +41,9 @@ struct Line {
     quiet_at_weekends: bool,
     /// Reserved capacity: a flat daily amortized cost, billed (unblended) on the 1st.
     reserved: bool,
+    /// Instances that run around the clock: exactly 24 hours each, every day, whatever the
+    /// project's weight (an always-on box bills the same on a Sunday).
+    always_on: Option<i64>,
 }
 
 const fn line(
@@ -58,7 +61,13 @@ const fn line(
         user_slot,
         quiet_at_weekends: false,
         reserved: false,
+        always_on: None,
     }
+}
+
+const fn always_on(mut l: Line, instances: i64) -> Line {
+    l.always_on = Some(instances);
+    l
 }
 
 const fn weekdays(mut l: Line) -> Line {
@@ -71,9 +80,10 @@ const fn reserved(mut l: Line) -> Line {
     l
 }
 
+// Unit prices are the catalogue's us-east-1 prices (spot about 60–70 % below on-demand).
 const TRAINING: [Line; 4] = [
-    line("USE1-BoxUsage:p4d.24xlarge", EC2, 327_726, 450, Some(0)),
-    line("USE1-SpotUsage:p5.48xlarge", EC2, 393_300, 350, Some(1)),
+    line("USE1-BoxUsage:p4d.24xlarge", EC2, 219_576, 450, Some(0)),
+    line("USE1-SpotUsage:p5.48xlarge", EC2, 220_224, 350, Some(1)),
     line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 80, None),
     line("USE1-TimedStorage-ByteHrs", S3, 230, 120, None),
 ];
@@ -89,6 +99,19 @@ const RESEARCH: [Line; 4] = [
     weekdays(line("USE1-Notebk:ml.g5.2xlarge", SAGEMAKER, 15_150, 250, Some(2))),
     line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 150, None),
 ];
+const OVERSIZED_SERVING: [Line; 4] = [
+    line("USE1-BoxUsage:g6.12xlarge", EC2, 46_016, 550, Some(0)),
+    line("USE1-Host:ml.g5.xlarge", SAGEMAKER, 14_080, 250, Some(1)),
+    line("USE1-BoxUsage:g5.xlarge", EC2, 10_060, 100, Some(0)),
+    line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 100, None),
+];
+const RESEARCH_ALWAYS_ON: [Line; 5] = [
+    weekdays(line("USE1-SpotUsage:g5.12xlarge", EC2, 22_900, 300, Some(0))),
+    weekdays(line("USE1-SpotUsage:p4d.24xlarge", EC2, 65_873, 250, Some(1))),
+    always_on(line("USE1-Notebk:ml.g5.12xlarge", SAGEMAKER, 70_900, 0, Some(2)), 2),
+    weekdays(line("USE1-BoxUsage:g6.12xlarge", EC2, 46_016, 150, Some(0))),
+    line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 150, None),
+];
 const MANAGED_MODELS: [Line; 3] = [
     weekdays(line("USE1-Claude-3.5-Sonnet-output-tokens", BEDROCK, 150, 600, Some(0))),
     line("USE1-BoxUsage:g6.xlarge", EC2, 8_048, 300, Some(1)),
@@ -100,11 +123,12 @@ const DATA: [Line; 4] = [
     line("USE1-TimedStorage-ByteHrs", S3, 230, 300, None),
     line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 50, None),
 ];
-/// Spend nobody tagged with a project: shared networking, snapshots, a stray GPU box.
-const UNTAGGED: [Line; 3] = [
+/// Spend nobody tagged: networking, snapshots, a stray GPU box, a forgotten p3 (V100) box.
+const UNTAGGED: [Line; 4] = [
     line("USE1-NatGateway-Hours", EC2_OTHER, 450, 300, None),
-    line("USE1-EBS:SnapshotUsage", EC2_OTHER, 500, 300, None),
+    line("USE1-EBS:SnapshotUsage", EC2_OTHER, 500, 250, None),
     line("USE1-BoxUsage:g5.xlarge", EC2, 10_060, 400, Some(0)),
+    line("USE1-BoxUsage:p3.2xlarge", EC2, 30_600, 50, None),
 ];
 
 fn lines(workload: Workload) -> &'static [Line] {
@@ -114,6 +138,8 @@ fn lines(workload: Workload) -> &'static [Line] {
         Workload::Research => &RESEARCH,
         Workload::ManagedModels => &MANAGED_MODELS,
         Workload::Data => &DATA,
+        Workload::OversizedServing => &OVERSIZED_SERVING,
+        Workload::ResearchAlwaysOn => &RESEARCH_ALWAYS_ON,
     }
 }
 
@@ -203,7 +229,10 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
         for (index, line) in project.lines.iter().enumerate() {
             let base =
                 Decimal::from(DOLLARS_PER_WEIGHT * i64::from(project.weight) * line.share) / Decimal::ONE_THOUSAND;
-            let (unblended, amortized) = if line.reserved {
+            let (unblended, amortized) = if let Some(instances) = line.always_on {
+                let cost = Decimal::new(line.unit_price_bp * 24 * instances, 4);
+                (cost, cost)
+            } else if line.reserved {
                 reserved_costs(base, day)
             } else {
                 let spike = match project.spike {

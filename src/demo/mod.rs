@@ -251,7 +251,8 @@ async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
         "truncate costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs, ingested_days,
                   projects, tagged_users, team_owners,
-                  budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync",
+                  budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,
+                  savings_decisions, savings_digests, pricing_settings",
     )
     .execute(&mut *conn)
     .await?;
@@ -295,22 +296,29 @@ async fn insert_org(conn: &mut PgConnection, users: &[String], scale: u32) -> Re
 
 /// Assigns each project to its team; the store has already created the project rows.
 async fn map_projects(conn: &mut PgConnection, team_ids: &[i64], scale: u32) -> Result<(), sqlx::Error> {
-    let mut names = Vec::new();
-    let mut teams = Vec::new();
+    let (mut names, mut teams, mut workloads, mut params, mut precisions) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for copy in 0..scale {
         for demo in &PROJECTS {
-            if let Some(team) = demo.team {
-                names.push(scaled(demo.name, copy));
-                teams.push(team_ids[team]);
-            }
+            let facts = org::declared(demo);
+            names.push(scaled(demo.name, copy));
+            teams.push(demo.team.map(|team| team_ids[team]));
+            workloads.push(facts.workload.key());
+            params.push(facts.model.map(|m| m.params_b));
+            precisions.push(facts.model.map(|m| m.precision.key()));
         }
     }
     sqlx::query(
-        "insert into projects (name, team_id) select * from unnest($1::text[], $2::bigint[])
-         on conflict (name) do update set team_id = excluded.team_id, updated_at = now()",
+        "insert into projects (name, team_id, workload, model_params_b, model_precision)
+         select * from unnest($1::text[], $2::bigint[], $3::text[], $4::numeric[], $5::text[])
+         on conflict (name) do update set team_id = excluded.team_id, workload = excluded.workload,
+             model_params_b = excluded.model_params_b, model_precision = excluded.model_precision, updated_at = now()",
     )
     .bind(names)
     .bind(teams)
+    .bind(workloads)
+    .bind(params)
+    .bind(precisions)
     .execute(conn)
     .await?;
     Ok(())

@@ -13,6 +13,38 @@ pub enum Workload {
     ManagedModels,
     /// Feature pipelines: CPU and storage.
     Data,
+    /// A small model served on an instance far larger than it needs, beside a SageMaker
+    /// endpoint that never scales in: the seeds' serving anti-patterns.
+    OversizedServing,
+    /// Experiments whose GPU notebook is never switched off.
+    ResearchAlwaysOn,
+}
+
+/// What a demo project declares in burnrate (workload, and for some a model), as a team
+/// would after reading the Savings page's first suggestions.
+pub fn declared(project: &DemoProject) -> crate::savings::ProjectFacts {
+    use crate::savings::model::{Model, Precision, Workload as Declared};
+    let workload = match (project.name, project.workload) {
+        ("batch-inference", _) => Declared::Batch,
+        (_, Workload::Training) => Declared::Training,
+        (_, Workload::Serving | Workload::ManagedModels | Workload::OversizedServing) => Declared::Serving,
+        (_, Workload::Research | Workload::ResearchAlwaysOn) => Declared::Dev,
+        (_, Workload::Data) => Declared::Batch,
+    };
+    let model = |tenths: i64, precision| {
+        Some(Model {
+            params_b: rust_decimal::Decimal::new(tenths, 1),
+            precision,
+        })
+    };
+    let model = match project.name {
+        "llm-pretrain" => model(700, Precision::Bf16),
+        "llm-finetune" | "chat-serving" => model(70, Precision::Bf16),
+        "embeddings-api" => model(5, Precision::Fp16),
+        "asr-large" => model(15, Precision::Fp16),
+        _ => None,
+    };
+    crate::savings::ProjectFacts { workload, model }
 }
 
 pub struct DemoTeam {
@@ -101,11 +133,11 @@ use Workload::*;
 pub const PROJECTS: [DemoProject; 30] = [
     project("llm-pretrain", Some(0), Training, 10, 13),
     project("rlhf-eval", Some(0), Research, 3, 13),
-    project("moe-experiments", Some(0), Research, 4, 8),
+    project("moe-experiments", Some(0), ResearchAlwaysOn, 4, 8),
     project("llm-finetune", Some(1), Training, 6, 13),
     project("tokenizer-lab", Some(1), Research, 1, 11),
     project("model-gateway", Some(1), Serving, 4, 13),
-    project("chat-serving", Some(2), Serving, 7, 13),
+    project("chat-serving", Some(2), OversizedServing, 7, 13),
     project("embeddings-api", Some(2), Serving, 3, 12),
     project("batch-inference", Some(2), Research, 3, 10),
     project("detector-v3", Some(3), Training, 4, 13),

@@ -17,7 +17,12 @@ pub async fn list_runs() -> Result<IngestionOverview, AppError> {
                 .read()
                 .map(|s| s.clone())
                 .unwrap_or_default();
-            Ok(IngestionOverview { schedule, runs })
+            let unknown_instance_types = super::store::unknown_instance_types(&pool).await?;
+            Ok(IngestionOverview {
+                schedule,
+                runs,
+                unknown_instance_types,
+            })
         }
         .await,
     )

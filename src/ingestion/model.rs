@@ -16,6 +16,19 @@ pub struct ScheduleStatus {
 pub struct IngestionOverview {
     pub schedule: ScheduleStatus,
     pub runs: Vec<RunSummary>,
+    /// Usage types naming an accelerator instance type the GPU catalogue does not know:
+    /// their spend is counted, but not as GPU spend, until the catalogue learns them.
+    pub unknown_instance_types: Vec<UnknownInstanceType>,
+}
+
+/// A usage type whose instance type is missing from the GPU catalogue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+pub struct UnknownInstanceType {
+    pub usage_type: String,
+    pub instance_type: String,
+    /// Unblended spend over the last 30 days with data.
+    pub spend_30d: Decimal,
 }
 
 /// One ingestion run as listed.

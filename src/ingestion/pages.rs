@@ -18,6 +18,7 @@ pub fn IngestionPage() -> impl IntoView {
                             {overview.schedule.message}
                         </p>
                         <RunsTable runs=overview.runs/>
+                        <UnknownTypes types=overview.unknown_instance_types/>
                     })}
     }
 }
@@ -52,4 +53,29 @@ fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
                         </table>
     }
     .into_any()
+}
+
+#[component]
+fn UnknownTypes(types: Vec<super::model::UnknownInstanceType>) -> impl IntoView {
+    (!types.is_empty()).then(|| {
+        view! {
+            <section class="card" data-testid="unknown-instance-types">
+                <h2>"Instance types missing from the GPU catalogue"</h2>
+                <p class="hint">"Their spend is in every total, but not in GPU spend, GPU-hours or savings until "
+                    <code>"data/gpu_catalogue.csv"</code> " lists them."</p>
+                <table class="data">
+                    <TableHead columns=&["Usage type", "Instance type", "Spend, last 30 days"]/>
+                    <tbody>
+                        {types.into_iter().map(|t| view! {
+                            <tr data-testid="unknown-type-row">
+                                <td><code>{t.usage_type}</code></td>
+                                <td><code>{t.instance_type}</code></td>
+                                <td class="num">{usd(t.spend_30d)}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </section>
+        }
+    })
 }

@@ -54,3 +54,23 @@ pub async fn recent_runs(pool: &PgPool) -> Result<Vec<RunSummary>, sqlx::Error> 
         })
         .collect())
 }
+
+/// Usage types with an accelerator instance type (p*, g*, inf*, trn*, dl*) the GPU catalogue
+/// lacks, costliest first, with their spend over the last 30 days with data.
+pub async fn unknown_instance_types(pool: &PgPool) -> Result<Vec<super::model::UnknownInstanceType>, sqlx::Error> {
+    let rows: Vec<super::model::UnknownInstanceType> = sqlx::query_as(
+        "select u.usage_type, u.instance_type,
+                coalesce((select sum(c.unblended) from costs_by_usage_type c
+                          where c.usage_type = u.usage_type
+                            and c.day > (select max(day) from daily_project_costs) - 30), 0) as spend_30d
+         from usage_types u
+         where u.instance_type is not null and u.gpu_model is null
+         order by spend_30d desc, u.usage_type",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter(|row| crate::catalogue::looks_like_accelerator(&row.instance_type))
+        .collect())
+}

@@ -254,6 +254,10 @@ fn admin_functions(viewer_id: i64) -> Vec<(&'static str, String)> {
             "/api/admin/reset_password",
             format!("account_id={viewer_id}&password=another+long+password"),
         ),
+        (
+            "/api/project/workload/save",
+            "project=llm-serving&workload=serving&params_b=7&precision=bf16".into(),
+        ),
         // After create_account above: disables the account it made.
         (
             "/api/admin/account_lifecycle",

@@ -20,4 +20,5 @@ mod overview_queries;
 mod page_cache;
 mod private_cluster;
 mod schema_and_rollups;
+mod savings;
 mod teams_config;

@@ -42,9 +42,9 @@ fn WhatIfBody(answer: WhatIf) -> impl IntoView {
     let value = |v: &Option<String>, default: &str| v.clone().unwrap_or_else(|| default.to_string());
     let workload = q.workload.clone().unwrap_or_else(|| "serving".into());
     let precision = q.precision.clone().unwrap_or_else(|| "bf16".into());
-    let error_for = |field: &str| {
-        answer
-            .errors
+    let errors = answer.errors.clone();
+    let error_for = move |field: &str| {
+        errors
             .iter()
             .find(|(f, _)| f == field)
             .map(|(_, m)| view! { <span class="field-error" role="alert">{m.clone()}</span> })

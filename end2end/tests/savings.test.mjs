@@ -1,0 +1,85 @@
+// The Savings page lists the demo's opportunities with the database's amounts, accepting
+// one writes the audit log, and the what-if calculator answers without a page reload.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openPage, signIn, startServer, units, waitForHydration } from './harness.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.stop(); });
+
+/** `$1,234.56` from an exact amount in 1e-10 dollars, half away from zero. */
+function usd(tenBillionths) {
+  const cents = (tenBillionths + 50_000_000n) / 100_000_000n;
+  const whole = (cents / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `$${whole}.${(cents % 100n).toString().padStart(2, '0')}`;
+}
+
+test('the Savings page lists the demo anti-patterns at the amounts the database gives', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/savings');
+  await waitForHydration(page);
+  const kinds = await page.$$eval('[data-testid="savings-row"]', (rows) => rows.map((r) => r.dataset.kind));
+  for (const kind of ['spot', 'rightsize', 'always_on', 'commitment']) assert.ok(kinds.includes(kind), `${kind} in ${kinds}`);
+
+  // The notebook that never stops: its spend over the last 30 settled days × 108/168.
+  const { rows: [window] } = await server.db.query(
+    `select min(day)::text as from, (max(day) + 1)::text as to from (
+       select distinct day from daily_project_costs where not estimated order by day desc limit 30) d`);
+  const { rows: [basis] } = await server.db.query(
+    `select sum(unblended)::text as spend from costs_by_usage_type
+     where project = 'moe-experiments' and usage_type = 'USE1-Notebk:ml.g5.12xlarge' and day >= $1 and day < $2`,
+    [window.from, window.to]);
+  const expected = usd((units(basis.spend) * 108n) / 168n);
+  const row = page.locator('[data-testid="savings-row"][data-kind="always_on"]', { hasText: 'moe-experiments' });
+  assert.equal((await row.locator('[data-testid="monthly-saving"]').textContent()).trim(), expected);
+
+  // Ranked by monthly saving.
+  const amounts = await page.$$eval('[data-testid="monthly-saving"]',
+    (cells) => cells.map((c) => Number(c.textContent.replace(/[$,]/g, ''))));
+  assert.deepEqual([...amounts].sort((a, b) => b - a), amounts);
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
+test('an admin accepts a recommendation and the audit log records who and why', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.admin, '/savings?kind=rightsize');
+  await waitForHydration(page);
+  const row = page.locator('[data-testid="savings-row"]', { hasText: 'chat-serving' }).first();
+  const form = row.locator('[data-testid="decide-form"]');
+  await form.locator('select[name="decision"]').selectOption('accepted');
+  await form.locator('input[name="reason"]').fill('moving the 7B model to one L4');
+  await form.locator('button[type="submit"]').click();
+  await page.locator('[data-testid="savings-row"]', { hasText: 'chat-serving' }).first()
+    .locator('[data-testid="decision"]', { hasText: 'accepted: moving the 7B model' }).waitFor();
+  let audited = [];
+  for (let attempt = 0; attempt < 20 && audited.length === 0; attempt += 1) {
+    ({ rows: audited } = await server.db.query(
+      "select actor, details->>'reason' as reason from audit_log where action = 'savings.accepted'"));
+    if (audited.length === 0) await sleep(250);
+  }
+  assert.deepEqual(audited, [{ actor: server.accounts.admin.email, reason: 'moving the 7B model to one L4' }]);
+  assert.ok((await page.textContent('[data-testid="ledger-accepted"]')).startsWith('$'));
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
+test('the what-if calculator computes without a page reload', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/what-if');
+  await waitForHydration(page);
+  await page.evaluate(() => { window.__stillTheSamePage = true; });
+  await page.fill('input[name="params_b"]', '7');
+  await page.selectOption('select[name="workload"]', 'serving');
+  await page.fill('input[name="tokens_per_day"]', '20000000');
+  await page.click('[data-testid="what-if-submit"]');
+  await page.locator('[data-testid="what-if-need"]', { hasText: '15.6 GiB' }).waitFor();
+  assert.equal(await page.evaluate(() => window.__stillTheSamePage), true, 'no full reload');
+  assert.match(page.url(), /params_b=7/);
+  assert.equal((await page.textContent('[data-testid="what-if-fits"] [data-testid="what-if-row"] code')).trim(), 'g6.xlarge');
+  assert.equal((await page.textContent('[data-testid="managed-monthly"]')).trim(), '$1,800.00');
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
