@@ -128,8 +128,22 @@ pub fn looks_like_accelerator(instance_type: &str) -> bool {
 
 fn parse_row(line: &str) -> Result<InstanceType, String> {
     let cells = split_csv(line)?;
-    let [name, family, accelerator, vendor, count, memory, vcpu, ram, arch, bf16, on_demand, sagemaker, source, date] =
-        <[String; 14]>::try_from(cells).map_err(|cells| format!("expected 14 cells, found {}", cells.len()))?;
+    let [
+        name,
+        family,
+        accelerator,
+        vendor,
+        count,
+        memory,
+        vcpu,
+        ram,
+        arch,
+        bf16,
+        on_demand,
+        sagemaker,
+        source,
+        date,
+    ] = <[String; 14]>::try_from(cells).map_err(|cells| format!("expected 14 cells, found {}", cells.len()))?;
     let decimal = |field: &str, text: &str| {
         text.parse::<Decimal>()
             .ok()
@@ -226,8 +240,8 @@ mod tests {
     fn every_family_the_issue_names_is_in_the_shipped_catalogue() {
         let catalogue = built_in();
         for family in [
-            "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "trn1", "trn2",
-            "inf2",
+            "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "trn1",
+            "trn2", "inf2",
         ] {
             assert!(catalogue.iter().any(|t| t.family == family), "{family} is missing");
         }
@@ -272,7 +286,8 @@ mod tests {
         );
         let bad = format!("{HEADER}\ng5.xlarge,g5,A10G,nvidia,1,24,4,16,x86_64,true,-1,,src,2026-11-23\n");
         assert!(Catalogue::parse(&bad).is_err_and(|e| e.contains("on_demand_usd_hour")));
-        let quoted = format!("{HEADER}\ng5.xlarge,g5,A10G,nvidia,1,24,4,16,x86_64,true,1.006,1.408,\"AWS, page\",2026-11-23\n");
+        let quoted =
+            format!("{HEADER}\ng5.xlarge,g5,A10G,nvidia,1,24,4,16,x86_64,true,1.006,1.408,\"AWS, page\",2026-11-23\n");
         assert_eq!(
             Catalogue::parse(&quoted).map(|c| c.get("g5.xlarge").map(|t| t.price_source.clone())),
             Ok(Some("AWS, page".to_string()))
@@ -281,7 +296,13 @@ mod tests {
 
     #[test]
     fn accelerator_families_outside_the_catalogue_are_recognised() {
-        for name in ["p3.2xlarge", "g4ad.xlarge", "dl1.24xlarge", "inf1.xlarge", "p6e-gb200.36xlarge"] {
+        for name in [
+            "p3.2xlarge",
+            "g4ad.xlarge",
+            "dl1.24xlarge",
+            "inf1.xlarge",
+            "p6e-gb200.36xlarge",
+        ] {
             assert!(looks_like_accelerator(name), "{name}");
         }
         for name in ["m5.large", "r5.8xlarge", "c7g.xlarge", "gp3"] {

@@ -174,8 +174,8 @@ pub async fn ingest_on_schedule(pool: PgPool, settings: IngestSettings, status: 
 /// The weekly savings digest inside `serve`: looked at hourly; on Mondays (UTC) the teams
 /// without this week's digest get one, and the alert sender is woken to send it.
 pub async fn digest_on_schedule(pool: PgPool, savings: crate::config::SavingsSettings, workers: Workers) {
-    use chrono::Datelike;
     use crate::savings::{digest, insights, service::WINDOW_DAYS};
+    use chrono::Datelike;
     if !savings.weekly_digest {
         return;
     }

@@ -110,7 +110,10 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/api/export.csv", get(crate::costs::download::export_csv))
-        .route(crate::ui::links::SAVINGS_CSV, get(crate::savings::download::savings_csv))
+        .route(
+            crate::ui::links::SAVINGS_CSV,
+            get(crate::savings::download::savings_csv),
+        )
         .route(
             crate::ui::links::ENFORCEMENT_AUDIT_CSV,
             get(crate::enforcement::download::audit_csv),

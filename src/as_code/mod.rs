@@ -279,4 +279,3 @@ pub async fn export(pool: &PgPool) -> Result<String, sqlx::Error> {
 pub(crate) fn quote(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
 }
-

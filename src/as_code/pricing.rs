@@ -41,7 +41,9 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Pricing {
     };
     for (key, value) in fields {
         match text(key).as_deref() {
-            Some("spot_discount_percent") => pricing.spot_discount_percent = percent(value, "spot_discount_percent", errors),
+            Some("spot_discount_percent") => {
+                pricing.spot_discount_percent = percent(value, "spot_discount_percent", errors)
+            }
             Some("savings_plan_discount_percent") => {
                 pricing.savings_plan_discount_percent = percent(value, "savings_plan_discount_percent", errors);
             }
@@ -52,7 +54,11 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Pricing {
             Some("per_token") => pricing.per_token = entries(value, "per_token", errors, read_token_price),
             other => errors.add(
                 key,
-                format!("unknown field {:?}; expected one of: {}", other.unwrap_or(""), KEYS.join(", ")),
+                format!(
+                    "unknown field {:?}; expected one of: {}",
+                    other.unwrap_or(""),
+                    KEYS.join(", ")
+                ),
             ),
         }
     }
@@ -98,7 +104,10 @@ fn price(node: &MarkedYaml, field: &str, errors: &mut Errors) -> Option<Decimal>
 
 fn read_override(node: &MarkedYaml, errors: &mut Errors) -> Option<PriceOverride> {
     let YamlData::Mapping(fields) = &node.data else {
-        errors.add(node, "each override is {instance_type: …, region: …, usd_per_hour: …} or with discount_percent");
+        errors.add(
+            node,
+            "each override is {instance_type: …, region: …, usd_per_hour: …} or with discount_percent",
+        );
         return None;
     };
     let mut o = PriceOverride {
@@ -115,7 +124,9 @@ fn read_override(node: &MarkedYaml, errors: &mut Errors) -> Option<PriceOverride
                 None => errors.add(value, "`instance_type` must be text such as g5.xlarge"),
             },
             Some("region") => match text(value) {
-                Some(r) if !r.is_empty() && r.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => o.region = Some(r),
+                Some(r) if !r.is_empty() && r.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
+                    o.region = Some(r)
+                }
                 _ => errors.add(value, "`region` must be an AWS region such as us-west-2"),
             },
             Some("usd_per_hour") => o.usd_per_hour = price(value, "usd_per_hour", errors),
@@ -155,7 +166,10 @@ fn read_token_price(node: &MarkedYaml, errors: &mut Errors) -> Option<TokenPrice
             Some("usd_per_million_tokens") => usd = price(value, "usd_per_million_tokens", errors),
             other => errors.add(
                 key,
-                format!("unknown field {:?}; expected name, usd_per_million_tokens", other.unwrap_or("")),
+                format!(
+                    "unknown field {:?}; expected name, usd_per_million_tokens",
+                    other.unwrap_or("")
+                ),
             ),
         }
     }
@@ -187,7 +201,10 @@ pub(super) fn render(p: &Pricing) -> String {
         let mut fields = vec![format!("instance_type: {}", quote(&o.instance_type))];
         fields.extend(o.region.as_ref().map(|r| format!("region: {}", quote(r))));
         fields.extend(o.usd_per_hour.map(|v| format!("usd_per_hour: {}", v.normalize())));
-        fields.extend(o.discount_percent.map(|v| format!("discount_percent: {}", v.normalize())));
+        fields.extend(
+            o.discount_percent
+                .map(|v| format!("discount_percent: {}", v.normalize())),
+        );
         out.push_str(&format!("    - {{{}}}\n", fields.join(", ")));
     }
     out.push_str("  per_token:\n");
@@ -204,7 +221,12 @@ pub(super) fn render(p: &Pricing) -> String {
 /// `serving, model 7B bf16` for the import's list of changes.
 pub(super) fn describe(facts: &ProjectFacts) -> String {
     match facts.model {
-        Some(m) => format!("{}, model {}B {}", facts.workload.key(), m.params_b.normalize(), m.precision.key()),
+        Some(m) => format!(
+            "{}, model {}B {}",
+            facts.workload.key(),
+            m.params_b.normalize(),
+            m.precision.key()
+        ),
         None => facts.workload.key().to_string(),
     }
 }
@@ -227,7 +249,11 @@ mod tests {
     #[test]
     fn bad_prices_are_named_with_their_line() {
         let text = "pricing:\n  spot_discount_percent: 120\n  overrides:\n    - {instance_type: z9.huge, usd_per_hour: 1}\n    - {instance_type: g5.xlarge}\n  per_token:\n    - {name: x, usd_per_million_tokens: -1}\n";
-        let errors: Vec<String> = parse(text).expect_err("invalid").iter().map(|e| e.to_string()).collect();
+        let errors: Vec<String> = parse(text)
+            .expect_err("invalid")
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
         assert_eq!(
             errors,
             [

@@ -129,13 +129,15 @@ fn read_team(entry: &MarkedYaml, errors: &mut Errors) -> Option<(String, TeamMap
     Some((name?, mapping, facts))
 }
 
-
 fn read_projects(node: &MarkedYaml, mapping: &mut TeamMapping, facts: &mut ProjectFactsMap, errors: &mut Errors) {
     let items = match &node.data {
         YamlData::Sequence(items) => items.as_slice(),
         YamlData::Value(Scalar::Null) => &[],
         _ => {
-            errors.add(node, "`projects` must be a list, e.g. [a, {name: b, workload: serving}]");
+            errors.add(
+                node,
+                "`projects` must be a list, e.g. [a, {name: b, workload: serving}]",
+            );
             return;
         }
     };
@@ -159,7 +161,10 @@ fn read_project(item: &MarkedYaml, errors: &mut Errors) -> Option<(String, Proje
         return Some((name, ProjectFacts::default()));
     }
     let YamlData::Mapping(fields) = &item.data else {
-        errors.add(item, "`projects` entries must be text (quote values that look like numbers) or {name: …, workload: …}");
+        errors.add(
+            item,
+            "`projects` entries must be text (quote values that look like numbers) or {name: …, workload: …}",
+        );
         return None;
     };
     let (mut name, mut facts) = (None, ProjectFacts::default());
@@ -167,7 +172,10 @@ fn read_project(item: &MarkedYaml, errors: &mut Errors) -> Option<(String, Proje
         match text(key).as_deref() {
             Some("name") => match text(value) {
                 Some(n) => name = Some(n),
-                None => errors.add(value, "a project name must be text (quote values that look like numbers)"),
+                None => errors.add(
+                    value,
+                    "a project name must be text (quote values that look like numbers)",
+                ),
             },
             Some("workload") => match text(value).as_deref().and_then(Workload::parse) {
                 Some(w) => facts.workload = w,
@@ -176,7 +184,11 @@ fn read_project(item: &MarkedYaml, errors: &mut Errors) -> Option<(String, Proje
             Some("model") => facts.model = read_model(value, errors),
             other => errors.add(
                 key,
-                format!("unknown field {:?}; expected one of: {}", other.unwrap_or(""), PROJECT_KEYS.join(", ")),
+                format!(
+                    "unknown field {:?}; expected one of: {}",
+                    other.unwrap_or(""),
+                    PROJECT_KEYS.join(", ")
+                ),
             ),
         }
     }
@@ -195,8 +207,13 @@ fn read_model(node: &MarkedYaml, errors: &mut Errors) -> Option<Model> {
     for (key, value) in fields {
         match text(key).as_deref() {
             Some("params_b") => match number_text(value).and_then(|(t, _)| t.parse::<rust_decimal::Decimal>().ok()) {
-                Some(p) if p > rust_decimal::Decimal::ZERO && p <= rust_decimal::Decimal::from(100_000) => params_b = Some(p),
-                _ => errors.add(value, "`params_b` must be the billions of parameters, above 0, e.g. 7 or 0.5"),
+                Some(p) if p > rust_decimal::Decimal::ZERO && p <= rust_decimal::Decimal::from(100_000) => {
+                    params_b = Some(p)
+                }
+                _ => errors.add(
+                    value,
+                    "`params_b` must be the billions of parameters, above 0, e.g. 7 or 0.5",
+                ),
             },
             Some("precision") => match text(value).as_deref().and_then(Precision::parse) {
                 Some(p) => precision = Some(p),
@@ -226,7 +243,13 @@ pub(super) fn render(teams: &Mappings, facts: &HashMap<String, ProjectFacts>) ->
         f => {
             let model = f
                 .model
-                .map(|m| format!(", model: {{params_b: {}, precision: {}}}", m.params_b.normalize(), m.precision.key()))
+                .map(|m| {
+                    format!(
+                        ", model: {{params_b: {}, precision: {}}}",
+                        m.params_b.normalize(),
+                        m.precision.key()
+                    )
+                })
                 .unwrap_or_default();
             format!("{{name: {}, workload: {}{model}}}", quote(name), f.workload.key())
         }
@@ -325,7 +348,11 @@ sizes: []
     #[test]
     fn projects_may_declare_their_workload_and_model() {
         let text = "teams:\n  - name: llm\n    projects:\n      - plain\n      - {name: llm-serving, workload: serving, model: {params_b: 7, precision: bf16}}\n      - {name: bad, workload: gaming, model: {params_b: -1}}\n";
-        let errors: Vec<String> = parse(text).expect_err("invalid").iter().map(|e| e.to_string()).collect();
+        let errors: Vec<String> = parse(text)
+            .expect_err("invalid")
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
         assert_eq!(
             errors,
             [
@@ -340,11 +367,20 @@ sizes: []
         assert_eq!(facts["plain"], ProjectFacts::default());
         let serving = facts["llm-serving"];
         assert_eq!(serving.workload, Workload::Serving);
-        assert_eq!(serving.model, Some(Model { params_b: 7.into(), precision: Precision::Bf16 }));
+        assert_eq!(
+            serving.model,
+            Some(Model {
+                params_b: 7.into(),
+                precision: Precision::Bf16
+            })
+        );
         // Export writes the map back, and it reads the same.
         let teams = file.teams.expect("teams");
         let written = render(&teams, &facts.clone().into_iter().collect());
-        assert!(written.contains("{name: \"llm-serving\", workload: serving, model: {params_b: 7, precision: bf16}}"), "{written}");
+        assert!(
+            written.contains("{name: \"llm-serving\", workload: serving, model: {params_b: 7, precision: bf16}}"),
+            "{written}"
+        );
         assert_eq!(parse(&written).expect("round trip").project_facts, Some(facts));
     }
 }

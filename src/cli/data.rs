@@ -123,14 +123,10 @@ pub(super) async fn insights(config: Config, days: u32, excel_safe: bool) -> any
         crate::costs::store::refresh_usage_types(&db.pool)
             .await
             .context("reading usage types with this build's GPU catalogue")?;
-        let found = crate::savings::insights::compute(
-            &db.pool,
-            days,
-            config.savings.prometheus.as_ref(),
-            chrono::Utc::now(),
-        )
-        .await
-        .context("computing the recommendations")?;
+        let found =
+            crate::savings::insights::compute(&db.pool, days, config.savings.prometheus.as_ref(), chrono::Utc::now())
+                .await
+                .context("computing the recommendations")?;
         if let Some(note) = &found.utilisation_note
             && config.savings.prometheus.is_some()
         {
@@ -142,7 +138,10 @@ pub(super) async fn insights(config: Config, days: u32, excel_safe: bool) -> any
             CsvStyle::Verbatim
         };
         let csv = crate::savings::csv::render(&found.recommendations, style);
-        std::io::stdout().lock().write_all(csv.as_bytes()).context("writing the CSV")
+        std::io::stdout()
+            .lock()
+            .write_all(csv.as_bytes())
+            .context("writing the CSV")
     }
     .await;
     db.close().await;

@@ -35,7 +35,10 @@ pub struct SavingsSettings {
 
 pub(super) fn read(get: &impl Fn(&str) -> Option<String>, timeout: Duration) -> Result<SavingsSettings, ConfigError> {
     let label = get("BURNRATE_PROMETHEUS_PROJECT_LABEL").unwrap_or_else(|| "project".into());
-    let label_ok = label.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let label_ok = label
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !label_ok {
         return Err(ConfigError {
@@ -47,7 +50,9 @@ pub(super) fn read(get: &impl Fn(&str) -> Option<String>, timeout: Duration) -> 
     let prometheus = match get("BURNRATE_PROMETHEUS_URL") {
         None => None,
         Some(url) => {
-            let parsed = url::Url::parse(&url).ok().filter(|u| matches!(u.scheme(), "http" | "https"));
+            let parsed = url::Url::parse(&url)
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https"));
             if parsed.is_none_or(|u| u.host_str().is_none()) {
                 return Err(ConfigError {
                     variable: "BURNRATE_PROMETHEUS_URL",

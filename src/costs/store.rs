@@ -301,13 +301,12 @@ async fn record_dimensions(conn: &mut PgConnection, range: DateRange) -> Result<
     .execute(&mut *conn)
     .await?;
 
-    let seen: Vec<String> = sqlx::query_scalar(
-        "select distinct c.usage_type from costs_by_usage_type c where c.day >= $1 and c.day < $2",
-    )
-    .bind(range.from)
-    .bind(range.to)
-    .fetch_all(&mut *conn)
-    .await?;
+    let seen: Vec<String> =
+        sqlx::query_scalar("select distinct c.usage_type from costs_by_usage_type c where c.day >= $1 and c.day < $2")
+            .bind(range.from)
+            .bind(range.to)
+            .fetch_all(&mut *conn)
+            .await?;
     record_usage_types(conn, &seen).await?;
     Ok(())
 }
@@ -364,12 +363,11 @@ pub async fn refresh_usage_types(pool: &sqlx::PgPool) -> Result<u64, sqlx::Error
             .filter(|(b, a)| b != a)
             .map(|(b, _)| b.0.clone())
             .collect();
-        let span: (Option<chrono::NaiveDate>, Option<chrono::NaiveDate>) = sqlx::query_as(
-            "select min(day), max(day) from costs_by_usage_type where usage_type = any($1)",
-        )
-        .bind(&moved)
-        .fetch_one(&mut *tx)
-        .await?;
+        let span: (Option<chrono::NaiveDate>, Option<chrono::NaiveDate>) =
+            sqlx::query_as("select min(day), max(day) from costs_by_usage_type where usage_type = any($1)")
+                .bind(&moved)
+                .fetch_one(&mut *tx)
+                .await?;
         if let (Some(from), Some(last)) = span {
             let range = DateRange {
                 from,

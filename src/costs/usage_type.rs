@@ -195,12 +195,18 @@ mod tests {
             Some(("A10G", Decimal::ONE, Decimal::from(24)))
         );
         assert_eq!(parse("USW2-SpotUsage:g6.xlarge").gpu.map(|g| g.model), Some("L4"));
-        assert_eq!(parse("USE1-SpotUsage:p5.48xlarge").gpu.map(|g| g.count), Some(Decimal::from(8)));
+        assert_eq!(
+            parse("USE1-SpotUsage:p5.48xlarge").gpu.map(|g| g.count),
+            Some(Decimal::from(8))
+        );
     }
 
     #[test]
     fn usage_without_a_region_prefix_still_parses() {
-        assert_eq!(parse("BoxUsage:g6.12xlarge").gpu.map(|g| g.count), Some(Decimal::from(4)));
+        assert_eq!(
+            parse("BoxUsage:g6.12xlarge").gpu.map(|g| g.count),
+            Some(Decimal::from(4))
+        );
     }
 
     #[test]
@@ -240,8 +246,14 @@ mod tests {
 
     #[test]
     fn sagemaker_uses_and_regions_are_read_from_the_usage_type() {
-        assert_eq!(sagemaker_use("USE1-Train:ml.p4d.24xlarge"), Some(SageMakerUse::Training));
-        assert_eq!(sagemaker_use("USE1-Train-Spot:ml.g5.2xlarge"), Some(SageMakerUse::Training));
+        assert_eq!(
+            sagemaker_use("USE1-Train:ml.p4d.24xlarge"),
+            Some(SageMakerUse::Training)
+        );
+        assert_eq!(
+            sagemaker_use("USE1-Train-Spot:ml.g5.2xlarge"),
+            Some(SageMakerUse::Training)
+        );
         assert_eq!(sagemaker_use("USE1-Host:ml.g5.xlarge"), Some(SageMakerUse::Hosting));
         assert_eq!(sagemaker_use("Notebk:ml.g5.2xlarge"), Some(SageMakerUse::Notebook));
         assert_eq!(sagemaker_use("USE1-BoxUsage:g5.xlarge"), None);
@@ -253,8 +265,15 @@ mod tests {
     #[test]
     fn the_newer_families_come_from_the_catalogue() {
         assert_eq!(parse("USE1-BoxUsage:p5en.48xlarge").gpu.map(|g| g.model), Some("H200"));
-        assert_eq!(parse("USE1-BoxUsage:inf2.xlarge").gpu.map(|g| g.model), Some("Inferentia2"));
-        assert!(parse("USE1-BoxUsage:g6f.xlarge").gpu.is_some_and(|g| g.count < Decimal::ONE));
+        assert_eq!(
+            parse("USE1-BoxUsage:inf2.xlarge").gpu.map(|g| g.model),
+            Some("Inferentia2")
+        );
+        assert!(
+            parse("USE1-BoxUsage:g6f.xlarge")
+                .gpu
+                .is_some_and(|g| g.count < Decimal::ONE)
+        );
     }
 
     #[test]

@@ -70,8 +70,11 @@ pub async fn decide_savings(key: String, decision: String, reason: String) -> Re
                     "that recommendation is no longer proposed; reload the page".into(),
                 ));
             };
-            let ids: std::collections::HashMap<String, i64> =
-                sqlx::query_as("select name, id from teams").fetch_all(&pool).await?.into_iter().collect();
+            let ids: std::collections::HashMap<String, i64> = sqlx::query_as("select name, id from teams")
+                .fetch_all(&pool)
+                .await?
+                .into_iter()
+                .collect();
             if !super::service::may_decide(&caller, &recommendation.team, &ids) {
                 return Err(AppError::Forbidden(
                     "only admins and the team's leads decide on its recommendations".into(),
@@ -120,7 +123,10 @@ pub async fn get_project_facts(project: String) -> Result<(ProjectFacts, bool), 
             let caller = crate::auth::caller()?;
             let pool = crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
-            Ok((super::store::project_facts(&mut conn, &project).await?, caller.is_admin()))
+            Ok((
+                super::store::project_facts(&mut conn, &project).await?,
+                caller.is_admin(),
+            ))
         }
         .await,
     )
@@ -160,8 +166,8 @@ pub async fn save_project_facts(
             let pool = crate::ctx::pool()?;
             let mut tx = pool.begin().await?;
             let actor = crate::audit_log::Actor::from(&caller);
-            let changed = super::store::set_project_facts(&mut tx, &actor, &project, ProjectFacts { workload, model })
-                .await?;
+            let changed =
+                super::store::set_project_facts(&mut tx, &actor, &project, ProjectFacts { workload, model }).await?;
             tx.commit().await?;
             Ok(changed)
         }

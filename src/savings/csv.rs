@@ -5,7 +5,8 @@ use rust_decimal::Decimal;
 use super::model::Recommendation;
 use crate::format::csv::{CsvStyle, text};
 
-pub const HEADER: &str = "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail";
+pub const HEADER: &str =
+    "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail";
 
 /// The rows, in the order given (the caller sorts). Text cells come from AWS tags and
 /// people: verbatim for programs, defused for spreadsheets when `style` says so.

@@ -26,7 +26,13 @@ pub async fn savings_csv(
         None => None,
         Some(k) => match super::model::Kind::parse(k) {
             Some(kind) => Some(kind),
-            None => return (StatusCode::BAD_REQUEST, "kind: expected spot, rightsize, always_on, commitment, idle_gpu or underused").into_response(),
+            None => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    "kind: expected spot, rightsize, always_on, commitment, idle_gpu or underused",
+                )
+                    .into_response();
+            }
         },
     };
     match super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await {
@@ -41,7 +47,10 @@ pub async fn savings_csv(
             (
                 [
                     (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
-                    (header::CONTENT_DISPOSITION, "attachment; filename=\"burnrate-savings.csv\""),
+                    (
+                        header::CONTENT_DISPOSITION,
+                        "attachment; filename=\"burnrate-savings.csv\"",
+                    ),
                 ],
                 super::csv::render(&rows, crate::format::csv::CsvStyle::ExcelSafe),
             )
@@ -50,7 +59,11 @@ pub async fn savings_csv(
         Err(error) if crate::error::is_unavailable(&error) => crate::error::unavailable_response(),
         Err(error) => {
             tracing::error!(%error, "savings CSV failed");
-            (StatusCode::INTERNAL_SERVER_ERROR, "the export failed; see the server log").into_response()
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the export failed; see the server log",
+            )
+                .into_response()
         }
     }
 }

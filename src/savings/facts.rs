@@ -149,7 +149,10 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
                 purchase: purchase_option(&row.purchase_option),
                 facts: ProjectFacts {
                     workload: row.workload.as_deref().and_then(Workload::parse).unwrap_or_default(),
-                    model: match (row.model_params_b, row.model_precision.as_deref().and_then(Precision::parse)) {
+                    model: match (
+                        row.model_params_b,
+                        row.model_precision.as_deref().and_then(Precision::parse),
+                    ) {
                         (Some(params_b), Some(precision)) => Some(Model { params_b, precision }),
                         _ => None,
                     },

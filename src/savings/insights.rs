@@ -74,9 +74,9 @@ pub async fn compute(
                 Ok(dcgm) => {
                     let summary = rules::utilisation::summarise(&dcgm, now.timestamp());
                     recommendations.extend(rules::utilisation::recommend(&inputs, &summary, range_days));
-                    let note = summary
-                        .is_empty()
-                        .then(|| "Prometheus answered, but holds no DCGM_FI_DEV_GPU_UTIL series for this range.".to_string());
+                    let note = summary.is_empty().then(|| {
+                        "Prometheus answered, but holds no DCGM_FI_DEV_GPU_UTIL series for this range.".to_string()
+                    });
                     (summary.into_iter().map(|(u, _)| u).collect(), note)
                 }
                 Err(err) => {

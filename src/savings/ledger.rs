@@ -58,4 +58,3 @@ pub fn totals(opportunities: &[Opportunity], ledger: &[LedgerEntry]) -> LedgerTo
         realised: ledger.iter().filter_map(|e| e.realised_monthly_saving).sum(),
     }
 }
-

@@ -95,8 +95,9 @@ impl Pricing {
 
 /// The stored pricing, or the defaults when none was imported.
 pub async fn load(conn: &mut PgConnection) -> Result<Pricing, sqlx::Error> {
-    let stored: Option<sqlx::types::Json<Pricing>> =
-        sqlx::query_scalar("select document from pricing_settings").fetch_optional(conn).await?;
+    let stored: Option<sqlx::types::Json<Pricing>> = sqlx::query_scalar("select document from pricing_settings")
+        .fetch_optional(conn)
+        .await?;
     Ok(stored.map(|json| json.0).unwrap_or_default())
 }
 
@@ -140,7 +141,10 @@ mod tests {
         let list = Catalogue::built_in().get("g5.xlarge").map(|t| t.on_demand_usd_hour);
         assert_eq!(pricing.hourly("g5.xlarge", "us-east-1", false), list);
         pricing.negotiated_discount_percent = Some(d("10"));
-        assert_eq!(pricing.hourly("g5.xlarge", "us-east-1", false), list.map(|p| p * d("0.9")));
+        assert_eq!(
+            pricing.hourly("g5.xlarge", "us-east-1", false),
+            list.map(|p| p * d("0.9"))
+        );
         pricing.overrides = vec![
             PriceOverride {
                 instance_type: "g5.xlarge".into(),
@@ -158,7 +162,10 @@ mod tests {
         // The regional price replaces the list price; the negotiated discount still applies.
         assert_eq!(pricing.hourly("g5.xlarge", "eu-west-1", false), Some(d("1.08")));
         // Elsewhere the every-region override's own discount replaces the negotiated one.
-        assert_eq!(pricing.hourly("g5.xlarge", "us-west-2", false), list.map(|p| p * d("0.8")));
+        assert_eq!(
+            pricing.hourly("g5.xlarge", "us-west-2", false),
+            list.map(|p| p * d("0.8"))
+        );
         assert_eq!(pricing.hourly("m5.large", "us-east-1", false), None);
     }
 

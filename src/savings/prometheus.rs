@@ -131,7 +131,12 @@ pub fn parse_matrix(body: &[u8], label: &str, status: u16, series: &mut Series) 
     let json: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| PrometheusError::Malformed(format!("not JSON ({e})")))?;
     if json["status"] != "success" {
-        let message = json["error"].as_str().unwrap_or("no error message").chars().take(300).collect();
+        let message = json["error"]
+            .as_str()
+            .unwrap_or("no error message")
+            .chars()
+            .take(300)
+            .collect();
         return Err(PrometheusError::Refused { status, message });
     }
     let results = json["data"]["result"]
@@ -174,10 +179,15 @@ mod tests {
         assert_eq!(parts[0].0, start);
         assert_eq!(parts.last().map(|p| p.1), Some(end));
         for (from, to) in &parts {
-            assert!((to - from) / STEP_SECONDS + 1 <= MAX_POINTS, "{from}..{to}");
+            let points = (to - from) / STEP_SECONDS + 1;
+            assert!(points <= MAX_POINTS, "{from}..{to}: {points} points");
         }
         for pair in parts.windows(2) {
-            assert_eq!(pair[1].0, pair[0].1 + STEP_SECONDS, "no sample is read twice or skipped");
+            assert_eq!(
+                pair[1].0,
+                pair[0].1 + STEP_SECONDS,
+                "no sample is read twice or skipped"
+            );
         }
     }
 
@@ -202,6 +212,9 @@ mod tests {
             &mut series,
         );
         assert!(matches!(err, Err(PrometheusError::Refused { status: 400, message }) if message.contains("11,000")));
-        assert!(matches!(parse_matrix(b"<html>", "project", 502, &mut series), Err(PrometheusError::Malformed(_))));
+        assert!(matches!(
+            parse_matrix(b"<html>", "project", 502, &mut series),
+            Err(PrometheusError::Malformed(_))
+        ));
     }
 }

@@ -113,8 +113,14 @@ pub async fn decide(
         Decision::Accepted => "accepted",
         Decision::Dismissed => "dismissed",
         Decision::Open => {
-            return audit_log::record(conn, actor, "savings.reopen", &key, serde_json::json!({"reason": reason}))
-                .await;
+            return audit_log::record(
+                conn,
+                actor,
+                "savings.reopen",
+                &key,
+                serde_json::json!({"reason": reason}),
+            )
+            .await;
         }
     };
     sqlx::query(

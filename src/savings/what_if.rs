@@ -24,7 +24,10 @@ pub fn compute(query: WhatIfQuery, insights: &Insights) -> WhatIf {
             Some(text) => match Decimal::from_str(text) {
                 Ok(n) if n > Decimal::ZERO && n <= max => n,
                 _ => {
-                    errors.push((field.to_string(), format!("expected a number above 0 and at most {max}")));
+                    errors.push((
+                        field.to_string(),
+                        format!("expected a number above 0 and at most {max}"),
+                    ));
                     default
                 }
             },
@@ -32,9 +35,19 @@ pub fn compute(query: WhatIfQuery, insights: &Insights) -> WhatIf {
     };
     let params_b = number("params_b", &query.params_b, Decimal::ZERO, Decimal::from(100_000));
     let instances = number("instances", &query.instances, Decimal::ONE, Decimal::from(10_000));
-    let hours_per_day = number("hours_per_day", &query.hours_per_day, Decimal::from(24), Decimal::from(24));
+    let hours_per_day = number(
+        "hours_per_day",
+        &query.hours_per_day,
+        Decimal::from(24),
+        Decimal::from(24),
+    );
     let days = number("days", &query.days, Decimal::from(30), Decimal::from(3_650));
-    let tokens_per_day = number("tokens_per_day", &query.tokens_per_day, Decimal::ZERO, Decimal::from(10u64.pow(13)));
+    let tokens_per_day = number(
+        "tokens_per_day",
+        &query.tokens_per_day,
+        Decimal::ZERO,
+        Decimal::from(10u64.pow(13)),
+    );
     let workload = match query.workload.as_deref().filter(|w| !w.is_empty()) {
         None => Workload::Serving,
         Some(text) => Workload::parse(text).unwrap_or_else(|| {
@@ -82,7 +95,11 @@ pub fn compute(query: WhatIfQuery, insights: &Insights) -> WhatIf {
             .filter(|t| precision != Precision::Bf16 || t.bf16)
             .map(row)
             .collect();
-        rows.sort_by(|a, b| a.hourly.cmp(&b.hourly).then_with(|| a.instance_type.cmp(&b.instance_type)));
+        rows.sort_by(|a, b| {
+            a.hourly
+                .cmp(&b.hourly)
+                .then_with(|| a.instance_type.cmp(&b.instance_type))
+        });
         rows.truncate(ROWS);
         rows
     };
@@ -93,9 +110,11 @@ pub fn compute(query: WhatIfQuery, insights: &Insights) -> WhatIf {
         .into_iter()
         .map(|p| {
             let monthly = tokens_per_day * Decimal::from(30) * p.usd_per_million_tokens / Decimal::from(1_000_000);
-            let break_even = endpoint_monthly.filter(|_| p.usd_per_million_tokens > Decimal::ZERO).map(|endpoint| {
-                (endpoint * Decimal::from(1_000_000) / (p.usd_per_million_tokens * Decimal::from(30))).round()
-            });
+            let break_even = endpoint_monthly
+                .filter(|_| p.usd_per_million_tokens > Decimal::ZERO)
+                .map(|endpoint| {
+                    (endpoint * Decimal::from(1_000_000) / (p.usd_per_million_tokens * Decimal::from(30))).round()
+                });
             ManagedRow {
                 name: p.name,
                 usd_per_million_tokens: p.usd_per_million_tokens,
@@ -152,7 +171,10 @@ mod tests {
         assert_eq!(cheapest.instance_type, "g6.xlarge");
         assert_eq!(cheapest.on_demand, cheapest.hourly * Decimal::from(720));
         assert!(answer.fits.iter().all(|r| r.spot.is_none()));
-        assert!(answer.fits.iter().all(|r| r.instance_type != "g4dn.xlarge"), "T4 has no bf16");
+        assert!(
+            answer.fits.iter().all(|r| r.instance_type != "g4dn.xlarge"),
+            "T4 has no bf16"
+        );
     }
 
     #[test]
@@ -166,7 +188,11 @@ mod tests {
         let managed = &answer.managed[0];
         // 20M tokens a day × 30 × $3 per million.
         assert_eq!(managed.monthly, Decimal::from(1800));
-        assert!(managed.break_even_tokens_per_day.is_some_and(|t| t > Decimal::from(20_000_000)));
+        assert!(
+            managed
+                .break_even_tokens_per_day
+                .is_some_and(|t| t > Decimal::from(20_000_000))
+        );
     }
 
     #[test]
@@ -174,8 +200,18 @@ mod tests {
         let mut query = q("1", "training");
         query.days = Some("-3".into());
         let answer = compute(query, &insights());
-        assert_eq!(answer.errors, vec![("days".to_string(), "expected a number above 0 and at most 3650".to_string())]);
-        let g6 = answer.fits.iter().find(|r| r.instance_type == "g6.xlarge").expect("g6.xlarge fits 1B training");
+        assert_eq!(
+            answer.errors,
+            vec![(
+                "days".to_string(),
+                "expected a number above 0 and at most 3650".to_string()
+            )]
+        );
+        let g6 = answer
+            .fits
+            .iter()
+            .find(|r| r.instance_type == "g6.xlarge")
+            .expect("g6.xlarge fits 1B training");
         assert!(g6.spot_observed);
         assert_eq!(g6.spot, Some(g6.on_demand * Decimal::new(3, 1)));
     }

@@ -19,6 +19,6 @@ mod ingestion_cli;
 mod overview_queries;
 mod page_cache;
 mod private_cluster;
-mod schema_and_rollups;
 mod savings;
+mod schema_and_rollups;
 mod teams_config;

@@ -62,7 +62,11 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView
         .into_iter()
         .map(|k| view! { <option value=k.key() selected=move || kind() == k.key()>{k.label()}</option> })
         .collect_view();
-    let rows = page.opportunities.into_iter().map(|o| view! { <OpportunityRow o decide/> }).collect_view();
+    let rows = page
+        .opportunities
+        .into_iter()
+        .map(|o| view! { <OpportunityRow o decide/> })
+        .collect_view();
     view! {
         <section class="cards" aria-label="Ledger">
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>
@@ -98,7 +102,11 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
     } else {
         (scope_href("projects", &r.project), "Project spend")
     };
-    let now = if r.usage_type.is_empty() { r.instance_type.clone() } else { r.usage_type.clone() };
+    let now = if r.usage_type.is_empty() {
+        r.instance_type.clone()
+    } else {
+        r.usage_type.clone()
+    };
     let status = match o.decision {
         Decision::Open => "open".to_string(),
         Decision::Accepted => format!("accepted: {}", o.reason),

@@ -10,12 +10,18 @@ use crate::savings::model::{Precision, Workload};
 /// "Savings available: $X a month in N opportunities", linking to the Savings page filtered
 /// to the team (or to everything).
 #[component]
-pub fn SavingsAvailableNote(#[prop(optional)] team: Option<String>, #[prop(optional)] project: Option<String>) -> impl IntoView {
+pub fn SavingsAvailableNote(
+    #[prop(optional)] team: Option<String>,
+    #[prop(optional)] project: Option<String>,
+) -> impl IntoView {
     let href = match &team {
         Some(t) => format!("/savings?team={}", crate::format::url_encode(t)),
         None => "/savings".to_string(),
     };
-    let data = crate::codec::resource(move || (team.clone(), project.clone()), |(team, project)| get_savings_available(team, project));
+    let data = crate::codec::resource(
+        move || (team.clone(), project.clone()),
+        |(team, project)| get_savings_available(team, project),
+    );
     view! {
         <Transition fallback=|| ()>
             {move || Suspend::new({

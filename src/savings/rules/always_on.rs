@@ -26,9 +26,7 @@ pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
         .iter()
         .filter(|u| match u.sagemaker {
             Some(use_) => matches!(use_, SageMakerUse::Hosting | SageMakerUse::Notebook),
-            None => {
-                u.purchase != PurchaseOption::Reserved && matches!(u.workload(), Workload::Dev | Workload::Batch)
-            }
+            None => u.purchase != PurchaseOption::Reserved && matches!(u.workload(), Workload::Dev | Workload::Batch),
         })
         .filter_map(|u| always_on(inputs, u))
         .collect()

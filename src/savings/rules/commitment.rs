@@ -77,11 +77,7 @@ pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
             let commitment = covered * (Decimal::ONE - discount);
             let monthly = covered * discount * Decimal::from(720);
             let coverage = f.covered_hours / (f.covered_hours + f.on_demand_hours);
-            let label = if sagemaker {
-                format!("ml.{name}")
-            } else {
-                name.clone()
-            };
+            let label = if sagemaker { format!("ml.{name}") } else { name.clone() };
             let plan = if sagemaker { "SageMaker" } else { "Compute" };
             let detail = format!(
                 "steady on-demand baseline {} instances (10th percentile of daily {label} on-demand hours ÷ 24) at {}; \

@@ -81,16 +81,24 @@ fn rightsize(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
         return None;
     }
     let ratio = best_price / current_price;
-    let neuron = cheapest_fit(inputs, need, model.precision, Vendor::Neuron, false, &u.region, sagemaker)
-        .map(|(t, price)| {
-            format!(
-                "; Neuron alternative {} ({} GiB, {}) needs the Neuron SDK",
-                t.name,
-                t.total_memory_gib().normalize(),
-                per_hour(price)
-            )
-        })
-        .unwrap_or_default();
+    let neuron = cheapest_fit(
+        inputs,
+        need,
+        model.precision,
+        Vendor::Neuron,
+        false,
+        &u.region,
+        sagemaker,
+    )
+    .map(|(t, price)| {
+        format!(
+            "; Neuron alternative {} ({} GiB, {}) needs the Neuron SDK",
+            t.name,
+            t.total_memory_gib().normalize(),
+            per_hour(price)
+        )
+    })
+    .unwrap_or_default();
     let detail = format!(
         "{}B {} {} needs {} GiB ({}B × {} B × {}); {} has {} × {} ({} GiB) at {}; {} has {} × {} ({} GiB) at {}{neuron}",
         model.params_b.normalize(),

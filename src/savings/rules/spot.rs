@@ -56,7 +56,10 @@ pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
         })
         .filter_map(|u| {
             let (discount, source) = match observed.get(&(!u.is_ec2(), u.instance_type.clone())) {
-                Some(d) => (*d, format!("observed in your spot usage of {} in this window", u.instance_type)),
+                Some(d) => (
+                    *d,
+                    format!("observed in your spot usage of {} in this window", u.instance_type),
+                ),
                 None => (
                     inputs.pricing.spot_discount(),
                     "the default discount (no spot usage of this type in the window)".to_string(),

@@ -85,10 +85,13 @@ fn band(p50: Decimal, p95: Decimal) -> &'static str {
     }
 }
 
+/// One GPU's samples in percent, and whether they are engine activity.
+type GpuSamples<'a> = (&'a Gpu, bool, &'a Vec<(i64, Decimal)>);
+
 /// Per project (or unmapped host): utilisation, the band, memory, idle GPUs now and idle
 /// GPU-hours over the range.
 pub fn summarise(dcgm: &Dcgm, now: i64) -> Vec<(Utilisation, Decimal)> {
-    let mut groups: BTreeMap<String, Vec<(&Gpu, bool, &Vec<(i64, Decimal)>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<GpuSamples>> = BTreeMap::new();
     let series = percent_series(dcgm);
     for (gpu, (engine, samples)) in &series {
         groups.entry(gpu.group()).or_default().push((gpu, *engine, samples));
@@ -217,7 +220,9 @@ pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days
                 org_rate.map(|r| r * Decimal::from(u.gpus as i64 * 24 * range_days))
             });
             if let Some(gpu_spend) = gpu_spend {
-                let keep = (Decimal::from(u.gpus as i64) * u.p95 / Decimal::from(HEALTHY_FLOOR)).ceil().max(Decimal::ONE);
+                let keep = (Decimal::from(u.gpus as i64) * u.p95 / Decimal::from(HEALTHY_FLOOR))
+                    .ceil()
+                    .max(Decimal::ONE);
                 out.push(base(
                     Kind::Underused,
                     format!("consolidate {} GPUs to about {}", u.gpus, keep.normalize()),
@@ -266,7 +271,10 @@ mod tests {
         let mut one_busy = vec![0; 30];
         one_busy[20] = 1;
         assert!(!idle_now(&flat(&one_busy, start), now), "1 % is not below 1 %");
-        assert!(!idle_now(&flat(&[0; 10], now - 9 * STEP_SECONDS), now), "too few samples");
+        assert!(
+            !idle_now(&flat(&[0; 10], now - 9 * STEP_SECONDS), now),
+            "too few samples"
+        );
     }
 
     #[test]

@@ -12,7 +12,11 @@ async fn insights_cli(url: &str, args: &[&str]) -> std::process::Output {
     for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("BURNRATE_")) {
         command.env_remove(name);
     }
-    command.env("DATABASE_URL", url).env("RUST_LOG", "warn").arg("insights").args(args);
+    command
+        .env("DATABASE_URL", url)
+        .env("RUST_LOG", "warn")
+        .arg("insights")
+        .args(args);
     tokio::task::spawn_blocking(move || command.output().expect("burnrate runs"))
         .await
         .expect("join")
@@ -45,21 +49,41 @@ async fn the_csv_has_the_contracted_header_sorted_rows_and_exact_figures(pool: P
     let rows: Vec<Vec<String>> = lines.map(split).collect();
     let kinds: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     // The last 7 settled days with data: day 3 to day 10 (exclusive).
-    assert!(rows.iter().all(|r| r[6] == "2026-10-04" && r[7] == "2026-10-11"), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r[6] == "2026-10-04" && r[7] == "2026-10-11"),
+        "{rows:?}"
+    );
     let savings: Vec<rust_decimal::Decimal> = rows.iter().map(|r| d(&r[9])).collect();
-    assert!(savings.windows(2).all(|w| w[0] >= w[1]), "sorted descending: {savings:?}");
-    assert!(rows.iter().all(|r| r[9].split('.').nth(1).is_some_and(|c| c.len() == 2)), "{rows:?}");
-    let spot = rows.iter().find(|r| r[0] == "spot" && r[2] == "trainer").expect("spot row");
+    assert!(
+        savings.windows(2).all(|w| w[0] >= w[1]),
+        "sorted descending: {savings:?}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r[9].split('.').nth(1).is_some_and(|c| c.len() == 2)),
+        "{rows:?}"
+    );
+    let spot = rows
+        .iter()
+        .find(|r| r[0] == "spot" && r[2] == "trainer")
+        .expect("spot row");
     // 7 × 219.576 exactly, unrounded; saving 1537.032 × 0.65 × 30/7 = 4281.732
     assert_eq!(spot[8], "1537.032");
     assert_eq!(spot[9], "4281.73");
     assert_eq!(spot[4], "p4d.24xlarge");
     // A hostile tag value comes back verbatim (quoted as RFC 4180 says) for programs.
-    let evil = rows.iter().find(|r| r[2].starts_with('=')).expect("the dev project's spot row");
+    let evil = rows
+        .iter()
+        .find(|r| r[2].starts_with('='))
+        .expect("the dev project's spot row");
     assert_eq!(evil[2], "=evil,\"quoted\"");
     assert_eq!(evil[8], "2.3333331");
     assert!(kinds.contains(&"rightsize"), "{kinds:?}");
-    assert!(kinds.iter().all(|k| ["spot", "rightsize", "always_on", "commitment", "idle_gpu", "underused"].contains(k)));
+    assert!(
+        kinds
+            .iter()
+            .all(|k| ["spot", "rightsize", "always_on", "commitment", "idle_gpu", "underused"].contains(k))
+    );
 
     let safe = insights_cli(&url, &["--days", "7", "--excel-safe"]).await;
     assert!(String::from_utf8_lossy(&safe.stdout).contains("\"'=evil,\"\"quoted\"\"\""));

@@ -14,7 +14,11 @@ fn only(found: &burnrate::savings::insights::Insights, kind: Kind) -> Vec<&burnr
 #[sqlx::test]
 async fn spot_uses_the_default_discount_then_the_one_seen_in_the_data(pool: PgPool) {
     // 10 days of on-demand p4d for a training project: $219.576 and 10 hours a day.
-    seed(&pool, &daily("trainer", "USE1-BoxUsage:p4d.24xlarge", 0, 10, "219.576", "10")).await;
+    seed(
+        &pool,
+        &daily("trainer", "USE1-BoxUsage:p4d.24xlarge", 0, 10, "219.576", "10"),
+    )
+    .await;
     declare(&pool, "trainer", "training", None).await;
     let found = insights(&pool, 30).await;
     let spot = only(&found, Kind::Spot);
@@ -62,12 +66,19 @@ async fn serving_never_goes_to_spot_but_sagemaker_training_always_may(pool: PgPo
     // SageMaker training job is training whatever the project says.
     assert_eq!(spot.len(), 1, "{spot:?}");
     assert_eq!(spot[0].usage_type, "USE1-Train:ml.g5.xlarge");
-    assert_eq!(spot[0].monthly_saving, d("98.56") * d("0.65") * Decimal::from(30) / Decimal::from(7));
+    assert_eq!(
+        spot[0].monthly_saving,
+        d("98.56") * d("0.65") * Decimal::from(30) / Decimal::from(7)
+    );
 }
 
 #[sqlx::test]
 async fn the_window_is_the_last_settled_days_with_data(pool: PgPool) {
-    seed(&pool, &daily("trainer", "USE1-BoxUsage:p4d.24xlarge", 0, 40, "100", "4")).await;
+    seed(
+        &pool,
+        &daily("trainer", "USE1-BoxUsage:p4d.24xlarge", 0, 40, "100", "4"),
+    )
+    .await;
     declare(&pool, "trainer", "training", None).await;
     // The last two days are still Estimated: left out of the window.
     sqlx::query("update daily_project_costs set estimated = true where day >= $1")
@@ -106,12 +117,18 @@ async fn a_7b_model_on_g6_12xlarge_is_rightsized_to_one_l4(pool: PgPool) {
     let chat = rightsize.iter().find(|r| r.project == "chat").expect("chat");
     assert_eq!(chat.recommended, "g6.xlarge");
     // 1104.384 × (1 − 0.8048 / 4.6016) × 3
-    assert_eq!(chat.monthly_saving, d("1104.384") * (Decimal::ONE - d("0.8048") / d("4.6016")) * Decimal::from(3));
+    assert_eq!(
+        chat.monthly_saving,
+        d("1104.384") * (Decimal::ONE - d("0.8048") / d("4.6016")) * Decimal::from(3)
+    );
     assert!(chat.detail.contains("needs 15.6 GiB"), "{}", chat.detail);
     assert!(chat.detail.contains("Neuron alternative inf2"), "{}", chat.detail);
     let tuner = rightsize.iter().find(|r| r.project == "tuner").expect("tuner");
     assert_eq!(tuner.recommended, "g6.12xlarge");
-    assert_eq!(tuner.monthly_saving, d("2195.76") * (Decimal::ONE - d("4.6016") / d("21.957642")) * Decimal::from(3));
+    assert_eq!(
+        tuner.monthly_saving,
+        d("2195.76") * (Decimal::ONE - d("4.6016") / d("21.957642")) * Decimal::from(3)
+    );
 }
 
 #[sqlx::test]
@@ -119,7 +136,13 @@ async fn always_on_needs_23_hours_per_instance_every_day(pool: PgPool) {
     let mut lines = daily("lab", "USE1-Notebk:ml.g5.12xlarge", 0, 14, "340.32", "48");
     // A dev box on EC2 that was switched off for part of one day: not always on.
     lines.extend(daily("dev-box", "USE1-BoxUsage:g5.xlarge", 0, 14, "24.144", "24"));
-    lines.push(Line("dev-box", "USE1-BoxUsage:g5.xlarge", day(14), d("22.132"), d("22")));
+    lines.push(Line(
+        "dev-box",
+        "USE1-BoxUsage:g5.xlarge",
+        day(14),
+        d("22.132"),
+        d("22"),
+    ));
     lines.push(Line("lab", "USE1-Notebk:ml.g5.12xlarge", day(14), d("340.32"), d("48")));
     seed(&pool, &lines).await;
     declare(&pool, "dev-box", "dev", None).await;
@@ -161,7 +184,10 @@ async fn commitments_cover_60_percent_of_the_tenth_percentile(pool: PgPool) {
     assert_eq!(r.instance_type, "g5.*");
     assert_eq!(r.basis_cost, None);
     // baseline 48 / 24 = 2 instances at $1.006/h; 0.6 × 2 × 1.006 × 0.28 × 720
-    assert_eq!(r.monthly_saving, d("0.6") * d("2") * d("1.006") * d("0.28") * Decimal::from(720));
+    assert_eq!(
+        r.monthly_saving,
+        d("0.6") * d("2") * d("1.006") * d("0.28") * Decimal::from(720)
+    );
     // Coverage today: 480 reserved hours of 480 + 912.
     assert!(r.detail.contains("coverage today 34.5%"), "{}", r.detail);
 }

@@ -40,18 +40,45 @@ async fn decisions_are_checked_on_the_server_and_audited(pool: PgPool) {
     assert!(page.body.contains("$4,281.73"), "2195.76 × 0.65 × 3 on the page");
 
     let body = |project: &str, decision: &str| {
-        format!("key={}&decision={decision}&reason={}", encode(&key(project)), encode("moving to spot"))
+        format!(
+            "key={}&decision={decision}&reason={}",
+            encode(&key(project)),
+            encode("moving to spot")
+        )
     };
-    assert_eq!(app.post_form("/api/savings/decide", &body("trainer", "accepted")).await.status, 401);
-    assert_eq!(app.post_form_as("/api/savings/decide", &body("trainer", "accepted"), &viewer).await.status, 403);
+    assert_eq!(
+        app.post_form("/api/savings/decide", &body("trainer", "accepted"))
+            .await
+            .status,
+        401
+    );
+    assert_eq!(
+        app.post_form_as("/api/savings/decide", &body("trainer", "accepted"), &viewer)
+            .await
+            .status,
+        403
+    );
     // A lead decides for its own team only.
-    assert_eq!(app.post_form_as("/api/savings/decide", &body("other", "accepted"), &lead).await.status, 403);
-    let accepted = app.post_form_as("/api/savings/decide", &body("trainer", "accepted"), &lead).await;
+    assert_eq!(
+        app.post_form_as("/api/savings/decide", &body("other", "accepted"), &lead)
+            .await
+            .status,
+        403
+    );
+    let accepted = app
+        .post_form_as("/api/savings/decide", &body("trainer", "accepted"), &lead)
+        .await;
     assert_eq!(accepted.status, 200, "{}", accepted.body);
     let no_reason = format!("key={}&decision=dismissed&reason=", encode(&key("other")));
-    assert_eq!(app.post_form_as("/api/savings/decide", &no_reason, &admin).await.status, 400);
-    let unknown = format!("key=nothing&decision=dismissed&reason=x");
-    assert_eq!(app.post_form_as("/api/savings/decide", &unknown, &admin).await.status, 404);
+    assert_eq!(
+        app.post_form_as("/api/savings/decide", &no_reason, &admin).await.status,
+        400
+    );
+    let unknown = "key=nothing&decision=dismissed&reason=x";
+    assert_eq!(
+        app.post_form_as("/api/savings/decide", unknown, &admin).await.status,
+        404
+    );
 
     let (decision, proposed): (String, rust_decimal::Decimal) = sqlx::query_as(
         "select decision, proposed_monthly_saving from savings_decisions where project = 'trainer' and ended_at is null",
@@ -74,10 +101,16 @@ async fn decisions_are_checked_on_the_server_and_audited(pool: PgPool) {
     assert!(page.body.contains("data-testid=\"ledger-row\""), "{}", page.body);
     let csv = app.get_as("/api/savings.csv?team=vision", &viewer).await;
     assert_eq!(csv.status, 200);
-    assert!(csv.body.starts_with("kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail\n"));
+    assert!(csv.body.starts_with(
+        "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail\n"
+    ));
     assert_eq!(csv.body.lines().count(), 2, "only vision's row: {}", csv.body);
     assert_eq!(app.get_as("/api/savings.csv?kind=nonsense", &viewer).await.status, 400);
-    assert_eq!(app.get("/api/savings.csv").await.status, 401, "signed-out callers are refused");
+    assert_eq!(
+        app.get("/api/savings.csv").await.status,
+        401,
+        "signed-out callers are refused"
+    );
 }
 
 #[sqlx::test]
@@ -85,7 +118,10 @@ async fn the_what_if_page_answers_without_javascript(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
     let page = app
-        .get_as("/what-if?params_b=7&precision=bf16&workload=serving&tokens_per_day=20000000", &viewer)
+        .get_as(
+            "/what-if?params_b=7&precision=bf16&workload=serving&tokens_per_day=20000000",
+            &viewer,
+        )
         .await;
     assert_eq!(page.status, 200);
     assert!(page.body.contains("about 15.6 GiB"), "{}", page.body);

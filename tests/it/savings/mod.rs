@@ -48,13 +48,24 @@ pub async fn seed(pool: &PgPool, lines: &[Line<'_>]) {
         batch.by_service.push(row(&format!("{usage_type}-service")));
     }
     let mut tx = pool.begin().await.expect("tx");
-    replace_window(&mut tx, DateRange { from, to }, &batch).await.expect("facts");
+    replace_window(&mut tx, DateRange { from, to }, &batch)
+        .await
+        .expect("facts");
     tx.commit().await.expect("commit");
 }
 
 /// Every day of `days` starting at `first`, `cost` and `hours` each.
-pub fn daily<'a>(project: &'a str, usage_type: &'a str, first: u32, days: u32, cost: &str, hours: &str) -> Vec<Line<'a>> {
-    (first..first + days).map(|n| Line(project, usage_type, day(n), d(cost), d(hours))).collect()
+pub fn daily<'a>(
+    project: &'a str,
+    usage_type: &'a str,
+    first: u32,
+    days: u32,
+    cost: &str,
+    hours: &str,
+) -> Vec<Line<'a>> {
+    (first..first + days)
+        .map(|n| Line(project, usage_type, day(n), d(cost), d(hours)))
+        .collect()
 }
 
 pub async fn declare(pool: &PgPool, project: &str, workload: &str, model: Option<(&str, &str)>) {

@@ -47,7 +47,11 @@ async fn start(openmetrics: String) -> Prometheus {
         .arg(&data)
         .output()
         .expect("promtool runs (scripts/setup.sh --tests installs the prometheus package)");
-    assert!(created.status.success(), "promtool: {}", String::from_utf8_lossy(&created.stderr));
+    assert!(
+        created.status.success(),
+        "promtool: {}",
+        String::from_utf8_lossy(&created.stderr)
+    );
     let config = dir.path().join("prometheus.yml");
     std::fs::write(&config, "global:\n  scrape_interval: 1m\n").expect("config");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -82,7 +86,11 @@ async fn start(openmetrics: String) -> Prometheus {
 #[sqlx::test]
 async fn idle_and_underused_gpus_are_priced_from_the_projects_own_spend(pool: PgPool) {
     // 10 days of an 8-GPU p4d for 10 hours a day: $2,195.76 over 800 GPU-hours.
-    seed(&pool, &daily("trainer", "USE1-BoxUsage:p4d.24xlarge", 0, 10, "219.576", "10")).await;
+    seed(
+        &pool,
+        &daily("trainer", "USE1-BoxUsage:p4d.24xlarge", 0, 10, "219.576", "10"),
+    )
+    .await;
     declare(&pool, "trainer", "training", None).await;
     team(&pool, "ml", "lead@example.com", &["trainer"]).await;
 
@@ -95,7 +103,13 @@ async fn idle_and_underused_gpus_are_priced_from_the_projects_own_spend(pool: Pg
         ("DCGM_FI_DEV_FB_FREE", "MiB"),
     ] {
         writeln!(om, "# TYPE {metric} gauge").expect("write");
-        let util = |v: &str| if unit == "0.01" { format!("{}", v.parse::<f64>().unwrap_or(0.0) / 100.0) } else { v.to_string() };
+        let util = |v: &str| {
+            if unit == "0.01" {
+                format!("{}", v.parse::<f64>().unwrap_or(0.0) / 100.0)
+            } else {
+                v.to_string()
+            }
+        };
         let (busy, five, zero) = match unit {
             "MiB" if metric.ends_with("USED") => ("30000".to_string(), "12000".to_string(), "500".to_string()),
             "MiB" => ("10960".to_string(), "28960".to_string(), "40460".to_string()),
@@ -103,13 +117,31 @@ async fn idle_and_underused_gpus_are_priced_from_the_projects_own_spend(pool: Pg
         };
         if metric != "DCGM_FI_PROF_GR_ENGINE_ACTIVE" {
             // The trainer's two GPUs: 5 % for three hours; the second idle for the last hour.
-            series(&mut om, metric, "Hostname=\"h1\",gpu=\"0\",project=\"trainer\"", end, &[(180, &five)]);
-            series(&mut om, metric, "Hostname=\"h1\",gpu=\"1\",project=\"trainer\"", end, &[(120, &five), (60, &zero)]);
+            series(
+                &mut om,
+                metric,
+                "Hostname=\"h1\",gpu=\"0\",project=\"trainer\"",
+                end,
+                &[(180, &five)],
+            );
+            series(
+                &mut om,
+                metric,
+                "Hostname=\"h1\",gpu=\"1\",project=\"trainer\"",
+                end,
+                &[(120, &five), (60, &zero)],
+            );
             // A host nobody labelled with a project: idle for three hours.
             series(&mut om, metric, "Hostname=\"h3\",gpu=\"0\"", end, &[(180, &zero)]);
         }
         // A healthy serving GPU that also publishes engine activity.
-        series(&mut om, metric, "Hostname=\"h2\",gpu=\"0\",project=\"chat\"", end, &[(180, &busy)]);
+        series(
+            &mut om,
+            metric,
+            "Hostname=\"h2\",gpu=\"0\",project=\"chat\"",
+            end,
+            &[(180, &busy)],
+        );
     }
     om.push_str("# EOF\n");
     let prometheus = start(om).await;
@@ -122,7 +154,13 @@ async fn idle_and_underused_gpus_are_priced_from_the_projects_own_spend(pool: Pg
         .await
         .expect("insights");
     assert_eq!(found.utilisation_note, None);
-    let util = |name: &str| found.utilisation.iter().find(|u| u.project == name).unwrap_or_else(|| panic!("{name}: {:?}", found.utilisation));
+    let util = |name: &str| {
+        found
+            .utilisation
+            .iter()
+            .find(|u| u.project == name)
+            .unwrap_or_else(|| panic!("{name}: {:?}", found.utilisation))
+    };
     let trainer = util("trainer");
     assert_eq!((trainer.gpus, trainer.p95, trainer.idle_gpus_now), (2, d("5"), 1));
     assert!(trainer.band.starts_with("overprovisioned"));
@@ -134,24 +172,42 @@ async fn idle_and_underused_gpus_are_priced_from_the_projects_own_spend(pool: Pg
     assert_eq!(util("host:h3").idle_gpus_now, 1);
 
     let rows = |kind: Kind| found.recommendations.iter().filter(move |r| r.kind == kind);
-    let underused = rows(Kind::Underused).find(|r| r.project == "trainer").expect("underused");
+    let underused = rows(Kind::Underused)
+        .find(|r| r.project == "trainer")
+        .expect("underused");
     // GPU spend over the window × (1 − p95/60) × 30/10
-    assert_eq!(underused.monthly_saving.round_dp(2), (d("2195.76") * (Decimal::ONE - d("5") / d("60")) * d("3")).round_dp(2));
+    assert_eq!(
+        underused.monthly_saving.round_dp(2),
+        (d("2195.76") * (Decimal::ONE - d("5") / d("60")) * d("3")).round_dp(2)
+    );
     assert_eq!(underused.team, "ml");
     let idle = rows(Kind::IdleGpu).find(|r| r.project == "trainer").expect("idle");
     // About one idle GPU-hour at $2.7447 per GPU-hour (2195.76 / 800), scaled to 30 days.
     let rate = d("2195.76") / d("800");
     let (low, high) = (rate * d("59") / d("60") * d("3"), rate * d("61") / d("60") * d("3"));
-    assert!(idle.monthly_saving >= low && idle.monthly_saving <= high, "{} not in {low}..{high}", idle.monthly_saving);
-    let host = rows(Kind::IdleGpu).find(|r| r.project.is_empty()).expect("the unmapped host is named");
+    assert!(
+        idle.monthly_saving >= low && idle.monthly_saving <= high,
+        "{} not in {low}..{high}",
+        idle.monthly_saving
+    );
+    let host = rows(Kind::IdleGpu)
+        .find(|r| r.project.is_empty())
+        .expect("the unmapped host is named");
     assert!(host.detail.contains("unmapped host h3"), "{}", host.detail);
-    assert!(rows(Kind::Underused).all(|r| r.project != "chat"), "a healthy GPU is not underused");
+    assert!(
+        rows(Kind::Underused).all(|r| r.project != "chat"),
+        "a healthy GPU is not underused"
+    );
 
     // An unreachable Prometheus leaves the billing rules working and says why.
     drop(prometheus);
     let found = burnrate::savings::insights::compute(&pool, 30, Some(&settings), chrono::Utc::now())
         .await
         .expect("insights without utilisation");
-    assert!(found.utilisation_note.is_some_and(|n| n.contains("could not be reached")));
+    assert!(
+        found
+            .utilisation_note
+            .is_some_and(|n| n.contains("could not be reached"))
+    );
     assert!(found.recommendations.iter().any(|r| r.kind == Kind::Spot));
 }
