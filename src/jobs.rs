@@ -179,10 +179,13 @@ pub async fn digest_on_schedule(pool: PgPool, savings: crate::config::SavingsSet
     if !savings.weekly_digest {
         return;
     }
+    // Teams with nothing open get no digest, so they stay "waiting": one pass a Monday is
+    // enough (a restart passes again, and finds the digests already queued).
+    let mut passed_on = None;
     loop {
         let now = chrono::Utc::now();
         let today = now.date_naive();
-        if today.weekday() == chrono::Weekday::Mon {
+        if today.weekday() == chrono::Weekday::Mon && passed_on != Some(today) {
             let queued = match digest::teams_waiting(&pool, digest::week_start(today)).await {
                 Ok(false) => Ok(0),
                 Ok(true) => match insights::compute(&pool, WINDOW_DAYS, savings.prometheus.as_ref(), now).await {
@@ -192,8 +195,9 @@ pub async fn digest_on_schedule(pool: PgPool, savings: crate::config::SavingsSet
                 Err(error) => Err(error),
             };
             match queued {
-                Ok(0) => {}
+                Ok(0) => passed_on = Some(today),
                 Ok(count) => {
+                    passed_on = Some(today);
                     tracing::info!(digests = count, "weekly savings digests queued");
                     workers.alerts.wake();
                 }

@@ -4,7 +4,7 @@
 //   node bench/pages.mjs --url http://127.0.0.1:3000 --pid SERVER_PID \
 //     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
 //     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20] \
-//     [--modes cached,rendered,one,cold,sql] [--pages overview,team]
+//     [--modes cached,rendered,one,cold,sql] [--pages overview,team,savings]
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
@@ -145,6 +145,13 @@ const pages = [
                   else c.project in (select p.name from projects p join teams t on t.id = p.team_id where t.name = $1)
              end)
       group by 1 having sum(c.unblended) <> 0 order by 2 desc, 1 limit 100`, params: [team, 'Unassigned'] },
+  // The Savings page: every accelerator usage row of the last 30 settled days, as
+  // `savings::facts::usage` reads them, then all rules in Rust (not in this SQL time).
+  { name: 'savings', path: '/savings', sql: `select c.project, c.usage_type, c.day, c.unblended, c.usage_quantity
+      from costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type and u.gpu_count > 0
+      where c.day >= (select min(day) from (select distinct day from daily_project_costs where not estimated
+                                            order by day desc limit 30) d)
+      order by c.project, c.usage_type, c.day` },
 ];
 console.log(`facts: ${facts}; concurrency ${concurrency}; ${seconds} s per page`);
 const round = (result) => Object.fromEntries(

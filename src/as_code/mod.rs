@@ -275,6 +275,17 @@ pub async fn export(pool: &PgPool) -> Result<String, sqlx::Error> {
     ))
 }
 
+/// Every problem `parse` finds in `text`, as the CLI prints them (for the section tests).
+#[cfg(test)]
+pub(crate) fn error_lines(text: &str) -> Vec<String> {
+    parse(text)
+        .err()
+        .unwrap_or_default()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
 /// A YAML double-quoted string.
 pub(crate) fn quote(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())

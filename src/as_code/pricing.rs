@@ -249,11 +249,7 @@ mod tests {
     #[test]
     fn bad_prices_are_named_with_their_line() {
         let text = "pricing:\n  spot_discount_percent: 120\n  overrides:\n    - {instance_type: z9.huge, usd_per_hour: 1}\n    - {instance_type: g5.xlarge}\n  per_token:\n    - {name: x, usd_per_million_tokens: -1}\n";
-        let errors: Vec<String> = parse(text)
-            .expect_err("invalid")
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
+        let errors = crate::as_code::error_lines(text);
         assert_eq!(
             errors,
             [

@@ -305,11 +305,7 @@ teams:
   - name: A
 sizes: []
 ";
-        let errors: Vec<String> = parse(text)
-            .expect_err("invalid")
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
+        let errors = crate::as_code::error_lines(text);
         assert_eq!(
             errors,
             [
@@ -348,11 +344,7 @@ sizes: []
     #[test]
     fn projects_may_declare_their_workload_and_model() {
         let text = "teams:\n  - name: llm\n    projects:\n      - plain\n      - {name: llm-serving, workload: serving, model: {params_b: 7, precision: bf16}}\n      - {name: bad, workload: gaming, model: {params_b: -1}}\n";
-        let errors: Vec<String> = parse(text)
-            .expect_err("invalid")
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
+        let errors = crate::as_code::error_lines(text);
         assert_eq!(
             errors,
             [

@@ -344,6 +344,9 @@ pub async fn record_usage_types(conn: &mut PgConnection, names: &[String]) -> Re
 /// rebuilt in the same transaction, so GPU spend never disagrees with the usage types.
 pub async fn refresh_usage_types(pool: &sqlx::PgPool) -> Result<u64, sqlx::Error> {
     let mut tx = pool.begin().await?;
+    // Rebuilding a changed type's history is bulk work, like ingestion: not held to the
+    // statement bound of a page.
+    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
     let names: Vec<String> = sqlx::query_scalar("select usage_type from usage_types order by usage_type")
         .fetch_all(&mut *tx)
         .await?;

@@ -123,12 +123,12 @@ const DATA: [Line; 4] = [
     line("USE1-TimedStorage-ByteHrs", S3, 230, 300, None),
     line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 50, None),
 ];
-/// Spend nobody tagged: networking, snapshots, a stray GPU box, a forgotten p3 (V100) box.
+/// Spend nobody tagged: networking, snapshots, a stray GPU box, and an AMD g4ad box the GPU catalogue lacks.
 const UNTAGGED: [Line; 4] = [
     line("USE1-NatGateway-Hours", EC2_OTHER, 450, 300, None),
     line("USE1-EBS:SnapshotUsage", EC2_OTHER, 500, 250, None),
     line("USE1-BoxUsage:g5.xlarge", EC2, 10_060, 400, Some(0)),
-    line("USE1-BoxUsage:p3.2xlarge", EC2, 30_600, 50, None),
+    line("USE1-BoxUsage:g4ad.xlarge", EC2, 3_785, 50, None),
 ];
 
 fn lines(workload: Workload) -> &'static [Line] {

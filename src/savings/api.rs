@@ -38,7 +38,8 @@ pub async fn get_savings(team: Option<String>, kind: Option<String>) -> Result<S
             let team = team.filter(|t| !t.is_empty());
             let insights = insights().await?;
             let pool = crate::ctx::pool()?;
-            Ok(super::service::page(&pool, &insights, &caller, team.as_deref(), kind).await?)
+            let cache = crate::ctx::page_data()?;
+            Ok(super::service::page(&pool, &cache, &insights, &caller, (team.as_deref(), kind)).await?)
         }
         .await,
     )

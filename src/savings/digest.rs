@@ -136,7 +136,13 @@ fn compose(team: &str, open: &[&Recommendation], public_url: Option<&str>) -> (S
         body.text.push_str(&format!("- {line}\n"));
         body.html.push_str(&format!("<li>{}</li>", escape(&line)));
     }
-    body.text.push_str(&format!("\nAccept or dismiss them at {link}\n"));
+    // Without BURNRATE_PUBLIC_URL the path alone is all there is to give.
+    let place = if public_url.is_some() {
+        link.clone()
+    } else {
+        format!("the Savings page of burnrate ({link})")
+    };
+    body.text.push_str(&format!("\nAccept or dismiss them at {place}\n"));
     body.html.push_str(&format!(
         "</ol><p><a href=\"{}\">Accept or dismiss them in burnrate</a></p></body></html>",
         escape(&link)

@@ -70,7 +70,15 @@ pub async fn compute(
         Some(settings) => {
             let range_days = window.days();
             let start = now - chrono::Duration::days(range_days);
-            match prometheus::read_dcgm(settings, start, now).await {
+            // One bound for the whole read, so a slow Prometheus cannot hold the page.
+            let read = tokio::time::timeout(settings.timeout, prometheus::read_dcgm(settings, start, now)).await;
+            let read = read.unwrap_or_else(|_| {
+                Err(prometheus::PrometheusError::Unreachable(format!(
+                    "no complete answer within {} s",
+                    settings.timeout.as_secs()
+                )))
+            });
+            match read {
                 Ok(dcgm) => {
                     let summary = rules::utilisation::summarise(&dcgm, now.timestamp());
                     recommendations.extend(rules::utilisation::recommend(&inputs, &summary, range_days));
@@ -86,6 +94,7 @@ pub async fn compute(
             }
         }
     };
+    compound(&mut recommendations, window);
     recommendations.retain(|r| r.monthly_saving > Decimal::ZERO);
     sort(&mut recommendations);
     Ok(Insights {
@@ -96,6 +105,46 @@ pub async fn compute(
         observed_spot: rules::spot::observed_discounts(&usage),
         pricing,
     })
+}
+
+/// Savings on one usage type compound rather than add: right-size first, then spot on what
+/// the smaller type costs, then a schedule on what is left. Each later row is cut to its
+/// share of what the earlier ones leave, so a usage type's rows never sum above its spend.
+pub fn compound(recommendations: &mut [Recommendation], window: Window) {
+    use super::model::Kind;
+    const ORDER: [Kind; 3] = [Kind::Rightsize, Kind::Spot, Kind::AlwaysOn];
+    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (index, r) in recommendations.iter().enumerate() {
+        if ORDER.contains(&r.kind) && !r.usage_type.is_empty() {
+            groups
+                .entry((r.project.clone(), r.usage_type.clone()))
+                .or_default()
+                .push(index);
+        }
+    }
+    for indexes in groups.values_mut().filter(|g| g.len() > 1) {
+        indexes.sort_by_key(|i| ORDER.iter().position(|k| *k == recommendations[*i].kind));
+        let mut left = Decimal::ONE;
+        let mut before: Vec<&'static str> = Vec::new();
+        for &i in indexes.iter() {
+            let r = &mut recommendations[i];
+            let whole = window.per_30_days(r.basis_cost.unwrap_or_default());
+            if whole <= Decimal::ZERO {
+                continue;
+            }
+            let share = r.monthly_saving / whole;
+            if !before.is_empty() {
+                r.monthly_saving *= left;
+                r.detail.push_str(&format!(
+                    "; counted after {}, which leave {} of today's spend",
+                    before.join(" and "),
+                    super::rules::percent(left)
+                ));
+            }
+            left *= Decimal::ONE - share;
+            before.push(r.kind.key());
+        }
+    }
 }
 
 /// Largest monthly saving first; ties in a stable order (kind, team, project, usage type).

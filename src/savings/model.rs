@@ -168,13 +168,20 @@ pub struct Recommendation {
     /// Exact; rounded to cents only where shown or written.
     pub monthly_saving: Decimal,
     pub detail: String,
+    /// For utilisation rows: the unmapped host they are about (empty for a project).
+    #[serde(default)]
+    pub host: String,
 }
 
 impl Recommendation {
     /// The identity decisions are recorded against: the same change proposed again on a
-    /// later day is the same recommendation.
+    /// later day is the same recommendation. Utilisation rows are one per project or
+    /// unmapped host (their instance type is only the project's costliest, which may change).
     pub fn key(&self) -> String {
-        [self.kind.key(), &self.project, &self.usage_type, &self.instance_type].join("\u{1f}")
+        match self.kind {
+            Kind::IdleGpu | Kind::Underused => [self.kind.key(), &self.project, &self.host].join("\u{1f}"),
+            _ => [self.kind.key(), &self.project, &self.usage_type, &self.instance_type].join("\u{1f}"),
+        }
     }
 }
 

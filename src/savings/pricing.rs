@@ -61,6 +61,9 @@ impl Pricing {
         Some(self.price_of(listed, region, sagemaker))
     }
 
+    /// An override's `usd_per_hour` is the EC2 price you pay there, final (no negotiated
+    /// discount on top) and not a SageMaker price; its `discount_percent` comes off the list
+    /// price (EC2 or SageMaker) instead of the negotiated one.
     pub fn price_of(&self, listed: &InstanceType, region: &str, sagemaker: bool) -> Decimal {
         let matching = |o: &&PriceOverride| o.instance_type == listed.name;
         // A regional override wins over one for every region.
@@ -70,14 +73,23 @@ impl Pricing {
             .filter(matching)
             .find(|o| o.region.as_deref() == Some(region))
             .or_else(|| self.overrides.iter().filter(matching).find(|o| o.region.is_none()));
-        let base = chosen
-            .and_then(|o| o.usd_per_hour)
-            .unwrap_or_else(|| listed.list_price(sagemaker));
-        let discount = chosen
-            .and_then(|o| o.discount_percent)
-            .or(self.negotiated_discount_percent)
-            .unwrap_or(Decimal::ZERO);
-        base * (Decimal::ONE_HUNDRED - discount) / Decimal::ONE_HUNDRED
+        let percent_off =
+            |price: Decimal, percent: Decimal| price * (Decimal::ONE_HUNDRED - percent) / Decimal::ONE_HUNDRED;
+        match chosen {
+            Some(PriceOverride {
+                usd_per_hour: Some(price),
+                discount_percent,
+                ..
+            }) if !sagemaker => percent_off(*price, discount_percent.unwrap_or(Decimal::ZERO)),
+            Some(PriceOverride {
+                discount_percent: Some(percent),
+                ..
+            }) => percent_off(listed.list_price(sagemaker), *percent),
+            _ => percent_off(
+                listed.list_price(sagemaker),
+                self.negotiated_discount_percent.unwrap_or(Decimal::ZERO),
+            ),
+        }
     }
 
     /// The per-token prices, or the built-in example when the file sets none.
@@ -159,8 +171,16 @@ mod tests {
                 discount_percent: Some(d("20")),
             },
         ];
-        // The regional price replaces the list price; the negotiated discount still applies.
-        assert_eq!(pricing.hourly("g5.xlarge", "eu-west-1", false), Some(d("1.08")));
+        // The regional price is what is paid there: no negotiated discount on top, and not
+        // a SageMaker price (that one still gets the negotiated discount).
+        assert_eq!(pricing.hourly("g5.xlarge", "eu-west-1", false), Some(d("1.20")));
+        let sagemaker = Catalogue::built_in()
+            .get("g5.xlarge")
+            .and_then(|t| t.sagemaker_usd_hour);
+        assert_eq!(
+            pricing.hourly("g5.xlarge", "eu-west-1", true),
+            sagemaker.map(|p| p * d("0.9"))
+        );
         // Elsewhere the every-region override's own discount replaces the negotiated one.
         assert_eq!(
             pricing.hourly("g5.xlarge", "us-west-2", false),

@@ -11,8 +11,13 @@ use rust_decimal::Decimal;
 
 use crate::config::PrometheusSettings;
 
-/// Seconds between samples asked for.
-pub const STEP_SECONDS: i64 = 60;
+/// Seconds between samples over the window: five minutes keeps a month to 8,640 points per
+/// GPU and metric (memory grows with GPUs × window ÷ step).
+pub const STEP_SECONDS: i64 = 300;
+/// Seconds between samples of the last half hour, which decides whether a GPU is idle now.
+pub const RECENT_STEP_SECONDS: i64 = 60;
+/// The span that decides "idle now".
+pub const RECENT_SECONDS: i64 = 30 * 60;
 /// Points per series per request: under Prometheus's limit of 11,000.
 pub const MAX_POINTS: i64 = 10_000;
 
@@ -52,13 +57,16 @@ pub enum PrometheusError {
     Malformed(String),
 }
 
-/// The four DCGM metrics over `[start, end]`.
+/// The four DCGM metrics over `[start, end]` every five minutes, and utilisation over the
+/// last half hour every minute.
 #[derive(Debug, Default)]
 pub struct Dcgm {
     pub util: Series,
     pub engine_active: Series,
     pub fb_used: Series,
     pub fb_free: Series,
+    pub recent_util: Series,
+    pub recent_engine_active: Series,
 }
 
 pub async fn read_dcgm(
@@ -72,23 +80,27 @@ pub async fn read_dcgm(
         .build()
         .map_err(|e| PrometheusError::Unreachable(e.to_string()))?;
     let (start, end) = (start.timestamp(), end.timestamp());
+    let recent = end - RECENT_SECONDS;
+    let range = |metric| query_range(&client, settings, metric, (start, end), STEP_SECONDS);
     Ok(Dcgm {
-        util: query_range(&client, settings, GPU_UTIL, start, end).await?,
-        engine_active: query_range(&client, settings, ENGINE_ACTIVE, start, end).await?,
-        fb_used: query_range(&client, settings, FB_USED, start, end).await?,
-        fb_free: query_range(&client, settings, FB_FREE, start, end).await?,
+        util: range(GPU_UTIL).await?,
+        engine_active: range(ENGINE_ACTIVE).await?,
+        fb_used: range(FB_USED).await?,
+        fb_free: range(FB_FREE).await?,
+        recent_util: query_range(&client, settings, GPU_UTIL, (recent, end), RECENT_STEP_SECONDS).await?,
+        recent_engine_active: query_range(&client, settings, ENGINE_ACTIVE, (recent, end), RECENT_STEP_SECONDS).await?,
     })
 }
 
-/// The `[start, end]` ranges, each at most [`MAX_POINTS`] samples at [`STEP_SECONDS`].
-pub fn chunks(start: i64, end: i64) -> Vec<(i64, i64)> {
-    let span = STEP_SECONDS * (MAX_POINTS - 1);
+/// The `[start, end]` ranges, each at most [`MAX_POINTS`] samples `step` seconds apart.
+pub fn chunks(start: i64, end: i64, step: i64) -> Vec<(i64, i64)> {
+    let span = step * (MAX_POINTS - 1);
     let mut out = Vec::new();
     let mut from = start;
     while from <= end {
         let to = (from + span).min(end);
         out.push((from, to));
-        from = to + STEP_SECONDS;
+        from = to + step;
     }
     out
 }
@@ -97,21 +109,21 @@ async fn query_range(
     client: &reqwest::Client,
     settings: &PrometheusSettings,
     metric: &str,
-    start: i64,
-    end: i64,
+    (start, end): (i64, i64),
+    step: i64,
 ) -> Result<Series, PrometheusError> {
     let label = &settings.project_label;
     // One series per GPU even when two exporters scrape the same device.
     let query = format!("max by ({label}, Hostname, gpu) ({metric})");
     let mut series = Series::new();
-    for (from, to) in chunks(start, end) {
+    for (from, to) in chunks(start, end, step) {
         let response = client
             .get(format!("{}/api/v1/query_range", settings.url))
             .query(&[
                 ("query", query.as_str()),
                 ("start", &from.to_string()),
                 ("end", &to.to_string()),
-                ("step", &STEP_SECONDS.to_string()),
+                ("step", &step.to_string()),
             ])
             .send()
             .await
@@ -174,20 +186,22 @@ mod tests {
     fn a_month_is_read_in_chunks_each_under_the_point_limit() {
         let start = 1_700_000_000;
         let end = start + 30 * 86_400;
-        let parts = chunks(start, end);
+        assert_eq!(
+            chunks(start, end, STEP_SECONDS).len(),
+            1,
+            "8,641 points at five minutes"
+        );
+        let minute = RECENT_STEP_SECONDS;
+        let parts = chunks(start, end, minute);
         assert_eq!(parts.len(), 5);
         assert_eq!(parts[0].0, start);
         assert_eq!(parts.last().map(|p| p.1), Some(end));
         for (from, to) in &parts {
-            let points = (to - from) / STEP_SECONDS + 1;
+            let points = (to - from) / minute + 1;
             assert!(points <= MAX_POINTS, "{from}..{to}: {points} points");
         }
         for pair in parts.windows(2) {
-            assert_eq!(
-                pair[1].0,
-                pair[0].1 + STEP_SECONDS,
-                "no sample is read twice or skipped"
-            );
+            assert_eq!(pair[1].0, pair[0].1 + minute, "no sample is read twice or skipped");
         }
     }
 

@@ -81,16 +81,26 @@ pub async fn opportunities(
 
 pub async fn page(
     pool: &PgPool,
+    cache: &PageDataCache,
     insights: &Insights,
     caller: &Caller,
-    team: Option<&str>,
-    kind: Option<Kind>,
+    filters: (Option<&str>, Option<Kind>),
 ) -> Result<SavingsPage, sqlx::Error> {
+    let (team, kind) = filters;
     let opportunities = opportunities(pool, insights, caller, team, kind).await?;
+    // Measured from the facts: the same for every caller until the data changes.
+    let compute = async {
+        let mut conn = pool.acquire().await?;
+        Ok::<_, sqlx::Error>(Arc::new(ledger::entries(&mut conn).await?))
+    };
+    let today = chrono::Utc::now().date_naive();
+    let all = cache
+        .get_or_compute(pool, format!("savings-ledger|{today}"), compute)
+        .await?;
     let mut conn = pool.acquire().await?;
-    let ledger: Vec<_> = ledger::entries(&mut conn)
-        .await?
-        .into_iter()
+    let ledger: Vec<_> = all
+        .iter()
+        .cloned()
         .filter(|e| team.is_none_or(|t| e.team == t))
         .filter(|e| kind.is_none_or(|k| e.kind == k))
         .collect();

@@ -105,6 +105,11 @@ pub async fn decide(
     today: NaiveDate,
 ) -> Result<(), sqlx::Error> {
     let key = recommendation.key();
+    // Two people deciding at once: the second waits, then ends the first's decision.
+    sqlx::query("select pg_advisory_xact_lock(hashtext('savings:' || $1))")
+        .bind(&key)
+        .execute(&mut *conn)
+        .await?;
     sqlx::query("update savings_decisions set ended_at = now() where recommendation_key = $1 and ended_at is null")
         .bind(&key)
         .execute(&mut *conn)

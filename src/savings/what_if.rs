@@ -182,9 +182,16 @@ mod tests {
         let mut query = q("70", "serving");
         query.instances = Some("1".into());
         let answer = compute(query, &insights());
-        // 70B bf16 × 1.2 = 156.5 GiB: the cheapest fit is an 8-GPU box, billed 24 × 30 hours.
-        let endpoint = answer.endpoint_monthly.expect("a type fits");
-        assert_eq!(endpoint, answer.fits[0].hourly * Decimal::from(720));
+        // 70B bf16 × 1.2 = 156.5 GiB: the cheapest fit is 4 × L40S (192 GiB) at $10.49264/h,
+        // billed 24 × 30 hours; seed 000's g5.48xlarge would be $16.288 × 720 = $11,727.36.
+        assert_eq!(answer.fits[0].instance_type, "g6e.12xlarge");
+        assert_eq!(answer.endpoint_monthly, Some("7554.7008".parse().expect("decimal")));
+        let g5 = answer
+            .fits
+            .iter()
+            .find(|r| r.instance_type == "g5.48xlarge")
+            .expect("g5.48xlarge fits too");
+        assert_eq!(g5.on_demand, "11727.36".parse().expect("decimal"));
         let managed = &answer.managed[0];
         // 20M tokens a day × 30 × $3 per million.
         assert_eq!(managed.monthly, Decimal::from(1800));

@@ -42,6 +42,7 @@ impl Inputs<'_> {
             basis_cost: Some(usage.spend),
             monthly_saving: self.window.per_30_days(saving_in_window),
             detail,
+            host: String::new(),
         }
     }
 }

@@ -17,21 +17,20 @@ use rust_decimal::Decimal;
 use super::Inputs;
 use super::commitment::percentile;
 use crate::savings::model::{Kind, Recommendation, Utilisation};
-use crate::savings::prometheus::{Dcgm, Gpu, STEP_SECONDS, Series};
+use crate::savings::prometheus::{Dcgm, Gpu, RECENT_SECONDS, RECENT_STEP_SECONDS, STEP_SECONDS, Series};
 
 const IDLE_BELOW: i64 = 1;
-const IDLE_MINUTES: i64 = 30;
+const IDLE_SECONDS: i64 = 30 * 60;
 const UNDERUSED_P95: i64 = 40;
 const HEALTHY_FLOOR: i64 = 60;
 
 /// A GPU's utilisation samples in percent, from engine activity when it has any.
-fn percent_series(dcgm: &Dcgm) -> BTreeMap<Gpu, (bool, Vec<(i64, Decimal)>)> {
-    let mut out: BTreeMap<Gpu, (bool, Vec<(i64, Decimal)>)> = dcgm
-        .util
+fn percent_series(util: &Series, engine_active: &Series) -> BTreeMap<Gpu, (bool, Vec<(i64, Decimal)>)> {
+    let mut out: BTreeMap<Gpu, (bool, Vec<(i64, Decimal)>)> = util
         .iter()
         .map(|(gpu, samples)| (gpu.clone(), (false, samples.clone())))
         .collect();
-    for (gpu, samples) in &dcgm.engine_active {
+    for (gpu, samples) in engine_active {
         if !samples.is_empty() {
             let scaled = samples.iter().map(|(t, v)| (*t, v * Decimal::ONE_HUNDRED)).collect();
             out.insert(gpu.clone(), (true, scaled));
@@ -40,20 +39,20 @@ fn percent_series(dcgm: &Dcgm) -> BTreeMap<Gpu, (bool, Vec<(i64, Decimal)>)> {
     out
 }
 
-/// Whether the GPU stayed below 1 % for the `IDLE_MINUTES` before `now` (with samples for
-/// at least 25 of those minutes: a GPU that stopped reporting is not called idle).
+/// Whether the GPU stayed below 1 % for the half hour before `now`, read every minute (with
+/// samples for at least 25 of those minutes: a GPU that stopped reporting is not idle).
 fn idle_now(samples: &[(i64, Decimal)], now: i64) -> bool {
     let recent: Vec<&Decimal> = samples
         .iter()
-        .filter(|(t, _)| *t > now - IDLE_MINUTES * 60 && *t <= now)
+        .filter(|(t, _)| *t > now - RECENT_SECONDS && *t <= now)
         .map(|(_, v)| v)
         .collect();
-    recent.len() as i64 >= 25 * 60 / STEP_SECONDS && recent.iter().all(|v| **v < Decimal::from(IDLE_BELOW))
+    recent.len() as i64 >= 25 * 60 / RECENT_STEP_SECONDS && recent.iter().all(|v| **v < Decimal::from(IDLE_BELOW))
 }
 
-/// Hours spent in stretches of at least `IDLE_MINUTES` below 1 %.
+/// Hours spent in stretches of at least half an hour below 1 %, in five-minute samples.
 fn idle_hours(samples: &[(i64, Decimal)]) -> Decimal {
-    let needed = IDLE_MINUTES * 60 / STEP_SECONDS;
+    let needed = IDLE_SECONDS / STEP_SECONDS;
     let (mut total, mut run, mut last) = (0i64, 0i64, None::<i64>);
     for (time, value) in samples {
         let contiguous = last.is_some_and(|l| time - l <= STEP_SECONDS);
@@ -92,7 +91,8 @@ type GpuSamples<'a> = (&'a Gpu, bool, &'a Vec<(i64, Decimal)>);
 /// GPU-hours over the range.
 pub fn summarise(dcgm: &Dcgm, now: i64) -> Vec<(Utilisation, Decimal)> {
     let mut groups: BTreeMap<String, Vec<GpuSamples>> = BTreeMap::new();
-    let series = percent_series(dcgm);
+    let series = percent_series(&dcgm.util, &dcgm.engine_active);
+    let recent = percent_series(&dcgm.recent_util, &dcgm.recent_engine_active);
     for (gpu, (engine, samples)) in &series {
         groups.entry(gpu.group()).or_default().push((gpu, *engine, samples));
     }
@@ -128,7 +128,10 @@ pub fn summarise(dcgm: &Dcgm, now: i64) -> Vec<(Utilisation, Decimal)> {
                     peak_memory_used_mib: peak(&dcgm.fb_used, &keys),
                     memory_total_mib: total_memory,
                     band: band(p50, p95).to_string(),
-                    idle_gpus_now: gpus.iter().filter(|(_, _, s)| idle_now(s, now)).count(),
+                    idle_gpus_now: gpus
+                        .iter()
+                        .filter(|(gpu, _, _)| recent.get(*gpu).is_some_and(|(_, s)| idle_now(s, now)))
+                        .count(),
                 },
                 idle,
             ))
@@ -178,6 +181,7 @@ pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days
         let project = if mapped { u.project.clone() } else { String::new() };
         let (spend, rate) = match rates.get(&u.project) {
             Some((spend, hours)) if *hours > Decimal::ZERO => (Some(*spend), Some(spend / hours)),
+            // An unmapped host, or a label no billed project carries: the organisation's rate.
             _ => (None, org_rate),
         };
         let whose = if mapped {
@@ -197,6 +201,11 @@ pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days
             basis_cost: None,
             monthly_saving: saving,
             detail,
+            host: if mapped {
+                String::new()
+            } else {
+                u.project[5..].to_string()
+            },
         };
         if u.idle_gpus_now > 0
             && let Some(rate) = rate
@@ -216,7 +225,8 @@ pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days
         if u.p95 < Decimal::from(UNDERUSED_P95) {
             let share = Decimal::ONE - u.p95 / Decimal::from(HEALTHY_FLOOR);
             let gpu_spend = spend.or_else(|| {
-                // An unmapped host: its GPUs for the whole range at the organisation's rate.
+                // No GPU spend of its own (an unmapped host, or a label no billed project
+                // carries): its GPUs for the whole range at the organisation's rate.
                 org_rate.map(|r| r * Decimal::from(u.gpus as i64 * 24 * range_days))
             });
             if let Some(gpu_spend) = gpu_spend {
@@ -245,36 +255,35 @@ pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days
 mod tests {
     use super::*;
 
-    fn flat(values: &[i64], start: i64) -> Vec<(i64, Decimal)> {
+    fn flat(values: &[i64], start: i64, step: i64) -> Vec<(i64, Decimal)> {
         values
             .iter()
             .enumerate()
-            .map(|(i, v)| (start + i as i64 * STEP_SECONDS, Decimal::from(*v)))
+            .map(|(i, v)| (start + i as i64 * step, Decimal::from(*v)))
             .collect()
     }
 
     #[test]
     fn idle_stretches_count_from_thirty_minutes() {
-        // 29 idle minutes, a busy one, then 30 idle minutes: only the second stretch counts.
-        let mut values = vec![0; 29];
+        // 25 idle minutes, a busy sample, then 30 idle minutes (five-minute samples): only
+        // the second stretch counts.
+        let mut values = vec![0; 5];
         values.push(50);
-        values.extend(vec![0; 30]);
-        assert_eq!(idle_hours(&flat(&values, 0)), Decimal::new(5, 1));
-        assert_eq!(idle_hours(&flat(&[0; 29], 0)), Decimal::ZERO);
+        values.extend(vec![0; 6]);
+        assert_eq!(idle_hours(&flat(&values, 0, STEP_SECONDS)), Decimal::new(5, 1));
+        assert_eq!(idle_hours(&flat(&[0; 5], 0, STEP_SECONDS)), Decimal::ZERO);
     }
 
     #[test]
     fn a_gpu_is_idle_now_only_below_one_percent_for_the_last_half_hour() {
-        let now = 10_000 * STEP_SECONDS;
-        let start = now - 29 * STEP_SECONDS;
-        assert!(idle_now(&flat(&[0; 30], start), now));
+        let step = RECENT_STEP_SECONDS;
+        let now = 10_000 * step;
+        let start = now - 29 * step;
+        assert!(idle_now(&flat(&[0; 30], start, step), now));
         let mut one_busy = vec![0; 30];
         one_busy[20] = 1;
-        assert!(!idle_now(&flat(&one_busy, start), now), "1 % is not below 1 %");
-        assert!(
-            !idle_now(&flat(&[0; 10], now - 9 * STEP_SECONDS), now),
-            "too few samples"
-        );
+        assert!(!idle_now(&flat(&one_busy, start, step), now), "1 % is not below 1 %");
+        assert!(!idle_now(&flat(&[0; 10], now - 9 * step, step), now), "too few samples");
     }
 
     #[test]

@@ -123,6 +123,18 @@ async fn a_7b_model_on_g6_12xlarge_is_rightsized_to_one_l4(pool: PgPool) {
     );
     assert!(chat.detail.contains("needs 15.6 GiB"), "{}", chat.detail);
     assert!(chat.detail.contains("Neuron alternative inf2"), "{}", chat.detail);
+    // Spot on the same usage counts after the right-size: 65 % of the smaller type's cost.
+    let spot = only(&found, Kind::Spot);
+    let tuner_spot = spot.iter().find(|r| r.project == "tuner").expect("tuner spot");
+    assert_eq!(
+        tuner_spot.monthly_saving.round_dp(10),
+        (d("2195.76") * d("0.65") * (d("4.6016") / d("21.957642")) * Decimal::from(3)).round_dp(10)
+    );
+    assert!(
+        tuner_spot.detail.contains("counted after rightsize"),
+        "{}",
+        tuner_spot.detail
+    );
     let tuner = rightsize.iter().find(|r| r.project == "tuner").expect("tuner");
     assert_eq!(tuner.recommended, "g6.12xlarge");
     assert_eq!(
