@@ -100,9 +100,9 @@ pub async fn page(
     let mut conn = pool.acquire().await?;
     let ledger: Vec<_> = all
         .iter()
-        .cloned()
         .filter(|e| team.is_none_or(|t| e.team == t))
         .filter(|e| kind.is_none_or(|k| e.kind == k))
+        .cloned()
         .collect();
     let teams: Vec<String> = sqlx::query_scalar("select name from teams order by name")
         .fetch_all(&mut *conn)
