@@ -20,6 +20,8 @@ test('the Savings page lists the demo anti-patterns at the amounts the database 
   const { page, problems } = await openPage(server.browser);
   await signIn(page, server.baseUrl, server.accounts.viewer, '/savings');
   await waitForHydration(page);
+  // Sign-in ends in a client-side navigation: the page's data arrives after hydration.
+  await page.waitForSelector('[data-testid="savings-row"]');
   const kinds = await page.$$eval('[data-testid="savings-row"]', (rows) => rows.map((r) => r.dataset.kind));
   for (const kind of ['spot', 'rightsize', 'always_on', 'commitment']) assert.ok(kinds.includes(kind), `${kind} in ${kinds}`);
 
@@ -70,6 +72,7 @@ test('the what-if calculator computes without a page reload', async () => {
   const { page, problems } = await openPage(server.browser);
   await signIn(page, server.baseUrl, server.accounts.viewer, '/what-if');
   await waitForHydration(page);
+  await page.waitForSelector('[data-testid="what-if-form"]');
   await page.evaluate(() => { window.__stillTheSamePage = true; });
   await page.fill('input[name="params_b"]', '7');
   await page.selectOption('select[name="workload"]', 'serving');

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::model::{ProjectFacts, SavingsAvailable, SavingsPage, WhatIf, WhatIfQuery};
+use super::model::{ProjectFacts, SavingsAvailable, SavingsPage, WhatIf};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
@@ -176,12 +176,30 @@ pub async fn save_project_facts(
     )
 }
 
-/// The what-if calculator, computed here so the page works without JavaScript too.
+/// The what-if calculator, computed here so the page works without JavaScript too. Each
+/// input is its own optional argument: a form left empty sends none of them.
 #[server(prefix = "/api", endpoint = "what_if")]
-pub async fn get_what_if(query: WhatIfQuery) -> Result<WhatIf, AppError> {
+pub async fn get_what_if(
+    params_b: Option<String>,
+    precision: Option<String>,
+    workload: Option<String>,
+    instances: Option<String>,
+    hours_per_day: Option<String>,
+    days: Option<String>,
+    tokens_per_day: Option<String>,
+) -> Result<WhatIf, AppError> {
     crate::error::with_status(
         async {
             crate::auth::caller()?;
+            let query = super::model::WhatIfQuery {
+                params_b,
+                precision,
+                workload,
+                instances,
+                hours_per_day,
+                days,
+                tokens_per_day,
+            };
             let insights = insights().await?;
             Ok(super::what_if::compute(query, &insights))
         }

@@ -28,7 +28,17 @@ pub fn WhatIfPage() -> impl IntoView {
             tokens_per_day: q.get("tokens_per_day"),
         }
     };
-    let data = crate::codec::resource(input, get_what_if);
+    let data = crate::codec::resource(input, |q| {
+        get_what_if(
+            q.params_b,
+            q.precision,
+            q.workload,
+            q.instances,
+            q.hours_per_day,
+            q.days,
+            q.tokens_per_day,
+        )
+    });
     view! {
         <PageHeader title="What if" parent=("/savings", "GPU savings")/>
         <p class="hint">"Prices from the GPU catalogue with this organisation's pricing, spot discounts as observed in its own spend where it has any."</p>

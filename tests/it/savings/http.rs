@@ -128,6 +128,9 @@ async fn the_what_if_page_answers_without_javascript(pool: PgPool) {
     assert!(page.body.contains("g6.xlarge"));
     // 20M tokens a day × 30 × $3 per million: seed 000's managed figure.
     assert!(page.body.contains("$1,800.00"));
+    // The browser's call for an empty form sends no fields at all.
+    let empty = app.post_form_as("/api/what_if", "", &viewer).await;
+    assert_eq!(empty.status, 200, "{}", empty.body);
     let bad = app.get_as("/what-if?days=-1", &viewer).await;
     assert!(bad.body.contains("expected a number above 0"), "{}", bad.body);
 }
