@@ -41,6 +41,12 @@ test('the Savings page lists the demo anti-patterns at the amounts the database 
   const amounts = await page.$$eval('[data-testid="monthly-saving"]',
     (cells) => cells.map((c) => Number(c.textContent.replace(/[$,]/g, ''))));
   assert.deepEqual([...amounts].sort((a, b) => b - a), amounts);
+
+  // The Overview says how much is available, once the page has hydrated.
+  await page.goto(`${server.baseUrl}/`);
+  await waitForHydration(page);
+  const available = await page.locator('[data-testid="savings-available"]').textContent({ timeout: 30_000 });
+  assert.match(available, /Savings available: \$[\d,]+\.\d{2} a month in \d+ GPU recommendations/);
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });

@@ -250,12 +250,19 @@ pub struct Utilisation {
     pub idle_gpus_now: usize,
 }
 
+/// Rows the Savings page lists: rendering 1,600 rows with their forms took 140 ms of a
+/// render at 10M facts (docs/PERFORMANCE.md); nobody reads past the top few hundred.
+pub const PAGE_ROWS: usize = 200;
+
 /// The Savings page's data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavingsPage {
     pub from: Option<NaiveDate>,
     pub to: Option<NaiveDate>,
+    /// The largest [`PAGE_ROWS`] opportunities after the filters; the CSV has them all.
     pub opportunities: Vec<Opportunity>,
+    /// How many opportunities the filters match.
+    pub opportunities_total: usize,
     pub ledger: Vec<LedgerEntry>,
     pub totals: LedgerTotals,
     pub utilisation: Vec<Utilisation>,

@@ -108,7 +108,11 @@ pub async fn page(
         .fetch_all(&mut *conn)
         .await?;
     let totals = ledger::totals(&opportunities, &ledger);
+    let opportunities_total = opportunities.len();
+    let mut opportunities = opportunities;
+    opportunities.truncate(super::model::PAGE_ROWS);
     Ok(SavingsPage {
+        opportunities_total,
         from: insights.window.map(|w| w.from),
         to: insights.window.map(|w| w.to),
         opportunities,

@@ -62,6 +62,14 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView
         .into_iter()
         .map(|k| view! { <option value=k.key() selected=move || kind() == k.key()>{k.label()}</option> })
         .collect_view();
+    let shown = page.opportunities.len();
+    let more = (page.opportunities_total > shown).then(|| {
+        view! {
+            <p class="hint" data-testid="savings-more">
+                {format!("The largest {shown} of {} recommendations; filter by team or kind, or download the CSV for all of them.", page.opportunities_total)}
+            </p>
+        }
+    });
     let rows = page
         .opportunities
         .into_iter()
@@ -81,6 +89,7 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView
             <a href=csv_href data-testid="savings-csv" rel="external">"Download CSV"</a>
         </Form>
         <crate::ui::forms::FormError result/>
+        {more}
         <table class="data" data-testid="savings-table">
             <TableHead columns=&["Kind", "Team", "Project", "Now", "Recommended", "Saving a month", "Basis (window)", "Evidence", "Decision"]/>
             <tbody>{rows}</tbody>

@@ -8,12 +8,26 @@ use crate::savings::api::{SaveProjectFacts, get_project_facts, get_savings_avail
 use crate::savings::model::{Precision, Workload};
 
 /// "Savings available: $X a month in N opportunities", linking to the Savings page filtered
-/// to the team (or to everything).
+/// to the team (or to everything). Fetched once the page has hydrated, not while the server
+/// renders: the recommendations take a second to compute at 10M facts after a data change,
+/// and the cost page around the note should not wait for them.
 #[component]
 pub fn SavingsAvailableNote(
     #[prop(optional)] team: Option<String>,
     #[prop(optional)] project: Option<String>,
 ) -> impl IntoView {
+    let mounted = RwSignal::new(false);
+    // Effects run only in the browser, after hydration.
+    Effect::new(move |_| mounted.set(true));
+    view! {
+        <Show when=move || mounted.get()>
+            <AvailableFigure team=team.clone() project=project.clone()/>
+        </Show>
+    }
+}
+
+#[component]
+fn AvailableFigure(team: Option<String>, project: Option<String>) -> impl IntoView {
     let href = match &team {
         Some(t) => format!("/savings?team={}", crate::format::url_encode(t)),
         None => "/savings".to_string(),
