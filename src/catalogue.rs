@@ -1,6 +1,6 @@
 //! The GPU catalogue: every AWS GPU and accelerator instance type burnrate knows, with its
 //! accelerators, CPU, memory and us-east-1 on-demand prices (EC2 and the SageMaker `ml.`
-//! counterpart). Shipped as data (`data/gpu_catalogue.csv`, compiled in) with the source and
+//! counterpart). Shipped as data (`catalogue/gpu_catalogue.csv`, compiled in) with the source and
 //! date of each price, so an update is a reviewed CSV change rather than code.
 
 use std::collections::BTreeMap;
@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use rust_decimal::Decimal;
 
-const CSV: &str = include_str!("../data/gpu_catalogue.csv");
+const CSV: &str = include_str!("../catalogue/gpu_catalogue.csv");
 const HEADER: &str = "instance_type,family,accelerator,vendor,accelerator_count,accelerator_memory_gib,vcpu,ram_gib,cpu_arch,bf16,on_demand_usd_hour,sagemaker_usd_hour,price_source,price_date";
 
 /// Who makes the accelerator. Neuron chips (Inferentia, Trainium) need the Neuron SDK, so
@@ -232,7 +232,7 @@ mod tests {
     fn built_in() -> &'static Catalogue {
         match BUILT_IN.as_ref() {
             Ok(catalogue) => catalogue,
-            Err(e) => panic!("data/gpu_catalogue.csv: {e}"),
+            Err(e) => panic!("catalogue/gpu_catalogue.csv: {e}"),
         }
     }
 

@@ -62,7 +62,7 @@ fn UnknownTypes(types: Vec<super::model::UnknownInstanceType>) -> impl IntoView 
             <section class="card" data-testid="unknown-instance-types">
                 <h2>"Instance types missing from the GPU catalogue"</h2>
                 <p class="hint">"Their spend is in every total, but not in GPU spend, GPU-hours or savings until "
-                    <code>"data/gpu_catalogue.csv"</code> " lists them."</p>
+                    <code>"catalogue/gpu_catalogue.csv"</code> " lists them."</p>
                 <table class="data">
                     <TableHead columns=&["Usage type", "Instance type", "Spend, last 30 days"]/>
                     <tbody>
