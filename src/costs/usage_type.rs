@@ -15,6 +15,14 @@ pub enum PurchaseOption {
 }
 
 impl PurchaseOption {
+    /// Reads back [`PurchaseOption::key`]; anything else is `Other`.
+    pub fn parse(key: &str) -> PurchaseOption {
+        [PurchaseOption::OnDemand, PurchaseOption::Spot, PurchaseOption::Reserved]
+            .into_iter()
+            .find(|p| p.key() == key)
+            .unwrap_or(PurchaseOption::Other)
+    }
+
     /// The value stored in `usage_types.purchase_option`.
     pub fn key(self) -> &'static str {
         match self {

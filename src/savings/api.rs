@@ -14,19 +14,6 @@ async fn insights() -> Result<std::sync::Arc<super::insights::Insights>, AppErro
     Ok(super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await?)
 }
 
-#[cfg(feature = "ssr")]
-fn kind_filter(kind: Option<String>) -> Result<Option<super::model::Kind>, AppError> {
-    match kind.filter(|k| !k.is_empty()) {
-        None => Ok(None),
-        Some(k) => super::model::Kind::parse(&k).map(Some).ok_or_else(|| {
-            AppError::invalid(
-                "kind",
-                "expected spot, rightsize, always_on, commitment, idle_gpu or underused",
-            )
-        }),
-    }
-}
-
 /// Recommendations ranked by monthly saving, the ledger and utilisation; every signed-in
 /// role reads them.
 #[server(prefix = "/api", endpoint = "savings")]
@@ -34,7 +21,7 @@ pub async fn get_savings(team: Option<String>, kind: Option<String>) -> Result<S
     crate::error::with_status(
         async {
             let caller = crate::auth::caller()?;
-            let kind = kind_filter(kind)?;
+            let kind = super::model::Kind::filter(kind.as_deref()).map_err(|m| AppError::invalid("kind", m))?;
             let team = team.filter(|t| !t.is_empty());
             let insights = insights().await?;
             let pool = crate::ctx::pool()?;
@@ -71,11 +58,7 @@ pub async fn decide_savings(key: String, decision: String, reason: String) -> Re
                     "that recommendation is no longer proposed; reload the page".into(),
                 ));
             };
-            let ids: std::collections::HashMap<String, i64> = sqlx::query_as("select name, id from teams")
-                .fetch_all(&pool)
-                .await?
-                .into_iter()
-                .collect();
+            let ids = super::service::team_ids(&pool).await?;
             if !super::service::may_decide(&caller, &recommendation.team, &ids) {
                 return Err(AppError::Forbidden(
                     "only admins and the team's leads decide on its recommendations".into(),

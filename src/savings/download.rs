@@ -22,18 +22,9 @@ pub async fn savings_csv(
         return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
     }
     let team = query.get("team").filter(|t| !t.is_empty());
-    let kind = match query.get("kind").filter(|k| !k.is_empty()) {
-        None => None,
-        Some(k) => match super::model::Kind::parse(k) {
-            Some(kind) => Some(kind),
-            None => {
-                return (
-                    StatusCode::BAD_REQUEST,
-                    "kind: expected spot, rightsize, always_on, commitment, idle_gpu or underused",
-                )
-                    .into_response();
-            }
-        },
+    let kind = match super::model::Kind::filter(query.get("kind").map(String::as_str)) {
+        Ok(kind) => kind,
+        Err(expected) => return (StatusCode::BAD_REQUEST, format!("kind: {expected}")).into_response(),
     };
     match super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await {
         Ok(insights) => {

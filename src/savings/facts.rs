@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::model::{Model, Precision, ProjectFacts, Workload};
+use super::model::{ProjectFacts, Workload};
 use crate::costs::usage_type::{self, PurchaseOption, SageMakerUse};
 use crate::period::DateRange;
 
@@ -112,7 +112,7 @@ struct Row {
     instance_type: String,
     instance_family: String,
     gpu_count: Decimal,
-    workload: Option<String>,
+    workload: String,
     model_params_b: Option<Decimal>,
     model_precision: Option<String>,
     day: NaiveDate,
@@ -124,7 +124,7 @@ struct Row {
 pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>, sqlx::Error> {
     let rows: Vec<Row> = sqlx::query_as(
         "select c.project, t.name as team, c.usage_type, u.purchase_option, u.instance_type, u.instance_family,
-                u.gpu_count, p.workload, p.model_params_b, p.model_precision,
+                u.gpu_count, coalesce(p.workload, 'unknown') as workload, p.model_params_b, p.model_precision,
                 c.day, c.unblended, c.usage_quantity
          from costs_by_usage_type c
          join usage_types u on u.usage_type = c.usage_type and u.gpu_count > 0
@@ -146,17 +146,12 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
             out.push(Usage {
                 sagemaker: usage_type::sagemaker_use(&row.usage_type),
                 region: usage_type::region(&row.usage_type),
-                purchase: purchase_option(&row.purchase_option),
-                facts: ProjectFacts {
-                    workload: row.workload.as_deref().and_then(Workload::parse).unwrap_or_default(),
-                    model: match (
-                        row.model_params_b,
-                        row.model_precision.as_deref().and_then(Precision::parse),
-                    ) {
-                        (Some(params_b), Some(precision)) => Some(Model { params_b, precision }),
-                        _ => None,
-                    },
-                },
+                purchase: PurchaseOption::parse(&row.purchase_option),
+                facts: super::store::facts_from_row((
+                    row.workload.clone(),
+                    row.model_params_b,
+                    row.model_precision.clone(),
+                )),
                 project: row.project,
                 team: row.team,
                 usage_type: row.usage_type,
@@ -175,13 +170,4 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
         }
     }
     Ok(out)
-}
-
-fn purchase_option(key: &str) -> PurchaseOption {
-    match key {
-        "on_demand" => PurchaseOption::OnDemand,
-        "spot" => PurchaseOption::Spot,
-        "reserved" => PurchaseOption::Reserved,
-        _ => PurchaseOption::Other,
-    }
 }

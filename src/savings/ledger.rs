@@ -5,7 +5,7 @@ use chrono::Days;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::model::{Decision, Kind, LedgerEntry, LedgerTotals, Opportunity};
+use super::model::{Decision, LedgerEntry, LedgerTotals, Opportunity};
 use super::store;
 
 const DAYS: u64 = 30;
@@ -28,7 +28,7 @@ pub async fn entries(conn: &mut PgConnection) -> Result<Vec<LedgerEntry>, sqlx::
             (None, None)
         };
         out.push(LedgerEntry {
-            kind: Kind::parse(&decision.kind).unwrap_or(Kind::AlwaysOn),
+            kind: decision.kind(),
             team: decision.team,
             project: decision.project,
             usage_type: decision.usage_type,

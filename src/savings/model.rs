@@ -137,6 +137,16 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.key() == text)
     }
 
+    /// A `?kind=` filter: empty is every kind.
+    pub fn filter(text: Option<&str>) -> Result<Option<Kind>, &'static str> {
+        match text.filter(|k| !k.is_empty()) {
+            None => Ok(None),
+            Some(k) => Kind::parse(k)
+                .map(Some)
+                .ok_or("expected spot, rightsize, always_on, commitment, idle_gpu or underused"),
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Kind::Spot => "Spot",

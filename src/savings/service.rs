@@ -37,7 +37,8 @@ pub async fn cached_insights(
     cache.get_or_compute(pool, key, compute).await
 }
 
-async fn team_ids(pool: &PgPool) -> Result<HashMap<String, i64>, sqlx::Error> {
+/// Team ids by name, for `may_decide`.
+pub async fn team_ids(pool: &PgPool) -> Result<HashMap<String, i64>, sqlx::Error> {
     let rows: Vec<(String, i64)> = sqlx::query_as("select name, id from teams").fetch_all(pool).await?;
     Ok(rows.into_iter().collect())
 }

@@ -32,7 +32,10 @@ pub async fn all_project_facts(conn: &mut PgConnection) -> Result<HashMap<String
         .collect())
 }
 
-fn facts_from_row((workload, params_b, precision): (String, Option<Decimal>, Option<String>)) -> ProjectFacts {
+/// What a project declares, from its `projects` columns (workload, params_b, precision).
+pub(super) fn facts_from_row(
+    (workload, params_b, precision): (String, Option<Decimal>, Option<String>),
+) -> ProjectFacts {
     ProjectFacts {
         workload: Workload::parse(&workload).unwrap_or_default(),
         model: match (params_b, precision.as_deref().and_then(Precision::parse)) {
@@ -177,6 +180,13 @@ pub struct Accepted {
     pub decided_on: NaiveDate,
 }
 
+impl Accepted {
+    /// The kind, as the table's check constraint allows only the six kinds.
+    pub fn kind(&self) -> Kind {
+        Kind::parse(&self.kind).unwrap_or(Kind::AlwaysOn)
+    }
+}
+
 pub async fn accepted(conn: &mut PgConnection) -> Result<Vec<Accepted>, sqlx::Error> {
     sqlx::query_as(
         "select kind, team, project, usage_type, instance_type, reason, proposed_monthly_saving, decided_by, decided_on
@@ -196,7 +206,7 @@ pub async fn measured_spend(
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<Decimal, sqlx::Error> {
-    let kind = Kind::parse(&decision.kind).unwrap_or(Kind::AlwaysOn);
+    let kind = decision.kind();
     let query = match kind {
         Kind::AlwaysOn => {
             "select coalesce(sum(unblended), 0) from costs_by_usage_type

@@ -139,14 +139,29 @@ pub fn summarise(dcgm: &Dcgm, now: i64) -> Vec<(Utilisation, Decimal)> {
         .collect()
 }
 
-/// GPU $ per GPU-hour of each project in the window, and the organisation's.
-fn gpu_hour_rates(inputs: &Inputs) -> (BTreeMap<String, (Decimal, Decimal)>, Option<Decimal>) {
-    let mut per_project: BTreeMap<String, (Decimal, Decimal)> = BTreeMap::new();
+/// One project's GPU billing in the window.
+#[derive(Default)]
+struct Billed {
+    team: String,
+    spend: Decimal,
+    gpu_hours: Decimal,
+    /// The instance type it spent most on, and that spend.
+    main_type: (String, Decimal),
+}
+
+/// Each project's GPU billing in the window (one pass over the usage), and the
+/// organisation's GPU $ per GPU-hour.
+fn billed(inputs: &Inputs) -> (BTreeMap<String, Billed>, Option<Decimal>) {
+    let mut per_project: BTreeMap<String, Billed> = BTreeMap::new();
     let (mut spend, mut gpu_hours) = (Decimal::ZERO, Decimal::ZERO);
     for u in inputs.usage {
         let entry = per_project.entry(u.project.clone()).or_default();
-        entry.0 += u.spend;
-        entry.1 += u.hours * u.gpus_per_instance;
+        entry.team = u.team.clone().unwrap_or_default();
+        entry.spend += u.spend;
+        entry.gpu_hours += u.hours * u.gpus_per_instance;
+        if u.spend > entry.main_type.1 {
+            entry.main_type = (u.instance_type.clone(), u.spend);
+        }
         spend += u.spend;
         gpu_hours += u.hours * u.gpus_per_instance;
     }
@@ -156,31 +171,15 @@ fn gpu_hour_rates(inputs: &Inputs) -> (BTreeMap<String, (Decimal, Decimal)>, Opt
 /// Idle and underused recommendations from the summary. `range_days` is how many days of
 /// samples the summary covers.
 pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days: i64) -> Vec<Recommendation> {
-    let (rates, org_rate) = gpu_hour_rates(inputs);
-    let team_of = |project: &str| {
-        inputs
-            .usage
-            .iter()
-            .find(|u| u.project == project)
-            .and_then(|u| u.team.clone())
-            .unwrap_or_default()
-    };
-    let main_type = |project: &str| {
-        inputs
-            .usage
-            .iter()
-            .filter(|u| u.project == project)
-            .max_by_key(|u| u.spend)
-            .map(|u| u.instance_type.clone())
-            .unwrap_or_default()
-    };
+    let (billing, org_rate) = billed(inputs);
     let per_30 = |amount: Decimal| amount * Decimal::from(30) / Decimal::from(range_days.max(1));
     let mut out = Vec::new();
     for (u, idle_hours) in summary {
         let mapped = !u.project.starts_with("host:");
         let project = if mapped { u.project.clone() } else { String::new() };
-        let (spend, rate) = match rates.get(&u.project) {
-            Some((spend, hours)) if *hours > Decimal::ZERO => (Some(*spend), Some(spend / hours)),
+        let billed = billing.get(&u.project);
+        let (spend, rate) = match billed {
+            Some(b) if b.gpu_hours > Decimal::ZERO => (Some(b.spend), Some(b.spend / b.gpu_hours)),
             // An unmapped host, or a label no billed project carries: the organisation's rate.
             _ => (None, org_rate),
         };
@@ -191,10 +190,10 @@ pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days
         };
         let base = |kind, recommended: String, saving: Decimal, detail: String| Recommendation {
             kind,
-            team: if mapped { team_of(&u.project) } else { String::new() },
+            team: billed.filter(|_| mapped).map(|b| b.team.clone()).unwrap_or_default(),
             project: project.clone(),
             usage_type: String::new(),
-            instance_type: main_type(&u.project),
+            instance_type: billed.map(|b| b.main_type.0.clone()).unwrap_or_default(),
             recommended,
             from: inputs.window.from,
             to: inputs.window.to,
