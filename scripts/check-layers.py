@@ -33,7 +33,7 @@ PRIMITIVES = {
 UI = "ui"
 # Features, bottom to top: each may import only features before it in this list.
 FEATURES = [
-    "auth", "costs", "outbox", "ingestion", "budgets", "enforcement", "teams", "audit",
+    "auth", "allocation", "costs", "outbox", "ingestion", "budgets", "enforcement", "teams", "audit",
     "savings", "dashboard", "as_code", "demo",
 ]
 # Server functions anyone may call, signed in or not (auth::middleware::is_public lists

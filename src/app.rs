@@ -18,6 +18,7 @@ use crate::enforcement::pages::approvals::ApprovalsPage;
 use crate::enforcement::pages::enforcement::EnforcementPage;
 use crate::ingestion::pages::IngestionPage;
 use crate::savings::pages::{SavingsPage, WhatIfPage};
+use crate::allocation::pages::AllocationRulesPage;
 use crate::teams::pages::TeamsAdminPage;
 
 /// The document around the app, rendered on the server.
@@ -82,6 +83,7 @@ pub fn App() -> impl IntoView {
                     <Route path=(StaticSegment("admin"), StaticSegment("users")) view={Lazy::<UsersRoute>::new()}/>
                     <Route path=(StaticSegment("admin"), StaticSegment("teams")) view={Lazy::<TeamsAdminRoute>::new()}/>
                     <Route path=(StaticSegment("admin"), StaticSegment("audit")) view={Lazy::<AuditRoute>::new()}/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("allocation")) view={Lazy::<AllocationRoute>::new()}/>
                 </Routes>
             </main>
         </Router>
@@ -127,6 +129,7 @@ lazy_pages! {
     UsersRoute => UsersPage,
     TeamsAdminRoute => TeamsAdminPage,
     AuditRoute => AuditPage,
+    AllocationRoute => AllocationRulesPage,
 }
 
 /// Shown for unknown paths, with a 404 status when rendered on the server.

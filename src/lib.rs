@@ -4,6 +4,7 @@
 //! the CLI), the `hydrate` feature builds the wasm bundle that hydrates the pages.
 //! Modules are organised by feature; server-only modules sit behind `ssr`.
 
+pub mod allocation;
 pub mod app;
 #[cfg(feature = "ssr")]
 pub mod as_code;

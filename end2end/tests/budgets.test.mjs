@@ -38,9 +38,8 @@ test('an admin creates a team budget and sees its status and spend', async () =>
   await page.waitForSelector('h1:text-is("e2e ml budget")');
   await page.waitForSelector('[data-testid="budget-spend"]');
   const { rows } = await server.db.query(
-    `select coalesce(sum(r.unblended), 0)::text as spend from daily_project_costs r
-     join projects p on p.name = r.project join teams t on t.id = p.team_id
-     where t.name = 'ml-research' and r.day >= date_trunc('month', (now() at time zone 'utc'))::date`);
+    `select coalesce(sum(a.unblended), 0)::text as spend from allocated_daily_costs a join teams t on t.id = a.team_id
+     where t.name = 'ml-research' and a.day >= date_trunc('month', (now() at time zone 'utc'))::date`);
   const shown = await page.getAttribute('[data-testid="budget-spend"]', 'data-value');
   assert.equal(units(shown), units(rows[0].spend));
   // Demo spend for a month is far above USD 1,000, so the budget is over.

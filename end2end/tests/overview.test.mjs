@@ -17,10 +17,15 @@ async function teamsOnPage(page) {
 
 async function teamsInDatabase(range) {
   const [from, last] = range.split(' – ');
+  // Team figures are the allocation (project, user tag, shared-cost rules, Unassigned)...
   const { rows } = await server.db.query(
-    `select coalesce(t.name, 'Unassigned') as team, sum(c.unblended)::text as spend
-     from costs_by_user c left join projects p on p.name = c.project left join teams t on t.id = p.team_id
-     where c.day between $1 and $2 group by 1`, [from, last]);
+    `select coalesce(t.name, 'Unassigned') as team, sum(a.unblended)::text as spend
+     from allocated_daily_costs a left join teams t on t.id = a.team_id
+     where a.day between $1 and $2 group by 1`, [from, last]);
+  // ...and every dollar of the bill is in exactly one of them.
+  const { rows: [bill] } = await server.db.query(
+    'select coalesce(sum(unblended), 0)::text as spend from costs_by_user where day between $1 and $2', [from, last]);
+  assert.equal(rows.reduce((sum, r) => sum + units(r.spend), 0n), units(bill.spend), `teams add up to the bill for ${range}`);
   return new Map(rows.map((r) => [r.team, r.spend]));
 }
 

@@ -26,9 +26,9 @@ test('the team chart has one legend entry per team and its table equals the data
   const caption = await page.textContent('[data-testid="teams-table"] caption');
   const [from, last] = caption.match(/\d{4}-\d{2}-\d{2}/g);
   const { rows } = await server.db.query(
-    `select r.day::text as day, coalesce(t.name, 'Unassigned') as team, sum(r.unblended)::text as spend
-     from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
-     where r.day between $1 and $2 group by 1, 2`, [from, last]);
+    `select a.day::text as day, coalesce(t.name, 'Unassigned') as team, sum(a.unblended)::text as spend
+     from allocated_daily_costs a left join teams t on t.id = a.team_id
+     where a.day between $1 and $2 group by 1, 2`, [from, last]);
   const expected = new Map(rows.map((r) => [`${r.day}|${r.team}`, units(r.spend)]));
   assert.equal(cells.length, expected.size);
   for (const [day, team, value] of cells) assert.equal(units(value), expected.get(`${day}|${team}`), `${day} ${team}`);

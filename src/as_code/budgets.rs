@@ -11,8 +11,10 @@
 //!     period: monthly                   # quarterly, annual
 //!     amount: "25000.00"
 //!     metric: unblended                 # amortized; the default is unblended
-//!     thresholds: [{percent: 50}, {percent: 80}, {percent: 100}, {percent: 100, type: forecasted}]
-//!     recipients: [finance@example.com] # in addition to the team owners
+//!     thresholds:                       # a threshold's recipients hear of it alone
+//!       [{percent: 50}, {percent: 80, recipients: [director@example.com]},
+//!        {percent: 100, recipients: [finance@example.com]}, {percent: 100, type: forecasted}]
+//!     recipients: [finance@example.com] # every threshold, besides the team owners
 //! ```
 
 use std::collections::HashMap;
@@ -92,7 +94,7 @@ fn read_budget(entry: &MarkedYaml, errors: &mut Errors) -> Option<BudgetSpec> {
             .iter()
             .map(|t| ThresholdInput {
                 percent: t.percent.to_string(),
-                kind: String::new(),
+                ..ThresholdInput::default()
             })
             .collect(),
         ..BudgetInput::default()
@@ -215,7 +217,10 @@ fn read_thresholds(node: &MarkedYaml, errors: &mut Errors) -> Vec<ThresholdInput
     let mut thresholds = Vec::new();
     for item in items {
         let YamlData::Mapping(pairs) = &item.data else {
-            errors.add(item, "each threshold is {percent: N} or {percent: N, type: forecasted}");
+            errors.add(
+                item,
+                "each threshold is {percent: N}, optionally with `type: forecasted` and `recipients: [ADDRESS]`",
+            );
             continue;
         };
         let mut threshold = ThresholdInput::default();
@@ -226,9 +231,12 @@ fn read_thresholds(node: &MarkedYaml, errors: &mut Errors) -> Vec<ThresholdInput
                     None => errors.add(value, "`percent` must be a number from 1 to 1000"),
                 },
                 Some("type") => threshold.kind = text(value).unwrap_or_default(),
+                Some("recipients") => {
+                    threshold.recipients = list(value, "recipients", errors).into_iter().map(|(_, v)| v).collect();
+                }
                 _ => errors.add(
                     key,
-                    "a threshold has `percent:` and optionally `type:` (actual or forecasted)",
+                    "a threshold has `percent:` and optionally `type:` (actual or forecasted) and `recipients:`",
                 ),
             }
         }
@@ -270,6 +278,60 @@ mod tests {
 ",
         );
         assert_eq!(errors, ["line 7: the budget key \"k\" is used twice (first on line 2)"]);
+    }
+
+    #[test]
+    fn the_escalation_ladder_is_read_from_the_thresholds() {
+        let file = parse(
+            "budgets:
+  - name: GPU
+    scope: {org: true}
+    period: monthly
+    amount: \"10\"
+    thresholds: [{percent: 50}, {percent: 80, recipients: [Director@example.com]},
+                 {percent: 100, recipients: [finance@example.com]}]
+",
+        )
+        .expect("valid");
+        let spec = &file.budgets.expect("section")[0].spec;
+        let ladder: Vec<(String, Vec<String>)> = spec
+            .thresholds
+            .iter()
+            .map(|t| (t.label(), spec.escalation_for(*t).to_vec()))
+            .collect();
+        assert_eq!(
+            ladder,
+            [
+                ("50%".to_string(), vec![]),
+                ("80%".to_string(), vec!["director@example.com".to_string()]),
+                ("100%".to_string(), vec!["finance@example.com".to_string()]),
+            ]
+        );
+        let errors = errors_in(
+            "budgets:
+  - name: GPU
+    scope: {org: true}
+    period: monthly
+    amount: \"10\"
+    thresholds: [{percent: 80, recipients: [director]}, {percent: 90, to: [x@example.com]}]
+",
+        );
+        assert_eq!(
+            errors,
+            [
+                "line 6: a threshold has `percent:` and optionally `type:` (actual or forecasted) and `recipients:`",
+            ]
+        );
+        let errors = errors_in(
+            "budgets:
+  - name: GPU
+    scope: {org: true}
+    period: monthly
+    amount: \"10\"
+    thresholds: [{percent: 80, recipients: [director]}]
+",
+        );
+        assert_eq!(errors, ["line 6: thresholds: \"director\" is not an email address"]);
     }
 
     fn errors_in(text: &str) -> Vec<String> {

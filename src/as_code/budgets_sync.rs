@@ -115,9 +115,19 @@ pub(super) fn render(budgets: &[Budget]) -> String {
         let thresholds: Vec<String> = spec
             .thresholds
             .iter()
-            .map(|t| match t.kind {
-                ThresholdKind::Actual => format!("{{percent: {}}}", t.percent),
-                ThresholdKind::Forecasted => format!("{{percent: {}, type: forecasted}}", t.percent),
+            .map(|t| {
+                let kind = match t.kind {
+                    ThresholdKind::Actual => String::new(),
+                    ThresholdKind::Forecasted => ", type: forecasted".to_string(),
+                };
+                let ladder = spec.escalation_for(*t);
+                let recipients = if ladder.is_empty() {
+                    String::new()
+                } else {
+                    let quoted: Vec<String> = ladder.iter().map(|r| quote(r)).collect();
+                    format!(", recipients: [{}]", quoted.join(", "))
+                };
+                format!("{{percent: {}{kind}{recipients}}}", t.percent)
             })
             .collect();
         let recipients: Vec<String> = spec.recipients.iter().map(|r| quote(r)).collect();
@@ -149,7 +159,8 @@ mod tests {
     period: monthly                   # quarterly, annual
     amount: \"25000.00\"
     metric: unblended                 # amortized
-    thresholds: [{percent: 50}, {percent: 80}, {percent: 100}, {percent: 100, type: forecasted}]
+    thresholds: [{percent: 50}, {percent: 80, recipients: [director@example.com]},
+                 {percent: 100}, {percent: 100, type: forecasted, recipients: [cfo@example.com]}]
     recipients: [finance@example.com] # in addition to the team owners
   - name: org
     scope: {org: true}
@@ -162,6 +173,7 @@ mod tests {
         assert_eq!(budgets[0].line, 2);
         assert_eq!(budgets[0].spec.amount, Decimal::new(2500000, 2));
         assert_eq!(budgets[0].spec.thresholds.len(), 4);
+        assert_eq!(budgets[0].spec.escalation.len(), 2);
         assert_eq!(budgets[1].spec.thresholds, Threshold::defaults());
         let as_budgets: Vec<Budget> = budgets
             .iter()

@@ -20,6 +20,7 @@ pub mod budgets;
 mod budgets_sync;
 pub mod policies;
 mod pricing;
+pub mod shared_costs;
 mod teams;
 
 use std::fmt;
@@ -29,9 +30,10 @@ use sqlx::{Acquire, PgPool};
 
 use crate::audit_log::Actor;
 use crate::teams::store;
+use shared_costs::FileRule;
 
 /// The sections this version reads.
-const SECTIONS: [&str; 5] = ["teams", "budgets", "approvals", "policies", "pricing"];
+const SECTIONS: [&str; 6] = ["teams", "budgets", "approvals", "policies", "pricing", "shared_costs"];
 
 /// One problem in the file, at a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +58,7 @@ pub struct ConfigFile {
     /// What each project listed under `teams:` declares (present with `teams:`).
     pub project_facts: Option<teams::ProjectFactsMap>,
     pub pricing: Option<crate::savings::pricing::Pricing>,
+    pub shared_costs: Option<Vec<shared_costs::FileRule>>,
 }
 
 /// Parses and checks the whole file, returning every problem found, in line order.
@@ -74,6 +77,7 @@ pub fn parse(text: &str) -> Result<ConfigFile, Vec<FileError>> {
         policies: None,
         project_facts: None,
         pricing: None,
+        shared_costs: None,
     };
     match documents.as_slice() {
         [] => {}
@@ -115,6 +119,7 @@ fn read_root(root: &MarkedYaml, file: &mut ConfigFile, errors: &mut Errors) {
                 file.project_facts = Some(facts);
             }
             Some("pricing") => file.pricing = Some(pricing::read(value, errors)),
+            Some("shared_costs") => file.shared_costs = Some(shared_costs::read(value, errors)),
             Some("budgets") => file.budgets = Some(budgets::read(value, errors)),
             Some("approvals") => file.approvals = Some(approvals::read(value, errors)),
             Some("policies") => file.policies = Some(policies::read(value, errors)),
@@ -206,6 +211,26 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
         store::apply(&mut tx, actor, &team_changes).await?;
         changes.extend(team_changes.iter().map(ToString::to_string));
     }
+    if let Some(file_rules) = &file.shared_costs {
+        let mut problems = Vec::new();
+        for FileRule { line, rule } in file_rules {
+            for error in crate::allocation::rule_store::check(&mut tx, rule).await? {
+                problems.push(FileError {
+                    line: *line,
+                    message: format!("{}: {}", error.field, error.message),
+                });
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ApplyError::Invalid(problems));
+        }
+        let rules: Vec<_> = file_rules.iter().map(|r| r.rule.clone()).collect();
+        changes.extend(crate::allocation::rule_store::replace_all(&mut tx, actor, &rules).await?);
+    }
+    // Mappings and rules decide who pays on every day: the allocation is rewritten once.
+    if file.teams.is_some() || file.shared_costs.is_some() {
+        crate::allocation::store::refresh_all(&mut tx).await?;
+    }
     if let Some(facts) = &file.project_facts {
         for (project, declared) in facts {
             if crate::savings::store::set_project_facts(&mut tx, actor, project, *declared).await? {
@@ -261,14 +286,16 @@ pub async fn export(pool: &PgPool) -> Result<String, sqlx::Error> {
     let stored_pricing: bool = sqlx::query_scalar("select exists (select 1 from pricing_settings)")
         .fetch_one(&mut *conn)
         .await?;
+    let rules = crate::allocation::rule_store::list(&mut conn).await?;
     let pricing = if stored_pricing {
         pricing::render(&crate::savings::pricing::load(&mut conn).await?)
     } else {
         String::new()
     };
     Ok(format!(
-        "{}{}{}{}{pricing}",
+        "{}{}{}{}{}{pricing}",
         teams::render(&teams, &facts),
+        shared_costs::render(&rules),
         budgets_sync::render(&budgets),
         approvals::render(&approvals),
         policies::render(&policies)

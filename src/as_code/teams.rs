@@ -315,7 +315,7 @@ sizes: []
                 "line 6: project \"p1\" is in team \"a\" and team \"b\"; a project belongs to one team",
                 "line 8: unknown field \"colour\"; expected one of: name, owners, projects, users",
                 "line 9: team \"A\" is listed twice (first on line 2)",
-                "line 10: unknown section \"sizes\"; expected one of: teams, budgets, approvals, policies, pricing",
+                "line 10: unknown section \"sizes\"; expected one of: teams, budgets, approvals, policies, pricing, shared_costs",
             ]
         );
         let syntax = parse("teams:\n  - name: [unclosed\n").expect_err("bad yaml");

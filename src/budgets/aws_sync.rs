@@ -147,21 +147,23 @@ fn desired(budget: &Budget, projects: &[String], recipients: &[String], tag_key:
         .set_filter_expression(filter)
         .build()
         .map_err(build_err)?;
-    let subscribers: Vec<Subscriber> = recipients
-        .iter()
-        .take(MAX_SUBSCRIBERS)
-        .map(|address| {
-            Subscriber::builder()
-                .subscription_type(SubscriptionType::Email)
-                .address(address)
-                .build()
-                .map_err(build_err)
-        })
-        .collect::<Result<_, _>>()?;
     let mut notifications = Vec::new();
-    // AWS requires a subscriber per notification; without recipients only the budget is kept.
-    if !subscribers.is_empty() {
-        for threshold in &spec.thresholds {
+    for threshold in &spec.thresholds {
+        // The escalation ladder in AWS too: each notification emails its own threshold's
+        // addresses besides everyone's.
+        let subscribers: Vec<Subscriber> = evaluate::for_threshold(recipients.to_vec(), spec, *threshold)
+            .iter()
+            .take(MAX_SUBSCRIBERS)
+            .map(|address| {
+                Subscriber::builder()
+                    .subscription_type(SubscriptionType::Email)
+                    .address(address)
+                    .build()
+                    .map_err(build_err)
+            })
+            .collect::<Result<_, _>>()?;
+        // AWS requires a subscriber per notification; a threshold nobody hears of is left out.
+        if !subscribers.is_empty() {
             let notification = Notification::builder()
                 .notification_type(match threshold.kind {
                     ThresholdKind::Actual => NotificationType::Actual,
@@ -176,7 +178,7 @@ fn desired(budget: &Budget, projects: &[String], recipients: &[String], tag_key:
             notifications.push(
                 NotificationWithSubscribers::builder()
                     .notification(notification)
-                    .set_subscribers(Some(subscribers.clone()))
+                    .set_subscribers(Some(subscribers))
                     .build()
                     .map_err(build_err)?,
             );

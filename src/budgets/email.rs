@@ -102,6 +102,7 @@ mod tests {
                     metric: Metric::Unblended,
                     thresholds: Threshold::defaults(),
                     recipients: vec![],
+                    escalation: vec![],
                 },
             },
             period: DateRange {

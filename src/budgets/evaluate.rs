@@ -16,7 +16,7 @@ use rust_decimal::Decimal;
 use sqlx::{PgConnection, PgPool};
 
 use super::model::ProjectSpend;
-use super::{Budget, BudgetScope, BudgetStatus, Threshold, ThresholdKind, email, store};
+use super::{Budget, BudgetScope, BudgetSpec, BudgetStatus, Threshold, ThresholdKind, email, store};
 use crate::costs::forecast;
 use crate::period::{DateRange, Metric, days_before};
 
@@ -38,21 +38,30 @@ pub struct ScopeFilter<'a> {
     pub project: Option<&'a str>,
 }
 
-/// Spend per day for a scope, from `daily_project_costs`.
+/// Where a scope's spend is read: a team's from its allocation (the Teams table's figure:
+/// its projects, unowned spend its user tags carry and its shares of shared-cost rules), an
+/// organisation's or a project's from the rollup. Either way `r` has day, project and the
+/// metric columns; $3 is the team id, $4 the project.
+fn scoped_spend(scope: ScopeFilter<'_>) -> &'static str {
+    match scope.team_id {
+        Some(_) => "(select * from allocated_daily_costs where team_id = $3 and $4::text is null) r",
+        None => "(select * from daily_project_costs where $3::bigint is null and ($4::text is null or project = $4)) r",
+    }
+}
+
+/// Spend per day for a scope.
 pub async fn daily_spend(
     conn: &mut PgConnection,
     scope: ScopeFilter<'_>,
     range: DateRange,
     metric: Metric,
 ) -> Result<Vec<(NaiveDate, Decimal)>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as(&format!(
         "select r.day, sum(case when $5 then r.amortized else r.unblended end)
-         from daily_project_costs r left join projects p on p.name = r.project
-         where r.day >= $1 and r.day < $2
-           and ($3::bigint is null or p.team_id = $3)
-           and ($4::text is null or r.project = $4)
+         from {} where r.day >= $1 and r.day < $2
          group by r.day order by r.day",
-    )
+        scoped_spend(scope)
+    ))
     .bind(range.from)
     .bind(range.to)
     .bind(scope.team_id)
@@ -76,14 +85,12 @@ pub async fn top_projects(
     metric: Metric,
     limit: i64,
 ) -> Result<Vec<ProjectSpend>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as(&format!(
         "select r.project, sum(case when $5 then r.amortized else r.unblended end) as spend
-         from daily_project_costs r left join projects p on p.name = r.project
-         where r.day >= $1 and r.day < $2
-           and ($3::bigint is null or p.team_id = $3)
-           and ($4::text is null or r.project = $4)
+         from {} where r.day >= $1 and r.day < $2
          group by r.project order by spend desc, r.project limit $6",
-    )
+        scoped_spend(scope)
+    ))
     .bind(range.from)
     .bind(range.to)
     .bind(scope.team_id)
@@ -317,7 +324,7 @@ async fn queue(
     }
     let filter = scope_filter(conn, &budget.spec.scope).await?;
     let top = top_projects(conn, filter, status.period, budget.spec.metric, 3).await?;
-    let recipients = recipients(conn, budget).await?;
+    let recipients = for_threshold(recipients(conn, budget).await?, &budget.spec, threshold);
     let message = email::compose(status, threshold, &top, public_url);
     // The alert and its deliveries commit together. A concurrent evaluator may have queued
     // it since the check: the unique index decides. With no one to tell, the alert is failed
@@ -361,7 +368,17 @@ async fn queue(
     Ok(true)
 }
 
-/// The scope's team owners (for the org: the admins) plus the budget's extra addresses.
+/// Who hears of `threshold`: everyone told of every threshold, plus the threshold's own
+/// step on the escalation ladder.
+pub fn for_threshold(mut every: Vec<String>, spec: &BudgetSpec, threshold: Threshold) -> Vec<String> {
+    every.extend(spec.escalation_for(threshold).iter().cloned());
+    every.sort();
+    every.dedup();
+    every
+}
+
+/// The scope's team owners (for the org: the admins) plus the budget's extra addresses: who
+/// hears of every threshold.
 pub async fn recipients(conn: &mut PgConnection, budget: &Budget) -> Result<Vec<String>, sqlx::Error> {
     let owners: Vec<String> = match &budget.spec.scope {
         BudgetScope::Org => {

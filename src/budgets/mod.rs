@@ -6,7 +6,8 @@ pub mod model;
 pub mod pages;
 
 pub use model::{
-    AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, BudgetStatus, BudgetUse, ScopeChoices, Threshold,
+    AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, BudgetStatus, BudgetUse, Escalation, ScopeChoices,
+    Threshold,
     ThresholdKind,
 };
 

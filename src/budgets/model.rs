@@ -167,6 +167,37 @@ pub struct BudgetSpec {
     pub thresholds: Vec<Threshold>,
     /// Extra addresses, lower-cased and sorted; the scope's owners are always alerted too.
     pub recipients: Vec<String>,
+    /// The escalation ladder: addresses told of one threshold only (80 % → the director,
+    /// 100 % → finance), on top of the owners and `recipients`. Only thresholds that carry
+    /// addresses appear, in the order of `thresholds`.
+    #[serde(default)]
+    pub escalation: Vec<Escalation>,
+}
+
+/// Who else hears of one threshold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    pub threshold: Threshold,
+    /// Lower-cased and sorted.
+    pub recipients: Vec<String>,
+}
+
+impl BudgetSpec {
+    /// The addresses `threshold` alone adds.
+    pub fn escalation_for(&self, threshold: Threshold) -> &[String] {
+        self.escalation
+            .iter()
+            .find(|e| e.threshold == threshold)
+            .map_or(&[], |e| e.recipients.as_slice())
+    }
+
+    /// One threshold as the form's box shows it: `80% director@example.com`.
+    pub fn threshold_line(&self, threshold: Threshold) -> String {
+        std::iter::once(threshold.label())
+            .chain(self.escalation_for(threshold).iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 
 use rust_decimal::Decimal;
 
-use super::{BudgetPeriod, BudgetScope, BudgetSpec, Threshold, ThresholdKind};
+use super::{BudgetPeriod, BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
 use crate::error::FieldError;
 use crate::format::amount::parse_amount;
 use crate::period::Metric;
@@ -16,11 +16,13 @@ pub const MAX_THRESHOLDS: usize = 10;
 /// own emails reach the rest.
 pub const MAX_RECIPIENTS: usize = 50;
 
-/// A threshold as written: `percent` text and `kind` (`actual` when empty).
+/// A threshold as written: `percent` text, `kind` (`actual` when empty), and the addresses
+/// told of this threshold only.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ThresholdInput {
     pub percent: String,
     pub kind: String,
+    pub recipients: Vec<String>,
 }
 
 /// A budget as submitted, every field still text.
@@ -36,16 +38,25 @@ pub struct BudgetInput {
     pub recipients: Vec<String>,
 }
 
-/// The form's thresholds box: one per line, `80`, `80%` or `100% forecasted`.
+/// The form's thresholds box: one per line, `80`, `80%` or `100% forecasted`, optionally
+/// followed by the addresses told of that threshold only: `80% director@example.com`.
 pub fn threshold_lines(text: &str) -> Vec<ThresholdInput> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(|line| {
-            let (percent, kind) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            let mut words = recipient_list(line).into_iter();
+            let percent = words.next().unwrap_or_default();
+            let mut rest: Vec<String> = words.collect();
+            // A word without `@` after the percentage is its type; addresses follow.
+            let kind = match rest.first() {
+                Some(word) if !word.contains('@') => rest.remove(0),
+                _ => String::new(),
+            };
             ThresholdInput {
-                percent: percent.trim().to_string(),
-                kind: kind.trim().to_string(),
+                percent,
+                kind,
+                recipients: rest,
             }
         })
         .collect()
@@ -106,8 +117,8 @@ pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
             None
         }
     };
-    let thresholds = thresholds(&input.thresholds, &mut errors);
-    let recipients = recipients(&input.recipients, &mut errors);
+    let (thresholds, escalation) = thresholds(&input.thresholds, &mut errors);
+    let recipients = recipients(&input.recipients, "recipients", &mut errors);
     match (scope, period, amount, metric) {
         (Some(scope), Some(period), Some(amount), Some(metric)) if errors.is_empty() => Ok(BudgetSpec {
             key: None,
@@ -118,13 +129,15 @@ pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
             metric,
             thresholds,
             recipients,
+            escalation,
         }),
         _ => Err(errors),
     }
 }
 
-fn thresholds(inputs: &[ThresholdInput], errors: &mut Vec<FieldError>) -> Vec<Threshold> {
+fn thresholds(inputs: &[ThresholdInput], errors: &mut Vec<FieldError>) -> (Vec<Threshold>, Vec<Escalation>) {
     let mut thresholds: Vec<Threshold> = Vec::new();
+    let mut escalation: Vec<Escalation> = Vec::new();
     if inputs.len() > MAX_THRESHOLDS {
         errors.push(FieldError::new(
             "thresholds",
@@ -174,21 +187,27 @@ fn thresholds(inputs: &[ThresholdInput], errors: &mut Vec<FieldError>) -> Vec<Th
                 "thresholds",
                 format!("{} is listed twice", threshold.label()),
             ));
-        } else {
-            thresholds.push(threshold);
+            continue;
+        }
+        thresholds.push(threshold);
+        let recipients = recipients(&input.recipients, "thresholds", errors);
+        if !recipients.is_empty() {
+            escalation.push(Escalation { threshold, recipients });
         }
     }
     thresholds.sort();
-    thresholds
+    escalation.sort_by_key(|e| e.threshold);
+    (thresholds, escalation)
 }
 
-fn recipients(inputs: &[String], errors: &mut Vec<FieldError>) -> Vec<String> {
+/// Addresses checked, lower-cased, sorted and deduplicated; problems blamed on `field`.
+fn recipients(inputs: &[String], field: &str, errors: &mut Vec<FieldError>) -> Vec<String> {
     let mut recipients = Vec::new();
     for input in inputs {
         match crate::mail::address::validate_email(input) {
             Ok(email) => recipients.push(email),
             Err(_) => errors.push(FieldError::new(
-                "recipients",
+                field,
                 format!("{:?} is not an email address", input.trim()),
             )),
         }
@@ -197,7 +216,7 @@ fn recipients(inputs: &[String], errors: &mut Vec<FieldError>) -> Vec<String> {
     recipients.dedup();
     if recipients.len() > MAX_RECIPIENTS {
         errors.push(FieldError::new(
-            "recipients",
+            field,
             format!("at most {MAX_RECIPIENTS} extra recipients; use a mailing list for more"),
         ));
     }
@@ -268,6 +287,41 @@ mod tests {
                 "thresholds",
                 "recipients"
             ]
+        );
+    }
+
+    #[test]
+    fn a_threshold_may_name_who_hears_of_it_alone() {
+        let mut input = valid();
+        input.thresholds =
+            threshold_lines("50\n80% Director@Example.com\n100 forecasted finance@example.com, cfo@example.com");
+        let spec = validate(&input).expect("valid");
+        let eighty = spec.thresholds[1];
+        assert_eq!(eighty.label(), "80%");
+        assert_eq!(spec.escalation_for(eighty), ["director@example.com"]);
+        assert_eq!(spec.escalation_for(spec.thresholds[0]), [] as [String; 0]);
+        let forecast = spec.thresholds[2];
+        assert_eq!(forecast.label(), "100% forecasted");
+        assert_eq!(spec.escalation_for(forecast), ["cfo@example.com", "finance@example.com"]);
+        assert_eq!(spec.threshold_line(forecast), "100% forecasted cfo@example.com finance@example.com");
+        // The form shows what it read, so a save without edits changes nothing.
+        let shown: String = spec.thresholds.iter().map(|t| spec.threshold_line(*t) + "\n").collect();
+        input.thresholds = threshold_lines(&shown);
+        assert_eq!(validate(&input).expect("valid"), spec);
+
+        input.thresholds = threshold_lines("80 director");
+        assert_eq!(
+            field_errors(input),
+            [(
+                "thresholds".to_string(),
+                "unknown threshold type \"director\"; expected actual or forecasted".to_string()
+            )]
+        );
+        let mut input = valid();
+        input.thresholds = threshold_lines("80 actual director@");
+        assert_eq!(
+            field_errors(input),
+            [("thresholds".to_string(), "\"director@\" is not an email address".to_string())]
         );
     }
 

@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::{AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, Threshold, ThresholdKind};
+use super::{AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
 use crate::audit_log::{Actor, record};
 use crate::error::{AppError, FieldError};
 use crate::period::Metric;
@@ -33,6 +33,7 @@ struct ThresholdRow {
     budget_id: i64,
     percent: Decimal,
     kind: String,
+    recipients: Vec<String>,
 }
 
 const SELECT_BUDGETS: &str =
@@ -58,18 +59,27 @@ pub async fn get(conn: &mut PgConnection, id: i64) -> Result<Option<Budget>, sql
 async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Result<Vec<Budget>, sqlx::Error> {
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let thresholds: Vec<ThresholdRow> = sqlx::query_as(
-        "select budget_id, percent, kind from budget_thresholds where budget_id = any($1) order by kind, percent",
+        "select budget_id, percent, kind, recipients from budget_thresholds
+         where budget_id = any($1) order by kind, percent",
     )
     .bind(&ids)
     .fetch_all(&mut *conn)
     .await?;
     let mut by_budget: HashMap<i64, Vec<Threshold>> = HashMap::new();
+    let mut escalations: HashMap<i64, Vec<Escalation>> = HashMap::new();
     for row in thresholds {
         let kind = ThresholdKind::parse(&row.kind).unwrap_or(ThresholdKind::Actual);
-        by_budget.entry(row.budget_id).or_default().push(Threshold {
+        let threshold = Threshold {
             kind,
             percent: row.percent.normalize(),
-        });
+        };
+        by_budget.entry(row.budget_id).or_default().push(threshold);
+        if !row.recipients.is_empty() {
+            escalations.entry(row.budget_id).or_default().push(Escalation {
+                threshold,
+                recipients: row.recipients,
+            });
+        }
     }
     Ok(rows
         .into_iter()
@@ -81,6 +91,8 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
             };
             let mut thresholds = by_budget.remove(&row.id).unwrap_or_default();
             thresholds.sort();
+            let mut escalation = escalations.remove(&row.id).unwrap_or_default();
+            escalation.sort_by_key(|e| e.threshold);
             Budget {
                 id: row.id,
                 spec: BudgetSpec {
@@ -93,6 +105,7 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
                     metric: Metric::parse(Some(&row.metric)).unwrap_or_default(),
                     thresholds,
                     recipients: row.recipients,
+                    escalation,
                 },
             }
         })
@@ -220,10 +233,11 @@ pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec:
         .execute(&mut *conn)
         .await?;
     for threshold in &spec.thresholds {
-        sqlx::query("insert into budget_thresholds (budget_id, percent, kind) values ($1, $2, $3)")
+        sqlx::query("insert into budget_thresholds (budget_id, percent, kind, recipients) values ($1, $2, $3, $4)")
             .bind(saved)
             .bind(threshold.percent)
             .bind(threshold.kind.key())
+            .bind(spec.escalation_for(*threshold))
             .execute(&mut *conn)
             .await?;
     }
@@ -250,7 +264,7 @@ fn audit_details(id: i64, spec: &BudgetSpec) -> serde_json::Value {
         "period": spec.period.key(),
         "amount": spec.amount.to_string(),
         "metric": spec.metric.key(),
-        "thresholds": spec.thresholds.iter().map(Threshold::label).collect::<Vec<_>>(),
+        "thresholds": spec.thresholds.iter().map(|t| spec.threshold_line(*t)).collect::<Vec<_>>(),
         "recipients": spec.recipients,
     })
 }

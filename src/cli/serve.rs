@@ -40,6 +40,13 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
         if reread > 0 {
             tracing::info!(usage_types = reread, "usage types read again with the GPU catalogue");
         }
+        // Days stored before allocation existed (or written without it) are allocated now.
+        if crate::allocation::store::fill_gaps_in_transaction(&db.pool)
+            .await
+            .context("allocating stored spend to teams")?
+        {
+            tracing::info!("stored spend allocated to teams");
+        }
         let addr = listener.local_addr()?;
         tracing::info!("burnrate is serving on http://{addr}");
         let state = AppState::new(config, db.pool.clone());

@@ -1,6 +1,8 @@
 //! `burnrate export`: cost facts as CSV, grouped by the keys asked for, in the format every
 //! dashboard table downloads. Each key set is answered from the one fact table whose grain
-//! holds all its keys, so totals equal Cost Explorer's for the same days.
+//! holds all its keys, so totals equal Cost Explorer's for the same days. `team` alone (or
+//! with `project`) is the allocation, as the Teams table shows it; with a user, service or
+//! usage type it is the team owning the project.
 
 use std::fmt::Write as _;
 
@@ -89,7 +91,9 @@ pub fn table_for(keys: &[Key]) -> Result<&'static str, String> {
         (true, false, false) => Ok("costs_by_user"),
         (false, true, false) => Ok("costs_by_service"),
         (false, false, true) => Ok("costs_by_usage_type"),
-        // Project and team alone: any grain gives the same totals.
+        // A team is its allocation (the Teams table's figures), with the projects it draws on.
+        (false, false, false) if has(Key::Team) => Ok("allocated_daily_costs"),
+        // Projects alone: any grain gives the same totals.
         (false, false, false) => Ok("costs_by_service"),
         _ => Err(
             "user, service and usage_type/instance_type cannot be combined: Cost Explorer reports \
@@ -218,8 +222,7 @@ fn select_sql(table: &str, keys: &[Key], granularity: Granularity, metric: Metri
     format!(
         "select {date}, {cols}, sum(c.{metric})::text
          from {table} c
-         left join projects p on p.name = c.project
-         left join teams t on t.id = p.team_id
+         {team_join}
          {usage_join}
          where c.day >= $1 and c.day < $2
          group by {group}
@@ -232,6 +235,11 @@ fn select_sql(table: &str, keys: &[Key], granularity: Granularity, metric: Metri
             .collect::<Vec<_>>()
             .join(", "),
         metric = metric.key(),
+        team_join = if table == "allocated_daily_costs" {
+            "left join teams t on t.id = c.team_id"
+        } else {
+            "left join projects p on p.name = c.project left join teams t on t.id = p.team_id"
+        },
         usage_join = if table == "costs_by_usage_type" {
             "left join usage_types u on u.usage_type = c.usage_type"
         } else {
@@ -273,7 +281,9 @@ mod tests {
         assert_eq!(table_for(&[Key::Team, Key::User]), Ok("costs_by_user"));
         assert_eq!(table_for(&[Key::Project, Key::InstanceType]), Ok("costs_by_usage_type"));
         assert_eq!(table_for(&[Key::Service]), Ok("costs_by_service"));
-        assert_eq!(table_for(&[Key::Team]), Ok("costs_by_service"));
+        assert_eq!(table_for(&[Key::Team]), Ok("allocated_daily_costs"));
+        assert_eq!(table_for(&[Key::Team, Key::Project]), Ok("allocated_daily_costs"));
+        assert_eq!(table_for(&[Key::Project]), Ok("costs_by_service"));
         assert!(table_for(&[Key::User, Key::Service]).is_err());
         assert!(table_for(&[Key::User, Key::UsageType]).is_err());
     }

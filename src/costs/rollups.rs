@@ -1,5 +1,6 @@
 //! The daily per-project rollup that pages read. It is derived from `costs_by_usage_type`
-//! (the grain that knows GPU and spot), whose daily totals equal the other grains'.
+//! (the grain that knows GPU and spot), whose daily totals equal the other grains'. The
+//! allocation to teams of the same days is rewritten with it.
 
 use sqlx::PgConnection;
 
@@ -31,5 +32,5 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
     .bind(range.to)
     .execute(&mut *conn)
     .await?;
-    Ok(())
+    crate::allocation::store::refresh(conn, range).await
 }

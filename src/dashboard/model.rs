@@ -74,6 +74,11 @@ pub struct TeamLine {
     pub spend: Decimal,
     pub previous: Decimal,
     pub gpu_spend: Decimal,
+    /// `spend` by allocation step: the team's own projects, unowned spend its user tags
+    /// carry, and its shares of shared-cost rules (see `allocation`).
+    pub direct: Decimal,
+    pub user_tag: Decimal,
+    pub shared: Decimal,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +142,8 @@ pub struct ScopeView {
     pub by_user: Vec<Line>,
     pub by_service: Vec<Line>,
     pub by_family: Vec<Line>,
+    /// A team's spend by allocation step, project and rule (empty for a project).
+    pub parts: Vec<crate::allocation::PartLine>,
     pub chart_svg: Svg,
     /// Budgets on this team or project, in their current periods.
     pub budgets: Vec<BudgetUse>,

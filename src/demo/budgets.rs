@@ -1,5 +1,6 @@
 //! Demo budgets, sized from the demo's own previous month so their status is interesting:
-//! the org budget sits just above last month's spend, ml-research's just below it.
+//! the org budget sits just above last month's spend, ml-research's (on its allocated
+//! spend, with an escalation ladder) just below it.
 
 use chrono::{Datelike, Months, NaiveDate};
 use rust_decimal::Decimal;
@@ -14,9 +15,8 @@ pub async fn insert(conn: &mut PgConnection, until: NaiveDate) -> Result<(), sql
     let last_month = this_month.checked_sub_months(Months::new(1)).unwrap_or(this_month);
     let spend = |team: Option<&'static str>| {
         sqlx::query_scalar::<_, Decimal>(
-            "select coalesce(sum(r.unblended), 0) from daily_project_costs r
-             left join projects p on p.name = r.project left join teams t on t.id = p.team_id
-             where r.day >= $1 and r.day < $2 and ($3::text is null or t.name = $3)",
+            "select coalesce(sum(a.unblended), 0) from allocated_daily_costs a left join teams t on t.id = a.team_id
+             where a.day >= $1 and a.day < $2 and ($3::text is null or t.name = $3)",
         )
         .bind(last_month)
         .bind(this_month)
@@ -30,7 +30,7 @@ pub async fn insert(conn: &mut PgConnection, until: NaiveDate) -> Result<(), sql
             "org",
             "",
             org * Decimal::new(105, 2),
-            "50\n80\n100\n100 forecasted",
+            "50\n80\n100 cfo@example.com\n100 forecasted",
             "finance@example.com",
         ),
         (
@@ -38,7 +38,8 @@ pub async fn insert(conn: &mut PgConnection, until: NaiveDate) -> Result<(), sql
             "team",
             "ml-research",
             ml * Decimal::new(90, 2),
-            "50\n80\n100\n90 forecasted",
+            // The escalation ladder: the team, then its director, then finance.
+            "50\n80 director@example.com\n100 finance@example.com\n90 forecasted",
             "",
         ),
     ] {

@@ -23,7 +23,7 @@ const ESTIMATED_SHARE: [i64; 3] = [550, 800, 950];
 const GROWTH_DAYS: i64 = 426;
 
 const EC2: &str = "Amazon Elastic Compute Cloud - Compute";
-const EC2_OTHER: &str = "EC2 - Other";
+pub const EC2_OTHER: &str = "EC2 - Other";
 const S3: &str = "Amazon Simple Storage Service";
 const SAGEMAKER: &str = "Amazon SageMaker";
 const BEDROCK: &str = "Amazon Bedrock";

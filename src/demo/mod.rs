@@ -69,6 +69,9 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
     };
     let rows = write_costs(&mut tx, &projects, &timeline, window).await?;
     map_projects(&mut tx, &team_ids, options.scale).await?;
+    shared_cost_rules(&mut tx).await?;
+    // The facts went in before the projects had teams: allocate every day with both.
+    crate::allocation::store::refresh_all(&mut tx).await?;
     budgets::insert(&mut tx, options.until).await?;
     tx.commit().await?;
     let mut conn = pool.acquire().await?;
@@ -252,7 +255,8 @@ async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
         "truncate costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs, ingested_days,
                   projects, tagged_users, team_owners,
                   budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,
-                  savings_decisions, savings_digests, pricing_settings",
+                  savings_decisions, savings_digests, pricing_settings,
+                  allocated_daily_costs, allocation_rule_teams, allocation_rules",
     )
     .execute(&mut *conn)
     .await?;
@@ -292,6 +296,22 @@ async fn insert_org(conn: &mut PgConnection, users: &[String], scale: u32) -> Re
         .execute(&mut *conn)
         .await?;
     Ok(team_ids)
+}
+
+/// The demo's shared-cost rule: untagged NAT gateway and snapshot spend (Cost Explorer's
+/// `EC2 - Other`) shared in proportion to each team's own spend. The untagged accelerator
+/// box nobody claims stays Unassigned.
+async fn shared_cost_rules(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    let rule = crate::allocation::rules::validate(&crate::allocation::rules::RuleInput {
+        name: "Network and snapshots".into(),
+        selector: "services".into(),
+        values: vec![generator::EC2_OTHER.into()],
+        split: "proportional".into(),
+        teams: Vec::new(),
+    })
+    .map_err(|errors| sqlx::Error::Protocol(format!("the demo's rule is invalid: {errors:?}")))?;
+    crate::allocation::rule_store::replace_all(conn, &crate::audit_log::Actor::system("demo"), &[rule]).await?;
+    Ok(())
 }
 
 /// Assigns each project to its team; the store has already created the project rows.

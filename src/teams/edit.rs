@@ -98,6 +98,10 @@ async fn update(
     if !changes.is_empty() {
         crate::enforcement::judge::disarm_stale(&mut tx, &actor.label, chrono::Utc::now().date_naive()).await?;
     }
+    // Who owns a project or a user tag decides who pays on every day.
+    if changes.iter().any(store::Change::moves_spend) {
+        crate::allocation::store::refresh_all(&mut tx).await?;
+    }
     tx.commit().await?;
     Ok(changes.len())
 }

@@ -229,6 +229,20 @@ fn remove_sql(member: Member) -> &'static str {
 }
 
 impl Change {
+    /// True when the change moves spend between teams (anything but an owner).
+    pub fn moves_spend(&self) -> bool {
+        !matches!(
+            self,
+            Change::Add {
+                member: Member::Owner,
+                ..
+            } | Change::Remove {
+                member: Member::Owner,
+                ..
+            }
+        )
+    }
+
     /// `team.create`, `team.project.map`, `team.owner.remove`, …
     fn action(&self) -> String {
         match self {

@@ -258,6 +258,16 @@ fn admin_functions(viewer_id: i64) -> Vec<(&'static str, String)> {
             "/api/project/workload/save",
             "project=llm-serving&workload=serving&params_b=7&precision=bf16".into(),
         ),
+        (
+            "/api/allocation/rules/preview",
+            "name=Untagged&selector=untagged&split=even&teams=ml-research".into(),
+        ),
+        (
+            "/api/allocation/rules/save",
+            "name=Untagged&selector=untagged&split=even&teams=ml-research".into(),
+        ),
+        // After the save above: moves the rule it made (already first).
+        ("/api/allocation/rules/change", "name=Untagged&action=up".into()),
         // After create_account above: disables the account it made.
         (
             "/api/admin/account_lifecycle",

@@ -226,6 +226,84 @@ async fn alerts_are_emailed_exactly_once_across_repeats_concurrent_evaluators_an
     }
 }
 
+/// Seed 003's ladder: 50 % to the team, 80 % also to the director, 100 % also to finance.
+#[sqlx::test]
+async fn each_threshold_reaches_its_own_step_of_the_escalation_ladder_through_smtp(pool: PgPool) {
+    seed(&pool).await;
+    // ml-research has spent $2,320.50 by the 21st: 116 % of $2,000, so 50, 80 and 100 are
+    // crossed and 150 is not.
+    let ladder = spec(
+        "ml-research ladder",
+        ("team", "ml-research"),
+        "2000.00",
+        "50\n80 director@example.com\n100 finance@example.com, cfo@example.com\n150 finance@example.com",
+        "",
+    );
+    save(&pool, None, &ladder).await;
+    let smtp = common::smtp::start().await;
+    let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
+    let outcome = evaluate_and_send(&pool, &sender, None, today(), true)
+        .await
+        .expect("evaluated");
+    assert_eq!((outcome.evaluation.queued, outcome.delivery.sent), (3, 6));
+    let mut sent: Vec<(String, String)> = smtp
+        .messages()
+        .into_iter()
+        .map(|m| {
+            let percent = m
+                .subject
+                .split("reached ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .unwrap_or_default()
+                .to_string();
+            (percent, m.rcpt_to.join(","))
+        })
+        .collect();
+    sent.sort();
+    assert_eq!(
+        sent,
+        [
+            ("100%", "cfo@example.com"),
+            ("100%", "finance@example.com"),
+            ("100%", "owner@example.com"),
+            ("50%", "owner@example.com"),
+            ("80%", "director@example.com"),
+            ("80%", "owner@example.com"),
+        ]
+        .map(|(p, r)| (p.to_string(), r.to_string())),
+        "the owners hear of every threshold; the director of 80 % and finance of 100 % only"
+    );
+    // The alert history records who each alert went to.
+    let recipients: Vec<(Decimal, Vec<String>)> =
+        sqlx::query_as("select percent, recipients from budget_alerts order by percent")
+            .fetch_all(&pool)
+            .await
+            .expect("alerts");
+    assert_eq!(
+        recipients,
+        [
+            (Decimal::from(50), vec!["owner@example.com".to_string()]),
+            (
+                Decimal::from(80),
+                vec!["director@example.com".to_string(), "owner@example.com".to_string()]
+            ),
+            (
+                Decimal::from(100),
+                vec![
+                    "cfo@example.com".to_string(),
+                    "finance@example.com".to_string(),
+                    "owner@example.com".to_string()
+                ]
+            ),
+        ]
+    );
+    // The ladder is stored with the budget and read back as saved.
+    let mut conn = pool.acquire().await.expect("connection");
+    let stored = store::list(&mut conn).await.expect("budgets");
+    assert_eq!(stored[0].spec.escalation, ladder.escalation);
+}
+
 #[sqlx::test]
 async fn alerts_stay_queued_while_smtp_is_down_and_go_out_once_when_it_returns(pool: PgPool) {
     seed(&pool).await;
@@ -631,7 +709,7 @@ async fn aws_budgets_sync_is_idempotent_and_touches_only_burnrate_budgets(pool: 
         "ml-research monthly",
         ("team", "ml-research"),
         "4500",
-        "50\n100",
+        "50\n100 cfo@example.com",
         "finance@example.com",
     );
     edited.recipients.push("cto@example.com".into());
@@ -657,6 +735,38 @@ async fn aws_budgets_sync_is_idempotent_and_touches_only_burnrate_budgets(pool: 
         .budget_limit()
         .map(|l| l.amount().to_string());
     assert_eq!(limit.as_deref(), Some("4500.00"));
+    // The escalation ladder reaches AWS: only the 100 % notification emails cfo@.
+    let notifications = aws
+        .client()
+        .describe_notifications_for_budget()
+        .account_id(account)
+        .budget_name(format!("burnrate-{team}"))
+        .send()
+        .await
+        .expect("notifications");
+    let mut subscribers_by_threshold = Vec::new();
+    for notification in notifications.notifications() {
+        let subscribers = aws
+            .client()
+            .describe_subscribers_for_notification()
+            .account_id(account)
+            .budget_name(format!("burnrate-{team}"))
+            .notification(notification.clone())
+            .send()
+            .await
+            .expect("subscribers");
+        let mut addresses: Vec<String> = subscribers.subscribers().iter().map(|s| s.address().to_string()).collect();
+        addresses.sort();
+        subscribers_by_threshold.push((notification.threshold() as i64, addresses.join(",")));
+    }
+    subscribers_by_threshold.sort();
+    assert_eq!(
+        subscribers_by_threshold,
+        [
+            (50, "cto@example.com,finance@example.com,owner@example.com".to_string()),
+            (100, "cfo@example.com,cto@example.com,finance@example.com,owner@example.com".to_string()),
+        ]
+    );
 }
 
 #[sqlx::test]

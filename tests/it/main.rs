@@ -5,6 +5,7 @@
 
 mod common;
 
+mod allocation;
 mod auth;
 mod breakdown;
 mod budgets;

@@ -133,6 +133,7 @@ pub fn UserMenu() -> impl IntoView {
                         let admin_links = (caller.role == Role::Admin).then(|| {
                             view! {
                                 <a href="/admin/teams">"Teams"</a>
+                                <a href="/admin/allocation">"Shared costs"</a>
                                 <a href="/admin/users">"Users"</a>
                                 <a href="/admin/audit">"Audit log"</a>
                             }

@@ -177,10 +177,12 @@ fn BudgetBody(detail: BudgetDetail, save: ServerAction<SaveBudget>, retry: Serve
             <ul data-testid="thresholds">
                 {spec.thresholds.iter().map(|t| {
                     let crossed = status.crossed.contains(t);
-                    view! { <li>{t.label()} " — " {usd(t.trigger_amount(spec.amount))} {crossed.then_some(" (crossed)")}</li> }
+                    let ladder = spec.escalation_for(*t).join(", ");
+                    let ladder = (!ladder.is_empty()).then(|| view! { " → also " <span data-testid="escalation">{ladder}</span> });
+                    view! { <li>{t.label()} " — " {usd(t.trigger_amount(spec.amount))} {crossed.then_some(" (crossed)")} {ladder}</li> }
                 }).collect_view()}
             </ul>
-            <h2>"Recipients"</h2>
+            <h2>"Recipients of every threshold"</h2>
             <p data-testid="recipients">{if detail.recipients.is_empty() {
                 "Nobody: the scope has no team owners and no extra addresses are listed.".to_string()
             } else {
@@ -257,14 +259,11 @@ fn BudgetForm(budget: Option<Budget>, choices: ScopeChoices, action: ServerActio
     } else {
         BudgetScope::Team(choices.teams.first().cloned().unwrap_or_default())
     });
-    let thresholds = spec
-        .as_ref()
-        .map(|s| s.thresholds.clone())
-        .unwrap_or_else(Threshold::defaults)
-        .iter()
-        .map(Threshold::label)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let thresholds = match &spec {
+        Some(spec) => spec.thresholds.iter().map(|t| spec.threshold_line(*t)).collect::<Vec<_>>(),
+        None => Threshold::defaults().iter().map(Threshold::label).collect(),
+    }
+    .join("\n");
     let period = spec.as_ref().map(|s| s.period).unwrap_or(BudgetPeriod::Monthly);
     let metric = spec.as_ref().map(|s| s.metric.key()).unwrap_or("unblended");
     let kind = scope.kind();
@@ -299,7 +298,7 @@ fn BudgetForm(budget: Option<Budget>, choices: ScopeChoices, action: ServerActio
                 <option value="amortized" selected=metric == "amortized">"amortized"</option>
             </select></label>
             {field_error("metric")}
-            <label>"Thresholds (one per line: 80, or 100 forecasted; at most 10)" <textarea name="thresholds" rows="4">{thresholds}</textarea></label>
+            <label>"Thresholds (one per line: 80, or 100 forecasted; at most 10). Addresses after a threshold hear of it alone: 80 director@example.com" <textarea name="thresholds" rows="4">{thresholds}</textarea></label>
             {field_error("thresholds")}
             <label>"Extra recipients (besides the team owners; comma or line separated)"
                 <textarea name="recipients" rows="2">{spec.as_ref().map(|s| s.recipients.join("\n")).unwrap_or_default()}</textarea></label>

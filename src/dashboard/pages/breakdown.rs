@@ -60,6 +60,9 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
                     <td class="num">{percent(line.spend, total)}</td>
                     <td class="num">{usd(line.previous)}</td>
                     <td class="num">{change_text(line.spend, line.previous)}</td>
+                    <td class="num" data-testid="team-direct" data-value=line.direct.to_string()>{usd(line.direct)}</td>
+                    <td class="num" data-testid="team-user-tag" data-value=line.user_tag.to_string()>{usd(line.user_tag)}</td>
+                    <td class="num" data-testid="team-shared" data-value=line.shared.to_string()>{usd(line.shared)}</td>
                     <td class="num">{usd(line.gpu_spend)}</td>
                     <td><crate::budgets::pages::BudgetUses uses/></td>
                 </tr>
@@ -92,9 +95,17 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
         <table class="data" data-testid="teams-table">
             <caption>{view.metric.label()} " cost, " {format!("{} – {}", view.range.from, view.range.last_day())}
                 ", compared with " {format!("{} – {}", view.previous_range.from, view.previous_range.last_day())}</caption>
-            <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "GPU (USD)", "Budget use"]/>
+            <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "Own projects", "Via user tag", "Shared", "GPU (USD)", "Budget use"]/>
             <tbody>{rows}</tbody>
+            <tfoot><tr>
+                <th scope="row">"Organisation"</th>
+                <td class="num" data-testid="teams-total" data-value=total.to_string()>{usd(total)}</td>
+                <td class="num">"100.0%"</td>
+                <td colspan="7"></td>
+            </tr></tfoot>
         </table>
+        <p class="hint">"Each dollar is counted once: a project's team, else its user tag's team, else the "
+            <a href="/admin/allocation">"shared-cost rules"</a> ", else Unassigned. The teams and Unassigned add up to the organisation's total."</p>
         <p class="hint"><a download href=csv data-testid="teams-csv">"Download CSV (daily by team)"</a></p>
     }
 }
@@ -187,6 +198,7 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
         })}
         <Chart svg=view.chart_svg testid="scope-chart"/>
         <EstimatedLegend days=view.estimated_days.clone()/>
+        {(!view.parts.is_empty()).then(|| view! { <AllocationParts parts=view.parts.clone() total/> })}
         <div class="breakdowns">
             {breakdown("By project", "by-project", view.by_project, Some("projects"), csv("project"))}
             {breakdown("Top users", "by-user", view.by_user, None, csv("user"))}
@@ -197,5 +209,35 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
             Scope::Project(name) => Some(view! { <ProjectFactsForm project=name/> }),
             Scope::Team(_) => None,
         }}
+    }
+}
+
+/// A team's spend by allocation step: what it owns, what its user tags carry from unowned
+/// projects, and its shares of shared-cost rules.
+#[component]
+fn AllocationParts(parts: Vec<crate::allocation::PartLine>, total: Decimal) -> impl IntoView {
+    let mut rows = Rows::default();
+    for part in &parts {
+        rows.row("allocation-row", |row| {
+            row.text(match part.source.as_str() {
+                "direct" => "Own project",
+                "user" => "Via user tag",
+                "shared" => "Shared",
+                _ => "Unassigned",
+            });
+            row.text(tag_label(&part.project));
+            row.text(part.rule.as_deref().unwrap_or(""));
+            row.money(part.spend);
+            row.figure(&percent(part.spend, total));
+        });
+    }
+    view! {
+        <section class="breakdown" data-testid="allocation">
+            <h2>"Where this spend comes from"</h2>
+            <table class="data" data-testid="allocation-table">
+                <TableHead columns=&["Step", "Charged to project", "Rule", "Spend (USD)", "Share"]/>
+                <tbody inner_html=rows.into_html()></tbody>
+            </table>
+        </section>
     }
 }

@@ -1,11 +1,13 @@
-//! Read-side SQL for the Teams, Team and Project pages. Team membership is resolved through
-//! `projects.team_id` at query time, so mapping changes show at once; unmapped and untagged
-//! projects belong to "Unassigned".
+//! Read-side SQL for the Teams, Team and Project pages. Team figures come from the
+//! allocation (`allocated_daily_costs`, rewritten in the transaction of every mapping or
+//! rule change); a team's breakdowns by project, user, service and GPU family cover the
+//! projects it owns, and its page lists the rest of its spend by allocation step.
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
+use crate::allocation;
 use crate::charts::{self, Series};
 use crate::costs::queries;
 use crate::dashboard::model::{Line, Scope, ScopeView, TeamLine, TeamsView};
@@ -30,15 +32,18 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
         previous: before,
     } = queries::days_with_data(range, latest_day);
     let column = metric_column(metric);
+    // The allocation: every dollar once, so the teams and Unassigned add up to the total.
     let rows: Vec<TeamLine> = sqlx::query_as(&format!(
         "select coalesce(t.name, $4) as team,
-                coalesce(sum(r.{column}) filter (where r.day >= $1), 0) as spend,
-                coalesce(sum(r.{column}) filter (where r.day < $1), 0) as previous,
-                coalesce(sum(r.gpu_{column}) filter (where r.day >= $1), 0) as gpu_spend
-         from daily_project_costs r
-         left join projects p on p.name = r.project
-         left join teams t on t.id = p.team_id
-         where r.day >= $3 and r.day < $2
+                coalesce(sum(a.{column}) filter (where a.day >= $1), 0) as spend,
+                coalesce(sum(a.{column}) filter (where a.day < $1), 0) as previous,
+                coalesce(sum(a.gpu_{column}) filter (where a.day >= $1), 0) as gpu_spend,
+                coalesce(sum(a.{column}) filter (where a.day >= $1 and a.source = 'direct'), 0) as direct,
+                coalesce(sum(a.{column}) filter (where a.day >= $1 and a.source = 'user'), 0) as user_tag,
+                coalesce(sum(a.{column}) filter (where a.day >= $1 and a.source = 'shared'), 0) as shared
+         from allocated_daily_costs a
+         left join teams t on t.id = a.team_id
+         where a.day >= $3 and a.day < $2
          group by 1
          order by spend desc, team"
     ))
@@ -50,11 +55,10 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
     .await?;
     let total: Decimal = rows.iter().map(|r| r.spend).sum();
     let daily: Vec<(NaiveDate, String, Decimal)> = sqlx::query_as(&format!(
-        "select r.day, coalesce(t.name, $3), sum(r.{column})
-         from daily_project_costs r
-         left join projects p on p.name = r.project
-         left join teams t on t.id = p.team_id
-         where r.day >= $1 and r.day < $2
+        "select a.day, coalesce(t.name, $3), sum(a.{column})
+         from allocated_daily_costs a
+         left join teams t on t.id = a.team_id
+         where a.day >= $1 and a.day < $2
          group by 1, 2 order by 1, 2"
     ))
     .bind(range.from)
@@ -201,9 +205,20 @@ pub async fn scope(
         "select coalesce(sum(c.{column}), 0) from costs_by_service c where c.day >= $1 and c.day < $2 and {filter}",
         filter = scope_filter(&scope)
     );
-    // Totals are summed in SQL: the breakdown tables list the 100 largest rows only.
-    let (total,): (Decimal,) = scoped(&total_sql, with_data, &scope).fetch_one(pool).await?;
-    let (previous_total,): (Decimal,) = scoped(&total_sql, before, &scope).fetch_one(pool).await?;
+    // Totals are summed in SQL: the breakdown tables list the 100 largest rows only. A
+    // team's is its allocation, the figure the Teams table and its budgets use.
+    let (total, previous_total, parts) = match &scope {
+        Scope::Team(name) => (
+            allocation::reads::team_total(pool, name, with_data, metric).await?,
+            allocation::reads::team_total(pool, name, before, metric).await?,
+            allocation::reads::parts(pool, name, with_data, metric).await?,
+        ),
+        Scope::Project(_) => {
+            let (total,): (Decimal,) = scoped(&total_sql, with_data, &scope).fetch_one(pool).await?;
+            let (previous,): (Decimal,) = scoped(&total_sql, before, &scope).fetch_one(pool).await?;
+            (total, previous, Vec::new())
+        }
+    };
     let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = scoped(
         &format!(
             "select coalesce(sum(c.usage_quantity * u.gpu_count) filter (where u.gpu_model is not null), 0),
@@ -295,6 +310,7 @@ pub async fn scope(
         by_user,
         by_service,
         by_family,
+        parts,
         chart_svg: crate::codec::Svg(chart_svg),
     })
 }

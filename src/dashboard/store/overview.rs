@@ -1,4 +1,5 @@
-//! The Overview's SQL. Every query reads `daily_project_costs`, never the facts.
+//! The Overview's SQL. Team figures read the allocation (`allocated_daily_costs`), the
+//! organisation's projects the rollup (`daily_project_costs`); never the facts.
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -11,8 +12,12 @@ use crate::dashboard::model::{Overview, ProjectChange, TeamSpend};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{DateRange, Metric, Period};
 
-/// Joins the rollup `r` to its project's team `t`.
-const TEAM_JOIN: &str = "left join projects p on p.name = r.project left join teams t on t.id = p.team_id";
+/// The allocation `r` with its team `t` (none for Unassigned). Its figures have the rollup's
+/// column names, and every day's rows add up to the rollup's.
+const ALLOCATED: &str = "allocated_daily_costs r left join teams t on t.id = r.team_id";
+/// The rollup `r` with its project's owner `t`.
+const ROLLUP: &str =
+    "daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id";
 
 /// Keeps one team's rows (unmapped spend is the Unassigned team) when parameter `n` is set.
 fn team_clause(n: u8) -> String {
@@ -34,7 +39,7 @@ pub async fn overview(
         "select coalesce(t.name, $4) as team,
                 sum(case when $3 then r.amortized else r.unblended end) as spend,
                 sum(case when $3 then r.gpu_amortized else r.gpu_unblended end) as gpu_spend
-         from daily_project_costs r {TEAM_JOIN}
+         from {ALLOCATED}
          where r.day >= $1 and r.day < $2 and {}
          group by 1
          order by spend desc, team",
@@ -122,7 +127,7 @@ async fn daily_totals(
 ) -> Result<Vec<(NaiveDate, Decimal)>, sqlx::Error> {
     sqlx::query_as(&format!(
         "select r.day, sum(case when $3 then r.amortized else r.unblended end)
-         from daily_project_costs r {TEAM_JOIN} where r.day >= $1 and r.day < $2 and {}
+         from {ALLOCATED} where r.day >= $1 and r.day < $2 and {}
          group by r.day order by r.day",
         team_clause(4)
     ))
@@ -149,11 +154,17 @@ async fn project_changes(
     team: Option<&str>,
 ) -> Result<Changes, sqlx::Error> {
     let before = compared_with.from;
+    // The organisation's projects with their owners; a team's, the projects its allocation
+    // draws on (its own, and unowned ones its user tags or shared rules take from).
+    let (source, team_name) = match team {
+        None => (ROLLUP, "coalesce(t.name, $5)"),
+        Some(_) => (ALLOCATED, "$6"),
+    };
     let mut all: Vec<ProjectChange> = sqlx::query_as(&format!(
-        "select r.project, coalesce(t.name, $5) as team,
+        "select r.project, {team_name}::text as team,
                 coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day >= $1), 0) as spend,
                 coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day < $1), 0) as previous
-         from daily_project_costs r {TEAM_JOIN}
+         from {source}
          where r.day >= $3 and r.day < $2 and {}
          group by 1, 2",
         team_clause(6)

@@ -230,7 +230,7 @@ pub fn today() -> NaiveDate {
 }
 
 /// Adds `project` (in `team`, if any; nothing for untagged '') and the same rollup figures
-/// for every day from `from` to `last`, with no GPU or spot part.
+/// for every day from `from` to `last`, with no GPU or spot part, and allocates those days.
 pub async fn add_project_costs(
     pool: &PgPool,
     project: &str,
@@ -261,6 +261,13 @@ pub async fn add_project_costs(
     .execute(pool)
     .await
     .expect("costs");
+    // As every writer of the rollup does: the same days are allocated to teams again.
+    let mut conn = pool.acquire().await.expect("connection");
+    let range = burnrate::period::DateRange {
+        from,
+        to: last + chrono::Days::new(1),
+    };
+    burnrate::allocation::store::refresh(&mut conn, range).await.expect("allocated");
 }
 
 /// Serves a fake's router on 127.0.0.1:0 for the rest of the test.

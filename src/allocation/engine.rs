@@ -1,0 +1,224 @@
+//! The allocation of one day's spend to teams, with no I/O. The precedence, applied in this
+//! order to each project's daily total (the rollup's, so every view reconciles with it):
+//!
+//! 1. a project a team owns is that team's (`Direct`);
+//! 2. an unowned or untagged project's spend is divided among its user tag values by their
+//!    share of it in the user grain; the parts of users mapped to a team are that team's
+//!    (`UserTag`);
+//! 3. what is left passes the shared-cost rules in order; each takes what it selects and
+//!    divides it among its teams evenly, in proportion to their own spend that day
+//!    (steps 1 and 2), or by fixed percentages (`Shared`);
+//! 4. the rest is `Unassigned`.
+//!
+//! The user and service grains only give shares: the amounts always come from the project's
+//! total, and every division is `split_exact`, so a day's rows add up to the day's total to
+//! the last digit. Shares are taken from unblended cost and applied to every metric, so a
+//! team's part is the same fraction of each.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+
+use super::model::{Source, SplitKind};
+use super::split::split_exact;
+
+/// The four figures every allocated row carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Amounts {
+    pub unblended: Decimal,
+    pub amortized: Decimal,
+    pub gpu_unblended: Decimal,
+    pub gpu_amortized: Decimal,
+}
+
+impl Amounts {
+    fn add(&mut self, other: &Amounts) {
+        self.unblended += other.unblended;
+        self.amortized += other.amortized;
+        self.gpu_unblended += other.gpu_unblended;
+        self.gpu_amortized += other.gpu_amortized;
+    }
+
+    fn is_zero(&self) -> bool {
+        self.unblended.is_zero() && self.amortized.is_zero() && self.gpu_unblended.is_zero() && self.gpu_amortized.is_zero()
+    }
+
+    /// Each figure split by the same weights; `None` without a positive weight.
+    fn split(&self, weights: &[Decimal]) -> Option<Vec<Amounts>> {
+        let unblended = split_exact(self.unblended, weights)?;
+        let amortized = split_exact(self.amortized, weights)?;
+        let gpu_unblended = split_exact(self.gpu_unblended, weights)?;
+        let gpu_amortized = split_exact(self.gpu_amortized, weights)?;
+        Some(
+            (0..weights.len())
+                .map(|i| Amounts {
+                    unblended: unblended[i],
+                    amortized: amortized[i],
+                    gpu_unblended: gpu_unblended[i],
+                    gpu_amortized: gpu_amortized[i],
+                })
+                .collect(),
+        )
+    }
+}
+
+/// One project's day: its total from the rollup, and for an unowned project the shares the
+/// user and service grains give.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectDay {
+    pub project: String,
+    pub team: Option<i64>,
+    pub amounts: Amounts,
+    /// Unowned projects only: each user tag value, its team, and its unblended cost.
+    pub users: Vec<(String, Option<i64>, Decimal)>,
+    /// Unowned projects only: each service and its unblended cost.
+    pub services: Vec<(String, Decimal)>,
+}
+
+/// A checked rule with team ids: what the engine applies.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub id: i64,
+    pub untagged: bool,
+    pub projects: Vec<String>,
+    pub services: Vec<String>,
+    pub split: SplitKind,
+    /// Team ids with their percentages (fixed splits); empty means every team.
+    pub teams: Vec<(i64, Decimal)>,
+}
+
+/// One row of the allocation: a team's (or Unassigned's) part of a project's day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocated {
+    pub team: Option<i64>,
+    pub source: Source,
+    pub rule: Option<i64>,
+    pub project: String,
+    /// The user tag value for `UserTag` rows; empty otherwise.
+    pub user: String,
+    pub amounts: Amounts,
+}
+
+/// Allocates one day's projects. `teams` lists every team id (the default participants).
+pub fn allocate_day(projects: &[ProjectDay], rules: &[Rule], teams: &[i64]) -> Vec<Allocated> {
+    let mut rows: Vec<Allocated> = Vec::new();
+    // Each unowned project's leftover after step 2, in input order.
+    let mut leftovers: Vec<(&ProjectDay, Amounts)> = Vec::new();
+    for project in projects {
+        if let Some(team) = project.team {
+            rows.push(row(Some(team), Source::Direct, None, project, "", project.amounts));
+            continue;
+        }
+        let weights: Vec<Decimal> = project.users.iter().map(|u| u.2).collect();
+        let Some(parts) = project.amounts.split(&weights) else {
+            leftovers.push((project, project.amounts));
+            continue;
+        };
+        let mut left = Amounts::default();
+        for ((user, team, _), part) in project.users.iter().zip(parts) {
+            match team {
+                Some(team) => rows.push(row(Some(*team), Source::UserTag, None, project, user, part)),
+                None => left.add(&part),
+            }
+        }
+        leftovers.push((project, left));
+    }
+    // Each team's own unblended spend today: the weights of proportional splits.
+    let mut own: BTreeMap<i64, Decimal> = BTreeMap::new();
+    for row in &rows {
+        if let Some(team) = row.team {
+            *own.entry(team).or_default() += row.amounts.unblended;
+        }
+    }
+    for (project, mut left) in leftovers {
+        for rule in rules {
+            if left.is_zero() {
+                break;
+            }
+            let taken = take(rule, project, &mut left);
+            if let Some(taken) = taken {
+                share(rule, project, taken, teams, &own, &mut rows);
+            }
+        }
+        if !left.is_zero() {
+            rows.push(row(None, Source::Unassigned, None, project, "", left));
+        }
+    }
+    rows.retain(|r| !r.amounts.is_zero());
+    rows
+}
+
+fn row(team: Option<i64>, source: Source, rule: Option<i64>, project: &ProjectDay, user: &str, amounts: Amounts) -> Allocated {
+    Allocated {
+        team,
+        source,
+        rule,
+        project: project.project.clone(),
+        user: user.to_string(),
+        amounts,
+    }
+}
+
+/// What `rule` takes of `left`, which keeps the rest.
+fn take(rule: &Rule, project: &ProjectDay, left: &mut Amounts) -> Option<Amounts> {
+    let whole = (rule.untagged && project.project.is_empty()) || rule.projects.contains(&project.project);
+    if whole {
+        return Some(std::mem::take(left));
+    }
+    if rule.services.is_empty() {
+        return None;
+    }
+    // The listed services' share of the project's spend, applied to what is left of it.
+    let (mut listed, mut other) = (Decimal::ZERO, Decimal::ZERO);
+    for (service, cost) in &project.services {
+        if rule.services.contains(service) {
+            listed += (*cost).max(Decimal::ZERO);
+        } else {
+            other += (*cost).max(Decimal::ZERO);
+        }
+    }
+    if listed.is_zero() {
+        return None;
+    }
+    let parts = left.split(&[listed, other])?;
+    *left = parts[1];
+    Some(parts[0])
+}
+
+/// Divides what `rule` took among its teams.
+fn share(rule: &Rule, project: &ProjectDay, taken: Amounts, teams: &[i64], own: &BTreeMap<i64, Decimal>, rows: &mut Vec<Allocated>) {
+    let members: Vec<i64> = if rule.teams.is_empty() {
+        teams.to_vec()
+    } else {
+        rule.teams.iter().map(|t| t.0).collect()
+    };
+    if members.is_empty() {
+        rows.push(row(None, Source::Unassigned, Some(rule.id), project, "", taken));
+        return;
+    }
+    let weights: Vec<Decimal> = match rule.split {
+        SplitKind::Even => vec![Decimal::ONE; members.len()],
+        SplitKind::Fixed => rule.teams.iter().map(|t| t.1).collect(),
+        SplitKind::Proportional => members.iter().map(|t| own.get(t).copied().unwrap_or_default()).collect(),
+    };
+    // A proportional rule on a day none of its teams spent anything falls back to even.
+    let parts = taken
+        .split(&weights)
+        .or_else(|| taken.split(&vec![Decimal::ONE; members.len()]))
+        .unwrap_or_default();
+    for (team, part) in members.into_iter().zip(parts) {
+        rows.push(row(Some(team), Source::Shared, Some(rule.id), project, "", part));
+    }
+}
+
+/// A day's rows for storage.
+pub struct AllocatedDay {
+    pub day: NaiveDate,
+    pub estimated: bool,
+    pub rows: Vec<Allocated>,
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

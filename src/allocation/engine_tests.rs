@@ -1,0 +1,190 @@
+use std::str::FromStr;
+
+use super::*;
+
+fn d(text: &str) -> Decimal {
+    Decimal::from_str(text).expect("decimal")
+}
+
+/// Unblended `u`, amortized `a`, no GPU.
+fn amounts(u: &str, a: &str) -> Amounts {
+    Amounts {
+        unblended: d(u),
+        amortized: d(a),
+        ..Amounts::default()
+    }
+}
+
+const ML: i64 = 1;
+const PLATFORM: i64 = 2;
+const WEB: i64 = 3;
+
+fn owned(project: &str, team: i64, u: &str) -> ProjectDay {
+    ProjectDay {
+        project: project.into(),
+        team: Some(team),
+        amounts: amounts(u, u),
+        ..ProjectDay::default()
+    }
+}
+
+fn unowned(project: &str, u: &str, users: &[(&str, Option<i64>, &str)], services: &[(&str, &str)]) -> ProjectDay {
+    ProjectDay {
+        project: project.into(),
+        team: None,
+        amounts: amounts(u, u),
+        users: users.iter().map(|(n, t, c)| (n.to_string(), *t, d(c))).collect(),
+        services: services.iter().map(|(n, c)| (n.to_string(), d(c))).collect(),
+    }
+}
+
+fn rule(id: i64, split: SplitKind) -> Rule {
+    Rule {
+        id,
+        untagged: false,
+        projects: vec![],
+        services: vec![],
+        split,
+        teams: vec![],
+    }
+}
+
+/// (team, source, rule, project, user, unblended) per row, sorted.
+fn summary(rows: &[Allocated]) -> Vec<(Option<i64>, &'static str, Option<i64>, String, String, Decimal)> {
+    let mut out: Vec<_> = rows
+        .iter()
+        .map(|r| (r.team, r.source.key(), r.rule, r.project.clone(), r.user.clone(), r.amounts.unblended))
+        .collect();
+    out.sort();
+    out
+}
+
+fn total(rows: &[Allocated]) -> Amounts {
+    let mut sum = Amounts::default();
+    for row in rows {
+        sum.add(&row.amounts);
+    }
+    sum
+}
+
+#[test]
+fn each_precedence_step_claims_only_what_the_steps_before_it_left() {
+    let projects = [
+        owned("train", ML, "100.00"),
+        // An unowned project: alice (ml) spent 30 of 60 in the user grain, bob (no team) 20,
+        // and 10 had no user tag.
+        unowned("sandbox", "60.00", &[("alice", Some(ML), "30"), ("bob", None, "20"), ("", None, "10")], &[]),
+        // Untagged spend with nobody's user tag, and a project no rule names.
+        unowned("", "9.00", &[("", None, "9")], &[]),
+        unowned("orphan", "5.00", &[], &[]),
+    ];
+    let mut untagged = rule(7, SplitKind::Even);
+    untagged.untagged = true;
+    untagged.teams = vec![(ML, Decimal::ZERO), (PLATFORM, Decimal::ZERO)];
+    let rows = allocate_day(&projects, &[untagged], &[ML, PLATFORM, WEB]);
+    let s = |t: Option<i64>, src: &'static str, r: Option<i64>, p: &str, u: &str, v: &str| {
+        (t, src, r, p.to_string(), u.to_string(), d(v))
+    };
+    assert_eq!(
+        summary(&rows),
+        [
+            s(None, "unassigned", None, "orphan", "", "5.00"),
+            s(None, "unassigned", None, "sandbox", "", "30.00"),
+            s(Some(ML), "direct", None, "train", "", "100.00"),
+            s(Some(ML), "shared", Some(7), "", "", "4.50"),
+            s(Some(ML), "user", None, "sandbox", "alice", "30.00"),
+            s(Some(PLATFORM), "shared", Some(7), "", "", "4.50"),
+        ]
+    );
+    assert_eq!(total(&rows).unblended, d("174.00"));
+}
+
+#[test]
+fn a_project_rule_takes_an_unowned_projects_leftover_and_an_owned_project_stays_direct() {
+    let projects = [owned("k8s", PLATFORM, "50.00"), unowned("shared-cluster", "100.00", &[], &[])];
+    let mut by_name = rule(3, SplitKind::Fixed);
+    by_name.projects = vec!["shared-cluster".into(), "k8s".into()];
+    by_name.teams = vec![(ML, d("60")), (PLATFORM, d("30")), (WEB, d("10"))];
+    let rows = allocate_day(&projects, &[by_name], &[ML, PLATFORM, WEB]);
+    let shared: Vec<(Option<i64>, Decimal)> = rows
+        .iter()
+        .filter(|r| r.source == Source::Shared)
+        .map(|r| (r.team, r.amounts.unblended))
+        .collect();
+    assert_eq!(shared, [(Some(ML), d("60.00")), (Some(PLATFORM), d("30.00")), (Some(WEB), d("10.00"))]);
+    assert!(rows.iter().any(|r| r.project == "k8s" && r.source == Source::Direct));
+}
+
+#[test]
+fn proportional_follows_each_teams_own_spend_that_day_and_falls_back_to_even() {
+    let projects = [
+        owned("a", ML, "300.00"),
+        owned("b", PLATFORM, "100.00"),
+        unowned("", "10.00", &[], &[]),
+    ];
+    let mut untagged = rule(1, SplitKind::Proportional);
+    untagged.untagged = true;
+    let rows = allocate_day(&projects, &[untagged.clone()], &[ML, PLATFORM, WEB]);
+    let shared: Vec<(Option<i64>, Decimal)> = rows
+        .iter()
+        .filter(|r| r.source == Source::Shared)
+        .map(|r| (r.team, r.amounts.unblended))
+        .collect();
+    // 3 : 1 : 0; web spent nothing, so it takes nothing.
+    assert_eq!(shared, [(Some(ML), d("7.50")), (Some(PLATFORM), d("2.50"))]);
+
+    let quiet_day = [unowned("", "10.00", &[], &[])];
+    let rows = allocate_day(&quiet_day, &[untagged], &[ML, PLATFORM, WEB]);
+    let shared: Vec<Decimal> = rows.iter().map(|r| r.amounts.unblended).collect();
+    assert_eq!(shared, [d("3.34"), d("3.33"), d("3.33")]);
+}
+
+#[test]
+fn a_service_rule_takes_its_services_share_of_what_is_left() {
+    // 80 of the untagged 100 is NAT gateway (EC2 - Other) and CloudWatch by the service grain.
+    let projects = [
+        owned("a", ML, "10.00"),
+        unowned(
+            "",
+            "100.00",
+            &[],
+            &[("EC2 - Other", "60"), ("AmazonCloudWatch", "20"), ("Amazon Elastic Compute Cloud - Compute", "20")],
+        ),
+    ];
+    let mut network = rule(4, SplitKind::Even);
+    network.services = vec!["EC2 - Other".into(), "AmazonCloudWatch".into()];
+    network.teams = vec![(ML, Decimal::ZERO), (WEB, Decimal::ZERO)];
+    let rows = allocate_day(&projects, &[network], &[ML, PLATFORM, WEB]);
+    assert_eq!(
+        summary(&rows)
+            .into_iter()
+            .filter(|r| r.1 != "direct")
+            .map(|r| (r.0, r.1, r.5))
+            .collect::<Vec<_>>(),
+        [(None, "unassigned", d("20.00")), (Some(ML), "shared", d("40.00")), (Some(WEB), "shared", d("40.00"))]
+    );
+}
+
+#[test]
+fn every_metric_reconciles_to_the_last_digit_with_credits_and_odd_amounts() {
+    let mut projects = vec![
+        owned("a", ML, "1234.5678901"),
+        unowned("", "-33.33", &[("carol", Some(WEB), "1"), ("", None, "2")], &[("Tax", "1"), ("EC2 - Other", "2")]),
+        unowned("lab", "0.07", &[("dave", Some(PLATFORM), "5"), ("erin", None, "5")], &[]),
+    ];
+    projects[0].amounts.gpu_unblended = d("1000.0000001");
+    projects[2].amounts.gpu_amortized = d("0.05");
+    let mut fixed = rule(1, SplitKind::Fixed);
+    fixed.services = vec!["EC2 - Other".into()];
+    fixed.teams = vec![(ML, d("33.33")), (PLATFORM, d("33.33")), (WEB, d("33.34"))];
+    let mut rest = rule(2, SplitKind::Proportional);
+    rest.untagged = true;
+    rest.projects = vec!["lab".into()];
+    let rows = allocate_day(&projects, &[fixed, rest], &[ML, PLATFORM, WEB]);
+    let mut expected = Amounts::default();
+    for project in &projects {
+        expected.add(&project.amounts);
+    }
+    assert_eq!(total(&rows), expected);
+    assert!(rows.iter().all(|r| r.source != Source::Unassigned), "{rows:#?}");
+}

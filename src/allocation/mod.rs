@@ -1,0 +1,28 @@
+//! Allocation: who each dollar belongs to. One precedence (the project's team, then the user
+//! tag's team, then the shared-cost rules, then Unassigned; see `engine`) is applied to every
+//! day's spend and stored beside the rollup, so every view, budget and statement reads the
+//! same answer.
+//!
+//! It sits just above `auth` and below `costs`, whose rollup refresh rewrites the allocation
+//! of the same days in the same transaction; it reads the cost tables by SQL only.
+
+pub mod api;
+pub mod model;
+pub mod pages;
+
+pub use model::{PartLine, Preview, PreviewRow, RuleTeam, Selector, SharedRule, Source, SplitKind};
+
+#[cfg(feature = "ssr")]
+pub mod edit;
+#[cfg(feature = "ssr")]
+pub mod engine;
+#[cfg(feature = "ssr")]
+pub mod reads;
+#[cfg(feature = "ssr")]
+pub mod rule_store;
+#[cfg(feature = "ssr")]
+pub mod rules;
+#[cfg(feature = "ssr")]
+pub mod split;
+#[cfg(feature = "ssr")]
+pub mod store;

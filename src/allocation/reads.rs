@@ -1,0 +1,127 @@
+//! What pages read of the allocation: a team's parts by source, and the preview of a rule
+//! change.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+use sqlx::PgConnection;
+
+use super::model::{PartLine, Preview, PreviewRow, SharedRule};
+use crate::format::UNASSIGNED_TEAM;
+use crate::period::{DateRange, Metric};
+
+/// SQL for a metric's column of `allocated_daily_costs` (alias `a`).
+pub fn column(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Amortized => "a.amortized",
+        Metric::Unblended => "a.unblended",
+    }
+}
+
+/// A team's (or Unassigned's) spend in `range` by source, project and rule, largest first
+/// (at most 200 lines; the totals elsewhere are summed in SQL).
+pub async fn parts(
+    conn: impl sqlx::PgExecutor<'_>,
+    team: &str,
+    range: DateRange,
+    metric: Metric,
+) -> Result<Vec<PartLine>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "select a.source, a.project, r.name as rule, sum({col}) as spend
+         from allocated_daily_costs a
+         left join teams t on t.id = a.team_id
+         left join allocation_rules r on r.id = a.rule_id
+         where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3
+         group by 1, 2, 3 having sum({col}) <> 0
+         order by case a.source when 'direct' then 0 when 'user' then 1 when 'shared' then 2 else 3 end,
+                  spend desc, 2 limit 200",
+        col = column(metric)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(team)
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(conn)
+    .await
+}
+
+/// A team's (or Unassigned's) allocated spend in `range`.
+pub async fn team_total(
+    conn: impl sqlx::PgExecutor<'_>,
+    team: &str,
+    range: DateRange,
+    metric: Metric,
+) -> Result<Decimal, sqlx::Error> {
+    sqlx::query_scalar(&format!(
+        "select coalesce(sum({col}), 0) from allocated_daily_costs a left join teams t on t.id = a.team_id
+         where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3",
+        col = column(metric)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(team)
+    .bind(UNASSIGNED_TEAM)
+    .fetch_one(conn)
+    .await
+}
+
+/// Each team's spend in `range` under the stored allocation, and under `proposed` rules in
+/// place of the stored ones, computed without writing anything.
+pub async fn preview(
+    conn: &mut PgConnection,
+    range: DateRange,
+    metric: Metric,
+    proposed: &[SharedRule],
+) -> Result<Preview, sqlx::Error> {
+    let now: Vec<(String, Decimal)> = sqlx::query_as(&format!(
+        "select coalesce(t.name, $3), sum({col}) from allocated_daily_costs a left join teams t on t.id = a.team_id
+         where a.day >= $1 and a.day < $2 group by 1",
+        col = column(metric)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(&mut *conn)
+    .await?;
+    let names: BTreeMap<i64, String> = sqlx::query_as::<_, (i64, String)>("select id, name from teams")
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .collect();
+    let rules = super::rule_store::resolve(conn, proposed).await?;
+    let days = super::store::compute(conn, range, &rules).await?;
+    let mut table: BTreeMap<String, PreviewRow> = BTreeMap::new();
+    for (team, spend) in now {
+        row_for(&mut table, team).now += spend;
+    }
+    for (_, _, rows) in &days {
+        for row in rows {
+            let team = row
+                .team
+                .and_then(|id| names.get(&id).cloned())
+                .unwrap_or_else(|| UNASSIGNED_TEAM.to_string());
+            row_for(&mut table, team).proposed += match metric {
+                Metric::Amortized => row.amounts.amortized,
+                Metric::Unblended => row.amounts.unblended,
+            };
+        }
+    }
+    let mut teams: Vec<PreviewRow> = table.into_values().collect();
+    teams.sort_by(|a, b| b.proposed.cmp(&a.proposed).then_with(|| a.team.cmp(&b.team)));
+    Ok(Preview {
+        rule: None,
+        original: None,
+        from: range.from,
+        to: range.last_day(),
+        metric,
+        teams,
+    })
+}
+
+fn row_for(table: &mut BTreeMap<String, PreviewRow>, team: String) -> &mut PreviewRow {
+    table.entry(team.clone()).or_insert_with(|| PreviewRow {
+        team,
+        now: Decimal::ZERO,
+        proposed: Decimal::ZERO,
+    })
+}

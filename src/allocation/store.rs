@@ -1,0 +1,283 @@
+//! The allocation in Postgres: each day's spend as `engine` allocates it, rewritten in the
+//! caller's transaction wherever what it depends on changes: the rollup (ingestion, the
+//! demo, a catalogue update), project and user mappings, teams, and the shared-cost rules.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::PgConnection;
+
+use super::engine::{Allocated, Amounts, ProjectDay, Rule, allocate_day};
+use super::model::SplitKind;
+use crate::period::DateRange;
+
+/// Rows written per statement.
+const BATCH: usize = 20_000;
+
+#[derive(sqlx::FromRow)]
+struct RollupRow {
+    day: NaiveDate,
+    project: String,
+    team_id: Option<i64>,
+    unblended: Decimal,
+    amortized: Decimal,
+    gpu_unblended: Decimal,
+    gpu_amortized: Decimal,
+    estimated: bool,
+}
+
+#[derive(sqlx::FromRow)]
+struct ShareRow {
+    day: NaiveDate,
+    project: String,
+    name: String,
+    team_id: Option<i64>,
+    unblended: Decimal,
+}
+
+#[derive(sqlx::FromRow)]
+struct RuleRow {
+    id: i64,
+    selector: String,
+    selector_values: Vec<String>,
+    split: String,
+    teams: Vec<i64>,
+    percents: Vec<Option<Decimal>>,
+}
+
+/// The stored rules, in order, as the engine applies them.
+pub async fn engine_rules(conn: &mut PgConnection) -> Result<Vec<Rule>, sqlx::Error> {
+    let rows: Vec<RuleRow> = sqlx::query_as(
+        "select r.id, r.selector, r.selector_values, r.split,
+                coalesce(array_agg(t.team_id order by t.team_id) filter (where t.team_id is not null), '{}') as teams,
+                coalesce(array_agg(t.percent order by t.team_id) filter (where t.team_id is not null), '{}') as percents
+         from allocation_rules r left join allocation_rule_teams t on t.rule_id = r.id
+         group by r.id order by r.position, r.id",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| Rule {
+            id: row.id,
+            untagged: row.selector == "untagged",
+            projects: if row.selector == "projects" { row.selector_values.clone() } else { Vec::new() },
+            services: if row.selector == "services" { row.selector_values } else { Vec::new() },
+            // The table's check allows only the three kinds.
+            split: SplitKind::parse(&row.split).unwrap_or(SplitKind::Even),
+            teams: row
+                .teams
+                .into_iter()
+                .zip(row.percents)
+                .map(|(team, percent)| (team, percent.unwrap_or_default()))
+                .collect(),
+        })
+        .collect())
+}
+
+/// Every day of `range` allocated with `rules`, in day order, without writing anything: what
+/// `refresh` stores, and what a preview compares.
+pub async fn compute(
+    conn: &mut PgConnection,
+    range: DateRange,
+    rules: &[Rule],
+) -> Result<Vec<(NaiveDate, bool, Vec<Allocated>)>, sqlx::Error> {
+    let teams: Vec<i64> = sqlx::query_scalar("select id from teams order by id")
+        .fetch_all(&mut *conn)
+        .await?;
+    let rollup: Vec<RollupRow> = sqlx::query_as(
+        "select r.day, r.project, p.team_id, r.unblended, r.amortized, r.gpu_unblended, r.gpu_amortized, r.estimated
+         from daily_project_costs r left join projects p on p.name = r.project
+         where r.day >= $1 and r.day < $2 order by r.day, r.project",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .fetch_all(&mut *conn)
+    .await?;
+    // Shares within unowned projects only: owned ones need none.
+    let users: Vec<ShareRow> = sqlx::query_as(
+        "select c.day, c.project, c.user_name as name, u.team_id, c.unblended
+         from costs_by_user c
+         left join projects p on p.name = c.project
+         left join tagged_users u on u.name = c.user_name
+         where c.day >= $1 and c.day < $2 and p.team_id is null
+         order by c.day, c.project, c.user_name",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .fetch_all(&mut *conn)
+    .await?;
+    let services: Vec<ShareRow> = if rules.iter().any(|r| !r.services.is_empty()) {
+        sqlx::query_as(
+            "select c.day, c.project, c.service as name, null::bigint as team_id, c.unblended
+             from costs_by_service c left join projects p on p.name = c.project
+             where c.day >= $1 and c.day < $2 and p.team_id is null
+             order by c.day, c.project, c.service",
+        )
+        .bind(range.from)
+        .bind(range.to)
+        .fetch_all(&mut *conn)
+        .await?
+    } else {
+        Vec::new()
+    };
+    let mut user_shares = group(users);
+    let mut service_shares = group(services);
+    let mut days: Vec<(NaiveDate, bool, Vec<ProjectDay>)> = Vec::new();
+    for row in rollup {
+        if days.last().is_none_or(|d| d.0 != row.day) {
+            days.push((row.day, false, Vec::new()));
+        }
+        let Some(day) = days.last_mut() else { continue };
+        day.1 |= row.estimated;
+        let key = (row.day, row.project.clone());
+        let unowned = row.team_id.is_none();
+        day.2.push(ProjectDay {
+            team: row.team_id,
+            amounts: Amounts {
+                unblended: row.unblended,
+                amortized: row.amortized,
+                gpu_unblended: row.gpu_unblended,
+                gpu_amortized: row.gpu_amortized,
+            },
+            users: if unowned { user_shares.remove(&key).unwrap_or_default() } else { Vec::new() },
+            services: if unowned {
+                service_shares
+                    .remove(&key)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(name, _, cost)| (name, cost))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            project: row.project,
+        });
+    }
+    Ok(days
+        .into_iter()
+        .map(|(day, estimated, projects)| (day, estimated, allocate_day(&projects, rules, &teams)))
+        .collect())
+}
+
+type Shares = BTreeMap<(NaiveDate, String), Vec<(String, Option<i64>, Decimal)>>;
+
+fn group(rows: Vec<ShareRow>) -> Shares {
+    let mut shares: Shares = BTreeMap::new();
+    for row in rows {
+        shares
+            .entry((row.day, row.project))
+            .or_default()
+            .push((row.name, row.team_id, row.unblended));
+    }
+    shares
+}
+
+/// Days allocated at a time: memory stays flat however long the history.
+const CHUNK_DAYS: u64 = 31;
+
+/// Rewrites the allocation of `range` from the rollup, the mappings and the stored rules.
+/// Call it in the transaction that changed any of them.
+pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
+    let rules = engine_rules(conn).await?;
+    sqlx::query("delete from allocated_daily_costs where day >= $1 and day < $2")
+        .bind(range.from)
+        .bind(range.to)
+        .execute(&mut *conn)
+        .await?;
+    let mut from = range.from;
+    while from < range.to {
+        let to = (from + chrono::Days::new(CHUNK_DAYS)).min(range.to);
+        write_chunk(conn, DateRange { from, to }, &rules).await?;
+        from = to;
+    }
+    Ok(())
+}
+
+async fn write_chunk(conn: &mut PgConnection, range: DateRange, rules: &[Rule]) -> Result<(), sqlx::Error> {
+    let days = compute(conn, range, rules).await?;
+    let rows: Vec<(NaiveDate, bool, &Allocated)> = days
+        .iter()
+        .flat_map(|(day, estimated, rows)| rows.iter().map(move |r| (*day, *estimated, r)))
+        .collect();
+    for batch in rows.chunks(BATCH) {
+        insert(conn, batch).await?;
+    }
+    Ok(())
+}
+
+async fn insert(conn: &mut PgConnection, rows: &[(NaiveDate, bool, &Allocated)]) -> Result<(), sqlx::Error> {
+    let column = |f: fn(&Allocated) -> Decimal| rows.iter().map(|r| f(r.2)).collect::<Vec<Decimal>>();
+    sqlx::query(
+        "insert into allocated_daily_costs
+             (day, estimated, team_id, source, rule_id, project, user_name, unblended, amortized, gpu_unblended, gpu_amortized)
+         select * from unnest($1::date[], $2::bool[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[],
+                              $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[])",
+    )
+    .bind(rows.iter().map(|r| r.0).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.1).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.2.team).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.2.source.key()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.2.rule).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.2.project.as_str()).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.2.user.as_str()).collect::<Vec<_>>())
+    .bind(column(|a| a.amounts.unblended))
+    .bind(column(|a| a.amounts.amortized))
+    .bind(column(|a| a.amounts.gpu_unblended))
+    .bind(column(|a| a.amounts.gpu_amortized))
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Rewrites every day with spend: after a mapping, team or rule change, which moves spend
+/// on every day.
+pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    let span: (Option<NaiveDate>, Option<NaiveDate>) =
+        sqlx::query_as("select min(day), max(day) from daily_project_costs")
+            .fetch_one(&mut *conn)
+            .await?;
+    match span {
+        (Some(from), Some(last)) => refresh(conn, DateRange { from, to: last + chrono::Days::new(1) }).await,
+        _ => {
+            sqlx::query("delete from allocated_daily_costs").execute(&mut *conn).await?;
+            Ok(())
+        }
+    }
+}
+
+/// Allocates the days the rollup has and the allocation lacks: after the upgrade that
+/// added allocation, or anything else that wrote the rollup alone. True when it wrote any.
+pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+    let missing: Vec<NaiveDate> = sqlx::query_scalar(
+        "select distinct r.day from daily_project_costs r
+         where not exists (select 1 from allocated_daily_costs a where a.day = r.day) order by 1",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    // Consecutive days are allocated together.
+    let mut ranges: Vec<DateRange> = Vec::new();
+    for day in &missing {
+        match ranges.last_mut() {
+            Some(range) if range.to == *day => range.to = *day + chrono::Days::new(1),
+            _ => ranges.push(DateRange {
+                from: *day,
+                to: *day + chrono::Days::new(1),
+            }),
+        }
+    }
+    for range in ranges {
+        refresh(conn, range).await?;
+    }
+    Ok(!missing.is_empty())
+}
+
+/// `fill_gaps` in a transaction of its own, as bulk work (no statement bound).
+pub async fn fill_gaps_in_transaction(pool: &sqlx::PgPool) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
+    let filled = fill_gaps(&mut tx).await?;
+    tx.commit().await?;
+    Ok(filled)
+}
