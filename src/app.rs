@@ -8,6 +8,7 @@ use leptos_router::{
     lazy_route,
 };
 
+use crate::allocation::pages::AllocationRulesPage;
 use crate::audit::pages::AuditPage;
 use crate::auth::pages::sign_in::{AccountPage, LoginPage, SetupPage, UserMenu};
 use crate::auth::pages::users::UsersPage;
@@ -18,7 +19,6 @@ use crate::enforcement::pages::approvals::ApprovalsPage;
 use crate::enforcement::pages::enforcement::EnforcementPage;
 use crate::ingestion::pages::IngestionPage;
 use crate::savings::pages::{SavingsPage, WhatIfPage};
-use crate::allocation::pages::AllocationRulesPage;
 use crate::teams::pages::TeamsAdminPage;
 
 /// The document around the app, rendered on the server.

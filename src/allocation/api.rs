@@ -46,7 +46,14 @@ pub async fn get_allocation_rules() -> Result<RulesPage, AppError> {
 /// The form's fields: `original` names the rule being replaced (empty for a new one);
 /// values and teams are one per line (`ml-research 60` for a fixed split).
 #[cfg(feature = "ssr")]
-fn save_edit(original: Option<String>, name: String, selector: String, values: String, split: String, teams: String) -> super::edit::RuleEdit {
+fn save_edit(
+    original: Option<String>,
+    name: String,
+    selector: String,
+    values: String,
+    split: String,
+    teams: String,
+) -> super::edit::RuleEdit {
     use super::rules::{RuleInput, team_lines, value_lines};
     super::edit::RuleEdit::Save {
         original: original.filter(|o| !o.is_empty()),
@@ -73,7 +80,14 @@ pub async fn save_allocation_rule(
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let edit = save_edit(original, name, selector, values.unwrap_or_default(), split, teams.unwrap_or_default());
+            let edit = save_edit(
+                original,
+                name,
+                selector,
+                values.unwrap_or_default(),
+                split,
+                teams.unwrap_or_default(),
+            );
             let pool = crate::ctx::pool()?;
             super::edit::apply(&pool, &crate::audit_log::Actor::from(&caller), edit).await
         }
@@ -100,7 +114,14 @@ pub async fn preview_allocation_rule(
                 None => super::edit::preview_month(chrono::Utc::now().date_naive()),
                 Some(text) => super::edit::parse_month(text).map_err(|m| AppError::invalid("month", m))?,
             };
-            let edit = save_edit(original, name, selector, values.unwrap_or_default(), split, teams.unwrap_or_default());
+            let edit = save_edit(
+                original,
+                name,
+                selector,
+                values.unwrap_or_default(),
+                split,
+                teams.unwrap_or_default(),
+            );
             let pool = crate::ctx::pool()?;
             super::edit::preview(&pool, edit, crate::period::Metric::Unblended, month).await
         }

@@ -14,16 +14,25 @@ use crate::period::{DateRange, Metric};
 /// What an admin asks of the rules.
 pub enum RuleEdit {
     /// Add `input`, or replace the rule named `original` with it (keeping its place).
-    Save { original: Option<String>, input: RuleInput },
-    Delete { name: String },
+    Save {
+        original: Option<String>,
+        input: RuleInput,
+    },
+    Delete {
+        name: String,
+    },
     /// One place earlier in the order.
-    MoveUp { name: String },
+    MoveUp {
+        name: String,
+    },
 }
 
 /// The month a preview covers: the last whole calendar month before `today`.
 pub fn preview_month(today: NaiveDate) -> DateRange {
     let this_month = today.with_day(1).unwrap_or(today);
-    let from = this_month.checked_sub_months(chrono::Months::new(1)).unwrap_or(this_month);
+    let from = this_month
+        .checked_sub_months(chrono::Months::new(1))
+        .unwrap_or(this_month);
     DateRange { from, to: this_month }
 }
 
@@ -51,7 +60,10 @@ async fn edited(conn: &mut sqlx::PgConnection, edit: &RuleEdit) -> Result<Vec<Sh
             match at {
                 Some(at) => rules[at] = rule,
                 None if rules.len() >= MAX_RULES => {
-                    return Err(AppError::invalid("name", format!("at most {MAX_RULES} shared-cost rules")));
+                    return Err(AppError::invalid(
+                        "name",
+                        format!("at most {MAX_RULES} shared-cost rules"),
+                    ));
                 }
                 None => rules.push(rule),
             }
@@ -102,7 +114,9 @@ pub async fn preview(pool: &PgPool, edit: RuleEdit, metric: Metric, month: DateR
     let rules = edited(&mut conn, &edit).await?;
     let mut preview = reads::preview(&mut conn, month, metric, &rules).await?;
     if let RuleEdit::Save { original, input } = edit {
-        preview.rule = rules.into_iter().find(|r| r.name.eq_ignore_ascii_case(input.name.trim()));
+        preview.rule = rules
+            .into_iter()
+            .find(|r| r.name.eq_ignore_ascii_case(input.name.trim()));
         preview.original = original;
     }
     Ok(preview)
@@ -123,7 +137,13 @@ mod tests {
             }
         );
         assert_eq!(preview_month(day(2026, 1, 1)).from, day(2025, 12, 1));
-        assert_eq!(parse_month("2026-12"), Ok(DateRange { from: day(2026, 12, 1), to: day(2027, 1, 1) }));
+        assert_eq!(
+            parse_month("2026-12"),
+            Ok(DateRange {
+                from: day(2026, 12, 1),
+                to: day(2027, 1, 1)
+            })
+        );
         assert!(parse_month("2026-13").is_err());
         assert!(parse_month("October").is_err());
     }

@@ -41,7 +41,10 @@ impl Amounts {
     }
 
     fn is_zero(&self) -> bool {
-        self.unblended.is_zero() && self.amortized.is_zero() && self.gpu_unblended.is_zero() && self.gpu_amortized.is_zero()
+        self.unblended.is_zero()
+            && self.amortized.is_zero()
+            && self.gpu_unblended.is_zero()
+            && self.gpu_amortized.is_zero()
     }
 
     /// Each figure split by the same weights; `None` without a positive weight.
@@ -149,7 +152,14 @@ pub fn allocate_day(projects: &[ProjectDay], rules: &[Rule], teams: &[i64]) -> V
     rows
 }
 
-fn row(team: Option<i64>, source: Source, rule: Option<i64>, project: &ProjectDay, user: &str, amounts: Amounts) -> Allocated {
+fn row(
+    team: Option<i64>,
+    source: Source,
+    rule: Option<i64>,
+    project: &ProjectDay,
+    user: &str,
+    amounts: Amounts,
+) -> Allocated {
     Allocated {
         team,
         source,
@@ -187,7 +197,14 @@ fn take(rule: &Rule, project: &ProjectDay, left: &mut Amounts) -> Option<Amounts
 }
 
 /// Divides what `rule` took among its teams.
-fn share(rule: &Rule, project: &ProjectDay, taken: Amounts, teams: &[i64], own: &BTreeMap<i64, Decimal>, rows: &mut Vec<Allocated>) {
+fn share(
+    rule: &Rule,
+    project: &ProjectDay,
+    taken: Amounts,
+    teams: &[i64],
+    own: &BTreeMap<i64, Decimal>,
+    rows: &mut Vec<Allocated>,
+) {
     let members: Vec<i64> = if rule.teams.is_empty() {
         teams.to_vec()
     } else {
@@ -200,7 +217,10 @@ fn share(rule: &Rule, project: &ProjectDay, taken: Amounts, teams: &[i64], own: 
     let weights: Vec<Decimal> = match rule.split {
         SplitKind::Even => vec![Decimal::ONE; members.len()],
         SplitKind::Fixed => rule.teams.iter().map(|t| t.1).collect(),
-        SplitKind::Proportional => members.iter().map(|t| own.get(t).copied().unwrap_or_default()).collect(),
+        SplitKind::Proportional => members
+            .iter()
+            .map(|t| own.get(t).copied().unwrap_or_default())
+            .collect(),
     };
     // A proportional rule on a day none of its teams spent anything falls back to even.
     let parts = taken

@@ -49,11 +49,23 @@ fn rule(id: i64, split: SplitKind) -> Rule {
     }
 }
 
-/// (team, source, rule, project, user, unblended) per row, sorted.
-fn summary(rows: &[Allocated]) -> Vec<(Option<i64>, &'static str, Option<i64>, String, String, Decimal)> {
+/// (team, source, rule, project, user, unblended) of one row.
+type Summary = (Option<i64>, &'static str, Option<i64>, String, String, Decimal);
+
+/// Each row's summary, sorted.
+fn summary(rows: &[Allocated]) -> Vec<Summary> {
     let mut out: Vec<_> = rows
         .iter()
-        .map(|r| (r.team, r.source.key(), r.rule, r.project.clone(), r.user.clone(), r.amounts.unblended))
+        .map(|r| {
+            (
+                r.team,
+                r.source.key(),
+                r.rule,
+                r.project.clone(),
+                r.user.clone(),
+                r.amounts.unblended,
+            )
+        })
         .collect();
     out.sort();
     out
@@ -73,7 +85,12 @@ fn each_precedence_step_claims_only_what_the_steps_before_it_left() {
         owned("train", ML, "100.00"),
         // An unowned project: alice (ml) spent 30 of 60 in the user grain, bob (no team) 20,
         // and 10 had no user tag.
-        unowned("sandbox", "60.00", &[("alice", Some(ML), "30"), ("bob", None, "20"), ("", None, "10")], &[]),
+        unowned(
+            "sandbox",
+            "60.00",
+            &[("alice", Some(ML), "30"), ("bob", None, "20"), ("", None, "10")],
+            &[],
+        ),
         // Untagged spend with nobody's user tag, and a project no rule names.
         unowned("", "9.00", &[("", None, "9")], &[]),
         unowned("orphan", "5.00", &[], &[]),
@@ -101,7 +118,10 @@ fn each_precedence_step_claims_only_what_the_steps_before_it_left() {
 
 #[test]
 fn a_project_rule_takes_an_unowned_projects_leftover_and_an_owned_project_stays_direct() {
-    let projects = [owned("k8s", PLATFORM, "50.00"), unowned("shared-cluster", "100.00", &[], &[])];
+    let projects = [
+        owned("k8s", PLATFORM, "50.00"),
+        unowned("shared-cluster", "100.00", &[], &[]),
+    ];
     let mut by_name = rule(3, SplitKind::Fixed);
     by_name.projects = vec!["shared-cluster".into(), "k8s".into()];
     by_name.teams = vec![(ML, d("60")), (PLATFORM, d("30")), (WEB, d("10"))];
@@ -111,7 +131,14 @@ fn a_project_rule_takes_an_unowned_projects_leftover_and_an_owned_project_stays_
         .filter(|r| r.source == Source::Shared)
         .map(|r| (r.team, r.amounts.unblended))
         .collect();
-    assert_eq!(shared, [(Some(ML), d("60.00")), (Some(PLATFORM), d("30.00")), (Some(WEB), d("10.00"))]);
+    assert_eq!(
+        shared,
+        [
+            (Some(ML), d("60.00")),
+            (Some(PLATFORM), d("30.00")),
+            (Some(WEB), d("10.00"))
+        ]
+    );
     assert!(rows.iter().any(|r| r.project == "k8s" && r.source == Source::Direct));
 }
 
@@ -148,7 +175,11 @@ fn a_service_rule_takes_its_services_share_of_what_is_left() {
             "",
             "100.00",
             &[],
-            &[("EC2 - Other", "60"), ("AmazonCloudWatch", "20"), ("Amazon Elastic Compute Cloud - Compute", "20")],
+            &[
+                ("EC2 - Other", "60"),
+                ("AmazonCloudWatch", "20"),
+                ("Amazon Elastic Compute Cloud - Compute", "20"),
+            ],
         ),
     ];
     let mut network = rule(4, SplitKind::Even);
@@ -161,7 +192,11 @@ fn a_service_rule_takes_its_services_share_of_what_is_left() {
             .filter(|r| r.1 != "direct")
             .map(|r| (r.0, r.1, r.5))
             .collect::<Vec<_>>(),
-        [(None, "unassigned", d("20.00")), (Some(ML), "shared", d("40.00")), (Some(WEB), "shared", d("40.00"))]
+        [
+            (None, "unassigned", d("20.00")),
+            (Some(ML), "shared", d("40.00")),
+            (Some(WEB), "shared", d("40.00"))
+        ]
     );
 }
 
@@ -169,8 +204,18 @@ fn a_service_rule_takes_its_services_share_of_what_is_left() {
 fn every_metric_reconciles_to_the_last_digit_with_credits_and_odd_amounts() {
     let mut projects = vec![
         owned("a", ML, "1234.5678901"),
-        unowned("", "-33.33", &[("carol", Some(WEB), "1"), ("", None, "2")], &[("Tax", "1"), ("EC2 - Other", "2")]),
-        unowned("lab", "0.07", &[("dave", Some(PLATFORM), "5"), ("erin", None, "5")], &[]),
+        unowned(
+            "",
+            "-33.33",
+            &[("carol", Some(WEB), "1"), ("", None, "2")],
+            &[("Tax", "1"), ("EC2 - Other", "2")],
+        ),
+        unowned(
+            "lab",
+            "0.07",
+            &[("dave", Some(PLATFORM), "5"), ("erin", None, "5")],
+            &[],
+        ),
     ];
     projects[0].amounts.gpu_unblended = d("1000.0000001");
     projects[2].amounts.gpu_amortized = d("0.05");

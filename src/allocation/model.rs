@@ -23,7 +23,11 @@ impl Selector {
             Selector::Untagged => "untagged spend".to_string(),
             Selector::Projects(names) => format!(
                 "projects {}",
-                names.iter().map(|n| crate::format::tag_label(n)).collect::<Vec<_>>().join(", ")
+                names
+                    .iter()
+                    .map(|n| crate::format::tag_label(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Selector::Services(names) => format!("services {}", names.join(", ")),
         }

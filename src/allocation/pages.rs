@@ -16,7 +16,10 @@ pub fn AllocationRulesPage() -> impl IntoView {
     let save = ServerAction::<SaveAllocationRule>::new();
     let change = ServerAction::<ChangeAllocationRule>::new();
     let saved = crate::ui::forms::saved_version(save);
-    let data = crate::codec::resource(move || (saved.get(), change.version().get()), |_| get_allocation_rules());
+    let data = crate::codec::resource(
+        move || (saved.get(), change.version().get()),
+        |_| get_allocation_rules(),
+    );
     view! {
         <PageHeader title="Shared-cost rules"/>
         <p class="hint">"Every dollar is allocated once, by the first step that claims it: "
@@ -40,7 +43,12 @@ pub fn AllocationRulesPage() -> impl IntoView {
 }
 
 #[component]
-fn RulesTable(rules: Vec<SharedRule>, is_admin: bool, change: ServerAction<ChangeAllocationRule>, save: ServerAction<SaveAllocationRule>) -> impl IntoView {
+fn RulesTable(
+    rules: Vec<SharedRule>,
+    is_admin: bool,
+    change: ServerAction<ChangeAllocationRule>,
+    save: ServerAction<SaveAllocationRule>,
+) -> impl IntoView {
     if rules.is_empty() {
         return view! { <p data-testid="no-rules">"No shared-cost rules: spend no team or user tag claims stays Unassigned."</p> }.into_any();
     }
@@ -78,25 +86,32 @@ fn RulesTable(rules: Vec<SharedRule>, is_admin: bool, change: ServerAction<Chang
 
 #[component]
 fn UnownedTable(unowned: Vec<(String, rust_decimal::Decimal)>) -> impl IntoView {
-    (!unowned.is_empty()).then(|| view! {
-        <details class="card">
-            <summary>"Projects no team owns, last month"</summary>
-            <table class="data" data-testid="unowned-table">
-                <TableHead columns=&["Project", "Unblended (USD)"]/>
-                <tbody>
-                    {unowned.into_iter().map(|(project, spend)| view! {
-                        <tr><td>{tag_label(&project).to_string()}</td><td class="num">{usd(spend)}</td></tr>
-                    }).collect_view()}
-                </tbody>
-            </table>
-        </details>
+    (!unowned.is_empty()).then(|| {
+        view! {
+            <details class="card">
+                <summary>"Projects no team owns, last month"</summary>
+                <table class="data" data-testid="unowned-table">
+                    <TableHead columns=&["Project", "Unblended (USD)"]/>
+                    <tbody>
+                        {unowned.into_iter().map(|(project, spend)| view! {
+                            <tr><td>{tag_label(&project).to_string()}</td><td class="num">{usd(spend)}</td></tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </details>
+        }
     })
 }
 
 /// The rule form: Preview shows what the rule would move last month; Save then saves what
 /// was previewed.
 #[component]
-fn RuleForm(rule: Option<SharedRule>, teams: Vec<String>, services: Vec<String>, save: ServerAction<SaveAllocationRule>) -> impl IntoView {
+fn RuleForm(
+    rule: Option<SharedRule>,
+    teams: Vec<String>,
+    services: Vec<String>,
+    save: ServerAction<SaveAllocationRule>,
+) -> impl IntoView {
     let preview = ServerAction::<PreviewAllocationRule>::new();
     let result: Signal<_> = preview.value().into();
     let original = rule.as_ref().map(|r| r.name.clone()).unwrap_or_default();

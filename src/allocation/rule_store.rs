@@ -65,7 +65,10 @@ pub async fn check(conn: &mut PgConnection, rule: &SharedRule) -> Result<Vec<Fie
             .fetch_one(&mut *conn)
             .await?;
         if !known {
-            errors.push(FieldError::new("teams", format!("there is no team named {:?}", team.team)));
+            errors.push(FieldError::new(
+                "teams",
+                format!("there is no team named {:?}", team.team),
+            ));
         }
     }
     if let Selector::Projects(projects) = &rule.selector {
@@ -91,7 +94,11 @@ pub async fn check(conn: &mut PgConnection, rule: &SharedRule) -> Result<Vec<Fie
 
 /// Replaces every rule with `rules`, in their order, auditing what changed. Returns the
 /// changes, worded for the CLI and the audit log. Run `check` on each rule first.
-pub async fn replace_all(conn: &mut PgConnection, actor: &Actor, rules: &[SharedRule]) -> Result<Vec<String>, sqlx::Error> {
+pub async fn replace_all(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    rules: &[SharedRule],
+) -> Result<Vec<String>, sqlx::Error> {
     let current = list(conn).await?;
     if current == rules {
         return Ok(Vec::new());

@@ -39,14 +39,21 @@ pub fn team_lines(text: &str) -> Vec<(String, Option<String>)> {
 
 /// One value per line (project tag values keep their inner spaces).
 pub fn value_lines(text: &str) -> Vec<String> {
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 pub fn validate(input: &RuleInput) -> Result<SharedRule, Vec<FieldError>> {
     let mut errors = Vec::new();
     let name = input.name.trim().to_string();
     if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
-        errors.push(FieldError::new("name", "a name must be 1 to 200 characters without control characters"));
+        errors.push(FieldError::new(
+            "name",
+            "a name must be 1 to 200 characters without control characters",
+        ));
     }
     let mut values: Vec<String> = input.values.clone();
     values.sort();
@@ -54,11 +61,17 @@ pub fn validate(input: &RuleInput) -> Result<SharedRule, Vec<FieldError>> {
     let selector = match input.selector.trim() {
         "untagged" if values.is_empty() => Some(Selector::Untagged),
         "untagged" => {
-            errors.push(FieldError::new("values", "an untagged-spend rule names no projects or services"));
+            errors.push(FieldError::new(
+                "values",
+                "an untagged-spend rule names no projects or services",
+            ));
             None
         }
         kind @ ("projects" | "services") if values.is_empty() || values.iter().any(|v| v.is_empty()) => {
-            errors.push(FieldError::new("values", format!("list the {kind} this rule takes, one per line")));
+            errors.push(FieldError::new(
+                "values",
+                format!("list the {kind} this rule takes, one per line"),
+            ));
             None
         }
         "projects" => Some(Selector::Projects(values)),
@@ -112,7 +125,10 @@ fn teams(input: &RuleInput, split: Option<SplitKind>, errors: &mut Vec<FieldErro
                 parsed.map(|p| p.normalize())
             }
             (Some(SplitKind::Fixed), None) => {
-                errors.push(FieldError::new("teams", format!("give {team:?} its percentage: {team} 40")));
+                errors.push(FieldError::new(
+                    "teams",
+                    format!("give {team:?} its percentage: {team} 40"),
+                ));
                 None
             }
             (Some(kind), Some(_)) => {
@@ -129,7 +145,10 @@ fn teams(input: &RuleInput, split: Option<SplitKind>, errors: &mut Vec<FieldErro
     if split == Some(SplitKind::Fixed) {
         let sum: Decimal = teams.iter().filter_map(|t| t.percent).sum();
         if teams.is_empty() {
-            errors.push(FieldError::new("teams", "a fixed split lists its teams with their percentages"));
+            errors.push(FieldError::new(
+                "teams",
+                "a fixed split lists its teams with their percentages",
+            ));
         } else if errors.iter().all(|e| e.field != "teams") && sum != Decimal::ONE_HUNDRED {
             errors.push(FieldError::new(
                 "teams",
@@ -164,24 +183,42 @@ mod tests {
 
     #[test]
     fn the_three_kinds_of_rule_are_read() {
-        let rule = validate(&input("services", "EC2 - Other\nAmazonCloudWatch\n", "proportional", "")).expect("valid");
+        let rule = validate(&input(
+            "services",
+            "EC2 - Other\nAmazonCloudWatch\n",
+            "proportional",
+            "",
+        ))
+        .expect("valid");
         assert_eq!(
             rule.selector,
             Selector::Services(vec!["AmazonCloudWatch".into(), "EC2 - Other".into()])
         );
         assert_eq!(rule.split_label(), "proportional over every team");
-        let rule = validate(&input("projects", "k8s shared", "fixed", "ml-research 60%\nweb team 40")).expect("valid");
+        let rule = validate(&input(
+            "projects",
+            "k8s shared",
+            "fixed",
+            "ml-research 60%\nweb team 40",
+        ))
+        .expect("valid");
         assert_eq!(rule.selector, Selector::Projects(vec!["k8s shared".into()]));
         assert_eq!(rule.split_label(), "fixed: ml-research 60%, web team 40%");
         let rule = validate(&input("untagged", "", "even", "a\nb")).expect("valid");
-        assert_eq!((rule.split_label(), rule.selector), ("even: a, b".to_string(), Selector::Untagged));
+        assert_eq!(
+            (rule.split_label(), rule.selector),
+            ("even: a, b".to_string(), Selector::Untagged)
+        );
     }
 
     #[test]
     fn fixed_percentages_must_add_up_to_exactly_100() {
         assert_eq!(
             fields(input("untagged", "", "fixed", "a 33.33\nb 33.33\nc 33.33")),
-            [("teams".to_string(), "the percentages add up to 99.99, not 100".to_string())]
+            [(
+                "teams".to_string(),
+                "the percentages add up to 99.99, not 100".to_string()
+            )]
         );
         assert_eq!(
             fields(input("untagged", "", "fixed", "a 60\nb")),
@@ -203,7 +240,10 @@ mod tests {
         assert_eq!(named, ["name", "selector", "split", "teams"]);
         assert_eq!(
             fields(input("projects", "", "even", "")),
-            [("values".to_string(), "list the projects this rule takes, one per line".to_string())]
+            [(
+                "values".to_string(),
+                "list the projects this rule takes, one per line".to_string()
+            )]
         );
         assert_eq!(fields(input("untagged", "x", "even", "")).len(), 1);
     }

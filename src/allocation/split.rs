@@ -56,7 +56,10 @@ mod tests {
     #[test]
     fn a_hundred_dollars_in_three_gives_the_extra_cent_to_the_first() {
         let thirds = ds(&["1", "1", "1"]);
-        assert_eq!(split_exact(d("100.00"), &thirds), Some(ds(&["33.34", "33.33", "33.33"])));
+        assert_eq!(
+            split_exact(d("100.00"), &thirds),
+            Some(ds(&["33.34", "33.33", "33.33"]))
+        );
         assert_eq!(split_exact(d("0.02"), &thirds), Some(ds(&["0.01", "0.01", "0.00"])));
     }
 

@@ -62,8 +62,16 @@ pub async fn engine_rules(conn: &mut PgConnection) -> Result<Vec<Rule>, sqlx::Er
         .map(|row| Rule {
             id: row.id,
             untagged: row.selector == "untagged",
-            projects: if row.selector == "projects" { row.selector_values.clone() } else { Vec::new() },
-            services: if row.selector == "services" { row.selector_values } else { Vec::new() },
+            projects: if row.selector == "projects" {
+                row.selector_values.clone()
+            } else {
+                Vec::new()
+            },
+            services: if row.selector == "services" {
+                row.selector_values
+            } else {
+                Vec::new()
+            },
             // The table's check allows only the three kinds.
             split: SplitKind::parse(&row.split).unwrap_or(SplitKind::Even),
             teams: row
@@ -141,7 +149,11 @@ pub async fn compute(
                 gpu_unblended: row.gpu_unblended,
                 gpu_amortized: row.gpu_amortized,
             },
-            users: if unowned { user_shares.remove(&key).unwrap_or_default() } else { Vec::new() },
+            users: if unowned {
+                user_shares.remove(&key).unwrap_or_default()
+            } else {
+                Vec::new()
+            },
             services: if unowned {
                 service_shares
                     .remove(&key)
@@ -239,9 +251,20 @@ pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
             .fetch_one(&mut *conn)
             .await?;
     match span {
-        (Some(from), Some(last)) => refresh(conn, DateRange { from, to: last + chrono::Days::new(1) }).await,
+        (Some(from), Some(last)) => {
+            refresh(
+                conn,
+                DateRange {
+                    from,
+                    to: last + chrono::Days::new(1),
+                },
+            )
+            .await
+        }
         _ => {
-            sqlx::query("delete from allocated_daily_costs").execute(&mut *conn).await?;
+            sqlx::query("delete from allocated_daily_costs")
+                .execute(&mut *conn)
+                .await?;
             Ok(())
         }
     }

@@ -318,9 +318,7 @@ mod tests {
         );
         assert_eq!(
             errors,
-            [
-                "line 6: a threshold has `percent:` and optionally `type:` (actual or forecasted) and `recipients:`",
-            ]
+            ["line 6: a threshold has `percent:` and optionally `type:` (actual or forecasted) and `recipients:`",]
         );
         let errors = errors_in(
             "budgets:

@@ -95,7 +95,10 @@ fn read_rule(entry: &MarkedYaml, errors: &mut Errors) -> Option<SharedRule> {
         }
     }
     if selectors != 1 {
-        errors.add(entry, "a rule takes exactly one of `untagged: true`, `projects: […]` or `services: […]`");
+        errors.add(
+            entry,
+            "a rule takes exactly one of `untagged: true`, `projects: […]` or `services: […]`",
+        );
     }
     if errors.0.len() > before {
         return None;
@@ -130,7 +133,10 @@ fn read_teams(node: &MarkedYaml, errors: &mut Errors) -> Vec<(String, Option<Str
                 }
             })
             .collect(),
-        _ => list(node, "teams", errors).into_iter().map(|(_, t)| (t, None)).collect(),
+        _ => list(node, "teams", errors)
+            .into_iter()
+            .map(|(_, t)| (t, None))
+            .collect(),
     }
 }
 
@@ -188,14 +194,20 @@ mod tests {
         assert_eq!(file_rules.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 5, 9]);
         let rules: Vec<SharedRule> = file_rules.into_iter().map(|r| r.rule).collect();
         assert_eq!(
-            rules.iter().map(|r| format!("{}: {}", r.name, crate::allocation::rule_store::describe(r))).collect::<Vec<_>>(),
+            rules
+                .iter()
+                .map(|r| format!("{}: {}", r.name, crate::allocation::rule_store::describe(r)))
+                .collect::<Vec<_>>(),
             [
                 "Network and monitoring: services AmazonCloudWatch, EC2 - Other → proportional over every team",
                 "Untagged: untagged spend → even: ml-research, platform",
                 "Shared cluster: projects k8s-shared → fixed: ml-research 60%, platform 40%",
             ]
         );
-        let again = parse(&render(&rules)).expect("export is importable").shared_costs.expect("section");
+        let again = parse(&render(&rules))
+            .expect("export is importable")
+            .shared_costs
+            .expect("section");
         assert_eq!(again.into_iter().map(|r| r.rule).collect::<Vec<_>>(), rules);
     }
 

@@ -301,6 +301,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_notification_emails_everyone_plus_its_own_step_of_the_ladder() {
+        use crate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
+        let spec = validate(&BudgetInput {
+            name: "org".into(),
+            scope_kind: "org".into(),
+            period: "monthly".into(),
+            amount: "1000".into(),
+            metric: "unblended".into(),
+            thresholds: threshold_lines("50\n80 director@example.com\n100 finance@example.com"),
+            recipients: recipient_list("cfo@example.com"),
+            ..BudgetInput::default()
+        })
+        .expect("valid");
+        let budget = Budget { id: 3, spec };
+        let owners = vec!["admin@example.com".to_string(), "cfo@example.com".to_string()];
+        let desired = desired(&budget, &[], &owners, "project").expect("expressible");
+        let emailed: Vec<(f64, Vec<&str>)> = desired
+            .notifications
+            .iter()
+            .map(|n| {
+                (
+                    n.notification().map_or(0.0, |n| n.threshold()),
+                    n.subscribers().iter().map(|s| s.address()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            emailed,
+            [
+                (50.0, vec!["admin@example.com", "cfo@example.com"]),
+                (
+                    80.0,
+                    vec!["admin@example.com", "cfo@example.com", "director@example.com"]
+                ),
+                (
+                    100.0,
+                    vec!["admin@example.com", "cfo@example.com", "finance@example.com"]
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn sync_deletes_only_its_own_numbered_budgets() {
         assert!(is_synced_name("burnrate-7"));
         assert!(is_synced_name(&aws_name(123)));

@@ -7,8 +7,7 @@ pub mod pages;
 
 pub use model::{
     AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, BudgetStatus, BudgetUse, Escalation, ScopeChoices,
-    Threshold,
-    ThresholdKind,
+    Threshold, ThresholdKind,
 };
 
 #[cfg(feature = "ssr")]

@@ -302,8 +302,14 @@ mod tests {
         assert_eq!(spec.escalation_for(spec.thresholds[0]), [] as [String; 0]);
         let forecast = spec.thresholds[2];
         assert_eq!(forecast.label(), "100% forecasted");
-        assert_eq!(spec.escalation_for(forecast), ["cfo@example.com", "finance@example.com"]);
-        assert_eq!(spec.threshold_line(forecast), "100% forecasted cfo@example.com finance@example.com");
+        assert_eq!(
+            spec.escalation_for(forecast),
+            ["cfo@example.com", "finance@example.com"]
+        );
+        assert_eq!(
+            spec.threshold_line(forecast),
+            "100% forecasted cfo@example.com finance@example.com"
+        );
         // The form shows what it read, so a save without edits changes nothing.
         let shown: String = spec.thresholds.iter().map(|t| spec.threshold_line(*t) + "\n").collect();
         input.thresholds = threshold_lines(&shown);
@@ -321,7 +327,10 @@ mod tests {
         input.thresholds = threshold_lines("80 actual director@");
         assert_eq!(
             field_errors(input),
-            [("thresholds".to_string(), "\"director@\" is not an email address".to_string())]
+            [(
+                "thresholds".to_string(),
+                "\"director@\" is not an email address".to_string()
+            )]
         );
     }
 

@@ -112,14 +112,23 @@ async fn teams_table(pool: &PgPool) -> Vec<(String, Decimal, Decimal, Decimal, D
         .fetch_one(pool)
         .await
         .expect("rollup total");
-    assert_eq!(view.total, rollup, "the teams and Unassigned add up to the organisation's total");
+    assert_eq!(
+        view.total, rollup,
+        "the teams and Unassigned add up to the organisation's total"
+    );
     view.teams
         .into_iter()
         .map(|t| (t.team, t.spend, t.direct, t.user_tag, t.shared))
         .collect()
 }
 
-fn line(team: &str, spend: &str, direct: &str, user: &str, shared: &str) -> (String, Decimal, Decimal, Decimal, Decimal) {
+fn line(
+    team: &str,
+    spend: &str,
+    direct: &str,
+    user: &str,
+    shared: &str,
+) -> (String, Decimal, Decimal, Decimal, Decimal) {
     (team.to_string(), d(spend), d(direct), d(user), d(shared))
 }
 
@@ -172,12 +181,19 @@ async fn each_step_claims_what_the_steps_before_it_left_and_every_cent_is_counte
     let id = burnrate::budgets::store::save(&mut conn, &Actor::system("test"), None, &budget)
         .await
         .expect("saved");
-    let budget = burnrate::budgets::store::get(&mut conn, id).await.expect("read").expect("budget");
+    let budget = burnrate::budgets::store::get(&mut conn, id)
+        .await
+        .expect("read")
+        .expect("budget");
     let standing = burnrate::budgets::evaluate::status(&mut conn, &budget, day(DAY.0, DAY.1, 25))
         .await
         .expect("status");
     assert_eq!(standing.status.spend, d("31.33"));
-    assert_eq!(standing.status.crossed.len(), 1, "31.33 of 40 crosses 50 % and not 80 %");
+    assert_eq!(
+        standing.status.crossed.len(),
+        1,
+        "31.33 of 40 crosses 50 % and not 80 %"
+    );
     // The team's page lists each part by step, project and rule.
     let scope = breakdown::scope(
         &pool,
@@ -198,8 +214,18 @@ async fn each_step_claims_what_the_steps_before_it_left_and_every_cent_is_counte
         parts,
         [
             ("user".to_string(), "sandbox".to_string(), None, d("20.00")),
-            ("shared".to_string(), "k8s-shared".to_string(), Some("Cluster".to_string()), d("6.00")),
-            ("shared".to_string(), "".to_string(), Some("Network".to_string()), d("5.33")),
+            (
+                "shared".to_string(),
+                "k8s-shared".to_string(),
+                Some("Cluster".to_string()),
+                d("6.00")
+            ),
+            (
+                "shared".to_string(),
+                "".to_string(),
+                Some("Network".to_string()),
+                d("5.33")
+            ),
         ]
     );
     // The Teams CSV is the allocation too, and reconciles to the cent.
@@ -286,7 +312,9 @@ async fn the_preview_shows_what_a_save_then_does_and_saves_nothing(pool: PgPool)
         .expect("count");
     assert_eq!(stored, 0, "a preview saves nothing");
     assert_eq!(
-        app.post_form_as("/api/allocation/rules/save", form, &viewer).await.status,
+        app.post_form_as("/api/allocation/rules/save", form, &viewer)
+            .await
+            .status,
         403,
         "viewers read the rules but cannot change them"
     );

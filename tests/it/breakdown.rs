@@ -36,25 +36,33 @@ async fn teams_view_equals_the_facts_for_the_period_and_the_one_before(pool: PgP
         let view = breakdown::teams(&pool, Period::Last30Days, metric, today)
             .await
             .expect("teams");
-        let team_sql = format!(
-            "select coalesce(t.name, 'Unassigned'), sum(c.{column}) from costs_by_user c
-             left join projects p on p.name = c.project left join teams t on t.id = p.team_id
+        // A team's own projects, straight from the project × user facts: the long way round.
+        let owned_sql = format!(
+            "select t.name, sum(c.{column}) from costs_by_user c
+             join projects p on p.name = c.project join teams t on t.id = p.team_id
              where c.day >= $1 and c.day < $2 and $3 <> '-' group by 1 order by 1"
         );
-        let mut expected = facts(&pool, &team_sql, view.range.from, view.range.to, "").await;
-        let mut got: Vec<(String, Decimal)> = view.teams.iter().map(|t| (t.team.clone(), t.spend)).collect();
+        let mut expected = facts(&pool, &owned_sql, view.range.from, view.range.to, "").await;
+        let mut got: Vec<(String, Decimal)> = view
+            .teams
+            .iter()
+            .filter(|t| !t.direct.is_zero())
+            .map(|t| (t.team.clone(), t.direct))
+            .collect();
         got.sort();
         expected.sort();
-        assert_eq!(got, expected, "{metric:?}");
-        let before = facts(&pool, &team_sql, view.previous_range.from, view.previous_range.to, "").await;
-        for line in &view.teams {
-            let previous = before
-                .iter()
-                .find(|(t, _)| *t == line.team)
-                .map(|(_, v)| *v)
-                .unwrap_or_default();
-            assert_eq!(line.previous, previous, "{}", line.team);
+        assert_eq!(got, expected, "each team's own projects, {metric:?}");
+        // Every dollar of the bill is in exactly one team or Unassigned, now and before.
+        let bill_sql = format!(
+            "select 'all', coalesce(sum(c.{column}), 0) from costs_by_user c where c.day >= $1 and c.day < $2 and $3 <> '-'"
+        );
+        let bill = facts(&pool, &bill_sql, view.range.from, view.range.to, "").await[0].1;
+        assert_eq!(view.total, bill, "{metric:?}");
+        for line in view.teams.iter().filter(|t| t.team != "Unassigned") {
+            assert_eq!(line.spend, line.direct + line.user_tag + line.shared, "{}", line.team);
         }
+        let before = facts(&pool, &bill_sql, view.previous_range.from, view.previous_range.to, "").await[0].1;
+        assert_eq!(view.teams.iter().map(|t| t.previous).sum::<Decimal>(), before);
         assert_eq!(view.previous_range.to, view.range.from);
         assert_eq!(view.previous_range.days(), view.range.days());
         let daily_total: Decimal = view.daily.iter().map(|(_, _, v)| *v).sum();
@@ -85,9 +93,22 @@ async fn a_team_and_a_project_split_the_same_total_every_way(pool: PgPool) {
             .expect("scope");
         assert!(view.total > Decimal::ZERO, "{scope:?}");
         let sum = |lines: &[burnrate::dashboard::model::Line]| lines.iter().map(|l| l.spend).sum::<Decimal>();
-        assert_eq!(sum(&view.by_user), view.total, "users reconcile for {scope:?}");
-        assert_eq!(sum(&view.by_service), view.total, "services reconcile for {scope:?}");
-        assert!(sum(&view.by_family) <= view.total);
+        // A team's breakdowns cover the projects it owns (for Unassigned: those no team
+        // owns); its total is its allocation, every part of which its page lists.
+        let owned = match &scope {
+            Scope::Team(_) => {
+                assert_eq!(
+                    view.parts.iter().map(|p| p.spend).sum::<Decimal>(),
+                    view.total,
+                    "{scope:?}"
+                );
+                sum(&view.by_project)
+            }
+            Scope::Project(_) => view.total,
+        };
+        assert_eq!(sum(&view.by_user), owned, "users reconcile for {scope:?}");
+        assert_eq!(sum(&view.by_service), owned, "services reconcile for {scope:?}");
+        assert!(sum(&view.by_family) <= owned);
         assert!(view.spot_spend <= view.instance_spend);
         let filter = match &scope {
             Scope::Team(_) => {
@@ -104,7 +125,18 @@ async fn a_team_and_a_project_split_the_same_total_every_way(pool: PgPool) {
         .fetch_one(&pool)
         .await
         .expect("total");
-        assert_eq!(view.total, expected, "{scope:?}");
+        assert_eq!(owned, expected, "{scope:?}");
+        if let Scope::Team(name) = &scope
+            && name != "Unassigned"
+        {
+            let direct: Decimal = view
+                .parts
+                .iter()
+                .filter(|p| p.source == "direct")
+                .map(|p| p.spend)
+                .sum();
+            assert_eq!(direct, expected, "the team's own projects are its direct part");
+        }
         let gpu_hours: Decimal = sqlx::query_scalar(&format!(
             "select coalesce(sum(c.usage_quantity * u.gpu_count), 0) from costs_by_usage_type c
              join usage_types u on u.usage_type = c.usage_type where day >= $1 and day < $2 and {filter}"
@@ -196,10 +228,16 @@ async fn cached_page_data_follows_every_write(pool: PgPool) {
     let again = app.post_form_as("/api/teams", "period=90d", &viewer).await;
     assert_eq!(unassigned_spend(&first.body), unassigned_spend(&again.body));
     // Unmapping a busy project moves its spend to Unassigned at once.
+    // As every mapping writer does, the allocation is rewritten in the same transaction.
+    let mut tx = pool.begin().await.expect("tx");
     sqlx::query("update projects set team_id = null where name = (select project from daily_project_costs group by 1 order by sum(unblended) desc limit 1)")
-        .execute(&pool)
+        .execute(&mut *tx)
         .await
         .expect("unmap");
+    burnrate::allocation::store::refresh_all(&mut tx)
+        .await
+        .expect("allocated");
+    tx.commit().await.expect("commit");
     let after = app.post_form_as("/api/teams", "period=90d", &viewer).await;
     assert_ne!(
         unassigned_spend(&after.body),
@@ -253,6 +291,9 @@ async fn a_team_with_hundreds_of_projects_totals_all_of_them(pool: PgPool) {
         .execute(&mut *tx)
         .await
         .expect("map");
+    burnrate::allocation::store::refresh_all(&mut tx)
+        .await
+        .expect("allocated");
     tx.commit().await.expect("commit");
     let view = breakdown::scope(
         &pool,

@@ -10,23 +10,34 @@ use sqlx::PgPool;
 
 const TODAY: (i32, u32, u32) = (2026, 2, 10);
 
-/// Team totals straight from the project×user facts: the long way round.
-async fn team_totals_from_facts(
+/// Each team's own projects straight from the project×user facts: the long way round.
+async fn owned_from_facts(
     pool: &PgPool,
     from: chrono::NaiveDate,
     to: chrono::NaiveDate,
     column: &str,
 ) -> Vec<(String, Decimal)> {
     sqlx::query_as(&format!(
-        "select coalesce(t.name, 'Unassigned'), sum(c.{column})
-         from costs_by_user c left join projects p on p.name = c.project left join teams t on t.id = p.team_id
-         where c.day >= $1 and c.day < $2 group by 1 order by 2 desc, 1"
+        "select t.name, sum(c.{column})
+         from costs_by_user c join projects p on p.name = c.project join teams t on t.id = p.team_id
+         where c.day >= $1 and c.day < $2 group by 1 order by 1"
     ))
     .bind(from)
     .bind(to)
     .fetch_all(pool)
     .await
     .expect("facts")
+}
+
+async fn bill(pool: &PgPool, from: chrono::NaiveDate, to: chrono::NaiveDate, column: &str) -> Decimal {
+    sqlx::query_scalar(&format!(
+        "select coalesce(sum({column}), 0) from costs_by_user where day >= $1 and day < $2"
+    ))
+    .bind(from)
+    .bind(to)
+    .fetch_one(pool)
+    .await
+    .expect("bill")
 }
 
 #[sqlx::test]
@@ -38,10 +49,25 @@ async fn team_spend_equals_the_facts_for_every_period_and_metric(pool: PgPool) {
             let overview = queries::overview(&pool, period, metric, today, None)
                 .await
                 .expect("overview");
-            let expected = team_totals_from_facts(&pool, overview.range.from, overview.range.to, column).await;
-            let got: Vec<(String, Decimal)> = overview.teams.iter().map(|t| (t.team.clone(), t.spend)).collect();
-            assert_eq!(got, expected, "{period:?} {metric:?}");
-            assert_eq!(overview.total, expected.iter().map(|(_, s)| *s).sum::<Decimal>());
+            // Every dollar of the bill is in one team or Unassigned, and no team has less
+            // than its own projects (user tags and shared-cost rules only add).
+            let total = bill(&pool, overview.range.from, overview.range.to, column).await;
+            assert_eq!(overview.total, total, "{period:?} {metric:?}");
+            assert_eq!(overview.teams.iter().map(|t| t.spend).sum::<Decimal>(), total);
+            for (team, owned) in owned_from_facts(&pool, overview.range.from, overview.range.to, column).await {
+                let shown = overview.teams.iter().find(|t| t.team == team).map(|t| t.spend);
+                assert!(
+                    shown >= Some(owned),
+                    "{team} {period:?} {metric:?}: {shown:?} < {owned}"
+                );
+            }
+            let mut spends: Vec<Decimal> = overview.teams.iter().map(|t| t.spend).collect();
+            spends.sort_by(|a, b| b.cmp(a));
+            assert_eq!(
+                spends,
+                overview.teams.iter().map(|t| t.spend).collect::<Vec<_>>(),
+                "largest first"
+            );
         }
     }
 }
@@ -67,9 +93,8 @@ async fn a_team_filter_narrows_every_figure_to_that_team(pool: PgPool) {
         assert!(one.top_projects.iter().all(|p| p.team == team), "{team}");
         assert!(one.run_rate < all.run_rate, "{team}");
         let week: Decimal = sqlx::query_scalar(
-            "select coalesce(sum(r.unblended), 0) from daily_project_costs r
-             left join projects p on p.name = r.project left join teams t on t.id = p.team_id
-             where coalesce(t.name, 'Unassigned') = $1 and r.day >= $2 and r.day < $3",
+            "select coalesce(sum(a.unblended), 0) from allocated_daily_costs a left join teams t on t.id = a.team_id
+             where coalesce(t.name, 'Unassigned') = $1 and a.day >= $2 and a.day < $3",
         )
         .bind(team)
         .bind(one.run_rate_range.expect("settled days").from)
@@ -82,32 +107,30 @@ async fn a_team_filter_narrows_every_figure_to_that_team(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn unmapped_and_untagged_spend_is_shown_as_unassigned(pool: PgPool) {
+async fn spend_of_unowned_projects_goes_to_user_tags_shared_rules_or_unassigned(pool: PgPool) {
     load_demo(&pool, day(TODAY.0, TODAY.1, TODAY.2)).await;
-    let overview = queries::overview(
-        &pool,
-        Period::Last90Days,
-        Metric::Unblended,
-        day(TODAY.0, TODAY.1, TODAY.2),
-        None,
-    )
-    .await
-    .expect("overview");
-    let unassigned = overview
+    let today = day(TODAY.0, TODAY.1, TODAY.2);
+    let teams = burnrate::dashboard::store::breakdown::teams(&pool, Period::Last90Days, Metric::Unblended, today)
+        .await
+        .expect("teams");
+    let unassigned = teams
         .teams
         .iter()
         .find(|t| t.team == "Unassigned")
-        .expect("an Unassigned row");
-    let expected: Decimal = sqlx::query_scalar(
+        .expect("an Unassigned row: the demo's untagged accelerator box");
+    let unowned: Decimal = sqlx::query_scalar(
         "select sum(unblended) from daily_project_costs r left join projects p on p.name = r.project
          where p.team_id is null and day >= $1 and day < $2",
     )
-    .bind(overview.range.from)
-    .bind(overview.range.to)
+    .bind(teams.range.from)
+    .bind(teams.range.to)
     .fetch_one(&pool)
     .await
     .expect("sum");
-    assert_eq!(unassigned.spend, expected);
+    let claimed: Decimal = teams.teams.iter().map(|t| t.user_tag + t.shared).sum();
+    assert!(claimed > Decimal::ZERO, "the demo's user tags and its rule claim some");
+    assert!(unassigned.spend > Decimal::ZERO && unassigned.spend < unowned);
+    assert_eq!(unassigned.spend + claimed, unowned, "every unowned dollar once");
 }
 
 #[sqlx::test]

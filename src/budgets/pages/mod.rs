@@ -260,7 +260,11 @@ fn BudgetForm(budget: Option<Budget>, choices: ScopeChoices, action: ServerActio
         BudgetScope::Team(choices.teams.first().cloned().unwrap_or_default())
     });
     let thresholds = match &spec {
-        Some(spec) => spec.thresholds.iter().map(|t| spec.threshold_line(*t)).collect::<Vec<_>>(),
+        Some(spec) => spec
+            .thresholds
+            .iter()
+            .map(|t| spec.threshold_line(*t))
+            .collect::<Vec<_>>(),
         None => Threshold::defaults().iter().map(Threshold::label).collect(),
     }
     .join("\n");

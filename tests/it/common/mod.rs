@@ -267,7 +267,19 @@ pub async fn add_project_costs(
         from,
         to: last + chrono::Days::new(1),
     };
-    burnrate::allocation::store::refresh(&mut conn, range).await.expect("allocated");
+    burnrate::allocation::store::refresh(&mut conn, range)
+        .await
+        .expect("allocated");
+}
+
+/// Rewrites the allocation of every day, as every writer of the rollup does: for tests that
+/// restate rollup figures with plain SQL.
+pub async fn reallocate(pool: &PgPool) {
+    let mut tx = pool.begin().await.expect("tx");
+    burnrate::allocation::store::refresh_all(&mut tx)
+        .await
+        .expect("allocated");
+    tx.commit().await.expect("commit");
 }
 
 /// Serves a fake's router on 127.0.0.1:0 for the rest of the test.
