@@ -90,6 +90,19 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// A name typed by a person (a budget's, a rule's): trimmed, 1 to 200 characters, no
+/// control characters; else the `name` field's error.
+pub fn checked_name(text: &str) -> Result<String, FieldError> {
+    let name = text.trim();
+    if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+        return Err(FieldError::new(
+            "name",
+            "a name must be 1 to 200 characters without control characters",
+        ));
+    }
+    Ok(name.to_string())
+}
+
 impl FieldError {
     pub fn new(field: &str, message: impl Into<String>) -> FieldError {
         FieldError {

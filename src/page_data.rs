@@ -41,9 +41,17 @@ async fn request_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
     }
 }
 
+/// How long a request waits for another's computation of the same data before computing
+/// it itself: the computation is bounded by the statement timeout anyway, so this only
+/// matters when that one is stuck.
+const FLIGHT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 #[derive(Clone, Default)]
 pub struct PageDataCache {
     entries: Arc<Mutex<HashMap<String, Entry>>>,
+    /// One lock per key being computed: concurrent first views of the same data wait for
+    /// one computation (single flight) instead of each running the same SQL.
+    flights: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
 }
 
 impl PageDataCache {
@@ -54,13 +62,22 @@ impl PageDataCache {
         F: Future<Output = Result<T, sqlx::Error>>,
     {
         let version = request_version(pool).await?;
-        let hit = self.entries.lock().ok().and_then(|entries| {
-            entries
-                .get(&key)
-                .filter(|(v, _)| *v == version)
-                .map(|(_, value)| value.clone())
+        if let Some(value) = self.cached::<T>(&key, version) {
+            return Ok(value);
+        }
+        let flight = self.flights.lock().ok().map(|mut flights| {
+            if flights.len() >= CAPACITY {
+                // Holders keep their own handle; only the map's is dropped.
+                flights.clear();
+            }
+            flights.entry(key.clone()).or_default().clone()
         });
-        if let Some(value) = hit.and_then(|value| value.downcast_ref::<T>().cloned()) {
+        let _turn = match &flight {
+            Some(flight) => tokio::time::timeout(FLIGHT_WAIT, flight.lock()).await.ok(),
+            None => None,
+        };
+        // Whoever held the turn before us may have computed it.
+        if let Some(value) = self.cached::<T>(&key, version) {
             return Ok(value);
         }
         let value = compute.await?;
@@ -71,5 +88,15 @@ impl PageDataCache {
             entries.insert(key, (version, Arc::new(value.clone())));
         }
         Ok(value)
+    }
+
+    fn cached<T: Clone + 'static>(&self, key: &str, version: i64) -> Option<T> {
+        let hit = self.entries.lock().ok().and_then(|entries| {
+            entries
+                .get(key)
+                .filter(|(v, _)| *v == version)
+                .map(|(_, value)| value.clone())
+        });
+        hit.and_then(|value| value.downcast_ref::<T>().cloned())
     }
 }

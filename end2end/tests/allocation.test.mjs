@@ -19,10 +19,10 @@ test('a rule is previewed, saved as previewed, and the Teams table moves as prev
   const { page, problems } = await openPage(server.browser);
   await signIn(page, server.baseUrl, server.accounts.admin, '/admin/allocation');
   await waitForHydration(page);
-  // The demo shares untagged NAT gateway and snapshot spend; its untagged accelerator box is
+  // The demo shares untagged NAT gateway, snapshot and tax spend; its untagged accelerator box is
   // left Unassigned until a rule takes it.
   await page.waitForSelector('[data-testid="rule-row"]');
-  assert.match(await page.textContent('[data-testid="rules-table"]'), /Network and snapshots/);
+  assert.match(await page.textContent('[data-testid="rules-table"]'), /Network, snapshots and tax/);
 
   const form = page.locator('[data-testid="rule-form"]').last();
   await form.locator('input[name="name"]').fill('Untagged leftovers');

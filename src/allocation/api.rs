@@ -50,9 +50,9 @@ fn save_edit(
     original: Option<String>,
     name: String,
     selector: String,
-    values: String,
+    values: Option<String>,
     split: String,
-    teams: String,
+    teams: Option<String>,
 ) -> super::edit::RuleEdit {
     use super::rules::{RuleInput, team_lines, value_lines};
     super::edit::RuleEdit::Save {
@@ -60,9 +60,9 @@ fn save_edit(
         input: RuleInput {
             name,
             selector,
-            values: value_lines(&values),
+            values: value_lines(&values.unwrap_or_default()),
             split,
-            teams: team_lines(&teams),
+            teams: team_lines(&teams.unwrap_or_default()),
         },
     }
 }
@@ -80,14 +80,7 @@ pub async fn save_allocation_rule(
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let edit = save_edit(
-                original,
-                name,
-                selector,
-                values.unwrap_or_default(),
-                split,
-                teams.unwrap_or_default(),
-            );
+            let edit = save_edit(original, name, selector, values, split, teams);
             let pool = crate::ctx::pool()?;
             super::edit::apply(&pool, &crate::audit_log::Actor::from(&caller), edit).await
         }
@@ -114,14 +107,7 @@ pub async fn preview_allocation_rule(
                 None => super::edit::preview_month(chrono::Utc::now().date_naive()),
                 Some(text) => super::edit::parse_month(text).map_err(|m| AppError::invalid("month", m))?,
             };
-            let edit = save_edit(
-                original,
-                name,
-                selector,
-                values.unwrap_or_default(),
-                split,
-                teams.unwrap_or_default(),
-            );
+            let edit = save_edit(original, name, selector, values, split, teams);
             let pool = crate::ctx::pool()?;
             super::edit::preview(&pool, edit, crate::period::Metric::Unblended, month).await
         }

@@ -48,13 +48,10 @@ pub fn value_lines(text: &str) -> Vec<String> {
 
 pub fn validate(input: &RuleInput) -> Result<SharedRule, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let name = input.name.trim().to_string();
-    if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
-        errors.push(FieldError::new(
-            "name",
-            "a name must be 1 to 200 characters without control characters",
-        ));
-    }
+    let name = crate::error::checked_name(&input.name).unwrap_or_else(|error| {
+        errors.push(error);
+        String::new()
+    });
     let mut values: Vec<String> = input.values.clone();
     values.sort();
     values.dedup();

@@ -72,13 +72,10 @@ pub fn recipient_list(text: &str) -> Vec<String> {
 
 pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let name = input.name.trim().to_string();
-    if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
-        errors.push(FieldError::new(
-            "name",
-            "a name must be 1 to 200 characters without control characters",
-        ));
-    }
+    let name = crate::error::checked_name(&input.name).unwrap_or_else(|error| {
+        errors.push(error);
+        String::new()
+    });
     let scope = match (input.scope_kind.trim(), input.scope_name.trim()) {
         ("org", _) => Some(BudgetScope::Org),
         ("team", "") | ("project", "") => {

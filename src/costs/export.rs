@@ -23,16 +23,23 @@ pub enum Key {
     Service,
     UsageType,
     InstanceType,
+    /// training, batch, serving, dev or unknown: the SageMaker usage type's, else the
+    /// project's declared workload.
+    Workload,
+    /// Cost Explorer's RECORD_TYPE: Usage, Credit, Refund, Tax, RIFee, …
+    RecordType,
 }
 
 impl Key {
-    pub const ALL: [Key; 6] = [
+    pub const ALL: [Key; 8] = [
         Key::Team,
         Key::Project,
         Key::User,
         Key::Service,
         Key::UsageType,
         Key::InstanceType,
+        Key::Workload,
+        Key::RecordType,
     ];
 
     pub fn name(self) -> &'static str {
@@ -43,6 +50,8 @@ impl Key {
             Key::Service => "service",
             Key::UsageType => "usage_type",
             Key::InstanceType => "instance_type",
+            Key::Workload => "workload",
+            Key::RecordType => "record_type",
         }
     }
 
@@ -56,9 +65,15 @@ impl Key {
             Key::Service => "c.service".into(),
             Key::UsageType => "c.usage_type".into(),
             Key::InstanceType => "coalesce(u.instance_type, '')".into(),
+            Key::Workload => WORKLOAD_SQL.into(),
+            Key::RecordType => "c.record_type".into(),
         }
     }
 }
+
+/// The workload of a usage-type fact `c` with its usage type `u` and project `p`: what a
+/// SageMaker usage type says, else what the project declares.
+pub const WORKLOAD_SQL: &str = "coalesce(u.workload, nullif(p.workload, 'unknown'), 'unknown')";
 
 /// Daily rows, or one row per calendar month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +87,9 @@ pub fn parse_keys(text: &str) -> Result<Vec<Key>, String> {
     let mut keys = Vec::new();
     for name in text.split(',').map(str::trim) {
         let key = Key::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
-            format!("unknown key {name:?}; expected team, project, user, service, usage_type or instance_type")
+            format!(
+                "unknown key {name:?}; expected team, project, user, service, usage_type, instance_type, workload or record_type"
+            )
         })?;
         if keys.contains(&key) {
             return Err(format!("{name} is listed twice"));
@@ -83,21 +100,28 @@ pub fn parse_keys(text: &str) -> Result<Vec<Key>, String> {
 }
 
 /// The fact table that holds every key: Cost Explorer groups by at most two dimensions,
-/// so user, service and usage type never meet in one grain.
+/// so user, service, usage type and record type never meet in one grain.
 pub fn table_for(keys: &[Key]) -> Result<&'static str, String> {
     let has = |k: Key| keys.contains(&k);
-    let by_usage = has(Key::UsageType) || has(Key::InstanceType);
-    match (has(Key::User), has(Key::Service), by_usage) {
-        (true, false, false) => Ok("costs_by_user"),
-        (false, true, false) => Ok("costs_by_service"),
-        (false, false, true) => Ok("costs_by_usage_type"),
+    let grains = [
+        (has(Key::User), "costs_by_user"),
+        (has(Key::Service), "costs_by_service"),
+        (
+            has(Key::UsageType) || has(Key::InstanceType) || has(Key::Workload),
+            "costs_by_usage_type",
+        ),
+        (has(Key::RecordType), "costs_by_record_type"),
+    ];
+    let mut wanted = grains.iter().filter(|(wanted, _)| *wanted).map(|(_, table)| *table);
+    match (wanted.next(), wanted.next()) {
+        (Some(table), None) => Ok(table),
         // A team is its allocation (the Teams table's figures), with the projects it draws on.
-        (false, false, false) if has(Key::Team) => Ok("allocated_daily_costs"),
+        (None, _) if has(Key::Team) => Ok("allocated_daily_costs"),
         // Projects alone: any grain gives the same totals.
-        (false, false, false) => Ok("costs_by_service"),
-        _ => Err(
-            "user, service and usage_type/instance_type cannot be combined: Cost Explorer reports \
-                  at most two dimensions (project and one other) per request"
+        (None, _) => Ok("costs_by_service"),
+        (Some(_), Some(_)) => Err(
+            "user, service, usage_type/instance_type/workload and record_type cannot be combined: Cost Explorer \
+             reports at most two dimensions (project and one other) per request"
                 .to_string(),
         ),
     }
@@ -281,6 +305,9 @@ mod tests {
         assert_eq!(table_for(&[Key::Team, Key::User]), Ok("costs_by_user"));
         assert_eq!(table_for(&[Key::Project, Key::InstanceType]), Ok("costs_by_usage_type"));
         assert_eq!(table_for(&[Key::Service]), Ok("costs_by_service"));
+        assert_eq!(table_for(&[Key::Team, Key::Workload]), Ok("costs_by_usage_type"));
+        assert_eq!(table_for(&[Key::Project, Key::RecordType]), Ok("costs_by_record_type"));
+        assert!(table_for(&[Key::RecordType, Key::Service]).is_err());
         assert_eq!(table_for(&[Key::Team]), Ok("allocated_daily_costs"));
         assert_eq!(table_for(&[Key::Team, Key::Project]), Ok("allocated_daily_costs"));
         assert_eq!(table_for(&[Key::Project]), Ok("costs_by_service"));

@@ -14,16 +14,19 @@ pub enum Grain {
     ByUser,
     ByUsageType,
     ByService,
+    /// Cost Explorer's RECORD_TYPE: usage apart from credits, refunds, tax and fees.
+    ByRecordType,
 }
 
 impl Grain {
-    pub const ALL: [Grain; 3] = [Grain::ByUser, Grain::ByUsageType, Grain::ByService];
+    pub const ALL: [Grain; 4] = [Grain::ByUser, Grain::ByUsageType, Grain::ByService, Grain::ByRecordType];
 
     fn table(self) -> &'static str {
         match self {
             Grain::ByUser => "costs_by_user",
             Grain::ByUsageType => "costs_by_usage_type",
             Grain::ByService => "costs_by_service",
+            Grain::ByRecordType => "costs_by_record_type",
         }
     }
 
@@ -33,6 +36,7 @@ impl Grain {
             Grain::ByUser => "staged_costs_by_user",
             Grain::ByUsageType => "staged_costs_by_usage_type",
             Grain::ByService => "staged_costs_by_service",
+            Grain::ByRecordType => "staged_costs_by_record_type",
         }
     }
 
@@ -41,6 +45,7 @@ impl Grain {
             Grain::ByUser => "user_name",
             Grain::ByUsageType => "usage_type",
             Grain::ByService => "service",
+            Grain::ByRecordType => "record_type",
         }
     }
 }
@@ -64,6 +69,7 @@ pub struct CostBatch {
     pub by_user: Vec<CostRow>,
     pub by_usage_type: Vec<CostRow>,
     pub by_service: Vec<CostRow>,
+    pub by_record_type: Vec<CostRow>,
 }
 
 impl CostBatch {
@@ -72,11 +78,12 @@ impl CostBatch {
             Grain::ByUser => &self.by_user,
             Grain::ByUsageType => &self.by_usage_type,
             Grain::ByService => &self.by_service,
+            Grain::ByRecordType => &self.by_record_type,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.by_user.len() + self.by_usage_type.len() + self.by_service.len()
+        self.by_user.len() + self.by_usage_type.len() + self.by_service.len() + self.by_record_type.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -316,16 +323,19 @@ async fn record_dimensions(conn: &mut PgConnection, range: DateRange) -> Result<
 pub async fn record_usage_types(conn: &mut PgConnection, names: &[String]) -> Result<u64, sqlx::Error> {
     let parsed: Vec<usage_type::UsageType> = names.iter().map(|u| usage_type::parse(u)).collect();
     let written = sqlx::query(
-        "insert into usage_types as u (usage_type, purchase_option, instance_type, instance_family, gpu_model, gpu_count, gpu_memory_gib)
-         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[])
+        "insert into usage_types as u
+             (usage_type, purchase_option, instance_type, instance_family, gpu_model, gpu_count, gpu_memory_gib, workload)
+         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[],
+                              $8::text[])
          on conflict (usage_type) do update set
              purchase_option = excluded.purchase_option, instance_type = excluded.instance_type,
              instance_family = excluded.instance_family, gpu_model = excluded.gpu_model,
-             gpu_count = excluded.gpu_count, gpu_memory_gib = excluded.gpu_memory_gib
-         where (u.purchase_option, u.instance_type, u.instance_family, u.gpu_model, u.gpu_count, u.gpu_memory_gib)
+             gpu_count = excluded.gpu_count, gpu_memory_gib = excluded.gpu_memory_gib, workload = excluded.workload
+         where (u.purchase_option, u.instance_type, u.instance_family, u.gpu_model, u.gpu_count, u.gpu_memory_gib,
+                u.workload)
                is distinct from
                (excluded.purchase_option, excluded.instance_type, excluded.instance_family, excluded.gpu_model,
-                excluded.gpu_count, excluded.gpu_memory_gib)",
+                excluded.gpu_count, excluded.gpu_memory_gib, excluded.workload)",
     )
     .bind(names)
     .bind(parsed.iter().map(|p| p.purchase_option.key()).collect::<Vec<_>>())
@@ -334,6 +344,12 @@ pub async fn record_usage_types(conn: &mut PgConnection, names: &[String]) -> Re
     .bind(parsed.iter().map(|p| p.gpu.map(|g| g.model)).collect::<Vec<_>>())
     .bind(parsed.iter().map(|p| p.gpu.map(|g| g.count)).collect::<Vec<_>>())
     .bind(parsed.iter().map(|p| p.gpu.map(|g| g.memory_gib_each)).collect::<Vec<_>>())
+    .bind(
+        names
+            .iter()
+            .map(|u| usage_type::sagemaker_use(u).and_then(|s| s.workload_key()))
+            .collect::<Vec<_>>(),
+    )
     .execute(&mut *conn)
     .await?;
     Ok(written.rows_affected())

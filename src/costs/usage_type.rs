@@ -121,6 +121,18 @@ pub enum SageMakerUse {
     Other,
 }
 
+impl SageMakerUse {
+    /// The workload this use is, whatever the project declares (`projects.workload` keys).
+    pub fn workload_key(self) -> Option<&'static str> {
+        match self {
+            SageMakerUse::Training => Some("training"),
+            SageMakerUse::Hosting => Some("serving"),
+            SageMakerUse::Notebook => Some("dev"),
+            SageMakerUse::Other => None,
+        }
+    }
+}
+
 /// The SageMaker use of a usage type, if it is one.
 pub fn sagemaker_use(usage_type: &str) -> Option<SageMakerUse> {
     let (operation, resource) = strip_region(usage_type).split_once(':')?;

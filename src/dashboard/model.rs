@@ -64,6 +64,9 @@ pub struct Overview {
     pub team: Option<String>,
     /// Every team, for the team filter.
     pub all_teams: Vec<String>,
+    /// The organisation's spend by Cost Explorer record type (Usage, Credit, Refund, Tax,
+    /// fees), included in every total above; empty with a team filter.
+    pub record_types: Vec<Line>,
 }
 
 /// A team's spend in the period and in the equal-length period before it.
@@ -142,6 +145,8 @@ pub struct ScopeView {
     pub by_user: Vec<Line>,
     pub by_service: Vec<Line>,
     pub by_family: Vec<Line>,
+    /// training, batch, serving, dev, unknown (see `costs::export::WORKLOAD_SQL`).
+    pub by_workload: Vec<Line>,
     /// A team's spend by allocation step, project and rule (empty for a project).
     pub parts: Vec<crate::allocation::PartLine>,
     pub chart_svg: Svg,

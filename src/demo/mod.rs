@@ -299,13 +299,13 @@ async fn insert_org(conn: &mut PgConnection, users: &[String], scale: u32) -> Re
 }
 
 /// The demo's shared-cost rule: untagged NAT gateway and snapshot spend (Cost Explorer's
-/// `EC2 - Other`) shared in proportion to each team's own spend. The untagged accelerator
-/// box nobody claims stays Unassigned.
+/// `EC2 - Other`) and sales tax shared in proportion to each team's own spend. The untagged
+/// accelerator box nobody claims stays Unassigned.
 async fn shared_cost_rules(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     let rule = crate::allocation::rules::validate(&crate::allocation::rules::RuleInput {
-        name: "Network and snapshots".into(),
+        name: "Network, snapshots and tax".into(),
         selector: "services".into(),
-        values: vec![generator::EC2_OTHER.into()],
+        values: vec![generator::EC2_OTHER.into(), "Tax".into()],
         split: "proportional".into(),
         teams: Vec::new(),
     })

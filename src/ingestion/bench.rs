@@ -126,6 +126,7 @@ fn synthetic_page(
             Grain::ByUser => format!("{}$user-{s:03}", settings.tag_user),
             Grain::ByUsageType => format!("USE1-BoxUsage:g5.{s}xlarge"),
             Grain::ByService => format!("Service {s}"),
+            Grain::ByRecordType => format!("Record type {s}"),
         };
         let cents = 100 + ((d * 31 + p * 7 + s) % 5000);
         let group = Group::builder()

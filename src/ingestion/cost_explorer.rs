@@ -212,6 +212,7 @@ fn group_by(grain: Grain, settings: &IngestSettings) -> Vec<GroupDefinition> {
         Grain::ByUser => tag(&settings.tag_user),
         Grain::ByUsageType => dimension("USAGE_TYPE"),
         Grain::ByService => dimension("SERVICE"),
+        Grain::ByRecordType => dimension("RECORD_TYPE"),
     };
     vec![tag(&settings.tag_project), second]
 }

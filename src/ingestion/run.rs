@@ -306,7 +306,12 @@ async fn record_difference(conn: &mut PgConnection, run_id: i64, difference: Dec
     Ok(())
 }
 
-const GRAIN_NAMES: [&str; 3] = ["project × user", "project × usage type", "project × service"];
+const GRAIN_NAMES: [&str; 4] = [
+    "project × user",
+    "project × usage type",
+    "project × service",
+    "project × record type",
+];
 
 /// How far apart the group-by pairs' daily totals may be. Cost Explorer rounds each group's
 /// amount on its own (to about 10 decimals), so sums over different group-bys differ in the
@@ -352,7 +357,7 @@ pub fn check_consistent(window: DateRange, grains: &[GrainSummary]) -> Result<Ag
             .iter()
             .map(|grain| grain.totals.get(day).copied().unwrap_or_default())
             .collect();
-        // The spread over all three pairs, per metric: each pair against every other.
+        // The spread over all the grains, per metric: each against every other.
         let spread = |metric: fn(&(Decimal, Decimal)) -> Decimal| {
             let values = totals.iter().map(metric);
             values.clone().max().unwrap_or_default() - values.min().unwrap_or_default()

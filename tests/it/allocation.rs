@@ -76,6 +76,7 @@ async fn seed(pool: &PgPool) {
             row("", "AmazonCloudWatch", "10.00"),
             row("k8s-shared", "Amazon Elastic Container Service for Kubernetes", "30.00"),
         ],
+        ..CostBatch::default()
     };
     let mut tx = pool.begin().await.expect("tx");
     let window = DateRange {

@@ -108,6 +108,7 @@ async fn a_team_and_a_project_split_the_same_total_every_way(pool: PgPool) {
         };
         assert_eq!(sum(&view.by_user), owned, "users reconcile for {scope:?}");
         assert_eq!(sum(&view.by_service), owned, "services reconcile for {scope:?}");
+        assert_eq!(sum(&view.by_workload), owned, "workloads reconcile for {scope:?}");
         assert!(sum(&view.by_family) <= owned);
         assert!(view.spot_spend <= view.instance_spend);
         let filter = match &scope {
@@ -271,6 +272,7 @@ async fn a_team_with_hundreds_of_projects_totals_all_of_them(pool: PgPool) {
             .iter()
             .map(|p| row(p.clone(), "Amazon Elastic Compute Cloud - Compute"))
             .collect(),
+        ..CostBatch::default()
     };
     let mut tx = pool.begin().await.expect("tx");
     store::replace_window(

@@ -60,6 +60,7 @@ async fn csv_has_exact_costs_sorted_rows_and_escaped_tag_values(pool: PgPool) {
         by_usage_type: with_dimension("USE1-BoxUsage:g5.xlarge"),
         by_service: with_dimension("Amazon Elastic Compute Cloud - Compute"),
         by_user,
+        ..CostBatch::default()
     };
     write(&pool, batch).await;
     sqlx::query("insert into teams (name) values ('ml')")
@@ -206,6 +207,7 @@ async fn downloads_defuse_formulas_while_the_cli_stays_verbatim_unless_asked(poo
             row(day(2026, 1, 1), hostile, "+cmd", "12.50"),
             row(day(2026, 1, 1), "-2+3", "+cmd", "-5.00"),
         ],
+        ..CostBatch::default()
     };
     write(&pool, batch).await;
     let app = common::spawn_app(pool.clone()).await;
@@ -308,4 +310,56 @@ async fn a_download_larger_than_a_chunk_streams_every_row_in_order(pool: PgPool)
             bytes.len()
         );
     }
+}
+
+/// A SageMaker usage type says what it is; other spend is what the project declares.
+#[sqlx::test]
+async fn workload_is_the_sagemaker_use_else_the_declared_one(pool: PgPool) {
+    let on = day(2026, 1, 1);
+    let usage = vec![
+        row(on, "ranker", "USE1-Train:ml.p4d.24xlarge", "300.00"),
+        row(on, "ranker", "USE1-Host:ml.g5.xlarge", "20.00"),
+        row(on, "ranker", "USE1-Notebk:ml.g5.2xlarge", "5.00"),
+        row(on, "ranker", "USE1-BoxUsage:g5.xlarge", "40.00"),
+        row(on, "scratch", "USE1-BoxUsage:g5.xlarge", "1.50"),
+    ];
+    // The other grains hold the same spend, one group per project.
+    let per_project = |dimension: &str| {
+        vec![
+            row(on, "ranker", dimension, "365.00"),
+            row(on, "scratch", dimension, "1.50"),
+        ]
+    };
+    let batch = CostBatch {
+        by_user: per_project("ann"),
+        by_service: per_project("Amazon SageMaker"),
+        by_record_type: per_project("Usage"),
+        by_usage_type: usage,
+    };
+    write(&pool, batch).await;
+    sqlx::query("update projects set workload = 'batch' where name = 'ranker'")
+        .execute(&pool)
+        .await
+        .expect("declared");
+    let csv = csv(
+        &pool,
+        DateRange {
+            from: on,
+            to: day(2026, 1, 2),
+        },
+        &parse_keys("project,workload").expect("keys"),
+        Granularity::Daily,
+        Metric::Unblended,
+    )
+    .await
+    .expect("csv");
+    assert_eq!(
+        csv,
+        "date,project,workload,cost\n\
+         2026-01-01,ranker,batch,40.00\n\
+         2026-01-01,ranker,dev,5.00\n\
+         2026-01-01,ranker,serving,20.00\n\
+         2026-01-01,ranker,training,300.00\n\
+         2026-01-01,scratch,unknown,1.50\n"
+    );
 }

@@ -115,6 +115,7 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
         ("costs_by_user", "user"),
         ("costs_by_usage_type", "USAGE_TYPE"),
         ("costs_by_service", "SERVICE"),
+        ("costs_by_record_type", "RECORD_TYPE"),
         ("daily_project_costs", "USAGE_TYPE"),
     ] {
         assert_eq!(
@@ -123,6 +124,16 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
             "{table} equals its Cost Explorer query's total"
         );
     }
+    // Usage apart from what the bill adds: the sample's credit, refunds and tax.
+    let by_record_type: Vec<(String, Decimal)> =
+        sqlx::query_as("select record_type, sum(unblended) from costs_by_record_type group by 1 order by 1")
+            .fetch_all(&pool)
+            .await
+            .expect("record types");
+    let kinds: Vec<&str> = by_record_type.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["Credit", "Refund", "Tax", "Usage"]);
+    assert!(by_record_type[0].1 < Decimal::ZERO && by_record_type[1].1 < Decimal::ZERO);
+    assert!(by_record_type[2].1 > Decimal::ZERO && by_record_type[3].1 > Decimal::ZERO);
     let expected = fake.total(from, today, "user");
     assert_ne!(
         expected,
@@ -177,7 +188,7 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_three_requests(pool: PgPool) {
+async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_four_requests(pool: PgPool) {
     let today = day(2026, 11, 22);
     let (fake, ce) = fake_and_client(sample_items(day(2026, 11, 10), 12)).await;
     let window = DateRange {
@@ -192,8 +203,8 @@ async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_th
     // A scheduled run on a settled history: one request per group-by pair, the lookback only.
     let requests_before = fake.request_count();
     let report = ingest(&pool, &ce, &options(None, today)).await.expect("incremental");
-    assert_eq!(report.requests, 3);
-    assert_eq!(fake.request_count() - requests_before, 3);
+    assert_eq!(report.requests, 4);
+    assert_eq!(fake.request_count() - requests_before, 4);
     assert_eq!(
         report.window,
         Some(DateRange {
@@ -267,7 +278,7 @@ async fn throttling_is_retried_with_backoff_then_gives_up_leaving_data_whole(poo
     let report = ingest(&pool, &ce, &options(window, today))
         .await
         .expect("succeeds after two throttles");
-    assert_eq!(report.requests, 5, "throttled attempts are counted too");
+    assert_eq!(report.requests, 6, "throttled attempts are counted too");
     let before = snapshot(&pool).await;
 
     fake.with(|s| s.throttle_next = 100);

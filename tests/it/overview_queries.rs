@@ -362,3 +362,45 @@ async fn top_projects_and_movers_equal_the_facts(pool: PgPool) {
         );
     }
 }
+
+/// The Overview shows usage apart from the demo bill's credits, refunds, tax and reserved
+/// fees, and they add up to the period's total.
+#[sqlx::test]
+async fn record_types_are_shown_apart_and_add_up_to_the_total(pool: PgPool) {
+    let today = day(TODAY.0, TODAY.1, TODAY.2);
+    load_demo(&pool, today).await;
+    let overview = queries::overview(&pool, Period::Last90Days, Metric::Unblended, today, None)
+        .await
+        .expect("overview");
+    let kinds: Vec<&str> = overview.record_types.iter().map(|l| l.key.as_str()).collect();
+    for kind in ["Usage", "Credit", "Refund", "Tax", "RIFee"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    // Reserved hours cost nothing unblended (the fee paid for them); amortized, they carry it.
+    assert!(!kinds.contains(&"DiscountedUsage"));
+    let amortized = queries::overview(&pool, Period::Last90Days, Metric::Amortized, today, None)
+        .await
+        .expect("amortized overview");
+    assert!(amortized.record_types.iter().any(|l| l.key == "DiscountedUsage"));
+    assert_eq!(
+        amortized.record_types.iter().map(|l| l.spend).sum::<Decimal>(),
+        amortized.total
+    );
+    let credit = overview
+        .record_types
+        .iter()
+        .find(|l| l.key == "Credit")
+        .expect("credit");
+    assert!(credit.spend < Decimal::ZERO);
+    assert_eq!(
+        overview.record_types.iter().map(|l| l.spend).sum::<Decimal>(),
+        overview.total
+    );
+    let filtered = queries::overview(&pool, Period::Last90Days, Metric::Unblended, today, Some("ml-research"))
+        .await
+        .expect("team overview");
+    assert!(
+        filtered.record_types.is_empty(),
+        "a team's figures are allocated, not billed by record type"
+    );
+}

@@ -151,3 +151,38 @@ async fn a_freshly_rendered_page_goes_gzipped_to_clients_that_accept_it(pool: Pg
     assert_eq!(plain.headers[CACHE], "hit");
     assert_eq!(text.replace(&nonce, "N"), plain.body.replace(&csp_nonce(&plain), "N"));
 }
+
+/// Concurrent first views of the same data share one computation (single flight): 32 at
+/// once, as a freshly started server sees after a deploy, compute it once; a data change
+/// then computes it once more.
+#[sqlx::test]
+async fn concurrent_first_views_share_one_computation(pool: PgPool) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let cache = burnrate::page_data::PageDataCache::default();
+    let computed = Arc::new(AtomicUsize::new(0));
+    let view = |cache: burnrate::page_data::PageDataCache, pool: PgPool, computed: Arc<AtomicUsize>| async move {
+        cache
+            .get_or_compute(&pool, "overview?period=mtd".to_string(), async {
+                computed.fetch_add(1, Ordering::SeqCst);
+                // Slow enough that all 32 arrive while it runs.
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                Ok::<_, sqlx::Error>(computed.load(Ordering::SeqCst))
+            })
+            .await
+            .expect("page data")
+    };
+    let views: Vec<_> = (0..32)
+        .map(|_| tokio::spawn(view(cache.clone(), pool.clone(), computed.clone())))
+        .collect();
+    for handle in views {
+        assert_eq!(handle.await.expect("joined"), 1, "every view got the one computation");
+    }
+    assert_eq!(computed.load(Ordering::SeqCst), 1);
+    sqlx::query("insert into teams (name) values ('a data change')")
+        .execute(&pool)
+        .await
+        .expect("write");
+    assert_eq!(view(cache.clone(), pool.clone(), computed.clone()).await, 2);
+    assert_eq!(view(cache, pool, computed.clone()).await, 2, "then cached again");
+}

@@ -128,7 +128,8 @@ fn batch(rows: Vec<CostRow>) -> CostBatch {
     CostBatch {
         by_user: rows.clone(),
         by_usage_type: rows.clone(),
-        by_service: rows,
+        by_service: rows.clone(),
+        by_record_type: rows,
     }
 }
 
@@ -161,7 +162,7 @@ async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(p
         .await
         .expect("restatement");
     tx.commit().await.expect("commit");
-    assert_eq!(written, 3);
+    assert_eq!(written, 4, "one row in each of the four grains");
 
     assert_eq!(
         sum(&pool, "select sum(unblended) from costs_by_user").await,
@@ -346,6 +347,7 @@ async fn edits_never_wait_on_an_open_ingestion_transaction(pool: PgPool) {
             row(day(2026, 11, 1), "train", "EC2"),
             row(day(2026, 11, 2), "stray", "EC2"),
         ],
+        ..CostBatch::default()
     };
     let mut ingestion = pool.begin().await.expect("transaction");
     store::replace_window(&mut ingestion, window, &batch)

@@ -204,6 +204,7 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
             {breakdown("Top users", "by-user", view.by_user, None, csv("user"))}
             {breakdown("By service", "by-service", view.by_service, None, csv("service"))}
             {breakdown("GPU instance families", "by-family", view.by_family, None, csv("instance_type"))}
+            {breakdown("By workload", "by-workload", view.by_workload, None, csv("workload"))}
         </div>
         {match view.scope {
             Scope::Project(name) => Some(view! { <ProjectFactsForm project=name/> }),

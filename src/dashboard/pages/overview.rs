@@ -135,6 +135,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                 </a>
             </p>
         </section>
+        <RecordTypes lines=data.record_types.clone() total/>
         <div class="breakdowns">
             <ProjectTable heading="Top projects" testid="top-projects" rows=data.top_projects.clone()/>
             <ProjectTable heading=format!("Biggest changes against {}", data.compared_with.label()) testid="movers" rows=data.movers.clone()/>
@@ -164,4 +165,38 @@ fn ProjectTable(#[prop(into)] heading: String, testid: &'static str, rows: Vec<P
             </table>
         </section>
     }
+}
+
+/// Usage apart from credits, refunds, tax and fees, as Cost Explorer's record types say.
+#[component]
+fn RecordTypes(lines: Vec<crate::dashboard::model::Line>, total: rust_decimal::Decimal) -> impl IntoView {
+    (!lines.is_empty()).then(|| {
+        let mut rows = Rows::default();
+        for line in &lines {
+            rows.row("record-type-row", |row| {
+                row.heading(&line.key);
+                row.marked("record-type-spend").money(line.spend);
+            });
+        }
+        // Days ingested before burnrate read record types have none until ingested again.
+        let unread = total - lines.iter().map(|l| l.spend).sum::<rust_decimal::Decimal>();
+        if !unread.is_zero() {
+            rows.row("record-type-row", |row| {
+                row.heading("Not broken down (ingested before record types)");
+                row.marked("record-type-spend").money(unread);
+            });
+        }
+        view! {
+            <section aria-labelledby="by-record-type">
+                <h2 id="by-record-type">"Usage, credits, refunds, tax and fees"</h2>
+                <table class="data" data-testid="record-types">
+                    <thead><tr><th scope="col">"Record type"</th><th scope="col" class="num">"Amount (USD)"</th></tr></thead>
+                    <tbody inner_html=rows.into_html()></tbody>
+                    <tfoot><tr><th scope="row">"Total, as above"</th><td class="num">{usd(total)}</td></tr></tfoot>
+                </table>
+                <p class="hint">"Cost Explorer's record types. Every total on this page includes them, as the bill does; "
+                    <code>"burnrate export --group-by project,record_type"</code> " has them per project and day."</p>
+            </section>
+        }
+    })
 }

@@ -201,6 +201,16 @@ pub async fn scope(
         "u.instance_family || ' (' || u.gpu_model || ')'",
     )
     .await?;
+    let by_workload = lines(
+        pool,
+        &scope,
+        range,
+        column,
+        "costs_by_usage_type c left join usage_types u on u.usage_type = c.usage_type
+         left join projects p on p.name = c.project",
+        crate::costs::export::WORKLOAD_SQL,
+    )
+    .await?;
     let total_sql = format!(
         "select coalesce(sum(c.{column}), 0) from costs_by_service c where c.day >= $1 and c.day < $2 and {filter}",
         filter = scope_filter(&scope)
@@ -310,6 +320,7 @@ pub async fn scope(
         by_user,
         by_service,
         by_family,
+        by_workload,
         parts,
         chart_svg: crate::codec::Svg(chart_svg),
     })

@@ -8,7 +8,7 @@ use sqlx::PgPool;
 use crate::costs::Forecast;
 use crate::costs::forecast;
 use crate::costs::queries::{Compared, days_with_data, estimated_days, latest_day};
-use crate::dashboard::model::{Overview, ProjectChange, TeamSpend};
+use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{DateRange, Metric, Period};
 
@@ -96,6 +96,10 @@ pub async fn overview(
         .filter(|_| period == Period::MonthToDate)
         .map(|b| b.amount);
     let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), &estimated_days, budget_line);
+    let record_types = match team {
+        Some(_) => Vec::new(),
+        None => record_types(pool, with_data, amortized).await?,
+    };
     Ok(Overview {
         team: team.map(str::to_string),
         all_teams,
@@ -116,7 +120,24 @@ pub async fn overview(
         compared_with,
         teams,
         latest_day,
+        record_types,
     })
+}
+
+/// The organisation's spend in `range` by record type, largest amount first (credits and
+/// refunds are negative, so they come last).
+async fn record_types(pool: &PgPool, range: DateRange, amortized: bool) -> Result<Vec<Line>, sqlx::Error> {
+    let rows: Vec<(String, Decimal)> = sqlx::query_as(
+        "select record_type, sum(case when $3 then amortized else unblended end) from costs_by_record_type
+         where day >= $1 and day < $2 group by 1 having sum(case when $3 then amortized else unblended end) <> 0
+         order by 2 desc, 1",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .bind(amortized)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|(key, spend)| Line { key, spend }).collect())
 }
 
 async fn daily_totals(

@@ -28,6 +28,8 @@ pub struct LineItem {
     pub user: Option<String>,
     pub usage_type: String,
     pub service: String,
+    /// Cost Explorer's RECORD_TYPE: `Usage`, `Credit`, `Refund`, `Tax`, `RIFee`, …
+    pub record_type: String,
     pub unblended: Decimal,
     pub amortized: Decimal,
     pub quantity: Decimal,
@@ -104,7 +106,7 @@ impl CostExplorerFake {
     }
 
     /// Unblended spend of the days in [from, to) as Cost Explorer answers it grouped by the
-    /// project tag and `second` (`USAGE_TYPE`, `SERVICE` or `user`): the sum of its rounded
+    /// project tag and `second` (`USAGE_TYPE`, `SERVICE`, `RECORD_TYPE` or `user`): the sum of its rounded
     /// groups. Each stored grain must equal its own query's total to the last digit.
     pub fn total(&self, from: NaiveDate, to: NaiveDate, second: &str) -> Decimal {
         let kind = if second == "user" { "TAG" } else { "DIMENSION" };
@@ -124,7 +126,7 @@ impl CostExplorerFake {
     /// The largest difference between the three grains' daily totals (unblended or
     /// amortized) over [from, to), as the fake answers them.
     pub fn largest_grain_difference(&self, from: NaiveDate, to: NaiveDate) -> Decimal {
-        let grains = ["user", "USAGE_TYPE", "SERVICE"].map(|second| {
+        let grains = ["user", "USAGE_TYPE", "SERVICE", "RECORD_TYPE"].map(|second| {
             let kind = if second == "user" { "TAG" } else { "DIMENSION" };
             [
                 ("TAG".to_string(), "project".to_string()),
@@ -390,6 +392,7 @@ fn group_key(item: &LineItem, kind: &str, key: &str) -> String {
         ("TAG", other) => format!("{other}$"),
         ("DIMENSION", "USAGE_TYPE") => item.usage_type.clone(),
         ("DIMENSION", "SERVICE") => item.service.clone(),
+        ("DIMENSION", "RECORD_TYPE") => item.record_type.clone(),
         (_, other) => format!("unsupported:{other}"),
     }
 }
@@ -422,6 +425,7 @@ pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
                     user: user.map(str::to_string),
                     usage_type: usage_type.to_string(),
                     service: service.to_string(),
+                    record_type: "Usage".into(),
                     // Line items carry more digits than the 10 decimals AWS rounds each
                     // group to, so different group-bys' sums differ in the last digits.
                     unblended: Decimal::new(
@@ -436,6 +440,36 @@ pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
                 });
             }
         }
+        // What a real bill adds to usage: a promotional credit on the first project, a
+        // refund on untagged spend every third day, and sales tax on untagged spend.
+        let extra = |project: Option<&str>, usage_type: &str, service: &str, record_type: &str, amount: i64| LineItem {
+            day,
+            project: project.map(str::to_string),
+            user: None,
+            usage_type: usage_type.to_string(),
+            service: service.to_string(),
+            record_type: record_type.to_string(),
+            unblended: Decimal::new(amount, 14),
+            amortized: Decimal::new(amount, 14),
+            quantity: Decimal::ZERO,
+        };
+        items.push(extra(
+            Some("llm-finetune"),
+            "USE1-BoxUsage:p4d.24xlarge",
+            "Amazon Elastic Compute Cloud - Compute",
+            "Credit",
+            -(250 * 1_000_000_000_000 + 987_654_321),
+        ));
+        if d % 3 == 0 {
+            items.push(extra(
+                None,
+                "USE1-TimedStorage-ByteHrs",
+                "Amazon Simple Storage Service",
+                "Refund",
+                -3_333_333_333_333,
+            ));
+        }
+        items.push(extra(None, "NoUsageType", "Tax", "Tax", 812_345_678_901_234));
     }
     items
 }
