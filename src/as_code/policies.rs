@@ -8,6 +8,7 @@
 //! policies:
 //!   - limit: "1000.00"
 //!     period: monthly
+//!     metric: unblended               # or amortized; unblended when left out
 //!     actions: [notify, flag]
 //!     mode: dry-run
 //!   - team: ml-research
@@ -33,7 +34,7 @@ use super::{ApplyError, Errors, FileError, list, quote, text};
 use crate::audit_log::Actor;
 use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};
 
-const POLICY_KEYS: [&str; 7] = ["key", "team", "limit", "period", "actions", "mode", "stop"];
+const POLICY_KEYS: [&str; 8] = ["key", "team", "limit", "period", "metric", "actions", "mode", "stop"];
 const STOP_KEYS: [&str; 6] = [
     "type",
     "execution_role_arn",
@@ -125,6 +126,7 @@ fn read_policy(entry: &MarkedYaml, errors: &mut Errors) -> Option<Policy> {
                     "key" => stable_key = Some(value_text),
                     "team" => input.team = value_text,
                     "period" => input.period = value_text,
+                    "metric" => input.metric = value_text,
                     _ => input.mode = value_text,
                 }
             }
@@ -210,6 +212,7 @@ fn built_in_default() -> Policy {
         team: None,
         limit: Decimal::from(1000),
         period: "monthly".into(),
+        metric: crate::period::Metric::Unblended,
         actions: vec!["notify".into(), "flag".into()],
         mode: "dry-run".into(),
         stop: None,
@@ -304,6 +307,7 @@ pub(super) fn render(policies: &[Policy]) -> String {
         }
         out.push_str(&format!("    limit: \"{:.2}\"\n", p.limit));
         out.push_str(&format!("    period: {}\n", p.period));
+        out.push_str(&format!("    metric: {}\n", p.metric.key()));
         out.push_str(&format!("    actions: [{}]\n", p.actions.join(", ")));
         out.push_str(&format!("    mode: {}\n", p.mode));
         if let Some(stop) = &p.stop {

@@ -1,8 +1,9 @@
 //! Evaluation: which projects break their policy this period, recorded once each.
 //!
 //! Decisions on the edges:
-//! - A project is over the limit only when its period spend (unblended) is strictly above
-//!   it; exactly at the limit is allowed. The same holds for an approval's cap.
+//! - A project is over the limit only when its period spend, in the policy's metric
+//!   (unblended unless it says amortized), is strictly above it; exactly at the limit is
+//!   allowed. The same holds for an approval's cap.
 //! - Untagged spend has no project to approve or act on, so it is never a violation; it
 //!   stays visible as "(untagged)" on the cost pages.
 //! - A project in no team is judged by the org default policy and listed under
@@ -34,7 +35,8 @@ pub const CSV_HEADER: &str = "project,team,period_start,spend,limit,reason,actio
 struct ProjectSpend {
     project: String,
     team: Option<String>,
-    spend: Decimal,
+    unblended: Decimal,
+    amortized: Decimal,
 }
 
 /// One action recorded for a violation, as the CLI's lines show it.
@@ -107,7 +109,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
         let settling = as_of < today;
         // Each tagged project with its team and its spend in this period.
         let spends: Vec<ProjectSpend> = sqlx::query_as(
-            "select r.project, t.name as team, sum(r.unblended) as spend
+            "select r.project, t.name as team, sum(r.unblended) as unblended, sum(r.amortized) as amortized
              from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
              where r.day >= $1 and r.day < $2 and r.project <> ''
              group by 1, 2 order by 1",
@@ -116,9 +118,19 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
         .bind(range.to)
         .fetch_all(&mut *tx)
         .await?;
-        for ProjectSpend { project, team, spend } in spends {
+        for ProjectSpend {
+            project,
+            team,
+            unblended,
+            amortized,
+        } in spends
+        {
             let Some(policy) = policies.get(&team).or_else(|| policies.get(&None)) else {
                 continue;
+            };
+            let spend = match policy.metric {
+                crate::period::Metric::Unblended => unblended,
+                crate::period::Metric::Amortized => amortized,
             };
             if policy.period != period.key() || spend <= policy.limit {
                 continue;

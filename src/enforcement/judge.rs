@@ -54,7 +54,7 @@ pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -
     } else {
         previous
     };
-    let spend = project_spend(conn, &row.project, range.from, range.to).await?;
+    let spend = project_spend(conn, &row.project, range, policy.metric).await?;
     if spend <= policy.limit {
         return Ok(cancel(
             format!(
@@ -101,18 +101,20 @@ fn cancel(why: String, lifts: bool) -> Verdict {
     Verdict::Cancel { why, lifts }
 }
 
+/// The project's spend in `range`, in the policy's metric.
 async fn project_spend(
     conn: &mut PgConnection,
     project: &str,
-    from: NaiveDate,
-    to: NaiveDate,
+    range: crate::period::DateRange,
+    metric: crate::period::Metric,
 ) -> Result<Decimal, sqlx::Error> {
-    sqlx::query_scalar(
-        "select coalesce(sum(unblended), 0) from daily_project_costs where project = $1 and day >= $2 and day < $3",
-    )
+    sqlx::query_scalar(&format!(
+        "select coalesce(sum({}), 0) from daily_project_costs where project = $1 and day >= $2 and day < $3",
+        metric.key()
+    ))
     .bind(project)
-    .bind(from)
-    .bind(to)
+    .bind(range.from)
+    .bind(range.to)
     .fetch_one(conn)
     .await
 }

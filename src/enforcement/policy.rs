@@ -28,6 +28,9 @@ pub struct Policy {
     pub team: Option<String>,
     pub limit: Decimal,
     pub period: String,
+    /// The cost the limit is compared with.
+    #[serde(default)]
+    pub metric: crate::period::Metric,
     pub actions: Vec<String>,
     pub mode: String,
     pub stop: Option<StopConfig>,
@@ -43,6 +46,8 @@ pub struct PolicyInput {
     pub team: String,
     pub limit: String,
     pub period: String,
+    /// `unblended` (also when empty) or `amortized`.
+    pub metric: String,
     pub actions: Vec<String>,
     pub mode: String,
     pub stop_type: String,
@@ -94,6 +99,12 @@ mod store {
         if crate::budgets::BudgetPeriod::parse(&input.period).is_none() {
             errors.push(FieldError::new("period", "choose monthly, quarterly or annual"));
         }
+        let metric = match input.metric.trim() {
+            "" => Ok(crate::period::Metric::Unblended),
+            text => crate::period::Metric::parse(Some(text)),
+        }
+        .map_err(|m| errors.push(FieldError::new("metric", m)))
+        .unwrap_or_default();
         let mut actions: Vec<String> = Vec::new();
         for action in &input.actions {
             match ACTIONS.iter().find(|a| **a == action.trim()) {
@@ -178,6 +189,7 @@ mod store {
                 team: Some(input.team.trim().to_string()).filter(|t| !t.is_empty()),
                 limit,
                 period: input.period.trim().to_string(),
+                metric,
                 actions,
                 mode: input.mode.trim().to_string(),
                 stop,
@@ -193,6 +205,7 @@ mod store {
         team: Option<String>,
         spend_limit: Decimal,
         period: String,
+        metric: String,
         actions: Vec<String>,
         mode: String,
         stop_type: Option<String>,
@@ -204,7 +217,7 @@ mod store {
     }
 
     const SELECT: &str =
-        "select p.key, t.name as team, p.spend_limit, p.period, p.actions, p.mode, p.stop_type, p.execution_role_arn,
+        "select p.key, t.name as team, p.spend_limit, p.period, p.metric, p.actions, p.mode, p.stop_type, p.execution_role_arn,
                 p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region
          from enforcement_policies p left join teams t on t.id = p.team_id";
 
@@ -214,6 +227,8 @@ mod store {
             team: row.team,
             limit: row.spend_limit,
             period: row.period,
+            // The table's check allows only the two metrics.
+            metric: crate::period::Metric::parse(Some(&row.metric)).unwrap_or_default(),
             actions: row.actions,
             mode: row.mode,
             stop: row.stop_type.map(|stop_type| StopConfig {
@@ -269,11 +284,11 @@ mod store {
         let stop = policy.stop.as_ref();
         sqlx::query(
             "insert into enforcement_policies (team_id, spend_limit, period, actions, mode, stop_type, execution_role_arn,
-                    iam_policy_arn, iam_roles, instance_ids, instance_region, key)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13))
+                    iam_policy_arn, iam_roles, instance_ids, instance_region, key, metric)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14)
              on conflict (coalesce(team_id, 0)) do update set spend_limit = $2, period = $3, actions = $4, mode = $5,
                 stop_type = $6, execution_role_arn = $7, iam_policy_arn = $8, iam_roles = $9, instance_ids = $10,
-                instance_region = $11, key = coalesce($12, enforcement_policies.key), updated_at = now()",
+                instance_region = $11, key = coalesce($12, enforcement_policies.key), metric = $14, updated_at = now()",
         )
         .bind(team_id)
         .bind(policy.limit)
@@ -288,6 +303,7 @@ mod store {
         .bind(stop.map(|s| s.instance_region.clone()).filter(|r| !r.is_empty()))
         .bind(&policy.key)
         .bind(default_key(policy.team.as_deref()))
+        .bind(policy.metric.key())
         .execute(&mut *conn)
         .await
         .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {

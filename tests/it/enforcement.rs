@@ -503,3 +503,56 @@ async fn a_policy_key_follows_its_override_to_another_team(pool: PgPool) {
             .is_empty()
     );
 }
+
+/// A project on reserved capacity looks almost free unblended (its fee was paid up front) but
+/// costs the same amortized: a policy judges the metric it names.
+#[sqlx::test]
+async fn a_policy_judges_the_cost_metric_it_names(pool: PgPool) {
+    sqlx::query("insert into teams (name) values ('amortizing'), ('unblending')")
+        .execute(&pool)
+        .await
+        .expect("teams");
+    let one_day = (day(2026, 11, 10), day(2026, 11, 10));
+    common::add_project_costs(&pool, "reserved-a", Some("amortizing"), one_day, "10.00", "500.00").await;
+    common::add_project_costs(&pool, "reserved-u", Some("unblending"), one_day, "10.00", "500.00").await;
+    let file = "policies:
+  - limit: \"100000.00\"
+    period: monthly
+    actions: [notify]
+    mode: dry-run
+  - team: amortizing
+    limit: \"100.00\"
+    period: monthly
+    metric: amortized
+    actions: [notify]
+    mode: dry-run
+  - team: unblending
+    limit: \"100.00\"
+    period: monthly
+    actions: [notify]
+    mode: dry-run
+";
+    apply(&pool, &Actor::system("test"), &parse(file).expect("valid"), false)
+        .await
+        .expect("policies");
+    let lines: Vec<String> = evaluate(&pool, today())
+        .await
+        .expect("evaluate")
+        .iter()
+        .map(|l| l.csv())
+        .collect();
+    assert_eq!(
+        lines,
+        ["reserved-a,amortizing,2026-11-01,500.00,100.00,unapproved,notify,dry-run,proposed"],
+        "judged amortized: 500 is over 100; the same spend judged unblended (10) is not"
+    );
+    let exported = export(&pool).await.expect("export");
+    assert!(exported.contains("metric: amortized"), "{exported}");
+    let again = parse(&exported).expect("the export is importable");
+    assert!(
+        apply(&pool, &Actor::system("test"), &again, true)
+            .await
+            .expect("dry run")
+            .is_empty()
+    );
+}

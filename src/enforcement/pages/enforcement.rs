@@ -150,7 +150,7 @@ fn Violations(rows: Vec<ViolationRow>, is_admin: bool, act: ServerAction<ActOnAc
 fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePolicy>) -> impl IntoView {
     view! {
         <table class="data" data-testid="policies-table">
-            <TableHead columns=&["Applies to", "Limit", "Period", "Actions", "Mode", "Stop through AWS", ""]/>
+            <TableHead columns=&["Applies to", "Limit", "Period", "Judged on", "Actions", "Mode", "Stop through AWS", ""]/>
             <tbody>
                 {policies.into_iter().map(|p| {
                     let stop = p.stop.as_ref().map(|s| match s.stop_type.as_str() {
@@ -163,6 +163,7 @@ fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePo
                             <th scope="row">{p.team.clone().unwrap_or_else(|| "Org default".into())}</th>
                             <td class="num">{usd(p.limit)}</td>
                             <td>{p.period}</td>
+                            <td data-testid="policy-metric">{p.metric.key()}</td>
                             <td>{p.actions.join(", ")}</td>
                             <td data-testid="policy-mode">{p.mode}</td>
                             <td>{stop}</td>

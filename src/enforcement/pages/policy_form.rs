@@ -30,6 +30,13 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                     </select>
                 </label>
                 {field_error("period")}
+                <label>"Judged on"
+                    <select name="metric">
+                        <option value="unblended">"unblended cost (as billed each day)"</option>
+                        <option value="amortized">"amortized cost (reserved and Savings Plan fees spread over their days)"</option>
+                    </select>
+                </label>
+                {field_error("metric")}
                 <fieldset>
                     <legend>"Actions"</legend>
                     <label><input type="checkbox" name="notify" value="on" checked/> " notify (email the team owners and finance admins)"</label>
