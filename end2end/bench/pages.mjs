@@ -4,7 +4,7 @@
 //   node bench/pages.mjs --url http://127.0.0.1:3000 --pid SERVER_PID \
 //     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
 //     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20] \
-//     [--modes cached,rendered,one,cold,sql] [--pages overview,team,savings]
+//     [--modes cached,rendered,one,cold,herd,sql] [--pages overview,teams,team,savings]
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
@@ -29,8 +29,8 @@ if (!/^http:\/\/127\.0\.0\.1(:\d+)?$/.test(base)) throw new Error('--url must be
 const concurrency = Number(args.concurrency ?? 32);
 const seconds = Number(args.seconds ?? 20);
 // A subset of the measures, e.g. `--modes rendered` while a profiler watches the server.
-const modes = new Set((args.modes ?? 'cached,rendered,one,cold,sql').split(','));
-const pageNames = new Set((args.pages ?? 'overview,team').split(','));
+const modes = new Set((args.modes ?? 'cached,rendered,one,cold,herd,sql').split(','));
+const pageNames = new Set((args.pages ?? 'overview,teams,team').split(','));
 
 async function signIn() {
   const body = new URLSearchParams({ email: args.email, password: args.password });
@@ -126,17 +126,42 @@ async function coldTimes(path, cookie) {
   return { requests: times.length, failures, p50: percentile(times, 50), p95: percentile(times, 95) };
 }
 
+// A thundering herd: right after a data change, 32 connections ask for the same page at
+// once, as dashboards on a wall do after each ingestion. They should share one computation
+// of its data (single flight): the slowest of them is what each round reports.
+async function herdTimes(path, cookie) {
+  const slowest = [];
+  let failures = 0;
+  for (let round = 0; round < 5; round += 1) {
+    await db.query('insert into data_changes (weight) values (1)');
+    const times = await Promise.all(Array.from({ length: concurrency }, async () => {
+      const started = performance.now();
+      if (await get(path, cookie) !== 200) failures += 1;
+      return performance.now() - started;
+    }));
+    slowest.push(Math.max(...times));
+  }
+  slowest.sort((a, b) => a - b);
+  return { rounds: slowest.length, failures, slowest_p50: percentile(slowest, 50), slowest_max: slowest[slowest.length - 1] };
+}
+
 const db = new pg.Client({ connectionString: args.database });
 await db.connect();
 const { rows: [{ facts }] } = await db.query(
-  'select (select count(*) from costs_by_user) + (select count(*) from costs_by_usage_type) + (select count(*) from costs_by_service) as facts');
+  `select (select count(*) from costs_by_user) + (select count(*) from costs_by_usage_type)
+          + (select count(*) from costs_by_service) + (select count(*) from costs_by_record_type) as facts`);
 const { rows: [{ team }] } = await db.query(
   "select t.name as team from teams t join projects p on p.team_id = t.id group by 1 order by count(*) desc limit 1");
 const cookie = await signIn();
 const pages = [
+  // Team figures come from the allocation.
   { name: 'overview', path: '/?period=mtd', sql: `select coalesce(t.name, 'Unassigned'), sum(r.unblended), sum(r.gpu_unblended)
-      from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
+      from allocated_daily_costs r left join teams t on t.id = r.team_id
       where r.day >= date_trunc('month', current_date) and r.day <= current_date group by 1` },
+  { name: 'teams', path: '/teams?period=mtd', sql: `select coalesce(t.name, 'Unassigned'), sum(a.unblended),
+        sum(a.unblended) filter (where a.source = 'direct'), sum(a.unblended) filter (where a.source = 'shared')
+      from allocated_daily_costs a left join teams t on t.id = a.team_id
+      where a.day >= date_trunc('month', current_date) - interval '1 month' and a.day <= current_date group by 1` },
   // The Team page's user split exactly as `dashboard::store::breakdown` sends it.
   { name: 'team', path: `/teams/${encodeURIComponent(team)}?period=mtd`, sql: `select c.user_name, sum(c.unblended) from costs_by_user c
       where c.day >= date_trunc('month', current_date) and c.day < current_date + 1
@@ -163,6 +188,7 @@ for (const page of pages.filter((p) => pageNames.has(p.name))) {
   if (modes.has('rendered')) console.log('  rendered ', JSON.stringify(round(await load(page.path, cookie, { bust: true }))));
   if (modes.has('one')) console.log('  one at a time, rendered', JSON.stringify(round(await load(page.path, cookie, { connections: 1, bust: true }))));
   if (modes.has('cold')) console.log('  first view after a data change', JSON.stringify(round(await coldTimes(page.path, cookie))));
+  if (modes.has('herd')) console.log(`  ${concurrency} first views at once after a data change`, JSON.stringify(round(await herdTimes(page.path, cookie))));
   if (modes.has('sql')) console.log('  raw SQL  ', JSON.stringify(round(await sqlTimes(db, page.sql, page.params ?? []))));
 }
 agent.destroy();

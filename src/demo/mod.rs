@@ -67,11 +67,11 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
         from: timeline.from,
         to: next_day(timeline.until),
     };
-    let rows = write_costs(&mut tx, &projects, &timeline, window).await?;
+    // Projects get their teams, and the shared-cost rule exists, before the facts go in, so
+    // each month is allocated once, as it is written.
     map_projects(&mut tx, &team_ids, options.scale).await?;
     shared_cost_rules(&mut tx).await?;
-    // The facts went in before the projects had teams: allocate every day with both.
-    crate::allocation::store::refresh_all(&mut tx).await?;
+    let rows = write_costs(&mut tx, &projects, &timeline, window).await?;
     budgets::insert(&mut tx, options.until).await?;
     tx.commit().await?;
     let mut conn = pool.acquire().await?;
@@ -314,7 +314,7 @@ async fn shared_cost_rules(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-/// Assigns each project to its team; the store has already created the project rows.
+/// Creates each project with its team and what it declares it runs.
 async fn map_projects(conn: &mut PgConnection, team_ids: &[i64], scale: u32) -> Result<(), sqlx::Error> {
     let (mut names, mut teams, mut workloads, mut params, mut precisions) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
