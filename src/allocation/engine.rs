@@ -12,7 +12,8 @@
 //!
 //! The user and service grains only give shares: the amounts always come from the project's
 //! total, and every division is `split_exact`, so a day's rows add up to the day's total to
-//! the last digit. Shares are taken from unblended cost and applied to every metric, so a
+//! the last digit. Shares are taken from unblended cost and applied to every figure (the
+//! cost, its GPU part, and its credit, refund and tax parts from the record-type grain), so a
 //! team's part is the same fraction of each.
 
 use std::collections::BTreeMap;
@@ -23,44 +24,78 @@ use rust_decimal::Decimal;
 use super::model::{Source, SplitKind};
 use super::split::split_exact;
 
-/// The four figures every allocated row carries.
+/// The figures every allocated row carries: its cost, the GPU part of it, and the parts of
+/// it that are credits, refunds and tax (Cost Explorer's record types; negative for credits
+/// and refunds), each unblended and amortized.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Amounts {
     pub unblended: Decimal,
     pub amortized: Decimal,
     pub gpu_unblended: Decimal,
     pub gpu_amortized: Decimal,
+    pub credit_unblended: Decimal,
+    pub credit_amortized: Decimal,
+    pub refund_unblended: Decimal,
+    pub refund_amortized: Decimal,
+    pub tax_unblended: Decimal,
+    pub tax_amortized: Decimal,
 }
 
+const FIGURES: usize = 10;
+
 impl Amounts {
+    fn figures(&self) -> [Decimal; FIGURES] {
+        [
+            self.unblended,
+            self.amortized,
+            self.gpu_unblended,
+            self.gpu_amortized,
+            self.credit_unblended,
+            self.credit_amortized,
+            self.refund_unblended,
+            self.refund_amortized,
+            self.tax_unblended,
+            self.tax_amortized,
+        ]
+    }
+
+    fn from_figures(f: [Decimal; FIGURES]) -> Amounts {
+        Amounts {
+            unblended: f[0],
+            amortized: f[1],
+            gpu_unblended: f[2],
+            gpu_amortized: f[3],
+            credit_unblended: f[4],
+            credit_amortized: f[5],
+            refund_unblended: f[6],
+            refund_amortized: f[7],
+            tax_unblended: f[8],
+            tax_amortized: f[9],
+        }
+    }
+
     fn add(&mut self, other: &Amounts) {
-        self.unblended += other.unblended;
-        self.amortized += other.amortized;
-        self.gpu_unblended += other.gpu_unblended;
-        self.gpu_amortized += other.gpu_amortized;
+        let mut sum = self.figures();
+        for (a, b) in sum.iter_mut().zip(other.figures()) {
+            *a += b;
+        }
+        *self = Amounts::from_figures(sum);
     }
 
     fn is_zero(&self) -> bool {
-        self.unblended.is_zero()
-            && self.amortized.is_zero()
-            && self.gpu_unblended.is_zero()
-            && self.gpu_amortized.is_zero()
+        self.figures().iter().all(Decimal::is_zero)
     }
 
     /// Each figure split by the same weights; `None` without a positive weight.
     fn split(&self, weights: &[Decimal]) -> Option<Vec<Amounts>> {
-        let unblended = split_exact(self.unblended, weights)?;
-        let amortized = split_exact(self.amortized, weights)?;
-        let gpu_unblended = split_exact(self.gpu_unblended, weights)?;
-        let gpu_amortized = split_exact(self.gpu_amortized, weights)?;
+        let columns: Vec<Vec<Decimal>> = self
+            .figures()
+            .iter()
+            .map(|figure| split_exact(*figure, weights))
+            .collect::<Option<_>>()?;
         Some(
             (0..weights.len())
-                .map(|i| Amounts {
-                    unblended: unblended[i],
-                    amortized: amortized[i],
-                    gpu_unblended: gpu_unblended[i],
-                    gpu_amortized: gpu_amortized[i],
-                })
+                .map(|i| Amounts::from_figures(std::array::from_fn(|k| columns[k][i])))
                 .collect(),
         )
     }

@@ -233,3 +233,28 @@ fn every_metric_reconciles_to_the_last_digit_with_credits_and_odd_amounts() {
     assert_eq!(total(&rows), expected);
     assert!(rows.iter().all(|r| r.source != Source::Unassigned), "{rows:#?}");
 }
+
+#[test]
+fn credits_refunds_and_tax_travel_with_the_spend_they_belong_to() {
+    // Untagged 100.00 of which -20.00 is a credit and 8.00 tax; a quarter is alice's (ml).
+    let mut untagged = unowned("", "100.00", &[("alice", Some(ML), "1"), ("", None, "3")], &[]);
+    untagged.amounts.credit_unblended = d("-20.00");
+    untagged.amounts.tax_unblended = d("8.00");
+    let mut even = rule(1, SplitKind::Even);
+    even.untagged = true;
+    even.teams = vec![(PLATFORM, Decimal::ZERO), (WEB, Decimal::ZERO)];
+    let rows = allocate_day(&[untagged], &[even], &[ML, PLATFORM, WEB]);
+    let parts: Vec<(Option<i64>, Decimal, Decimal, Decimal)> = rows
+        .iter()
+        .map(|r| (r.team, r.amounts.unblended, r.amounts.credit_unblended, r.amounts.tax_unblended))
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            (Some(ML), d("25.00"), d("-5.00"), d("2.00")),
+            (Some(PLATFORM), d("37.50"), d("-7.50"), d("3.00")),
+            (Some(WEB), d("37.50"), d("-7.50"), d("3.00")),
+        ]
+    );
+    assert_eq!(total(&rows).credit_unblended, d("-20.00"));
+}

@@ -25,6 +25,12 @@ struct RollupRow {
     gpu_unblended: Decimal,
     gpu_amortized: Decimal,
     estimated: bool,
+    credit_unblended: Decimal,
+    credit_amortized: Decimal,
+    refund_unblended: Decimal,
+    refund_amortized: Decimal,
+    tax_unblended: Decimal,
+    tax_amortized: Decimal,
 }
 
 #[derive(sqlx::FromRow)]
@@ -95,8 +101,22 @@ pub async fn compute(
         .fetch_all(&mut *conn)
         .await?;
     let rollup: Vec<RollupRow> = sqlx::query_as(
-        "select r.day, r.project, p.team_id, r.unblended, r.amortized, r.gpu_unblended, r.gpu_amortized, r.estimated
-         from daily_project_costs r left join projects p on p.name = r.project
+        "select r.day, r.project, p.team_id, r.unblended, r.amortized, r.gpu_unblended, r.gpu_amortized, r.estimated,
+                coalesce(k.credit_unblended, 0) as credit_unblended, coalesce(k.credit_amortized, 0) as credit_amortized,
+                coalesce(k.refund_unblended, 0) as refund_unblended, coalesce(k.refund_amortized, 0) as refund_amortized,
+                coalesce(k.tax_unblended, 0) as tax_unblended, coalesce(k.tax_amortized, 0) as tax_amortized
+         from daily_project_costs r
+         left join projects p on p.name = r.project
+         left join (
+             select day, project,
+                    sum(unblended) filter (where record_type = 'Credit') as credit_unblended,
+                    sum(amortized) filter (where record_type = 'Credit') as credit_amortized,
+                    sum(unblended) filter (where record_type = 'Refund') as refund_unblended,
+                    sum(amortized) filter (where record_type = 'Refund') as refund_amortized,
+                    sum(unblended) filter (where record_type = 'Tax') as tax_unblended,
+                    sum(amortized) filter (where record_type = 'Tax') as tax_amortized
+             from costs_by_record_type where day >= $1 and day < $2 group by 1, 2
+         ) k on k.day = r.day and k.project = r.project
          where r.day >= $1 and r.day < $2 order by r.day, r.project",
     )
     .bind(range.from)
@@ -148,6 +168,12 @@ pub async fn compute(
                 amortized: row.amortized,
                 gpu_unblended: row.gpu_unblended,
                 gpu_amortized: row.gpu_amortized,
+                credit_unblended: row.credit_unblended,
+                credit_amortized: row.credit_amortized,
+                refund_unblended: row.refund_unblended,
+                refund_amortized: row.refund_amortized,
+                tax_unblended: row.tax_unblended,
+                tax_amortized: row.tax_amortized,
             },
             users: if unowned {
                 user_shares.remove(&key).unwrap_or_default()
@@ -223,9 +249,11 @@ async fn insert(conn: &mut PgConnection, rows: &[(NaiveDate, bool, &Allocated)])
     let column = |f: fn(&Allocated) -> Decimal| rows.iter().map(|r| f(r.2)).collect::<Vec<Decimal>>();
     sqlx::query(
         "insert into allocated_daily_costs
-             (day, estimated, team_id, source, rule_id, project, user_name, unblended, amortized, gpu_unblended, gpu_amortized)
+             (day, estimated, team_id, source, rule_id, project, user_name, unblended, amortized, gpu_unblended, gpu_amortized,
+              credit_unblended, credit_amortized, refund_unblended, refund_amortized, tax_unblended, tax_amortized)
          select * from unnest($1::date[], $2::bool[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[],
-                              $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[])",
+                              $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::numeric[],
+                              $14::numeric[], $15::numeric[], $16::numeric[], $17::numeric[])",
     )
     .bind(rows.iter().map(|r| r.0).collect::<Vec<_>>())
     .bind(rows.iter().map(|r| r.1).collect::<Vec<_>>())
@@ -238,6 +266,12 @@ async fn insert(conn: &mut PgConnection, rows: &[(NaiveDate, bool, &Allocated)])
     .bind(column(|a| a.amounts.amortized))
     .bind(column(|a| a.amounts.gpu_unblended))
     .bind(column(|a| a.amounts.gpu_amortized))
+    .bind(column(|a| a.amounts.credit_unblended))
+    .bind(column(|a| a.amounts.credit_amortized))
+    .bind(column(|a| a.amounts.refund_unblended))
+    .bind(column(|a| a.amounts.refund_amortized))
+    .bind(column(|a| a.amounts.tax_unblended))
+    .bind(column(|a| a.amounts.tax_amortized))
     .execute(&mut *conn)
     .await?;
     Ok(())
