@@ -34,7 +34,7 @@ UI = "ui"
 # Features, bottom to top: each may import only features before it in this list.
 FEATURES = [
     "auth", "allocation", "costs", "outbox", "ingestion", "budgets", "enforcement", "teams", "audit",
-    "savings", "dashboard", "as_code", "demo",
+    "savings", "dashboard", "statements", "as_code", "demo",
 ]
 # Server functions anyone may call, signed in or not (auth::middleware::is_public lists
 # the same endpoints); every other one must ask who is calling.

@@ -19,6 +19,7 @@ use crate::enforcement::pages::approvals::ApprovalsPage;
 use crate::enforcement::pages::enforcement::EnforcementPage;
 use crate::ingestion::pages::IngestionPage;
 use crate::savings::pages::{SavingsPage, WhatIfPage};
+use crate::statements::pages::StatementsPage;
 use crate::teams::pages::TeamsAdminPage;
 
 /// The document around the app, rendered on the server.
@@ -58,6 +59,7 @@ pub fn App() -> impl IntoView {
                     <a href="/teams">"Teams"</a>
                     <a href="/budgets">"Budgets"</a>
                     <a href="/savings">"Savings"</a>
+                    <a href="/statements">"Statements"</a>
                     <a href="/approvals">"Approvals"</a>
                     <a href="/enforcement">"Enforcement"</a>
                     <a href="/ingestion">"Ingestion"</a>
@@ -77,6 +79,7 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("budgets") view={Lazy::<BudgetsRoute>::new()}/>
                     <Route path=(StaticSegment("budgets"), ParamSegment("id")) view={Lazy::<BudgetRoute>::new()}/>
                     <Route path=StaticSegment("savings") view={Lazy::<SavingsRoute>::new()}/>
+                    <Route path=StaticSegment("statements") view={Lazy::<StatementsRoute>::new()}/>
                     <Route path=StaticSegment("what-if") view={Lazy::<WhatIfRoute>::new()}/>
                     <Route path=StaticSegment("approvals") view={Lazy::<ApprovalsRoute>::new()}/>
                     <Route path=StaticSegment("enforcement") view={Lazy::<EnforcementRoute>::new()}/>
@@ -130,6 +133,7 @@ lazy_pages! {
     TeamsAdminRoute => TeamsAdminPage,
     AuditRoute => AuditPage,
     AllocationRoute => AllocationRulesPage,
+    StatementsRoute => StatementsPage,
 }
 
 /// Shown for unknown paths, with a 404 status when rendered on the server.

@@ -22,6 +22,7 @@ pub mod format;
 pub mod ingestion;
 pub mod period;
 pub mod savings;
+pub mod statements;
 pub mod teams;
 pub mod ui;
 

@@ -114,6 +114,7 @@ pub fn router(state: AppState) -> Router {
             crate::ui::links::SAVINGS_CSV,
             get(crate::savings::download::savings_csv),
         )
+        .route("/api/statement", get(crate::statements::download::statement))
         .route(
             crate::ui::links::ENFORCEMENT_AUDIT_CSV,
             get(crate::enforcement::download::audit_csv),

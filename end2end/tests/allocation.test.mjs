@@ -65,3 +65,42 @@ test('a rule is previewed, saved as previewed, and the Teams table moves as prev
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });
+
+test('the Statements page links each month as CSV and as a printable page that adds up to the bill', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/statements');
+  await waitForHydration(page);
+  await page.waitForSelector('[data-testid="statement-row"]');
+  const month = lastMonth();
+  const row = page.locator('[data-testid="statement-row"]', { hasText: month });
+  assert.equal(await row.locator('a', { hasText: 'CSV' }).getAttribute('href'), `/api/statement?month=${month}&format=csv`);
+  await page.selectOption('[data-testid="statement-team"]', 'ml-research');
+  const teamHref = `/api/statement?month=${month}&format=csv&team=ml-research`;
+  await row.locator(`a[href="${teamHref}"]`).waitFor();
+
+  const csv = await page.evaluate(async () => {
+    const month = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
+    return (await fetch(`/api/statement?month=${month}&format=csv`)).text();
+  });
+  const lines = csv.trim().split('\n');
+  assert.equal(lines[0], 'month,team,section,item,unblended,amortized');
+  const totals = lines.slice(1).map((l) => l.split(',')).filter((c) => c[2] === 'total');
+  const teams = new Set(lines.slice(1).map((l) => l.split(',')[1]));
+  assert.equal(totals.length, teams.size, 'exactly one total per team');
+  const { rows: [bill] } = await server.db.query(
+    `select sum(unblended)::text as spend from costs_by_usage_type
+     where day >= $1::date and day < ($1::date + interval '1 month')`, [`${month}-01`]);
+  assert.equal(totals.reduce((sum, c) => sum + units(c[4]), 0n), units(bill.spend), 'the teams add up to the bill');
+
+  // The printable form: its own style applies under its Content-Security-Policy.
+  const printable = await page.context().newPage();
+  const errors = [];
+  printable.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await printable.goto(`${server.baseUrl}/api/statement?month=${month}&format=html&team=ml-research`);
+  assert.equal(await printable.textContent('h1'), `Chargeback statement, ${month}`);
+  assert.equal(await printable.evaluate(() => getComputedStyle(document.querySelector('table')).borderCollapse), 'collapse');
+  assert.deepEqual(errors, []);
+  await printable.close();
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});

@@ -246,7 +246,14 @@ fn credits_refunds_and_tax_travel_with_the_spend_they_belong_to() {
     let rows = allocate_day(&[untagged], &[even], &[ML, PLATFORM, WEB]);
     let parts: Vec<(Option<i64>, Decimal, Decimal, Decimal)> = rows
         .iter()
-        .map(|r| (r.team, r.amounts.unblended, r.amounts.credit_unblended, r.amounts.tax_unblended))
+        .map(|r| {
+            (
+                r.team,
+                r.amounts.unblended,
+                r.amounts.credit_unblended,
+                r.amounts.tax_unblended,
+            )
+        })
         .collect();
     assert_eq!(
         parts,

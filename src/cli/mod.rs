@@ -65,8 +65,9 @@ enum Command {
         /// Day after the last, YYYY-MM-DD (exclusive, as in Cost Explorer).
         #[arg(long, value_name = "DATE")]
         to: NaiveDate,
-        /// Comma-separated: team, project, user, service, usage_type, instance_type. user, service and
-        /// usage_type/instance_type exclude each other (Cost Explorer's two-dimension limit).
+        /// Comma-separated: team, project, user, service, usage_type, instance_type, workload,
+        /// record_type. user, service, usage_type/instance_type/workload and record_type
+        /// exclude each other (Cost Explorer's two-dimension limit).
         #[arg(long, value_name = "KEYS")]
         group_by: String,
         /// daily or monthly (rows dated the 1st).
@@ -92,6 +93,21 @@ enum Command {
         /// Prefix text cells that begin with =, +, -, @, TAB or CR with ' for spreadsheets.
         #[arg(long)]
         excel_safe: bool,
+    },
+    /// Write a month's chargeback statement to standard output: per team, usage by project
+    /// and shared-cost rule, credits, refunds, tax and the total (CSV header
+    /// month,team,section,item,unblended,amortized), or the printable HTML. A month that
+    /// has ended with no Estimated day is frozen the first time it is asked for.
+    #[command(after_help = ENV_HELP)]
+    Statement {
+        /// The month, YYYY-MM.
+        #[arg(long, value_name = "YYYY-MM")]
+        month: String,
+        /// One team (or Unassigned); every team when left out.
+        #[arg(long, value_name = "NAME")]
+        team: Option<String>,
+        #[arg(long, default_value = "csv", value_parser = ["csv", "html"])]
+        format: String,
     },
     /// Fetch costs from AWS Cost Explorer into the database once, then exit. Without --from/--to
     /// it fetches what can still change (or backfills on the first run). Exit status 3: another
@@ -242,6 +258,10 @@ pub async fn run() -> ExitCode {
         }
         Command::Migrate => migrate(config).await,
         Command::Insights { days, excel_safe } => data::insights(config, days, excel_safe).await,
+        Command::Statement { month, team, format } => match crate::statements::store::parse_month(&month) {
+            Ok(month) => org::statement(config, month, team, format == "html").await,
+            Err(message) => return usage_error(&format!("--month: {message}")),
+        },
         Command::Demo { scale, until, replace } => {
             let today = chrono::Utc::now().date_naive();
             let until = until.unwrap_or_else(|| days_before(today, 1));

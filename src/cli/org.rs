@@ -144,3 +144,43 @@ pub(super) async fn sync_budgets(config: Config, prune: bool) -> anyhow::Result<
     }
     Ok(())
 }
+
+/// `burnrate statement`: the month's statement (frozen if final) on standard output.
+pub(super) async fn statement(
+    config: Config,
+    month: chrono::NaiveDate,
+    team: Option<String>,
+    html: bool,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let db = Database::open(&config).await?;
+    let today = chrono::Utc::now().date_naive();
+    let result = async {
+        let mut conn = db.pool.acquire().await?;
+        crate::statements::store::statement(&mut conn, month, today).await
+    }
+    .await;
+    db.close().await;
+    let statement = result.context("computing the statement")?;
+    if let Some(team) = &team
+        && !statement.lines.iter().any(|l| &l.team == team)
+    {
+        anyhow::bail!(
+            "no spend of team {team:?} in {}",
+            crate::statements::store::month_label(month)
+        );
+    }
+    let text = if html {
+        crate::statements::render::html(&statement, team.as_deref())
+    } else {
+        crate::statements::render::csv(&statement, team.as_deref(), crate::format::csv::CsvStyle::Verbatim)
+    };
+    if statement.frozen_at.is_none() {
+        eprintln!("burnrate: provisional: the month's figures may still change, so it is not frozen yet");
+    }
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing the statement")?;
+    Ok(())
+}

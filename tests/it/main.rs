@@ -22,4 +22,5 @@ mod page_cache;
 mod private_cluster;
 mod savings;
 mod schema_and_rollups;
+mod statements;
 mod teams_config;

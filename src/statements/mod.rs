@@ -1,0 +1,16 @@
+//! Chargeback statements: per month and team, usage by project and shared-cost rule,
+//! credits, refunds, tax and the total, from the allocation; frozen once the month is final.
+//! Above `dashboard` (it reads budgets and the allocation), below `as_code`.
+
+pub mod api;
+pub mod model;
+pub mod pages;
+
+#[cfg(feature = "ssr")]
+pub mod compute;
+#[cfg(feature = "ssr")]
+pub mod download;
+#[cfg(feature = "ssr")]
+pub mod render;
+#[cfg(feature = "ssr")]
+pub mod store;

@@ -1,0 +1,70 @@
+//! Chargeback statements as both builds (de)serialize them.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// A statement section, in the order each team's lines are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Section {
+    /// Spend of the team's projects (and of unowned projects its user tags carry), usage
+    /// only; and adjustments for restated earlier months.
+    Direct,
+    /// Its share of each shared-cost rule, usage only.
+    Shared,
+    Credit,
+    Refund,
+    Tax,
+    /// Everything above: the team's allocated spend plus any adjustment.
+    Total,
+}
+
+impl Section {
+    pub fn key(self) -> &'static str {
+        match self {
+            Section::Direct => "direct",
+            Section::Shared => "shared",
+            Section::Credit => "credit",
+            Section::Refund => "refund",
+            Section::Tax => "tax",
+            Section::Total => "total",
+        }
+    }
+}
+
+/// One line: `month,team,section,item,unblended,amortized`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementLine {
+    pub team: String,
+    pub section: Section,
+    pub item: String,
+    pub unblended: Decimal,
+    pub amortized: Decimal,
+}
+
+/// A month's statement: its lines, and whether it is frozen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Statement {
+    /// The month's first day.
+    pub month: NaiveDate,
+    pub lines: Vec<StatementLine>,
+    /// When it was frozen; `None` while the month's figures may still change.
+    pub frozen_at: Option<String>,
+    /// Each team's monthly budgets: (team, budget name, amount, metric).
+    pub budgets: Vec<(String, String, Decimal, String)>,
+}
+
+/// A month the Statements page lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MonthRow {
+    /// `2026-10`.
+    pub month: String,
+    pub frozen_at: Option<String>,
+    pub total: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementsPage {
+    pub months: Vec<MonthRow>,
+    pub teams: Vec<String>,
+}

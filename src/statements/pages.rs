@@ -1,0 +1,58 @@
+//! The Statements page (`/statements`): each month with spend, its total, whether it is
+//! final, and its statement for the whole organisation or one team, as CSV or printable HTML.
+
+use leptos::prelude::*;
+
+use super::api::get_statements;
+use crate::format::{url_encode, usd};
+use crate::ui::page::{PageHeader, loaded};
+use crate::ui::table::TableHead;
+
+#[component]
+pub fn StatementsPage() -> impl IntoView {
+    let data = crate::codec::resource(|| (), |_| get_statements());
+    let team = RwSignal::new(String::new());
+    view! {
+        <PageHeader title="Statements"/>
+        <p class="hint">"A month's chargeback statement per team: its projects' usage, its shares of shared-cost rules, credits, refunds, tax and the total, unblended and amortized, exact. "
+            "Once a month has ended and AWS no longer calls any of its days Estimated, its statement is frozen: later restatements show as an adjustment on the next month's. "
+            "The same from the command line: " <code>"burnrate statement --month YYYY-MM [--team NAME] [--format csv|html]"</code> "."</p>
+        {move || loaded(data, move |page| {
+            let teams = page.teams.clone();
+            view! {
+                <label>"Team "
+                    <select data-testid="statement-team" on:change=move |ev| team.set(event_target_value(&ev))>
+                        <option value="">"Every team"</option>
+                        {teams.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
+                        <option value="Unassigned">"Unassigned"</option>
+                    </select>
+                </label>
+                <table class="data" data-testid="statements-table">
+                    <TableHead columns=&["Month", "Total (unblended)", "Status", "Statement"]/>
+                    <tbody>
+                        {page.months.clone().into_iter().map(|m| {
+                            let month = m.month.clone();
+                            let href = move |format: &str| {
+                                let team = team.get();
+                                format!("/api/statement?month={}&format={format}{}", month,
+                                    if team.is_empty() { String::new() } else { format!("&team={}", url_encode(&team)) })
+                            };
+                            let (csv, html) = (href.clone(), href);
+                            view! {
+                                <tr data-testid="statement-row">
+                                    <th scope="row">{m.month.clone()}</th>
+                                    <td class="num">{usd(m.total)}</td>
+                                    <td>{m.frozen_at.clone().map_or("provisional, or final and not yet opened".to_string(), |at| format!("frozen {at}"))}</td>
+                                    <td>
+                                        <a download href=move || csv("csv")>"CSV"</a> " · "
+                                        <a target="_blank" rel="noopener" href=move || html("html")>"Printable"</a>
+                                    </td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }
+        })}
+    }
+}

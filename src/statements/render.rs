@@ -1,0 +1,180 @@
+//! A statement as CSV (`month,team,section,item,unblended,amortized`, a contract) and as a
+//! standalone HTML document that prints cleanly from a browser.
+
+use std::fmt::Write as _;
+
+use rust_decimal::Decimal;
+
+use super::model::{Section, Statement, StatementLine};
+use super::store::month_label;
+use crate::format::csv::{CsvStyle, text};
+use crate::format::{escape_html, percent, usd};
+
+pub const CSV_HEADER: &str = "month,team,section,item,unblended,amortized";
+
+/// The lines of `team` (every team when `None`).
+pub fn lines_of<'a>(statement: &'a Statement, team: Option<&'a str>) -> impl Iterator<Item = &'a StatementLine> {
+    statement.lines.iter().filter(move |l| team.is_none_or(|t| l.team == t))
+}
+
+/// An exact amount with at least the cents written out: `12.5` is `12.50`, `0.0123` stays.
+fn amount(value: Decimal) -> String {
+    let mut value = value;
+    if value.scale() < 2 {
+        value.rescale(2);
+    }
+    value.to_string()
+}
+
+/// Exact decimals (never rounded; at least two places); text cells escaped for `style`.
+pub fn csv(statement: &Statement, team: Option<&str>, style: CsvStyle) -> String {
+    let month = month_label(statement.month);
+    let mut out = format!("{CSV_HEADER}\n");
+    for line in lines_of(statement, team) {
+        let _ = writeln!(
+            out,
+            "{month},{},{},{},{},{}",
+            text(&line.team, style),
+            line.section.key(),
+            text(&line.item, style),
+            amount(line.unblended),
+            amount(line.amortized)
+        );
+    }
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#111}
+h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem;border-bottom:1px solid #999}
+table{border-collapse:collapse;width:100%}th,td{padding:.2rem .5rem;border-bottom:1px solid #ddd;text-align:left}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}tr.total td,tr.total th{font-weight:700;border-top:2px solid #111}
+.note{color:#555}
+@media print{body{margin:0;font-size:11pt}section{break-inside:avoid-page}a{color:inherit;text-decoration:none}.no-print{display:none}}
+@page{size:A4;margin:15mm}";
+
+/// The Content-Security-Policy of the HTML statement: nothing but its own inline style,
+/// allowed by the style's hash.
+pub fn html_csp() -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(STYLE.as_bytes()));
+    format!(
+        "default-src 'none'; style-src 'sha256-{hash}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    )
+}
+
+/// A printable statement: one section per team with its lines, its total and its monthly
+/// budgets' use.
+pub fn html(statement: &Statement, team: Option<&str>) -> String {
+    let month = month_label(statement.month);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>burnrate statement {month}</title>\
+         <style>{STYLE}</style></head><body><h1>Chargeback statement, {month}</h1><p class=\"note\">"
+    );
+    match &statement.frozen_at {
+        Some(at) => {
+            let _ = write!(
+                out,
+                "Final: frozen {at}; later restatements appear as adjustments on the next statement."
+            );
+        }
+        None => out.push_str("Provisional: the month's figures may still change."),
+    }
+    out.push_str(" Amounts in USD, exact.</p>");
+    let mut teams: Vec<&str> = Vec::new();
+    for line in lines_of(statement, team) {
+        if !teams.contains(&line.team.as_str()) {
+            teams.push(&line.team);
+        }
+    }
+    for name in teams {
+        out.push_str("<section><h2>");
+        escape_html(&mut out, name);
+        out.push_str(
+            "</h2><table><thead><tr><th>Section</th><th>Item</th><th class=\"num\">Unblended</th>\
+                      <th class=\"num\">Amortized</th></tr></thead><tbody>",
+        );
+        let mut total = Decimal::ZERO;
+        for line in statement.lines.iter().filter(|l| l.team == name) {
+            let class = if line.section == Section::Total {
+                " class=\"total\""
+            } else {
+                ""
+            };
+            let _ = write!(out, "<tr{class}><td>{}</td><td>", line.section.key());
+            escape_html(&mut out, &line.item);
+            let _ = write!(
+                out,
+                "</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                usd(line.unblended),
+                usd(line.amortized)
+            );
+            if line.section == Section::Total {
+                total = line.unblended;
+            }
+        }
+        out.push_str("</tbody></table>");
+        for (_, budget, amount, metric) in statement.budgets.iter().filter(|b| b.0 == name) {
+            let spent = statement
+                .lines
+                .iter()
+                .find(|l| l.team == name && l.section == Section::Total)
+                .map_or(total, |l| {
+                    if metric == "amortized" {
+                        l.amortized
+                    } else {
+                        l.unblended
+                    }
+                });
+            out.push_str("<p class=\"note\">Budget ");
+            escape_html(&mut out, budget);
+            let _ = write!(
+                out,
+                ": {} monthly ({metric}), {} used.</p>",
+                usd(*amount),
+                percent(spent, *amount)
+            );
+        }
+        out.push_str("</section>");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+
+    #[test]
+    fn tag_values_are_escaped_in_csv_and_html() {
+        let statement = Statement {
+            month: NaiveDate::from_ymd_opt(2026, 10, 1).expect("date"),
+            lines: vec![StatementLine {
+                team: "ml".into(),
+                section: Section::Direct,
+                item: "=HYPERLINK(\"x\") <img src=x onerror=alert(1)>".into(),
+                unblended: Decimal::new(12345, 3),
+                amortized: Decimal::new(12345, 3),
+            }],
+            frozen_at: None,
+            budgets: vec![],
+        };
+        let csv_text = csv(&statement, None, CsvStyle::ExcelSafe);
+        assert_eq!(
+            csv_text,
+            "month,team,section,item,unblended,amortized\n\
+             2026-10,ml,direct,\"'=HYPERLINK(\"\"x\"\") <img src=x onerror=alert(1)>\",12.345,12.345\n"
+        );
+        let page = html(&statement, Some("ml"));
+        assert!(
+            page.contains("=HYPERLINK(&quot;x&quot;) &lt;img src=x onerror=alert(1)&gt;"),
+            "{page}"
+        );
+        assert!(!page.contains("<img"));
+        assert!(page.contains("@media print"));
+        assert!(page.contains("Provisional"));
+    }
+}

@@ -1,0 +1,127 @@
+//! Frozen statements, and the statement of a month: frozen if it is, else computed now (and
+//! frozen now when the month's figures are final).
+
+use chrono::{Datelike, Months, NaiveDate};
+use sqlx::PgConnection;
+
+use super::compute::{month_lines, sort, with_adjustments};
+use super::model::{Statement, StatementLine};
+use crate::period::DateRange;
+
+/// The month holding `first` as a day range.
+pub fn month_range(first: NaiveDate) -> DateRange {
+    DateRange {
+        from: first,
+        to: first.checked_add_months(Months::new(1)).unwrap_or(first),
+    }
+}
+
+/// `2026-10` as its first day.
+pub fn parse_month(text: &str) -> Result<NaiveDate, String> {
+    NaiveDate::parse_from_str(&format!("{}-01", text.trim()), "%Y-%m-%d")
+        .map_err(|_| format!("{text:?} is not a month such as 2026-10"))
+}
+
+pub fn month_label(first: NaiveDate) -> String {
+    format!("{:04}-{:02}", first.year(), first.month())
+}
+
+#[derive(sqlx::FromRow)]
+struct Frozen {
+    frozen_at: String,
+    lines: sqlx::types::Json<Vec<StatementLine>>,
+}
+
+async fn frozen(conn: &mut PgConnection, month: NaiveDate) -> Result<Option<Frozen>, sqlx::Error> {
+    sqlx::query_as(
+        "select to_char(frozen_at at time zone 'utc', 'YYYY-MM-DD HH24:MI') || ' UTC' as frozen_at, lines
+         from statements where month = $1",
+    )
+    .bind(month)
+    .fetch_optional(conn)
+    .await
+}
+
+/// The statement of the month starting `month`, as of `today`. A frozen one is returned as
+/// frozen. Otherwise it is computed from the allocation, with an adjustment for each team
+/// whose total for the month before has changed since that month was frozen; and once the
+/// month has ended and none of its days is Estimated, it is frozen with the data version and
+/// the shared-cost rules in force (a concurrent caller's freeze wins; both read the same).
+pub async fn statement(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
+    let range = month_range(month);
+    let budgets = monthly_budgets(conn).await?;
+    if let Some(frozen) = frozen(conn, month).await? {
+        return Ok(Statement {
+            month,
+            lines: frozen.lines.0,
+            frozen_at: Some(frozen.frozen_at),
+            budgets,
+        });
+    }
+    let mut lines = month_lines(conn, range).await?;
+    let previous = month.checked_sub_months(Months::new(1)).unwrap_or(month);
+    if let Some(before) = frozen(conn, previous).await? {
+        let now = month_lines(conn, month_range(previous)).await?;
+        lines = with_adjustments(lines, &month_label(previous), &before.lines.0, &now);
+    }
+    sort(&mut lines);
+    let ended = range.to <= today;
+    if ended && !lines.is_empty() && crate::budgets::evaluate::period_is_settled(conn, range).await? {
+        let rules = serde_json::to_value(crate::allocation::rule_store::list(conn).await?).unwrap_or_default();
+        sqlx::query(
+            "insert into statements (month, data_version, rules, lines)
+             values ($1, (select version from data_version), $2, $3) on conflict (month) do nothing",
+        )
+        .bind(month)
+        .bind(rules)
+        .bind(sqlx::types::Json(&lines))
+        .execute(&mut *conn)
+        .await?;
+        if let Some(frozen) = frozen(conn, month).await? {
+            return Ok(Statement {
+                month,
+                lines: frozen.lines.0,
+                frozen_at: Some(frozen.frozen_at),
+                budgets,
+            });
+        }
+    }
+    Ok(Statement {
+        month,
+        lines,
+        frozen_at: None,
+        budgets,
+    })
+}
+
+/// Every team's monthly budgets: (team, name, amount, metric).
+async fn monthly_budgets(
+    conn: &mut PgConnection,
+) -> Result<Vec<(String, String, rust_decimal::Decimal, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "select t.name, b.name, b.amount, b.metric from budgets b join teams t on t.id = b.team_id
+         where b.scope_kind = 'team' and b.period = 'monthly' order by 1, 2",
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// Months with spend, newest first, with their totals and when each was frozen.
+pub async fn months(conn: &mut PgConnection) -> Result<Vec<super::model::MonthRow>, sqlx::Error> {
+    let rows: Vec<(NaiveDate, rust_decimal::Decimal, Option<String>)> = sqlx::query_as(
+        "select date_trunc('month', r.day)::date as month, sum(r.unblended),
+                (select to_char(s.frozen_at at time zone 'utc', 'YYYY-MM-DD HH24:MI') || ' UTC'
+                 from statements s where s.month = date_trunc('month', r.day)::date)
+         from daily_project_costs r group by 1 order by 1 desc",
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(month, total, frozen_at)| super::model::MonthRow {
+            month: month_label(month),
+            frozen_at,
+            total,
+        })
+        .collect())
+}

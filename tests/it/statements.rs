@@ -1,0 +1,211 @@
+//! Chargeback statements on real Postgres: exact sections that add up to each team's total
+//! and the teams to the month's, credits, refunds and tax apart, freezing once the month is
+//! final, a later restatement shown as an adjustment on the next month, and the HTTP and
+//! CLI forms.
+
+use std::str::FromStr;
+
+use crate::common::{day, spawn_app};
+use burnrate::audit_log::Actor;
+use burnrate::auth::Role;
+use burnrate::costs::store::{CostBatch, CostRow, replace_window};
+use burnrate::period::DateRange;
+use burnrate::statements::render::csv;
+use burnrate::statements::store::statement;
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+fn d(text: &str) -> Decimal {
+    Decimal::from_str(text).expect("decimal")
+}
+
+fn row(on: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> CostRow {
+    CostRow {
+        day: on,
+        project: project.into(),
+        dimension: dimension.into(),
+        unblended: d(cost),
+        amortized: d(cost),
+        usage_quantity: Decimal::ONE,
+        estimated: false,
+    }
+}
+
+/// One day's bill: `train` (ml) 100 of usage less a 10 credit; untagged 30 of NAT gateway
+/// plus 3 of tax, shared evenly by ml and web; `site` (web) 20.
+fn bill(on: chrono::NaiveDate, train_usage: &str) -> CostBatch {
+    let train_net = (d(train_usage) - d("10")).to_string();
+    CostBatch {
+        by_usage_type: vec![
+            row(on, "train", "USE1-BoxUsage:g5.xlarge", &train_net),
+            row(on, "", "USE1-NatGateway-Hours", "30"),
+            row(on, "", "NoUsageType", "3"),
+            row(on, "site", "USE1-BoxUsage:m5.large", "20"),
+        ],
+        by_user: vec![
+            row(on, "train", "alice", &train_net),
+            row(on, "", "", "33"),
+            row(on, "site", "bob", "20"),
+        ],
+        by_service: vec![
+            row(on, "train", "Amazon Elastic Compute Cloud - Compute", &train_net),
+            row(on, "", "EC2 - Other", "30"),
+            row(on, "", "Tax", "3"),
+            row(on, "site", "Amazon Elastic Compute Cloud - Compute", "20"),
+        ],
+        by_record_type: vec![
+            row(on, "train", "Usage", train_usage),
+            row(on, "train", "Credit", "-10"),
+            row(on, "", "Usage", "30"),
+            row(on, "", "Tax", "3"),
+            row(on, "site", "Usage", "20"),
+        ],
+    }
+}
+
+async fn write(pool: &PgPool, on: chrono::NaiveDate, batch: CostBatch) {
+    let mut tx = pool.begin().await.expect("tx");
+    replace_window(
+        &mut tx,
+        DateRange {
+            from: on,
+            to: on + chrono::Days::new(1),
+        },
+        &batch,
+    )
+    .await
+    .expect("facts");
+    tx.commit().await.expect("commit");
+}
+
+async fn seed(pool: &PgPool) {
+    let file = burnrate::as_code::parse(
+        "teams:
+  - name: ml-research
+    owners: [ml@example.com]
+    projects: [train]
+  - name: web
+    owners: [web@example.com]
+    projects: [site]
+shared_costs:
+  - name: Untagged
+    untagged: true
+    split: even
+    teams: [ml-research, web]
+",
+    )
+    .expect("valid");
+    burnrate::as_code::apply(pool, &Actor::system("test"), &file, false)
+        .await
+        .expect("teams");
+    for on in [day(2026, 10, 15), day(2026, 10, 31)] {
+        write(pool, on, bill(on, "100")).await;
+    }
+}
+
+const OCTOBER: &str = "month,team,section,item,unblended,amortized
+2026-10,ml-research,direct,train,200.00,200.00
+2026-10,ml-research,shared,Untagged,30.00,30.00
+2026-10,ml-research,credit,Credits,-20.00,-20.00
+2026-10,ml-research,refund,Refunds,0.00,0.00
+2026-10,ml-research,tax,Tax,3.00,3.00
+2026-10,ml-research,total,Total,213.00,213.00
+2026-10,web,direct,site,40.00,40.00
+2026-10,web,shared,Untagged,30.00,30.00
+2026-10,web,credit,Credits,0.00,0.00
+2026-10,web,refund,Refunds,0.00,0.00
+2026-10,web,tax,Tax,3.00,3.00
+2026-10,web,total,Total,73.00,73.00
+";
+
+#[sqlx::test]
+async fn a_final_month_is_exact_frozen_and_restated_only_on_the_next_statement(pool: PgPool) {
+    seed(&pool).await;
+    let mut conn = pool.acquire().await.expect("connection");
+    // On 31 October the month has not ended: provisional, not frozen.
+    let early = statement(&mut conn, day(2026, 10, 1), day(2026, 10, 31))
+        .await
+        .expect("statement");
+    assert_eq!(early.frozen_at, None);
+    let october = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 5))
+        .await
+        .expect("statement");
+    assert!(october.frozen_at.is_some(), "ended with no Estimated day: frozen");
+    let text = csv(&october, None, burnrate::format::csv::CsvStyle::Verbatim);
+    assert_eq!(text, OCTOBER);
+    // The teams' totals are the month's, to the cent.
+    let month: Decimal = sqlx::query_scalar("select sum(unblended) from daily_project_costs")
+        .fetch_one(&pool)
+        .await
+        .expect("month");
+    let totals: Decimal = october
+        .lines
+        .iter()
+        .filter(|l| l.section == burnrate::statements::model::Section::Total)
+        .map(|l| l.unblended)
+        .sum();
+    assert_eq!(totals, month);
+
+    // AWS restates 31 October upwards in November; the frozen statement does not move...
+    write(&pool, day(2026, 10, 31), bill(day(2026, 10, 31), "112.50")).await;
+    write(&pool, day(2026, 11, 2), bill(day(2026, 11, 2), "100")).await;
+    let again = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 5))
+        .await
+        .expect("statement");
+    assert_eq!(csv(&again, None, burnrate::format::csv::CsvStyle::Verbatim), OCTOBER);
+    // ...and November's carries the difference as an adjustment in ml-research's total.
+    let november = statement(&mut conn, day(2026, 11, 1), day(2026, 11, 5))
+        .await
+        .expect("statement");
+    assert_eq!(november.frozen_at, None);
+    let ml: Vec<String> = november
+        .lines
+        .iter()
+        .filter(|l| l.team == "ml-research" && matches!(l.section.key(), "direct" | "total"))
+        .map(|l| format!("{} {} {}", l.section.key(), l.item, l.unblended))
+        .collect();
+    assert_eq!(
+        ml,
+        [
+            "direct adjustment: 2026-10 restated 12.50",
+            "direct train 100",
+            "total Total 119.00"
+        ]
+    );
+    let frozen_version: i64 = sqlx::query_scalar("select data_version from statements where month = '2026-10-01'")
+        .fetch_one(&pool)
+        .await
+        .expect("frozen with its data version");
+    assert!(frozen_version > 0);
+    let rules: serde_json::Value = sqlx::query_scalar("select rules from statements where month = '2026-10-01'")
+        .fetch_one(&pool)
+        .await
+        .expect("rules");
+    assert_eq!(rules[0]["name"], "Untagged", "the rules in force are kept with it");
+}
+
+#[sqlx::test]
+async fn the_statement_is_served_as_csv_and_printable_html_to_signed_in_users(pool: PgPool) {
+    seed(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    assert_eq!(app.get("/api/statement?month=2026-10").await.status, 401);
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let csv_response = app.get_as("/api/statement?month=2026-10&team=web", &viewer).await;
+    assert_eq!(csv_response.status, 200);
+    assert!(
+        csv_response
+            .body
+            .starts_with("month,team,section,item,unblended,amortized\n2026-10,web,direct,site,")
+    );
+    assert!(csv_response.body.lines().skip(1).all(|l| l.contains(",web,")));
+    let html = app.get_as("/api/statement?month=2026-10&format=html", &viewer).await;
+    assert_eq!(html.status, 200);
+    assert!(html.body.contains("<h2>ml-research</h2>") && html.body.contains("@media print"));
+    let csp = html.header("content-security-policy");
+    assert!(csp.starts_with("default-src 'none'; style-src 'sha256-"), "{csp}");
+    let bad = app.get_as("/api/statement?month=October", &viewer).await;
+    assert_eq!(
+        (bad.status, bad.body.as_str()),
+        (400, "month: \"October\" is not a month such as 2026-10")
+    );
+}
