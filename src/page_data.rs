@@ -42,9 +42,9 @@ async fn request_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
 }
 
 /// How long a request waits for another's computation of the same data before computing
-/// it itself: the computation is bounded by the statement timeout anyway, so this only
-/// matters when that one is stuck.
-const FLIGHT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// it itself: as long as one statement may run (the pool's default bound), so a slow
+/// computation is still shared; it only matters when that one is stuck.
+const FLIGHT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[derive(Clone, Default)]
 pub struct PageDataCache {
@@ -85,7 +85,11 @@ impl PageDataCache {
             if entries.len() >= CAPACITY {
                 entries.clear();
             }
-            entries.insert(key, (version, Arc::new(value.clone())));
+            entries.insert(key.clone(), (version, Arc::new(value.clone())));
+        }
+        // Later arrivals find the value; those already waiting hold their own handle.
+        if let Ok(mut flights) = self.flights.lock() {
+            flights.remove(&key);
         }
         Ok(value)
     }

@@ -86,9 +86,8 @@ async fn edited(conn: &mut sqlx::PgConnection, edit: &RuleEdit) -> Result<Vec<Sh
 /// one lock so neither is lost.
 pub async fn apply(pool: &PgPool, actor: &Actor, edit: RuleEdit) -> Result<Vec<String>, AppError> {
     let mut tx = pool.begin().await?;
-    sqlx::query("select pg_advisory_xact_lock(hashtext('burnrate.allocation_rules'))")
-        .execute(&mut *tx)
-        .await?;
+    // The allocation's own lock: a rule edit reads the rules and rewrites the allocation.
+    store::lock(&mut tx).await?;
     let rules = edited(&mut tx, &edit).await?;
     let changes = rule_store::replace_all(&mut tx, actor, &rules).await?;
     if !changes.is_empty() {

@@ -170,11 +170,13 @@ pub fn allocate_day(projects: &[ProjectDay], rules: &[Rule], teams: &[i64]) -> V
         }
     }
     for (project, mut left) in leftovers {
+        // Services earlier rules took: a later rule's share is of the services still left.
+        let mut gone: Vec<&str> = Vec::new();
         for rule in rules {
             if left.is_zero() {
                 break;
             }
-            let taken = take(rule, project, &mut left);
+            let taken = take(rule, project, &mut left, &mut gone);
             if let Some(taken) = taken {
                 share(rule, project, taken, teams, &own, &mut rows);
             }
@@ -205,8 +207,9 @@ fn row(
     }
 }
 
-/// What `rule` takes of `left`, which keeps the rest.
-fn take(rule: &Rule, project: &ProjectDay, left: &mut Amounts) -> Option<Amounts> {
+/// What `rule` takes of `left`, which keeps the rest. `gone` lists the services earlier
+/// rules took; this rule's own are added to it.
+fn take<'a>(rule: &'a Rule, project: &ProjectDay, left: &mut Amounts, gone: &mut Vec<&'a str>) -> Option<Amounts> {
     let whole = (rule.untagged && project.project.is_empty()) || rule.projects.contains(&project.project);
     if whole {
         return Some(std::mem::take(left));
@@ -217,12 +220,16 @@ fn take(rule: &Rule, project: &ProjectDay, left: &mut Amounts) -> Option<Amounts
     // The listed services' share of the project's spend, applied to what is left of it.
     let (mut listed, mut other) = (Decimal::ZERO, Decimal::ZERO);
     for (service, cost) in &project.services {
+        if gone.contains(&service.as_str()) {
+            continue;
+        }
         if rule.services.contains(service) {
             listed += (*cost).max(Decimal::ZERO);
         } else {
             other += (*cost).max(Decimal::ZERO);
         }
     }
+    gone.extend(rule.services.iter().map(String::as_str));
     if listed.is_zero() {
         return None;
     }

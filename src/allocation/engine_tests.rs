@@ -265,3 +265,36 @@ fn credits_refunds_and_tax_travel_with_the_spend_they_belong_to() {
     );
     assert_eq!(total(&rows).credit_unblended, d("-20.00"));
 }
+
+#[test]
+fn a_second_service_rule_takes_its_share_of_what_the_first_left() {
+    // 100 untagged: NAT gateway 60, CloudWatch 20, compute 20. The first rule takes the 60;
+    // the second takes CloudWatch's 20 of the 40 left, not 20 % of it.
+    let projects = [unowned(
+        "",
+        "100.00",
+        &[],
+        &[
+            ("EC2 - Other", "60"),
+            ("AmazonCloudWatch", "20"),
+            ("Amazon Elastic Compute Cloud - Compute", "20"),
+        ],
+    )];
+    let mut network = rule(1, SplitKind::Even);
+    network.services = vec!["EC2 - Other".into()];
+    network.teams = vec![(ML, Decimal::ZERO)];
+    let mut monitoring = rule(2, SplitKind::Even);
+    monitoring.services = vec!["AmazonCloudWatch".into()];
+    monitoring.teams = vec![(WEB, Decimal::ZERO)];
+    let rows = allocate_day(&projects, &[network, monitoring], &[ML, WEB]);
+    let got: Vec<(Option<i64>, Option<i64>, Decimal)> =
+        rows.iter().map(|r| (r.team, r.rule, r.amounts.unblended)).collect();
+    assert_eq!(
+        got,
+        [
+            (Some(ML), Some(1), d("60.00")),
+            (Some(WEB), Some(2), d("20.00")),
+            (None, None, d("20.00"))
+        ]
+    );
+}

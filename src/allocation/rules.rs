@@ -139,6 +139,9 @@ fn teams(input: &RuleInput, split: Option<SplitKind>, errors: &mut Vec<FieldErro
         };
         teams.push(RuleTeam { team, percent });
     }
+    // Stored rules list their teams by name: so does a checked one, and an unchanged file
+    // compares equal.
+    teams.sort_by(|a, b| a.team.cmp(&b.team));
     if split == Some(SplitKind::Fixed) {
         let sum: Decimal = teams.iter().filter_map(|t| t.percent).sum();
         if teams.is_empty() {

@@ -212,12 +212,24 @@ fn group(rows: Vec<ShareRow>) -> Shares {
     shares
 }
 
+/// Serialises every rewrite of the allocation (ingestion, the demo, mapping and rule
+/// changes, the start-up fill), until the caller's transaction ends. Without it two writers'
+/// deletes would each miss the other's new rows and both sets would stay, counting spend
+/// twice. Waiting is bounded by the session's lock timeout.
+pub async fn lock(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("select pg_advisory_xact_lock(hashtext('burnrate.allocation'))")
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Days allocated at a time: memory stays flat however long the history.
 const CHUNK_DAYS: u64 = 31;
 
 /// Rewrites the allocation of `range` from the rollup, the mappings and the stored rules.
 /// Call it in the transaction that changed any of them.
 pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
+    lock(conn).await?;
     let rules = engine_rules(conn).await?;
     sqlx::query("delete from allocated_daily_costs where day >= $1 and day < $2")
         .bind(range.from)

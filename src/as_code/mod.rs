@@ -205,10 +205,12 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
     let mut changes = Vec::new();
+    let mut reallocate = false;
     if let Some(desired) = &file.teams {
         let current = store::load(&mut tx).await?;
         let team_changes = store::diff(&current, desired);
         store::apply(&mut tx, actor, &team_changes).await?;
+        reallocate |= team_changes.iter().any(store::Change::moves_spend);
         changes.extend(team_changes.iter().map(ToString::to_string));
     }
     if let Some(file_rules) = &file.shared_costs {
@@ -225,10 +227,13 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
             return Err(ApplyError::Invalid(problems));
         }
         let rules: Vec<_> = file_rules.iter().map(|r| r.rule.clone()).collect();
-        changes.extend(crate::allocation::rule_store::replace_all(&mut tx, actor, &rules).await?);
+        let rule_changes = crate::allocation::rule_store::replace_all(&mut tx, actor, &rules).await?;
+        reallocate |= !rule_changes.is_empty();
+        changes.extend(rule_changes);
     }
-    // Mappings and rules decide who pays on every day: the allocation is rewritten once.
-    if file.teams.is_some() || file.shared_costs.is_some() {
+    // Mappings and rules decide who pays on every day: the allocation is rewritten once,
+    // when they changed (a dry run is rolled back, so it skips the work).
+    if reallocate && !dry_run {
         crate::allocation::store::refresh_all(&mut tx).await?;
     }
     if let Some(facts) = &file.project_facts {

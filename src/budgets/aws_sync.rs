@@ -150,9 +150,15 @@ fn desired(budget: &Budget, projects: &[String], recipients: &[String], tag_key:
     let mut notifications = Vec::new();
     for threshold in &spec.thresholds {
         // The escalation ladder in AWS too: each notification emails its own threshold's
-        // addresses besides everyone's.
-        let subscribers: Vec<Subscriber> = evaluate::for_threshold(recipients.to_vec(), spec, *threshold)
-            .iter()
+        // addresses first (AWS takes 10), then everyone's.
+        let mut addresses: Vec<&String> = spec.escalation_for(*threshold).iter().collect();
+        addresses.extend(
+            recipients
+                .iter()
+                .filter(|r| !spec.escalation_for(*threshold).contains(r)),
+        );
+        let subscribers: Vec<Subscriber> = addresses
+            .into_iter()
             .take(MAX_SUBSCRIBERS)
             .map(|address| {
                 Subscriber::builder()
@@ -333,11 +339,11 @@ mod tests {
                 (50.0, vec!["admin@example.com", "cfo@example.com"]),
                 (
                     80.0,
-                    vec!["admin@example.com", "cfo@example.com", "director@example.com"]
+                    vec!["director@example.com", "admin@example.com", "cfo@example.com"]
                 ),
                 (
                     100.0,
-                    vec!["admin@example.com", "cfo@example.com", "finance@example.com"]
+                    vec!["finance@example.com", "admin@example.com", "cfo@example.com"]
                 ),
             ]
         );

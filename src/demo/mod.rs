@@ -252,7 +252,8 @@ fn billing_projects(users: &[String], timeline: &Timeline, options: DemoOptions)
 
 async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "truncate costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs, ingested_days,
+        "truncate costs_by_user, costs_by_usage_type, costs_by_service, costs_by_record_type, daily_project_costs,
+                  ingested_days, statements,
                   projects, tagged_users, team_owners,
                   budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,
                   savings_decisions, savings_digests, pricing_settings,

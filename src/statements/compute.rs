@@ -28,6 +28,9 @@ struct Part {
     tax_amortized: Decimal,
 }
 
+/// How an adjustment line's item begins.
+const ADJUSTMENT: &str = "adjustment:";
+
 /// One team's (section, item) → (unblended, amortized).
 type TeamLines = BTreeMap<(Section, String), (Decimal, Decimal)>;
 
@@ -103,8 +106,10 @@ pub async fn month_lines(conn: &mut PgConnection, month: DateRange) -> Result<Ve
 }
 
 /// `lines` with an adjustment per team whose total for `previous` (as frozen) differs from
-/// its total now: a line in `direct` and the same amount added to the team's total. A team
-/// with no line this month gets its adjustment and a total of it.
+/// its total now, whatever changed it (AWS restating the month, or a mapping or rule change
+/// reallocating it): a line in `direct` and the same amount added to the team's total. A
+/// team with no line this month gets its adjustment and a total of it. Teams are matched
+/// by name, so a team renamed since shows as two adjustments that cancel out.
 pub fn with_adjustments(
     mut lines: Vec<StatementLine>,
     previous: &str,
@@ -120,7 +125,7 @@ pub fn with_adjustments(
                 // the month's own spend is compared.
                 let adjusted = lines
                     .iter()
-                    .filter(|a| a.team == l.team && a.section == Section::Direct && a.item.starts_with("adjustment:"))
+                    .filter(|a| a.team == l.team && a.section == Section::Direct && a.item.starts_with(ADJUSTMENT))
                     .fold((Decimal::ZERO, Decimal::ZERO), |s, a| {
                         (s.0 + a.unblended, s.1 + a.amortized)
                     });
@@ -140,7 +145,7 @@ pub fn with_adjustments(
         lines.push(StatementLine {
             team: team.clone(),
             section: Section::Direct,
-            item: format!("adjustment: {previous} restated"),
+            item: format!("adjustment: {previous} changed since frozen"),
             unblended: change.0,
             amortized: change.1,
         });
@@ -211,14 +216,14 @@ mod tests {
         assert_eq!(
             lines,
             [
-                line("ml", Section::Direct, "adjustment: 2026-10 restated", 50),
+                line("ml", Section::Direct, "adjustment: 2026-10 changed since frozen", 50),
                 line("ml", Section::Direct, "train", 2000),
                 line("ml", Section::Total, "Total", 2050),
             ]
         );
         // Comparing the frozen month's own spend: its own adjustment for September is left out.
         let frozen_with_adjustment = vec![
-            line("ml", Section::Direct, "adjustment: 2026-09 restated", 700),
+            line("ml", Section::Direct, "adjustment: 2026-09 changed since frozen", 700),
             line("ml", Section::Total, "Total", 10700),
         ];
         let same = vec![line("ml", Section::Total, "Total", 10000)];

@@ -82,7 +82,7 @@ pub fn html(statement: &Statement, team: Option<&str>) -> String {
         }
         None => out.push_str("Provisional: the month's figures may still change."),
     }
-    out.push_str(" Amounts in USD, exact.</p>");
+    out.push_str(" Amounts in USD, exact (never rounded), so each team's lines add up to its total.</p>");
     let mut teams: Vec<&str> = Vec::new();
     for line in lines_of(statement, team) {
         if !teams.contains(&line.team.as_str()) {
@@ -108,8 +108,8 @@ pub fn html(statement: &Statement, team: Option<&str>) -> String {
             let _ = write!(
                 out,
                 "</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                usd(line.unblended),
-                usd(line.amortized)
+                amount(line.unblended),
+                amount(line.amortized)
             );
             if line.section == Section::Total {
                 total = line.unblended;

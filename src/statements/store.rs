@@ -48,6 +48,18 @@ async fn frozen(conn: &mut PgConnection, month: NaiveDate) -> Result<Option<Froz
 /// month has ended and none of its days is Estimated, it is frozen with the data version and
 /// the shared-cost rules in force (a concurrent caller's freeze wins; both read the same).
 pub async fn statement(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
+    // One snapshot: the lines, the settled check and the data version frozen with them
+    // all describe the same data.
+    let mut tx = sqlx::Acquire::begin(&mut *conn).await?;
+    sqlx::query("set transaction isolation level repeatable read")
+        .execute(&mut *tx)
+        .await?;
+    let statement = in_snapshot(&mut tx, month, today).await?;
+    tx.commit().await?;
+    Ok(statement)
+}
+
+async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
     let range = month_range(month);
     let budgets = monthly_budgets(conn).await?;
     if let Some(frozen) = frozen(conn, month).await? {
@@ -77,6 +89,8 @@ pub async fn statement(conn: &mut PgConnection, month: NaiveDate, today: NaiveDa
         .bind(sqlx::types::Json(&lines))
         .execute(&mut *conn)
         .await?;
+        // A concurrent caller's freeze (committed after our snapshot began) wins: ours
+        // inserted nothing, and its lines are of the same final figures.
         if let Some(frozen) = frozen(conn, month).await? {
             return Ok(Statement {
                 month,

@@ -249,7 +249,7 @@ async fn each_step_claims_what_the_steps_before_it_left_and_every_cent_is_counte
 }
 
 #[sqlx::test]
-async fn a_mapping_change_moves_spend_on_every_day_in_its_own_transaction(pool: PgPool) {
+async fn a_user_mapping_change_moves_the_spend_its_tag_carries_and_owned_projects_stay_owned(pool: PgPool) {
     seed(&pool).await;
     import(&pool, RULES).await;
     // carol joins platform: the untagged 40 is hers, so step 2 takes it before Network can.
@@ -281,6 +281,32 @@ async fn a_mapping_change_moves_spend_on_every_day_in_its_own_transaction(pool: 
         refused.to_string(),
         "line 2: values: project \"train\" belongs to team \"ml-research\", and a team's own projects stay its own; unmap it to share it"
     );
+}
+
+/// Two rewrites at once (an ingestion and a mapping change, or two replicas starting) must
+/// not both keep their rows: each would miss the other's, counting spend twice.
+#[sqlx::test]
+async fn concurrent_rewrites_of_the_allocation_count_every_dollar_once(pool: PgPool) {
+    seed(&pool).await;
+    import(&pool, RULES).await;
+    let rewrite = |pool: PgPool| async move {
+        let mut tx = pool.begin().await.expect("tx");
+        burnrate::allocation::store::refresh_all(&mut tx)
+            .await
+            .expect("allocated");
+        // Hold the transaction open a moment, as a long ingestion would.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        tx.commit().await.expect("commit");
+    };
+    tokio::join!(rewrite(pool.clone()), rewrite(pool.clone()), rewrite(pool.clone()));
+    let (allocated, rollup): (Decimal, Decimal) = sqlx::query_as(
+        "select (select sum(unblended) from allocated_daily_costs), (select sum(unblended) from daily_project_costs)",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("sums");
+    assert_eq!(allocated, rollup);
+    assert_eq!(allocated, d("230.00"));
 }
 
 #[sqlx::test]

@@ -41,7 +41,7 @@ async fn bill(pool: &PgPool, from: chrono::NaiveDate, to: chrono::NaiveDate, col
 }
 
 #[sqlx::test]
-async fn team_spend_equals_the_facts_for_every_period_and_metric(pool: PgPool) {
+async fn team_spend_adds_up_to_the_bill_for_every_period_and_metric(pool: PgPool) {
     load_demo(&pool, day(TODAY.0, TODAY.1, TODAY.2)).await;
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     for period in Period::ALL {

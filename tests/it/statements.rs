@@ -127,6 +127,24 @@ async fn a_final_month_is_exact_frozen_and_restated_only_on_the_next_statement(p
         .await
         .expect("statement");
     assert_eq!(early.frozen_at, None);
+    // Ended, but AWS still calls its last day Estimated: not frozen either.
+    sqlx::query("update daily_project_costs set estimated = true where day = '2026-10-31'")
+        .execute(&pool)
+        .await
+        .expect("estimated");
+    let settling = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 2))
+        .await
+        .expect("statement");
+    assert_eq!(settling.frozen_at, None);
+    assert_eq!(csv(&settling, None, burnrate::format::csv::CsvStyle::Verbatim), OCTOBER);
+    sqlx::query("update daily_project_costs set estimated = false")
+        .execute(&pool)
+        .await
+        .expect("settled");
+    let version: i64 = sqlx::query_scalar("select version from data_version")
+        .fetch_one(&pool)
+        .await
+        .expect("version");
     let october = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 5))
         .await
         .expect("statement");
@@ -167,7 +185,7 @@ async fn a_final_month_is_exact_frozen_and_restated_only_on_the_next_statement(p
     assert_eq!(
         ml,
         [
-            "direct adjustment: 2026-10 restated 12.50",
+            "direct adjustment: 2026-10 changed since frozen 12.50",
             "direct train 100",
             "total Total 119.00"
         ]
@@ -176,7 +194,10 @@ async fn a_final_month_is_exact_frozen_and_restated_only_on_the_next_statement(p
         .fetch_one(&pool)
         .await
         .expect("frozen with its data version");
-    assert!(frozen_version > 0);
+    assert_eq!(
+        frozen_version, version,
+        "frozen with the data version its lines were read at"
+    );
     let rules: serde_json::Value = sqlx::query_scalar("select rules from statements where month = '2026-10-01'")
         .fetch_one(&pool)
         .await
