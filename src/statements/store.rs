@@ -123,10 +123,12 @@ async fn monthly_budgets(
 /// Months with spend, newest first, with their totals and when each was frozen.
 pub async fn months(conn: &mut PgConnection) -> Result<Vec<super::model::MonthRow>, sqlx::Error> {
     let rows: Vec<(NaiveDate, rust_decimal::Decimal, Option<String>)> = sqlx::query_as(
-        "select date_trunc('month', r.day)::date as month, sum(r.unblended),
+        "select m.month, m.total,
                 (select to_char(s.frozen_at at time zone 'utc', 'YYYY-MM-DD HH24:MI') || ' UTC'
-                 from statements s where s.month = date_trunc('month', r.day)::date)
-         from daily_project_costs r group by 1 order by 1 desc",
+                 from statements s where s.month = m.month)
+         from (select date_trunc('month', day)::date as month, sum(unblended) as total
+               from daily_project_costs group by 1) m
+         order by 1 desc",
     )
     .fetch_all(conn)
     .await?;

@@ -224,6 +224,21 @@ async fn the_statement_is_served_as_csv_and_printable_html_to_signed_in_users(po
     assert!(html.body.contains("<h2>ml-research</h2>") && html.body.contains("@media print"));
     let csp = html.header("content-security-policy");
     assert!(csp.starts_with("default-src 'none'; style-src 'sha256-"), "{csp}");
+    // The Statements page lists each month with its total, and says which are frozen.
+    let page = app.post_form_as("/api/statements", "", &viewer).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let listed: burnrate::statements::model::StatementsPage = serde_json::from_str(&page.body).expect("json");
+    let months: Vec<(String, Decimal, bool)> = listed
+        .months
+        .iter()
+        .map(|m| (m.month.clone(), m.total, m.frozen_at.is_some()))
+        .collect();
+    assert_eq!(
+        months,
+        [("2026-10".to_string(), d("286.00"), true)],
+        "frozen by the first request above"
+    );
+    assert_eq!(listed.teams, ["ml-research", "web"]);
     let bad = app.get_as("/api/statement?month=October", &viewer).await;
     assert_eq!(
         (bad.status, bad.body.as_str()),
