@@ -46,10 +46,23 @@ async fn frozen(conn: &mut PgConnection, month: NaiveDate) -> Result<Option<Froz
 /// frozen. Otherwise it is computed from the allocation, with an adjustment for each team
 /// whose total for the month before has changed since that month was frozen; and once the
 /// month has ended and none of its days is Estimated, it is frozen with the data version and
-/// the shared-cost rules in force (a concurrent caller's freeze wins; both read the same).
+/// the shared-cost rules in force.
 pub async fn statement(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
-    // One snapshot: the lines, the settled check and the data version frozen with them
-    // all describe the same data.
+    // Two callers freezing the same month at once: PostgreSQL refuses the second insert
+    // (its snapshot cannot see the first's row), and once more it reads the frozen one.
+    match snapshot(conn, month, today).await {
+        Err(error) if is_serialization_failure(&error) => snapshot(conn, month, today).await,
+        result => result,
+    }
+}
+
+fn is_serialization_failure(error: &sqlx::Error) -> bool {
+    error.as_database_error().and_then(|e| e.code()).as_deref() == Some("40001")
+}
+
+/// One snapshot: the lines, the settled check and the data version frozen with them all
+/// describe the same data.
+async fn snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
     let mut tx = sqlx::Acquire::begin(&mut *conn).await?;
     sqlx::query("set transaction isolation level repeatable read")
         .execute(&mut *tx)
@@ -62,13 +75,14 @@ pub async fn statement(conn: &mut PgConnection, month: NaiveDate, today: NaiveDa
 async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
     let range = month_range(month);
     let budgets = monthly_budgets(conn).await?;
+    let as_frozen = |frozen: Frozen, budgets| Statement {
+        month,
+        lines: frozen.lines.0,
+        frozen_at: Some(frozen.frozen_at),
+        budgets,
+    };
     if let Some(frozen) = frozen(conn, month).await? {
-        return Ok(Statement {
-            month,
-            lines: frozen.lines.0,
-            frozen_at: Some(frozen.frozen_at),
-            budgets,
-        });
+        return Ok(as_frozen(frozen, budgets));
     }
     let mut lines = month_lines(conn, range).await?;
     let previous = month.checked_sub_months(Months::new(1)).unwrap_or(month);
@@ -89,15 +103,8 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
         .bind(sqlx::types::Json(&lines))
         .execute(&mut *conn)
         .await?;
-        // A concurrent caller's freeze (committed after our snapshot began) wins: ours
-        // inserted nothing, and its lines are of the same final figures.
         if let Some(frozen) = frozen(conn, month).await? {
-            return Ok(Statement {
-                month,
-                lines: frozen.lines.0,
-                frozen_at: Some(frozen.frozen_at),
-                budgets,
-            });
+            return Ok(as_frozen(frozen, budgets));
         }
     }
     Ok(Statement {

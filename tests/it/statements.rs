@@ -245,3 +245,25 @@ async fn the_statement_is_served_as_csv_and_printable_html_to_signed_in_users(po
         (400, "month: \"October\" is not a month such as 2026-10")
     );
 }
+
+/// Two callers opening a final month at once: one freezes it, the other reads that frozen
+/// statement (PostgreSQL refuses its own insert, and it tries again).
+#[sqlx::test]
+async fn concurrent_first_requests_freeze_a_month_once(pool: PgPool) {
+    seed(&pool).await;
+    let open = |pool: PgPool| async move {
+        let mut conn = pool.acquire().await.expect("connection");
+        statement(&mut conn, day(2026, 10, 1), day(2026, 11, 5))
+            .await
+            .expect("statement")
+    };
+    let (a, b, c) = tokio::join!(open(pool.clone()), open(pool.clone()), open(pool.clone()));
+    assert!(a.frozen_at.is_some() && b.frozen_at.is_some() && c.frozen_at.is_some());
+    assert_eq!((&a.lines, &a.frozen_at), (&b.lines, &b.frozen_at));
+    assert_eq!((&a.lines, &a.frozen_at), (&c.lines, &c.frozen_at));
+    let frozen: i64 = sqlx::query_scalar("select count(*) from statements")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert_eq!(frozen, 1);
+}
