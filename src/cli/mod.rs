@@ -108,6 +108,10 @@ enum Command {
         team: Option<String>,
         #[arg(long, default_value = "csv", value_parser = ["csv", "html"])]
         format: String,
+        /// Prefix CSV text cells that begin with =, +, -, @, TAB or CR with ' for spreadsheets
+        /// (the dashboard's download always does).
+        #[arg(long)]
+        excel_safe: bool,
     },
     /// Fetch costs from AWS Cost Explorer into the database once, then exit. Without --from/--to
     /// it fetches what can still change (or backfills on the first run). Exit status 3: another
@@ -258,8 +262,13 @@ pub async fn run() -> ExitCode {
         }
         Command::Migrate => migrate(config).await,
         Command::Insights { days, excel_safe } => data::insights(config, days, excel_safe).await,
-        Command::Statement { month, team, format } => match crate::statements::store::parse_month(&month) {
-            Ok(month) => org::statement(config, month, team, format == "html").await,
+        Command::Statement {
+            month,
+            team,
+            format,
+            excel_safe,
+        } => match crate::statements::store::parse_month(&month) {
+            Ok(month) => org::statement(config, month, team, (format == "html", excel_safe)).await,
             Err(message) => return usage_error(&format!("--month: {message}")),
         },
         Command::Demo { scale, until, replace } => {

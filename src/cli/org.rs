@@ -150,7 +150,7 @@ pub(super) async fn statement(
     config: Config,
     month: chrono::NaiveDate,
     team: Option<String>,
-    html: bool,
+    (html, excel_safe): (bool, bool),
 ) -> anyhow::Result<()> {
     use std::io::Write;
     let db = Database::open(&config).await?;
@@ -173,7 +173,12 @@ pub(super) async fn statement(
     let text = if html {
         crate::statements::render::html(&statement, team.as_deref())
     } else {
-        crate::statements::render::csv(&statement, team.as_deref(), crate::format::csv::CsvStyle::Verbatim)
+        let style = if excel_safe {
+            crate::format::csv::CsvStyle::ExcelSafe
+        } else {
+            crate::format::csv::CsvStyle::Verbatim
+        };
+        crate::statements::render::csv(&statement, team.as_deref(), style)
     };
     if statement.frozen_at.is_none() {
         eprintln!("burnrate: provisional: the month's figures may still change, so it is not frozen yet");

@@ -267,3 +267,37 @@ async fn concurrent_first_requests_freeze_a_month_once(pool: PgPool) {
         .expect("count");
     assert_eq!(frozen, 1);
 }
+
+/// `burnrate statement`: the contract's CSV for one team, the printable HTML, and clear
+/// exits for a bad month (2) and a team with no spend (1).
+#[sqlx::test]
+async fn the_cli_writes_the_contracted_csv_and_names_bad_input(pool: PgPool) {
+    seed(&pool).await;
+    let url = crate::common::database_url(&pool).await;
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"))
+            .arg("statement")
+            .args(args)
+            .env("DATABASE_URL", &url)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("burnrate runs")
+    };
+    let web = run(&["--month", "2026-10", "--team", "web"]);
+    assert!(web.status.success(), "{}", String::from_utf8_lossy(&web.stderr));
+    let expected: String = OCTOBER
+        .lines()
+        .filter(|l| l.starts_with("month,") || l.contains(",web,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(String::from_utf8_lossy(&web.stdout), expected);
+    let html = run(&["--month", "2026-10", "--format", "html"]);
+    assert!(html.status.success());
+    assert!(String::from_utf8_lossy(&html.stdout).starts_with("<!DOCTYPE html>"));
+    let bad = run(&["--month", "2026-13"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--month: \"2026-13\" is not a month such as 2026-10"));
+    let nobody = run(&["--month", "2026-10", "--team", "nobody"]);
+    assert_eq!(nobody.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&nobody.stderr).contains("no spend of team \"nobody\" in 2026-10"));
+}
