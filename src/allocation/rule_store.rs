@@ -11,6 +11,7 @@ use crate::error::FieldError;
 
 #[derive(sqlx::FromRow)]
 struct RuleRow {
+    id: i64,
     name: String,
     selector: String,
     selector_values: Vec<String>,
@@ -21,8 +22,13 @@ struct RuleRow {
 
 /// Every rule in the order it is applied.
 pub async fn list(conn: &mut PgConnection) -> Result<Vec<SharedRule>, sqlx::Error> {
+    Ok(stored(conn).await?.into_iter().map(|(_, rule)| rule).collect())
+}
+
+/// Every rule with its id, in the order it is applied.
+async fn stored(conn: &mut PgConnection) -> Result<Vec<(i64, SharedRule)>, sqlx::Error> {
     let rows: Vec<RuleRow> = sqlx::query_as(
-        "select r.name, r.selector, r.selector_values, r.split,
+        "select r.id, r.name, r.selector, r.selector_values, r.split,
                 coalesce(array_agg(t.name order by t.name) filter (where t.name is not null), '{}') as teams,
                 coalesce(array_agg(rt.percent order by t.name) filter (where t.name is not null), '{}') as percents
          from allocation_rules r
@@ -34,25 +40,42 @@ pub async fn list(conn: &mut PgConnection) -> Result<Vec<SharedRule>, sqlx::Erro
     .await?;
     Ok(rows
         .into_iter()
-        .map(|row| SharedRule {
-            name: row.name,
-            selector: match row.selector.as_str() {
-                "projects" => Selector::Projects(row.selector_values),
-                "services" => Selector::Services(row.selector_values),
-                _ => Selector::Untagged,
-            },
-            split: SplitKind::parse(&row.split).unwrap_or(SplitKind::Even),
-            teams: row
-                .teams
-                .into_iter()
-                .zip(row.percents)
-                .map(|(team, percent)| RuleTeam {
-                    team,
-                    percent: percent.map(|p| p.normalize()),
-                })
-                .collect(),
+        .map(|row| {
+            (
+                row.id,
+                SharedRule {
+                    name: row.name,
+                    selector: match row.selector.as_str() {
+                        "projects" => Selector::Projects(row.selector_values),
+                        "services" => Selector::Services(row.selector_values),
+                        _ => Selector::Untagged,
+                    },
+                    // The table's check allows only the three kinds.
+                    split: SplitKind::parse(&row.split).unwrap_or(SplitKind::Even),
+                    teams: row
+                        .teams
+                        .into_iter()
+                        .zip(row.percents)
+                        .map(|(team, percent)| RuleTeam {
+                            team,
+                            percent: percent.map(|p| p.normalize()),
+                        })
+                        .collect(),
+                },
+            )
         })
         .collect())
+}
+
+/// The stored rules as the engine applies them, with their ids.
+pub async fn engine_rules(conn: &mut PgConnection) -> Result<Vec<Rule>, sqlx::Error> {
+    let stored = stored(conn).await?;
+    let rules: Vec<SharedRule> = stored.iter().map(|(_, rule)| rule.clone()).collect();
+    let mut resolved = resolve(conn, &rules).await?;
+    for (rule, (id, _)) in resolved.iter_mut().zip(&stored) {
+        rule.id = *id;
+    }
+    Ok(resolved)
 }
 
 /// What the database says is wrong with `rule`: a team that does not exist, or a named
@@ -187,7 +210,8 @@ pub async fn resolve(conn: &mut PgConnection, rules: &[SharedRule]) -> Result<Ve
             }
         }
         resolved.push(Rule {
-            // Proposed rules have no ids yet: their positions stand in.
+            // Proposed rules have no ids yet: their positions stand in (`engine_rules` sets
+            // the stored ones').
             id: -(n as i64) - 1,
             untagged: rule.selector == Selector::Untagged,
             projects: match &rule.selector {

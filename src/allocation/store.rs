@@ -9,7 +9,6 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::engine::{Allocated, Amounts, ProjectDay, Rule, allocate_day};
-use super::model::SplitKind;
 use crate::period::DateRange;
 
 /// Rows written per statement.
@@ -40,54 +39,6 @@ struct ShareRow {
     name: String,
     team_id: Option<i64>,
     unblended: Decimal,
-}
-
-#[derive(sqlx::FromRow)]
-struct RuleRow {
-    id: i64,
-    selector: String,
-    selector_values: Vec<String>,
-    split: String,
-    teams: Vec<i64>,
-    percents: Vec<Option<Decimal>>,
-}
-
-/// The stored rules, in order, as the engine applies them.
-pub async fn engine_rules(conn: &mut PgConnection) -> Result<Vec<Rule>, sqlx::Error> {
-    let rows: Vec<RuleRow> = sqlx::query_as(
-        "select r.id, r.selector, r.selector_values, r.split,
-                coalesce(array_agg(t.team_id order by t.team_id) filter (where t.team_id is not null), '{}') as teams,
-                coalesce(array_agg(t.percent order by t.team_id) filter (where t.team_id is not null), '{}') as percents
-         from allocation_rules r left join allocation_rule_teams t on t.rule_id = r.id
-         group by r.id order by r.position, r.id",
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| Rule {
-            id: row.id,
-            untagged: row.selector == "untagged",
-            projects: if row.selector == "projects" {
-                row.selector_values.clone()
-            } else {
-                Vec::new()
-            },
-            services: if row.selector == "services" {
-                row.selector_values
-            } else {
-                Vec::new()
-            },
-            // The table's check allows only the three kinds.
-            split: SplitKind::parse(&row.split).unwrap_or(SplitKind::Even),
-            teams: row
-                .teams
-                .into_iter()
-                .zip(row.percents)
-                .map(|(team, percent)| (team, percent.unwrap_or_default()))
-                .collect(),
-        })
-        .collect())
 }
 
 /// Every day of `range` allocated with `rules`, in day order, without writing anything: what
@@ -230,7 +181,7 @@ const CHUNK_DAYS: u64 = 31;
 /// Call it in the transaction that changed any of them.
 pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
     lock(conn).await?;
-    let rules = engine_rules(conn).await?;
+    let rules = super::rule_store::engine_rules(conn).await?;
     sqlx::query("delete from allocated_daily_costs where day >= $1 and day < $2")
         .bind(range.from)
         .bind(range.to)
@@ -319,6 +270,15 @@ pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
 /// Allocates the days the rollup has and the allocation lacks: after the upgrade that
 /// added allocation, or anything else that wrote the rollup alone. True when it wrote any.
 pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+    // Replicas starting together after an upgrade: one fills, the others go on serving
+    // instead of waiting out the lock timeout and failing their start.
+    let free: bool = sqlx::query_scalar("select pg_try_advisory_xact_lock(hashtext('burnrate.allocation'))")
+        .fetch_one(&mut *conn)
+        .await?;
+    if !free {
+        tracing::info!("another process is rewriting the allocation; leaving the gaps to it");
+        return Ok(false);
+    }
     let missing: Vec<NaiveDate> = sqlx::query_scalar(
         "select distinct r.day from daily_project_costs r
          where not exists (select 1 from allocated_daily_costs a where a.day = r.day) order by 1",

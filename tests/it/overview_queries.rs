@@ -403,4 +403,29 @@ async fn record_types_are_shown_apart_and_add_up_to_the_total(pool: PgPool) {
         filtered.record_types.is_empty(),
         "a team's figures are allocated, not billed by record type"
     );
+    // Days stored before burnrate read record types have none: their spend is one line.
+    let range = overview.range;
+    let tenth = range.from + chrono::Days::new(10);
+    sqlx::query("delete from costs_by_record_type where day < $1")
+        .bind(tenth)
+        .execute(&pool)
+        .await
+        .expect("an older store");
+    let older = queries::overview(&pool, Period::Last90Days, Metric::Unblended, today, None)
+        .await
+        .expect("overview");
+    let unread: Decimal =
+        sqlx::query_scalar("select sum(unblended) from daily_project_costs where day >= $1 and day < $2")
+            .bind(range.from)
+            .bind(tenth)
+            .fetch_one(&pool)
+            .await
+            .expect("the first ten days");
+    let line = older
+        .record_types
+        .iter()
+        .find(|l| l.key == queries::NOT_BROKEN_DOWN)
+        .expect("a not-broken-down line");
+    assert_eq!(line.spend, unread);
+    assert_eq!(older.record_types.iter().map(|l| l.spend).sum::<Decimal>(), older.total);
 }

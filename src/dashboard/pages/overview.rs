@@ -178,14 +178,6 @@ fn RecordTypes(lines: Vec<crate::dashboard::model::Line>, total: rust_decimal::D
                 row.marked("record-type-spend").money(line.spend);
             });
         }
-        // Days ingested before burnrate read record types have none until ingested again.
-        let unread = total - lines.iter().map(|l| l.spend).sum::<rust_decimal::Decimal>();
-        if !unread.is_zero() {
-            rows.row("record-type-row", |row| {
-                row.heading("Not broken down (ingested before record types)");
-                row.marked("record-type-spend").money(unread);
-            });
-        }
         view! {
             <section aria-labelledby="by-record-type">
                 <h2 id="by-record-type">"Usage, credits, refunds, tax and fees"</h2>
@@ -194,7 +186,7 @@ fn RecordTypes(lines: Vec<crate::dashboard::model::Line>, total: rust_decimal::D
                     <tbody inner_html=rows.into_html()></tbody>
                     <tfoot><tr><th scope="row">"Total, as above"</th><td class="num">{usd(total)}</td></tr></tfoot>
                 </table>
-                <p class="hint">"Cost Explorer's record types. Every total on this page includes them, as the bill does; "
+                <p class="hint">"Cost Explorer's record types, each as it rounds them (so they may differ from the total in the last digits); days stored before burnrate read record types show as not broken down. Every total on this page includes them, as the bill does; "
                     <code>"burnrate export --group-by project,record_type"</code> " has them per project and day."</p>
             </section>
         }

@@ -124,17 +124,28 @@ pub async fn overview(
     })
 }
 
+/// Spend of days stored before burnrate read record types, which have none.
+pub const NOT_BROKEN_DOWN: &str = "Not broken down (ingested before record types)";
+
 /// The organisation's spend in `range` by record type, largest amount first (credits and
-/// refunds are negative, so they come last).
+/// refunds are negative, so they come last), then the spend of days that have no record
+/// types. Each record type is as Cost Explorer rounds it, so the lines may differ from the
+/// total in the last digits, never by a cent a day (the ingestion's cross-check).
 async fn record_types(pool: &PgPool, range: DateRange, amortized: bool) -> Result<Vec<Line>, sqlx::Error> {
     let rows: Vec<(String, Decimal)> = sqlx::query_as(
         "select record_type, sum(case when $3 then amortized else unblended end) from costs_by_record_type
          where day >= $1 and day < $2 group by 1 having sum(case when $3 then amortized else unblended end) <> 0
+         union all
+         select $4, sum(case when $3 then r.amortized else r.unblended end) from daily_project_costs r
+         where r.day >= $1 and r.day < $2
+           and not exists (select 1 from costs_by_record_type k where k.day = r.day)
+         having sum(case when $3 then r.amortized else r.unblended end) <> 0
          order by 2 desc, 1",
     )
     .bind(range.from)
     .bind(range.to)
     .bind(amortized)
+    .bind(NOT_BROKEN_DOWN)
     .fetch_all(pool)
     .await?;
     Ok(rows.into_iter().map(|(key, spend)| Line { key, spend }).collect())
