@@ -38,19 +38,34 @@ if ! rustup target list --installed | grep -q wasm32-unknown-unknown; then
   log "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
-if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
-  log "installing cargo-leptos $CARGO_LEPTOS_VERSION (about 15 minutes on 2 cores, once)"
-  # Its own release profile links with fat LTO on one codegen unit; a build tool gains
-  # nothing from that, and it costs minutes on 2 cores.
-  CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked
-fi
+# The two cargo installs run side by side: each spends minutes in single-threaded steps
+# (build scripts, proc-macro chains, the final link), so on 2 cores together they finish
+# well before one after the other would.
+# Their own release profiles link with fat LTO on one codegen unit; a build tool gains
+# nothing from that, and it costs minutes on 2 cores.
+export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+bindgen_pid=""
+bindgen_log="$(mktemp)"
 if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
-  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (in the background)"
   # not --locked: one locked dependency is missing from the registry mirror
-  CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION"
+  cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION" >"$bindgen_log" 2>&1 &
+  bindgen_pid=$!
 fi
+if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
+  log "installing cargo-leptos $CARGO_LEPTOS_VERSION (once; see docs/PERFORMANCE.md for how long)"
+  cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked
+fi
+if [ -n "$bindgen_pid" ]; then
+  if ! wait "$bindgen_pid"; then
+    cat "$bindgen_log" >&2
+    log "installing wasm-bindgen-cli failed (its output is above)"
+    exit 1
+  fi
+  log "wasm-bindgen-cli $WASM_BINDGEN_VERSION installed"
+fi
+rm -f "$bindgen_log"
+unset CARGO_PROFILE_RELEASE_LTO CARGO_PROFILE_RELEASE_CODEGEN_UNITS
 
 # npm packages: binaryen's wasm-opt for release builds, playwright-core for end2end.
 if [ ! -x "$here/end2end/node_modules/.bin/wasm-opt" ] || [ ! -d "$here/end2end/node_modules/playwright-core" ]; then
