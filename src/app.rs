@@ -5,6 +5,7 @@ use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
     Lazy, LazyRoute, ParamSegment, StaticSegment,
     components::{Route, Router, Routes},
+    hooks::use_location,
     lazy_route,
 };
 
@@ -52,20 +53,7 @@ pub fn App() -> impl IntoView {
         <Stylesheet id="leptos" href="/pkg/burnrate.css"/>
         <Title text="burnrate"/>
         <Router>
-            <header class="topbar">
-                <a class="brand" href="/">"burnrate"</a>
-                <nav aria-label="Main">
-                    <a href="/">"Overview"</a>
-                    <a href="/teams">"Teams"</a>
-                    <a href="/budgets">"Budgets"</a>
-                    <a href="/savings">"Savings"</a>
-                    <a href="/statements">"Statements"</a>
-                    <a href="/approvals">"Approvals"</a>
-                    <a href="/enforcement">"Enforcement"</a>
-                    <a href="/ingestion">"Ingestion"</a>
-                </nav>
-                <UserMenu/>
-            </header>
+            <TopBar/>
             <main>
                 <Routes fallback=NotFound>
                     <Route path=StaticSegment("") view={Lazy::<OverviewRoute>::new()}/>
@@ -90,6 +78,47 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
         </Router>
+    }
+}
+
+/// The bar above every page. Wide screens show the main navigation and the account menu
+/// inline; under 860 px (style/main.css) they fold behind a "Menu" disclosure. The
+/// disclosure is a plain `<details>`: it opens and closes without JavaScript, and CSS shows
+/// the navigation and account menu beside it while it is open, so each exists only once.
+#[component]
+fn TopBar() -> impl IntoView {
+    let location = use_location();
+    let menu = NodeRef::<leptos::html::Details>::new();
+    // After hydration a link in the open menu navigates in the page, which would leave the
+    // menu open over the next page: close it whenever the location changes.
+    Effect::new(move |ran_before: Option<()>| {
+        location.pathname.track();
+        location.search.track();
+        if ran_before.is_some()
+            && let Some(menu) = menu.get_untracked()
+        {
+            let _ = menu.remove_attribute("open");
+        }
+    });
+
+    view! {
+        <header class="topbar">
+            <a class="brand" href="/">"burnrate"</a>
+            <details class="menu" node_ref=menu>
+                <summary data-testid="menu-toggle">"Menu"</summary>
+            </details>
+            <nav class="main-nav" aria-label="Main">
+                <a href="/">"Overview"</a>
+                <a href="/teams">"Teams"</a>
+                <a href="/budgets">"Budgets"</a>
+                <a href="/savings">"Savings"</a>
+                <a href="/statements">"Statements"</a>
+                <a href="/approvals">"Approvals"</a>
+                <a href="/enforcement">"Enforcement"</a>
+                <a href="/ingestion">"Ingestion"</a>
+            </nav>
+            <UserMenu/>
+        </header>
     }
 }
 

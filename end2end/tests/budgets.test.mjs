@@ -16,7 +16,7 @@ test('an admin creates a team budget and sees its status and spend', async () =>
   // Sign-in navigates in the page: the Budgets page's code and data arrive after the menu.
   await page.waitForSelector('[data-testid="budget-row"]');
   const demoRows = await page.locator('[data-testid="budget-row"]').count();
-  assert.equal(demoRows, 2, 'the demo has an org and a team budget');
+  assert.equal(demoRows, 6, 'the demo has an org budget and five team budgets');
   const levels = await page.$$eval('[data-testid="budget-status"]', (els) => els.map((e) => e.dataset.level));
   for (const level of levels) assert.ok(['ok', 'warn', 'over'].includes(level), level);
 
@@ -49,7 +49,7 @@ test('an admin creates a team budget and sees its status and spend', async () =>
 
   await page.goto(`${server.baseUrl}/budgets`);
   await page.waitForSelector('[data-testid="budget-row"]');
-  assert.equal(await page.locator('[data-testid="budget-row"]').count(), 3);
+  assert.equal(await page.locator('[data-testid="budget-row"]').count(), 7);
   // The refused first submission is a 400 from the server function, which the browser logs.
   const unexpected = problems.consoleErrors.filter((e) => !e.includes('400'));
   assert.deepEqual([...unexpected, ...problems.pageErrors, ...problems.dialogs], []);

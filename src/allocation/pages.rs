@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::api::{ChangeAllocationRule, PreviewAllocationRule, SaveAllocationRule, get_allocation_rules};
 use super::model::{Preview, SharedRule, SplitKind};
-use crate::format::{tag_label, usd};
+use crate::format::{count, tag_label, usd};
 use crate::ui::forms::{FormError, field_error};
 use crate::ui::page::{PageHeader, loaded};
 use crate::ui::table::TableHead;
@@ -60,7 +60,7 @@ fn RulesTable(
                     let name = rule.name.clone();
                     view! {
                         <tr data-testid="rule-row">
-                            <td class="num">{n + 1}</td>
+                            <td class="num">{count(n + 1)}</td>
                             <th scope="row">{rule.name.clone()}</th>
                             <td>{rule.selector.label()}</td>
                             <td>{rule.split_label()}</td>

@@ -10,8 +10,28 @@ use aws_sdk_budgets::types::{Budget as AwsBudget, Notification, NotificationWith
 pub enum AwsError {
     #[error("{0}")]
     Aws(String),
-    #[error("AWS account id unknown: set AWS_ACCOUNT_ID to the 12-digit account the budgets belong to")]
-    NoAccount,
+    #[error(
+        "AWS account id unknown: STS GetCallerIdentity failed ({0}); set AWS_ACCOUNT_ID to the 12-digit account the budgets belong to"
+    )]
+    NoAccount(String),
+}
+
+/// Where the account a Budgets client works on came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountSource {
+    /// The credentials carried it (`AWS_ACCOUNT_ID`, SSO and other profiles that name it).
+    Credentials,
+    /// STS GetCallerIdentity: the account of whoever the credentials belong to.
+    CallerIdentity,
+}
+
+impl std::fmt::Display for AccountSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AccountSource::Credentials => "from the credentials (AWS_ACCOUNT_ID or the profile)",
+            AccountSource::CallerIdentity => "from STS GetCallerIdentity",
+        })
+    }
 }
 
 /// `AWS Budgets <call> failed: <code>: <message>`, or the transport error in full.
@@ -30,6 +50,29 @@ pub fn describe_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: 
     format!("AWS Budgets {call} failed: {message}")
 }
 
+/// The account the credentials belong to, from STS GetCallerIdentity (honours
+/// `AWS_ENDPOINT_URL_STS`). Any caller may make this call: it needs no IAM permission.
+async fn caller_account(sdk_config: &aws_config::SdkConfig) -> Result<String, AwsError> {
+    let client = aws_sdk_sts::Client::new(sdk_config);
+    let identity = client.get_caller_identity().send().await.map_err(|e| {
+        let message = match e.as_service_error() {
+            Some(service) => format!(
+                "{}: {}",
+                service.code().unwrap_or("error"),
+                service.message().unwrap_or("no message")
+            ),
+            None => DisplayErrorContext(&e).to_string(),
+        };
+        AwsError::NoAccount(message)
+    })?;
+    match identity.account() {
+        Some(account) if account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit()) => Ok(account.to_string()),
+        other => Err(AwsError::NoAccount(format!(
+            "it answered the account {other:?}, not 12 digits"
+        ))),
+    }
+}
+
 fn aws_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
     call: &str,
     err: SdkError<E, R>,
@@ -41,11 +84,13 @@ fn aws_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt:
 pub struct AwsBudgets {
     client: aws_sdk_budgets::Client,
     account_id: String,
+    account_source: AccountSource,
 }
 
 impl AwsBudgets {
-    /// The standard AWS chain and endpoint variables (`AWS_ENDPOINT_URL_BUDGETS`); the account
-    /// comes from the credentials (`AWS_ACCOUNT_ID`, SSO profiles).
+    /// The standard AWS chain and endpoint variables (`AWS_ENDPOINT_URL_BUDGETS`). The account
+    /// comes from the credentials (`AWS_ACCOUNT_ID`, SSO profiles) or, when they do not carry
+    /// it, from STS GetCallerIdentity, as the AWS CLI and most AWS tools find it.
     pub async fn from_environment() -> Result<AwsBudgets, AwsError> {
         use aws_credential_types::provider::ProvideCredentials;
         let sdk_config = super::sdk_config_from_environment().await;
@@ -56,11 +101,13 @@ impl AwsBudgets {
                 .map_err(|e| AwsError::Aws(format!("AWS credentials not found ({e})")))?,
             None => return Err(AwsError::Aws("AWS credentials not found".into())),
         };
-        let account_id = credentials
-            .account_id()
-            .map(|a| a.as_str().to_string())
-            .ok_or(AwsError::NoAccount)?;
-        Ok(AwsBudgets::new(&sdk_config, account_id))
+        let (account_id, account_source) = match credentials.account_id() {
+            Some(account) => (account.as_str().to_string(), AccountSource::Credentials),
+            None => (caller_account(&sdk_config).await?, AccountSource::CallerIdentity),
+        };
+        let mut aws = AwsBudgets::new(&sdk_config, account_id);
+        aws.account_source = account_source;
+        Ok(aws)
     }
 
     /// A client from an explicit SDK configuration, with the SDK's standard retries (Budgets
@@ -72,6 +119,7 @@ impl AwsBudgets {
         AwsBudgets {
             client: aws_sdk_budgets::Client::from_conf(config),
             account_id,
+            account_source: AccountSource::Credentials,
         }
     }
 
@@ -82,6 +130,11 @@ impl AwsBudgets {
 
     pub fn account_id(&self) -> &str {
         &self.account_id
+    }
+
+    /// `account 123456789012 (from STS GetCallerIdentity)`: which account, and how it was found.
+    pub fn account_description(&self) -> String {
+        format!("account {} ({})", self.account_id, self.account_source)
     }
 
     /// Every budget in the account, following NextToken.

@@ -4,30 +4,67 @@
 
 pub mod budgets;
 
+use std::time::Duration;
+
+use aws_config::default_provider::credentials::DefaultCredentialsChain;
+use aws_config::environment::region::EnvironmentVariableRegionProvider;
+use aws_config::meta::region::RegionProviderChain;
+use aws_config::profile::ProfileFileRegionProvider;
+use aws_config::provider_config::ProviderConfig;
 use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
 
-/// The standard AWS chain with ring TLS and SDK retries off (each service sets its own);
-/// region us-east-1 unless configured, the home of Cost Explorer and Budgets. Connecting and
-/// each request are bounded by `BURNRATE_AWS_CONNECT_TIMEOUT` and `BURNRATE_AWS_TIMEOUT`.
+/// How long the one probe of the instance-metadata service may take to connect, and to
+/// answer. Inside AWS it answers in milliseconds; outside, nothing answers at all.
+const IMDS_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+const IMDS_READ_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The standard AWS credential chain (environment, profile and SSO, web identity, ECS, then
+/// the instance's role) with ring TLS and SDK retries off (each service sets its own).
+/// Connecting and each request are bounded by `BURNRATE_AWS_CONNECT_TIMEOUT` and
+/// `BURNRATE_AWS_TIMEOUT`.
+///
+/// Two departures from the SDK's defaults keep a start outside AWS quick and quiet:
+/// - the region comes from `AWS_REGION`/`AWS_DEFAULT_REGION` or the profile, else
+///   us-east-1, the home of Cost Explorer and Budgets; it is never asked of the instance
+///   metadata service;
+/// - the instance's role is asked for once, with a 1 s timeout, instead of four times.
+///   `AWS_EC2_METADATA_DISABLED=true` skips that probe entirely.
 pub async fn sdk_config_from_environment() -> SdkConfig {
     let timeouts = crate::config::Timeouts::from_env();
     let timeout_config = aws_config::timeout::TimeoutConfig::builder()
         .connect_timeout(timeouts.aws_connect)
         .operation_timeout(timeouts.aws_operation)
         .build();
-    // The loader's own region chain (it shares our HTTP client for IMDS), then the default.
-    let config = aws_config::defaults(BehaviorVersion::latest())
+    let region = RegionProviderChain::first_try(EnvironmentVariableRegionProvider::new())
+        .or_else(ProfileFileRegionProvider::new())
+        .region()
+        .await
+        .unwrap_or_else(|| Region::new("us-east-1"));
+    let provider_config = ProviderConfig::default()
+        .with_http_client(https_client())
+        .with_region(Some(region.clone()));
+    let imds = aws_config::imds::Client::builder()
+        .configure(&provider_config)
+        .max_attempts(1)
+        .connect_timeout(IMDS_CONNECT_TIMEOUT)
+        .read_timeout(IMDS_READ_TIMEOUT)
+        .build();
+    let credentials = DefaultCredentialsChain::builder()
+        .configure(provider_config)
+        .region(region.clone())
+        .imds_client(imds)
+        .build()
+        .await;
+    aws_config::defaults(BehaviorVersion::latest())
         .http_client(https_client())
+        .region(region)
+        .credentials_provider(credentials)
         .retry_config(RetryConfig::disabled())
         .timeout_config(timeout_config)
         .load()
-        .await;
-    match config.region() {
-        Some(_) => config,
-        None => config.into_builder().region(Region::new("us-east-1")).build(),
-    }
+        .await
 }
 
 /// HTTPS with rustls on ring (already in the build for sqlx), trusting the system's roots.

@@ -24,6 +24,7 @@ use crate::aws::budgets::AwsBudgets;
 use crate::aws::budgets::AwsError;
 
 use super::{Budget, BudgetPeriod, BudgetScope, ThresholdKind, evaluate, store};
+use crate::format::{count, usd};
 use crate::period::Metric;
 
 /// The prefix that marks AWS budgets as burnrate's to manage.
@@ -65,11 +66,11 @@ impl std::fmt::Display for SyncReport {
         write!(
             f,
             "AWS Budgets: {} created, {} replaced, {} unchanged, {} deleted, {} skipped",
-            self.created.len(),
-            self.replaced.len(),
-            self.unchanged.len(),
-            self.deleted.len(),
-            self.skipped.len()
+            count(self.created.len()),
+            count(self.replaced.len()),
+            count(self.unchanged.len()),
+            count(self.deleted.len()),
+            count(self.skipped.len())
         )?;
         for (name, why) in &self.skipped {
             write!(f, "\n  skipped {name:?}: {why}")?;
@@ -86,9 +87,13 @@ pub async fn summaries(aws: &AwsBudgets) -> Result<Vec<AwsBudgetSummary>, SyncEr
         .iter()
         .map(|b| AwsBudgetSummary {
             name: b.budget_name().to_string(),
+            // Dollars as every page shows them; another unit as AWS gives it.
             limit: b
                 .budget_limit()
-                .map(|l| format!("{} {}", l.amount(), l.unit()))
+                .map(|l| match (l.amount().parse::<Decimal>(), l.unit()) {
+                    (Ok(amount), "USD") => usd(amount),
+                    _ => format!("{} {}", l.amount(), l.unit()),
+                })
                 .unwrap_or_else(|| "planned limits".into()),
             time_unit: b.time_unit().as_str().to_string(),
             managed: b.budget_name().starts_with(NAME_PREFIX),

@@ -144,6 +144,17 @@ impl Threshold {
         }
     }
 
+    /// [`Threshold::label`] as pages show it, the percentage with thousands separators:
+    /// `1,000%`, `82.5% forecasted`. The form, the config file and the CLI keep `label`,
+    /// which reads back.
+    pub fn shown(&self) -> String {
+        let percent = crate::format::quantity(self.percent, 2);
+        match self.kind {
+            ThresholdKind::Actual => format!("{percent}%"),
+            ThresholdKind::Forecasted => format!("{percent}% forecasted"),
+        }
+    }
+
     /// The amount at which this threshold is reached.
     pub fn trigger_amount(&self, amount: Decimal) -> Decimal {
         amount * self.percent / Decimal::ONE_HUNDRED
@@ -393,5 +404,12 @@ mod tests {
         };
         assert_eq!(t.trigger_amount(Decimal::new(2000000, 2)), Decimal::new(16500, 0));
         assert_eq!(t.label(), "82.5% forecasted");
+        assert_eq!(t.shown(), "82.5% forecasted");
+        let most = Threshold {
+            kind: ThresholdKind::Actual,
+            percent: Decimal::new(1000, 0),
+        };
+        assert_eq!(most.label(), "1000%");
+        assert_eq!(most.shown(), "1,000%");
     }
 }

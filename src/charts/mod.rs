@@ -8,7 +8,10 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
 mod burn;
+mod hover;
+mod legend;
 pub use burn::{Burn, burn};
+use legend::{Entry, Swatch};
 
 /// Okabe–Ito, then Paul Tol's muted scheme: distinguishable with common colour-blindness.
 const PALETTE: [(u8, u8, u8); 16] = [
@@ -39,6 +42,13 @@ pub fn colour(index: usize) -> RGBColor {
 const ESTIMATED_OPACITY: f64 = 0.4;
 /// The legend entry for provisional days.
 const ESTIMATED_LABEL: &str = "Lighter: Estimated (provisional) days";
+/// The chart's width, and the plot's height above the legend, in pixels.
+const WIDTH: u32 = 900;
+const PLOT_HEIGHT: u32 = 340;
+/// Axes and grid lines: a mid grey that reads on a light and a dark page alike.
+const GRID: RGBColor = RGBColor(0x8A, 0x8A, 0x84);
+/// Horizontal grid lines: a few round amounts, no minor lines between them.
+const Y_LABELS: usize = 6;
 
 /// One named series of daily amounts.
 #[derive(Debug, Clone)]
@@ -47,8 +57,9 @@ pub struct Series {
     pub points: Vec<(NaiveDate, Decimal)>,
 }
 
-/// Stacked daily bars, one colour per series, with a legend. `days` is every day shown;
-/// bars of `estimated` days (provisional figures) are drawn lighter, with a legend entry.
+/// Stacked daily bars, one colour per series, with a legend below the plot. `days` is every
+/// day shown; bars of `estimated` days (provisional figures) are drawn lighter, with a
+/// legend entry. Each bar's title gives its day, series and exact amount.
 pub fn stacked_daily(
     title: &str,
     description: &str,
@@ -58,11 +69,13 @@ pub fn stacked_daily(
 ) -> String {
     let mut svg = String::new();
     let drawn = draw_stacked(&mut svg, title, days, series, estimated);
-    if let Err(error) = drawn {
-        tracing::error!(%error, "drawing a chart failed");
-        return String::new();
+    match drawn {
+        Ok(targets) => with_accessible_text(targets.add_to(svg), title, description),
+        Err(error) => {
+            tracing::error!(%error, "drawing a chart failed");
+            String::new()
+        }
     }
-    with_accessible_text(svg, title, description)
 }
 
 fn draw_stacked(
@@ -71,7 +84,7 @@ fn draw_stacked(
     days: &[NaiveDate],
     series: &[Series],
     estimated: &[NaiveDate],
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<hover::Targets, Box<dyn std::error::Error>> {
     let index = |day: &NaiveDate| days.iter().position(|d| d == day);
     let mut totals = vec![0f64; days.len()];
     for s in series {
@@ -81,17 +94,36 @@ fn draw_stacked(
             }
         }
     }
+    let mut entries: Vec<Entry> = series
+        .iter()
+        .enumerate()
+        .map(|(n, s)| Entry {
+            label: s.name.clone(),
+            swatch: Swatch::Fill(colour(n).to_rgba()),
+        })
+        .collect();
+    if days.iter().any(|d| estimated.contains(d)) {
+        entries.push(Entry {
+            label: ESTIMATED_LABEL.into(),
+            swatch: Swatch::Fill(colour(7).mix(ESTIMATED_OPACITY)),
+        });
+    }
     let top = totals.iter().cloned().fold(0.0, f64::max).max(1.0) * 1.08;
-    let root = SVGBackend::with_string(svg, (900, 380)).into_drawing_area();
-    let mut chart = ChartBuilder::on(&root)
+    let root = SVGBackend::with_string(svg, (WIDTH, PLOT_HEIGHT + legend::height(entries.len()))).into_drawing_area();
+    let (plot, legend_area) = root.split_vertically(PLOT_HEIGHT);
+    let mut chart = ChartBuilder::on(&plot)
         .caption(title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(36)
-        .y_label_area_size(72)
+        .y_label_area_size(96)
         .build_cartesian_2d(0f64..days.len().max(1) as f64, 0f64..top)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .max_light_lines(0)
+        .bold_line_style(GRID.mix(0.35))
+        .axis_style(GRID)
+        .y_labels(Y_LABELS)
         .x_desc("Day (UTC)")
         .y_desc("Spend (USD)")
         .x_labels(8)
@@ -102,51 +134,52 @@ fn draw_stacked(
         })
         .y_label_formatter(&|y| axis_usd(*y))
         .draw()?;
+    let mut targets = hover::Targets::default();
     let mut base = vec![0f64; days.len()];
     for (n, s) in series.iter().enumerate() {
         let mut bars = Vec::new();
         for (day, amount) in &s.points {
             if let Some(i) = index(day) {
                 let value = amount.to_f64().unwrap_or(0.0);
-                let fill = if estimated.contains(day) {
+                let provisional = estimated.contains(day);
+                let fill = if provisional {
                     colour(n).mix(ESTIMATED_OPACITY).filled()
                 } else {
                     colour(n).filled()
                 };
-                bars.push(Rectangle::new(
-                    [(i as f64 + 0.1, base[i]), (i as f64 + 0.9, base[i] + value)],
-                    fill,
-                ));
+                let (from, to) = ((i as f64 + 0.1, base[i]), (i as f64 + 0.9, base[i] + value));
+                bars.push(Rectangle::new([from, to], fill));
+                targets.rect(
+                    chart.backend_coord(&from),
+                    chart.backend_coord(&to),
+                    &point_title(*day, &s.name, *amount, provisional),
+                );
                 base[i] += value;
             }
         }
-        chart
-            .draw_series(bars)?
-            .label(s.name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour(n).filled()));
+        chart.draw_series(bars)?;
     }
-    if days.iter().any(|d| estimated.contains(d)) {
-        chart
-            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
-            .label(ESTIMATED_LABEL)
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour(7).mix(ESTIMATED_OPACITY).filled()));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .border_style(BLACK.mix(0.3))
-        .draw()?;
+    legend::draw(&legend_area, &entries)?;
     root.present()?;
-    Ok(())
+    Ok(targets)
 }
 
-/// `$12k`, `$1.2M`: short axis labels; exact figures are in the table beside each chart.
+/// `2026-11-05 · ml-research: $12,345.67 (Estimated)`: a bar's or point's hover title.
+pub(crate) fn point_title(day: NaiveDate, series: &str, amount: Decimal, provisional: bool) -> String {
+    let estimated = if provisional { " (Estimated)" } else { "" };
+    format!(
+        "{day} · {}: {}{estimated}",
+        crate::format::tag_label(series),
+        crate::format::usd(amount)
+    )
+}
+
+/// `$12,000`: an axis label in whole dollars with thousands separators; the exact figures
+/// are in each bar's title and in the table beside each chart.
 pub(crate) fn axis_usd(value: f64) -> String {
-    match value.abs() {
-        v if v >= 1e6 => format!("${:.1}M", value / 1e6),
-        v if v >= 1e3 => format!("${:.0}k", value / 1e3),
-        _ => format!("${value:.0}"),
-    }
+    let dollars = Decimal::from_f64_retain(value.round()).unwrap_or_default().trunc();
+    let text = crate::format::usd(dollars);
+    text.strip_suffix(".00").map(str::to_string).unwrap_or(text)
 }
 
 /// Adds `role="img"`, `<title>` and `<desc>` right after the opening `<svg …>` tag.
@@ -206,5 +239,61 @@ mod tests {
         let svg = stacked_daily("t", "d", &[settled, provisional], &series, &[provisional]);
         assert!(svg.contains(ESTIMATED_LABEL), "{svg}");
         assert!(svg.contains("opacity=\"0.4\""), "the provisional bar is lighter: {svg}");
+        assert!(
+            svg.contains("<title>2026-11-21 · alpha: $4.00 (Estimated)</title>"),
+            "{svg}"
+        );
+        assert!(svg.contains("<title>2026-11-20 · alpha: $10.00</title>"), "{svg}");
+    }
+
+    #[test]
+    fn every_series_has_a_swatch_in_a_legend_below_the_plot() {
+        let days: Vec<NaiveDate> = (1..=3)
+            .map(|d| NaiveDate::from_ymd_opt(2026, 11, d).expect("date"))
+            .collect();
+        let series: Vec<Series> = ["first", "second", "third", "fourth"]
+            .iter()
+            .map(|name| Series {
+                name: name.to_string(),
+                points: days.iter().map(|d| (*d, Decimal::new(123_456, 2))).collect(),
+            })
+            .collect();
+        let svg = stacked_daily("t", "d", &days, &series, &[]);
+        // Each series' colour appears at least twice: its bars and its swatch, even the
+        // second series (a swatch once went missing there).
+        for n in 0..series.len() {
+            let RGBColor(r, g, b) = colour(n);
+            let hex = format!("#{r:02X}{g:02X}{b:02X}");
+            assert!(svg.matches(&hex).count() >= 4, "series {n} ({hex}): {svg}");
+        }
+        // The labels sit below the plot area (y beyond its 340 pixels).
+        for name in ["first", "second", "third", "fourth"] {
+            let at = svg.find(&format!(">{name}<")).expect(name);
+            let tag = &svg[svg[..at].rfind("<text").expect("text element")..at];
+            let y: f64 = tag
+                .split("y=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .and_then(|v| v.parse().ok())
+                .expect("y");
+            assert!(y > 340.0, "{name} is drawn at y={y}, inside the plot");
+        }
+    }
+
+    #[test]
+    fn axis_labels_are_whole_dollars_with_thousands_separators_and_the_grid_has_no_minor_lines() {
+        assert_eq!(axis_usd(0.0), "$0");
+        assert_eq!(axis_usd(1250.0), "$1,250");
+        assert_eq!(axis_usd(38572.4), "$38,572");
+        assert_eq!(axis_usd(1_200_000.0), "$1,200,000");
+        let day = NaiveDate::from_ymd_opt(2026, 11, 1).expect("date");
+        let series = [Series {
+            name: "a".into(),
+            points: vec![(day, Decimal::from(50_000))],
+        }];
+        let svg = stacked_daily("t", "d", &[day], &series, &[]);
+        let grid_lines = svg.matches("<polyline").count() + svg.matches("<line").count();
+        assert!(grid_lines <= 2 * Y_LABELS + 4, "{grid_lines} lines: {svg}");
+        assert!(svg.contains(">$50,000<") || svg.contains(">$40,000<"), "{svg}");
     }
 }

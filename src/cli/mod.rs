@@ -381,9 +381,14 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The default log filter. The AWS SDK's own warnings are multi-line dumps of every
+/// provider it tried; burnrate reports what it needs of them in one line (a missing
+/// credential, a failed request), so only their errors pass. `RUST_LOG` replaces all this.
+const DEFAULT_LOG_FILTER: &str = "info,sqlx=warn,aws_config=error,aws_smithy_runtime=error,aws_runtime=error";
+
 fn init_tracing(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

@@ -93,6 +93,7 @@ pub(super) async fn evaluate_enforcement(config: Config) -> anyhow::Result<()> {
 pub(super) async fn sync_budgets(config: Config, prune: bool) -> anyhow::Result<()> {
     use crate::budgets::aws_sync;
     let aws = crate::aws::budgets::AwsBudgets::from_environment().await?;
+    println!("AWS Budgets: {}", aws.account_description());
     let db = Database::open(&config).await?;
     let result = aws_sync::sync(&db.pool, &aws, &config.ingest.tag_project).await;
     let orphans = match &result {

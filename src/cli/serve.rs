@@ -14,20 +14,28 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.addr))?;
     let db = Database::open(&config).await?;
+    let state = AppState::new(config, db.pool.clone());
     let result = async {
         if demo {
             let yesterday = days_before(chrono::Utc::now().date_naive(), 1);
-            if demo::database_is_empty(&db.pool).await? {
+            let loaded = if demo::database_is_empty(&db.pool).await? {
                 let options = DemoOptions {
                     scale: 1,
                     until: yesterday,
                 };
                 demo::load(&db.pool, options).await.context("loading the demo")?;
+                Some(true)
             } else if demo::holds_only_demo_data(&db.pool).await? {
                 // A demo started again days later restates its Estimated days, as ingestion would.
-                demo::refresh(&db.pool, yesterday)
+                let restated = demo::refresh(&db.pool, yesterday)
                     .await
                     .context("bringing the demo up to date")?;
+                restated.map(|_| false)
+            } else {
+                None
+            };
+            if let Some(fresh) = loaded {
+                evaluate_demo(&db.pool, &state.workers(), yesterday, fresh).await;
             }
             if let Some(created) = demo::accounts::create_if_none(&db.pool).await? {
                 println!("{}", demo::accounts::credentials_banner(&created));
@@ -49,7 +57,6 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
         }
         let addr = listener.local_addr()?;
         tracing::info!("burnrate is serving on http://{addr}");
-        let state = AppState::new(config, db.pool.clone());
         let schedule = tokio::spawn(crate::jobs::ingest_on_schedule(
             db.pool.clone(),
             state.config.ingest.clone(),
@@ -93,17 +100,21 @@ pub(super) async fn migrate(config: Config) -> anyhow::Result<()> {
 
 pub(super) async fn load_demo(config: Config, options: DemoOptions, replace: bool) -> anyhow::Result<()> {
     let db = Database::open_for_batch(&config).await?;
+    let workers = crate::jobs::Workers::from_config(&config);
     let result = async {
         if !replace && !demo::database_is_empty(&db.pool).await? {
             if !demo::holds_only_demo_data(&db.pool).await? {
                 anyhow::bail!("the database already holds cost data; pass --replace to overwrite it with the demo");
             }
             match demo::refresh(&db.pool, options.until).await? {
-                Some(window) => println!(
-                    "demo brought up to date: {} to {} written again (Estimated days restated)",
-                    window.from,
-                    window.last_day()
-                ),
+                Some(window) => {
+                    println!(
+                        "demo brought up to date: {} to {} written again (Estimated days restated)",
+                        window.from,
+                        window.last_day()
+                    );
+                    evaluate_demo(&db.pool, &workers, options.until, false).await;
+                }
                 None => println!("the demo is already up to date through {}", options.until),
             }
             return Ok(());
@@ -113,9 +124,24 @@ pub(super) async fn load_demo(config: Config, options: DemoOptions, replace: boo
             "demo loaded: {} teams, {} projects, {} users, {} cost rows, {} to {}",
             summary.teams, summary.projects, summary.users, summary.rows, summary.from, summary.until
         );
+        evaluate_demo(&db.pool, &workers, options.until, true).await;
         Ok(())
     }
     .await;
     db.close().await;
     result
+}
+
+/// Budgets and enforcement evaluated on demo data just written, as after an ingestion, so
+/// the first visit finds alerts, violations and flags; a fresh load first records last
+/// month's alerts as sent. `until` is the demo's last day. A failure is logged and the
+/// demo served anyway: the next ingestion or `budgets evaluate` evaluates again.
+async fn evaluate_demo(pool: &sqlx::PgPool, workers: &crate::jobs::Workers, until: chrono::NaiveDate, fresh: bool) {
+    if fresh && let Err(error) = demo::history::sent_alerts(pool, until, workers.public_url.as_deref()).await {
+        tracing::error!(%error, "recording the demo's alert history failed");
+    }
+    match crate::jobs::after_ingestion(pool, workers, crate::period::next_day(until)).await {
+        Ok(done) => tracing::info!("demo evaluated: {done}"),
+        Err(error) => tracing::error!(%error, "evaluating the demo failed"),
+    }
 }

@@ -2,6 +2,7 @@
 //! combine costs with budget use and enforcement flags, so they sit above all three.
 
 pub mod api;
+pub mod first_steps;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]

@@ -3,7 +3,9 @@
 
 pub mod accounts;
 pub mod budgets;
+pub mod enforcement;
 pub mod generator;
+pub mod history;
 pub mod org;
 
 use chrono::{Datelike, Months, NaiveDate};
@@ -46,7 +48,9 @@ pub async fn database_is_empty(pool: &PgPool) -> Result<bool, sqlx::Error> {
 }
 
 /// Replaces all teams, projects, users and costs with the demo organisation, in one
-/// transaction: 13 months before `until`'s month plus that month to date.
+/// transaction: 13 months before `until`'s month plus that month to date, with budgets,
+/// approvals and enforcement policies sized from that spend. Evaluating them is the
+/// caller's (`cli`), as after an ingestion, with [`history::sent_alerts`] first on a fresh load.
 pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sqlx::Error> {
     let month_start = options.until.with_day(1).unwrap_or(options.until);
     let timeline = Timeline {
@@ -73,6 +77,7 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
     shared_cost_rules(&mut tx).await?;
     let rows = write_costs(&mut tx, &projects, &timeline, window).await?;
     budgets::insert(&mut tx, options.until).await?;
+    enforcement::insert(&mut tx, options.until).await?;
     tx.commit().await?;
     let mut conn = pool.acquire().await?;
     store::refresh_statistics(&mut conn).await?;

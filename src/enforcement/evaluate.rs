@@ -24,8 +24,8 @@ use sqlx::{Acquire, PgPool};
 use super::policy::{self, Policy};
 use super::{Reason, approvals};
 use crate::budgets::BudgetPeriod;
-use crate::format::UNASSIGNED_TEAM;
 use crate::format::csv::csv_field;
+use crate::format::{UNASSIGNED_TEAM, usd};
 
 /// The header `burnrate enforce evaluate` prints.
 pub const CSV_HEADER: &str = "project,team,period_start,spend,limit,reason,action,mode,status";
@@ -187,9 +187,9 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                     let note = format!(
                         "{} spend {} is over the {} limit {} ({}); mode {}",
                         period.noun(),
-                        spend,
+                        usd(spend),
                         period.key(),
-                        policy.limit,
+                        usd(policy.limit),
                         reason.key(),
                         policy.mode
                     );

@@ -8,6 +8,7 @@ use sqlx::PgConnection;
 use super::claims::ActionRow;
 use super::{Reason, approvals, policy};
 use crate::budgets::BudgetPeriod;
+use crate::format::usd;
 
 /// What the action should become.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,8 +59,9 @@ pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -
     if spend <= policy.limit {
         return Ok(cancel(
             format!(
-                "the project's spend {spend} is within the policy limit {}",
-                policy.limit
+                "the project's spend {} is within the policy limit {}",
+                usd(spend),
+                usd(policy.limit)
             ),
             false,
         ));
@@ -67,7 +69,7 @@ pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -
     let as_of = if range == current { today } else { range.last_day() };
     let approval = approvals::current_for(conn, &row.project).await?;
     let Some(reason) = Reason::judge(spend, approval.as_ref(), as_of) else {
-        let approval = approval.map(|a| format!(" by {} (cap {}, through {})", a.approver, a.cap, a.expires));
+        let approval = approval.map(|a| format!(" by {} (cap {}, through {})", a.approver, usd(a.cap), a.expires));
         return Ok(cancel(
             format!("the project is approved{}", approval.unwrap_or_default()),
             true,

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::api::list_runs;
 use super::model::RunSummary;
-use crate::format::usd;
+use crate::format::{count, usd, usd_precise};
 use crate::ui::page::PageHeader;
 use crate::ui::table::TableHead;
 
@@ -38,14 +38,14 @@ fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
                                         <td>{run.trigger}</td>
                                         <td><span class=format!("status status-{}", run.status)>{run.status.clone()}</span></td>
                                         <td>{run.window.unwrap_or_default()}</td>
-                                        <td class="num">{run.days.map(|d| d.to_string()).unwrap_or_default()}</td>
-                                        <td class="num">{run.rows_written}</td>
-                                        <td class="num">{run.requests}</td>
+                                        <td class="num">{run.days.map(count).unwrap_or_default()}</td>
+                                        <td class="num">{count(run.rows_written)}</td>
+                                        <td class="num">{count(run.requests)}</td>
                                         <td class="num">{usd(run.api_cost)}</td>
                                         <td class="num" data-testid="grain-difference" title="The largest daily difference between the four group-by queries' totals: Cost Explorer rounds each group on its own. Runs fail above USD 0.01.">
-                                            {run.grain_difference.map(|d| format!("${}", d.normalize())).unwrap_or_default()}
+                                            {run.grain_difference.map(|d| usd_precise(d, 10)).unwrap_or_default()}
                                         </td>
-                                        <td class="num">{run.duration_seconds.map(|s| format!("{s} s")).unwrap_or_else(|| "running".into())}</td>
+                                        <td class="num">{run.duration_seconds.map(|s| format!("{} s", count(s))).unwrap_or_else(|| "running".into())}</td>
                                         <td>{run.error.unwrap_or_default()}</td>
                                     </tr>
                                 }).collect_view()}

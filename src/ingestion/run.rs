@@ -14,6 +14,7 @@ use super::plan;
 use super::response::GrainSummary;
 use crate::config::IngestSettings;
 use crate::costs::store::{self, Grain, Staging};
+use crate::format::count;
 use crate::period::DateRange;
 
 /// One advisory lock key for ingestion across every replica ("burnrate" in ASCII).
@@ -72,9 +73,9 @@ impl std::fmt::Display for RunReport {
                 "ingested {} to {}: {} days ({} estimated), {} rows",
                 window.from,
                 window.last_day(),
-                self.days,
-                self.estimated_days,
-                self.rows_written
+                count(self.days),
+                count(self.estimated_days),
+                count(self.rows_written)
             )?,
         }
         if self.window.is_some() {
@@ -93,7 +94,7 @@ impl std::fmt::Display for RunReport {
         write!(
             f,
             "; {} Cost Explorer requests (USD {})",
-            self.requests,
+            count(self.requests),
             api_cost(self.requests)
         )
     }

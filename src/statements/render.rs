@@ -26,6 +26,12 @@ fn amount(value: Decimal) -> String {
     value.to_string()
 }
 
+/// [`amount`] as the printable statement shows it: exact, with thousands separators
+/// (`1,234,567.891`, `12.50`).
+fn shown_amount(value: Decimal) -> String {
+    crate::format::number(value, value.scale().max(2))
+}
+
 /// Exact decimals (never rounded; at least two places); text cells escaped for `style`.
 pub fn csv(statement: &Statement, team: Option<&str>, style: CsvStyle) -> String {
     let month = month_label(statement.month);
@@ -108,8 +114,8 @@ pub fn html(statement: &Statement, team: Option<&str>) -> String {
             let _ = write!(
                 out,
                 "</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                amount(line.unblended),
-                amount(line.amortized)
+                shown_amount(line.unblended),
+                shown_amount(line.amortized)
             );
             if line.section == Section::Total {
                 total = line.unblended;
@@ -176,5 +182,32 @@ mod tests {
         assert!(!page.contains("<img"));
         assert!(page.contains("@media print"));
         assert!(page.contains("Provisional"));
+    }
+
+    #[test]
+    fn printable_amounts_are_exact_with_thousands_separators() {
+        let line = |unblended: Decimal| StatementLine {
+            team: "ml".into(),
+            section: Section::Direct,
+            item: "train".into(),
+            unblended,
+            amortized: Decimal::new(125, 1),
+        };
+        let statement = Statement {
+            month: NaiveDate::from_ymd_opt(2026, 10, 1).expect("date"),
+            lines: vec![line(Decimal::new(1_234_567_891, 3)), line(Decimal::new(-100_000, 0))],
+            frozen_at: None,
+            budgets: vec![],
+        };
+        let page = html(&statement, None);
+        assert!(
+            page.contains("<td class=\"num\">1,234,567.891</td><td class=\"num\">12.50</td>"),
+            "{page}"
+        );
+        assert!(page.contains("<td class=\"num\">-100,000.00</td>"), "{page}");
+        assert!(
+            csv(&statement, None, CsvStyle::Verbatim).contains(",1234567.891,12.50\n"),
+            "the CSV keeps its plain numbers"
+        );
     }
 }

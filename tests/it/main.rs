@@ -14,6 +14,7 @@ mod enforcement_actions;
 mod enforcement_safety;
 mod export;
 mod faults;
+mod first_run;
 mod http;
 mod ingestion;
 mod ingestion_cli;

@@ -11,7 +11,7 @@ use crate::budgets::api::{DeleteBudget, RetryAlert, SaveBudget, get_budget, list
 use crate::budgets::model::{BudgetDetail, BudgetLine};
 use crate::budgets::{Budget, BudgetPeriod, BudgetScope, BudgetStatus, ScopeChoices, Threshold};
 use crate::error::AppError;
-use crate::format::{tag_label, usd};
+use crate::format::{count, tag_label, usd};
 use crate::ui::chart::Chart;
 use crate::ui::links::scope_href;
 use crate::ui::page::PageHeader;
@@ -85,7 +85,7 @@ pub fn StatusBadge(status: BudgetStatus) -> impl IntoView {
     let level = status.level();
     let text = match status.crossed.iter().max_by_key(|t| t.percent) {
         None => "On track".to_string(),
-        Some(t) => format!("{} reached", t.label()),
+        Some(t) => format!("{} reached", t.shown()),
     };
     view! { <span class=format!("badge status-{level}") data-testid="budget-status" data-level=level>{text}</span> }
 }
@@ -179,7 +179,7 @@ fn BudgetBody(detail: BudgetDetail, save: ServerAction<SaveBudget>, retry: Serve
                     let crossed = status.crossed.contains(t);
                     let ladder = spec.escalation_for(*t).join(", ");
                     let ladder = (!ladder.is_empty()).then(|| view! { " → also " <span data-testid="escalation">{ladder}</span> });
-                    view! { <li>{t.label()} " — " {usd(t.trigger_amount(spec.amount))} {crossed.then_some(" (crossed)")} {ladder}</li> }
+                    view! { <li>{t.shown()} " — " {usd(t.trigger_amount(spec.amount))} {crossed.then_some(" (crossed)")} {ladder}</li> }
                 }).collect_view()}
             </ul>
             <h2>"Recipients of every threshold"</h2>
@@ -189,7 +189,7 @@ fn BudgetBody(detail: BudgetDetail, save: ServerAction<SaveBudget>, retry: Serve
                 detail.recipients.join(", ")
             }}</p>
             {(beyond_aws > 0).then(|| view! {
-                <p class="hint">{format!("AWS Budgets emails at most {AWS_EMAIL_SUBSCRIBERS} subscribers per threshold; burnrate's own alert emails reach the other {beyond_aws}.")}</p>
+                <p class="hint">{format!("AWS Budgets emails at most {AWS_EMAIL_SUBSCRIBERS} subscribers per threshold; burnrate's own alert emails reach the other {}.", count(beyond_aws))}</p>
             })}
         </section>
         <AlertHistory alerts=detail.alerts is_admin=detail.is_admin retry/>
@@ -223,7 +223,7 @@ fn AlertHistory(
                 {alerts.into_iter().map(|(id, alert)| view! {
                     <tr data-testid="alert-row">
                         <td>{alert.period_start.to_string()}</td>
-                        <td>{alert.threshold.label()}</td>
+                        <td>{alert.threshold.shown()}</td>
                         <td class="num">{usd(alert.spend)}</td>
                         <td data-testid="alert-status">{alert.status.clone()}
                             {(is_admin && alert.status == "failed").then(|| view! {
@@ -233,7 +233,7 @@ fn AlertHistory(
                                 </ActionForm>
                             })}
                         </td>
-                        <td class="num">{alert.attempts}</td>
+                        <td class="num">{count(alert.attempts)}</td>
                         <td data-testid="alert-deliveries">
                             {if alert.deliveries.is_empty() { alert.recipients.join(", ") } else { alert.deliveries.join("; ") }}
                         </td>

@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 
 use crate::dashboard::api::{get_scope, get_teams};
 use crate::dashboard::model::{Line, Scope, ScopeView, TeamsView};
-use crate::format::{percent, tag_label, usd};
+use crate::format::{number, percent, percent_value, tag_label, usd};
 use crate::savings::pages::{ProjectFactsForm, SavingsAvailableNote};
 use crate::ui::chart::{Chart, EstimatedLegend};
 use crate::ui::filters::FilterBar;
@@ -21,8 +21,13 @@ fn change_text(now: Decimal, before: Decimal) -> String {
     if before.is_zero() {
         return if now.is_zero() { "0.0%".into() } else { "new".into() };
     }
-    let change = (now - before) / before * Decimal::ONE_HUNDRED;
-    format!("{}{:.1}%", if change > Decimal::ZERO { "+" } else { "" }, change)
+    let change = ((now - before) / before * Decimal::ONE_HUNDRED)
+        .round_dp_with_strategy(1, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    format!(
+        "{}{}",
+        if change > Decimal::ZERO { "+" } else { "" },
+        percent_value(change)
+    )
 }
 
 #[component]
@@ -182,7 +187,7 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
                 <p class="hint">{format!("{}; ", view.range.label())} {change_text(view.total, view.previous_total)}
                     {format!(" against {}", view.previous_range.label())}</p></div>
             <div class="card"><h2>"GPU-hours"</h2>
-                <p class="figure" data-testid="gpu-hours">{format!("{:.1}", view.gpu_hours)}</p>
+                <p class="figure" data-testid="gpu-hours">{number(view.gpu_hours, 1)}</p>
                 <p class="hint">"Instance hours × GPUs per instance"</p></div>
             <div class="card"><h2>"Spot share"</h2>
                 <p class="figure" data-testid="spot-share">{spot_share}</p>

@@ -6,7 +6,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::dashboard::api::get_overview;
 use crate::dashboard::model::{Overview, ProjectChange};
-use crate::format::{UNASSIGNED_TEAM, percent, tag_label, usd};
+use crate::format::{UNASSIGNED_TEAM, count, percent, tag_label, usd};
 use crate::ui::chart::{Chart, EstimatedLegend};
 use crate::ui::filters::FilterBar;
 use crate::ui::links::{export_href, scope_href};
@@ -25,6 +25,7 @@ pub fn OverviewPage() -> impl IntoView {
 
     view! {
         <PageHeader title="Overview" top=true/>
+        <crate::dashboard::pages::first_steps::FirstStepsNote/>
         <FilterBar/>
         <crate::savings::pages::SavingsAvailableNote/>
         {loaded(overview, |data| view! { <OverviewBody data/> })}
@@ -97,7 +98,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
                 <div class="card">
                     <h2>"Forecast to " {f.last_day.to_string()}</h2>
                     <p class="figure" data-testid="forecast" data-value=f.expected.to_string()>{usd(f.expected)}</p>
-                    <p class="hint" data-testid="forecast-range">{format!("Range {} – {}; {} days from {} at the run-rate", usd(f.low), usd(f.high), f.projected_days, f.projected_from)}</p>
+                    <p class="hint" data-testid="forecast-range">{format!("Range {} – {}; {} days from {} at the run-rate", usd(f.low), usd(f.high), count(f.projected_days), f.projected_from)}</p>
                 </div>
             })}
             {(!data.budgets.is_empty()).then(|| view! {

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::format::{tag_label, usd};
+use crate::format::{count, number, percent_value, tag_label, usd};
 use crate::savings::api::{DecideSavings, get_savings};
 use crate::savings::model::{Decision, Kind, Opportunity, SavingsPage as Page};
 use crate::ui::links::{SAVINGS_CSV, scope_href};
@@ -66,7 +66,7 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView
     let more = (page.opportunities_total > shown).then(|| {
         view! {
             <p class="hint" data-testid="savings-more">
-                {format!("The largest {shown} of {} recommendations; filter by team or kind, or download the CSV for all of them.", page.opportunities_total)}
+                {format!("The largest {} of {} recommendations; filter by team or kind, or download the CSV for all of them.", count(shown), count(page.opportunities_total))}
             </p>
         }
     });
@@ -81,7 +81,7 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView
             <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="ledger-accepted">{usd(page.totals.accepted)}</p><p class="hint">"a month, as proposed when accepted"</p></div>
             <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="ledger-realised">{usd(page.totals.realised)}</p><p class="hint">"a month: 30 days before each decision against the days after"</p></div>
         </section>
-        <p class="hint" data-testid="savings-window">"Window: " {window} ". Spot discount where none is observed: " {page.spot_discount_percent.normalize().to_string()} " %."</p>
+        <p class="hint" data-testid="savings-window">"Window: " {window} ". Spot discount where none is observed: " {percent_value(page.spot_discount_percent)} "."</p>
         <Form method="GET" action="/savings" attr:class="filters" attr:data-testid="savings-filters">
             <label>"Team " <select name="team"><option value="">"All teams"</option>{team_options}</select></label>
             <label>"Kind " <select name="kind"><option value="">"All kinds"</option>{kind_options}</select></label>
@@ -168,7 +168,7 @@ fn Ledger(entries: Vec<crate::savings::model::LedgerEntry>) -> impl IntoView {
                     <td class="num">{usd(e.proposed_monthly_saving)}</td>
                     <td class="num">{usd(e.spend_before)}</td>
                     <td class="num">{e.spend_after_per_30_days.map(usd).unwrap_or_else(|| "no settled day yet".into())}</td>
-                    <td class="num">{e.realised_monthly_saving.map(usd).unwrap_or_default()} " (" {e.days_after} " days)"</td>
+                    <td class="num">{e.realised_monthly_saving.map(usd).unwrap_or_default()} " (" {count(e.days_after)} " days)"</td>
                 </tr>
             }
         })
@@ -192,12 +192,12 @@ fn UtilisationTable(rows: Vec<crate::savings::model::Utilisation>) -> impl IntoV
                 view! {
                     <tr data-testid="utilisation-row">
                         <td>{tag_label(&u.project).to_string()}</td>
-                        <td class="num">{u.gpus}</td>
-                        <td class="num">{u.p50.normalize().to_string()} " %"</td>
-                        <td class="num">{u.p95.normalize().to_string()} " %"</td>
+                        <td class="num">{count(u.gpus)}</td>
+                        <td class="num">{percent_value(u.p50)}</td>
+                        <td class="num">{percent_value(u.p95)}</td>
                         <td>{u.band}</td>
-                        <td class="num">{u.peak_memory_used_mib.map(|m| format!("{} MiB", m.normalize())).unwrap_or_default()}</td>
-                        <td class="num">{u.idle_gpus_now}</td>
+                        <td class="num">{u.peak_memory_used_mib.map(|m| format!("{} MiB", number(m, 0))).unwrap_or_default()}</td>
+                        <td class="num">{count(u.idle_gpus_now)}</td>
                         <td>{if u.engine_active { "engine active" } else { "GPU util" }}</td>
                     </tr>
                 }

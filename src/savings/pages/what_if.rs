@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
-use crate::format::usd;
+use crate::format::{number, percent_value, quantity, usd, usd_precise};
 use crate::savings::api::get_what_if;
 use crate::savings::model::{Precision, WhatIf, WhatIfQuery, WhatIfRow, Workload};
 use crate::ui::page::PageHeader;
@@ -70,7 +70,7 @@ fn WhatIfBody(answer: WhatIf) -> impl IntoView {
         .collect_view();
     let need = answer
         .memory_needed_gib
-        .map(|n| format!("The model needs about {} GiB of GPU memory.", n.normalize()));
+        .map(|n| format!("The model needs about {} GiB of GPU memory.", quantity(n, 1)));
     view! {
         <Form method="GET" action="/what-if" attr:class="stack" attr:data-testid="what-if-form">
             <label>"Model size (billions of parameters) " <input type="text" inputmode="decimal" name="params_b" value=value(&q.params_b, "")/></label>
@@ -88,7 +88,7 @@ fn WhatIfBody(answer: WhatIf) -> impl IntoView {
             <button type="submit" data-testid="what-if-submit">"Compare"</button>
         </Form>
         <p data-testid="what-if-need">{need}</p>
-        <p class="hint">{format!("{} instance-hours. Commitment: a 1-year no-upfront Savings Plan at {} % off.", answer.hours.normalize(), (answer.savings_plan_discount * rust_decimal::Decimal::ONE_HUNDRED).normalize())}</p>
+        <p class="hint">{format!("{} instance-hours. Commitment: a 1-year no-upfront Savings Plan at {} off.", number(answer.hours, 1), percent_value(answer.savings_plan_discount * rust_decimal::Decimal::ONE_HUNDRED))}</p>
         <h2>"NVIDIA types that fit, cheapest first"</h2>
         <PriceTable rows=answer.fits testid="what-if-fits"/>
         {(!answer.neuron.is_empty()).then(|| view! {
@@ -106,7 +106,7 @@ fn WhatIfBody(answer: WhatIf) -> impl IntoView {
                         <td>{m.name}</td>
                         <td class="num">{usd(m.usd_per_million_tokens)}</td>
                         <td class="num" data-testid="managed-monthly">{usd(m.monthly)}</td>
-                        <td class="num">{m.break_even_tokens_per_day.map(|t| t.normalize().to_string()).unwrap_or_default()}</td>
+                        <td class="num">{m.break_even_tokens_per_day.map(|t| number(t, 0)).unwrap_or_default()}</td>
                     </tr>
                 }).collect_view()}
             </tbody>
@@ -124,11 +124,11 @@ fn PriceTable(rows: Vec<WhatIfRow>, testid: &'static str) -> impl IntoView {
                     <tr data-testid="what-if-row">
                         <td><code>{r.instance_type}</code></td>
                         <td>{r.accelerators}</td>
-                        <td class="num">{r.total_memory_gib.normalize().to_string()} " GiB"</td>
-                        <td class="num">{format!("${}", r.hourly.round_dp(4).normalize())}</td>
+                        <td class="num">{quantity(r.total_memory_gib, 1)} " GiB"</td>
+                        <td class="num">{usd_precise(r.hourly, 4)}</td>
                         <td class="num" data-testid="on-demand">{usd(r.on_demand)}</td>
                         <td class="num">{match r.spot {
-                            Some(spot) => format!("{} ({} % off{})", usd(spot), (r.spot_discount * rust_decimal::Decimal::ONE_HUNDRED).round_dp(1).normalize(), if r.spot_observed { ", observed" } else { "" }),
+                            Some(spot) => format!("{} ({} off{})", usd(spot), percent_value(r.spot_discount * rust_decimal::Decimal::ONE_HUNDRED), if r.spot_observed { ", observed" } else { "" }),
                             None => "not for serving".to_string(),
                         }}</td>
                         <td class="num">{usd(r.commitment)}</td>

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::format::usd;
+use crate::format::{count, quantity, usd};
 use crate::savings::api::{SaveProjectFacts, get_project_facts, get_savings_available};
 use crate::savings::model::{Precision, Workload};
 
@@ -44,7 +44,7 @@ fn AvailableFigure(team: Option<String>, project: Option<String>) -> impl IntoVi
                     data.await.ok().filter(|a| a.count > 0).map(|a| view! {
                         <p class="savings-available" data-testid="savings-available">
                             "Savings available: " <strong>{usd(a.monthly_saving)}</strong> " a month in "
-                            <a href=href>{a.count} " GPU recommendation" {if a.count == 1 { "" } else { "s" }}</a> "."
+                            <a href=href>{count(a.count)} " GPU recommendation" {if a.count == 1 { "" } else { "s" }}</a> "."
                         </p>
                     })
                 }
@@ -64,7 +64,7 @@ pub fn ProjectFactsForm(project: String) -> impl IntoView {
         <section aria-label="Workload" data-testid="project-workload">
             <h2>"Workload"</h2>
             {crate::ui::page::loaded(facts, move |(f, may_edit): (crate::savings::model::ProjectFacts, bool)| {
-                let model = f.model.map(|m| format!(", model {}B {}", m.params_b.normalize(), m.precision.key())).unwrap_or_default();
+                let model = f.model.map(|m| format!(", model {}B {}", quantity(m.params_b, 3), m.precision.key())).unwrap_or_default();
                 view! {
                     <p data-testid="workload-now">{format!("Declared: {}{model}", f.workload.key())}</p>
                     {may_edit.then(|| view! { <FactsForm project=project.clone() save/> })}

@@ -66,10 +66,10 @@ fn always_on(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
     let share = off_hours_share();
     let detail = format!(
         "{} × {} ran at least {} hours every day of {} days{evidence}; a 12 h × 5 weekday schedule would save the off-hours share, {}",
-        instances.normalize(),
+        crate::format::number(instances, 0),
         u.instance_type,
-        least.round_dp(1).normalize(),
-        inputs.window.days(),
+        crate::format::number(least, 1),
+        crate::format::count(inputs.window.days()),
         percent(share),
     );
     Some(inputs.for_usage(

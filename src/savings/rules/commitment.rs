@@ -81,9 +81,9 @@ pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
             let plan = if sagemaker { "SageMaker" } else { "Compute" };
             let detail = format!(
                 "steady on-demand baseline {} instances (10th percentile of daily {label} on-demand hours ÷ 24) at {}; \
-                 covering 60 % commits {} for {} off; coverage today {} (reserved hours of all on-demand and reserved hours); \
+                 covering 60% commits {} for {} off; coverage today {} (reserved hours of all on-demand and reserved hours); \
                  break-even: the commitment pays while at least {} of it is used",
-                baseline.round_dp(2).normalize(),
+                crate::format::quantity(baseline, 2),
                 per_hour(rate),
                 per_hour(commitment),
                 percent(discount),

@@ -47,13 +47,12 @@ impl Inputs<'_> {
     }
 }
 
-/// `0.65` as `65%`, `0.6429` as `64.3%`.
+/// `0.65` as `65.0%`, `0.6429` as `64.3%`: a share as every page writes percentages.
 pub fn percent(share: Decimal) -> String {
-    let p = (share * Decimal::ONE_HUNDRED).round_dp(1).normalize();
-    format!("{p}%")
+    crate::format::percent_value(share * Decimal::ONE_HUNDRED)
 }
 
 /// `$1,234.56/h`-style hourly price with up to four decimals.
 pub fn per_hour(price: Decimal) -> String {
-    format!("${}/h", price.round_dp(4).normalize())
+    format!("{}/h", crate::format::usd_precise(price, 4))
 }

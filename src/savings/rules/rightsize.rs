@@ -10,6 +10,7 @@ use rust_decimal::Decimal;
 use super::{Inputs, per_hour};
 use crate::catalogue::{Catalogue, InstanceType, Vendor};
 use crate::costs::usage_type::PurchaseOption;
+use crate::format::quantity;
 use crate::savings::facts::Usage;
 use crate::savings::model::{Kind, Model, Precision, Recommendation, Workload};
 
@@ -94,29 +95,29 @@ fn rightsize(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
         format!(
             "; Neuron alternative {} ({} GiB, {}) needs the Neuron SDK",
             t.name,
-            t.total_memory_gib().normalize(),
+            quantity(t.total_memory_gib(), 1),
             per_hour(price)
         )
     })
     .unwrap_or_default();
     let detail = format!(
         "{}B {} {} needs {} GiB ({}B × {} B × {}); {} has {} × {} ({} GiB) at {}; {} has {} × {} ({} GiB) at {}{neuron}",
-        model.params_b.normalize(),
+        quantity(model.params_b, 3),
         model.precision.key(),
         workload.key(),
-        need.round_dp(1).normalize(),
-        model.params_b.normalize(),
+        quantity(need, 1),
+        quantity(model.params_b, 3),
         model.precision.bytes().normalize(),
         if workload == Workload::Training { "4" } else { "1.2" },
         current.name,
         current.accelerator_count.normalize(),
         current.accelerator,
-        current.total_memory_gib().normalize(),
+        quantity(current.total_memory_gib(), 1),
         per_hour(current_price),
         best.name,
         best.accelerator_count.normalize(),
         best.accelerator,
-        best.total_memory_gib().normalize(),
+        quantity(best.total_memory_gib(), 1),
         per_hour(best_price),
     );
     Some(inputs.for_usage(

@@ -72,7 +72,7 @@ pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
             let rate = u.hourly_rate().map(per_hour).unwrap_or_default();
             let detail = format!(
                 "{} on-demand {} hours ({rate}) for a {} workload; spot at {} off, {source}",
-                u.hours.round_dp(1).normalize(),
+                crate::format::number(u.hours, 1),
                 u.instance_type,
                 u.workload().key(),
                 percent(discount),

@@ -16,6 +16,7 @@ use rust_decimal::Decimal;
 
 use super::Inputs;
 use super::commitment::percentile;
+use crate::format::{count, number, percent_value, usd_precise};
 use crate::savings::model::{Kind, Recommendation, Utilisation};
 use crate::savings::prometheus::{Dcgm, Gpu, RECENT_SECONDS, RECENT_STEP_SECONDS, STEP_SECONDS, Series};
 
@@ -211,13 +212,14 @@ pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days
         {
             out.push(base(
                 Kind::IdleGpu,
-                format!("stop or release {} idle GPU(s)", u.idle_gpus_now),
+                format!("stop or release {} idle GPU(s)", count(u.idle_gpus_now)),
                 per_30(idle_hours * rate),
                 format!(
-                    "{} GPU(s) of {whose} below 1 % for the last 30 minutes; {} idle GPU-hours in {range_days} days at ${}/GPU-hour",
-                    u.idle_gpus_now,
-                    idle_hours.round_dp(1).normalize(),
-                    rate.round_dp(4).normalize()
+                    "{} GPU(s) of {whose} below 1% for the last 30 minutes; {} idle GPU-hours in {} days at {}/GPU-hour",
+                    count(u.idle_gpus_now),
+                    number(*idle_hours, 1),
+                    count(range_days),
+                    usd_precise(rate, 4)
                 ),
             ));
         }
@@ -234,13 +236,18 @@ pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days
                     .max(Decimal::ONE);
                 out.push(base(
                     Kind::Underused,
-                    format!("consolidate {} GPUs to about {}", u.gpus, keep.normalize()),
+                    format!("consolidate {} GPUs to about {}", count(u.gpus), number(keep, 0)),
                     per_30(gpu_spend * share),
                     format!(
-                        "{whose}: p50 {} %, p95 {} % over {range_days} days ({}); consolidating to a 60 % p95 saves {} of GPU spend",
-                        u.p50.normalize(),
-                        u.p95.normalize(),
-                        if u.engine_active { "graphics engine activity" } else { "GPU utilisation" },
+                        "{whose}: p50 {}, p95 {} over {} days ({}); consolidating to a 60% p95 saves {} of GPU spend",
+                        percent_value(u.p50),
+                        percent_value(u.p95),
+                        count(range_days),
+                        if u.engine_active {
+                            "graphics engine activity"
+                        } else {
+                            "GPU utilisation"
+                        },
                         super::percent(share)
                     ),
                 ));
