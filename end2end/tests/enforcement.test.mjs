@@ -44,8 +44,10 @@ test('a manual flag is approved, audited, shown, and reversed once the project i
   assert.ok(events.includes('approved') && events.includes('executed'), events.join());
   const { rows: audit } = await server.db.query(
     "select event, actor from enforcement_audit where action_id = $1 order by id", [id]);
-  assert.deepEqual(audit.map((r) => r.event), ['proposed', 'approved', 'executed']);
-  assert.equal(audit[1].actor, server.accounts.admin.email);
+  // Proposed in dry-run by the demo's evaluation, disarmed when the policy left dry-run
+  // (manual waits for an admin), then approved and executed.
+  assert.deepEqual(audit.map((r) => r.event), ['proposed', 'disarmed', 'approved', 'executed']);
+  assert.equal(audit[2].actor, server.accounts.admin.email);
 
   // The flag shows on the Overview.
   await page.goto(`${server.baseUrl}/`);
@@ -56,13 +58,14 @@ test('a manual flag is approved, audited, shown, and reversed once the project i
   await page.goto(`${server.baseUrl}/approvals`);
   await waitForHydration(page);
   await page.click('[data-testid="new-approval"] summary');
-  await page.fill('input[name="project"]', project);
-  await page.fill('input[name="approver"]', 'cfo@example.com');
-  await page.fill('input[name="reason"]', 'Q4 foundation model run');
-  await page.fill('input[name="cap"]', '9999999.00');
-  await page.fill('input[name="expires"]', '2099-12-31');
+  await page.fill('[data-testid="new-approval"] input[name="project"]', project);
+  await page.fill('[data-testid="new-approval"] input[name="approver"]', 'cfo@example.com');
+  await page.fill('[data-testid="new-approval"] input[name="reason"]', 'Q4 foundation model run');
+  await page.fill('[data-testid="new-approval"] input[name="cap"]', '9999999.00');
+  await page.fill('[data-testid="new-approval"] input[name="expires"]', '2099-12-31');
   await page.click('button:text-is("Save approval")');
-  await page.waitForSelector('[data-testid="approval-row"]');
+  // The demo's approvals are listed too (each with a hidden project field for Revoke).
+  await page.waitForSelector(`[data-testid="approval-row"]:has-text("${project}")`);
 
   await page.goto(`${server.baseUrl}/enforcement`);
   await waitForHydration(page);

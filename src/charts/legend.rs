@@ -25,7 +25,7 @@ pub struct Entry {
 const COLUMNS: usize = 3;
 const ROW_HEIGHT: u32 = 22;
 /// Longer labels are cut with an ellipsis: the table beside each chart has them whole.
-const MAX_LABEL_CHARS: usize = 34;
+const MAX_LABEL_CHARS: usize = 40;
 
 /// The height the legend of `entries` needs.
 pub fn height(entries: usize) -> u32 {
@@ -90,8 +90,9 @@ mod tests {
     #[test]
     fn long_labels_are_cut_on_a_character_boundary() {
         assert_eq!(shortened("short"), "short");
-        let long = "é".repeat(40);
-        assert_eq!(shortened(&long), format!("{}…", "é".repeat(34)));
+        let long = "é".repeat(41);
+        assert_eq!(shortened(&long), format!("{}…", "é".repeat(40)));
+        assert_eq!(shortened(&"é".repeat(40)), "é".repeat(40));
     }
 
     #[test]

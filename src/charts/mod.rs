@@ -268,7 +268,7 @@ mod tests {
         }
         // The labels sit below the plot area (y beyond its 340 pixels).
         for name in ["first", "second", "third", "fourth"] {
-            let at = svg.find(&format!(">{name}<")).expect(name);
+            let at = svg.find(&format!("\n{name}\n</text>")).expect(name);
             let tag = &svg[svg[..at].rfind("<text").expect("text element")..at];
             let y: f64 = tag
                 .split("y=\"")
@@ -292,8 +292,20 @@ mod tests {
             points: vec![(day, Decimal::from(50_000))],
         }];
         let svg = stacked_daily("t", "d", &[day], &series, &[]);
-        let grid_lines = svg.matches("<polyline").count() + svg.matches("<line").count();
-        assert!(grid_lines <= 2 * Y_LABELS + 4, "{grid_lines} lines: {svg}");
-        assert!(svg.contains(">$50,000<") || svg.contains(">$40,000<"), "{svg}");
+        // Major grid lines at 0.35 opacity, axes and ticks solid: no faint minor lines.
+        let lines: Vec<&str> = svg
+            .split("<line")
+            .skip(1)
+            .map(|l| &l[..l.find("/>").unwrap_or(l.len())])
+            .collect();
+        let grid = lines.iter().filter(|l| l.contains("opacity=\"0.35\"")).count();
+        assert!((3..=Y_LABELS + 1).contains(&grid), "{grid} grid lines: {svg}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.contains("opacity=\"0.35\"") || l.contains("opacity=\"1\"")),
+            "a faint line: {svg}"
+        );
+        assert!(svg.contains("\n$50,000\n") && svg.contains("\n$10,000\n"), "{svg}");
     }
 }
