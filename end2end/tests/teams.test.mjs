@@ -18,7 +18,7 @@ test('the team chart has one legend entry per team and its table equals the data
   assert.ok(teams.length >= 10, teams.join());
   const svgText = await page.$$eval('[data-testid="teams-chart"] svg text', (nodes) => nodes.map((n) => n.textContent.trim()));
   for (const team of teams) assert.ok(svgText.includes(team), `legend names ${team}`);
-  assert.equal(await page.locator('[data-testid="teams-chart"] svg title').textContent().then((t) => t.startsWith('Daily spend by team')), true);
+  assert.equal(await page.locator('[data-testid="teams-chart"] svg > title').textContent().then((t) => t.startsWith('Daily spend by team')), true);
 
   await page.click('details.chart-table summary');
   const cells = await page.$$eval('[data-testid="chart-row"]', (rows) => rows.map((r) => [
@@ -112,7 +112,7 @@ test('a server-rendered Team page keeps its chart and rows through hydration and
   // A full load: the page arrives rendered and hydrates.
   await page.goto(`${server.baseUrl}/teams/${encodeURIComponent(team)}?period=30d`);
   await waitForHydration(page);
-  const chartTitle = () => page.locator('[data-testid="scope-chart"] svg title').textContent();
+  const chartTitle = () => page.locator('[data-testid="scope-chart"] svg > title').textContent();
   assert.ok((await chartTitle()).startsWith(`Daily spend of ${team}`));
   assert.ok(await page.locator('[data-testid="by-project-row"]').count() > 0);
   // The chart is in the HTML once: the hydration data leaves it out.
