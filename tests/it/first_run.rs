@@ -282,3 +282,65 @@ async fn budgets_sync_finds_the_account_with_sts_when_aws_account_id_is_unset(po
         "{stderr}"
     );
 }
+
+#[sqlx::test]
+async fn each_next_step_goes_once_it_is_done_and_only_admins_see_them(pool: PgPool) {
+    common::load_demo(&pool, today()).await;
+    let app = common::spawn_app(pool.clone()).await;
+    let admin = app.session_for("admin@example.com", burnrate::auth::Role::Admin).await;
+    let viewer = app
+        .session_for("viewer@example.com", burnrate::auth::Role::Viewer)
+        .await;
+    let steps = |cookie: String| {
+        let app = &app;
+        async move {
+            let response = app.post_form_as("/api/first_steps", "", &cookie).await;
+            assert_eq!(response.status, 200, "{}", response.body);
+            serde_json::from_str::<burnrate::dashboard::first_steps::FirstSteps>(&response.body).expect("steps")
+        }
+    };
+    // The demo alone has done none of them (its evaluation is the CLI's: none ran here).
+    let first = steps(admin.clone()).await;
+    assert!(
+        first.connect_aws && first.teams_as_code && first.set_budgets,
+        "{first:?}"
+    );
+    assert!(!first.review_violations(), "nothing evaluated yet: {first:?}");
+    assert_eq!(steps(viewer).await, Default::default(), "a viewer has no steps");
+
+    // An ingestion from AWS, a person's team change, a person's budget, one action waiting.
+    sqlx::query(
+        "insert into ingestion_runs (trigger, status, window_from, window_to, finished_at)
+         values ('schedule', 'succeeded', current_date - 3, current_date, now())",
+    )
+    .execute(&pool)
+    .await
+    .expect("run");
+    let mut conn = pool.acquire().await.expect("connection");
+    let person = burnrate::audit_log::Actor::system("admin@example.com");
+    burnrate::audit_log::record(&mut conn, &person, "team.create", "new-team", serde_json::json!({}))
+        .await
+        .expect("team change");
+    let done = steps(admin.clone()).await;
+    assert!(!done.connect_aws && !done.teams_as_code && done.set_budgets, "{done:?}");
+    burnrate::audit_log::record(&mut conn, &person, "budget.create", "mine", serde_json::json!({}))
+        .await
+        .expect("budget");
+    let mut command = burnrate(&database_url(&pool).await);
+    command.args(["enforce", "evaluate"]);
+    assert!(run(command).await.status.success());
+    let waiting = steps(admin.clone()).await;
+    assert!(
+        !waiting.connect_aws && !waiting.teams_as_code && !waiting.set_budgets && waiting.review_violations(),
+        "{waiting:?}"
+    );
+    assert!(
+        waiting.proposed > 0,
+        "the default dry-run policy proposed actions: {waiting:?}"
+    );
+    sqlx::query("update enforcement_actions set status = 'cancelled'")
+        .execute(&pool)
+        .await
+        .expect("decided");
+    assert!(!steps(admin).await.any(), "every step done");
+}
