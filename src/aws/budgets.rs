@@ -19,7 +19,9 @@ pub enum AwsError {
 /// Where the account a Budgets client works on came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccountSource {
-    /// The credentials carried it (`AWS_ACCOUNT_ID`, SSO and other profiles that name it).
+    /// `AWS_ACCOUNT_ID`, whatever the credentials' source.
+    Environment,
+    /// The credentials carried it (an SSO or other profile that names it).
     Credentials,
     /// STS GetCallerIdentity: the account of whoever the credentials belong to.
     CallerIdentity,
@@ -28,7 +30,8 @@ pub enum AccountSource {
 impl std::fmt::Display for AccountSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            AccountSource::Credentials => "from the credentials (AWS_ACCOUNT_ID or the profile)",
+            AccountSource::Environment => "from AWS_ACCOUNT_ID",
+            AccountSource::Credentials => "from the credentials' profile",
             AccountSource::CallerIdentity => "from STS GetCallerIdentity",
         })
     }
@@ -48,6 +51,20 @@ pub fn describe_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: 
         None => DisplayErrorContext(err).to_string(),
     };
     format!("AWS Budgets {call} failed: {message}")
+}
+
+/// `AWS_ACCOUNT_ID` when set: 12 digits, or an error naming what is wrong.
+fn account_from_environment() -> Result<Option<String>, AwsError> {
+    match std::env::var("AWS_ACCOUNT_ID") {
+        Ok(value) if value.trim().is_empty() => Ok(None),
+        Ok(value) if value.trim().len() == 12 && value.trim().bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(Some(value.trim().to_string()))
+        }
+        Ok(value) => Err(AwsError::Aws(format!(
+            "AWS_ACCOUNT_ID is {value:?}: expected the 12-digit account id"
+        ))),
+        Err(_) => Ok(None),
+    }
 }
 
 /// The account the credentials belong to, from STS GetCallerIdentity (honours
@@ -92,18 +109,17 @@ impl AwsBudgets {
     /// comes from the credentials (`AWS_ACCOUNT_ID`, SSO profiles) or, when they do not carry
     /// it, from STS GetCallerIdentity, as the AWS CLI and most AWS tools find it.
     pub async fn from_environment() -> Result<AwsBudgets, AwsError> {
-        use aws_credential_types::provider::ProvideCredentials;
         let sdk_config = super::sdk_config_from_environment().await;
-        let credentials = match sdk_config.credentials_provider() {
-            Some(provider) => provider
-                .provide_credentials()
-                .await
-                .map_err(|e| AwsError::Aws(format!("AWS credentials not found ({e})")))?,
-            None => return Err(AwsError::Aws("AWS credentials not found".into())),
-        };
-        let (account_id, account_source) = match credentials.account_id() {
-            Some(account) => (account.as_str().to_string(), AccountSource::Credentials),
-            None => (caller_account(&sdk_config).await?, AccountSource::CallerIdentity),
+        let credentials = super::credentials_within(&sdk_config).await.map_err(|e| {
+            AwsError::Aws(super::describe_credentials_problem(
+                &e,
+                "budgets:ViewBudget and budgets:ModifyBudget",
+            ))
+        })?;
+        let (account_id, account_source) = match (account_from_environment()?, credentials.account_id()) {
+            (Some(account), _) => (account, AccountSource::Environment),
+            (None, Some(account)) => (account.as_str().to_string(), AccountSource::Credentials),
+            (None, None) => (caller_account(&sdk_config).await?, AccountSource::CallerIdentity),
         };
         let mut aws = AwsBudgets::new(&sdk_config, account_id);
         aws.account_source = account_source;

@@ -19,6 +19,9 @@ use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
 /// answer. Inside AWS it answers in milliseconds; outside, nothing answers at all.
 const IMDS_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 const IMDS_READ_TIMEOUT: Duration = Duration::from_secs(1);
+/// Two tries, not the SDK's four: one lost packet on EC2 should not skip a scheduled
+/// ingestion, and outside AWS two seconds is the most a start spends on it.
+const IMDS_ATTEMPTS: u32 = 2;
 
 /// The standard AWS credential chain (environment, profile and SSO, web identity, ECS, then
 /// the instance's role) with ring TLS and SDK retries off (each service sets its own).
@@ -29,8 +32,11 @@ const IMDS_READ_TIMEOUT: Duration = Duration::from_secs(1);
 /// - the region comes from `AWS_REGION`/`AWS_DEFAULT_REGION` or the profile, else
 ///   us-east-1, the home of Cost Explorer and Budgets; it is never asked of the instance
 ///   metadata service;
-/// - the instance's role is asked for once, with a 1 s timeout, instead of four times.
-///   `AWS_EC2_METADATA_DISABLED=true` skips that probe entirely.
+/// - the instance's role is asked for at most twice, each with a 1 s timeout, instead of
+///   four times. `AWS_EC2_METADATA_DISABLED=true` skips that probe entirely.
+///
+/// Callers that ask the chain for credentials directly bound the wait with
+/// [`credentials_within`].
 pub async fn sdk_config_from_environment() -> SdkConfig {
     let timeouts = crate::config::Timeouts::from_env();
     let timeout_config = aws_config::timeout::TimeoutConfig::builder()
@@ -42,12 +48,16 @@ pub async fn sdk_config_from_environment() -> SdkConfig {
         .region()
         .await
         .unwrap_or_else(|| Region::new("us-east-1"));
+    // The chain's own clients (SSO, STS for web identity and assumed roles) get the same
+    // bounds and no retries, as the loader would give them.
     let provider_config = ProviderConfig::default()
         .with_http_client(https_client())
-        .with_region(Some(region.clone()));
+        .with_region(Some(region.clone()))
+        .with_timeout_config(timeout_config.clone())
+        .with_retry_config(RetryConfig::disabled());
     let imds = aws_config::imds::Client::builder()
         .configure(&provider_config)
-        .max_attempts(1)
+        .max_attempts(IMDS_ATTEMPTS)
         .connect_timeout(IMDS_CONNECT_TIMEOUT)
         .read_timeout(IMDS_READ_TIMEOUT)
         .build();
@@ -72,4 +82,46 @@ pub fn https_client() -> aws_sdk_costexplorer::config::SharedHttpClient {
     aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
         .build_https()
+}
+
+/// The credentials of `config`'s chain, bounded by `BURNRATE_AWS_TIMEOUT`: asked directly
+/// (not through a client's identity cache), a stalled SSO or STS endpoint would otherwise
+/// hold the caller forever.
+pub async fn credentials_within(
+    config: &SdkConfig,
+) -> Result<aws_credential_types::Credentials, aws_credential_types::provider::error::CredentialsError> {
+    use aws_credential_types::provider::ProvideCredentials;
+    use aws_credential_types::provider::error::CredentialsError;
+    let Some(provider) = config.credentials_provider() else {
+        return Err(CredentialsError::not_loaded_no_source());
+    };
+    let limit = crate::config::Timeouts::from_env().aws_operation;
+    match tokio::time::timeout(limit, provider.provide_credentials()).await {
+        Ok(result) => result,
+        Err(_) => Err(CredentialsError::provider_timed_out(limit)),
+    }
+}
+
+/// What is wrong with the AWS credentials, in one line with how to fix it: none were found,
+/// or a source was found but failed (an expired SSO session, a refused role), with its reason.
+pub fn describe_credentials_problem(
+    error: &aws_credential_types::provider::error::CredentialsError,
+    needs: &str,
+) -> String {
+    use aws_credential_types::provider::error::CredentialsError;
+    match error {
+        CredentialsError::CredentialsNotLoaded(_) => format!(
+            "AWS credentials not found. Provide them through the standard AWS chain: \
+             AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE (including SSO), \
+             or an IAM role (IRSA on EKS, an instance profile on EC2). The role needs {needs}."
+        ),
+        other => format!(
+            "AWS credentials could not be loaded: {}. Check the source named there (for SSO, \
+             run `aws sso login`); the role needs {needs}.",
+            // One line: the context chain, never the credentials themselves.
+            aws_sdk_costexplorer::error::DisplayErrorContext(other)
+                .to_string()
+                .replace('\n', " ")
+        ),
+    }
 }

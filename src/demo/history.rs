@@ -11,7 +11,10 @@ const EVALUATED_ON: [u32; 3] = [9, 18, 27];
 const SENT_AT_HOUR: u32 = 6;
 
 /// Evaluates every budget as of a few days of the month before `until`'s, and records the
-/// alerts that queued as sent then. Budgets must exist; run before the current evaluation.
+/// alerts that evaluation queued (for that month, just now) as sent then. Budgets must
+/// exist; run before the current evaluation. Run it with no alert sender working on the
+/// database (as `cli` does, before `serve` starts its own), or that sender may mail them
+/// in the moment between their queueing and this record.
 pub async fn sent_alerts(pool: &PgPool, until: NaiveDate, public_url: Option<&str>) -> Result<usize, sqlx::Error> {
     let this_month = until.with_day(1).unwrap_or(until);
     let Some(last_month) = this_month.checked_sub_months(Months::new(1)) else {
@@ -22,6 +25,7 @@ pub async fn sent_alerts(pool: &PgPool, until: NaiveDate, public_url: Option<&st
         let Some(today) = last_month.with_day(day) else {
             continue;
         };
+        let started: chrono::DateTime<chrono::Utc> = sqlx::query_scalar("select now()").fetch_one(pool).await?;
         crate::budgets::evaluate::evaluate(pool, today, public_url).await?;
         let sent_at = today.and_hms_opt(SENT_AT_HOUR, 0, 0).unwrap_or_default().and_utc();
         let mut tx = pool.begin().await?;
@@ -29,9 +33,11 @@ pub async fn sent_alerts(pool: &PgPool, until: NaiveDate, public_url: Option<&st
             "update budget_alerts set status = 'sent', attempts = 1, sent_at = $1,
                     created_at = $1 - interval '2 minutes', next_attempt_at = $1,
                     last_reply = '250 2.0.0 Ok: queued'
-             where status = 'queued' returning id",
+             where status = 'queued' and period_start = $2 and created_at >= $3 returning id",
         )
         .bind(sent_at)
+        .bind(last_month)
+        .bind(started)
         .fetch_all(&mut *tx)
         .await?;
         sqlx::query(

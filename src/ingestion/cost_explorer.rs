@@ -85,17 +85,9 @@ impl CostExplorer {
 
     /// Why no request could be signed, if so, with how to fix it.
     pub async fn credentials_problem(&self) -> Option<String> {
-        use aws_credential_types::provider::ProvideCredentials;
-        let provider = self.sdk_config.credentials_provider()?;
-        match provider.provide_credentials().await {
+        match crate::aws::credentials_within(&self.sdk_config).await {
             Ok(_) => None,
-            Err(err) => Some(format!(
-                "AWS credentials not found ({}). Provide them through the standard AWS chain: \
-                 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE (including SSO), \
-                 or an IAM role (IRSA on EKS, an instance profile on EC2). The role needs ce:GetCostAndUsage.",
-                // Display only: the full context dumps every provider's internals.
-                err
-            )),
+            Err(error) => Some(crate::aws::describe_credentials_problem(&error, "ce:GetCostAndUsage")),
         }
     }
 
