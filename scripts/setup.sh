@@ -46,6 +46,12 @@ fi
 export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 bindgen_pid=""
 bindgen_log="$(mktemp)"
+# If the foreground install fails (set -e), the background one stops too, and its log goes.
+stop_background_install() {
+  if [ -n "$bindgen_pid" ]; then kill "$bindgen_pid" 2>/dev/null || true; fi
+  rm -f "$bindgen_log"
+}
+trap stop_background_install EXIT
 if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (in the background)"
   # not --locked: one locked dependency is missing from the registry mirror
@@ -62,9 +68,9 @@ if [ -n "$bindgen_pid" ]; then
     log "installing wasm-bindgen-cli failed (its output is above)"
     exit 1
   fi
+  bindgen_pid=""
   log "wasm-bindgen-cli $WASM_BINDGEN_VERSION installed"
 fi
-rm -f "$bindgen_log"
 unset CARGO_PROFILE_RELEASE_LTO CARGO_PROFILE_RELEASE_CODEGEN_UNITS
 
 # npm packages: binaryen's wasm-opt for release builds, playwright-core for end2end.
