@@ -183,6 +183,83 @@ impl Metric {
     }
 }
 
+/// Whether cost figures include credits and refunds (net, as the bill and AWS Budgets count
+/// by default) or leave them out (gross: usage, fees and tax as charged before any credit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Credits {
+    /// Credits and refunds subtracted: what the organisation pays.
+    #[default]
+    Net,
+    /// Credits and refunds left out: what the spend would cost without them, for a team whose
+    /// credits run out or a comparison across accounts with different credits.
+    Gross,
+}
+
+impl Credits {
+    pub const ALL: [Credits; 2] = [Credits::Net, Credits::Gross];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Credits::Net => "net",
+            Credits::Gross => "gross",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Credits::Net => "Net of credits",
+            Credits::Gross => "Before credits",
+        }
+    }
+
+    /// One sentence saying what the figures include, for pages and emails.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Credits::Net => "net of credits and refunds",
+            Credits::Gross => "before credits and refunds",
+        }
+    }
+
+    /// Parses `?credits=`: net or gross; absent means net.
+    pub fn parse(value: Option<&str>) -> Result<Credits, String> {
+        match value.unwrap_or("") {
+            "" | "net" => Ok(Credits::Net),
+            "gross" => Ok(Credits::Gross),
+            other => Err(format!("unknown credits {other:?}; expected net or gross")),
+        }
+    }
+}
+
+/// What each amount on a cost page counts: the metric, net of credits or before them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Basis {
+    pub metric: Metric,
+    pub credits: Credits,
+}
+
+/// A metric alone counts net of credits, as the bill does.
+impl From<Metric> for Basis {
+    fn from(metric: Metric) -> Basis {
+        Basis {
+            metric,
+            credits: Credits::Net,
+        }
+    }
+}
+
+impl Basis {
+    /// The SQL for one row's spend as this basis counts it. `alias` names a row of the
+    /// rollup (`daily_project_costs`) or of the allocation (`allocated_daily_costs`): both
+    /// carry each amount's credit and refund parts (negative, as Cost Explorer reports them).
+    pub fn spend_sql(self, alias: &str) -> String {
+        let metric = self.metric.key();
+        match self.credits {
+            Credits::Net => format!("{alias}.{metric}"),
+            Credits::Gross => format!("({alias}.{metric} - {alias}.credit_{metric} - {alias}.refund_{metric})"),
+        }
+    }
+}
+
 /// A half-open range of UTC days: `from` is included, `to` is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DateRange {
@@ -235,6 +312,31 @@ pub fn days_before(day: NaiveDate, n: u64) -> NaiveDate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credits_parse_net_by_default_and_name_a_bad_value() {
+        assert_eq!(Credits::parse(None), Ok(Credits::Net));
+        assert_eq!(Credits::parse(Some("")), Ok(Credits::Net));
+        assert_eq!(Credits::parse(Some("gross")), Ok(Credits::Gross));
+        assert_eq!(
+            Credits::parse(Some("Gross")),
+            Err("unknown credits \"Gross\"; expected net or gross".to_string())
+        );
+        for credits in Credits::ALL {
+            assert_eq!(Credits::parse(Some(credits.key())), Ok(credits));
+        }
+    }
+
+    #[test]
+    fn gross_spend_takes_the_credit_and_refund_parts_back_out() {
+        let basis = |metric, credits| Basis { metric, credits };
+        assert_eq!(basis(Metric::Amortized, Credits::Net).spend_sql("r"), "r.amortized");
+        assert_eq!(
+            basis(Metric::Unblended, Credits::Gross).spend_sql("a"),
+            "(a.unblended - a.credit_unblended - a.refund_unblended)"
+        );
+        assert_eq!(Basis::from(Metric::Amortized), basis(Metric::Amortized, Credits::Net));
+    }
 
     fn day(y: i32, m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, d).expect("valid test date")

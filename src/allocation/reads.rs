@@ -8,15 +8,7 @@ use sqlx::PgConnection;
 
 use super::model::{PartLine, Preview, PreviewRow, SharedRule};
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::{DateRange, Metric};
-
-/// SQL for a metric's column of `allocated_daily_costs` (alias `a`).
-pub fn column(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Amortized => "a.amortized",
-        Metric::Unblended => "a.unblended",
-    }
-}
+use crate::period::{Basis, DateRange, Metric};
 
 /// A team's (or Unassigned's) spend in `range` by source, project and rule, largest first
 /// (at most 200 lines; the totals elsewhere are summed in SQL).
@@ -24,7 +16,7 @@ pub async fn parts(
     conn: impl sqlx::PgExecutor<'_>,
     team: &str,
     range: DateRange,
-    metric: Metric,
+    basis: Basis,
 ) -> Result<Vec<PartLine>, sqlx::Error> {
     sqlx::query_as(&format!(
         "select a.source, a.project, r.name as rule, sum({col}) as spend
@@ -35,7 +27,7 @@ pub async fn parts(
          group by 1, 2, 3 having sum({col}) <> 0
          order by case a.source when 'direct' then 0 when 'user' then 1 when 'shared' then 2 else 3 end,
                   spend desc, 2 limit 200",
-        col = column(metric)
+        col = basis.spend_sql("a")
     ))
     .bind(range.from)
     .bind(range.to)
@@ -50,12 +42,12 @@ pub async fn team_total(
     conn: impl sqlx::PgExecutor<'_>,
     team: &str,
     range: DateRange,
-    metric: Metric,
+    basis: Basis,
 ) -> Result<Decimal, sqlx::Error> {
     sqlx::query_scalar(&format!(
         "select coalesce(sum({col}), 0) from allocated_daily_costs a left join teams t on t.id = a.team_id
          where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3",
-        col = column(metric)
+        col = basis.spend_sql("a")
     ))
     .bind(range.from)
     .bind(range.to)
@@ -76,7 +68,7 @@ pub async fn preview(
     let now: Vec<(String, Decimal)> = sqlx::query_as(&format!(
         "select coalesce(t.name, $3), sum({col}) from allocated_daily_costs a left join teams t on t.id = a.team_id
          where a.day >= $1 and a.day < $2 group by 1",
-        col = column(metric)
+        col = Basis::from(metric).spend_sql("a")
     ))
     .bind(range.from)
     .bind(range.to)

@@ -53,21 +53,10 @@ pub async fn compute(
         .await?;
     let rollup: Vec<RollupRow> = sqlx::query_as(
         "select r.day, r.project, p.team_id, r.unblended, r.amortized, r.gpu_unblended, r.gpu_amortized, r.estimated,
-                coalesce(k.credit_unblended, 0) as credit_unblended, coalesce(k.credit_amortized, 0) as credit_amortized,
-                coalesce(k.refund_unblended, 0) as refund_unblended, coalesce(k.refund_amortized, 0) as refund_amortized,
-                coalesce(k.tax_unblended, 0) as tax_unblended, coalesce(k.tax_amortized, 0) as tax_amortized
+                r.credit_unblended, r.credit_amortized, r.refund_unblended, r.refund_amortized,
+                r.tax_unblended, r.tax_amortized
          from daily_project_costs r
          left join projects p on p.name = r.project
-         left join (
-             select day, project,
-                    sum(unblended) filter (where record_type = 'Credit') as credit_unblended,
-                    sum(amortized) filter (where record_type = 'Credit') as credit_amortized,
-                    sum(unblended) filter (where record_type = 'Refund') as refund_unblended,
-                    sum(amortized) filter (where record_type = 'Refund') as refund_amortized,
-                    sum(unblended) filter (where record_type = 'Tax') as tax_unblended,
-                    sum(amortized) filter (where record_type = 'Tax') as tax_amortized
-             from costs_by_record_type where day >= $1 and day < $2 group by 1, 2
-         ) k on k.day = r.day and k.project = r.project
          where r.day >= $1 and r.day < $2 order by r.day, r.project",
     )
     .bind(range.from)

@@ -11,6 +11,7 @@
 //!     period: monthly                   # quarterly, annual
 //!     amount: "25000.00"
 //!     metric: unblended                 # amortized; the default is unblended
+//!     credits: net                      # gross leaves credits and refunds out; net is the default
 //!     thresholds:                       # a threshold's recipients hear of it alone
 //!       [{percent: 50}, {percent: 80, recipients: [director@example.com]},
 //!        {percent: 100, recipients: [finance@example.com]}, {percent: 100, type: forecasted}]
@@ -25,13 +26,14 @@ use super::{Errors, list, text};
 use crate::budgets::spec::{BudgetInput, ThresholdInput, validate};
 use crate::budgets::{BudgetSpec, Threshold};
 
-const BUDGET_KEYS: [&str; 8] = [
+const BUDGET_KEYS: [&str; 9] = [
     "key",
     "name",
     "scope",
     "period",
     "amount",
     "metric",
+    "credits",
     "thresholds",
     "recipients",
 ];
@@ -121,6 +123,7 @@ fn read_budget(entry: &MarkedYaml, errors: &mut Errors) -> Option<BudgetSpec> {
             "name" => input.name = required_text(value, "name", errors),
             "period" => input.period = required_text(value, "period", errors),
             "metric" => input.metric = required_text(value, "metric", errors),
+            "credits" => input.credits = required_text(value, "credits", errors),
             "amount" => match number_text(value) {
                 Some((amount, false)) => input.amount = amount,
                 Some((_, true)) => errors.add(
@@ -366,7 +369,7 @@ mod tests {
             [
                 "line 5: write the amount as quoted text, e.g. \"25000.00\", so no cent is lost",
                 "line 7: `scope` must be {team: NAME}, {project: NAME} or {org: true}",
-                "line 16: unknown field \"colour\"; expected one of: key, name, scope, period, amount, metric, thresholds, recipients",
+                "line 16: unknown field \"colour\"; expected one of: key, name, scope, period, amount, metric, credits, thresholds, recipients",
                 "line 17: this budget has no `name:`",
                 "line 17: this budget has no `period:`",
                 "line 17: this budget has no `amount:`",

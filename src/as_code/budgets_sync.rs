@@ -138,6 +138,7 @@ pub(super) fn render(budgets: &[Budget]) -> String {
         out.push_str(&format!("    period: {}\n", spec.period.key()));
         out.push_str(&format!("    amount: \"{:.2}\"\n", spec.amount));
         out.push_str(&format!("    metric: {}\n", spec.metric.key()));
+        out.push_str(&format!("    credits: {}\n", spec.credits.key()));
         out.push_str(&format!("    thresholds: [{}]\n", thresholds.join(", ")));
         out.push_str(&format!("    recipients: [{}]\n", recipients.join(", ")));
     }
@@ -166,6 +167,7 @@ mod tests {
     scope: {org: true}
     period: annual
     amount: 1000000
+    credits: gross
 ";
         let file = parse(text).expect("valid");
         let budgets = file.budgets.expect("section");
@@ -175,6 +177,8 @@ mod tests {
         assert_eq!(budgets[0].spec.thresholds.len(), 4);
         assert_eq!(budgets[0].spec.escalation.len(), 2);
         assert_eq!(budgets[1].spec.thresholds, Threshold::defaults());
+        assert_eq!(budgets[0].spec.credits, crate::period::Credits::Net);
+        assert_eq!(budgets[1].spec.credits, crate::period::Credits::Gross);
         let as_budgets: Vec<Budget> = budgets
             .iter()
             .enumerate()

@@ -80,6 +80,7 @@ pub async fn save_budget(
     period: String,
     amount: String,
     metric: String,
+    #[server(default)] credits: Option<String>,
     thresholds: String,
     recipients: String,
 ) -> Result<i64, AppError> {
@@ -95,6 +96,7 @@ pub async fn save_budget(
                 period,
                 amount,
                 metric,
+                credits: credits.unwrap_or_default(),
                 thresholds: threshold_lines(&thresholds),
                 recipients: recipient_list(&recipients),
             };

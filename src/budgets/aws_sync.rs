@@ -11,9 +11,9 @@
 //! needs only the calls every Budgets implementation has.
 
 use aws_sdk_budgets::types::{
-    Budget as AwsBudget, BudgetType, ComparisonOperator, Expression, Metric as AwsMetric, Notification,
-    NotificationType, NotificationWithSubscribers, Spend, Subscriber, SubscriptionType, TagValues, ThresholdType,
-    TimeUnit,
+    Budget as AwsBudget, BudgetType, ComparisonOperator, Dimension, Expression, ExpressionDimensionValues,
+    Metric as AwsMetric, Notification, NotificationType, NotificationWithSubscribers, Spend, Subscriber,
+    SubscriptionType, TagValues, ThresholdType, TimeUnit,
 };
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
@@ -25,7 +25,7 @@ use crate::aws::budgets::AwsError;
 
 use super::{Budget, BudgetPeriod, BudgetScope, ThresholdKind, evaluate, store};
 use crate::format::{count, usd};
-use crate::period::Metric;
+use crate::period::{Credits, Metric};
 
 /// The prefix that marks AWS budgets as burnrate's to manage.
 pub const NAME_PREFIX: &str = "burnrate-";
@@ -128,6 +128,29 @@ fn desired(budget: &Budget, projects: &[String], recipients: &[String], tag_key:
                 )
                 .build(),
         ),
+    };
+    // Before credits: AWS leaves the Credit and Refund record types out, as burnrate does.
+    let filter = match spec.credits {
+        Credits::Net => filter,
+        Credits::Gross => {
+            let no_credits = Expression::builder()
+                .not(
+                    Expression::builder()
+                        .dimensions(
+                            ExpressionDimensionValues::builder()
+                                .key(Dimension::RecordType)
+                                .set_values(Some(vec!["Credit".to_string(), "Refund".to_string()]))
+                                .build()
+                                .map_err(build_err)?,
+                        )
+                        .build(),
+                )
+                .build();
+            Some(match filter {
+                None => no_credits,
+                Some(scope) => Expression::builder().and(scope).and(no_credits).build(),
+            })
+        }
     };
     let time_unit = match spec.period {
         BudgetPeriod::Monthly => TimeUnit::Monthly,
@@ -352,6 +375,48 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_budget_before_credits_leaves_the_credit_and_refund_record_types_out_in_aws() {
+        use crate::budgets::spec::{BudgetInput, threshold_lines, validate};
+        let spec = |scope_kind: &str, credits: &str| {
+            validate(&BudgetInput {
+                name: "b".into(),
+                scope_kind: scope_kind.into(),
+                scope_name: if scope_kind == "team" { "ml" } else { "" }.into(),
+                period: "monthly".into(),
+                amount: "1000".into(),
+                metric: "unblended".into(),
+                credits: credits.into(),
+                thresholds: threshold_lines("80"),
+                ..BudgetInput::default()
+            })
+            .expect("valid")
+        };
+        let filter = |scope_kind: &str, credits: &str| {
+            let budget = Budget {
+                id: 1,
+                spec: spec(scope_kind, credits),
+            };
+            desired(&budget, &["train".to_string()], &[], "project")
+                .expect("expressible")
+                .budget
+                .filter_expression()
+                .cloned()
+        };
+        let no_credits = |e: &Expression| {
+            e.not()
+                .and_then(|n| n.dimensions())
+                .is_some_and(|d| d.key() == &Dimension::RecordType && d.values() == ["Credit", "Refund"])
+        };
+        assert_eq!(filter("org", "net"), None, "net is AWS's own default");
+        assert!(filter("org", "gross").is_some_and(|e| no_credits(&e)));
+        let team = filter("team", "gross").expect("a filter");
+        assert_eq!(team.and().len(), 2, "{team:?}");
+        assert!(team.and()[0].tags().is_some(), "the team's projects");
+        assert!(no_credits(&team.and()[1]));
+        assert!(filter("team", "net").is_some_and(|e| e.tags().is_some()));
     }
 
     #[test]

@@ -42,8 +42,9 @@ pub fn burn_chart(status: &BudgetStatus, daily: &[(NaiveDate, Decimal)], estimat
         .map(|t| (t.label(), t.trigger_amount(spec.amount)))
         .collect();
     let description = format!(
-        "Cumulative {} spend for {} to {}: {} so far, {} forecast, against a budget of {}.",
+        "Cumulative {} spend ({}) for {} to {}: {} so far, {} forecast, against a budget of {}.",
         spec.metric.key(),
+        spec.credits.describe(),
         status.period.from,
         status.period.last_day(),
         crate::format::usd(status.spend),

@@ -43,7 +43,7 @@ pub fn compose(
                 status.period.last_day()
             ),
         ),
-        ("Budget amount", format!("{} ({})", usd(spec.amount), spec.metric.key())),
+        ("Budget amount", format!("{} ({})", usd(spec.amount), spec.counts())),
         ("Spend so far", usd(status.spend)),
         ("Used", status.percent_used()),
         (
@@ -100,6 +100,7 @@ mod tests {
                     period: BudgetPeriod::Monthly,
                     amount: Decimal::new(2500000, 2),
                     metric: Metric::Unblended,
+                    credits: crate::period::Credits::Gross,
                     thresholds: Threshold::defaults(),
                     recipients: vec![],
                     escalation: vec![],
@@ -134,6 +135,7 @@ mod tests {
         );
         for expected in [
             "Spend so far: $20,123.45",
+            "Budget amount: $25,000.00 (unblended, before credits and refunds)",
             "Used: 80.5%",
             "80% ($20,000.00)",
             "$31,000.00",

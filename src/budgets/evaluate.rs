@@ -18,7 +18,7 @@ use sqlx::{PgConnection, PgPool};
 use super::model::ProjectSpend;
 use super::{Budget, BudgetScope, BudgetSpec, BudgetStatus, Threshold, ThresholdKind, email, store};
 use crate::costs::forecast;
-use crate::period::{DateRange, Metric, days_before};
+use crate::period::{Basis, DateRange, days_before};
 
 /// What one evaluation did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub struct ScopeFilter<'a> {
 /// Where a scope's spend is read: a team's from its allocation (the Teams table's figure:
 /// its projects, unowned spend its user tags carry and its shares of shared-cost rules), an
 /// organisation's or a project's from the rollup. Either way `r` has day, project and the
-/// metric columns; $3 is the team id, $4 the project.
+/// metric columns with their credit and refund parts; $3 is the team id, $4 the project.
 fn scoped_spend(scope: ScopeFilter<'_>) -> &'static str {
     match scope.team_id {
         Some(_) => "(select * from allocated_daily_costs where team_id = $3 and $4::text is null) r",
@@ -54,19 +54,19 @@ pub async fn daily_spend(
     conn: &mut PgConnection,
     scope: ScopeFilter<'_>,
     range: DateRange,
-    metric: Metric,
+    basis: Basis,
 ) -> Result<Vec<(NaiveDate, Decimal)>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "select r.day, sum(case when $5 then r.amortized else r.unblended end)
-         from {} where r.day >= $1 and r.day < $2
+        "select r.day, sum({spend})
+         from {from} where r.day >= $1 and r.day < $2
          group by r.day order by r.day",
-        scoped_spend(scope)
+        spend = basis.spend_sql("r"),
+        from = scoped_spend(scope)
     ))
     .bind(range.from)
     .bind(range.to)
     .bind(scope.team_id)
     .bind(scope.project)
-    .bind(metric == Metric::Amortized)
     .fetch_all(conn)
     .await
 }
@@ -82,20 +82,20 @@ pub async fn top_projects(
     conn: &mut PgConnection,
     scope: ScopeFilter<'_>,
     range: DateRange,
-    metric: Metric,
+    basis: Basis,
     limit: i64,
 ) -> Result<Vec<ProjectSpend>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "select r.project, sum(case when $5 then r.amortized else r.unblended end) as spend
-         from {} where r.day >= $1 and r.day < $2
-         group by r.project order by spend desc, r.project limit $6",
-        scoped_spend(scope)
+        "select r.project, sum({spend}) as spend
+         from {from} where r.day >= $1 and r.day < $2
+         group by r.project order by spend desc, r.project limit $5",
+        spend = basis.spend_sql("r"),
+        from = scoped_spend(scope)
     ))
     .bind(range.from)
     .bind(range.to)
     .bind(scope.team_id)
     .bind(scope.project)
-    .bind(metric == Metric::Amortized)
     .bind(limit)
     .fetch_all(conn)
     .await
@@ -140,7 +140,7 @@ pub async fn status_in(
         from: window.map_or(period.from, |w| w.from.min(period.from)),
         to: window.map_or(with_figures.to, |w| w.to.max(with_figures.to)),
     };
-    let daily = daily_spend(conn, filter, fetched, spec.metric).await?;
+    let daily = daily_spend(conn, filter, fetched, spec.basis()).await?;
     let rate = window.map(|w| forecast::run_rate(w, &daily));
     let in_period: Vec<(NaiveDate, Decimal)> = daily
         .into_iter()
@@ -323,7 +323,7 @@ async fn queue(
         return Ok(false);
     }
     let filter = scope_filter(conn, &budget.spec.scope).await?;
-    let top = top_projects(conn, filter, status.period, budget.spec.metric, 3).await?;
+    let top = top_projects(conn, filter, status.period, budget.spec.basis(), 3).await?;
     let recipients = for_threshold(recipients(conn, budget).await?, &budget.spec, threshold);
     let message = email::compose(status, threshold, &top, public_url);
     // The alert and its deliveries commit together. A concurrent evaluator may have queued

@@ -5,7 +5,7 @@ use chrono::{Datelike, Months, NaiveDate};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::period::{DateRange, Metric};
+use crate::period::{Credits, DateRange, Metric};
 
 /// What a budget's spend covers.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -174,6 +174,10 @@ pub struct BudgetSpec {
     pub period: BudgetPeriod,
     pub amount: Decimal,
     pub metric: Metric,
+    /// Whether spend counts credits and refunds (net, the default, as AWS Budgets does) or
+    /// leaves them out (gross).
+    #[serde(default)]
+    pub credits: Credits,
     /// Sorted: actual before forecasted, then by percent.
     pub thresholds: Vec<Threshold>,
     /// Extra addresses, lower-cased and sorted; the scope's owners are always alerted too.
@@ -194,6 +198,20 @@ pub struct Escalation {
 }
 
 impl BudgetSpec {
+    /// What the budget's spend counts: its metric, net of credits or before them.
+    pub fn basis(&self) -> crate::period::Basis {
+        crate::period::Basis {
+            metric: self.metric,
+            credits: self.credits,
+        }
+    }
+
+    /// How the budget's spend is counted, for pages and emails: "unblended, net of credits
+    /// and refunds".
+    pub fn counts(&self) -> String {
+        format!("{}, {}", self.metric.key(), self.credits.describe())
+    }
+
     /// The addresses `threshold` alone adds.
     pub fn escalation_for(&self, threshold: Threshold) -> &[String] {
         self.escalation

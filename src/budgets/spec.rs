@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use super::{BudgetPeriod, BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
 use crate::error::FieldError;
 use crate::format::amount::parse_amount;
-use crate::period::Metric;
+use crate::period::{Credits, Metric};
 
 /// AWS Budgets allows at most 10 notifications per budget; burnrate keeps the same limit so
 /// every budget can be synced.
@@ -34,6 +34,8 @@ pub struct BudgetInput {
     pub period: String,
     pub amount: String,
     pub metric: String,
+    /// `net` or `gross`; empty means net.
+    pub credits: String,
     pub thresholds: Vec<ThresholdInput>,
     pub recipients: Vec<String>,
 }
@@ -114,6 +116,10 @@ pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
             None
         }
     };
+    let credits = Credits::parse(Some(input.credits.trim())).unwrap_or_else(|message| {
+        errors.push(FieldError::new("credits", message));
+        Credits::Net
+    });
     let (thresholds, escalation) = thresholds(&input.thresholds, &mut errors);
     let recipients = recipients(&input.recipients, "recipients", &mut errors);
     match (scope, period, amount, metric) {
@@ -124,6 +130,7 @@ pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
             period,
             amount,
             metric,
+            credits,
             thresholds,
             recipients,
             escalation,
@@ -232,6 +239,7 @@ mod tests {
             period: "monthly".into(),
             amount: "25000.00".into(),
             metric: "unblended".into(),
+            credits: String::new(),
             thresholds: threshold_lines("50\n80%\n100\n100 forecasted"),
             recipients: recipient_list("Finance@Example.com, cfo@example.com"),
         }

@@ -10,7 +10,7 @@ use sqlx::PgConnection;
 use super::{AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
 use crate::audit_log::{Actor, record};
 use crate::error::{AppError, FieldError};
-use crate::period::Metric;
+use crate::period::{Credits, Metric};
 
 /// A `budgets` row with its team's name.
 #[derive(sqlx::FromRow)]
@@ -24,6 +24,7 @@ struct BudgetRow {
     period: String,
     amount: Decimal,
     metric: String,
+    credits: String,
     recipients: Vec<String>,
 }
 
@@ -37,7 +38,7 @@ struct ThresholdRow {
 }
 
 const SELECT_BUDGETS: &str =
-    "select b.id, b.key, b.name, b.scope_kind, t.name as team, b.project, b.period, b.amount, b.metric, b.recipients
+    "select b.id, b.key, b.name, b.scope_kind, t.name as team, b.project, b.period, b.amount, b.metric, b.credits, b.recipients
      from budgets b left join teams t on t.id = b.team_id";
 
 /// Every budget, by name.
@@ -103,6 +104,7 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
                     period: BudgetPeriod::parse(&row.period).unwrap_or(BudgetPeriod::Monthly),
                     amount: row.amount,
                     metric: Metric::parse(Some(&row.metric)).unwrap_or_default(),
+                    credits: Credits::parse(Some(&row.credits)).unwrap_or_default(),
                     thresholds,
                     recipients: row.recipients,
                     escalation,
@@ -205,12 +207,13 @@ pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec:
     }
     let query = match id {
         None => sqlx::query_scalar(
-            "insert into budgets (key, name, scope_kind, team_id, project, period, amount, metric, recipients)
-             values (coalesce($10, $2), $2, $3, $4, $5, $6, $7, $8, $9) returning id",
+            "insert into budgets (key, name, scope_kind, team_id, project, period, amount, metric, recipients, credits)
+             values (coalesce($10, $2), $2, $3, $4, $5, $6, $7, $8, $9, $11) returning id",
         ),
         Some(_) => sqlx::query_scalar(
             "update budgets set name = $2, scope_kind = $3, team_id = $4, project = $5, period = $6,
-                    amount = $7, metric = $8, recipients = $9, key = coalesce($10, key), updated_at = now()
+                    amount = $7, metric = $8, recipients = $9, key = coalesce($10, key), credits = $11,
+                    updated_at = now()
              where id = $1 returning id",
         ),
     };
@@ -225,6 +228,7 @@ pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec:
         .bind(spec.metric.key())
         .bind(&spec.recipients)
         .bind(&key)
+        .bind(spec.credits.key())
         .fetch_optional(&mut *conn)
         .await?;
     let saved = saved.ok_or_else(|| AppError::NotFound("no such budget".into()))?;
@@ -264,6 +268,7 @@ fn audit_details(id: i64, spec: &BudgetSpec) -> serde_json::Value {
         "period": spec.period.key(),
         "amount": spec.amount.to_string(),
         "metric": spec.metric.key(),
+        "credits": spec.credits.key(),
         "thresholds": spec.thresholds.iter().map(|t| spec.threshold_line(*t)).collect::<Vec<_>>(),
         "recipients": spec.recipients,
     })

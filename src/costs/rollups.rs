@@ -1,6 +1,7 @@
 //! The daily per-project rollup that pages read. It is derived from `costs_by_usage_type`
-//! (the grain that knows GPU and spot), whose daily totals equal the other grains'. The
-//! allocation to teams of the same days is rewritten with it.
+//! (the grain that knows GPU and spot), whose daily totals equal the other grains', with
+//! each project-day's credits, refunds and tax from the record-type grain. The allocation to
+//! teams of the same days is rewritten with it.
 
 use sqlx::PgConnection;
 
@@ -27,6 +28,30 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
          left join usage_types u on u.usage_type = c.usage_type
          where c.day >= $1 and c.day < $2
          group by c.day, c.project",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .execute(&mut *conn)
+    .await?;
+    // Each project-day's credits, refunds and tax, as the record-type grain reports them.
+    sqlx::query(
+        "update daily_project_costs r set
+             credit_unblended = k.credit_unblended, credit_amortized = k.credit_amortized,
+             refund_unblended = k.refund_unblended, refund_amortized = k.refund_amortized,
+             tax_unblended = k.tax_unblended, tax_amortized = k.tax_amortized
+         from (
+             select day, project,
+                    coalesce(sum(unblended) filter (where record_type = 'Credit'), 0) as credit_unblended,
+                    coalesce(sum(amortized) filter (where record_type = 'Credit'), 0) as credit_amortized,
+                    coalesce(sum(unblended) filter (where record_type = 'Refund'), 0) as refund_unblended,
+                    coalesce(sum(amortized) filter (where record_type = 'Refund'), 0) as refund_amortized,
+                    coalesce(sum(unblended) filter (where record_type = 'Tax'), 0) as tax_unblended,
+                    coalesce(sum(amortized) filter (where record_type = 'Tax'), 0) as tax_amortized
+             from costs_by_record_type
+             where day >= $1 and day < $2 and record_type in ('Credit', 'Refund', 'Tax')
+             group by 1, 2
+         ) k
+         where k.day = r.day and k.project = r.project",
     )
     .bind(range.from)
     .bind(range.to)

@@ -6,16 +6,18 @@ use leptos::prelude::*;
 use super::model::{Overview, ScopeView, TeamsView};
 use crate::error::AppError;
 
-/// The Overview figures for `?period=` and `?metric=`, read from the daily rollup.
+/// The Overview figures for `?period=`, `?metric=` and `?credits=`, read from the daily
+/// rollup and the allocation.
 #[server(prefix = "/api", endpoint = "overview")]
 pub async fn get_overview(
     period: Option<String>,
     metric: Option<String>,
+    credits: Option<String>,
     team: Option<String>,
 ) -> Result<Overview, AppError> {
     crate::error::with_status(
         async {
-            let request = CostRequest::new(period, metric)?;
+            let request = CostRequest::new(period, metric, credits)?;
             let team = team.filter(|t| !t.is_empty());
             if let Some(name) = &team
                 && !super::store::overview::team_exists(&request.pool, name).await?
@@ -25,7 +27,7 @@ pub async fn get_overview(
             let compute = super::store::overview::overview(
                 &request.pool,
                 request.period,
-                request.metric,
+                request.basis,
                 request.today,
                 team.as_deref(),
             );
@@ -36,11 +38,15 @@ pub async fn get_overview(
 }
 
 #[server(prefix = "/api", endpoint = "teams")]
-pub async fn get_teams(period: Option<String>, metric: Option<String>) -> Result<TeamsView, AppError> {
+pub async fn get_teams(
+    period: Option<String>,
+    metric: Option<String>,
+    credits: Option<String>,
+) -> Result<TeamsView, AppError> {
     crate::error::with_status(
         async {
-            let request = CostRequest::new(period, metric)?;
-            let compute = super::store::breakdown::teams(&request.pool, request.period, request.metric, request.today);
+            let request = CostRequest::new(period, metric, credits)?;
+            let compute = super::store::breakdown::teams(&request.pool, request.period, request.basis, request.today);
             request.cached("teams", "", compute).await
         }
         .await,
@@ -53,10 +59,11 @@ pub async fn get_scope(
     name: String,
     period: Option<String>,
     metric: Option<String>,
+    credits: Option<String>,
 ) -> Result<ScopeView, AppError> {
     crate::error::with_status(
         async {
-            let request = CostRequest::new(period, metric)?;
+            let request = CostRequest::new(period, metric, credits)?;
             let scope = match kind.as_str() {
                 "team" => super::model::Scope::Team(name),
                 "project" => super::model::Scope::Project(name),
@@ -65,7 +72,7 @@ pub async fn get_scope(
             // Debug output quotes the name, so no name can forge another key.
             let detail = format!("{scope:?}");
             let compute =
-                super::store::breakdown::scope(&request.pool, scope, request.period, request.metric, request.today);
+                super::store::breakdown::scope(&request.pool, scope, request.period, request.basis, request.today);
             request.cached("scope", &detail, compute).await
         }
         .await,
@@ -79,18 +86,21 @@ struct CostRequest {
     pool: sqlx::PgPool,
     page_data: crate::page_data::PageDataCache,
     period: crate::period::Period,
-    metric: crate::period::Metric,
+    basis: crate::period::Basis,
     today: chrono::NaiveDate,
 }
 
 #[cfg(feature = "ssr")]
 impl CostRequest {
-    fn new(period: Option<String>, metric: Option<String>) -> Result<CostRequest, AppError> {
-        use crate::period::{Metric, Period};
+    fn new(period: Option<String>, metric: Option<String>, credits: Option<String>) -> Result<CostRequest, AppError> {
+        use crate::period::{Basis, Credits, Metric, Period};
         crate::auth::caller()?;
         Ok(CostRequest {
             period: Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?,
-            metric: Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?,
+            basis: Basis {
+                metric: Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?,
+                credits: Credits::parse(credits.as_deref()).map_err(|m| AppError::invalid("credits", m))?,
+            },
             pool: crate::ctx::pool()?,
             page_data: crate::ctx::page_data()?,
             today: chrono::Utc::now().date_naive(),
@@ -108,8 +118,8 @@ impl CostRequest {
     where
         T: Clone + Send + Sync + 'static,
     {
-        let (period, metric) = (self.period.key(), self.metric.key());
-        let key = format!("{page}|{period}|{metric}|{}|{detail}", self.today);
+        let (period, metric, credits) = (self.period.key(), self.basis.metric.key(), self.basis.credits.key());
+        let key = format!("{page}|{period}|{metric}|{credits}|{}|{detail}", self.today);
         Ok(self.page_data.get_or_compute(&self.pool, key, compute).await?)
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::budgets::BudgetUse;
 use crate::codec::Svg;
 use crate::costs::Forecast;
-use crate::period::{DateRange, Metric, Period};
+use crate::period::{Credits, DateRange, Metric, Period};
 
 /// A team's spend in a period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +33,8 @@ pub struct ProjectChange {
 pub struct Overview {
     pub period: Period,
     pub metric: Metric,
+    /// Net of credits and refunds, or before them.
+    pub credits: Credits,
     pub range: DateRange,
     pub total: Decimal,
     pub gpu_total: Decimal,
@@ -88,6 +90,8 @@ pub struct TeamLine {
 pub struct TeamsView {
     pub period: Period,
     pub metric: Metric,
+    /// Net of credits and refunds, or before them.
+    pub credits: Credits,
     pub range: DateRange,
     pub previous_range: DateRange,
     /// Days of `range` whose figures are still Estimated (provisional).
@@ -129,6 +133,8 @@ pub struct ScopeView {
     pub scope: Scope,
     pub period: Period,
     pub metric: Metric,
+    /// Net of credits and refunds, or before them.
+    pub credits: Credits,
     pub range: DateRange,
     /// What `previous_total` covers: as many days before `range` as it has days with data.
     pub previous_range: DateRange,

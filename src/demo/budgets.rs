@@ -97,6 +97,7 @@ pub async fn insert(conn: &mut PgConnection, until: NaiveDate) -> Result<(), sql
             period: "monthly".into(),
             amount: "100".into(),
             metric: "unblended".into(),
+            credits: "net".into(),
             thresholds: threshold_lines(demo.thresholds),
             recipients: recipient_list(demo.recipients),
         };

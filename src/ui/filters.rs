@@ -1,13 +1,13 @@
-//! The period and metric filters every cost page shares. They live in the query string, so
+//! The period, metric and credits filters every cost page shares. They live in the query string, so
 //! views are shareable and Back restores them.
 
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::{use_location, use_query_map};
 
-use crate::period::{Metric, Period};
+use crate::period::{Credits, Metric, Period};
 
-/// Period and metric switches. Plain links: the router turns them into client-side
+/// Period, metric and credits switches. Plain links: the router turns them into client-side
 /// navigations, and they still work before hydration or without JavaScript.
 #[component]
 pub fn FilterBar() -> impl IntoView {
@@ -16,6 +16,7 @@ pub fn FilterBar() -> impl IntoView {
     let path = move || location.pathname.get();
     let period = move || Period::parse(period_value(&query.read()).as_deref()).unwrap_or_default();
     let metric = move || Metric::parse(query.read().get("metric").as_deref()).unwrap_or_default();
+    let credits = move || Credits::parse(query.read().get("credits").as_deref()).unwrap_or_default();
     // The Overview's team filter survives period and metric changes.
     let team = move || query.read().get("team").filter(|t| !t.is_empty());
 
@@ -26,7 +27,7 @@ pub fn FilterBar() -> impl IntoView {
                 <a
                     class="chip"
                     data-testid=format!("period-{}", p.key())
-                    href=move || filter_href(&path(), p, metric(), team())
+                    href=move || filter_href(&path(), p, metric(), credits(), team())
                     aria-current=move || (period() == p).then_some("page")
                 >
                     {p.label()}
@@ -41,10 +42,26 @@ pub fn FilterBar() -> impl IntoView {
                 <a
                     class="chip"
                     data-testid=format!("metric-{}", m.key())
-                    href=move || filter_href(&path(), period(), m, team())
+                    href=move || filter_href(&path(), period(), m, credits(), team())
                     aria-current=move || (metric() == m).then_some("page")
                 >
                     {m.label()}
+                </a>
+            }
+        })
+        .collect_view();
+    let credits_links = Credits::ALL
+        .into_iter()
+        .map(|c| {
+            view! {
+                <a
+                    class="chip"
+                    data-testid=format!("credits-{}", c.key())
+                    title=format!("Figures {}", c.describe())
+                    href=move || filter_href(&path(), period(), metric(), c, team())
+                    aria-current=move || (credits() == c).then_some("page")
+                >
+                    {c.label()}
                 </a>
             }
         })
@@ -62,14 +79,17 @@ pub fn FilterBar() -> impl IntoView {
         <div class="filters">
             <nav aria-label="Period" class="chip-group">{period_links}</nav>
             <nav aria-label="Metric" class="chip-group">{metric_links}</nav>
+            <nav aria-label="Credits" class="chip-group">{credits_links}</nav>
             <Form method="GET" action=path attr:class="inline" attr:data-testid="month-form">
                 <input type="hidden" name="metric" value=move || metric().key()/>
+                <input type="hidden" name="credits" value=move || credits().key()/>
                 {move || team().map(|t| view! { <input type="hidden" name="team" value=t/> })}
                 <label>"Month " <input type="month" name="month" required value=month_value/></label>
                 <button type="submit">"Show month"</button>
             </Form>
             <Form method="GET" action=path attr:class="inline" attr:data-testid="range-form">
                 <input type="hidden" name="metric" value=move || metric().key()/>
+                <input type="hidden" name="credits" value=move || credits().key()/>
                 {move || team().map(|t| view! { <input type="hidden" name="team" value=t/> })}
                 <label>"From " <input type="date" name="from" required value=move || custom().0/></label>
                 <label>"to " <input type="date" name="to" required value=move || custom().1/></label>
@@ -90,9 +110,14 @@ pub fn period_value(query: &leptos_router::params::ParamsMap) -> Option<String> 
 }
 
 /// The same page with other filters, so each page keeps its own path.
-fn filter_href(path: &str, period: Period, metric: Metric, team: Option<String>) -> String {
+fn filter_href(path: &str, period: Period, metric: Metric, credits: Credits, team: Option<String>) -> String {
     let team = team
         .map(|t| format!("&team={}", crate::format::url_encode(&t)))
         .unwrap_or_default();
-    format!("{path}?period={}&metric={}{team}", period.key(), metric.key())
+    // Net is the default, so links of the usual view stay as short as before.
+    let credits = match credits {
+        Credits::Net => String::new(),
+        Credits::Gross => format!("&credits={}", credits.key()),
+    };
+    format!("{path}?period={}&metric={}{credits}{team}", period.key(), metric.key())
 }

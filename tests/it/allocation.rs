@@ -174,6 +174,7 @@ async fn each_step_claims_what_the_steps_before_it_left_and_every_cent_is_counte
         period: "monthly".into(),
         amount: "40.00".into(),
         metric: "unblended".into(),
+        credits: String::new(),
         thresholds: burnrate::budgets::spec::threshold_lines("50\n80"),
         recipients: vec![],
     })

@@ -50,6 +50,7 @@ fn spec(name: &str, scope: (&str, &str), amount: &str, thresholds: &str, recipie
         period: "monthly".into(),
         amount: amount.into(),
         metric: "unblended".into(),
+        credits: String::new(),
         thresholds: threshold_lines(thresholds),
         recipients: recipient_list(recipients),
     })

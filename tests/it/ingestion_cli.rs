@@ -308,6 +308,7 @@ async fn ingest_from_cron_evaluates_budgets_and_sends_their_alerts(pool: PgPool)
         period: "annual".into(),
         amount: "10".into(),
         metric: "unblended".into(),
+        credits: String::new(),
         thresholds: burnrate::budgets::spec::threshold_lines("100"),
         recipients: vec![],
     })

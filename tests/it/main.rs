@@ -9,6 +9,7 @@ mod allocation;
 mod auth;
 mod breakdown;
 mod budgets;
+mod credits;
 mod enforcement;
 mod enforcement_actions;
 mod enforcement_safety;

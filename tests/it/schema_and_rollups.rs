@@ -376,6 +376,7 @@ async fn edits_never_wait_on_an_open_ingestion_transaction(pool: PgPool) {
         period: "monthly".into(),
         amount: "1000".into(),
         metric: "unblended".into(),
+        credits: String::new(),
         thresholds: burnrate::budgets::spec::threshold_lines("80"),
         recipients: vec![],
     })

@@ -33,7 +33,7 @@ fn row(on: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> Cos
 
 /// One day's bill: `train` (ml) 100 of usage less a 10 credit; untagged 30 of NAT gateway
 /// plus 3 of tax, shared evenly by ml and web; `site` (web) 20.
-fn bill(on: chrono::NaiveDate, train_usage: &str) -> CostBatch {
+pub(crate) fn bill(on: chrono::NaiveDate, train_usage: &str) -> CostBatch {
     let train_net = (d(train_usage) - d("10")).to_string();
     CostBatch {
         by_usage_type: vec![
@@ -63,7 +63,7 @@ fn bill(on: chrono::NaiveDate, train_usage: &str) -> CostBatch {
     }
 }
 
-async fn write(pool: &PgPool, on: chrono::NaiveDate, batch: CostBatch) {
+pub(crate) async fn write(pool: &PgPool, on: chrono::NaiveDate, batch: CostBatch) {
     let mut tx = pool.begin().await.expect("tx");
     replace_window(
         &mut tx,
@@ -78,7 +78,7 @@ async fn write(pool: &PgPool, on: chrono::NaiveDate, batch: CostBatch) {
     tx.commit().await.expect("commit");
 }
 
-async fn seed(pool: &PgPool) {
+pub(crate) async fn seed(pool: &PgPool) {
     let file = burnrate::as_code::parse(
         "teams:
   - name: ml-research

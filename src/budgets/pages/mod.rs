@@ -55,7 +55,7 @@ fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
     }
     view! {
         <table class="data" data-testid="budgets-table">
-            <TableHead columns=&["Budget", "Scope", "Period", "Budget (USD)", "Spend", "Used", "Forecast", "Status"]/>
+            <TableHead columns=&["Budget", "Scope", "Period", "Budget (USD)", "Counts", "Spend", "Used", "Forecast", "Status"]/>
             <tbody>
                 {lines.into_iter().map(|line| {
                     let status = line.status;
@@ -66,6 +66,7 @@ fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
                             <td><ScopeLink scope=spec.scope.clone()/></td>
                             <td>{format!("{} ({} – {})", spec.period.key(), status.period.from, status.period.last_day())}</td>
                             <td class="num">{usd(spec.amount)}</td>
+                            <td data-testid="budget-counts" title=spec.counts()>{format!("{}, {}", spec.metric.key(), spec.credits.key())}</td>
                             <td class="num" data-testid="budget-spend" data-value=status.spend.to_string()>{usd(status.spend)}</td>
                             <td class="num" data-testid="budget-used">{status.percent_used()}</td>
                             <td class="num">{usd(status.forecast)}</td>
@@ -163,7 +164,7 @@ fn BudgetBody(detail: BudgetDetail, save: ServerAction<SaveBudget>, retry: Serve
         <section class="cards" aria-label="Summary">
             <div class="card"><h2>"Spend"</h2>
                 <p class="figure" data-testid="budget-spend" data-value=status.spend.to_string()>{usd(status.spend)}</p>
-                <p class="hint">{format!("{} – {}, {}", status.period.from, status.period.last_day(), spec.metric.key())}</p></div>
+                <p class="hint">{format!("{} – {}, {}", status.period.from, status.period.last_day(), spec.counts())}</p></div>
             <div class="card"><h2>"Used"</h2>
                 <p class="figure" data-testid="budget-used">{status.percent_used()}</p>
                 <p class="hint">"of " {usd(spec.amount)} " " <StatusBadge status=status.clone()/></p></div>
@@ -270,6 +271,7 @@ fn BudgetForm(budget: Option<Budget>, choices: ScopeChoices, action: ServerActio
     .join("\n");
     let period = spec.as_ref().map(|s| s.period).unwrap_or(BudgetPeriod::Monthly);
     let metric = spec.as_ref().map(|s| s.metric.key()).unwrap_or("unblended");
+    let credits = spec.as_ref().map(|s| s.credits).unwrap_or_default();
     let kind = scope.kind();
     let scope_names: Vec<String> = choices.teams.iter().chain(choices.projects.iter()).cloned().collect();
     let id = budget.as_ref().map(|b| b.id.to_string());
@@ -302,6 +304,12 @@ fn BudgetForm(budget: Option<Budget>, choices: ScopeChoices, action: ServerActio
                 <option value="amortized" selected=metric == "amortized">"amortized"</option>
             </select></label>
             {field_error("metric")}
+            <label>"Credits and refunds" <select name="credits" data-testid="budget-credits">
+                {crate::period::Credits::ALL.into_iter().map(|c| view! {
+                    <option value=c.key() selected=c == credits>{format!("{} (spend {})", c.label(), c.describe())}</option>
+                }).collect_view()}
+            </select></label>
+            {field_error("credits")}
             <label>"Thresholds (one per line: 80, or 100 forecasted; at most 10). Addresses after a threshold hear of it alone: 80 director@example.com" <textarea name="thresholds" rows="4">{thresholds}</textarea></label>
             {field_error("thresholds")}
             <label>"Extra recipients (besides the team owners; comma or line separated)"

@@ -35,9 +35,9 @@ pub fn TeamsPage() -> impl IntoView {
     let query = use_query_map();
     let filters = move || {
         let q = query.read();
-        (crate::ui::filters::period_value(&q), q.get("metric"))
+        (crate::ui::filters::period_value(&q), q.get("metric"), q.get("credits"))
     };
-    let data = crate::codec::resource(filters, |(period, metric)| get_teams(period, metric));
+    let data = crate::codec::resource(filters, |(period, metric, credits)| get_teams(period, metric, credits));
     view! {
         <PageHeader title="Teams"/>
         <FilterBar/>
@@ -98,7 +98,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
             <EstimatedLegend days=view.estimated_days.clone()/>
         </details>
         <table class="data" data-testid="teams-table">
-            <caption>{view.metric.label()} " cost, " {format!("{} – {}", view.range.from, view.range.last_day())}
+            <caption>{view.metric.label()} " cost " {view.credits.describe()} ", " {format!("{} – {}", view.range.from, view.range.last_day())}
                 ", compared with " {format!("{} – {}", view.previous_range.from, view.previous_range.last_day())}</caption>
             <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "Own projects", "Via user tag", "Shared", "GPU (USD)", "Budget use"]/>
             <tbody>{rows}</tbody>
@@ -132,10 +132,15 @@ fn ScopePage(kind: &'static str) -> impl IntoView {
     let inputs = move || {
         let q = query.read();
         let name = params.read().get(kind).unwrap_or_default();
-        (name, crate::ui::filters::period_value(&q), q.get("metric"))
+        (
+            name,
+            crate::ui::filters::period_value(&q),
+            q.get("metric"),
+            q.get("credits"),
+        )
     };
-    let data = crate::codec::resource(inputs, move |(name, period, metric)| {
-        get_scope(kind.to_string(), name, period, metric)
+    let data = crate::codec::resource(inputs, move |(name, period, metric, credits)| {
+        get_scope(kind.to_string(), name, period, metric, credits)
     });
     loaded(data, |view| view! { <ScopeBody view/> })
 }
@@ -204,6 +209,13 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
         <Chart svg=view.chart_svg testid="scope-chart"/>
         <EstimatedLegend days=view.estimated_days.clone()/>
         {(!view.parts.is_empty()).then(|| view! { <AllocationParts parts=view.parts.clone() total/> })}
+        {(view.credits == crate::period::Credits::Gross).then(|| view! {
+            <p class="hint" data-testid="credits-note">
+                "Before credits: the total, the chart and the projects leave credits and refunds out. "
+                "Users, services, GPU families and workloads still include them: Cost Explorer reports "
+                "credits inside those groups, so they cannot be taken apart there."
+            </p>
+        })}
         <div class="breakdowns">
             {breakdown("By project", "by-project", view.by_project, Some("projects"), csv("project"))}
             {breakdown("Top users", "by-user", view.by_user, None, csv("user"))}

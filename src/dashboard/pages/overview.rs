@@ -19,9 +19,16 @@ pub fn OverviewPage() -> impl IntoView {
     let query = use_query_map();
     let filters = move || {
         let q = query.read();
-        (crate::ui::filters::period_value(&q), q.get("metric"), q.get("team"))
+        (
+            crate::ui::filters::period_value(&q),
+            q.get("metric"),
+            q.get("credits"),
+            q.get("team"),
+        )
     };
-    let overview = crate::codec::resource(filters, |(period, metric, team)| get_overview(period, metric, team));
+    let overview = crate::codec::resource(filters, |(period, metric, credits, team)| {
+        get_overview(period, metric, credits, team)
+    });
 
     view! {
         <PageHeader title="Overview" top=true/>
@@ -47,6 +54,7 @@ fn TeamFilter(data: Overview) -> impl IntoView {
         <leptos_router::components::Form method="GET" action="/" attr:class="inline" attr:data-testid="team-form">
             <input type="hidden" name="period" value=data.period.key()/>
             <input type="hidden" name="metric" value=data.metric.key()/>
+            <input type="hidden" name="credits" value=data.credits.key()/>
             <label>"Team " <select name="team" data-testid="team-select">
                 <option value="" selected=current.is_empty()>"All teams"</option>
                 {options}
@@ -118,7 +126,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
         <section aria-labelledby="by-team">
             <h2 id="by-team">"Spend by team"</h2>
             <table class="data" data-testid="team-table">
-                <caption>{data.metric.label()} " cost, " {format!("{} – {}", data.range.from, data.range.last_day())}</caption>
+                <caption>{data.metric.label()} " cost " {data.credits.describe()} ", " {format!("{} – {}", data.range.from, data.range.last_day())}</caption>
                 <thead>
                     <tr>
                         <th scope="col">"Team"</th>

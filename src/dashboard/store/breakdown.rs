@@ -12,35 +12,34 @@ use crate::charts::{self, Series};
 use crate::costs::queries;
 use crate::dashboard::model::{Line, Scope, ScopeView, TeamLine, TeamsView};
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::{DateRange, Metric, Period};
+use crate::period::{Basis, DateRange, Period};
 
 /// Projects drawn as their own series on a Team chart; the rest are summed.
 const CHART_SERIES: usize = 8;
 
-fn metric_column(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Amortized => "amortized",
-        Metric::Unblended => "unblended",
-    }
-}
-
-pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDate) -> Result<TeamsView, sqlx::Error> {
+pub async fn teams(
+    pool: &PgPool,
+    period: Period,
+    basis: impl Into<Basis>,
+    today: NaiveDate,
+) -> Result<TeamsView, sqlx::Error> {
+    let basis = basis.into();
     let range = period.range(today);
     let latest_day = queries::latest_day(pool).await?;
     let queries::Compared {
         current: with_data,
         previous: before,
     } = queries::days_with_data(range, latest_day);
-    let column = metric_column(metric);
+    let (spend, metric) = (basis.spend_sql("a"), basis.metric.key());
     // The allocation: every dollar once, so the teams and Unassigned add up to the total.
     let rows: Vec<TeamLine> = sqlx::query_as(&format!(
         "select coalesce(t.name, $4) as team,
-                coalesce(sum(a.{column}) filter (where a.day >= $1), 0) as spend,
-                coalesce(sum(a.{column}) filter (where a.day < $1), 0) as previous,
-                coalesce(sum(a.gpu_{column}) filter (where a.day >= $1), 0) as gpu_spend,
-                coalesce(sum(a.{column}) filter (where a.day >= $1 and a.source = 'direct'), 0) as direct,
-                coalesce(sum(a.{column}) filter (where a.day >= $1 and a.source = 'user'), 0) as user_tag,
-                coalesce(sum(a.{column}) filter (where a.day >= $1 and a.source = 'shared'), 0) as shared
+                coalesce(sum({spend}) filter (where a.day >= $1), 0) as spend,
+                coalesce(sum({spend}) filter (where a.day < $1), 0) as previous,
+                coalesce(sum(a.gpu_{metric}) filter (where a.day >= $1), 0) as gpu_spend,
+                coalesce(sum({spend}) filter (where a.day >= $1 and a.source = 'direct'), 0) as direct,
+                coalesce(sum({spend}) filter (where a.day >= $1 and a.source = 'user'), 0) as user_tag,
+                coalesce(sum({spend}) filter (where a.day >= $1 and a.source = 'shared'), 0) as shared
          from allocated_daily_costs a
          left join teams t on t.id = a.team_id
          where a.day >= $3 and a.day < $2
@@ -55,7 +54,7 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
     .await?;
     let total: Decimal = rows.iter().map(|r| r.spend).sum();
     let daily: Vec<(NaiveDate, String, Decimal)> = sqlx::query_as(&format!(
-        "select a.day, coalesce(t.name, $3), sum(a.{column})
+        "select a.day, coalesce(t.name, $3), sum({spend})
          from allocated_daily_costs a
          left join teams t on t.id = a.team_id
          where a.day >= $1 and a.day < $2
@@ -84,7 +83,8 @@ pub async fn teams(pool: &PgPool, period: Period, metric: Metric, today: NaiveDa
     Ok(TeamsView {
         budgets,
         period,
-        metric,
+        metric: basis.metric,
+        credits: basis.credits,
         range,
         previous_range: before,
         estimated_days,
@@ -153,19 +153,21 @@ fn scope_filter(scope: &Scope) -> &'static str {
     }
 }
 
+/// The scope's spend in `range` by `key`, largest first (at most 100 lines). `amount` is
+/// the SQL of a row's spend in `from` (alias `c`).
 async fn lines(
     pool: &PgPool,
     scope: &Scope,
     range: DateRange,
-    column: &str,
+    amount: &str,
     from: &str,
     key: &str,
 ) -> Result<Vec<Line>, sqlx::Error> {
     let rows: Vec<(String, Decimal)> = scoped(
         &format!(
-            "select {key}, sum(c.{column}) from {from}
+            "select {key}, sum({amount}) from {from}
          where c.day >= $1 and c.day < $2 and {filter}
-         group by 1 having sum(c.{column}) <> 0 order by 2 desc, 1 limit 100",
+         group by 1 having sum({amount}) <> 0 order by 2 desc, 1 limit 100",
             filter = scope_filter(scope)
         ),
         range,
@@ -180,23 +182,28 @@ pub async fn scope(
     pool: &PgPool,
     scope: Scope,
     period: Period,
-    metric: Metric,
+    basis: impl Into<Basis>,
     today: NaiveDate,
 ) -> Result<ScopeView, sqlx::Error> {
+    let basis = basis.into();
     let range = period.range(today);
     let queries::Compared {
         current: with_data,
         previous: before,
     } = queries::days_with_data(range, queries::latest_day(pool).await?);
-    let column = metric_column(metric);
-    let by_project = lines(pool, &scope, range, column, "costs_by_service c", "c.project").await?;
-    let by_user = lines(pool, &scope, range, column, "costs_by_user c", "c.user_name").await?;
-    let by_service = lines(pool, &scope, range, column, "costs_by_service c", "c.service").await?;
+    // Projects come from the rollup, which knows each project-day's credits and refunds, so
+    // they follow the credits switch. Cost Explorer reports credits inside the user, service
+    // and usage-type groups, so those breakdowns are always net (the page says so).
+    let spend = basis.spend_sql("c");
+    let net = format!("c.{}", basis.metric.key());
+    let by_project = lines(pool, &scope, range, &spend, "daily_project_costs c", "c.project").await?;
+    let by_user = lines(pool, &scope, range, &net, "costs_by_user c", "c.user_name").await?;
+    let by_service = lines(pool, &scope, range, &net, "costs_by_service c", "c.service").await?;
     let by_family = lines(
         pool,
         &scope,
         range,
-        column,
+        &net,
         "costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type and u.gpu_model is not null",
         "u.instance_family || ' (' || u.gpu_model || ')'",
     )
@@ -205,23 +212,23 @@ pub async fn scope(
         pool,
         &scope,
         range,
-        column,
+        &net,
         "costs_by_usage_type c left join usage_types u on u.usage_type = c.usage_type
          left join projects p on p.name = c.project",
         crate::costs::export::WORKLOAD_SQL,
     )
     .await?;
     let total_sql = format!(
-        "select coalesce(sum(c.{column}), 0) from costs_by_service c where c.day >= $1 and c.day < $2 and {filter}",
+        "select coalesce(sum({spend}), 0) from daily_project_costs c where c.day >= $1 and c.day < $2 and {filter}",
         filter = scope_filter(&scope)
     );
     // Totals are summed in SQL: the breakdown tables list the 100 largest rows only. A
     // team's is its allocation, the figure the Teams table and its budgets use.
     let (total, previous_total, parts) = match &scope {
         Scope::Team(name) => (
-            allocation::reads::team_total(pool, name, with_data, metric).await?,
-            allocation::reads::team_total(pool, name, before, metric).await?,
-            allocation::reads::parts(pool, name, with_data, metric).await?,
+            allocation::reads::team_total(pool, name, with_data, basis).await?,
+            allocation::reads::team_total(pool, name, before, basis).await?,
+            allocation::reads::parts(pool, name, with_data, basis).await?,
         ),
         Scope::Project(_) => {
             let (total,): (Decimal,) = scoped(&total_sql, with_data, &scope).fetch_one(pool).await?;
@@ -232,8 +239,8 @@ pub async fn scope(
     let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = scoped(
         &format!(
             "select coalesce(sum(c.usage_quantity * u.gpu_count) filter (where u.gpu_model is not null), 0),
-                coalesce(sum(c.{column}) filter (where u.purchase_option = 'spot'), 0),
-                coalesce(sum(c.{column}) filter (where u.purchase_option in ('spot', 'on_demand')), 0)
+                coalesce(sum({net}) filter (where u.purchase_option = 'spot'), 0),
+                coalesce(sum({net}) filter (where u.purchase_option in ('spot', 'on_demand')), 0)
          from costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type
          where c.day >= $1 and c.day < $2 and {filter}",
             filter = scope_filter(&scope)
@@ -245,7 +252,7 @@ pub async fn scope(
     .await?;
     let daily: Vec<(NaiveDate, String, Decimal)> = scoped(
         &format!(
-            "select c.day, c.project, sum(c.{column}) from costs_by_service c
+            "select c.day, c.project, sum({spend}) from daily_project_costs c
          where c.day >= $1 and c.day < $2 and {filter} group by 1, 2 order by 1, 2",
             filter = scope_filter(&scope)
         ),
@@ -307,7 +314,8 @@ pub async fn scope(
         budgets,
         scope,
         period,
-        metric,
+        metric: basis.metric,
+        credits: basis.credits,
         range,
         previous_range: before,
         estimated_days,

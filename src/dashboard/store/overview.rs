@@ -10,7 +10,7 @@ use crate::costs::forecast;
 use crate::costs::queries::{Compared, days_with_data, estimated_days, latest_day};
 use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::{DateRange, Metric, Period};
+use crate::period::{Basis, Credits, DateRange, Period};
 
 /// The allocation `r` with its team `t` (none for Unassigned). Its figures have the rollup's
 /// column names, and every day's rows add up to the rollup's.
@@ -28,26 +28,27 @@ fn team_clause(n: u8) -> String {
 pub async fn overview(
     pool: &PgPool,
     period: Period,
-    metric: Metric,
+    basis: impl Into<Basis>,
     today: NaiveDate,
     team: Option<&str>,
 ) -> Result<Overview, sqlx::Error> {
+    let basis = basis.into();
     let range = period.range(today);
-    let amortized = metric == Metric::Amortized;
 
     let teams: Vec<TeamSpend> = sqlx::query_as(&format!(
-        "select coalesce(t.name, $4) as team,
-                sum(case when $3 then r.amortized else r.unblended end) as spend,
-                sum(case when $3 then r.gpu_amortized else r.gpu_unblended end) as gpu_spend
+        "select coalesce(t.name, $3) as team,
+                sum({spend}) as spend,
+                sum(r.gpu_{metric}) as gpu_spend
          from {ALLOCATED}
-         where r.day >= $1 and r.day < $2 and {}
+         where r.day >= $1 and r.day < $2 and {team}
          group by 1
          order by spend desc, team",
-        team_clause(5)
+        spend = basis.spend_sql("r"),
+        metric = basis.metric.key(),
+        team = team_clause(4)
     ))
     .bind(range.from)
     .bind(range.to)
-    .bind(amortized)
     .bind(UNASSIGNED_TEAM)
     .bind(team)
     .fetch_all(pool)
@@ -64,7 +65,7 @@ pub async fn overview(
         from: rate_window.map_or(range.from, |w| w.from.min(range.from)),
         to: range.to.max(rate_window.map_or(range.to, |w| w.to)),
     };
-    let all_daily = daily_totals(pool, fetched, amortized, team).await?;
+    let all_daily = daily_totals(pool, fetched, basis, team).await?;
     let rate = rate_window.map(|window| forecast::run_rate(window, &all_daily));
     let daily: Vec<(NaiveDate, Decimal)> = all_daily
         .iter()
@@ -78,7 +79,7 @@ pub async fn overview(
     let Changes {
         top: top_projects,
         movers,
-    } = project_changes(pool, with_data, compared_with, amortized, team).await?;
+    } = project_changes(pool, with_data, compared_with, basis, team).await?;
     // The org's budgets, or the chosen team's.
     let budgets = crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
         (crate::budgets::BudgetScope::Org, None) => true,
@@ -98,7 +99,7 @@ pub async fn overview(
     let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), &estimated_days, budget_line);
     let record_types = match team {
         Some(_) => Vec::new(),
-        None => record_types(pool, with_data, amortized).await?,
+        None => record_types(pool, with_data, basis).await?,
     };
     Ok(Overview {
         team: team.map(str::to_string),
@@ -110,7 +111,8 @@ pub async fn overview(
         movers,
         burn_svg: crate::codec::Svg(burn_svg),
         period,
-        metric,
+        metric: basis.metric,
+        credits: basis.credits,
         range,
         total: teams.iter().map(|t| t.spend).sum(),
         gpu_total: teams.iter().map(|t| t.gpu_spend).sum(),
@@ -130,22 +132,25 @@ pub const NOT_BROKEN_DOWN: &str = "Not broken down (ingested before record types
 /// The organisation's spend in `range` by record type, largest amount first (credits and
 /// refunds are negative, so they come last), then the spend of days that have no record
 /// types. Each record type is as Cost Explorer rounds it, so the lines may differ from the
-/// total in the last digits, never by a cent a day (the ingestion's cross-check).
-async fn record_types(pool: &PgPool, range: DateRange, amortized: bool) -> Result<Vec<Line>, sqlx::Error> {
-    let rows: Vec<(String, Decimal)> = sqlx::query_as(
-        "select record_type, sum(case when $3 then amortized else unblended end) from costs_by_record_type
-         where day >= $1 and day < $2 group by 1 having sum(case when $3 then amortized else unblended end) <> 0
+/// total in the last digits, never by a cent a day (the ingestion's cross-check). Before
+/// credits, the credit and refund lines are left out, as they are of the total.
+async fn record_types(pool: &PgPool, range: DateRange, basis: Basis) -> Result<Vec<Line>, sqlx::Error> {
+    let rows: Vec<(String, Decimal)> = sqlx::query_as(&format!(
+        "select record_type, sum({metric}) from costs_by_record_type
+         where day >= $1 and day < $2 and ($4 or record_type not in ('Credit', 'Refund'))
+         group by 1 having sum({metric}) <> 0
          union all
-         select $4, sum(case when $3 then r.amortized else r.unblended end) from daily_project_costs r
+         select $3, sum(r.{metric}) from daily_project_costs r
          where r.day >= $1 and r.day < $2
            and not exists (select 1 from costs_by_record_type k where k.day = r.day)
-         having sum(case when $3 then r.amortized else r.unblended end) <> 0
+         having sum(r.{metric}) <> 0
          order by 2 desc, 1",
-    )
+        metric = basis.metric.key()
+    ))
     .bind(range.from)
     .bind(range.to)
-    .bind(amortized)
     .bind(NOT_BROKEN_DOWN)
+    .bind(basis.credits == Credits::Net)
     .fetch_all(pool)
     .await?;
     Ok(rows.into_iter().map(|(key, spend)| Line { key, spend }).collect())
@@ -154,18 +159,18 @@ async fn record_types(pool: &PgPool, range: DateRange, amortized: bool) -> Resul
 async fn daily_totals(
     pool: &PgPool,
     range: DateRange,
-    amortized: bool,
+    basis: Basis,
     team: Option<&str>,
 ) -> Result<Vec<(NaiveDate, Decimal)>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "select r.day, sum(case when $3 then r.amortized else r.unblended end)
-         from {ALLOCATED} where r.day >= $1 and r.day < $2 and {}
+        "select r.day, sum({spend})
+         from {ALLOCATED} where r.day >= $1 and r.day < $2 and {team}
          group by r.day order by r.day",
-        team_clause(4)
+        spend = basis.spend_sql("r"),
+        team = team_clause(3)
     ))
     .bind(range.from)
     .bind(range.to)
-    .bind(amortized)
     .bind(team)
     .fetch_all(pool)
     .await
@@ -182,29 +187,29 @@ async fn project_changes(
     pool: &PgPool,
     range: DateRange,
     compared_with: DateRange,
-    amortized: bool,
+    basis: Basis,
     team: Option<&str>,
 ) -> Result<Changes, sqlx::Error> {
     let before = compared_with.from;
     // The organisation's projects with their owners; a team's, the projects its allocation
     // draws on (its own, and unowned ones its user tags or shared rules take from).
     let (source, team_name) = match team {
-        None => (ROLLUP, "coalesce(t.name, $5)"),
-        Some(_) => (ALLOCATED, "$6"),
+        None => (ROLLUP, "coalesce(t.name, $4)"),
+        Some(_) => (ALLOCATED, "$5"),
     };
     let mut all: Vec<ProjectChange> = sqlx::query_as(&format!(
         "select r.project, {team_name}::text as team,
-                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day >= $1), 0) as spend,
-                coalesce(sum(case when $4 then r.amortized else r.unblended end) filter (where r.day < $1), 0) as previous
+                coalesce(sum({spend}) filter (where r.day >= $1), 0) as spend,
+                coalesce(sum({spend}) filter (where r.day < $1), 0) as previous
          from {source}
-         where r.day >= $3 and r.day < $2 and {}
+         where r.day >= $3 and r.day < $2 and {team}
          group by 1, 2",
-        team_clause(6)
+        spend = basis.spend_sql("r"),
+        team = team_clause(5)
     ))
     .bind(range.from)
     .bind(range.to)
     .bind(before)
-    .bind(amortized)
     .bind(UNASSIGNED_TEAM)
     .bind(team)
     .fetch_all(pool)

@@ -1,0 +1,195 @@
+//! The credits switch: every cost page's figures net of credits and refunds (the default,
+//! as the bill counts them) or before them, and budgets that count either way.
+//!
+//! The bill (`statements::seed`) has two October days, each: `train` (ml-research) 100 of
+//! usage less a 10 credit; untagged 30 of NAT gateway and 3 of tax, shared evenly by
+//! ml-research and web; `site` (web) 20.
+
+use crate::common::{self, day};
+use crate::statements::seed;
+use burnrate::auth::Role;
+use burnrate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
+use burnrate::dashboard::model::Scope;
+use burnrate::dashboard::store::{breakdown, overview};
+use burnrate::period::{Basis, Credits, Metric, Period};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+use std::str::FromStr;
+
+fn d(text: &str) -> Decimal {
+    Decimal::from_str(text).expect("decimal")
+}
+
+const NET: Basis = Basis {
+    metric: Metric::Unblended,
+    credits: Credits::Net,
+};
+const GROSS: Basis = Basis {
+    metric: Metric::Unblended,
+    credits: Credits::Gross,
+};
+
+fn october() -> Period {
+    Period::Month(day(2026, 10, 1))
+}
+
+fn today() -> chrono::NaiveDate {
+    day(2026, 11, 5)
+}
+
+#[sqlx::test]
+async fn the_overview_and_teams_leave_credits_out_before_credits(pool: PgPool) {
+    seed(&pool).await;
+    let net = overview::overview(&pool, october(), NET, today(), None)
+        .await
+        .expect("net");
+    let gross = overview::overview(&pool, october(), GROSS, today(), None)
+        .await
+        .expect("gross");
+    // Two days of 90 + 33 + 20 net; the 10 credit a day back in before credits.
+    assert_eq!(net.total, d("286"));
+    assert_eq!(gross.total, d("306"));
+    assert_eq!(gross.credits, Credits::Gross);
+    let train = |o: &burnrate::dashboard::model::Overview| {
+        o.top_projects
+            .iter()
+            .find(|p| p.project == "train")
+            .expect("train")
+            .spend
+    };
+    assert_eq!(train(&net), d("180"));
+    assert_eq!(train(&gross), d("200"));
+    // The record types add up to each total: before credits, the credit line is left out.
+    assert!(net.record_types.iter().any(|l| l.key == "Credit"));
+    assert!(!gross.record_types.iter().any(|l| l.key == "Credit"));
+    for view in [&net, &gross] {
+        assert_eq!(view.record_types.iter().map(|l| l.spend).sum::<Decimal>(), view.total);
+    }
+    // A team's Overview and the Teams table follow the switch; web has no credits.
+    let ml = overview::overview(&pool, october(), GROSS, today(), Some("ml-research"))
+        .await
+        .expect("team");
+    assert_eq!(ml.total, d("233"));
+    let teams = breakdown::teams(&pool, october(), GROSS, today()).await.expect("teams");
+    let spend = |name: &str| teams.teams.iter().find(|t| t.team == name).expect(name).spend;
+    assert_eq!(spend("ml-research"), d("233"));
+    assert_eq!(spend("web"), d("73"));
+    assert_eq!(
+        teams.total, gross.total,
+        "the teams add up to the organisation before credits too"
+    );
+    let net_teams = breakdown::teams(&pool, october(), NET, today()).await.expect("teams");
+    assert_eq!(net_teams.total, net.total);
+}
+
+#[sqlx::test]
+async fn team_and_project_pages_switch_their_totals_and_projects_only(pool: PgPool) {
+    seed(&pool).await;
+    for (scope, net_total, gross_total) in [
+        (Scope::Team("ml-research".into()), "213", "233"),
+        (Scope::Project("train".into()), "180", "200"),
+    ] {
+        let net = breakdown::scope(&pool, scope.clone(), october(), NET, today())
+            .await
+            .expect("net");
+        let gross = breakdown::scope(&pool, scope.clone(), october(), GROSS, today())
+            .await
+            .expect("gross");
+        assert_eq!(net.total, d(net_total), "{scope:?}");
+        assert_eq!(gross.total, d(gross_total), "{scope:?}");
+        let train =
+            |lines: &[burnrate::dashboard::model::Line]| lines.iter().find(|l| l.key == "train").expect("train").spend;
+        assert_eq!(train(&net.by_project), d("180"));
+        assert_eq!(train(&gross.by_project), d("200"));
+        // Cost Explorer reports credits inside the user grain: it stays net either way.
+        assert_eq!(net.by_user, gross.by_user);
+    }
+    // The team's allocation parts follow the switch too.
+    let gross = breakdown::scope(&pool, Scope::Team("ml-research".into()), october(), GROSS, today())
+        .await
+        .expect("gross");
+    assert_eq!(gross.parts.iter().map(|p| p.spend).sum::<Decimal>(), d("233"));
+}
+
+#[sqlx::test]
+async fn the_server_functions_take_credits_and_name_a_bad_value(pool: PgPool) {
+    seed(&pool).await;
+    let app = common::spawn_app(pool.clone()).await;
+    let viewer = app.session_for("viewer@example.com", Role::Viewer).await;
+    let gross = app
+        .post_form_as("/api/teams", "period=2026-10&metric=unblended&credits=gross", &viewer)
+        .await;
+    assert_eq!(gross.status, 200, "{}", gross.body);
+    assert!(gross.body.contains("\"credits\":\"Gross\""), "{}", gross.body);
+    assert!(gross.body.contains("\"total\":\"306"), "{}", gross.body);
+    // The cached page data of one setting is never served for the other.
+    let net = app
+        .post_form_as("/api/teams", "period=2026-10&metric=unblended", &viewer)
+        .await;
+    assert!(net.body.contains("\"total\":\"286"), "{}", net.body);
+    let bad = app
+        .post_form_as("/api/overview", "period=2026-10&credits=after", &viewer)
+        .await;
+    assert_eq!(bad.status, 400);
+    assert!(
+        bad.body
+            .contains("unknown credits \\\"after\\\"; expected net or gross"),
+        "{}",
+        bad.body
+    );
+    let page = app.get_as("/teams?period=2026-10&credits=gross", &viewer).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("before credits and refunds"),
+        "the table says what it counts"
+    );
+}
+
+#[sqlx::test]
+async fn a_budget_counts_spend_net_or_before_credits_as_it_says(pool: PgPool) {
+    seed(&pool).await;
+    let mut conn = pool.acquire().await.expect("connection");
+    let mut standing = Vec::new();
+    for credits in ["net", "gross"] {
+        let spec = validate(&BudgetInput {
+            name: format!("ml {credits}"),
+            scope_kind: "team".into(),
+            scope_name: "ml-research".into(),
+            period: "monthly".into(),
+            amount: "1000".into(),
+            metric: "unblended".into(),
+            credits: credits.into(),
+            thresholds: threshold_lines("50"),
+            recipients: recipient_list(""),
+        })
+        .expect("valid");
+        let id = burnrate::budgets::store::save(&mut conn, &burnrate::audit_log::Actor::system("test"), None, &spec)
+            .await
+            .expect("saved");
+        let budget = burnrate::budgets::store::get(&mut conn, id)
+            .await
+            .expect("read")
+            .expect("budget");
+        assert_eq!(budget.spec.credits.key(), credits, "stored and read back");
+        let period = burnrate::period::DateRange {
+            from: day(2026, 10, 1),
+            to: day(2026, 11, 1),
+        };
+        let status = burnrate::budgets::evaluate::status_in(&mut conn, &budget, period, today())
+            .await
+            .expect("status");
+        standing.push(status.status.spend);
+    }
+    assert_eq!(standing, [d("213"), d("233")]);
+    let refused = validate(&BudgetInput {
+        name: "bad".into(),
+        scope_kind: "org".into(),
+        period: "monthly".into(),
+        amount: "10".into(),
+        metric: "unblended".into(),
+        credits: "after".into(),
+        ..BudgetInput::default()
+    })
+    .expect_err("an unknown setting");
+    assert!(refused.iter().any(|e| e.field == "credits"), "{refused:?}");
+}
