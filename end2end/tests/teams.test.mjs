@@ -53,6 +53,60 @@ test('the team chart has one legend entry per team and its table equals the data
   await page.close();
 });
 
+test('the credits switch shows every team before credits, as the database has them, and keeps the period', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/teams?period=prev');
+  await waitForHydration(page);
+  await page.waitForSelector('[data-testid="team-name"]');
+  const read = () => page.$$eval('[data-testid="team-name"]', (cells) => Object.fromEntries(cells.map((c) => [
+    c.textContent, c.closest('tr').querySelector('[data-testid="team-spend"]').dataset.value])));
+  const net = await read();
+  assert.match(await page.textContent('[data-testid="teams-table"] caption'), /net of credits and refunds/);
+  await page.click('[data-testid="credits-gross"]');
+  await page.waitForURL(/credits=gross/);
+  assert.match(page.url(), /period=prev/, 'the period stays');
+  await page.waitForFunction(() => document.querySelector('[data-testid="teams-table"] caption')?.textContent.includes('before credits'));
+  const gross = await read();
+  const caption = await page.textContent('[data-testid="teams-table"] caption');
+  const [from, last] = caption.match(/\d{4}-\d{2}-\d{2}/g);
+  const { rows } = await server.db.query(
+    `select coalesce(t.name, 'Unassigned') as team, sum(a.unblended)::text as net,
+            sum(a.unblended - a.credit_unblended - a.refund_unblended)::text as gross
+     from allocated_daily_costs a left join teams t on t.id = a.team_id
+     where a.day between $1 and $2 group by 1`, [from, last]);
+  let moved = 0;
+  for (const row of rows) {
+    assert.equal(units(net[row.team]), units(row.net), `${row.team} net`);
+    assert.equal(units(gross[row.team]), units(row.gross), `${row.team} before credits`);
+    if (row.net !== row.gross) moved += 1;
+  }
+  // The demo's monthly credit on llm-pretrain and the untagged refund on the 15th.
+  assert.ok(moved >= 1, 'some team had credits last month');
+  await page.click('[data-testid="credits-net"]');
+  await page.waitForURL((url) => !url.search.includes('credits=gross'));
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
+test('a project page before credits says which breakdowns still include them', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/projects/llm-pretrain?period=prev&credits=gross');
+  await waitForHydration(page);
+  await page.waitForSelector('[data-testid="credits-note"]');
+  assert.match(await page.textContent('[data-testid="credits-note"]'), /Users, services, GPU families and workloads still include them/);
+  const total = await page.getAttribute('[data-testid="scope-total"]', 'data-value');
+  const { rows } = await server.db.query(
+    `select sum(unblended - credit_unblended - refund_unblended)::text as gross from daily_project_costs
+     where project = 'llm-pretrain' and day >= date_trunc('month', current_date - interval '1 month')
+       and day < date_trunc('month', current_date)`);
+  assert.equal(units(total), units(rows[0].gross));
+  await page.click('[data-testid="credits-net"]');
+  await page.waitForURL((url) => !url.search.includes('credits=gross'));
+  await page.waitForFunction(() => !document.querySelector('[data-testid="credits-note"]'));
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
 test('a team links to its projects; the hostile project renders as text and runs nothing', async () => {
   const { rows } = await server.db.query(
     "select t.name from projects p join teams t on t.id = p.team_id where p.name = '<img src=x onerror=alert(1)>'");

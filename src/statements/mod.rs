@@ -7,6 +7,8 @@ pub mod model;
 pub mod pages;
 
 #[cfg(feature = "ssr")]
+pub mod adjust;
+#[cfg(feature = "ssr")]
 pub mod compute;
 #[cfg(feature = "ssr")]
 pub mod download;

@@ -36,6 +36,10 @@ impl Section {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementLine {
     pub team: String,
+    /// The team's id (none for Unassigned), so an adjustment finds a renamed team. Lines
+    /// frozen before statements kept it have none and are matched by name.
+    #[serde(default)]
+    pub team_id: Option<i64>,
     pub section: Section,
     pub item: String,
     pub unblended: Decimal,

@@ -160,6 +160,7 @@ mod tests {
             month: NaiveDate::from_ymd_opt(2026, 10, 1).expect("date"),
             lines: vec![StatementLine {
                 team: "ml".into(),
+                team_id: Some(1),
                 section: Section::Direct,
                 item: "=HYPERLINK(\"x\") <img src=x onerror=alert(1)>".into(),
                 unblended: Decimal::new(12345, 3),
@@ -188,6 +189,7 @@ mod tests {
     fn printable_amounts_are_exact_with_thousands_separators() {
         let line = |unblended: Decimal| StatementLine {
             team: "ml".into(),
+            team_id: Some(1),
             section: Section::Direct,
             item: "train".into(),
             unblended,

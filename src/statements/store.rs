@@ -1,10 +1,13 @@
 //! Frozen statements, and the statement of a month: frozen if it is, else computed now (and
 //! frozen now when the month's figures are final).
 
+use std::collections::BTreeMap;
+
 use chrono::{Datelike, Months, NaiveDate};
 use sqlx::PgConnection;
 
-use super::compute::{month_lines, sort, with_adjustments};
+use super::adjust::{MonthLines, adjustments, apply};
+use super::compute::{month_lines, sort};
 use super::model::{Statement, StatementLine};
 use crate::period::DateRange;
 
@@ -43,10 +46,11 @@ async fn frozen(conn: &mut PgConnection, month: NaiveDate) -> Result<Option<Froz
 }
 
 /// The statement of the month starting `month`, as of `today`. A frozen one is returned as
-/// frozen. Otherwise it is computed from the allocation, with an adjustment for each team
-/// whose total for the month before has changed since that month was frozen; and once the
-/// month has ended and none of its days is Estimated, it is frozen with the data version and
-/// the shared-cost rules in force.
+/// frozen. Otherwise it is computed from the allocation; if it is the next statement to be
+/// frozen (no month with spend between it and the last frozen one), it carries an adjustment
+/// for each frozen month and team whose total has changed since it was charged
+/// (`adjust`); and once the month has ended and none of its days is Estimated, it is frozen
+/// with the data version and the shared-cost rules in force.
 pub async fn statement(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
     // Two callers freezing the same month at once: PostgreSQL refuses the second insert
     // (its snapshot cannot see the first's row), and once more it reads the frozen one.
@@ -85,10 +89,15 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
         return Ok(as_frozen(frozen, budgets));
     }
     let mut lines = month_lines(conn, range).await?;
-    let previous = month.checked_sub_months(Months::new(1)).unwrap_or(month);
-    if let Some(before) = frozen(conn, previous).await? {
-        let now = month_lines(conn, month_range(previous)).await?;
-        lines = with_adjustments(lines, &month_label(previous), &before.lines.0, &now);
+    let before = frozen_before(conn, month).await?;
+    if next_to_freeze(conn, &before, month).await? {
+        let now = totals_now(conn, &before, month).await?;
+        let ids: BTreeMap<String, i64> = sqlx::query_as("select name, id from teams")
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .collect();
+        lines = apply(lines, adjustments(&before, &now, &ids));
     }
     sort(&mut lines);
     let ended = range.to <= today;
@@ -113,6 +122,87 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
         frozen_at: None,
         budgets,
     })
+}
+
+/// The frozen statements of months before `month`, oldest first.
+async fn frozen_before(conn: &mut PgConnection, month: NaiveDate) -> Result<Vec<MonthLines>, sqlx::Error> {
+    let rows: Vec<(NaiveDate, sqlx::types::Json<Vec<StatementLine>>)> =
+        sqlx::query_as("select month, lines from statements where month < $1 order by month")
+            .bind(month)
+            .fetch_all(conn)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(first, lines)| MonthLines {
+            month: month_label(first),
+            lines: lines.0,
+        })
+        .collect())
+}
+
+/// True when `month` is the statement that books the frozen months' changes: some month
+/// before it is frozen, and none with spend lies between the last of them and it (that one
+/// freezes first, and carries them).
+async fn next_to_freeze(conn: &mut PgConnection, frozen: &[MonthLines], month: NaiveDate) -> Result<bool, sqlx::Error> {
+    let Some(last) = frozen.last().and_then(|m| parse_month(&m.month).ok()) else {
+        return Ok(false);
+    };
+    let after = last.checked_add_months(Months::new(1)).unwrap_or(month);
+    let between: bool =
+        sqlx::query_scalar("select exists (select 1 from daily_project_costs where day >= $1 and day < $2)")
+            .bind(after)
+            .bind(month)
+            .fetch_one(conn)
+            .await?;
+    Ok(!between)
+}
+
+/// Each frozen month's total per team as the allocation has it now, in one pass over the
+/// allocation from the first frozen month.
+async fn totals_now(
+    conn: &mut PgConnection,
+    frozen: &[MonthLines],
+    month: NaiveDate,
+) -> Result<Vec<MonthLines>, sqlx::Error> {
+    let Some(first) = frozen.first().and_then(|m| parse_month(&m.month).ok()) else {
+        return Ok(Vec::new());
+    };
+    let rows: Vec<(
+        String,
+        Option<i64>,
+        String,
+        rust_decimal::Decimal,
+        rust_decimal::Decimal,
+    )> = sqlx::query_as(
+        "select to_char(a.day, 'YYYY-MM'), a.team_id, coalesce(t.name, $3), sum(a.unblended), sum(a.amortized)
+         from allocated_daily_costs a left join teams t on t.id = a.team_id
+         where a.day >= $1 and a.day < $2 group by 1, 2, 3 order by 1",
+    )
+    .bind(first)
+    .bind(month)
+    .bind(crate::format::UNASSIGNED_TEAM)
+    .fetch_all(conn)
+    .await?;
+    let mut months: Vec<MonthLines> = Vec::new();
+    for (label, team_id, team, unblended, amortized) in rows {
+        if months.last().is_none_or(|m| m.month != label) {
+            months.push(MonthLines {
+                month: label,
+                lines: Vec::new(),
+            });
+        }
+        if let Some(current) = months.last_mut() {
+            current.lines.push(StatementLine {
+                team,
+                team_id,
+                section: super::model::Section::Total,
+                item: "Total".into(),
+                unblended,
+                amortized,
+            });
+        }
+    }
+    Ok(months)
 }
 
 /// Every team's monthly budgets: (team, name, amount, metric).

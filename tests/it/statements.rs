@@ -205,6 +205,80 @@ async fn a_final_month_is_exact_frozen_and_restated_only_on_the_next_statement(p
     assert_eq!(rules[0]["name"], "Untagged", "the rules in force are kept with it");
 }
 
+/// A team's direct and total lines as `section item unblended`.
+fn team_lines(statement: &burnrate::statements::model::Statement, team: &str) -> Vec<String> {
+    statement
+        .lines
+        .iter()
+        .filter(|l| l.team == team && matches!(l.section.key(), "direct" | "total"))
+        .map(|l| format!("{} {} {}", l.section.key(), l.item, l.unblended))
+        .collect()
+}
+
+#[sqlx::test]
+async fn a_restatement_of_any_frozen_month_is_booked_once_on_the_next_statement_even_after_a_rename(pool: PgPool) {
+    seed(&pool).await;
+    let mut conn = pool.acquire().await.expect("connection");
+    let october = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 5))
+        .await
+        .expect("statement");
+    assert!(october.frozen_at.is_some());
+    for on in [day(2026, 11, 2), day(2026, 11, 30)] {
+        write(&pool, on, bill(on, "100")).await;
+    }
+    let november = statement(&mut conn, day(2026, 11, 1), day(2026, 12, 5))
+        .await
+        .expect("statement");
+    assert!(november.frozen_at.is_some(), "November froze with nothing to adjust");
+    assert!(!november.lines.iter().any(|l| l.item.starts_with("adjustment")));
+
+    // ml-research is renamed (its id stays), then AWS restates 31 October, two months back.
+    sqlx::query("update teams set name = 'machine-learning' where name = 'ml-research'")
+        .execute(&pool)
+        .await
+        .expect("renamed");
+    write(&pool, day(2026, 10, 31), bill(day(2026, 10, 31), "112.50")).await;
+    for on in [day(2026, 12, 1), day(2026, 12, 31)] {
+        write(&pool, on, bill(on, "100")).await;
+    }
+    let december = statement(&mut conn, day(2026, 12, 1), day(2026, 12, 5))
+        .await
+        .expect("statement");
+    assert_eq!(
+        team_lines(&december, "machine-learning"),
+        [
+            "direct adjustment: 2026-10 changed since frozen 12.50",
+            "direct train 200",
+            "total Total 225.50"
+        ]
+    );
+    assert_eq!(
+        team_lines(&december, "ml-research"),
+        Vec::<String>::new(),
+        "one team, not two"
+    );
+    assert!(!team_lines(&december, "web").iter().any(|l| l.contains("adjustment")));
+
+    // December freezes with it; a second restatement of October books only what is new.
+    let frozen = statement(&mut conn, day(2026, 12, 1), day(2027, 1, 5))
+        .await
+        .expect("statement");
+    assert!(frozen.frozen_at.is_some());
+    write(&pool, day(2026, 10, 31), bill(day(2026, 10, 31), "115")).await;
+    write(&pool, day(2027, 1, 2), bill(day(2027, 1, 2), "100")).await;
+    let january = statement(&mut conn, day(2027, 1, 1), day(2027, 1, 5))
+        .await
+        .expect("statement");
+    assert_eq!(
+        team_lines(&january, "machine-learning"),
+        [
+            "direct adjustment: 2026-10 changed since frozen 2.50",
+            "direct train 100",
+            "total Total 109.00"
+        ]
+    );
+}
+
 #[sqlx::test]
 async fn the_statement_is_served_as_csv_and_printable_html_to_signed_in_users(pool: PgPool) {
     seed(&pool).await;
