@@ -256,6 +256,79 @@ pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     }
 }
 
+/// What a mapping change moved: the projects and user tags whose team changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Moved {
+    pub projects: Vec<String>,
+    pub users: Vec<String>,
+    /// A team was deleted: its rows go with it, on any day.
+    pub every_day: bool,
+    /// A team was created: rules without a team list split among every team, so with such
+    /// a rule every day changes.
+    pub team_created: bool,
+}
+
+/// Contiguous runs of days rewritten one at a time; beyond this many, one span from the first
+/// to the last is cheaper than the queries of each run.
+const MAX_RUNS: usize = 64;
+
+/// Rewrites the days a mapping change moved spend on, and returns how many days it
+/// rewrote. Those are the days on which a moved project or user tag has spend: on any
+/// other day every team's own spend is unchanged, so proportional shares are too, and the
+/// user-tag and service steps read only the moved values' rows. Every day when a team was
+/// deleted, or created while a rule splits among every team.
+pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<usize, sqlx::Error> {
+    let splits_among_all: bool = sqlx::query_scalar(
+        "select exists (select 1 from allocation_rules r
+                        where not exists (select 1 from allocation_rule_teams t where t.rule_id = r.id))",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if moved.every_day || (moved.team_created && splits_among_all) {
+        refresh_all(conn).await?;
+        return sqlx::query_scalar::<_, i64>("select count(distinct day) from daily_project_costs")
+            .fetch_one(&mut *conn)
+            .await
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    let days: Vec<NaiveDate> = sqlx::query_scalar(
+        "select day from daily_project_costs where project = any($1)
+         union
+         select day from costs_by_user where user_name = any($2)
+         order by 1",
+    )
+    .bind(&moved.projects)
+    .bind(&moved.users)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut runs = runs(&days);
+    if runs.len() > MAX_RUNS
+        && let (Some(first), Some(last)) = (runs.first().copied(), runs.last().copied())
+    {
+        runs = vec![DateRange {
+            from: first.from,
+            to: last.to,
+        }];
+    }
+    for range in runs {
+        refresh(conn, range).await?;
+    }
+    Ok(days.len())
+}
+
+/// Sorted days as half-open ranges of consecutive days.
+fn runs(days: &[NaiveDate]) -> Vec<DateRange> {
+    let mut runs: Vec<DateRange> = Vec::new();
+    for day in days {
+        let next = *day + chrono::Days::new(1);
+        match runs.last_mut() {
+            Some(run) if run.to == *day => run.to = next,
+            _ => runs.push(DateRange { from: *day, to: next }),
+        }
+    }
+    runs
+}
+
 /// Allocates the days the rollup has and the allocation lacks: after the upgrade that
 /// added allocation, or anything else that wrote the rollup alone. True when it wrote any.
 pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {

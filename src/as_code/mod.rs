@@ -205,12 +205,15 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
     let mut changes = Vec::new();
-    let mut reallocate = false;
+    // Mappings move spend on the days their projects and user tags have it; a rule change
+    // on every day.
+    let mut moved = crate::allocation::store::Moved::default();
+    let mut reallocate_all = false;
     if let Some(desired) = &file.teams {
         let current = store::load(&mut tx).await?;
         let team_changes = store::diff(&current, desired);
         store::apply(&mut tx, actor, &team_changes).await?;
-        reallocate |= team_changes.iter().any(store::Change::moves_spend);
+        moved = store::moved(&team_changes);
         changes.extend(team_changes.iter().map(ToString::to_string));
     }
     if let Some(file_rules) = &file.shared_costs {
@@ -228,13 +231,17 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
         }
         let rules: Vec<_> = file_rules.iter().map(|r| r.rule.clone()).collect();
         let rule_changes = crate::allocation::rule_store::replace_all(&mut tx, actor, &rules).await?;
-        reallocate |= !rule_changes.is_empty();
+        reallocate_all = !rule_changes.is_empty();
         changes.extend(rule_changes);
     }
-    // Mappings and rules decide who pays on every day: the allocation is rewritten once,
-    // when they changed (a dry run is rolled back, so it skips the work).
-    if reallocate && !dry_run {
-        crate::allocation::store::refresh_all(&mut tx).await?;
+    // The allocation is rewritten once, for what changed (a dry run is rolled back, so it
+    // skips the work).
+    if !dry_run {
+        if reallocate_all {
+            crate::allocation::store::refresh_all(&mut tx).await?;
+        } else if moved != crate::allocation::store::Moved::default() {
+            crate::allocation::store::refresh_moved(&mut tx, &moved).await?;
+        }
     }
     if let Some(facts) = &file.project_facts {
         for (project, declared) in facts {

@@ -98,9 +98,9 @@ async fn update(
     if !changes.is_empty() {
         crate::enforcement::judge::disarm_stale(&mut tx, &actor.label, chrono::Utc::now().date_naive()).await?;
     }
-    // Who owns a project or a user tag decides who pays on every day.
+    // Who owns a project or a user tag decides who pays on the days it has spend.
     if changes.iter().any(store::Change::moves_spend) {
-        crate::allocation::store::refresh_all(&mut tx).await?;
+        crate::allocation::store::refresh_moved(&mut tx, &store::moved(&changes)).await?;
     }
     tx.commit().await?;
     Ok(changes.len())

@@ -277,6 +277,23 @@ pub async fn unmapped(conn: &mut sqlx::PgConnection) -> Result<Vec<super::model:
     .await
 }
 
+/// What `changes` moved, for the allocation to rewrite only those days.
+pub fn moved(changes: &[Change]) -> crate::allocation::store::Moved {
+    let mut moved = crate::allocation::store::Moved::default();
+    for change in changes {
+        match change {
+            Change::CreateTeam(_) => moved.team_created = true,
+            Change::DeleteTeam(_) => moved.every_day = true,
+            Change::Add { member, value, .. } | Change::Remove { member, value, .. } => match member {
+                Member::Project => moved.projects.push(value.clone()),
+                Member::User => moved.users.push(value.clone()),
+                Member::Owner => {}
+            },
+        }
+    }
+    moved
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

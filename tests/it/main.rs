@@ -22,6 +22,7 @@ mod ingestion_cli;
 mod overview_queries;
 mod page_cache;
 mod private_cluster;
+mod reallocation;
 mod savings;
 mod schema_and_rollups;
 mod statements;

@@ -1,0 +1,135 @@
+//! A mapping change rewrites the allocation of only the days it moves spend on, and leaves
+//! it exactly as a rewrite of every day would.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::common::{self, day};
+use burnrate::audit_log::Actor;
+use chrono::NaiveDate;
+use sqlx::PgPool;
+
+type Row = (
+    String,
+    i64,
+    String,
+    i64,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+);
+
+/// Every allocated row, exactly.
+async fn allocation(pool: &PgPool) -> Vec<Row> {
+    sqlx::query_as(
+        "select day::text, coalesce(team_id, 0), source, coalesce(rule_id, 0), project, user_name,
+                unblended::text, amortized::text, credit_unblended::text, refund_unblended::text, tax_unblended::text
+         from allocated_daily_costs order by 1, 2, 3, 4, 5, 6",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("allocation")
+}
+
+/// Each day's row versions: a rewritten day's rows are new ones.
+async fn versions(pool: &PgPool) -> BTreeMap<NaiveDate, Vec<String>> {
+    let rows: Vec<(NaiveDate, String)> =
+        sqlx::query_as("select day, xmin::text from allocated_daily_costs order by 1, 2")
+            .fetch_all(pool)
+            .await
+            .expect("versions");
+    let mut days: BTreeMap<NaiveDate, Vec<String>> = BTreeMap::new();
+    for (day, xmin) in rows {
+        days.entry(day).or_default().push(xmin);
+    }
+    days
+}
+
+fn rewritten(
+    before: &BTreeMap<NaiveDate, Vec<String>>,
+    after: &BTreeMap<NaiveDate, Vec<String>>,
+) -> BTreeSet<NaiveDate> {
+    before
+        .keys()
+        .chain(after.keys())
+        .filter(|d| before.get(d) != after.get(d))
+        .copied()
+        .collect()
+}
+
+async fn days_of(pool: &PgPool, sql: &str, value: &str) -> BTreeSet<NaiveDate> {
+    sqlx::query_scalar::<_, NaiveDate>(sql)
+        .bind(value)
+        .fetch_all(pool)
+        .await
+        .expect("days")
+        .into_iter()
+        .collect()
+}
+
+#[sqlx::test]
+async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a_full_rewrite(pool: PgPool) {
+    common::load_demo(&pool, day(2026, 11, 20)).await;
+    let all_days: i64 = sqlx::query_scalar("select count(distinct day) from allocated_daily_costs")
+        .fetch_one(&pool)
+        .await
+        .expect("days");
+    // The tagged project with the fewest days of spend moves to a team that does not own it.
+    let (project, team): (String, String) = sqlx::query_as(
+        "select r.project, (select name from teams where id is distinct from p.team_id order by name limit 1)
+         from daily_project_costs r left join projects p on p.name = r.project
+         where r.project <> '' group by r.project, p.team_id order by count(*), r.project limit 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("a project");
+    let before = versions(&pool).await;
+    burnrate::teams::edit::assign(&pool, &Actor::system("test"), "project", &project, &team)
+        .await
+        .expect("moved");
+    let spent = days_of(
+        &pool,
+        "select distinct day from daily_project_costs where project = $1",
+        &project,
+    )
+    .await;
+    assert!(
+        (spent.len() as i64) < all_days,
+        "{project} has spend on {} of {all_days} days",
+        spent.len()
+    );
+    assert_eq!(rewritten(&before, &versions(&pool).await), spent, "{project} to {team}");
+
+    // A user tag moved to another team: the days that user has spend on.
+    let (user, team): (String, String) = sqlx::query_as(
+        "select c.user_name, (select name from teams where id is distinct from u.team_id order by name limit 1)
+         from costs_by_user c left join tagged_users u on u.name = c.user_name
+         where c.user_name <> '' group by 1, u.team_id order by count(distinct c.day), 1 limit 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("a user");
+    let before = versions(&pool).await;
+    burnrate::teams::edit::assign(&pool, &Actor::system("test"), "user", &user, &team)
+        .await
+        .expect("mapped");
+    let spent = days_of(
+        &pool,
+        "select distinct day from costs_by_user where user_name = $1",
+        &user,
+    )
+    .await;
+    assert_eq!(rewritten(&before, &versions(&pool).await), spent, "{user} to {team}");
+
+    // What the targeted rewrites left is what a rewrite of every day makes.
+    let targeted = allocation(&pool).await;
+    let mut tx = pool.begin().await.expect("tx");
+    burnrate::allocation::store::refresh_all(&mut tx)
+        .await
+        .expect("full rewrite");
+    tx.commit().await.expect("commit");
+    assert_eq!(allocation(&pool).await, targeted);
+}
