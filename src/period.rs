@@ -190,8 +190,7 @@ pub enum Credits {
     /// Credits and refunds subtracted: what the organisation pays.
     #[default]
     Net,
-    /// Credits and refunds left out: what the spend would cost without them, for a team whose
-    /// credits run out or a comparison across accounts with different credits.
+    /// Credits and refunds left out: the burn that credits hide until they run out.
     Gross,
 }
 
