@@ -232,6 +232,8 @@ async fn insert(conn: &mut PgConnection, rows: &[(NaiveDate, bool, &Allocated)])
 /// Rewrites every day with spend: after a mapping, team or rule change, which moves spend
 /// on every day.
 pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    // Before reading the span: an ingestion holding the lock may be adding days.
+    lock(conn).await?;
     let span: (Option<NaiveDate>, Option<NaiveDate>) =
         sqlx::query_as("select min(day), max(day) from daily_project_costs")
             .fetch_one(&mut *conn)
@@ -272,12 +274,14 @@ pub struct Moved {
 /// to the last is cheaper than the queries of each run.
 const MAX_RUNS: usize = 64;
 
-/// Rewrites the days a mapping change moved spend on, and returns how many days it
-/// rewrote. Those are the days on which a moved project or user tag has spend: on any
+/// Rewrites the days a mapping change moved spend on: those on which a moved project or
+/// user tag has spend. On any
 /// other day every team's own spend is unchanged, so proportional shares are too, and the
 /// user-tag and service steps read only the moved values' rows. Every day when a team was
 /// deleted, or created while a rule splits among every team.
-pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<usize, sqlx::Error> {
+pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<(), sqlx::Error> {
+    // Before reading which days: an ingestion holding the lock may be adding some.
+    lock(conn).await?;
     let splits_among_all: bool = sqlx::query_scalar(
         "select exists (select 1 from allocation_rules r
                         where not exists (select 1 from allocation_rule_teams t where t.rule_id = r.id))",
@@ -285,11 +289,7 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<usi
     .fetch_one(&mut *conn)
     .await?;
     if moved.every_day || (moved.team_created && splits_among_all) {
-        refresh_all(conn).await?;
-        return sqlx::query_scalar::<_, i64>("select count(distinct day) from daily_project_costs")
-            .fetch_one(&mut *conn)
-            .await
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        return refresh_all(conn).await;
     }
     let days: Vec<NaiveDate> = sqlx::query_scalar(
         "select day from daily_project_costs where project = any($1)
@@ -313,7 +313,7 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<usi
     for range in runs {
         refresh(conn, range).await?;
     }
-    Ok(days.len())
+    Ok(())
 }
 
 /// Sorted days as half-open ranges of consecutive days.
@@ -371,4 +371,23 @@ pub async fn fill_gaps_in_transaction(pool: &sqlx::PgPool) -> Result<bool, sqlx:
     let filled = fill_gaps(&mut tx).await?;
     tx.commit().await?;
     Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_days_make_one_run_and_a_gap_starts_another() {
+        let day = |d| NaiveDate::from_ymd_opt(2026, 10, d).expect("date");
+        let range = |from, to| DateRange {
+            from: day(from),
+            to: day(to),
+        };
+        assert_eq!(runs(&[]), []);
+        assert_eq!(
+            runs(&[day(1), day(2), day(3), day(5), day(9), day(10)]),
+            [range(1, 4), range(5, 6), range(9, 11)]
+        );
+    }
 }

@@ -272,6 +272,9 @@ pub struct BudgetUse {
     pub scope: BudgetScope,
     pub period: BudgetPeriod,
     pub amount: Decimal,
+    /// What its spend counts, so a chart draws its line only against figures counted alike.
+    pub metric: Metric,
+    pub credits: Credits,
     pub spend: Decimal,
     pub forecast: Decimal,
     /// `60.8%`
@@ -289,6 +292,8 @@ impl From<&BudgetStatus> for BudgetUse {
             scope: spec.scope.clone(),
             period: spec.period,
             amount: spec.amount,
+            metric: spec.metric,
+            credits: spec.credits,
             spend: status.spend,
             forecast: status.forecast,
             used: status.percent_used(),

@@ -37,11 +37,6 @@ fn payer(line: &StatementLine, ids: &BTreeMap<String, i64>) -> Payer {
     }
 }
 
-/// The month an adjustment line is for.
-fn adjusted_month(item: &str) -> Option<&str> {
-    item.strip_prefix(ADJUSTMENT)?.get(..7)
-}
-
 /// A team's amounts in one month, with the name to write on its adjustment.
 #[derive(Default)]
 struct Charged {
@@ -68,7 +63,7 @@ pub fn adjustments(frozen: &[MonthLines], now: &[MonthLines], ids: &BTreeMap<Str
     for statement in frozen {
         for line in &statement.lines {
             let key = |month: &str| (month.to_string(), payer(line, ids));
-            match (line.section, adjusted_month(&line.item)) {
+            match (line.section, line.adjusts.as_deref()) {
                 (Section::Total, _) => charged
                     .entry(key(&statement.month))
                     .or_default()
@@ -95,6 +90,7 @@ pub fn adjustments(frozen: &[MonthLines], now: &[MonthLines], ids: &BTreeMap<Str
         }
     }
     let months: BTreeSet<&str> = frozen.iter().map(|m| m.month.as_str()).collect();
+    let names: BTreeMap<i64, &String> = ids.iter().map(|(name, id)| (*id, name)).collect();
     let keys: BTreeSet<&(String, Payer)> = charged.keys().chain(current.keys()).collect();
     let mut lines = Vec::new();
     for key in keys.into_iter().filter(|(month, _)| months.contains(month.as_str())) {
@@ -104,16 +100,18 @@ pub fn adjustments(frozen: &[MonthLines], now: &[MonthLines], ids: &BTreeMap<Str
         if unblended.is_zero() && amortized.is_zero() {
             continue;
         }
-        // Today's name when the team still has spend that month, else the one frozen.
+        // Today's name for a team that still exists, else the one it was charged under.
         let Some(named) = is.or(was) else { continue };
+        let (team, team_id) = match &key.1 {
+            Payer::Team(id) => (names.get(id).map_or(&named.team, |n| *n).clone(), Some(*id)),
+            Payer::Named(_) => (named.team.clone(), None),
+        };
         lines.push(StatementLine {
-            team: named.team.clone(),
-            team_id: match &key.1 {
-                Payer::Team(id) => Some(*id),
-                Payer::Named(_) => None,
-            },
+            team,
+            team_id,
             section: Section::Direct,
             item: format!("{ADJUSTMENT}{} changed since frozen", key.0),
+            adjusts: Some(key.0.clone()),
             unblended,
             amortized,
         });
@@ -137,6 +135,7 @@ pub fn apply(mut lines: Vec<StatementLine>, adjustments: Vec<StatementLine>) -> 
             None => lines.push(StatementLine {
                 section: Section::Total,
                 item: "Total".into(),
+                adjusts: None,
                 ..adjustment.clone()
             }),
         }
@@ -156,6 +155,10 @@ mod tests {
             team_id: team.1,
             section,
             item: item.into(),
+            adjusts: item
+                .strip_prefix(ADJUSTMENT)
+                .and_then(|rest| rest.get(..7))
+                .map(str::to_string),
             unblended: Decimal::new(cents, 2),
             amortized: Decimal::new(cents, 2),
         }

@@ -95,6 +95,7 @@ pub async fn month_lines(conn: &mut PgConnection, month: DateRange) -> Result<Ve
                 .map(move |((section, item), (unblended, amortized))| StatementLine {
                     team: team.clone(),
                     team_id,
+                    adjusts: None,
                     section,
                     item,
                     unblended,

@@ -40,6 +40,10 @@ pub struct StatementLine {
     /// frozen before statements kept it have none and are matched by name.
     #[serde(default)]
     pub team_id: Option<i64>,
+    /// On an adjustment line, the earlier month (`2026-09`) it books a change of. Kept apart
+    /// from `item`, which for other lines is a project's tag value and could read alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjusts: Option<String>,
     pub section: Section,
     pub item: String,
     pub unblended: Decimal,
@@ -54,8 +58,8 @@ pub struct Statement {
     pub lines: Vec<StatementLine>,
     /// When it was frozen; `None` while the month's figures may still change.
     pub frozen_at: Option<String>,
-    /// Each team's monthly budgets: (team, budget name, amount, metric).
-    pub budgets: Vec<(String, String, Decimal, String)>,
+    /// Each team's monthly budgets: (team, budget name, amount, metric, credits).
+    pub budgets: Vec<(String, String, Decimal, String, String)>,
 }
 
 /// A month the Statements page lists.

@@ -122,24 +122,39 @@ pub fn html(statement: &Statement, team: Option<&str>) -> String {
             }
         }
         out.push_str("</tbody></table>");
-        for (_, budget, amount, metric) in statement.budgets.iter().filter(|b| b.0 == name) {
+        for (_, budget, amount, metric, credits) in statement.budgets.iter().filter(|b| b.0 == name) {
+            let amount_of = |l: &StatementLine| {
+                if metric == "amortized" {
+                    l.amortized
+                } else {
+                    l.unblended
+                }
+            };
+            // A budget before credits counts the total less the team's credits and refunds.
+            let left_out: Decimal = statement
+                .lines
+                .iter()
+                .filter(|l| l.team == name && credits == "gross")
+                .filter(|l| matches!(l.section, Section::Credit | Section::Refund))
+                .map(amount_of)
+                .sum();
             let spent = statement
                 .lines
                 .iter()
                 .find(|l| l.team == name && l.section == Section::Total)
-                .map_or(total, |l| {
-                    if metric == "amortized" {
-                        l.amortized
-                    } else {
-                        l.unblended
-                    }
-                });
+                .map_or(total, amount_of)
+                - left_out;
             out.push_str("<p class=\"note\">Budget ");
             escape_html(&mut out, budget);
             let _ = write!(
                 out,
-                ": {} monthly ({metric}), {} used.</p>",
+                ": {} monthly ({metric}, {}), {} used.</p>",
                 usd(*amount),
+                if credits == "gross" {
+                    "before credits"
+                } else {
+                    "net of credits"
+                },
                 percent(spent, *amount)
             );
         }
@@ -161,6 +176,7 @@ mod tests {
             lines: vec![StatementLine {
                 team: "ml".into(),
                 team_id: Some(1),
+                adjusts: None,
                 section: Section::Direct,
                 item: "=HYPERLINK(\"x\") <img src=x onerror=alert(1)>".into(),
                 unblended: Decimal::new(12345, 3),
@@ -190,6 +206,7 @@ mod tests {
         let line = |unblended: Decimal| StatementLine {
             team: "ml".into(),
             team_id: Some(1),
+            adjusts: None,
             section: Section::Direct,
             item: "train".into(),
             unblended,

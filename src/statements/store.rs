@@ -68,7 +68,9 @@ fn is_serialization_failure(error: &sqlx::Error) -> bool {
 /// describe the same data.
 async fn snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
     let mut tx = sqlx::Acquire::begin(&mut *conn).await?;
-    sqlx::query("set transaction isolation level repeatable read")
+    // Serializable: two months freezing at once both read `statements` for the adjustments
+    // they book, so one of them must fail (and read again) rather than book them twice.
+    sqlx::query("set transaction isolation level serializable")
         .execute(&mut *tx)
         .await?;
     let statement = in_snapshot(&mut tx, month, today).await?;
@@ -140,21 +142,25 @@ async fn frozen_before(conn: &mut PgConnection, month: NaiveDate) -> Result<Vec<
         .collect())
 }
 
-/// True when `month` is the statement that books the frozen months' changes: some month
-/// before it is frozen, and none with spend lies between the last of them and it (that one
-/// freezes first, and carries them).
+/// True when `month` is the statement that books the frozen months' changes: the first month
+/// with spend after the last frozen one. Some month before it is frozen, none after it is,
+/// it has spend itself (a month without is never listed), and no month with spend lies
+/// between (that one freezes first, and carries them).
 async fn next_to_freeze(conn: &mut PgConnection, frozen: &[MonthLines], month: NaiveDate) -> Result<bool, sqlx::Error> {
     let Some(last) = frozen.last().and_then(|m| parse_month(&m.month).ok()) else {
         return Ok(false);
     };
     let after = last.checked_add_months(Months::new(1)).unwrap_or(month);
-    let between: bool =
-        sqlx::query_scalar("select exists (select 1 from daily_project_costs where day >= $1 and day < $2)")
-            .bind(after)
-            .bind(month)
-            .fetch_one(conn)
-            .await?;
-    Ok(!between)
+    sqlx::query_scalar(
+        "select not exists (select 1 from statements where month > $2)
+            and exists (select 1 from daily_project_costs where day >= $2 and day < $3)
+            and not exists (select 1 from daily_project_costs where day >= $1 and day < $2)",
+    )
+    .bind(after)
+    .bind(month)
+    .bind(month_range(month).to)
+    .fetch_one(conn)
+    .await
 }
 
 /// Each frozen month's total per team as the allocation has it now, in one pass over the
@@ -197,6 +203,7 @@ async fn totals_now(
                 team_id,
                 section: super::model::Section::Total,
                 item: "Total".into(),
+                adjusts: None,
                 unblended,
                 amortized,
             });
@@ -205,12 +212,12 @@ async fn totals_now(
     Ok(months)
 }
 
-/// Every team's monthly budgets: (team, name, amount, metric).
+/// Every team's monthly budgets: (team, name, amount, metric, credits).
 async fn monthly_budgets(
     conn: &mut PgConnection,
-) -> Result<Vec<(String, String, rust_decimal::Decimal, String)>, sqlx::Error> {
+) -> Result<Vec<(String, String, rust_decimal::Decimal, String, String)>, sqlx::Error> {
     sqlx::query_as(
-        "select t.name, b.name, b.amount, b.metric from budgets b join teams t on t.id = b.team_id
+        "select t.name, b.name, b.amount, b.metric, b.credits from budgets b join teams t on t.id = b.team_id
          where b.scope_kind = 'team' and b.period = 'monthly' order by 1, 2",
     )
     .fetch_all(conn)

@@ -298,6 +298,35 @@ pub fn moved(changes: &[Change]) -> crate::allocation::store::Moved {
 mod tests {
     use super::*;
 
+    #[test]
+    fn what_a_change_moves_is_its_projects_and_users_and_whether_a_team_came_or_went() {
+        let add = |member, value: &str| Change::Add {
+            member,
+            team: "ml".into(),
+            value: value.into(),
+        };
+        let changes = [
+            add(Member::Project, "train"),
+            add(Member::Owner, "a@example.com"),
+            Change::Remove {
+                member: Member::User,
+                team: "web".into(),
+                value: "carol".into(),
+            },
+        ];
+        let moved = moved(&changes);
+        assert_eq!(moved.projects, ["train"]);
+        assert_eq!(moved.users, ["carol"]);
+        assert!(!moved.every_day && !moved.team_created);
+        assert!(moved_for(Change::CreateTeam("new".into())).team_created);
+        assert!(moved_for(Change::DeleteTeam("old".into())).every_day);
+        assert_eq!(moved_for(add(Member::Owner, "b@example.com")), Default::default());
+    }
+
+    fn moved_for(change: Change) -> crate::allocation::store::Moved {
+        moved(&[change])
+    }
+
     fn team(owners: &[&str], projects: &[&str], users: &[&str]) -> TeamMapping {
         let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
         TeamMapping {

@@ -193,3 +193,41 @@ async fn a_budget_counts_spend_net_or_before_credits_as_it_says(pool: PgPool) {
     .expect_err("an unknown setting");
     assert!(refused.iter().any(|e| e.field == "credits"), "{refused:?}");
 }
+
+#[sqlx::test]
+async fn a_refund_is_left_out_before_credits_as_a_credit_is(pool: PgPool) {
+    seed(&pool).await;
+    // 20 October: the usual bill, but site (web) is refunded 5 of its 20.
+    let on = day(2026, 10, 20);
+    let mut batch = crate::statements::bill(on, "100");
+    for rows in [&mut batch.by_usage_type, &mut batch.by_user, &mut batch.by_service] {
+        for row in rows.iter_mut().filter(|r| r.project == "site") {
+            row.unblended = d("15");
+            row.amortized = d("15");
+        }
+    }
+    batch
+        .by_record_type
+        .push(crate::statements::row(on, "site", "Refund", "-5"));
+    crate::statements::write(&pool, on, batch).await;
+    let net = breakdown::teams(&pool, october(), NET, today()).await.expect("net");
+    let gross = breakdown::teams(&pool, october(), GROSS, today()).await.expect("gross");
+    let web =
+        |view: &burnrate::dashboard::model::TeamsView| view.teams.iter().find(|t| t.team == "web").expect("web").spend;
+    // web: 20 + 20 + 15 of site and 3 × 16.50 of the shared untagged spend.
+    assert_eq!(web(&net), d("104.5"));
+    assert_eq!(web(&gross), d("109.5"));
+    assert_eq!(gross.total - net.total, d("35"), "three 10 credits and the 5 refund");
+    let site = breakdown::scope(&pool, Scope::Project("site".into()), october(), GROSS, today())
+        .await
+        .expect("site");
+    assert_eq!(site.total, d("60"));
+    let amortized = Basis {
+        metric: Metric::Amortized,
+        credits: Credits::Gross,
+    };
+    let site = breakdown::scope(&pool, Scope::Project("site".into()), october(), amortized, today())
+        .await
+        .expect("site amortized");
+    assert_eq!(site.total, d("60"), "amortized leaves the refund out too");
+}

@@ -124,6 +124,18 @@ async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a
     .await;
     assert_eq!(rewritten(&before, &versions(&pool).await), spent, "{user} to {team}");
 
+    // A new team while a rule splits among every team: every day.
+    let before = versions(&pool).await;
+    let edit = burnrate::teams::edit::TeamEdit {
+        original: None,
+        name: "new-team".into(),
+        mapping: Default::default(),
+    };
+    burnrate::teams::edit::save(&pool, &Actor::system("test"), edit)
+        .await
+        .expect("created");
+    assert_eq!(rewritten(&before, &versions(&pool).await).len() as i64, all_days);
+
     // What the targeted rewrites left is what a rewrite of every day makes.
     let targeted = allocation(&pool).await;
     let mut tx = pool.begin().await.expect("tx");

@@ -19,7 +19,7 @@ fn d(text: &str) -> Decimal {
     Decimal::from_str(text).expect("decimal")
 }
 
-fn row(on: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> CostRow {
+pub(crate) fn row(on: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> CostRow {
     CostRow {
         day: on,
         project: project.into(),
@@ -276,6 +276,55 @@ async fn a_restatement_of_any_frozen_month_is_booked_once_on_the_next_statement_
             "direct train 100",
             "total Total 109.00"
         ]
+    );
+}
+
+#[sqlx::test]
+async fn months_frozen_out_of_order_or_without_spend_never_book_a_change_twice(pool: PgPool) {
+    seed(&pool).await;
+    let mut conn = pool.acquire().await.expect("connection");
+    let adjustments = |statement: &burnrate::statements::model::Statement| -> Vec<String> {
+        statement
+            .lines
+            .iter()
+            .filter(|l| l.adjusts.is_some())
+            .map(|l| format!("{} {} {}", l.team, l.item, l.unblended))
+            .collect()
+    };
+    let october = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 5))
+        .await
+        .expect("statement");
+    assert!(october.frozen_at.is_some());
+    for on in [day(2026, 11, 2), day(2026, 11, 30), day(2026, 12, 1), day(2026, 12, 31)] {
+        write(&pool, on, bill(on, "100")).await;
+    }
+    write(&pool, day(2026, 10, 31), bill(day(2026, 10, 31), "112.50")).await;
+    // December is opened first: November, with spend, lies between, so it is not December's
+    // to book; and once December is frozen, November (before it) books nothing either.
+    let january_5th = day(2027, 1, 5);
+    let december = statement(&mut conn, day(2026, 12, 1), january_5th)
+        .await
+        .expect("statement");
+    assert!(december.frozen_at.is_some());
+    assert_eq!(adjustments(&december), Vec::<String>::new());
+    let november = statement(&mut conn, day(2026, 11, 1), january_5th)
+        .await
+        .expect("statement");
+    assert!(november.frozen_at.is_some());
+    assert_eq!(adjustments(&november), Vec::<String>::new());
+    // A month without spend carries nothing, and is not frozen.
+    let empty = statement(&mut conn, day(2027, 3, 1), day(2027, 5, 1))
+        .await
+        .expect("statement");
+    assert!(empty.lines.is_empty() && empty.frozen_at.is_none());
+    // The next month with spend books October's change, once.
+    write(&pool, day(2027, 1, 2), bill(day(2027, 1, 2), "100")).await;
+    let january = statement(&mut conn, day(2027, 1, 1), january_5th)
+        .await
+        .expect("statement");
+    assert_eq!(
+        adjustments(&january),
+        ["ml-research adjustment: 2026-10 changed since frozen 12.50"]
     );
 }
 

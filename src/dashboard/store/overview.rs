@@ -91,8 +91,10 @@ pub async fn overview(
     let all_teams = sqlx::query_scalar("select name from teams order by name")
         .fetch_all(pool)
         .await?;
+    // A budget's line only against spend counted as it counts it.
     let budget_line = budgets
         .iter()
+        .filter(|b| b.metric == basis.metric && b.credits == basis.credits)
         .find(|b| b.period == crate::budgets::BudgetPeriod::Monthly)
         .filter(|_| period == Period::MonthToDate)
         .map(|b| b.amount);
