@@ -303,7 +303,7 @@ async fn the_demo_ends_yesterday_with_three_partial_estimated_days_that_a_later_
 }
 
 #[sqlx::test]
-async fn edits_never_wait_on_an_open_ingestion_transaction(pool: PgPool) {
+async fn edits_wait_on_an_open_ingestion_only_to_reallocate_the_days_it_adds(pool: PgPool) {
     use burnrate::audit_log::Actor;
     for statement in [
         "insert into teams (name) values ('ml'), ('platform')",
@@ -396,13 +396,56 @@ async fn edits_never_wait_on_an_open_ingestion_transaction(pool: PgPool) {
         .await
         .expect("an approval saves");
     drop(conn);
-    burnrate::teams::edit::assign(&impatient, &actor, "project", "stray", "platform")
+    // A team edit that moves no spend (an owner) rewrites no allocation, so it waits on
+    // nothing the ingestion holds.
+    let mut owners = burnrate::teams::store::TeamMapping::default();
+    owners.owners.insert("ops@example.com".into());
+    let edit = burnrate::teams::edit::TeamEdit {
+        original: Some("platform".into()),
+        name: "platform".into(),
+        mapping: owners,
+    };
+    burnrate::teams::edit::save(&impatient, &actor, edit)
         .await
         .expect("a team edit saves");
     let edited = version(impatient.clone()).await;
     assert!(edited > before, "the edits changed the version: {before} -> {edited}");
 
+    // One that moves spend must see the ingestion's days: it takes the allocation's lock
+    // before reading which days to rewrite, so it allocates 2 November, which the open
+    // ingestion is adding, with the new mapping.
+    let moving = tokio::spawn({
+        let pool = pool.clone();
+        async move { burnrate::teams::edit::assign(&pool, &Actor::system("test"), "project", "stray", "platform").await }
+    });
+    let mut waiting = false;
+    for _ in 0..200 {
+        waiting = sqlx::query_scalar(
+            "select exists (select 1 from pg_stat_activity
+                            where datname = current_database() and wait_event = 'advisory')",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("activity");
+        if waiting || moving.is_finished() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
     ingestion.commit().await.expect("commit");
+    moving
+        .await
+        .expect("task")
+        .expect("the mapping saves once the ingestion is in");
+    assert!(waiting, "the mapping change waited for the ingestion's allocation lock");
+    let stray: Option<String> = sqlx::query_scalar(
+        "select t.name from allocated_daily_costs a join teams t on t.id = a.team_id
+         where a.project = 'stray' and a.day = '2026-11-02'",
+    )
+    .fetch_optional(&pool)
+    .await
+    .expect("allocation");
+    assert_eq!(stray.as_deref(), Some("platform"));
     let ingested = version(pool.clone()).await;
     assert!(
         ingested > edited,
