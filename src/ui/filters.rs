@@ -23,47 +23,37 @@ pub fn FilterBar() -> impl IntoView {
     let period_links = Period::ALL
         .into_iter()
         .map(|p| {
-            view! {
-                <a
-                    class="chip"
-                    data-testid=format!("period-{}", p.key())
-                    href=move || filter_href(&path(), p, metric(), credits(), team())
-                    aria-current=move || (period() == p).then_some("page")
-                >
-                    {p.label()}
-                </a>
-            }
+            chip(
+                format!("period-{}", p.key()),
+                None,
+                p.label(),
+                move || filter_href(&path(), p, metric(), credits(), team()),
+                move || period() == p,
+            )
         })
         .collect_view();
     let metric_links = [Metric::Unblended, Metric::Amortized]
         .into_iter()
         .map(|m| {
-            view! {
-                <a
-                    class="chip"
-                    data-testid=format!("metric-{}", m.key())
-                    href=move || filter_href(&path(), period(), m, credits(), team())
-                    aria-current=move || (metric() == m).then_some("page")
-                >
-                    {m.label()}
-                </a>
-            }
+            chip(
+                format!("metric-{}", m.key()),
+                None,
+                m.label().to_string(),
+                move || filter_href(&path(), period(), m, credits(), team()),
+                move || metric() == m,
+            )
         })
         .collect_view();
     let credits_links = Credits::ALL
         .into_iter()
         .map(|c| {
-            view! {
-                <a
-                    class="chip"
-                    data-testid=format!("credits-{}", c.key())
-                    title=format!("Figures {}", c.describe())
-                    href=move || filter_href(&path(), period(), metric(), c, team())
-                    aria-current=move || (credits() == c).then_some("page")
-                >
-                    {c.label()}
-                </a>
-            }
+            chip(
+                format!("credits-{}", c.key()),
+                Some(format!("Figures {}", c.describe())),
+                c.label().to_string(),
+                move || filter_href(&path(), period(), metric(), c, team()),
+                move || credits() == c,
+            )
         })
         .collect_view();
 
@@ -96,6 +86,22 @@ pub fn FilterBar() -> impl IntoView {
                 <button type="submit">"Show range"</button>
             </Form>
         </div>
+    }
+}
+
+/// One switch: a link to the same page with one filter changed, marked while it is the
+/// current one.
+fn chip(
+    testid: String,
+    title: Option<String>,
+    label: String,
+    href: impl Fn() -> String + Send + Sync + 'static,
+    current: impl Fn() -> bool + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <a class="chip" data-testid=testid title=title href=href aria-current=move || current().then_some("page")>
+            {label}
+        </a>
     }
 }
 
