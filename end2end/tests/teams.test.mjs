@@ -97,8 +97,9 @@ test('a project page before credits says which breakdowns still include them', a
   const total = await page.getAttribute('[data-testid="scope-total"]', 'data-value');
   const { rows } = await server.db.query(
     `select sum(unblended - credit_unblended - refund_unblended)::text as gross from daily_project_costs
-     where project = 'llm-pretrain' and day >= date_trunc('month', current_date - interval '1 month')
-       and day < date_trunc('month', current_date)`);
+     where project = 'llm-pretrain'
+       and day >= date_trunc('month', (now() at time zone 'utc')::date - interval '1 month')
+       and day < date_trunc('month', (now() at time zone 'utc')::date)`);
   assert.equal(units(total), units(rows[0].gross));
   await page.click('[data-testid="credits-net"]');
   await page.waitForURL((url) => !url.search.includes('credits=gross'));

@@ -282,19 +282,14 @@ const MAX_RUNS: usize = 64;
 pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<(), sqlx::Error> {
     // Before reading which days: an ingestion holding the lock may be adding some.
     lock(conn).await?;
-    let splits_among_all: bool = sqlx::query_scalar(
-        "select exists (select 1 from allocation_rules r
-                        where not exists (select 1 from allocation_rule_teams t where t.rule_id = r.id))",
-    )
-    .fetch_one(&mut *conn)
-    .await?;
-    if moved.every_day || (moved.team_created && splits_among_all) {
+    if moved.every_day || (moved.team_created && splits_among_all(conn).await?) {
         return refresh_all(conn).await;
     }
+    // An empty list is a one-time filter, so its grain is not scanned at all.
     let days: Vec<NaiveDate> = sqlx::query_scalar(
-        "select day from daily_project_costs where project = any($1)
+        "select day from daily_project_costs where cardinality($1::text[]) > 0 and project = any($1)
          union
-         select day from costs_by_user where user_name = any($2)
+         select day from costs_by_user where cardinality($2::text[]) > 0 and user_name = any($2)
          order by 1",
     )
     .bind(&moved.projects)
@@ -314,6 +309,16 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<(),
         refresh(conn, range).await?;
     }
     Ok(())
+}
+
+/// True when a shared-cost rule lists no teams, so it splits among every team there is.
+async fn splits_among_all(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "select exists (select 1 from allocation_rules r
+                        where not exists (select 1 from allocation_rule_teams t where t.rule_id = r.id))",
+    )
+    .fetch_one(conn)
+    .await
 }
 
 /// Sorted days as half-open ranges of consecutive days.

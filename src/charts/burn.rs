@@ -155,9 +155,10 @@ fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<Targets, Box<
         4,
         colour(5).stroke_width(2),
     ))?;
-    if let Some(budget) = burn.budget.as_ref().map(f) {
+    // The budget's height on the plot (a pixel coordinate, from its exact amount).
+    if let Some(budget_y) = burn.budget.as_ref().map(f) {
         chart.draw_series(LineSeries::new(
-            [(0.0, budget), (burn.days.len() as f64, budget)],
+            [(0.0, budget_y), (burn.days.len() as f64, budget_y)],
             colour(7).stroke_width(2),
         ))?;
     }
