@@ -27,7 +27,7 @@ COMPOSITION_FILES = ("lib.rs", "main.rs", "server.rs", "jobs.rs", "app.rs", "cli
 # The bottom layer: primitives no feature owns. They import only each other.
 PRIMITIVES = {
     "error", "format", "period", "codec", "config", "db", "ctx", "csp", "client_address",
-    "mail", "page_data", "charts", "audit_log", "aws", "catalogue",
+    "mail", "page_data", "charts", "audit_log", "aws", "catalogue", "spans",
 }
 # Above them, the shared UI: it imports primitives and itself, never a feature.
 UI = "ui"

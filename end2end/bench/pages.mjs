@@ -4,13 +4,14 @@
 //   node bench/pages.mjs --url http://127.0.0.1:3000 --pid SERVER_PID \
 //     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
 //     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20] \
-//     [--modes cached,rendered,one,cold,herd,sql] [--pages overview,teams,team,savings]
+//     [--modes cached,rendered,one,cold,custom,herd,sql] [--pages overview,teams,team,project,savings]
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
 // defeats the page cache, not the data cache), both at --concurrency connections, and one
 // request at a time (the latency of one render with nothing queued before it); then the first
-// view after a data change (cold), and the page's main aggregation as raw SQL.
+// view after a data change (cold), the first view of a custom range nobody asked for before
+// (custom), and the page's main aggregation as raw SQL.
 //
 // Requests go through node:http with keep-alive and Chromium's Accept-Encoding; bodies are
 // read but not decompressed, so the generator spends as little of the shared CPU as it can.
@@ -29,7 +30,7 @@ if (!/^http:\/\/127\.0\.0\.1(:\d+)?$/.test(base)) throw new Error('--url must be
 const concurrency = Number(args.concurrency ?? 32);
 const seconds = Number(args.seconds ?? 20);
 // A subset of the measures, e.g. `--modes rendered` while a profiler watches the server.
-const modes = new Set((args.modes ?? 'cached,rendered,one,cold,herd,sql').split(','));
+const modes = new Set((args.modes ?? 'cached,rendered,one,cold,custom,herd,sql').split(','));
 const pageNames = new Set((args.pages ?? 'overview,teams,team').split(','));
 
 async function signIn() {
@@ -126,6 +127,24 @@ async function coldTimes(path, cookie) {
   return { requests: times.length, failures, p50: percentile(times, 50), p95: percentile(times, 95) };
 }
 
+// The first view of a custom range never asked for before (so neither cache has it): 20
+// ranges of 9 to 66 days, each starting on a different day of the last 300, one at a time.
+async function customTimes(path, cookie, latest) {
+  const times = [];
+  let failures = 0;
+  for (let i = 0; i < 20; i += 1) {
+    const days = 9 + ((i * 17) % 58);
+    const to = new Date(latest.getTime() - ((i * 37) % 240) * 86_400_000);
+    const from = new Date(to.getTime() - days * 86_400_000);
+    const period = `${from.toISOString().slice(0, 10)}..${to.toISOString().slice(0, 10)}`;
+    const started = performance.now();
+    if (await get(path.replace('period=mtd', `period=${period}`), cookie) !== 200) failures += 1;
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { requests: times.length, failures, p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
 // A thundering herd: right after a data change, 32 connections ask for the same page at
 // once, as dashboards on a wall do after each ingestion. They should share one computation
 // of its data (single flight): the slowest of them is what each round reports.
@@ -152,6 +171,9 @@ const { rows: [{ facts }] } = await db.query(
           + (select count(*) from costs_by_service) + (select count(*) from costs_by_record_type) as facts`);
 const { rows: [{ team }] } = await db.query(
   "select t.name as team from teams t join projects p on p.team_id = t.id group by 1 order by count(*) desc limit 1");
+const { rows: [{ project, latest }] } = await db.query(
+  `select (select project from daily_project_costs where project <> '' group by 1 order by count(*) desc, 1 limit 1) as project,
+          (select max(day) + 1 from daily_project_costs) as latest`);
 const cookie = await signIn();
 const pages = [
   // Team figures come from the allocation.
@@ -170,6 +192,10 @@ const pages = [
                   else c.project in (select p.name from projects p join teams t on t.id = p.team_id where t.name = $1)
              end)
       group by 1 having sum(c.unblended) <> 0 order by 2 desc, 1 limit 100`, params: [team, 'Unassigned'] },
+  // A Project page: its breakdowns from its own rows of the facts (project-first indexes).
+  { name: 'project', path: `/projects/${encodeURIComponent(project)}?period=mtd`, sql: `select c.user_name, sum(c.unblended)
+      from costs_by_user c where c.project = $1 and c.day >= date_trunc('month', current_date) and c.day < current_date + 1
+      group by 1 order by 2 desc, 1 limit 100`, params: [project] },
   // The Savings page: every accelerator usage row of the last 30 settled days, as
   // `savings::facts::usage` reads them, then all rules in Rust (not in this SQL time).
   { name: 'savings', path: '/savings', sql: `select c.project, c.usage_type, c.day, c.unblended, c.usage_quantity
@@ -188,6 +214,7 @@ for (const page of pages.filter((p) => pageNames.has(p.name))) {
   if (modes.has('rendered')) console.log('  rendered ', JSON.stringify(round(await load(page.path, cookie, { bust: true }))));
   if (modes.has('one')) console.log('  one at a time, rendered', JSON.stringify(round(await load(page.path, cookie, { connections: 1, bust: true }))));
   if (modes.has('cold')) console.log('  first view after a data change', JSON.stringify(round(await coldTimes(page.path, cookie))));
+  if (modes.has('custom')) console.log('  first view of a custom range', JSON.stringify(round(await customTimes(page.path, cookie, latest))));
   if (modes.has('herd')) console.log(`  ${concurrency} first views at once after a data change`, JSON.stringify(round(await herdTimes(page.path, cookie))));
   if (modes.has('sql')) console.log('  raw SQL  ', JSON.stringify(round(await sqlTimes(db, page.sql, page.params ?? []))));
 }

@@ -19,6 +19,8 @@ pub mod engine;
 #[cfg(feature = "ssr")]
 pub mod reads;
 #[cfg(feature = "ssr")]
+pub mod rollups;
+#[cfg(feature = "ssr")]
 pub mod rule_store;
 #[cfg(feature = "ssr")]
 pub mod rules;

@@ -9,6 +9,17 @@ use sqlx::PgConnection;
 use super::model::{PartLine, Preview, PreviewRow, SharedRule};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, DateRange, Metric};
+use crate::spans::Cover;
+
+/// SQL keeping the rows of `alias` of the team named by parameter `$n`, whose `team_id` is
+/// NULL for Unassigned: an equality or an IS NULL, so an index on `team_id` serves either.
+pub fn team_is(alias: &str, n: u8, team: &str) -> String {
+    if team == UNASSIGNED_TEAM {
+        format!("({alias}.team_id is null and ${n}::text is not null)")
+    } else {
+        format!("{alias}.team_id = (select id from teams where name = ${n})")
+    }
+}
 
 /// A team's (or Unassigned's) spend in `range` by source, project and rule, largest first
 /// (at most 200 lines; the totals elsewhere are summed in SQL).
@@ -18,21 +29,23 @@ pub async fn parts(
     range: DateRange,
     basis: Basis,
 ) -> Result<Vec<PartLine>, sqlx::Error> {
+    let cover = Cover::of(&[range]);
     sqlx::query_as(&format!(
         "select a.source, a.project, r.name as rule, sum({col}) as spend
-         from allocated_daily_costs a
-         left join teams t on t.id = a.team_id
+         from allocated_project_spans a {blocks}
          left join allocation_rules r on r.id = a.rule_id
-         where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3
+         where {team}
          group by 1, 2, 3 having sum({col}) <> 0
          order by case a.source when 'direct' then 0 when 'user' then 1 when 'shared' then 2 else 3 end,
                   spend desc, 2 limit 200",
-        col = basis.spend_sql("a")
+        col = basis.spend_sql("a"),
+        blocks = Cover::sql("a", 2),
+        team = team_is("a", 1, team)
     ))
-    .bind(range.from)
-    .bind(range.to)
     .bind(team)
-    .bind(UNASSIGNED_TEAM)
+    .bind(&cover.spans)
+    .bind(&cover.days)
+    .bind(&cover.parts)
     .fetch_all(conn)
     .await
 }
@@ -45,14 +58,14 @@ pub async fn team_total(
     basis: Basis,
 ) -> Result<Decimal, sqlx::Error> {
     sqlx::query_scalar(&format!(
-        "select coalesce(sum({col}), 0) from allocated_daily_costs a left join teams t on t.id = a.team_id
-         where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3",
-        col = basis.spend_sql("a")
+        "select coalesce(sum({col}), 0) from team_daily_costs a
+         where a.day >= $1 and a.day < $2 and {team}",
+        col = basis.spend_sql("a"),
+        team = team_is("a", 3, team)
     ))
     .bind(range.from)
     .bind(range.to)
     .bind(team)
-    .bind(UNASSIGNED_TEAM)
     .fetch_one(conn)
     .await
 }
@@ -66,7 +79,7 @@ pub async fn preview(
     proposed: &[SharedRule],
 ) -> Result<Preview, sqlx::Error> {
     let now: Vec<(String, Decimal)> = sqlx::query_as(&format!(
-        "select coalesce(t.name, $3), sum({col}) from allocated_daily_costs a left join teams t on t.id = a.team_id
+        "select coalesce(t.name, $3), sum({col}) from team_daily_costs a left join teams t on t.id = a.team_id
          where a.day >= $1 and a.day < $2 group by 1",
         col = Basis::from(metric).spend_sql("a")
     ))

@@ -166,23 +166,31 @@ pub async fn lock(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
 /// Days allocated at a time: memory stays flat however long the history.
 const CHUNK_DAYS: u64 = 31;
 
-/// Rewrites the allocation of `range` from the rollup, the mappings and the stored rules.
-/// Call it in the transaction that changed any of them.
+/// Rewrites the allocation of `range` from the rollup, the mappings and the stored rules,
+/// with the page rollups of the same days. Call it in the transaction that changed any of them.
 pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
+    refresh_runs(conn, &[range]).await
+}
+
+/// `refresh` of each of `runs`, then the page rollups' weeks and months holding them, once.
+async fn refresh_runs(conn: &mut PgConnection, runs: &[DateRange]) -> Result<(), sqlx::Error> {
     lock(conn).await?;
     let rules = super::rule_store::engine_rules(conn).await?;
-    sqlx::query("delete from allocated_daily_costs where day >= $1 and day < $2")
-        .bind(range.from)
-        .bind(range.to)
-        .execute(&mut *conn)
-        .await?;
-    let mut from = range.from;
-    while from < range.to {
-        let to = (from + chrono::Days::new(CHUNK_DAYS)).min(range.to);
-        write_chunk(conn, DateRange { from, to }, &rules).await?;
-        from = to;
+    for range in runs {
+        sqlx::query("delete from allocated_daily_costs where day >= $1 and day < $2")
+            .bind(range.from)
+            .bind(range.to)
+            .execute(&mut *conn)
+            .await?;
+        let mut from = range.from;
+        while from < range.to {
+            let to = (from + chrono::Days::new(CHUNK_DAYS)).min(range.to);
+            write_chunk(conn, DateRange { from, to }, &rules).await?;
+            from = to;
+        }
+        super::rollups::write_days(conn, *range).await?;
     }
-    Ok(())
+    super::rollups::write_blocks(conn, runs).await
 }
 
 async fn write_chunk(conn: &mut PgConnection, range: DateRange, rules: &[Rule]) -> Result<(), sqlx::Error> {
@@ -253,7 +261,7 @@ pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
             sqlx::query("delete from allocated_daily_costs")
                 .execute(&mut *conn)
                 .await?;
-            Ok(())
+            super::rollups::clear(conn).await
         }
     }
 }
@@ -305,10 +313,7 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<(),
             to: last.to,
         }];
     }
-    for range in runs {
-        refresh(conn, range).await?;
-    }
-    Ok(())
+    refresh_runs(conn, &runs).await
 }
 
 /// True when a shared-cost rule lists no teams, so it splits among every team there is.
@@ -322,7 +327,7 @@ async fn splits_among_all(conn: &mut PgConnection) -> Result<bool, sqlx::Error> 
 }
 
 /// Sorted days as half-open ranges of consecutive days.
-fn runs(days: &[NaiveDate]) -> Vec<DateRange> {
+pub(super) fn runs(days: &[NaiveDate]) -> Vec<DateRange> {
     let mut runs: Vec<DateRange> = Vec::new();
     for day in days {
         let next = *day + chrono::Days::new(1);
@@ -352,21 +357,10 @@ pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
     )
     .fetch_all(&mut *conn)
     .await?;
-    // Consecutive days are allocated together.
-    let mut ranges: Vec<DateRange> = Vec::new();
-    for day in &missing {
-        match ranges.last_mut() {
-            Some(range) if range.to == *day => range.to = *day + chrono::Days::new(1),
-            _ => ranges.push(DateRange {
-                from: *day,
-                to: *day + chrono::Days::new(1),
-            }),
-        }
-    }
-    for range in ranges {
-        refresh(conn, range).await?;
-    }
-    Ok(!missing.is_empty())
+    refresh_runs(conn, &runs(&missing)).await?;
+    // Days allocated before the page rollups existed.
+    let filled = super::rollups::fill_missing(conn).await?;
+    Ok(!missing.is_empty() || filled)
 }
 
 /// `fill_gaps` in a transaction of its own, as bulk work (no statement bound).

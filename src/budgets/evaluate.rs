@@ -38,13 +38,24 @@ pub struct ScopeFilter<'a> {
     pub project: Option<&'a str>,
 }
 
-/// Where a scope's spend is read: a team's from its allocation (the Teams table's figure:
-/// its projects, unowned spend its user tags carry and its shares of shared-cost rules), an
-/// organisation's or a project's from the rollup. Either way `r` has day, project and the
-/// metric columns with their credit and refund parts; $3 is the team id, $4 the project.
-fn scoped_spend(scope: ScopeFilter<'_>) -> &'static str {
+/// Where a scope's daily spend is read: a team's from its allocation (the Teams table's
+/// figure: its projects, unowned spend its user tags carry and its shares of shared-cost
+/// rules), the organisation's from every team's and Unassigned's, which add up to the
+/// rollup's; both from the allocation per team and day. A project's from its rollup rows.
+/// Either way `r` has day and the metric columns with their credit and refund parts; $3 is
+/// the team id, $4 the project.
+fn daily_source(scope: ScopeFilter<'_>) -> &'static str {
+    match (scope.team_id, scope.project) {
+        (Some(_), _) => "(select * from team_daily_costs where team_id = $3 and $4::text is null) r",
+        (None, None) => "(select * from team_daily_costs where $3::bigint is null and $4::text is null) r",
+        (None, Some(_)) => "(select * from daily_project_costs where $3::bigint is null and project = $4) r",
+    }
+}
+
+/// `daily_source` with the project of each row.
+fn project_source(scope: ScopeFilter<'_>) -> &'static str {
     match scope.team_id {
-        Some(_) => "(select * from allocated_daily_costs where team_id = $3 and $4::text is null) r",
+        Some(_) => "(select * from allocated_project_spans where span = 'day' and team_id = $3 and $4::text is null) r",
         None => "(select * from daily_project_costs where $3::bigint is null and ($4::text is null or project = $4)) r",
     }
 }
@@ -61,7 +72,7 @@ pub async fn daily_spend(
          from {from} where r.day >= $1 and r.day < $2
          group by r.day order by r.day",
         spend = basis.spend_sql("r"),
-        from = scoped_spend(scope)
+        from = daily_source(scope)
     ))
     .bind(range.from)
     .bind(range.to)
@@ -90,7 +101,7 @@ pub async fn top_projects(
          from {from} where r.day >= $1 and r.day < $2
          group by r.project order by spend desc, r.project limit $5",
         spend = basis.spend_sql("r"),
-        from = scoped_spend(scope)
+        from = project_source(scope)
     ))
     .bind(range.from)
     .bind(range.to)

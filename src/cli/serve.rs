@@ -53,7 +53,7 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             .await
             .context("allocating stored spend to teams")?
         {
-            tracing::info!("stored spend allocated to teams");
+            tracing::info!("stored spend allocated to teams and rolled up for the pages");
         }
         let addr = listener.local_addr()?;
         tracing::info!("burnrate is serving on http://{addr}");

@@ -71,9 +71,7 @@ impl Key {
     }
 }
 
-/// The workload of a usage-type fact `c` with its usage type `u` and project `p`: what a
-/// SageMaker usage type says, else what the project declares.
-pub const WORKLOAD_SQL: &str = "coalesce(u.workload, nullif(p.workload, 'unknown'), 'unknown')";
+pub use crate::allocation::rollups::WORKLOAD_SQL;
 
 /// Daily rows, or one row per calendar month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -355,6 +355,26 @@ pub async fn record_usage_types(conn: &mut PgConnection, names: &[String]) -> Re
     Ok(written.rows_affected())
 }
 
+/// What the rollups read of each usage type: its GPUs (GPU spend), and its purchase option,
+/// family, GPU model and workload (the page rollups' breakdowns).
+type UsageTypeRow = (
+    String,
+    Option<Decimal>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+async fn usage_type_rows(conn: &mut PgConnection) -> Result<Vec<UsageTypeRow>, sqlx::Error> {
+    sqlx::query_as(
+        "select usage_type, gpu_count, purchase_option, instance_family, gpu_model, workload
+         from usage_types order by usage_type",
+    )
+    .fetch_all(conn)
+    .await
+}
+
 /// Reads every stored usage type again with this build's catalogue. When one changes (a
 /// family the catalogue did not know is now a GPU), the rollup days that use it are
 /// rebuilt in the same transaction, so GPU spend never disagrees with the usage types.
@@ -366,16 +386,10 @@ pub async fn refresh_usage_types(pool: &sqlx::PgPool) -> Result<u64, sqlx::Error
     let names: Vec<String> = sqlx::query_scalar("select usage_type from usage_types order by usage_type")
         .fetch_all(&mut *tx)
         .await?;
-    let before: Vec<(String, Option<Decimal>)> =
-        sqlx::query_as("select usage_type, gpu_count from usage_types order by usage_type")
-            .fetch_all(&mut *tx)
-            .await?;
+    let before = usage_type_rows(&mut tx).await?;
     let changed = record_usage_types(&mut tx, &names).await?;
     if changed > 0 {
-        let after: Vec<(String, Option<Decimal>)> =
-            sqlx::query_as("select usage_type, gpu_count from usage_types order by usage_type")
-                .fetch_all(&mut *tx)
-                .await?;
+        let after = usage_type_rows(&mut tx).await?;
         let moved: Vec<String> = before
             .iter()
             .zip(&after)

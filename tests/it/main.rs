@@ -21,6 +21,7 @@ mod ingestion;
 mod ingestion_cli;
 mod overview_queries;
 mod page_cache;
+mod page_rollups;
 mod private_cluster;
 mod reallocation;
 mod savings;

@@ -3,3 +3,4 @@
 
 pub mod breakdown;
 pub mod overview;
+pub mod scope_figures;

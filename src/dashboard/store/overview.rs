@@ -1,5 +1,5 @@
-//! The Overview's SQL. Team figures read the allocation (`allocated_daily_costs`), the
-//! organisation's projects the rollup (`daily_project_costs`); never the facts.
+//! The Overview's SQL, on the page rollups (`allocation::rollups`): team figures per day,
+//! projects per block of days; never the facts.
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -11,13 +11,11 @@ use crate::costs::queries::{Compared, days_with_data, estimated_days, latest_day
 use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, Credits, DateRange, Period};
+use crate::spans::Cover;
 
-/// The allocation `r` with its team `t` (none for Unassigned). Its figures have the rollup's
-/// column names, and every day's rows add up to the rollup's.
-const ALLOCATED: &str = "allocated_daily_costs r left join teams t on t.id = r.team_id";
-/// The rollup `r` with its project's owner `t`.
-const ROLLUP: &str =
-    "daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id";
+/// The allocation per team and day `r` with its team `t` (none for Unassigned). Its figures
+/// have the rollup's column names, and every day's rows add up to the rollup's.
+const ALLOCATED: &str = "team_daily_costs r left join teams t on t.id = r.team_id";
 
 /// Keeps one team's rows (unmapped spend is the Unassigned team) when parameter `n` is set.
 fn team_clause(n: u8) -> String {
@@ -138,13 +136,13 @@ pub const NOT_BROKEN_DOWN: &str = "Not broken down (ingested before record types
 /// credits, the credit and refund lines are left out, as they are of the total.
 async fn record_types(pool: &PgPool, range: DateRange, basis: Basis) -> Result<Vec<Line>, sqlx::Error> {
     let rows: Vec<(String, Decimal)> = sqlx::query_as(&format!(
-        "select record_type, sum({metric}) from costs_by_record_type
+        "select record_type, sum({metric}) from record_type_days
          where day >= $1 and day < $2 and ($4 or record_type not in ('Credit', 'Refund'))
          group by 1 having sum({metric}) <> 0
          union all
-         select $3, sum(r.{metric}) from daily_project_costs r
+         select $3, sum(r.{metric}) from team_daily_costs r
          where r.day >= $1 and r.day < $2
-           and not exists (select 1 from costs_by_record_type k where k.day = r.day)
+           and not exists (select 1 from record_type_days k where k.day = r.day)
          having sum(r.{metric}) <> 0
          order by 2 desc, 1",
         metric = basis.metric.key()
@@ -192,28 +190,38 @@ async fn project_changes(
     basis: Basis,
     team: Option<&str>,
 ) -> Result<Changes, sqlx::Error> {
-    let before = compared_with.from;
     // The organisation's projects with their owners; a team's, the projects its allocation
     // draws on (its own, and unowned ones its user tags or shared rules take from).
-    let (source, team_name) = match team {
-        None => (ROLLUP, "coalesce(t.name, $4)"),
-        Some(_) => (ALLOCATED, "$5"),
+    let cover = Cover::of(&[range, compared_with]);
+    let (source, team_name, filter) = match team {
+        None => (
+            "owned_spend_spans r",
+            "coalesce(t.name, $1)",
+            "r.dimension = 'project' and $2::text is null".to_string(),
+        ),
+        Some(name) => (
+            "allocated_project_spans r",
+            "$2",
+            crate::allocation::reads::team_is("r", 2, name),
+        ),
     };
     let mut all: Vec<ProjectChange> = sqlx::query_as(&format!(
-        "select r.project, {team_name}::text as team,
-                coalesce(sum({spend}) filter (where r.day >= $1), 0) as spend,
-                coalesce(sum({spend}) filter (where r.day < $1), 0) as previous
-         from {source}
-         where r.day >= $3 and r.day < $2 and {team}
+        "select {key} as project, {team_name}::text as team,
+                coalesce(sum({spend}) filter (where b.part = 0), 0) as spend,
+                coalesce(sum({spend}) filter (where b.part = 1), 0) as previous
+         from {source} {blocks}
+         left join teams t on t.id = r.team_id
+         where {filter}
          group by 1, 2",
+        key = if team.is_none() { "r.key" } else { "r.project" },
         spend = basis.spend_sql("r"),
-        team = team_clause(5)
+        blocks = Cover::sql("r", 3),
     ))
-    .bind(range.from)
-    .bind(range.to)
-    .bind(before)
     .bind(UNASSIGNED_TEAM)
     .bind(team)
+    .bind(&cover.spans)
+    .bind(&cover.days)
+    .bind(&cover.parts)
     .fetch_all(pool)
     .await?;
     all.sort_by(|a, b| b.spend.cmp(&a.spend).then_with(|| a.project.cmp(&b.project)));

@@ -1,0 +1,238 @@
+//! The page rollups (migration `20261127010000_page_rollups.sql`): what the dashboard reads
+//! instead of the facts and the allocation's user grain. `store::refresh` writes them for
+//! the days it allocates, in its transaction, then the weeks and months holding those days,
+//! so they always agree with the allocation and the facts.
+
+use chrono::NaiveDate;
+use sqlx::PgConnection;
+
+use crate::period::DateRange;
+use crate::spans::{Span, touched};
+
+/// The allocation's figures, in the column order every allocated table uses.
+const FIGURES: [&str; 10] = [
+    "unblended",
+    "amortized",
+    "gpu_unblended",
+    "gpu_amortized",
+    "credit_unblended",
+    "credit_amortized",
+    "refund_unblended",
+    "refund_amortized",
+    "tax_unblended",
+    "tax_amortized",
+];
+
+/// The figures of `owned_spend_spans`.
+const OWNED_FIGURES: [&str; 7] = [
+    "unblended",
+    "amortized",
+    "credit_unblended",
+    "credit_amortized",
+    "refund_unblended",
+    "refund_amortized",
+    "gpu_hours",
+];
+
+/// The workload of a usage-type fact `c` with its usage type `u` and project `p`: what a
+/// SageMaker usage type says, else what the project declares.
+pub const WORKLOAD_SQL: &str = "coalesce(u.workload, nullif(p.workload, 'unknown'), 'unknown')";
+
+fn sums(columns: &[&str]) -> String {
+    columns
+        .iter()
+        .map(|c| format!("sum({c})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Rewrites the day rows of `range` from the allocation (already rewritten) and the facts.
+pub async fn write_days(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
+    let figures = FIGURES.join(", ");
+    let statements = [
+        "delete from team_daily_costs where day >= $1 and day < $2".to_string(),
+        format!(
+            "insert into team_daily_costs (day, team_id, source, {figures})
+             select day, team_id, source, {sums} from allocated_daily_costs
+             where day >= $1 and day < $2 group by day, team_id, source",
+            sums = sums(&FIGURES)
+        ),
+        "delete from allocated_project_spans where span = 'day' and day >= $1 and day < $2".to_string(),
+        format!(
+            "insert into allocated_project_spans (span, day, team_id, source, rule_id, project, {figures})
+             select 'day', day, team_id, source, rule_id, project, {sums} from allocated_daily_costs
+             where day >= $1 and day < $2 group by day, team_id, source, rule_id, project",
+            sums = sums(&FIGURES)
+        ),
+        "delete from owned_spend_spans where span = 'day' and day >= $1 and day < $2".to_string(),
+        // Each project-day is one rollup row; its owner is the project's team now.
+        "insert into owned_spend_spans (dimension, span, day, team_id, key, unblended, amortized,
+                                        credit_unblended, credit_amortized, refund_unblended, refund_amortized)
+         select 'project', 'day', r.day, p.team_id, r.project, r.unblended, r.amortized,
+                r.credit_unblended, r.credit_amortized, r.refund_unblended, r.refund_amortized
+         from daily_project_costs r left join projects p on p.name = r.project
+         where r.day >= $1 and r.day < $2
+         union all
+         select 'total', 'day', r.day, p.team_id, '', sum(r.unblended), sum(r.amortized),
+                sum(r.credit_unblended), sum(r.credit_amortized), sum(r.refund_unblended), sum(r.refund_amortized)
+         from daily_project_costs r left join projects p on p.name = r.project
+         where r.day >= $1 and r.day < $2 group by r.day, p.team_id"
+            .to_string(),
+        owned_by_key("user", "costs_by_user", "c.user_name"),
+        owned_by_key("service", "costs_by_service", "c.service"),
+        // One scan of the usage-type grain for the four breakdowns it gives.
+        "insert into owned_spend_spans (dimension, span, day, team_id, key, unblended, amortized, gpu_hours)
+         with f as materialized (
+             select c.day, p.team_id, c.project, c.unblended, c.amortized, c.usage_quantity,
+                    u.instance_family, u.gpu_model, u.gpu_count, u.purchase_option, u.workload
+             from costs_by_usage_type c
+             left join usage_types u on u.usage_type = c.usage_type
+             left join projects p on p.name = c.project
+             where c.day >= $1 and c.day < $2)
+         select 'family', 'day', day, team_id, instance_family || ' (' || gpu_model || ')',
+                sum(unblended), sum(amortized), sum(usage_quantity * gpu_count)
+         from f where gpu_model is not null group by day, team_id, 5
+         union all
+         select 'workload', 'day', day, team_id, workload, sum(unblended), sum(amortized), 0
+         from f where workload is not null group by day, team_id, workload
+         union all
+         select 'declared', 'day', day, team_id, project, sum(unblended), sum(amortized), 0
+         from f where workload is null group by day, team_id, project
+         union all
+         select 'purchase', 'day', day, team_id, purchase_option, sum(unblended), sum(amortized), 0
+         from f where purchase_option in ('spot', 'on_demand') group by day, team_id, purchase_option"
+            .to_string(),
+        "delete from record_type_days where day >= $1 and day < $2".to_string(),
+        "insert into record_type_days (day, record_type, unblended, amortized)
+         select day, record_type, sum(unblended), sum(amortized) from costs_by_record_type
+         where day >= $1 and day < $2 group by day, record_type"
+            .to_string(),
+    ];
+    for sql in statements {
+        sqlx::query(&sql)
+            .bind(range.from)
+            .bind(range.to)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The insert of one net breakdown of the owned projects' spend from a fact table `c`.
+fn owned_by_key(dimension: &str, facts: &str, key: &str) -> String {
+    format!(
+        "insert into owned_spend_spans (dimension, span, day, team_id, key, unblended, amortized)
+         select '{dimension}', 'day', c.day, p.team_id, {key}, sum(c.unblended), sum(c.amortized)
+         from {facts} c left join projects p on p.name = c.project
+         where c.day >= $1 and c.day < $2 group by c.day, p.team_id, {key}"
+    )
+}
+
+/// Rewrites the week and month rows holding any day of `days` from the day rows.
+pub async fn write_blocks(conn: &mut PgConnection, days: &[DateRange]) -> Result<(), sqlx::Error> {
+    let touched: Vec<_> = days.iter().filter(|r| r.days() > 0).map(|r| touched(*r)).collect();
+    let weeks = merged(touched.iter().map(|t| t.weeks).collect());
+    let months = merged(touched.iter().map(|t| t.months).collect());
+    let tables: [(&str, &str, &[&str]); 2] = [
+        ("allocated_project_spans", "team_id, source, rule_id, project", &FIGURES),
+        ("owned_spend_spans", "dimension, team_id, key", &OWNED_FIGURES),
+    ];
+    for (span, ranges) in [(Span::Week, &weeks), (Span::Month, &months)] {
+        for range in ranges {
+            for (table, keys, figures) in tables {
+                rebuild(conn, table, keys, figures, span, *range).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn rebuild(
+    conn: &mut PgConnection,
+    table: &str,
+    keys: &str,
+    figures: &[&str],
+    span: Span,
+    range: DateRange,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(&format!(
+        "delete from {table} where span = $3 and day >= $1 and day < $2"
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(span.key())
+    .execute(&mut *conn)
+    .await?;
+    // `range` starts on a block's first day and ends on one's last, so every block is whole.
+    sqlx::query(&format!(
+        "insert into {table} (span, day, {keys}, {columns})
+         select $3, date_trunc($3, day::timestamp)::date, {keys}, {sums}
+         from {table} where span = 'day' and day >= $1 and day < $2
+         group by 2, {keys}",
+        columns = figures.join(", "),
+        sums = sums(figures)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(span.key())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Sorted ranges with the overlapping and adjacent ones joined.
+fn merged(mut ranges: Vec<DateRange>) -> Vec<DateRange> {
+    ranges.sort_by_key(|r| r.from);
+    let mut out: Vec<DateRange> = Vec::new();
+    for range in ranges {
+        match out.last_mut() {
+            Some(last) if range.from <= last.to => last.to = last.to.max(range.to),
+            _ => out.push(range),
+        }
+    }
+    out
+}
+
+/// Empties every page rollup: when no spend is stored at all.
+pub async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("truncate team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days")
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Writes the page rollups of days the allocation has and they lack: after the upgrade that
+/// added them. The caller holds the allocation lock. True when it wrote any.
+pub async fn fill_missing(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+    let missing: Vec<NaiveDate> = sqlx::query_scalar(
+        "select distinct a.day from allocated_daily_costs a
+         where not exists (select 1 from team_daily_costs t where t.day = a.day) order by 1",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let runs = super::store::runs(&missing);
+    for range in &runs {
+        write_days(conn, *range).await?;
+    }
+    write_blocks(conn, &runs).await?;
+    Ok(!runs.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_and_adjacent_ranges_merge_and_the_rest_stay_apart() {
+        let day = |d| NaiveDate::from_ymd_opt(2026, 10, d).expect("date");
+        let r = |from, to| DateRange {
+            from: day(from),
+            to: day(to),
+        };
+        assert_eq!(
+            merged(vec![r(20, 27), r(1, 8), r(5, 12), r(12, 15)]),
+            [r(1, 15), r(20, 27)]
+        );
+        assert_eq!(merged(Vec::new()), []);
+    }
+}

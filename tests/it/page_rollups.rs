@@ -1,0 +1,298 @@
+//! The page rollups answer every range exactly as the facts and the allocation do: for each
+//! team (and Unassigned), the Team page's breakdowns and totals read from day, week and month
+//! blocks equal the same figures summed from the facts and the allocation's rows, and keep
+//! doing so after a mapping change, a restated day and a declared workload.
+
+use burnrate::dashboard::model::Line;
+use burnrate::dashboard::store::scope_figures;
+use burnrate::format::UNASSIGNED_TEAM;
+use burnrate::period::{Basis, Credits, DateRange, Metric};
+use chrono::{Days, NaiveDate};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use crate::common::{self, day};
+
+/// The facts of the projects `$3` owns (Unassigned: those no team owns), alias `c`.
+const OWNED: &str = "left join projects p on p.name = c.project left join teams t on t.id = p.team_id
+                     where c.day >= $1 and c.day < $2 and coalesce(t.name, $4) = $3";
+
+/// The 100 largest non-zero lines of `key`, summed from `facts` (alias `c`, with `u` when
+/// `usage` joins usage types).
+async fn oracle_lines(pool: &PgPool, range: DateRange, team: &str, facts: &str, key: &str, amount: &str) -> Vec<Line> {
+    let rows: Vec<(String, Decimal)> = sqlx::query_as(&format!(
+        "select {key}, sum({amount}) from {facts} {OWNED}
+         group by 1 having sum({amount}) <> 0 order by 2 desc, 1 limit 100"
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(team)
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(pool)
+    .await
+    .expect("oracle lines");
+    rows.into_iter().map(|(key, spend)| Line { key, spend }).collect()
+}
+
+async fn oracle_sum(pool: &PgPool, range: DateRange, team: &str, sql: &str) -> Decimal {
+    sqlx::query_scalar(&format!("select coalesce(sum({sql}), 0) from costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type {OWNED}"))
+        .bind(range.from)
+        .bind(range.to)
+        .bind(team)
+        .bind(UNASSIGNED_TEAM)
+        .fetch_one(pool)
+        .await
+        .expect("oracle sum")
+}
+
+/// Every team's breakdowns and allocated figures for `range`, against the facts and the
+/// allocation's own rows.
+async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) {
+    let mut teams: Vec<String> = sqlx::query_scalar("select name from teams order by name")
+        .fetch_all(pool)
+        .await
+        .expect("teams");
+    teams.push(UNASSIGNED_TEAM.to_string());
+    let gross = Basis {
+        metric: Metric::Amortized,
+        credits: Credits::Gross,
+    };
+    for team in &teams {
+        let context = format!("{team}, {range:?}, {when}");
+        let net = scope_figures::team(pool, team, range, Basis::from(Metric::Unblended))
+            .await
+            .expect("team figures");
+        let usage = "costs_by_usage_type c left join usage_types u on u.usage_type = c.usage_type";
+        assert_eq!(
+            net.by_user,
+            oracle_lines(pool, range, team, "costs_by_user c", "c.user_name", "c.unblended").await,
+            "users: {context}"
+        );
+        assert_eq!(
+            net.by_service,
+            oracle_lines(pool, range, team, "costs_by_service c", "c.service", "c.unblended").await,
+            "services: {context}"
+        );
+        assert_eq!(
+            net.by_family,
+            oracle_lines(
+                pool,
+                range,
+                team,
+                "costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type and u.gpu_model is not null",
+                "u.instance_family || ' (' || u.gpu_model || ')'",
+                "c.unblended"
+            )
+            .await,
+            "families: {context}"
+        );
+        assert_eq!(
+            net.by_workload,
+            oracle_lines(
+                pool,
+                range,
+                team,
+                &format!("{usage} left join projects q on q.name = c.project"),
+                "coalesce(u.workload, nullif(q.workload, 'unknown'), 'unknown')",
+                "c.unblended"
+            )
+            .await,
+            "workloads: {context}"
+        );
+        assert_eq!(
+            net.gpu_hours,
+            oracle_sum(pool, range, team, "c.usage_quantity * u.gpu_count").await,
+            "GPU-hours: {context}"
+        );
+        assert_eq!(
+            net.spot,
+            oracle_sum(pool, range, team, "c.unblended * (u.purchase_option = 'spot')::int").await,
+            "spot: {context}"
+        );
+        assert_eq!(
+            net.instances,
+            oracle_sum(
+                pool,
+                range,
+                team,
+                "c.unblended * (u.purchase_option in ('spot', 'on_demand'))::int"
+            )
+            .await,
+            "instances: {context}"
+        );
+        // Projects follow the credits switch: before credits, credits and refunds are added back.
+        let projects = scope_figures::team(pool, team, range, gross).await.expect("gross");
+        assert_eq!(
+            projects.by_project,
+            oracle_lines(
+                pool,
+                range,
+                team,
+                "daily_project_costs c",
+                "c.project",
+                "c.amortized - c.credit_amortized - c.refund_amortized"
+            )
+            .await,
+            "projects before credits: {context}"
+        );
+        let allocated: Decimal = sqlx::query_scalar(
+            "select coalesce(sum(a.amortized - a.credit_amortized - a.refund_amortized), 0)
+             from allocated_daily_costs a left join teams t on t.id = a.team_id
+             where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3",
+        )
+        .bind(range.from)
+        .bind(range.to)
+        .bind(team)
+        .bind(UNASSIGNED_TEAM)
+        .fetch_one(pool)
+        .await
+        .expect("allocated");
+        assert_eq!(
+            burnrate::allocation::reads::team_total(pool, team, range, gross)
+                .await
+                .expect("total"),
+            allocated,
+            "allocated total: {context}"
+        );
+        let parts: Vec<(String, String, Option<String>, Decimal)> = sqlx::query_as(
+            "select a.source, a.project, r.name, sum(a.amortized - a.credit_amortized - a.refund_amortized)
+             from allocated_daily_costs a left join teams t on t.id = a.team_id
+             left join allocation_rules r on r.id = a.rule_id
+             where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3
+             group by 1, 2, 3 having sum(a.amortized - a.credit_amortized - a.refund_amortized) <> 0",
+        )
+        .bind(range.from)
+        .bind(range.to)
+        .bind(team)
+        .bind(UNASSIGNED_TEAM)
+        .fetch_all(pool)
+        .await
+        .expect("parts");
+        let mut read: Vec<(String, String, Option<String>, Decimal)> =
+            burnrate::allocation::reads::parts(pool, team, range, gross)
+                .await
+                .expect("parts")
+                .into_iter()
+                .map(|p| (p.source, p.project, p.rule, p.spend))
+                .collect();
+        let mut expected = parts;
+        read.sort();
+        expected.sort();
+        assert_eq!(read, expected, "parts: {context}");
+        // The chart's series add up to the team's projects' daily spend.
+        let daily_total: Decimal = net.daily.iter().map(|(_, _, v)| *v).sum();
+        let projects_total: Decimal = oracle_lines(pool, range, team, "daily_project_costs c", "''", "c.unblended")
+            .await
+            .iter()
+            .map(|l| l.spend)
+            .sum();
+        assert_eq!(daily_total, projects_total, "chart: {context}");
+    }
+}
+
+/// Ranges whose covers use months, weeks and single days, and a day alone.
+fn ranges(first: NaiveDate, end: NaiveDate) -> Vec<DateRange> {
+    let mid = first + Days::new(40);
+    vec![
+        DateRange { from: first, to: end },
+        DateRange {
+            from: mid,
+            to: mid + Days::new(45),
+        },
+        DateRange {
+            from: end - Days::new(23),
+            to: end,
+        },
+        DateRange {
+            from: mid + Days::new(3),
+            to: mid + Days::new(4),
+        },
+    ]
+}
+
+async fn span_of_days(pool: &PgPool) -> (NaiveDate, NaiveDate) {
+    let (first, last): (NaiveDate, NaiveDate) = sqlx::query_as("select min(day), max(day) from daily_project_costs")
+        .fetch_one(pool)
+        .await
+        .expect("span");
+    (first, last + Days::new(1))
+}
+
+#[sqlx::test]
+async fn a_team_page_read_from_blocks_of_days_equals_its_facts_for_any_range_after_any_change(pool: PgPool) {
+    common::load_demo(&pool, day(2026, 11, 20)).await;
+    let (first, end) = span_of_days(&pool).await;
+    let weeks_and_months: i64 = sqlx::query_scalar("select count(*) from owned_spend_spans where span <> 'day'")
+        .fetch_one(&pool)
+        .await
+        .expect("blocks");
+    assert!(weeks_and_months > 0, "the demo's load wrote week and month blocks");
+    for range in ranges(first, end) {
+        assert_team_figures_match(&pool, range, "after the demo's load").await;
+    }
+
+    // A project moves to another team: its days' blocks move with it.
+    let (project, team): (String, String) = sqlx::query_as(
+        "select p.name, (select name from teams where id <> p.team_id order by name limit 1)
+         from projects p where p.team_id is not null order by p.name limit 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("a project");
+    burnrate::teams::edit::assign(
+        &pool,
+        &burnrate::audit_log::Actor::system("test"),
+        "project",
+        &project,
+        &team,
+    )
+    .await
+    .expect("moved");
+    for range in ranges(first, end) {
+        assert_team_figures_match(&pool, range, &format!("after moving {project} to {team}")).await;
+    }
+
+    // AWS restates a day in the middle of a week and a month.
+    let restated = first + Days::new(44);
+    for table in ["costs_by_user", "costs_by_service", "costs_by_usage_type"] {
+        sqlx::query(&format!(
+            "update {table} set unblended = unblended * 3, amortized = amortized * 3 where day = $1"
+        ))
+        .bind(restated)
+        .execute(&pool)
+        .await
+        .expect("restated");
+    }
+    let mut tx = pool.begin().await.expect("tx");
+    burnrate::costs::rollups::refresh(
+        &mut tx,
+        DateRange {
+            from: restated,
+            to: restated + Days::new(1),
+        },
+    )
+    .await
+    .expect("rollups");
+    tx.commit().await.expect("commit");
+    for range in ranges(first, end) {
+        assert_team_figures_match(&pool, range, &format!("after restating {restated}")).await;
+    }
+
+    // A project declares a workload: read with the page, nothing rewritten.
+    let undeclared: String = sqlx::query_scalar(
+        "select c.project from costs_by_usage_type c join projects p on p.name = c.project
+         left join usage_types u on u.usage_type = c.usage_type
+         where u.workload is null group by 1 order by sum(c.unblended) desc limit 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("a project whose usage types say no workload");
+    sqlx::query("update projects set workload = 'dev' where name = $1")
+        .bind(&undeclared)
+        .execute(&pool)
+        .await
+        .expect("declared");
+    for range in ranges(first, end) {
+        assert_team_figures_match(&pool, range, &format!("after {undeclared} declared dev")).await;
+    }
+}
