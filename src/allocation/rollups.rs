@@ -34,6 +34,10 @@ const OWNED_FIGURES: [&str; 7] = [
     "gpu_hours",
 ];
 
+/// Every `owned_spend_spans` dimension: the first column of its only index, so statements
+/// over a range of days name them all to use it.
+const EVERY_DIMENSION: &str = "dimension = any('{total,project,user,service,family,workload,declared,purchase}')";
+
 /// The workload of a usage-type fact `c` with its usage type `u` and project `p`: what a
 /// SageMaker usage type says, else what the project declares.
 pub const WORKLOAD_SQL: &str = "coalesce(u.workload, nullif(p.workload, 'unknown'), 'unknown')";
@@ -64,7 +68,7 @@ pub async fn write_days(conn: &mut PgConnection, range: DateRange) -> Result<(),
              where day >= $1 and day < $2 group by day, team_id, source, rule_id, project",
             sums = sums(&FIGURES)
         ),
-        "delete from owned_spend_spans where span = 'day' and day >= $1 and day < $2".to_string(),
+        format!("delete from owned_spend_spans where {EVERY_DIMENSION} and span = 'day' and day >= $1 and day < $2"),
         // Each project-day is one rollup row; its owner is the project's team now.
         "insert into owned_spend_spans (dimension, span, day, team_id, key, unblended, amortized,
                                         credit_unblended, credit_amortized, refund_unblended, refund_amortized)
@@ -133,30 +137,59 @@ pub async fn write_blocks(conn: &mut PgConnection, days: &[DateRange]) -> Result
     let touched: Vec<_> = days.iter().filter(|r| r.days() > 0).map(|r| touched(*r)).collect();
     let weeks = merged(touched.iter().map(|t| t.weeks).collect());
     let months = merged(touched.iter().map(|t| t.months).collect());
-    let tables: [(&str, &str, &[&str]); 2] = [
-        ("allocated_project_spans", "team_id, source, rule_id, project", &FIGURES),
-        ("owned_spend_spans", "dimension, team_id, key", &OWNED_FIGURES),
+    let tables: [(&str, &str, &[&str], &str); 2] = [
+        (
+            "allocated_project_spans",
+            "team_id, source, rule_id, project",
+            &FIGURES,
+            "true",
+        ),
+        (
+            "owned_spend_spans",
+            "dimension, team_id, key",
+            &OWNED_FIGURES,
+            EVERY_DIMENSION,
+        ),
     ];
     for (span, ranges) in [(Span::Week, &weeks), (Span::Month, &months)] {
         for range in ranges {
-            for (table, keys, figures) in tables {
-                rebuild(conn, table, keys, figures, span, *range).await?;
+            for (table, keys, figures, rows) in tables {
+                rebuild(
+                    conn,
+                    Rollup {
+                        table,
+                        keys,
+                        figures,
+                        rows,
+                    },
+                    span,
+                    *range,
+                )
+                .await?;
             }
         }
     }
     Ok(())
 }
 
-async fn rebuild(
-    conn: &mut PgConnection,
-    table: &str,
-    keys: &str,
-    figures: &[&str],
-    span: Span,
-    range: DateRange,
-) -> Result<(), sqlx::Error> {
+/// A rollup with blocks: its table, key columns, figures, and the condition on its rows that
+/// lets its index serve a range of days.
+struct Rollup<'a> {
+    table: &'a str,
+    keys: &'a str,
+    figures: &'a [&'a str],
+    rows: &'a str,
+}
+
+async fn rebuild(conn: &mut PgConnection, rollup: Rollup<'_>, span: Span, range: DateRange) -> Result<(), sqlx::Error> {
+    let Rollup {
+        table,
+        keys,
+        figures,
+        rows,
+    } = rollup;
     sqlx::query(&format!(
-        "delete from {table} where span = $3 and day >= $1 and day < $2"
+        "delete from {table} where {rows} and span = $3 and day >= $1 and day < $2"
     ))
     .bind(range.from)
     .bind(range.to)
@@ -167,7 +200,7 @@ async fn rebuild(
     sqlx::query(&format!(
         "insert into {table} (span, day, {keys}, {columns})
          select $3, date_trunc($3, day::timestamp)::date, {keys}, {sums}
-         from {table} where span = 'day' and day >= $1 and day < $2
+         from {table} where {rows} and span = 'day' and day >= $1 and day < $2
          group by 2, {keys}",
         columns = figures.join(", "),
         sums = sums(figures)

@@ -225,7 +225,8 @@ pub const ANALYZE_AFTER_ROWS: u64 = 10_000;
 /// autovacuum would get there too, but only minutes later).
 pub async fn refresh_statistics(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "analyze costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs, projects, tagged_users",
+        "analyze costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs, projects, tagged_users,
+                 team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days",
     )
     .execute(conn)
     .await?;
@@ -308,13 +309,18 @@ async fn record_dimensions(conn: &mut PgConnection, range: DateRange) -> Result<
     .execute(&mut *conn)
     .await?;
 
-    let seen: Vec<String> =
-        sqlx::query_scalar("select distinct c.usage_type from costs_by_usage_type c where c.day >= $1 and c.day < $2")
-            .bind(range.from)
-            .bind(range.to)
-            .fetch_all(&mut *conn)
-            .await?;
-    record_usage_types(conn, &seen).await?;
+    // Only types not stored yet: one a newer catalogue reads differently is read again by
+    // `refresh_usage_types`, which rebuilds every day that uses it, not just this window's.
+    let new: Vec<String> = sqlx::query_scalar(
+        "select distinct c.usage_type from costs_by_usage_type c
+         where c.day >= $1 and c.day < $2
+           and not exists (select 1 from usage_types u where u.usage_type = c.usage_type)",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .fetch_all(&mut *conn)
+    .await?;
+    record_usage_types(conn, &new).await?;
     Ok(())
 }
 

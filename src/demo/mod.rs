@@ -262,7 +262,8 @@ async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
                   projects, tagged_users, team_owners,
                   budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,
                   savings_decisions, savings_digests, pricing_settings,
-                  allocated_daily_costs, allocation_rule_teams, allocation_rules",
+                  allocated_daily_costs, allocation_rule_teams, allocation_rules,
+                  team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days",
     )
     .execute(&mut *conn)
     .await?;

@@ -190,6 +190,45 @@ async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) 
     }
 }
 
+/// The Overview's projects (the organisation's, with their owners and the period before)
+/// for `range`, against the rollup's rows.
+async fn assert_overview_projects_match(pool: &PgPool, range: DateRange, when: &str) {
+    let overview = burnrate::dashboard::store::overview::overview(
+        pool,
+        burnrate::period::Period::Custom(range),
+        Metric::Unblended,
+        range.to,
+        None,
+    )
+    .await
+    .expect("overview");
+    let current = overview
+        .range
+        .cut_at(overview.latest_day.map_or(range.from, |d| d + Days::new(1)));
+    let before = current.days_before(current.days());
+    let expected: Vec<(String, String, Decimal, Decimal)> = sqlx::query_as(
+        "select r.project, coalesce(t.name, $4),
+                coalesce(sum(r.unblended) filter (where r.day >= $1), 0),
+                coalesce(sum(r.unblended) filter (where r.day < $1), 0)
+         from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
+         where r.day >= $3 and r.day < $2 group by 1, 2
+         order by 3 desc, 1 limit 10",
+    )
+    .bind(current.from)
+    .bind(current.to)
+    .bind(before.from)
+    .bind(UNASSIGNED_TEAM)
+    .fetch_all(pool)
+    .await
+    .expect("projects");
+    let read: Vec<(String, String, Decimal, Decimal)> = overview
+        .top_projects
+        .into_iter()
+        .map(|p| (p.project, p.team, p.spend, p.previous))
+        .collect();
+    assert_eq!(read, expected, "Overview projects: {range:?}, {when}");
+}
+
 /// Ranges whose covers use months, weeks and single days, and a day alone.
 fn ranges(first: NaiveDate, end: NaiveDate) -> Vec<DateRange> {
     let mid = first + Days::new(40);
@@ -229,6 +268,7 @@ async fn a_team_page_read_from_blocks_of_days_equals_its_facts_for_any_range_aft
     assert!(weeks_and_months > 0, "the demo's load wrote week and month blocks");
     for range in ranges(first, end) {
         assert_team_figures_match(&pool, range, "after the demo's load").await;
+        assert_overview_projects_match(&pool, range, "after the demo's load").await;
     }
 
     // A project moves to another team: its days' blocks move with it.
@@ -252,9 +292,20 @@ async fn a_team_page_read_from_blocks_of_days_equals_its_facts_for_any_range_aft
         assert_team_figures_match(&pool, range, &format!("after moving {project} to {team}")).await;
     }
 
-    // AWS restates a day in the middle of a week and a month.
-    let restated = first + Days::new(44);
-    for table in ["costs_by_user", "costs_by_service", "costs_by_usage_type"] {
+    // AWS restates the first day of a month, whose week began in the month before.
+    let restated: NaiveDate = sqlx::query_scalar(
+        "select min(day) from daily_project_costs where day > $1 and extract(day from day) = 1 and extract(isodow from day) <> 1",
+    )
+    .bind(first)
+    .fetch_one(&pool)
+    .await
+    .expect("a month's first day that is not a Monday");
+    for table in [
+        "costs_by_user",
+        "costs_by_service",
+        "costs_by_usage_type",
+        "costs_by_record_type",
+    ] {
         sqlx::query(&format!(
             "update {table} set unblended = unblended * 3, amortized = amortized * 3 where day = $1"
         ))
@@ -276,6 +327,7 @@ async fn a_team_page_read_from_blocks_of_days_equals_its_facts_for_any_range_aft
     tx.commit().await.expect("commit");
     for range in ranges(first, end) {
         assert_team_figures_match(&pool, range, &format!("after restating {restated}")).await;
+        assert_overview_projects_match(&pool, range, &format!("after restating {restated}")).await;
     }
 
     // A project declares a workload: read with the page, nothing rewritten.
@@ -295,4 +347,28 @@ async fn a_team_page_read_from_blocks_of_days_equals_its_facts_for_any_range_aft
     for range in ranges(first, end) {
         assert_team_figures_match(&pool, range, &format!("after {undeclared} declared dev")).await;
     }
+}
+
+#[sqlx::test]
+async fn reloading_the_demo_over_a_longer_history_leaves_no_page_rollup_of_a_day_it_no_longer_has(pool: PgPool) {
+    common::load_demo(&pool, day(2026, 11, 20)).await;
+    // A month later the demo's fourteen months start a month later too.
+    common::load_demo(&pool, day(2026, 12, 20)).await;
+    // A week block may start before the history's first day; a day or a month may not.
+    for (table, rows) in [
+        ("team_daily_costs", "true"),
+        ("allocated_project_spans", "s.span <> 'week'"),
+        ("owned_spend_spans", "s.span <> 'week'"),
+        ("record_type_days", "true"),
+    ] {
+        let stale: i64 = sqlx::query_scalar(&format!(
+            "select count(*) from {table} s where {rows} and s.day < (select min(day) from daily_project_costs)"
+        ))
+        .fetch_one(&pool)
+        .await
+        .expect("stale rows");
+        assert_eq!(stale, 0, "{table} keeps rows of days before the reloaded history");
+    }
+    let (first, end) = span_of_days(&pool).await;
+    assert_team_figures_match(&pool, DateRange { from: first, to: end }, "after a reload").await;
 }

@@ -93,7 +93,8 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
             _ => {}
         }
     }
-    let project_count = projects.iter().filter(|l| !l.spend.is_zero()).count();
+    // Every project with rows in the range, as the chart draws them.
+    let project_count = projects.len();
     figures.by_project = largest(projects);
     figures.by_user = largest(std::mem::take(&mut figures.by_user));
     figures.by_service = largest(std::mem::take(&mut figures.by_service));
@@ -105,19 +106,29 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
         .take(CHART_SERIES)
         .map(|l| l.key.clone())
         .collect();
+    // Two selects, so each names its dimension and the index seeks each row (an OR of
+    // the two would read every project's rows of each day).
+    let day_rows = |dimension: &str, keys: &str| {
+        format!(
+            "select s.day, s.dimension, s.key, sum({spend})
+             from owned_spend_spans s {blocks}
+             where s.dimension = '{dimension}' and {keys} and {team}
+             group by 1, 2, 3",
+            spend = basis.spend_sql("s"),
+            blocks = Cover::sql("s", 2),
+            team = team_is("s", 1, name),
+        )
+    };
+    let days = cover_days(range);
     let daily: Vec<(NaiveDate, String, String, Decimal)> = sqlx::query_as(&format!(
-        "select s.day, s.dimension, s.key, sum({spend})
-         from owned_spend_spans s {blocks}
-         where (s.dimension = 'total' or (s.dimension = 'project' and s.key = any($5))) and {team}
-         group by 1, 2, 3",
-        spend = basis.spend_sql("s"),
-        blocks = Cover::sql("s", 2),
-        team = team_is("s", 1, name),
+        "{} union all {}",
+        day_rows("total", "$5::text[] is not null"),
+        day_rows("project", "s.key = any($5)")
     ))
     .bind(name)
-    .bind(&cover_days(range).spans)
-    .bind(&cover_days(range).days)
-    .bind(&cover_days(range).parts)
+    .bind(&days.spans)
+    .bind(&days.days)
+    .bind(&days.parts)
     .bind(&shown)
     .fetch_all(pool)
     .await?;
