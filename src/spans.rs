@@ -7,7 +7,7 @@ use chrono::{Datelike, Days, Months, NaiveDate, Weekday};
 use crate::period::DateRange;
 
 /// How many days a stored row covers. Its `day` is the block's first day.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
     Day,
     /// Monday to Sunday; it may cross a month's end.

@@ -176,7 +176,8 @@ const { rows: [{ project, latest }] } = await db.query(
           (select max(day) + 1 from daily_project_costs) as latest`);
 const cookie = await signIn();
 const pages = [
-  // Team figures come from the allocation.
+  // Raw SQL for comparison: the aggregations these pages read before the page rollups (the
+  // allocation's rows, the facts); the pages themselves now read the rollups.
   { name: 'overview', path: '/?period=mtd', sql: `select coalesce(t.name, 'Unassigned'), sum(r.unblended), sum(r.gpu_unblended)
       from allocated_daily_costs r left join teams t on t.id = r.team_id
       where r.day >= date_trunc('month', current_date) and r.day <= current_date group by 1` },
@@ -184,7 +185,7 @@ const pages = [
         sum(a.unblended) filter (where a.source = 'direct'), sum(a.unblended) filter (where a.source = 'shared')
       from allocated_daily_costs a left join teams t on t.id = a.team_id
       where a.day >= date_trunc('month', current_date) - interval '1 month' and a.day <= current_date group by 1` },
-  // The Team page's user split exactly as `dashboard::store::breakdown` sends it.
+  // The Team page's user split as it was read from the facts.
   { name: 'team', path: `/teams/${encodeURIComponent(team)}?period=mtd`, sql: `select c.user_name, sum(c.unblended) from costs_by_user c
       where c.day >= date_trunc('month', current_date) and c.day < current_date + 1
         and (case when $1 = $2

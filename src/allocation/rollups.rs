@@ -3,7 +3,6 @@
 //! the days it allocates, in its transaction, then the weeks and months holding those days,
 //! so they always agree with the allocation and the facts.
 
-use chrono::NaiveDate;
 use sqlx::PgConnection;
 
 use crate::period::DateRange;
@@ -237,12 +236,7 @@ pub async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
 /// Writes the page rollups of days the allocation has and they lack: after the upgrade that
 /// added them. The caller holds the allocation lock. True when it wrote any.
 pub async fn fill_missing(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
-    let missing: Vec<NaiveDate> = sqlx::query_scalar(
-        "select distinct a.day from allocated_daily_costs a
-         where not exists (select 1 from team_daily_costs t where t.day = a.day) order by 1",
-    )
-    .fetch_all(&mut *conn)
-    .await?;
+    let missing = super::store::days_lacking(conn, "allocated_daily_costs", "team_daily_costs").await?;
     let runs = super::store::runs(&missing);
     for range in &runs {
         write_days(conn, *range).await?;
@@ -254,6 +248,7 @@ pub async fn fill_missing(conn: &mut PgConnection) -> Result<bool, sqlx::Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::NaiveDate;
 
     #[test]
     fn overlapping_and_adjacent_ranges_merge_and_the_rest_stay_apart() {

@@ -17,32 +17,40 @@ use crate::common::{self, day};
 const OWNED: &str = "left join projects p on p.name = c.project left join teams t on t.id = p.team_id
                      where c.day >= $1 and c.day < $2 and coalesce(t.name, $4) = $3";
 
-/// The 100 largest non-zero lines of `key`, summed from `facts` (alias `c`, with `u` when
-/// `usage` joins usage types).
-async fn oracle_lines(pool: &PgPool, range: DateRange, team: &str, facts: &str, key: &str, amount: &str) -> Vec<Line> {
-    let rows: Vec<(String, Decimal)> = sqlx::query_as(&format!(
-        "select {key}, sum({amount}) from {facts} {OWNED}
-         group by 1 having sum({amount}) <> 0 order by 2 desc, 1 limit 100"
-    ))
-    .bind(range.from)
-    .bind(range.to)
-    .bind(team)
-    .bind(UNASSIGNED_TEAM)
-    .fetch_all(pool)
-    .await
-    .expect("oracle lines");
-    rows.into_iter().map(|(key, spend)| Line { key, spend }).collect()
-}
-
-async fn oracle_sum(pool: &PgPool, range: DateRange, team: &str, sql: &str) -> Decimal {
-    sqlx::query_scalar(&format!("select coalesce(sum({sql}), 0) from costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type {OWNED}"))
+/// `sql` with the binds every oracle query of a team takes: $1/$2 the range, $3 the team,
+/// $4 the Unassigned team's name.
+fn of_team<'q, O>(
+    sql: &'q str,
+    range: DateRange,
+    team: &'q str,
+) -> sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments>
+where
+    O: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+{
+    sqlx::query_as(sql)
         .bind(range.from)
         .bind(range.to)
         .bind(team)
         .bind(UNASSIGNED_TEAM)
-        .fetch_one(pool)
-        .await
-        .expect("oracle sum")
+}
+
+/// The 100 largest non-zero lines of `key`, summed from `facts` (alias `c`, with `u` when
+/// `usage` joins usage types).
+async fn oracle_lines(pool: &PgPool, range: DateRange, team: &str, facts: &str, key: &str, amount: &str) -> Vec<Line> {
+    let sql = format!(
+        "select {key}, sum({amount}) from {facts} {OWNED}
+         group by 1 having sum({amount}) <> 0 order by 2 desc, 1 limit 100"
+    );
+    let rows: Vec<(String, Decimal)> = of_team(&sql, range, team).fetch_all(pool).await.expect("oracle lines");
+    rows.into_iter().map(|(key, spend)| Line { key, spend }).collect()
+}
+
+async fn oracle_sum(pool: &PgPool, range: DateRange, team: &str, sql: &str) -> Decimal {
+    let sql = format!(
+        "select coalesce(sum({sql}), 0) from costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type {OWNED}"
+    );
+    let (sum,): (Decimal,) = of_team(&sql, range, team).fetch_one(pool).await.expect("oracle sum");
+    sum
 }
 
 /// Every team's breakdowns and allocated figures for `range`, against the facts and the
@@ -135,15 +143,13 @@ async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) 
             .await,
             "projects before credits: {context}"
         );
-        let allocated: Decimal = sqlx::query_scalar(
+        let (allocated,): (Decimal,) = of_team(
             "select coalesce(sum(a.amortized - a.credit_amortized - a.refund_amortized), 0)
              from allocated_daily_costs a left join teams t on t.id = a.team_id
              where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3",
+            range,
+            team,
         )
-        .bind(range.from)
-        .bind(range.to)
-        .bind(team)
-        .bind(UNASSIGNED_TEAM)
         .fetch_one(pool)
         .await
         .expect("allocated");
@@ -154,17 +160,15 @@ async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) 
             allocated,
             "allocated total: {context}"
         );
-        let parts: Vec<(String, String, Option<String>, Decimal)> = sqlx::query_as(
+        let parts: Vec<(String, String, Option<String>, Decimal)> = of_team(
             "select a.source, a.project, r.name, sum(a.amortized - a.credit_amortized - a.refund_amortized)
              from allocated_daily_costs a left join teams t on t.id = a.team_id
              left join allocation_rules r on r.id = a.rule_id
              where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3
              group by 1, 2, 3 having sum(a.amortized - a.credit_amortized - a.refund_amortized) <> 0",
+            range,
+            team,
         )
-        .bind(range.from)
-        .bind(range.to)
-        .bind(team)
-        .bind(UNASSIGNED_TEAM)
         .fetch_all(pool)
         .await
         .expect("parts");
@@ -371,4 +375,49 @@ async fn reloading_the_demo_over_a_longer_history_leaves_no_page_rollup_of_a_day
     }
     let (first, end) = span_of_days(&pool).await;
     assert_team_figures_match(&pool, DateRange { from: first, to: end }, "after a reload").await;
+}
+
+#[sqlx::test]
+async fn a_start_after_the_upgrade_fills_the_allocation_and_page_rollups_the_stored_days_lack(pool: PgPool) {
+    common::load_demo(&pool, day(2026, 11, 20)).await;
+    let (first, end) = span_of_days(&pool).await;
+    let rows = |table: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(&format!("select count(*) from {table}"))
+                .fetch_one(&pool)
+                .await
+                .expect("count")
+        }
+    };
+    let before = (rows("team_daily_costs").await, rows("owned_spend_spans").await);
+    // A store from before the page rollups, with some days not allocated either.
+    sqlx::query("truncate team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days")
+        .execute(&pool)
+        .await
+        .expect("no page rollups");
+    sqlx::query("delete from allocated_daily_costs where day >= $1 and day < $2")
+        .bind(first + Days::new(30))
+        .bind(first + Days::new(45))
+        .execute(&pool)
+        .await
+        .expect("a gap in the allocation");
+    assert!(
+        burnrate::allocation::store::fill_gaps_in_transaction(&pool)
+            .await
+            .expect("filled")
+    );
+    assert_eq!(
+        (rows("team_daily_costs").await, rows("owned_spend_spans").await),
+        before
+    );
+    for range in ranges(first, end) {
+        assert_team_figures_match(&pool, range, "after the start-up fill").await;
+    }
+    assert!(
+        !burnrate::allocation::store::fill_gaps_in_transaction(&pool)
+            .await
+            .expect("nothing left"),
+        "a second start finds nothing to fill"
+    );
 }
