@@ -1,18 +1,21 @@
-//! Blocks of days that the page rollups store beside single days: ISO weeks (Monday to
-//! Sunday) and calendar months. A sum over any range of days reads the blocks that tile it
-//! ([`cover`]): a few rows per key instead of one per day, whatever range a page asks for.
+//! Month-to-date sums that the page rollups store beside single days. A `to_date` row at a
+//! day holds its key's sum from the first of that day's month through that day, and every
+//! key with spend in a month has one on each day from its first spend to the month's end.
+//! So a sum over any range of days is a difference of two such rows per key, plus one per
+//! further month the range reaches into ([`cover`]): the same handful of rows whatever
+//! range a page asks for, where single days would be one row per day.
 
-use chrono::{Datelike, Days, Months, NaiveDate, Weekday};
+use chrono::{Datelike, Months, NaiveDate};
 
 use crate::period::DateRange;
 
-/// How many days a stored row covers. Its `day` is the block's first day.
+/// What a stored row holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
+    /// Its day alone.
     Day,
-    /// Monday to Sunday; it may cross a month's end.
-    Week,
-    Month,
+    /// The month's days through its day.
+    ToDate,
 }
 
 impl Span {
@@ -20,51 +23,60 @@ impl Span {
     pub fn key(self) -> &'static str {
         match self {
             Span::Day => "day",
-            Span::Week => "week",
-            Span::Month => "month",
+            Span::ToDate => "to_date",
         }
     }
 }
 
-/// One stored block: its span and first day.
+/// One stored row of a sum, added (`sign` 1) or taken away (-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Block {
     pub span: Span,
-    pub first: NaiveDate,
+    pub day: NaiveDate,
+    pub sign: i32,
 }
 
-/// The blocks that tile `range` exactly, each day in one of them: the whole months inside
-/// it, then whole weeks inside what is left on either side, then single days. An empty
-/// range has none. At most 14 blocks on either side of the whole months (up to 6 days, 2
-/// weeks and 6 days), so 42 for a range of 14 months.
+/// The `to_date` rows whose signed sum is exactly `range`: the last day of the range in
+/// each month it reaches into (the month's end, but in its last month), less the day before
+/// the range when that day is in the range's first month. An empty range has none.
 pub fn cover(range: DateRange) -> Vec<Block> {
     let mut blocks = Vec::new();
-    let first_month = month_start_on_or_after(range.from);
-    let months_end = month_start(range.to);
-    if first_month < months_end {
-        weeks_and_days(range.from, first_month, &mut blocks);
-        let mut month = first_month;
-        while month < months_end {
-            blocks.push(Block {
-                span: Span::Month,
-                first: month,
-            });
-            month = next_month(month);
-        }
-        weeks_and_days(months_end, range.to, &mut blocks);
-    } else {
-        weeks_and_days(range.from, range.to, &mut blocks);
+    if range.days() == 0 {
+        return blocks;
     }
-    blocks
+    if range.from.day() != 1
+        && let Some(before) = range.from.pred_opt()
+    {
+        blocks.push(to_date(before, -1));
+    }
+    let last = range.last_day();
+    let mut month = month_start(range.from);
+    loop {
+        let end = next_month(month).pred_opt().unwrap_or(month).min(last);
+        blocks.push(to_date(end, 1));
+        if end >= last || next_month(month) == month {
+            return blocks;
+        }
+        month = next_month(month);
+    }
+}
+
+fn to_date(day: NaiveDate, sign: i32) -> Block {
+    Block {
+        span: Span::ToDate,
+        day,
+        sign,
+    }
 }
 
 /// The blocks of several ranges as the binds of one query: `unnest` of [`Cover::sql`] gives
-/// each block's span, first day and `part`, the index of the range it tiles.
+/// each block's span, day, `part` (the index of the range it sums) and `sign`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cover {
     pub spans: Vec<&'static str>,
     pub days: Vec<NaiveDate>,
     pub parts: Vec<i32>,
+    pub signs: Vec<i32>,
 }
 
 impl Cover {
@@ -72,91 +84,60 @@ impl Cover {
         let mut all = Cover::default();
         for (part, range) in (0_i32..).zip(ranges) {
             for block in cover(*range) {
-                all.spans.push(block.span.key());
-                all.days.push(block.first);
-                all.parts.push(part);
+                all.push(block, part);
             }
         }
         all
     }
 
+    /// Every day of `range` as its own block: daily figures, as a chart draws them.
+    pub fn each_day(range: DateRange) -> Cover {
+        let mut all = Cover::default();
+        for day in range.from.iter_days().take_while(|d| *d < range.to) {
+            all.push(
+                Block {
+                    span: Span::Day,
+                    day,
+                    sign: 1,
+                },
+                0,
+            );
+        }
+        all
+    }
+
+    fn push(&mut self, block: Block, part: i32) {
+        self.spans.push(block.span.key());
+        self.days.push(block.day);
+        self.parts.push(part);
+        self.signs.push(block.sign);
+    }
+
     /// The join of the rows of `alias` (with `span` and `day` columns) to these blocks, bound
-    /// as parameters `$n`, `$n+1` and `$n+2`: the block's range index is `b.part`.
+    /// as parameters `$n` to `$n+3`: a figure's sum is `sum(figure * b.sign)`, and the
+    /// block's range index is `b.part`.
     pub fn sql(alias: &str, n: u8) -> String {
         format!(
-            "join unnest(${n}::text[], ${}::date[], ${}::int4[]) as b(span, day, part)
+            "join unnest(${n}::text[], ${}::date[], ${}::int4[], ${}::int4[]) as b(span, day, part, sign)
                on {alias}.span = b.span and {alias}.day = b.day",
             n + 1,
-            n + 2
+            n + 2,
+            n + 3
         )
     }
 }
 
-/// `[from, to)` as whole weeks where they fit and single days elsewhere.
-fn weeks_and_days(from: NaiveDate, to: NaiveDate, blocks: &mut Vec<Block>) {
-    let mut day = from;
-    while day < to {
-        let week_end = day.checked_add_days(Days::new(7));
-        match week_end {
-            Some(end) if day.weekday() == Weekday::Mon && end <= to => {
-                blocks.push(Block {
-                    span: Span::Week,
-                    first: day,
-                });
-                day = end;
-            }
-            _ => {
-                blocks.push(Block {
-                    span: Span::Day,
-                    first: day,
-                });
-                match day.succ_opt() {
-                    Some(next) => day = next,
-                    None => return,
-                }
-            }
-        }
+/// The `to_date` rows that change when the days of `range` do: those from its first day to
+/// the end of the month of its last.
+pub fn touched(range: DateRange) -> DateRange {
+    DateRange {
+        from: range.from,
+        to: next_month(month_start(range.last_day())),
     }
 }
 
-/// The weeks and months whose blocks change when the days of `range` do: every one that
-/// contains a day of it, as the range from the first block's first day to the last one's end.
-pub fn touched(range: DateRange) -> Touched {
-    let last = range.last_day();
-    Touched {
-        weeks: DateRange {
-            from: week_start(range.from),
-            to: week_start(last).checked_add_days(Days::new(7)).unwrap_or(range.to),
-        },
-        months: DateRange {
-            from: month_start(range.from),
-            to: next_month(month_start(last)),
-        },
-    }
-}
-
-/// What [`touched`] returns: the days of the weeks and of the months to rebuild.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Touched {
-    pub weeks: DateRange,
-    pub months: DateRange,
-}
-
-fn week_start(day: NaiveDate) -> NaiveDate {
-    day.checked_sub_days(Days::new(u64::from(day.weekday().num_days_from_monday())))
-        .unwrap_or(day)
-}
-
-fn month_start(day: NaiveDate) -> NaiveDate {
+pub fn month_start(day: NaiveDate) -> NaiveDate {
     day.with_day(1).unwrap_or(day)
-}
-
-fn month_start_on_or_after(day: NaiveDate) -> NaiveDate {
-    if day.day() == 1 {
-        day
-    } else {
-        next_month(month_start(day))
-    }
 }
 
 fn next_month(first: NaiveDate) -> NaiveDate {
@@ -166,6 +147,7 @@ fn next_month(first: NaiveDate) -> NaiveDate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::Days;
 
     fn day(m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(2026, m, d).expect("date")
@@ -175,77 +157,79 @@ mod tests {
         DateRange { from, to }
     }
 
-    /// Every day of the range is in exactly one block, and no block reaches outside it.
-    fn assert_tiles(r: DateRange, blocks: &[Block]) {
-        let mut covered = Vec::new();
+    /// Each block's days with its sign, added up: every day of the range counts once and no
+    /// other day at all.
+    fn assert_sums_exactly(r: DateRange, blocks: &[Block]) {
+        let mut count = std::collections::BTreeMap::<NaiveDate, i32>::new();
         for b in blocks {
-            let end = match b.span {
-                Span::Day => b.first + Days::new(1),
-                Span::Week => b.first + Days::new(7),
-                Span::Month => next_month(b.first),
+            let first = match b.span {
+                Span::Day => b.day,
+                Span::ToDate => b.day.with_day(1).expect("first of month"),
             };
-            covered.extend(b.first.iter_days().take_while(|d| *d < end));
+            for d in first.iter_days().take_while(|d| *d <= b.day) {
+                *count.entry(d).or_default() += b.sign;
+            }
         }
-        covered.sort();
-        let expected: Vec<NaiveDate> = r.from.iter_days().take_while(|d| *d < r.to).collect();
-        assert_eq!(covered, expected, "{r:?} → {blocks:?}");
+        count.retain(|_, n| *n != 0);
+        let expected: std::collections::BTreeMap<NaiveDate, i32> =
+            r.from.iter_days().take_while(|d| *d < r.to).map(|d| (d, 1)).collect();
+        assert_eq!(count, expected, "{r:?} → {blocks:?}");
     }
 
     #[test]
-    fn a_month_to_date_is_its_whole_weeks_and_the_days_around_them() {
-        // 2026-11-01 is a Sunday; the 2nd, 9th and 16th are Mondays.
+    fn a_month_to_date_is_one_row_and_the_same_days_a_month_before_another() {
         let r = range(day(11, 1), day(11, 25));
-        let blocks = cover(r);
-        let spans: Vec<(Span, u32)> = blocks.iter().map(|b| (b.span, b.first.day())).collect();
+        assert_eq!(cover(r), [to_date(day(11, 24), 1)]);
+        let r = range(day(10, 1), day(10, 25));
+        assert_eq!(cover(r), [to_date(day(10, 24), 1)]);
+    }
+
+    #[test]
+    fn a_range_inside_a_month_is_its_last_day_less_the_day_before_it() {
+        let r = range(day(7, 10), day(7, 21));
+        assert_eq!(cover(r), [to_date(day(7, 9), -1), to_date(day(7, 20), 1)]);
+        assert_sums_exactly(r, &cover(r));
+    }
+
+    #[test]
+    fn a_range_across_months_adds_each_months_last_day() {
+        // 10 July to 8 October: July less its first nine days, August, September, 1–8 October.
+        let r = range(day(7, 10), day(10, 9));
         assert_eq!(
-            spans,
+            cover(r),
             [
-                (Span::Day, 1),
-                (Span::Week, 2),
-                (Span::Week, 9),
-                (Span::Week, 16),
-                (Span::Day, 23),
-                (Span::Day, 24)
+                to_date(day(7, 9), -1),
+                to_date(day(7, 31), 1),
+                to_date(day(8, 31), 1),
+                to_date(day(9, 30), 1),
+                to_date(day(10, 8), 1),
             ]
         );
-        assert_tiles(r, &blocks);
     }
 
     #[test]
-    fn whole_months_are_one_block_each_and_the_edges_weeks_and_days() {
-        let r = range(day(7, 10), day(10, 9));
-        let blocks = cover(r);
-        let months: Vec<u32> = blocks
-            .iter()
-            .filter(|b| b.span == Span::Month)
-            .map(|b| b.first.month())
-            .collect();
-        assert_eq!(months, [8, 9]);
-        assert_tiles(r, &blocks);
-        // 10–12 July, 2 weeks, 27–31 July; August; September; 1–8 October.
-        assert_eq!(blocks.len(), 3 + 2 + 5 + 2 + 8, "{blocks:?}");
-    }
-
-    #[test]
-    fn any_range_in_a_year_is_tiled_exactly() {
+    fn any_range_in_two_years_sums_exactly() {
         let start = day(1, 1);
-        for offset in (0..400).step_by(7) {
-            for length in [0, 1, 6, 7, 8, 13, 27, 31, 45, 62, 95, 200, 365] {
+        for offset in (0..400).step_by(3) {
+            for length in [0, 1, 2, 6, 7, 8, 13, 27, 28, 29, 30, 31, 45, 62, 95, 200, 365] {
                 let from = start + Days::new(offset);
                 let r = range(from, from + Days::new(length));
-                assert_tiles(r, &cover(r));
+                assert_sums_exactly(r, &cover(r));
             }
         }
     }
 
     #[test]
-    fn a_changed_day_touches_its_week_and_its_month() {
-        // Tuesday 2026-09-01: its week began in August.
-        let t = touched(range(day(9, 1), day(9, 2)));
-        assert_eq!(t.weeks, range(day(8, 31), day(9, 7)));
-        assert_eq!(t.months, range(day(9, 1), day(10, 1)));
-        let t = touched(range(day(10, 30), day(11, 3)));
-        assert_eq!(t.weeks, range(day(10, 26), day(11, 9)));
-        assert_eq!(t.months, range(day(10, 1), day(12, 1)));
+    fn each_day_is_one_block_per_day() {
+        let c = Cover::each_day(range(day(2, 27), day(3, 2)));
+        assert_eq!(c.days, [day(2, 27), day(2, 28), day(3, 1)]);
+        assert_eq!(c.spans, ["day"; 3]);
+        assert_eq!(c.signs, [1; 3]);
+    }
+
+    #[test]
+    fn a_changed_day_touches_the_rest_of_its_month_and_every_later_month_of_the_change() {
+        assert_eq!(touched(range(day(9, 1), day(9, 2))), range(day(9, 1), day(10, 1)));
+        assert_eq!(touched(range(day(10, 30), day(11, 3))), range(day(10, 30), day(12, 1)));
     }
 }

@@ -31,11 +31,11 @@ pub async fn parts(
 ) -> Result<Vec<PartLine>, sqlx::Error> {
     let cover = Cover::of(&[range]);
     sqlx::query_as(&format!(
-        "select a.source, a.project, r.name as rule, sum({col}) as spend
+        "select a.source, a.project, r.name as rule, sum(({col}) * b.sign) as spend
          from allocated_project_spans a {blocks}
          left join allocation_rules r on r.id = a.rule_id
          where {team}
-         group by 1, 2, 3 having sum({col}) <> 0
+         group by 1, 2, 3 having sum(({col}) * b.sign) <> 0
          order by case a.source when 'direct' then 0 when 'user' then 1 when 'shared' then 2 else 3 end,
                   spend desc, 2 limit 200",
         col = basis.spend_sql("a"),
@@ -46,6 +46,7 @@ pub async fn parts(
     .bind(&cover.spans)
     .bind(&cover.days)
     .bind(&cover.parts)
+    .bind(&cover.signs)
     .fetch_all(conn)
     .await
 }

@@ -1,12 +1,13 @@
-//! The page rollups (migration `20261127010000_page_rollups.sql`): what the dashboard reads
-//! instead of the facts and the allocation's user grain. `store::refresh` writes them for
-//! the days it allocates, in its transaction, then the weeks and months holding those days,
-//! so they always agree with the allocation and the facts.
+//! The page rollups (migrations `20261127010000_page_rollups.sql` and
+//! `20261128010000_to_date_spans.sql`): what the dashboard reads instead of the facts and the
+//! allocation's user grain. `store::refresh` writes them for the days it allocates, in its
+//! transaction, then the month-to-date rows those days change, so they always agree with
+//! the allocation and the facts.
 
 use sqlx::PgConnection;
 
 use crate::period::DateRange;
-use crate::spans::{Span, touched};
+use crate::spans::touched;
 
 /// The allocation's figures, in the column order every allocated table uses.
 const FIGURES: [&str; 10] = [
@@ -131,48 +132,33 @@ fn owned_by_key(dimension: &str, facts: &str, key: &str) -> String {
     )
 }
 
-/// Rewrites the week and month rows holding any day of `days` from the day rows.
-pub async fn write_blocks(conn: &mut PgConnection, days: &[DateRange]) -> Result<(), sqlx::Error> {
-    let touched: Vec<_> = days.iter().filter(|r| r.days() > 0).map(|r| touched(*r)).collect();
-    let weeks = merged(touched.iter().map(|t| t.weeks).collect());
-    let months = merged(touched.iter().map(|t| t.months).collect());
-    let tables: [(&str, &str, &[&str], &str); 2] = [
-        (
-            "allocated_project_spans",
-            "team_id, source, rule_id, project",
-            &FIGURES,
-            "true",
-        ),
-        (
-            "owned_spend_spans",
-            "dimension, team_id, key",
-            &OWNED_FIGURES,
-            EVERY_DIMENSION,
-        ),
+/// Rewrites the `to_date` rows that any day of `days` changes, from the day rows.
+pub async fn write_to_date(conn: &mut PgConnection, days: &[DateRange]) -> Result<(), sqlx::Error> {
+    let ranges = merged(days.iter().filter(|r| r.days() > 0).map(|r| touched(*r)).collect());
+    let rollups = [
+        Rollup {
+            table: "allocated_project_spans",
+            keys: "team_id, source, rule_id, project",
+            figures: &FIGURES,
+            rows: "true",
+        },
+        Rollup {
+            table: "owned_spend_spans",
+            keys: "dimension, team_id, key",
+            figures: &OWNED_FIGURES,
+            rows: EVERY_DIMENSION,
+        },
     ];
-    for (span, ranges) in [(Span::Week, &weeks), (Span::Month, &months)] {
-        for range in ranges {
-            for (table, keys, figures, rows) in tables {
-                rebuild(
-                    conn,
-                    Rollup {
-                        table,
-                        keys,
-                        figures,
-                        rows,
-                    },
-                    span,
-                    *range,
-                )
-                .await?;
-            }
+    for range in &ranges {
+        for rollup in &rollups {
+            rebuild_to_date(conn, rollup, *range).await?;
         }
     }
     Ok(())
 }
 
-/// A rollup with blocks: its table, key columns, figures, and the condition on its rows that
-/// lets its index serve a range of days.
+/// A rollup with `to_date` rows: its table, key columns, figures, and the condition on its
+/// rows that lets its index serve a range of days.
 struct Rollup<'a> {
     table: &'a str,
     keys: &'a str,
@@ -180,33 +166,39 @@ struct Rollup<'a> {
     rows: &'a str,
 }
 
-async fn rebuild(conn: &mut PgConnection, rollup: Rollup<'_>, span: Span, range: DateRange) -> Result<(), sqlx::Error> {
+/// Rewrites the `to_date` rows of `range`, which ends at a month's end: each key's running
+/// sum over its day rows from the first of their month, carried over the days it has no row
+/// to the next row or the month's end, so every day after its first spend has one.
+async fn rebuild_to_date(conn: &mut PgConnection, rollup: &Rollup<'_>, range: DateRange) -> Result<(), sqlx::Error> {
     let Rollup {
         table,
         keys,
         figures,
         rows,
-    } = rollup;
+    } = *rollup;
     sqlx::query(&format!(
-        "delete from {table} where {rows} and span = $3 and day >= $1 and day < $2"
+        "delete from {table} where {rows} and span = 'to_date' and day >= $1 and day < $2"
     ))
     .bind(range.from)
     .bind(range.to)
-    .bind(span.key())
     .execute(&mut *conn)
     .await?;
-    // `range` starts on a block's first day and ends on one's last, so every block is whole.
+    let running: Vec<String> = figures.iter().map(|f| format!("sum({f}) over w as {f}")).collect();
     sqlx::query(&format!(
         "insert into {table} (span, day, {keys}, {columns})
-         select $3, date_trunc($3, day::timestamp)::date, {keys}, {sums}
-         from {table} where {rows} and span = 'day' and day >= $1 and day < $2
-         group by 2, {keys}",
+         select 'to_date', g.day::date, {keys}, {columns}
+         from (select {keys}, day, {running},
+                      coalesce(lead(day) over w, (date_trunc('month', day) + interval '1 month')::date) as until
+               from {table} where {rows} and span = 'day' and day >= $3 and day < $2
+               window w as (partition by {keys}, date_trunc('month', day) order by day)) c
+         cross join lateral generate_series(greatest(c.day, $1)::timestamp, (c.until - 1)::timestamp,
+                                            interval '1 day') as g(day)",
         columns = figures.join(", "),
-        sums = sums(figures)
+        running = running.join(", "),
     ))
     .bind(range.from)
     .bind(range.to)
-    .bind(span.key())
+    .bind(crate::spans::month_start(range.from))
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -241,7 +233,7 @@ pub async fn fill_missing(conn: &mut PgConnection) -> Result<bool, sqlx::Error> 
     for range in &runs {
         write_days(conn, *range).await?;
     }
-    write_blocks(conn, &runs).await?;
+    write_to_date(conn, &runs).await?;
     Ok(!runs.is_empty())
 }
 

@@ -172,7 +172,7 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
     refresh_runs(conn, &[range]).await
 }
 
-/// `refresh` of each of `runs`, then the page rollups' weeks and months holding them, once.
+/// `refresh` of each of `runs`, then the page rollups' month-to-date rows they change, once.
 async fn refresh_runs(conn: &mut PgConnection, runs: &[DateRange]) -> Result<(), sqlx::Error> {
     lock(conn).await?;
     let rules = super::rule_store::engine_rules(conn).await?;
@@ -190,7 +190,7 @@ async fn refresh_runs(conn: &mut PgConnection, runs: &[DateRange]) -> Result<(),
         }
         super::rollups::write_days(conn, *range).await?;
     }
-    super::rollups::write_blocks(conn, runs).await
+    super::rollups::write_to_date(conn, runs).await
 }
 
 async fn write_chunk(conn: &mut PgConnection, range: DateRange, rules: &[Rule]) -> Result<(), sqlx::Error> {

@@ -1,6 +1,6 @@
 //! The page rollups answer every range exactly as the facts and the allocation do: for each
-//! team (and Unassigned), the Team page's breakdowns and totals read from day, week and month
-//! blocks equal the same figures summed from the facts and the allocation's rows, and keep
+//! team (and Unassigned), the Team page's breakdowns and totals read from month-to-date rows
+//! equal the same figures summed from the facts and the allocation's rows, and keep
 //! doing so after a mapping change, a restated day and a declared workload.
 
 use burnrate::dashboard::model::Line;
@@ -233,10 +233,20 @@ async fn assert_overview_projects_match(pool: &PgPool, range: DateRange, when: &
     assert_eq!(read, expected, "Overview projects: {range:?}, {when}");
 }
 
-/// Ranges whose covers use months, weeks and single days, and a day alone.
+/// The whole history; ranges across months, from a month's first day and inside a month;
+/// and a day alone.
 fn ranges(first: NaiveDate, end: NaiveDate) -> Vec<DateRange> {
     let mid = first + Days::new(40);
+    let month = burnrate::spans::month_start(mid);
     vec![
+        DateRange {
+            from: month,
+            to: month + chrono::Months::new(2),
+        },
+        DateRange {
+            from: mid + Days::new(2),
+            to: mid + Days::new(9),
+        },
         DateRange { from: first, to: end },
         DateRange {
             from: mid,
@@ -262,14 +272,10 @@ async fn span_of_days(pool: &PgPool) -> (NaiveDate, NaiveDate) {
 }
 
 #[sqlx::test]
-async fn a_team_page_read_from_blocks_of_days_equals_its_facts_for_any_range_after_any_change(pool: PgPool) {
+async fn a_team_page_read_from_month_to_date_rows_equals_its_facts_for_any_range_after_any_change(pool: PgPool) {
     common::load_demo(&pool, day(2026, 11, 20)).await;
     let (first, end) = span_of_days(&pool).await;
-    let weeks_and_months: i64 = sqlx::query_scalar("select count(*) from owned_spend_spans where span <> 'day'")
-        .fetch_one(&pool)
-        .await
-        .expect("blocks");
-    assert!(weeks_and_months > 0, "the demo's load wrote week and month blocks");
+    assert_every_key_has_a_to_date_row_each_day_to_its_months_end(&pool).await;
     for range in ranges(first, end) {
         assert_team_figures_match(&pool, range, "after the demo's load").await;
         assert_overview_projects_match(&pool, range, "after the demo's load").await;
@@ -296,43 +302,22 @@ async fn a_team_page_read_from_blocks_of_days_equals_its_facts_for_any_range_aft
         assert_team_figures_match(&pool, range, &format!("after moving {project} to {team}")).await;
     }
 
-    // AWS restates the first day of a month, whose week began in the month before.
-    let restated: NaiveDate = sqlx::query_scalar(
-        "select min(day) from daily_project_costs where day > $1 and extract(day from day) = 1 and extract(isodow from day) <> 1",
-    )
-    .bind(first)
-    .fetch_one(&pool)
-    .await
-    .expect("a month's first day that is not a Monday");
-    for table in [
-        "costs_by_user",
-        "costs_by_service",
-        "costs_by_usage_type",
-        "costs_by_record_type",
-    ] {
-        sqlx::query(&format!(
-            "update {table} set unblended = unblended * 3, amortized = amortized * 3 where day = $1"
-        ))
-        .bind(restated)
-        .execute(&pool)
-        .await
-        .expect("restated");
+    // AWS restates the first day of a month, which every later day's month-to-date row
+    // carries, and then a day in the middle of another month, whose rewrite starts there.
+    let first_of_month: NaiveDate =
+        sqlx::query_scalar("select min(day) from daily_project_costs where day > $1 and extract(day from day) = 1")
+            .bind(first)
+            .fetch_one(&pool)
+            .await
+            .expect("a month's first day");
+    for restated in [first_of_month, first_of_month + Days::new(47)] {
+        restate(&pool, restated).await;
+        for range in ranges(first, end) {
+            assert_team_figures_match(&pool, range, &format!("after restating {restated}")).await;
+            assert_overview_projects_match(&pool, range, &format!("after restating {restated}")).await;
+        }
     }
-    let mut tx = pool.begin().await.expect("tx");
-    burnrate::costs::rollups::refresh(
-        &mut tx,
-        DateRange {
-            from: restated,
-            to: restated + Days::new(1),
-        },
-    )
-    .await
-    .expect("rollups");
-    tx.commit().await.expect("commit");
-    for range in ranges(first, end) {
-        assert_team_figures_match(&pool, range, &format!("after restating {restated}")).await;
-        assert_overview_projects_match(&pool, range, &format!("after restating {restated}")).await;
-    }
+    assert_every_key_has_a_to_date_row_each_day_to_its_months_end(&pool).await;
 
     // A project declares a workload: read with the page, nothing rewritten.
     let undeclared: String = sqlx::query_scalar(
@@ -353,20 +338,88 @@ async fn a_team_page_read_from_blocks_of_days_equals_its_facts_for_any_range_aft
     }
 }
 
+/// AWS triples `restated`'s figures; the rollups of that day are written again.
+async fn restate(pool: &PgPool, restated: NaiveDate) {
+    for table in [
+        "costs_by_user",
+        "costs_by_service",
+        "costs_by_usage_type",
+        "costs_by_record_type",
+    ] {
+        sqlx::query(&format!(
+            "update {table} set unblended = unblended * 3, amortized = amortized * 3 where day = $1"
+        ))
+        .bind(restated)
+        .execute(pool)
+        .await
+        .expect("restated");
+    }
+    let mut tx = pool.begin().await.expect("tx");
+    burnrate::costs::rollups::refresh(
+        &mut tx,
+        DateRange {
+            from: restated,
+            to: restated + Days::new(1),
+        },
+    )
+    .await
+    .expect("rollups");
+    tx.commit().await.expect("commit");
+}
+
+/// Each key with a day row in a month has a month-to-date row on every day from its first
+/// day row to the month's end, so a range's sum finds one wherever the range ends.
+async fn assert_every_key_has_a_to_date_row_each_day_to_its_months_end(pool: &PgPool) {
+    for (table, keys) in [
+        ("allocated_project_spans", "team_id, source, rule_id, project"),
+        ("owned_spend_spans", "dimension, team_id, key"),
+    ] {
+        let (keys_months, wrong): (i64, i64) = sqlx::query_as(&format!(
+            "with d as (select {keys}, date_trunc('month', day) as month, min(day) as first
+                        from {table} where span = 'day' group by {keys}, date_trunc('month', day)),
+                  t as (select {keys}, date_trunc('month', day) as month, count(*) as n,
+                               min(day) as first, max(day) as last
+                        from {table} where span = 'to_date' group by {keys}, date_trunc('month', day))
+             select count(*),
+                    count(*) filter (where t.n is null or t.first <> d.first
+                        or t.last <> (d.month + interval '1 month - 1 day')::date
+                        or t.n <> t.last - t.first + 1)
+             from d left join t on d.month = t.month and row({keys_d}) is not distinct from row({keys_t})",
+            keys_d = keys
+                .split(", ")
+                .map(|k| format!("d.{k}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            keys_t = keys
+                .split(", ")
+                .map(|k| format!("t.{k}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ))
+        .fetch_one(pool)
+        .await
+        .expect("to-date rows");
+        assert!(keys_months > 0, "{table} has day rows");
+        assert_eq!(
+            wrong, 0,
+            "{table}: keys and months of {keys_months} without a to-date row every day"
+        );
+    }
+}
+
 #[sqlx::test]
 async fn reloading_the_demo_over_a_longer_history_leaves_no_page_rollup_of_a_day_it_no_longer_has(pool: PgPool) {
     common::load_demo(&pool, day(2026, 11, 20)).await;
     // A month later the demo's fourteen months start a month later too.
     common::load_demo(&pool, day(2026, 12, 20)).await;
-    // A week block may start before the history's first day; a day or a month may not.
-    for (table, rows) in [
-        ("team_daily_costs", "true"),
-        ("allocated_project_spans", "s.span <> 'week'"),
-        ("owned_spend_spans", "s.span <> 'week'"),
-        ("record_type_days", "true"),
+    for table in [
+        "team_daily_costs",
+        "allocated_project_spans",
+        "owned_spend_spans",
+        "record_type_days",
     ] {
         let stale: i64 = sqlx::query_scalar(&format!(
-            "select count(*) from {table} s where {rows} and s.day < (select min(day) from daily_project_costs)"
+            "select count(*) from {table} s where s.day < (select min(day) from daily_project_costs)"
         ))
         .fetch_one(&pool)
         .await

@@ -205,20 +205,17 @@ async fn project_changes(
             crate::allocation::reads::team_is("r", 2, name),
         ),
     };
-    // Every project's blocks are tens of thousands of rows for a few thousand groups, which
-    // the planner (estimating far fewer rows per block) would sort, spilling to disk, when
-    // hashing them takes half the time.
-    let mut tx = pool.begin().await?;
-    sqlx::query("set local enable_sort = off").execute(&mut *tx).await?;
+    // A project with spend earlier in the month than either range has rows that cancel.
     let mut all: Vec<ProjectChange> = sqlx::query_as(&format!(
         "select x.project, {team_name}::text as team, x.spend, x.previous
          from (select {key} as project, r.team_id,
-                      coalesce(sum({spend}) filter (where b.part = 0), 0) as spend,
-                      coalesce(sum({spend}) filter (where b.part = 1), 0) as previous
+                      coalesce(sum(({spend}) * b.sign) filter (where b.part = 0), 0) as spend,
+                      coalesce(sum(({spend}) * b.sign) filter (where b.part = 1), 0) as previous
                from {source} {blocks}
                where {filter}
                group by 1, 2) x
-         left join teams t on t.id = x.team_id",
+         left join teams t on t.id = x.team_id
+         where x.spend <> 0 or x.previous <> 0",
         key = if team.is_none() { "r.key" } else { "r.project" },
         spend = basis.spend_sql("r"),
         blocks = Cover::sql("r", 3),
@@ -228,9 +225,9 @@ async fn project_changes(
     .bind(&cover.spans)
     .bind(&cover.days)
     .bind(&cover.parts)
-    .fetch_all(&mut *tx)
+    .bind(&cover.signs)
+    .fetch_all(pool)
     .await?;
-    tx.commit().await?;
     all.sort_by(|a, b| b.spend.cmp(&a.spend).then_with(|| a.project.cmp(&b.project)));
     let top = all.iter().take(10).cloned().collect();
     all.sort_by(|a, b| {

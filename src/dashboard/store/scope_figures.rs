@@ -56,11 +56,14 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
         "select case s.dimension when 'declared' then 'workload' else s.dimension end as dimension,
                 case s.dimension when 'declared' then coalesce(nullif(p.workload, 'unknown'), 'unknown')
                      else s.key end as key,
-                sum({spend}) as spend, sum(s.{metric}) as net, sum(s.gpu_hours) as gpu_hours
+                sum(({spend}) * b.sign) as spend, sum(s.{metric} * b.sign) as net,
+                sum(s.gpu_hours * b.sign) as gpu_hours
          from owned_spend_spans s {blocks}
          left join projects p on s.dimension = 'declared' and p.name = s.key
          where s.dimension = any('{{project,user,service,family,workload,declared,purchase}}') and {team}
-         group by 1, 2",
+         group by 1, 2
+         having sum(({spend}) * b.sign) <> 0 or sum(s.{metric} * b.sign) <> 0
+             or sum(s.gpu_hours * b.sign) <> 0",
         spend = basis.spend_sql("s"),
         metric = basis.metric.key(),
         blocks = Cover::sql("s", 2),
@@ -70,6 +73,7 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
     .bind(&cover.spans)
     .bind(&cover.days)
     .bind(&cover.parts)
+    .bind(&cover.signs)
     .fetch_all(pool)
     .await?;
     let mut figures = Figures::default();
@@ -110,7 +114,7 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
     // the two would read every project's rows of each day).
     let day_rows = |dimension: &str, keys: &str| {
         format!(
-            "select s.day, s.dimension, s.key, sum({spend})
+            "select s.day, s.dimension, s.key, sum(({spend}) * b.sign)
              from owned_spend_spans s {blocks}
              where s.dimension = '{dimension}' and {keys} and {team}
              group by 1, 2, 3",
@@ -119,16 +123,17 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
             team = team_is("s", 1, name),
         )
     };
-    let days = cover_days(range);
+    let days = Cover::each_day(range);
     let daily: Vec<(NaiveDate, String, String, Decimal)> = sqlx::query_as(&format!(
         "{} union all {}",
-        day_rows("total", "$5::text[] is not null"),
-        day_rows("project", "s.key = any($5)")
+        day_rows("total", "$6::text[] is not null"),
+        day_rows("project", "s.key = any($6)")
     ))
     .bind(name)
     .bind(&days.spans)
     .bind(&days.days)
     .bind(&days.parts)
+    .bind(&days.signs)
     .bind(&shown)
     .fetch_all(pool)
     .await?;
@@ -136,16 +141,6 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
     figures.daily = series.0;
     figures.order = series.1;
     Ok(figures)
-}
-
-/// Every day of `range` as its own block: a chart's daily figures.
-fn cover_days(range: DateRange) -> Cover {
-    let days: Vec<NaiveDate> = range.from.iter_days().take_while(|d| *d < range.to).collect();
-    Cover {
-        spans: vec![crate::spans::Span::Day.key(); days.len()],
-        parts: vec![0; days.len()],
-        days,
-    }
 }
 
 /// The chart's series: each shown project by its label, and the day's total less theirs as
