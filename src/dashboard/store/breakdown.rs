@@ -131,25 +131,42 @@ pub async fn scope(
         current: with_data,
         previous: before,
     } = queries::days_with_data(range, queries::latest_day(pool).await?);
-    let figures = match &scope {
-        Scope::Team(name) => scope_figures::team(pool, name, range, basis).await?,
-        Scope::Project(name) => scope_figures::project(pool, name, range, basis).await?,
+    let (team, project) = match &scope {
+        Scope::Team(name) => (Some(name.as_str()), None),
+        Scope::Project(name) => (None, Some(name.as_str())),
     };
-    // A team's totals are its allocation, the figure the Teams table and its budgets use; a
-    // project's, its rollup rows.
-    let (total, previous_total, parts) = match &scope {
-        Scope::Team(name) => (
-            allocation::reads::team_total(pool, name, with_data, basis).await?,
-            allocation::reads::team_total(pool, name, before, basis).await?,
-            allocation::reads::parts(pool, name, with_data, basis).await?,
-        ),
-        Scope::Project(name) => (
-            project_total(pool, name, with_data, basis).await?,
-            project_total(pool, name, before, basis).await?,
-            Vec::new(),
-        ),
-    };
-    let estimated_days = queries::estimated_days(pool, range).await?;
+    // Independent statements, each on a connection of its own (see `overview`).
+    let (figures, (total, previous_total, parts), estimated_days, budgets, flagged) = tokio::try_join!(
+        async {
+            match &scope {
+                Scope::Team(name) => scope_figures::team(pool, name, range, basis).await,
+                Scope::Project(name) => scope_figures::project(pool, name, range, basis).await,
+            }
+        },
+        // A team's totals are its allocation, the figure the Teams table and its budgets
+        // use; a project's, its rollup rows.
+        async {
+            match &scope {
+                Scope::Team(name) => tokio::try_join!(
+                    allocation::reads::team_total(pool, name, with_data, basis),
+                    allocation::reads::team_total(pool, name, before, basis),
+                    allocation::reads::parts(pool, name, with_data, basis),
+                ),
+                Scope::Project(name) => tokio::try_join!(
+                    project_total(pool, name, with_data, basis),
+                    project_total(pool, name, before, basis),
+                    async { Ok(Vec::new()) },
+                ),
+            }
+        },
+        queries::estimated_days(pool, range),
+        crate::budgets::evaluate::uses(pool, today, |b| match (b, &scope) {
+            (crate::budgets::BudgetScope::Team(t), Scope::Team(name)) => t == name,
+            (crate::budgets::BudgetScope::Project(p), Scope::Project(name)) => p == name,
+            _ => false,
+        }),
+        crate::enforcement::flags::flagged_in(pool, team, project),
+    )?;
     let chart_svg = chart(
         &format!("Daily spend of {}, by project", scope.name()),
         &format!(
@@ -161,17 +178,6 @@ pub async fn scope(
         &figures.daily,
         &estimated_days,
     );
-    let budgets = crate::budgets::evaluate::uses(pool, today, |b| match (b, &scope) {
-        (crate::budgets::BudgetScope::Team(t), Scope::Team(name)) => t == name,
-        (crate::budgets::BudgetScope::Project(p), Scope::Project(name)) => p == name,
-        _ => false,
-    })
-    .await?;
-    let (team, project) = match &scope {
-        Scope::Team(name) => (Some(name.as_str()), None),
-        Scope::Project(name) => (None, Some(name.as_str())),
-    };
-    let flagged = crate::enforcement::flags::flagged_in(pool, team, project).await?;
     Ok(ScopeView {
         flagged,
         budgets,

@@ -32,63 +32,40 @@ pub async fn overview(
 ) -> Result<Overview, sqlx::Error> {
     let basis = basis.into();
     let range = period.range(today);
-
-    let teams: Vec<TeamSpend> = sqlx::query_as(&format!(
-        "select coalesce(t.name, $3) as team,
-                sum({spend}) as spend,
-                sum(r.gpu_{metric}) as gpu_spend
-         from {ALLOCATED}
-         where r.day >= $1 and r.day < $2 and {team}
-         group by 1
-         order by spend desc, team",
-        spend = basis.spend_sql("r"),
-        metric = basis.metric.key(),
-        team = team_clause(4)
-    ))
-    .bind(range.from)
-    .bind(range.to)
-    .bind(UNASSIGNED_TEAM)
-    .bind(team)
-    .fetch_all(pool)
-    .await?;
-
     let latest_day = latest_day(pool).await?;
     let Compared {
         current: with_data,
         previous: compared_with,
     } = days_with_data(range, latest_day);
-    let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
-    let rate_window = settled.run_rate_window();
-    let fetched = DateRange {
-        from: rate_window.map_or(range.from, |w| w.from.min(range.from)),
-        to: range.to.max(rate_window.map_or(range.to, |w| w.to)),
-    };
-    let all_daily = daily_totals(pool, fetched, basis, team).await?;
-    let rate = rate_window.map(|window| forecast::run_rate(window, &all_daily));
-    let daily: Vec<(NaiveDate, Decimal)> = all_daily
-        .iter()
-        .copied()
-        .filter(|(d, _)| *d >= range.from && *d < range.to)
-        .collect();
+    // The statements below do not depend on each other: each runs on a connection of its
+    // own, so a first view waits for the slowest of them rather than for their sum.
+    let (teams, (daily, rate, rate_window), estimated_days, changes, budgets, flagged, all_teams, record_types) = tokio::try_join!(
+        team_spend(pool, range, basis, team),
+        daily_and_run_rate(pool, range, with_data, basis, team),
+        estimated_days(pool, range),
+        project_changes(pool, with_data, compared_with, basis, team),
+        // The org's budgets, or the chosen team's.
+        crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
+            (crate::budgets::BudgetScope::Org, None) => true,
+            (crate::budgets::BudgetScope::Team(name), Some(team)) => name == team,
+            _ => false,
+        }),
+        crate::enforcement::flags::flagged_in(pool, team, None),
+        sqlx::query_scalar("select name from teams order by name").fetch_all(pool),
+        async {
+            match team {
+                Some(_) => Ok(Vec::new()),
+                None => record_types(pool, with_data, basis).await,
+            }
+        },
+    )?;
     let forecast = period
         .forecast_period(today)
         .and_then(|month| forecast::forecast(month, &daily, rate.as_ref()));
-    let estimated_days = estimated_days(pool, range).await?;
     let Changes {
         top: top_projects,
         movers,
-    } = project_changes(pool, with_data, compared_with, basis, team).await?;
-    // The org's budgets, or the chosen team's.
-    let budgets = crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
-        (crate::budgets::BudgetScope::Org, None) => true,
-        (crate::budgets::BudgetScope::Team(name), Some(team)) => name == team,
-        _ => false,
-    })
-    .await?;
-    let flagged = crate::enforcement::flags::flagged_in(pool, team, None).await?;
-    let all_teams = sqlx::query_scalar("select name from teams order by name")
-        .fetch_all(pool)
-        .await?;
+    } = changes;
     // A budget's line only against spend counted as it counts it.
     let budget_line = budgets
         .iter()
@@ -97,10 +74,6 @@ pub async fn overview(
         .filter(|_| period == Period::MonthToDate)
         .map(|b| b.amount);
     let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), &estimated_days, budget_line);
-    let record_types = match team {
-        Some(_) => Vec::new(),
-        None => record_types(pool, with_data, basis).await?,
-    };
     Ok(Overview {
         team: team.map(str::to_string),
         all_teams,
@@ -124,6 +97,57 @@ pub async fn overview(
         latest_day,
         record_types,
     })
+}
+
+/// Each team's spend in `range` (only `team`'s when set), largest first.
+async fn team_spend(
+    pool: &PgPool,
+    range: DateRange,
+    basis: Basis,
+    team: Option<&str>,
+) -> Result<Vec<TeamSpend>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "select coalesce(t.name, $3) as team,
+                sum({spend}) as spend,
+                sum(r.gpu_{metric}) as gpu_spend
+         from {ALLOCATED}
+         where r.day >= $1 and r.day < $2 and {team}
+         group by 1
+         order by spend desc, team",
+        spend = basis.spend_sql("r"),
+        metric = basis.metric.key(),
+        team = team_clause(4)
+    ))
+    .bind(range.from)
+    .bind(range.to)
+    .bind(UNASSIGNED_TEAM)
+    .bind(team)
+    .fetch_all(pool)
+    .await
+}
+
+/// The daily totals of `range` for the burn chart, and the run rate over the settled week
+/// before `with_data`'s end with the window it was taken over.
+async fn daily_and_run_rate(
+    pool: &PgPool,
+    range: DateRange,
+    with_data: DateRange,
+    basis: Basis,
+    team: Option<&str>,
+) -> Result<(Vec<(NaiveDate, Decimal)>, Option<forecast::RunRate>, Option<DateRange>), sqlx::Error> {
+    let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
+    let rate_window = settled.run_rate_window();
+    let fetched = DateRange {
+        from: rate_window.map_or(range.from, |w| w.from.min(range.from)),
+        to: range.to.max(rate_window.map_or(range.to, |w| w.to)),
+    };
+    let all_daily = daily_totals(pool, fetched, basis, team).await?;
+    let rate = rate_window.map(|window| forecast::run_rate(window, &all_daily));
+    let daily = all_daily
+        .into_iter()
+        .filter(|(d, _)| *d >= range.from && *d < range.to)
+        .collect();
+    Ok((daily, rate, rate_window))
 }
 
 /// Spend of days stored before burnrate read record types, which have none.
