@@ -1,6 +1,6 @@
 //! Month-to-date sums that the page rollups store beside single days. A `to_date` row at a
 //! day holds its key's sum from the first of that day's month through that day, and every
-//! key with spend in a month has one on each day from its first spend to the month's end.
+//! key with a day row in a month has one on each day from its first to the month's end.
 //! So a sum over any range of days is a difference of two such rows per key, plus one per
 //! further month the range reaches into ([`cover`]): the same handful of rows whatever
 //! range a page asks for, where single days would be one row per day.
@@ -136,6 +136,21 @@ pub fn touched(range: DateRange) -> DateRange {
     }
 }
 
+/// `range` cut at each month's start: the part of every month it holds, in order.
+pub fn months_of(range: DateRange) -> Vec<DateRange> {
+    let mut parts = Vec::new();
+    let mut from = range.from;
+    while from < range.to {
+        let to = next_month(month_start(from)).min(range.to);
+        if to <= from {
+            break;
+        }
+        parts.push(DateRange { from, to });
+        from = to;
+    }
+    parts
+}
+
 pub fn month_start(day: NaiveDate) -> NaiveDate {
     day.with_day(1).unwrap_or(day)
 }
@@ -217,6 +232,20 @@ mod tests {
                 assert_sums_exactly(r, &cover(r));
             }
         }
+    }
+
+    #[test]
+    fn a_range_is_cut_at_each_months_start() {
+        assert_eq!(
+            months_of(range(day(1, 20), day(3, 10))),
+            [
+                range(day(1, 20), day(2, 1)),
+                range(day(2, 1), day(3, 1)),
+                range(day(3, 1), day(3, 10))
+            ]
+        );
+        assert_eq!(months_of(range(day(5, 1), day(6, 1))), [range(day(5, 1), day(6, 1))]);
+        assert_eq!(months_of(range(day(5, 3), day(5, 3))), []);
     }
 
     #[test]

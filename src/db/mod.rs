@@ -16,8 +16,9 @@ use private_cluster::PrivateCluster;
 /// The schema, embedded at build time.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 
-/// Connections per process: enough for 32 concurrent page loads, well under
-/// PostgreSQL's default limit of 100 for a few replicas.
+/// Connections per process: a page's first view takes two at once (its longest statement
+/// beside the rest), so it takes eight different first views at once to fill it; well
+/// under PostgreSQL's default limit of 100 for a few replicas.
 const POOL_SIZE: u32 = 16;
 
 #[derive(Debug, thiserror::Error)]

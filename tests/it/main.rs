@@ -28,3 +28,4 @@ mod savings;
 mod schema_and_rollups;
 mod statements;
 mod teams_config;
+mod to_date_rows;

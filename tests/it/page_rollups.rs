@@ -55,7 +55,7 @@ async fn oracle_sum(pool: &PgPool, range: DateRange, team: &str, sql: &str) -> D
 
 /// Every team's breakdowns and allocated figures for `range`, against the facts and the
 /// allocation's own rows.
-async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) {
+pub(crate) async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) {
     let mut teams: Vec<String> = sqlx::query_scalar("select name from teams order by name")
         .fetch_all(pool)
         .await
@@ -234,7 +234,7 @@ async fn assert_overview_projects_match(pool: &PgPool, range: DateRange, when: &
 }
 
 /// The whole history; ranges across months, from a month's first day and inside a month;
-/// and a day alone.
+/// a day alone; and ranges reaching past the data at either end.
 fn ranges(first: NaiveDate, end: NaiveDate) -> Vec<DateRange> {
     let mid = first + Days::new(40);
     let month = burnrate::spans::month_start(mid);
@@ -260,6 +260,15 @@ fn ranges(first: NaiveDate, end: NaiveDate) -> Vec<DateRange> {
             from: mid + Days::new(3),
             to: mid + Days::new(4),
         },
+        // Reaching before the first day with data, and past the last.
+        DateRange {
+            from: first - Days::new(20),
+            to: first + Days::new(5),
+        },
+        DateRange {
+            from: end - Days::new(3),
+            to: end + Days::new(10),
+        },
     ]
 }
 
@@ -275,13 +284,13 @@ async fn span_of_days(pool: &PgPool) -> (NaiveDate, NaiveDate) {
 async fn a_team_page_read_from_month_to_date_rows_equals_its_facts_for_any_range_after_any_change(pool: PgPool) {
     common::load_demo(&pool, day(2026, 11, 20)).await;
     let (first, end) = span_of_days(&pool).await;
-    assert_every_key_has_a_to_date_row_each_day_to_its_months_end(&pool).await;
+    crate::to_date_rows::assert_to_date_rows_are_running_sums(&pool).await;
     for range in ranges(first, end) {
         assert_team_figures_match(&pool, range, "after the demo's load").await;
         assert_overview_projects_match(&pool, range, "after the demo's load").await;
     }
 
-    // A project moves to another team: its days' blocks move with it.
+    // A project moves to another team: its days' rows move with it.
     let (project, team): (String, String) = sqlx::query_as(
         "select p.name, (select name from teams where id <> p.team_id order by name limit 1)
          from projects p where p.team_id is not null order by p.name limit 1",
@@ -317,7 +326,7 @@ async fn a_team_page_read_from_month_to_date_rows_equals_its_facts_for_any_range
             assert_overview_projects_match(&pool, range, &format!("after restating {restated}")).await;
         }
     }
-    assert_every_key_has_a_to_date_row_each_day_to_its_months_end(&pool).await;
+    crate::to_date_rows::assert_to_date_rows_are_running_sums(&pool).await;
 
     // A project declares a workload: read with the page, nothing rewritten.
     let undeclared: String = sqlx::query_scalar(
@@ -339,7 +348,7 @@ async fn a_team_page_read_from_month_to_date_rows_equals_its_facts_for_any_range
 }
 
 /// AWS triples `restated`'s figures; the rollups of that day are written again.
-async fn restate(pool: &PgPool, restated: NaiveDate) {
+pub(crate) async fn restate(pool: &PgPool, restated: NaiveDate) {
     for table in [
         "costs_by_user",
         "costs_by_service",
@@ -365,46 +374,6 @@ async fn restate(pool: &PgPool, restated: NaiveDate) {
     .await
     .expect("rollups");
     tx.commit().await.expect("commit");
-}
-
-/// Each key with a day row in a month has a month-to-date row on every day from its first
-/// day row to the month's end, so a range's sum finds one wherever the range ends.
-async fn assert_every_key_has_a_to_date_row_each_day_to_its_months_end(pool: &PgPool) {
-    for (table, keys) in [
-        ("allocated_project_spans", "team_id, source, rule_id, project"),
-        ("owned_spend_spans", "dimension, team_id, key"),
-    ] {
-        let (keys_months, wrong): (i64, i64) = sqlx::query_as(&format!(
-            "with d as (select {keys}, date_trunc('month', day) as month, min(day) as first
-                        from {table} where span = 'day' group by {keys}, date_trunc('month', day)),
-                  t as (select {keys}, date_trunc('month', day) as month, count(*) as n,
-                               min(day) as first, max(day) as last
-                        from {table} where span = 'to_date' group by {keys}, date_trunc('month', day))
-             select count(*),
-                    count(*) filter (where t.n is null or t.first <> d.first
-                        or t.last <> (d.month + interval '1 month - 1 day')::date
-                        or t.n <> t.last - t.first + 1)
-             from d left join t on d.month = t.month and row({keys_d}) is not distinct from row({keys_t})",
-            keys_d = keys
-                .split(", ")
-                .map(|k| format!("d.{k}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            keys_t = keys
-                .split(", ")
-                .map(|k| format!("t.{k}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ))
-        .fetch_one(pool)
-        .await
-        .expect("to-date rows");
-        assert!(keys_months > 0, "{table} has day rows");
-        assert_eq!(
-            wrong, 0,
-            "{table}: keys and months of {keys_months} without a to-date row every day"
-        );
-    }
 }
 
 #[sqlx::test]

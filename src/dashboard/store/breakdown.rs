@@ -135,37 +135,39 @@ pub async fn scope(
         Scope::Team(name) => (Some(name.as_str()), None),
         Scope::Project(name) => (None, Some(name.as_str())),
     };
-    // Independent statements, each on a connection of its own (see `overview`).
-    let (figures, (total, previous_total, parts), estimated_days, budgets, flagged) = tokio::try_join!(
+    // The figures beside everything else, on two connections (see `overview`).
+    let (figures, (total, previous_total, parts, estimated_days, budgets, flagged)) = tokio::try_join!(
         async {
             match &scope {
                 Scope::Team(name) => scope_figures::team(pool, name, range, basis).await,
                 Scope::Project(name) => scope_figures::project(pool, name, range, basis).await,
             }
         },
-        // A team's totals are its allocation, the figure the Teams table and its budgets
-        // use; a project's, its rollup rows.
         async {
-            match &scope {
-                Scope::Team(name) => tokio::try_join!(
-                    allocation::reads::team_total(pool, name, with_data, basis),
-                    allocation::reads::team_total(pool, name, before, basis),
-                    allocation::reads::parts(pool, name, with_data, basis),
+            // A team's totals are its allocation, the figure the Teams table and its budgets
+            // use; a project's, its rollup rows.
+            let (total, previous_total, parts) = match &scope {
+                Scope::Team(name) => (
+                    allocation::reads::team_total(pool, name, with_data, basis).await?,
+                    allocation::reads::team_total(pool, name, before, basis).await?,
+                    allocation::reads::parts(pool, name, with_data, basis).await?,
                 ),
-                Scope::Project(name) => tokio::try_join!(
-                    project_total(pool, name, with_data, basis),
-                    project_total(pool, name, before, basis),
-                    async { Ok(Vec::new()) },
+                Scope::Project(name) => (
+                    project_total(pool, name, with_data, basis).await?,
+                    project_total(pool, name, before, basis).await?,
+                    Vec::new(),
                 ),
-            }
+            };
+            let estimated_days = queries::estimated_days(pool, range).await?;
+            let budgets = crate::budgets::evaluate::uses(pool, today, |b| match (b, &scope) {
+                (crate::budgets::BudgetScope::Team(t), Scope::Team(name)) => t == name,
+                (crate::budgets::BudgetScope::Project(p), Scope::Project(name)) => p == name,
+                _ => false,
+            })
+            .await?;
+            let flagged = crate::enforcement::flags::flagged_in(pool, team, project).await?;
+            Ok::<_, sqlx::Error>((total, previous_total, parts, estimated_days, budgets, flagged))
         },
-        queries::estimated_days(pool, range),
-        crate::budgets::evaluate::uses(pool, today, |b| match (b, &scope) {
-            (crate::budgets::BudgetScope::Team(t), Scope::Team(name)) => t == name,
-            (crate::budgets::BudgetScope::Project(p), Scope::Project(name)) => p == name,
-            _ => false,
-        }),
-        crate::enforcement::flags::flagged_in(pool, team, project),
     )?;
     let chart_svg = chart(
         &format!("Daily spend of {}, by project", scope.name()),

@@ -1,5 +1,5 @@
 //! The Overview's SQL, on the page rollups (`allocation::rollups`): team figures per day,
-//! projects per block of days; never the facts.
+//! projects per month to date; never the facts.
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -37,28 +37,32 @@ pub async fn overview(
         current: with_data,
         previous: compared_with,
     } = days_with_data(range, latest_day);
-    // The statements below do not depend on each other: each runs on a connection of its
-    // own, so a first view waits for the slowest of them rather than for their sum.
-    let (teams, (daily, rate, rate_window), estimated_days, changes, budgets, flagged, all_teams, record_types) = tokio::try_join!(
-        team_spend(pool, range, basis, team),
-        daily_and_run_rate(pool, range, with_data, basis, team),
-        estimated_days(pool, range),
-        project_changes(pool, with_data, compared_with, basis, team),
-        // The org's budgets, or the chosen team's.
-        crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
-            (crate::budgets::BudgetScope::Org, None) => true,
-            (crate::budgets::BudgetScope::Team(name), Some(team)) => name == team,
-            _ => false,
-        }),
-        crate::enforcement::flags::flagged_in(pool, team, None),
-        sqlx::query_scalar("select name from teams order by name").fetch_all(pool),
-        async {
-            match team {
-                Some(_) => Ok(Vec::new()),
-                None => record_types(pool, with_data, basis).await,
-            }
-        },
-    )?;
+    // The projects' statement is the longest; the others, together about as long, run
+    // beside it on a second connection, so a first view waits for the longer of the two
+    // and takes two of the pool's connections, not one per statement.
+    let (changes, (teams, (daily, rate, rate_window), estimated_days, budgets, flagged, all_teams, record_types)) =
+        tokio::try_join!(project_changes(pool, with_data, compared_with, basis, team), async {
+            Ok::<_, sqlx::Error>((
+                team_spend(pool, range, basis, team).await?,
+                daily_and_run_rate(pool, range, with_data, basis, team).await?,
+                estimated_days(pool, range).await?,
+                // The org's budgets, or the chosen team's.
+                crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
+                    (crate::budgets::BudgetScope::Org, None) => true,
+                    (crate::budgets::BudgetScope::Team(name), Some(team)) => name == team,
+                    _ => false,
+                })
+                .await?,
+                crate::enforcement::flags::flagged_in(pool, team, None).await?,
+                sqlx::query_scalar("select name from teams order by name")
+                    .fetch_all(pool)
+                    .await?,
+                match team {
+                    Some(_) => Vec::new(),
+                    None => record_types(pool, with_data, basis).await?,
+                },
+            ))
+        })?;
     let forecast = period
         .forecast_period(today)
         .and_then(|month| forecast::forecast(month, &daily, rate.as_ref()));
@@ -229,7 +233,9 @@ async fn project_changes(
             crate::allocation::reads::team_is("r", 2, name),
         ),
     };
-    // A project with spend earlier in the month than either range has rows that cancel.
+    // A project with spend earlier in the month than either range has rows that cancel. (A
+    // few thousand projects' rows are read: few enough to sort in memory, so the planner's
+    // choice of sort or hash is left to it.)
     let mut all: Vec<ProjectChange> = sqlx::query_as(&format!(
         "select x.project, {team_name}::text as team, x.spend, x.previous
          from (select {key} as project, r.team_id,

@@ -1,6 +1,6 @@
 //! A Team or Project page's breakdowns. A team's come from the page rollups (its projects'
-//! spend per block of days, `owned_spend_spans`), so any range reads a few rows per user or
-//! project; a project's from its own rows of the facts, through their project-first indexes.
+//! spend per day and month to date, `owned_spend_spans`), so any range reads a few rows per
+//! user or project; a project's from its own rows of the facts, through their project-first indexes.
 //!
 //! Projects follow the credits switch (the rollup knows each project-day's credits and
 //! refunds). Cost Explorer reports credits inside the user, service and usage-type groups, so
@@ -97,8 +97,8 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
             _ => {}
         }
     }
-    // Every project with rows in the range, as the chart draws them.
-    let project_count = projects.len();
+    // Every project with spend in the range, as the chart draws them.
+    let project_count = projects.iter().filter(|l| !l.spend.is_zero()).count();
     figures.by_project = largest(projects);
     figures.by_user = largest(std::mem::take(&mut figures.by_user));
     figures.by_service = largest(std::mem::take(&mut figures.by_service));
@@ -150,7 +150,7 @@ fn chart_series(
     project_count: usize,
     rows: Vec<(NaiveDate, String, String, Decimal)>,
 ) -> (Vec<(NaiveDate, String, Decimal)>, Vec<String>) {
-    let others = format!("{} other projects", project_count.saturating_sub(CHART_SERIES));
+    let others = format!("{} other projects", project_count.saturating_sub(shown.len()));
     let mut merged: BTreeMap<(NaiveDate, String), Decimal> = BTreeMap::new();
     for (day, dimension, key, spend) in rows {
         if dimension == "total" {
