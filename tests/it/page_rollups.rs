@@ -348,31 +348,42 @@ async fn a_team_page_read_from_month_to_date_rows_equals_its_facts_for_any_range
 }
 
 /// AWS triples `restated`'s figures; the rollups of that day are written again.
-pub(crate) async fn restate(pool: &PgPool, restated: NaiveDate) {
+async fn restate(pool: &PgPool, restated: NaiveDate) {
+    let day = DateRange {
+        from: restated,
+        to: restated + Days::new(1),
+    };
+    change_facts(
+        pool,
+        "update {table} set unblended = unblended * 3, amortized = amortized * 3
+         where day >= $1 and day < $2 and $3::text is null",
+        day,
+        None,
+    )
+    .await;
+}
+
+/// Runs `statement` on every fact table (`{table}`; `$1`/`$2` the range, `$3` the project
+/// when given), then writes the range's rollups again, as an ingestion of it would.
+pub(crate) async fn change_facts(pool: &PgPool, statement: &str, range: DateRange, project: Option<&str>) {
     for table in [
         "costs_by_user",
         "costs_by_service",
         "costs_by_usage_type",
         "costs_by_record_type",
     ] {
-        sqlx::query(&format!(
-            "update {table} set unblended = unblended * 3, amortized = amortized * 3 where day = $1"
-        ))
-        .bind(restated)
-        .execute(pool)
-        .await
-        .expect("restated");
+        sqlx::query(&statement.replace("{table}", table))
+            .bind(range.from)
+            .bind(range.to)
+            .bind(project)
+            .execute(pool)
+            .await
+            .expect("facts changed");
     }
     let mut tx = pool.begin().await.expect("tx");
-    burnrate::costs::rollups::refresh(
-        &mut tx,
-        DateRange {
-            from: restated,
-            to: restated + Days::new(1),
-        },
-    )
-    .await
-    .expect("rollups");
+    burnrate::costs::rollups::refresh(&mut tx, range)
+        .await
+        .expect("rollups");
     tx.commit().await.expect("commit");
 }
 

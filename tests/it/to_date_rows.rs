@@ -79,25 +79,13 @@ async fn a_key_whose_spend_stops_mid_month_is_carried_over_the_gap_and_left_out_
         from: day(2026, 9, 10),
         to: day(2026, 9, 21),
     };
-    for table in [
-        "costs_by_user",
-        "costs_by_service",
-        "costs_by_usage_type",
-        "costs_by_record_type",
-    ] {
-        sqlx::query(&format!(
-            "delete from {table} where project = $1 and day >= $2 and day < $3"
-        ))
-        .bind(&project)
-        .bind(gap.from)
-        .bind(gap.to)
-        .execute(&pool)
-        .await
-        .expect("no spend in the gap");
-    }
-    let mut tx = pool.begin().await.expect("tx");
-    burnrate::costs::rollups::refresh(&mut tx, gap).await.expect("rollups");
-    tx.commit().await.expect("commit");
+    crate::page_rollups::change_facts(
+        &pool,
+        "delete from {table} where project = $3 and day >= $1 and day < $2",
+        gap,
+        Some(&project),
+    )
+    .await;
 
     assert_to_date_rows_are_running_sums(&pool).await;
     // Inside the gap it has no spend: its rows cancel, and the page leaves it out and
