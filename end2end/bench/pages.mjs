@@ -5,6 +5,7 @@
 //     --database postgres://postgres@127.0.0.1:5432/burnrate_bench \
 //     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20] \
 //     [--modes cached,rendered,one,cold,custom,herd,sql] [--pages overview,teams,team,project,savings]
+//     [--samples 60] [--first-range 0]
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
@@ -32,6 +33,11 @@ const seconds = Number(args.seconds ?? 20);
 // A subset of the measures, e.g. `--modes rendered` while a profiler watches the server.
 const modes = new Set((args.modes ?? 'cached,rendered,one,cold,custom,herd,sql').split(','));
 const pageNames = new Set((args.pages ?? 'overview,teams,team').split(','));
+// First views per page and mode. The p95 of 60 is their third slowest (of 20, the slowest).
+const samples = Number(args.samples ?? 60);
+// Where in the sequence of custom ranges to start, so a second run asks for ranges the
+// first did not (the sequence does not repeat for 240 ranges).
+const firstRange = Number(args['first-range'] ?? 0);
 
 async function signIn() {
   const body = new URLSearchParams({ email: args.email, password: args.password });
@@ -115,7 +121,7 @@ async function sqlTimes(db, sql, params) {
 async function coldTimes(path, cookie) {
   const times = [];
   let failures = 0;
-  for (let i = 0; i < 20; i += 1) {
+  for (let i = 0; i < samples; i += 1) {
     // A data change, as every write to the cost, team or budget tables makes (a trigger
     // appends to data_changes); the version is the sum of those rows.
     await db.query('insert into data_changes (weight) values (1)');
@@ -127,12 +133,13 @@ async function coldTimes(path, cookie) {
   return { requests: times.length, failures, p50: percentile(times, 50), p95: percentile(times, 95) };
 }
 
-// The first view of a custom range never asked for before (so neither cache has it): 20
-// ranges of 9 to 66 days, each starting on a different day of the last 300, one at a time.
+// The first view of a custom range never asked for before (so neither cache has it):
+// --samples ranges of 9 to 66 days, each ending on a different day of the last 240 (so
+// starting in the last 306), one at a time.
 async function customTimes(path, cookie, latest) {
   const times = [];
   let failures = 0;
-  for (let i = 0; i < 20; i += 1) {
+  for (let i = firstRange; i < firstRange + samples; i += 1) {
     const days = 9 + ((i * 17) % 58);
     const to = new Date(latest.getTime() - ((i * 37) % 240) * 86_400_000);
     const from = new Date(to.getTime() - days * 86_400_000);

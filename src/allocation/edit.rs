@@ -91,7 +91,8 @@ pub async fn apply(pool: &PgPool, actor: &Actor, edit: RuleEdit) -> Result<Vec<S
     let rules = edited(&mut tx, &edit).await?;
     let changes = rule_store::replace_all(&mut tx, actor, &rules).await?;
     if !changes.is_empty() {
-        store::refresh_all(&mut tx).await?;
+        // A rule moves shared spend on every day, and changes no project's owner.
+        store::refresh_every_day(&mut tx, &super::rollups::Owners::NONE).await?;
     }
     tx.commit().await?;
     Ok(changes)

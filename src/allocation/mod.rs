@@ -17,6 +17,8 @@ pub mod edit;
 #[cfg(feature = "ssr")]
 pub mod engine;
 #[cfg(feature = "ssr")]
+pub mod moves;
+#[cfg(feature = "ssr")]
 pub mod reads;
 #[cfg(feature = "ssr")]
 pub mod rollups;

@@ -1,5 +1,5 @@
 //! Shared-cost rules in Postgres. Callers hold the transaction and call
-//! `store::refresh_all` after a change, so the allocation never lags the rules.
+//! `store::refresh_every_day` after a change, so the allocation never lags the rules.
 
 use rust_decimal::Decimal;
 use sqlx::PgConnection;

@@ -9,6 +9,7 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::engine::{Allocated, Amounts, ProjectDay, Rule, allocate_day};
+use super::rollups::Owners;
 use crate::period::DateRange;
 
 /// Rows written per statement.
@@ -169,12 +170,23 @@ const CHUNK_DAYS: u64 = 31;
 /// Rewrites the allocation of `range` from the rollup, the mappings and the stored rules,
 /// with the page rollups of the same days. Call it in the transaction that changed any of them.
 pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
-    refresh_runs(conn, &[range]).await
+    refresh_runs(conn, &[range], &Owners::All).await
 }
 
-/// `refresh` of each of `runs`, then the page rollups' month-to-date rows they change, once.
-async fn refresh_runs(conn: &mut PgConnection, runs: &[DateRange]) -> Result<(), sqlx::Error> {
+/// `refresh` of each of `runs`, then the page rollups' month-to-date rows they change, once;
+/// the owned-spend rollup of `owners` only.
+pub(super) async fn refresh_runs(
+    conn: &mut PgConnection,
+    runs: &[DateRange],
+    owners: &Owners,
+) -> Result<(), sqlx::Error> {
     lock(conn).await?;
+    // For the rest of the transaction: the rewrite's sorts and bitmaps of a month's rows fit
+    // in memory (at the default 4 MB they spill to disk and go lossy), and its statements,
+    // each run once, are not worth compiling (JIT took 0.26 s per month-to-date statement).
+    // One rewrite runs at a time, under the lock, so this much memory is taken once.
+    sqlx::query("set local work_mem = '64MB'").execute(&mut *conn).await?;
+    sqlx::query("set local jit = off").execute(&mut *conn).await?;
     let rules = super::rule_store::engine_rules(conn).await?;
     for range in runs {
         sqlx::query("delete from allocated_daily_costs where day >= $1 and day < $2")
@@ -188,9 +200,9 @@ async fn refresh_runs(conn: &mut PgConnection, runs: &[DateRange]) -> Result<(),
             write_chunk(conn, DateRange { from, to }, &rules).await?;
             from = to;
         }
-        super::rollups::write_days(conn, *range).await?;
+        super::rollups::write_days(conn, *range, owners).await?;
     }
-    super::rollups::write_to_date(conn, runs).await
+    super::rollups::write_to_date(conn, runs, owners).await
 }
 
 async fn write_chunk(conn: &mut PgConnection, range: DateRange, rules: &[Rule]) -> Result<(), sqlx::Error> {
@@ -237,9 +249,15 @@ async fn insert(conn: &mut PgConnection, rows: &[(NaiveDate, bool, &Allocated)])
     Ok(())
 }
 
-/// Rewrites every day with spend: after a mapping, team or rule change, which moves spend
-/// on every day.
+/// Rewrites every day with spend, the owned-spend rollup included: after a team is deleted,
+/// or anything else that may move spend on every day.
 pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    refresh_every_day(conn, &Owners::All).await
+}
+
+/// Rewrites the allocation of every day with spend, and the owned-spend rollup of `owners`:
+/// after a rule change (no owner's), which moves shared spend on every day.
+pub async fn refresh_every_day(conn: &mut PgConnection, owners: &Owners) -> Result<(), sqlx::Error> {
     // Before reading the span: an ingestion holding the lock may be adding days.
     lock(conn).await?;
     let span: (Option<NaiveDate>, Option<NaiveDate>) =
@@ -248,14 +266,11 @@ pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
             .await?;
     match span {
         (Some(from), Some(last)) => {
-            refresh(
-                conn,
-                DateRange {
-                    from,
-                    to: last + chrono::Days::new(1),
-                },
-            )
-            .await
+            let every_day = DateRange {
+                from,
+                to: last + chrono::Days::new(1),
+            };
+            refresh_runs(conn, &[every_day], owners).await
         }
         _ => {
             sqlx::query("delete from allocated_daily_costs")
@@ -264,66 +279,6 @@ pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
             super::rollups::clear(conn).await
         }
     }
-}
-
-/// What a mapping change moved: the projects and user tags whose team changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Moved {
-    pub projects: Vec<String>,
-    pub users: Vec<String>,
-    /// A team was deleted: its rows go with it, on any day.
-    pub every_day: bool,
-    /// A team was created: rules without a team list split among every team, so with such
-    /// a rule every day changes.
-    pub team_created: bool,
-}
-
-/// Contiguous runs of days rewritten one at a time; beyond this many, one span from the first
-/// to the last is cheaper than the queries of each run.
-const MAX_RUNS: usize = 64;
-
-/// Rewrites the days a mapping change moved spend on: those on which a moved project or
-/// user tag has spend. On any
-/// other day every team's own spend is unchanged, so proportional shares are too, and the
-/// user-tag and service steps read only the moved values' rows. Every day when a team was
-/// deleted, or created while a rule splits among every team.
-pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<(), sqlx::Error> {
-    // Before reading which days: an ingestion holding the lock may be adding some.
-    lock(conn).await?;
-    if moved.every_day || (moved.team_created && splits_among_all(conn).await?) {
-        return refresh_all(conn).await;
-    }
-    // An empty list is a one-time filter, so its grain is not scanned at all.
-    let days: Vec<NaiveDate> = sqlx::query_scalar(
-        "select day from daily_project_costs where cardinality($1::text[]) > 0 and project = any($1)
-         union
-         select day from costs_by_user where cardinality($2::text[]) > 0 and user_name = any($2)
-         order by 1",
-    )
-    .bind(&moved.projects)
-    .bind(&moved.users)
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut runs = runs(&days);
-    if runs.len() > MAX_RUNS
-        && let (Some(first), Some(last)) = (runs.first().copied(), runs.last().copied())
-    {
-        runs = vec![DateRange {
-            from: first.from,
-            to: last.to,
-        }];
-    }
-    refresh_runs(conn, &runs).await
-}
-
-/// True when a shared-cost rule lists no teams, so it splits among every team there is.
-async fn splits_among_all(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar(
-        "select exists (select 1 from allocation_rules r
-                        where not exists (select 1 from allocation_rule_teams t where t.rule_id = r.id))",
-    )
-    .fetch_one(conn)
-    .await
 }
 
 /// Sorted days as half-open ranges of consecutive days.
@@ -352,7 +307,7 @@ pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
         return Ok(false);
     }
     let missing = days_lacking(conn, "daily_project_costs", "allocated_daily_costs").await?;
-    refresh_runs(conn, &runs(&missing)).await?;
+    refresh_runs(conn, &runs(&missing), &Owners::All).await?;
     // Days allocated before the page rollups existed.
     let filled = super::rollups::fill_missing(conn).await?;
     Ok(!missing.is_empty() || filled)

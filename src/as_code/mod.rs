@@ -207,7 +207,7 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     let mut changes = Vec::new();
     // Mappings move spend on the days their projects and user tags have it; a rule change
     // on every day.
-    let mut moved = crate::allocation::store::Moved::default();
+    let mut moved = crate::allocation::moves::Moved::default();
     let mut reallocate_all = false;
     if let Some(desired) = &file.teams {
         let current = store::load(&mut tx).await?;
@@ -238,9 +238,11 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     // skips the work).
     if !dry_run {
         if reallocate_all {
-            crate::allocation::store::refresh_all(&mut tx).await?;
-        } else if moved != crate::allocation::store::Moved::default() {
-            crate::allocation::store::refresh_moved(&mut tx, &moved).await?;
+            // Rules move shared spend on every day; owners change only with moved projects.
+            let owners = crate::allocation::moves::owners_of(&mut tx, &moved).await?;
+            crate::allocation::store::refresh_every_day(&mut tx, &owners).await?;
+        } else if moved != crate::allocation::moves::Moved::default() {
+            crate::allocation::moves::refresh_moved(&mut tx, &moved).await?;
         }
     }
     if let Some(facts) = &file.project_facts {

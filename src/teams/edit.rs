@@ -100,7 +100,7 @@ async fn update(
     }
     // Who owns a project or a user tag decides who pays on the days it has spend.
     if changes.iter().any(store::Change::moves_spend) {
-        crate::allocation::store::refresh_moved(&mut tx, &store::moved(&changes)).await?;
+        crate::allocation::moves::refresh_moved(&mut tx, &store::moved(&changes)).await?;
     }
     tx.commit().await?;
     Ok(changes.len())

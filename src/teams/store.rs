@@ -278,8 +278,8 @@ pub async fn unmapped(conn: &mut sqlx::PgConnection) -> Result<Vec<super::model:
 }
 
 /// What `changes` moved, for the allocation to rewrite only those days.
-pub fn moved(changes: &[Change]) -> crate::allocation::store::Moved {
-    let mut moved = crate::allocation::store::Moved::default();
+pub fn moved(changes: &[Change]) -> crate::allocation::moves::Moved {
+    let mut moved = crate::allocation::moves::Moved::default();
     for change in changes {
         match change {
             Change::CreateTeam(_) => moved.team_created = true,
@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(moved_for(add(Member::Owner, "b@example.com")), Default::default());
     }
 
-    fn moved_for(change: Change) -> crate::allocation::store::Moved {
+    fn moved_for(change: Change) -> crate::allocation::moves::Moved {
         moved(&[change])
     }
 

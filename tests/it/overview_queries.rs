@@ -329,36 +329,62 @@ async fn month_to_date_forecasts_the_month_end_with_a_range(pool: PgPool) {
     assert_eq!(past.forecast, None, "a finished period has nothing to forecast");
 }
 
+/// The largest projects and the largest movers, for the organisation (from the facts) and
+/// for a team and Unassigned (the projects their allocation draws on, from the allocation).
 #[sqlx::test]
 async fn top_projects_and_movers_equal_the_facts(pool: PgPool) {
     let today = day(TODAY.0, TODAY.1, TODAY.2);
     load_demo(&pool, today).await;
-    let overview = queries::overview(&pool, Period::Last30Days, Metric::Amortized, today, None)
-        .await
-        .expect("overview");
-    assert_eq!(overview.top_projects.len(), 10);
-    assert!(overview.top_projects.windows(2).all(|w| w[0].spend >= w[1].spend));
-    let change = |p: &burnrate::dashboard::model::ProjectChange| (p.spend - p.previous).abs();
-    assert!(overview.movers.windows(2).all(|w| change(&w[0]) >= change(&w[1])));
-    let range = overview.range;
-    let before = range.from - chrono::Days::new(range.days() as u64);
-    for project in overview.top_projects.iter().chain(&overview.movers) {
-        let (spend, previous): (Decimal, Decimal) = sqlx::query_as(
-            "select coalesce(sum(amortized) filter (where day >= $2), 0), coalesce(sum(amortized) filter (where day < $2), 0)
-             from costs_by_user where project = $1 and day >= $3 and day < $4",
+    for team in [None, Some("ml-research"), Some("Unassigned")] {
+        let overview = queries::overview(&pool, Period::Last30Days, Metric::Amortized, today, team)
+            .await
+            .expect("overview");
+        let range = overview.range;
+        let before = range.from - chrono::Days::new(range.days() as u64);
+        assert_eq!(
+            (overview.compared_with.from, overview.compared_with.to),
+            (before, range.from)
+        );
+        let mut expected: Vec<(String, Decimal, Decimal)> = sqlx::query_as(
+            "select project, coalesce(sum(amortized) filter (where day >= $2), 0),
+                    coalesce(sum(amortized) filter (where day < $2), 0)
+             from (select project, day, amortized from costs_by_user where $4::text is null
+                   union all
+                   select a.project, a.day, a.amortized
+                   from allocated_daily_costs a left join teams t on t.id = a.team_id
+                   where coalesce(t.name, 'Unassigned') = $4) f
+             where day >= $1 and day < $3
+             group by 1
+             having coalesce(sum(amortized) filter (where day >= $2), 0) <> 0
+                 or coalesce(sum(amortized) filter (where day < $2), 0) <> 0",
         )
-        .bind(&project.project)
-        .bind(range.from)
         .bind(before)
+        .bind(range.from)
         .bind(range.to)
-        .fetch_one(&pool)
+        .bind(team)
+        .fetch_all(&pool)
         .await
         .expect("facts");
+        assert!(!expected.is_empty(), "{team:?} has projects");
+        assert!(
+            team.is_some() || expected.len() > 10,
+            "the organisation has more than are shown"
+        );
+        let shown_count = expected.len().min(10);
+        let shown = |list: &[burnrate::dashboard::model::ProjectChange]| -> Vec<(String, Decimal, Decimal)> {
+            list.iter().map(|p| (p.project.clone(), p.spend, p.previous)).collect()
+        };
+        expected.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         assert_eq!(
-            (project.spend, project.previous),
-            (spend, previous),
-            "{}",
-            project.project
+            shown(&overview.top_projects),
+            expected[..shown_count].to_vec(),
+            "{team:?} top"
+        );
+        expected.sort_by(|a, b| (b.1 - b.2).abs().cmp(&(a.1 - a.2).abs()).then_with(|| a.0.cmp(&b.0)));
+        assert_eq!(
+            shown(&overview.movers),
+            expected[..shown_count].to_vec(),
+            "{team:?} movers"
         );
     }
 }

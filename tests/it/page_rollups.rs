@@ -310,6 +310,7 @@ async fn a_team_page_read_from_month_to_date_rows_equals_its_facts_for_any_range
     for range in ranges(first, end) {
         assert_team_figures_match(&pool, range, &format!("after moving {project} to {team}")).await;
     }
+    crate::to_date_rows::assert_to_date_rows_are_running_sums(&pool).await;
 
     // AWS restates the first day of a month, which every later day's month-to-date row
     // carries, and then a day in the middle of another month, whose rewrite starts there.

@@ -136,12 +136,69 @@ async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a
         .expect("created");
     assert_eq!(rewritten(&before, &versions(&pool).await).len() as i64, all_days);
 
-    // What the targeted rewrites left is what a rewrite of every day makes.
-    let targeted = allocation(&pool).await;
+    // A rule change rewrites the allocation of every day, and no owned-spend rollup row: they
+    // follow the facts and the projects' owners only.
+    let owned_before = owned_versions(&pool).await;
+    burnrate::allocation::edit::apply(
+        &pool,
+        &Actor::system("test"),
+        burnrate::allocation::edit::RuleEdit::Delete {
+            name: "Network, snapshots and tax".into(),
+        },
+    )
+    .await
+    .expect("rule deleted");
+    assert_eq!(
+        owned_versions(&pool).await,
+        owned_before,
+        "a rule change left them as they were"
+    );
+
+    // What the targeted rewrites left is what a rewrite of every day makes, the page rollups
+    // of every owner included.
+    let targeted = (allocation(&pool).await, rollups(&pool).await);
     let mut tx = pool.begin().await.expect("tx");
     burnrate::allocation::store::refresh_all(&mut tx)
         .await
         .expect("full rewrite");
     tx.commit().await.expect("commit");
-    assert_eq!(allocation(&pool).await, targeted);
+    let full = (allocation(&pool).await, rollups(&pool).await);
+    assert_eq!(full.0, targeted.0);
+    for (table, (count, rows)) in &full.1 {
+        let (kept_count, kept) = &targeted.1[table];
+        let missing: Vec<&String> = rows.difference(kept).take(3).collect();
+        let extra: Vec<&String> = kept.difference(rows).take(3).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{table}: missing {missing:?}, extra {extra:?}"
+        );
+        assert_eq!(kept_count, count, "{table}: no row twice");
+    }
+}
+
+/// Every row of each page rollup, as text, with their count.
+async fn rollups(pool: &PgPool) -> BTreeMap<&'static str, (usize, BTreeSet<String>)> {
+    let mut tables = BTreeMap::new();
+    for table in [
+        "team_daily_costs",
+        "allocated_project_spans",
+        "owned_spend_spans",
+        "record_type_days",
+    ] {
+        let rows: Vec<String> = sqlx::query_scalar(&format!("select r::text from {table} r"))
+            .fetch_all(pool)
+            .await
+            .expect("rollup rows");
+        assert!(!rows.is_empty(), "{table} has rows");
+        tables.insert(table, (rows.len(), rows.into_iter().collect()));
+    }
+    tables
+}
+
+/// The row versions of the owned-spend rollup: a rewritten row is a new one.
+async fn owned_versions(pool: &PgPool) -> Vec<String> {
+    sqlx::query_scalar("select xmin::text || ctid::text from owned_spend_spans order by 1")
+        .fetch_all(pool)
+        .await
+        .expect("versions")
 }
