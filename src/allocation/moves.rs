@@ -66,8 +66,10 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<(),
 /// The owners whose owned-spend rows a change rewrites: every one when a team was deleted;
 /// else the teams that owned a moved project before the change (its rollup rows say so) and
 /// those that own it now (`None` for no team). A user tag's move changes no owner's rows:
-/// they follow the project's team.
+/// they follow the project's team. Takes the allocation's lock first, so an ingestion
+/// cannot add rows of another owner between this read and the rewrite.
 pub async fn owners_of(conn: &mut PgConnection, moved: &Moved) -> Result<Owners, sqlx::Error> {
+    lock(conn).await?;
     if moved.every_day {
         return Ok(Owners::All);
     }

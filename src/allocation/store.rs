@@ -184,7 +184,8 @@ pub(super) async fn refresh_runs(
     // For the rest of the transaction: the rewrite's sorts and bitmaps of a month's rows fit
     // in memory (at the default 4 MB they spill to disk and go lossy), and its statements,
     // each run once, are not worth compiling (JIT took 0.26 s per month-to-date statement).
-    // One rewrite runs at a time, under the lock, so this much memory is taken once.
+    // 64 MB is per sort or hash node (hashes may take twice that); one rewrite runs at a
+    // time, under the lock, so only one transaction uses it.
     sqlx::query("set local work_mem = '64MB'").execute(&mut *conn).await?;
     sqlx::query("set local jit = off").execute(&mut *conn).await?;
     let rules = super::rule_store::engine_rules(conn).await?;

@@ -136,9 +136,29 @@ async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a
         .expect("created");
     assert_eq!(rewritten(&before, &versions(&pool).await).len() as i64, all_days);
 
+    // One import moves a project from its team to no team and changes a rule: every day's
+    // allocation, and the owned-spend rows of the project's old owner and of no team.
+    let (owner, project): (String, String) = sqlx::query_as(
+        "select t.name, p.name from projects p join teams t on t.id = p.team_id
+         where exists (select 1 from daily_project_costs r where r.project = p.name) order by 2 limit 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("an owned project with spend");
+    let mut file = burnrate::as_code::parse(&burnrate::as_code::export(&pool).await.expect("export")).expect("parses");
+    let teams = file.teams.as_mut().expect("teams");
+    assert!(teams.get_mut(&owner).expect("owner").projects.remove(&project));
+    let rule = &mut file.shared_costs.as_mut().expect("rules")[0].rule;
+    assert_eq!(rule.split, burnrate::allocation::SplitKind::Proportional);
+    rule.split = burnrate::allocation::SplitKind::Even;
+    let changes = burnrate::as_code::apply(&pool, &Actor::system("test"), &file, false)
+        .await
+        .expect("imported");
+    assert_eq!(changes.len(), 2, "{changes:?}");
+
     // A rule change rewrites the allocation of every day, and no owned-spend rollup row: they
     // follow the facts and the projects' owners only.
-    let owned_before = owned_versions(&pool).await;
+    let (owned_before, allocated_before) = (owned_versions(&pool).await, allocated_versions(&pool).await);
     burnrate::allocation::edit::apply(
         &pool,
         &Actor::system("test"),
@@ -152,6 +172,11 @@ async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a
         owned_versions(&pool).await,
         owned_before,
         "a rule change left them as they were"
+    );
+    assert_ne!(
+        allocated_versions(&pool).await,
+        allocated_before,
+        "and rewrote the allocation's"
     );
 
     // What the targeted rewrites left is what a rewrite of every day makes, the page rollups
@@ -197,7 +222,15 @@ async fn rollups(pool: &PgPool) -> BTreeMap<&'static str, (usize, BTreeSet<Strin
 
 /// The row versions of the owned-spend rollup: a rewritten row is a new one.
 async fn owned_versions(pool: &PgPool) -> Vec<String> {
-    sqlx::query_scalar("select xmin::text || ctid::text from owned_spend_spans order by 1")
+    row_versions(pool, "owned_spend_spans").await
+}
+
+async fn allocated_versions(pool: &PgPool) -> Vec<String> {
+    row_versions(pool, "allocated_project_spans").await
+}
+
+async fn row_versions(pool: &PgPool, table: &str) -> Vec<String> {
+    sqlx::query_scalar(&format!("select xmin::text || ctid::text from {table} order by 1"))
         .fetch_all(pool)
         .await
         .expect("versions")
