@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use super::facts::{self, Window};
-use super::model::{Recommendation, Utilisation};
+use super::model::{GpuUse, Recommendation, Utilisation};
 use super::pricing::{self, Pricing};
 use super::prometheus;
 use super::rules::{self, Inputs};
@@ -22,6 +22,8 @@ pub struct Insights {
     /// Sorted by monthly saving, largest first.
     pub recommendations: Vec<Recommendation>,
     pub utilisation: Vec<Utilisation>,
+    /// Every reporting GPU's judgement, flagged ones first.
+    pub gpus: Vec<GpuUse>,
     /// Why utilisation is missing, when it is.
     pub utilisation_note: Option<String>,
     pub pricing: Pricing,
@@ -31,8 +33,9 @@ pub struct Insights {
 
 /// What utilisation would add, shown when Prometheus is not configured.
 pub const WITHOUT_PROMETHEUS: &str = "Set BURNRATE_PROMETHEUS_URL to a Prometheus holding NVIDIA DCGM exporter series to add \
-     utilisation per project (p50, p95, peak memory), idle GPUs (below 1 % for 30 minutes) and underused GPUs \
-     (p95 below 40 %), each priced from this organisation's GPU spend.";
+     utilisation per GPU and project (the mean of five-minute step means, by SM activity where published), idle \
+     GPU-hours (stretches below 1 % for 30 minutes or more) and underused GPUs (mean below 40 %), each priced from \
+     this organisation's GPU spend per GPU-hour.";
 
 /// Computes the recommendations over the last `days` settled days as of `now`.
 pub async fn compute(
@@ -48,6 +51,7 @@ pub async fn compute(
             window: None,
             recommendations: Vec::new(),
             utilisation: Vec::new(),
+            gpus: Vec::new(),
             utilisation_note: None,
             pricing,
             observed_spot: BTreeMap::new(),
@@ -65,8 +69,8 @@ pub async fn compute(
     recommendations.extend(rules::rightsize::recommend(&inputs));
     recommendations.extend(rules::always_on::recommend(&inputs));
     recommendations.extend(rules::commitment::recommend(&inputs));
-    let (utilisation, utilisation_note) = match prometheus {
-        None => (Vec::new(), Some(WITHOUT_PROMETHEUS.to_string())),
+    let (assessment, utilisation_note) = match prometheus {
+        None => (Default::default(), Some(WITHOUT_PROMETHEUS.to_string())),
         Some(settings) => {
             let range_days = window.days();
             let start = now - chrono::Duration::days(range_days);
@@ -80,20 +84,29 @@ pub async fn compute(
             });
             match read {
                 Ok(dcgm) => {
-                    let summary = rules::utilisation::summarise(&dcgm, now.timestamp());
-                    recommendations.extend(rules::utilisation::recommend(&inputs, &summary, range_days));
-                    let note = summary.is_empty().then(|| {
-                        "Prometheus answered, but holds no DCGM_FI_DEV_GPU_UTIL series for this range.".to_string()
+                    let assessment = rules::utilisation::assess(&inputs, &dcgm, range_days);
+                    let note = assessment.projects.is_empty().then(|| {
+                        "Prometheus answered, but holds no DCGM activity series (SM_ACTIVE, GR_ENGINE_ACTIVE or GPU_UTIL) for this range."
+                            .to_string()
                     });
-                    (summary.into_iter().map(|(u, _)| u).collect(), note)
+                    (assessment, note)
                 }
                 Err(err) => {
                     tracing::warn!(error = %err, "GPU utilisation could not be read");
-                    (Vec::new(), Some(format!("Utilisation is missing this time: {err}")))
+                    (
+                        Default::default(),
+                        Some(format!("Utilisation is missing this time: {err}")),
+                    )
                 }
             }
         }
     };
+    let rules::utilisation::Assessment {
+        gpus,
+        projects: utilisation,
+        recommendations: utilisation_rows,
+    } = assessment;
+    recommendations.extend(utilisation_rows);
     compound(&mut recommendations, window);
     recommendations.retain(|r| r.monthly_saving > Decimal::ZERO);
     sort(&mut recommendations);
@@ -101,6 +114,7 @@ pub async fn compute(
         window: Some(window),
         recommendations,
         utilisation,
+        gpus,
         utilisation_note,
         observed_spot: rules::spot::observed_discounts(&usage),
         pricing,

@@ -1,28 +1,36 @@
-//! GPU utilisation from the NVIDIA DCGM exporter, read through Prometheus's
-//! `/api/v1/query_range` in chunks under its 11,000-points-per-series limit. Series are
-//! grouped by the project label (`BURNRATE_PROMETHEUS_PROJECT_LABEL`); series without it
-//! are grouped by `Hostname` as unmapped hosts.
+//! GPU utilisation from the NVIDIA DCGM exporter, read through Prometheus's HTTP API.
+//!
+//! - Each five-minute step is the **mean of the samples inside it** (`avg_over_time(m[5m])`):
+//!   a point sample of bursty serving is either 0 or about 99 %, so only the step mean says
+//!   how busy the GPU was (docs/SAVINGS.md gives the measured figures).
+//! - The activity series takes, per GPU and step, the best counter it publishes: SM activity,
+//!   else graphics-engine activity, else `GPU_UTIL`.
+//! - Whole-window means of every counter are computed by Prometheus (`avg_over_time` over the
+//!   window), so the raw series of counters that only inform are never transferred.
+//! - Range reads go one day per request (288 steps), so an answer for hundreds of GPUs stays
+//!   a few megabytes; steps are stored as `f32` per GPU (utilisation, not money).
+//!
+//! Series are grouped by the project label (`BURNRATE_PROMETHEUS_PROJECT_LABEL`); series
+//! without it are grouped by `Hostname` as unmapped hosts.
 
-use std::collections::BTreeMap;
-use std::str::FromStr;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
-use rust_decimal::Decimal;
+use serde::Deserialize;
 
 use crate::config::PrometheusSettings;
+use crate::savings::model::ActivityMetric;
 
-/// Seconds between samples over the window: five minutes keeps a month to 8,640 points per
-/// GPU and metric (memory grows with GPUs × window ÷ step).
+/// Seconds per step: five minutes keeps a month at 8,640 steps per GPU.
 pub const STEP_SECONDS: i64 = 300;
-/// Seconds between samples of the last half hour, which decides whether a GPU is idle now.
-pub const RECENT_STEP_SECONDS: i64 = 60;
-/// The span that decides "idle now".
-pub const RECENT_SECONDS: i64 = 30 * 60;
-/// Points per series per request: under Prometheus's limit of 11,000.
-pub const MAX_POINTS: i64 = 10_000;
+/// Steps per range request: one day.
+pub const STEPS_PER_REQUEST: i64 = 288;
 
 pub const GPU_UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";
 pub const ENGINE_ACTIVE: &str = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
+pub const SM_ACTIVE: &str = "DCGM_FI_PROF_SM_ACTIVE";
+pub const SM_OCCUPANCY: &str = "DCGM_FI_PROF_SM_OCCUPANCY";
+pub const TENSOR_ACTIVE: &str = "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE";
 pub const FB_USED: &str = "DCGM_FI_DEV_FB_USED";
 pub const FB_FREE: &str = "DCGM_FI_DEV_FB_FREE";
 
@@ -44,8 +52,53 @@ impl Gpu {
     }
 }
 
-/// Samples per GPU, (unix seconds, value), in time order.
-pub type Series = BTreeMap<Gpu, Vec<(i64, Decimal)>>;
+/// Whole-window means, in percent (ratios × 100), and memory in MiB; `None` where the GPU
+/// does not publish the counter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Means {
+    pub gpu_util: Option<f64>,
+    pub engine_active: Option<f64>,
+    pub sm_active: Option<f64>,
+    pub tensor_active: Option<f64>,
+    pub sm_occupancy: Option<f64>,
+    pub peak_memory_used_mib: Option<f64>,
+    pub memory_total_mib: Option<f64>,
+}
+
+impl Means {
+    /// The counter the GPU is judged by: the best one it publishes.
+    pub fn judged_by(&self) -> ActivityMetric {
+        if self.sm_active.is_some() {
+            ActivityMetric::SmActive
+        } else if self.engine_active.is_some() {
+            ActivityMetric::EngineActive
+        } else {
+            ActivityMetric::GpuUtil
+        }
+    }
+}
+
+/// One GPU's steps over the window. `NaN` is a step without samples.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    /// Percent busy per step, by the best counter published in that step.
+    pub activity: Vec<f32>,
+    /// Percent of the step any kernel ran (engine activity, else `GPU_UTIL`): what decides
+    /// idle, so a kernel that keeps one SM busy is not called idle.
+    pub kernel: Vec<f32>,
+    /// Memory used ÷ the card's memory per step (0 to 1).
+    pub memory: Vec<f32>,
+    pub means: Means,
+}
+
+/// Every GPU's steps, the first step's time (unix seconds) and the step.
+#[derive(Debug, Default)]
+pub struct Dcgm {
+    pub start: i64,
+    pub step: i64,
+    pub steps: usize,
+    pub gpus: BTreeMap<Gpu, Reading>,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PrometheusError {
@@ -57,16 +110,48 @@ pub enum PrometheusError {
     Malformed(String),
 }
 
-/// The four DCGM metrics over `[start, end]` every five minutes, and utilisation over the
-/// last half hour every minute.
-#[derive(Debug, Default)]
-pub struct Dcgm {
-    pub util: Series,
-    pub engine_active: Series,
-    pub fb_used: Series,
-    pub fb_free: Series,
-    pub recent_util: Series,
-    pub recent_engine_active: Series,
+/// The PromQL for one GPU's value of `inner`, one series per GPU even when two exporters
+/// scrape the same device.
+fn per_gpu(label: &str, inner: &str) -> String {
+    format!("max by ({label}, Hostname, gpu) ({inner})")
+}
+
+/// Step means of the best activity counter, in percent.
+pub fn activity_query(label: &str) -> String {
+    let step = format!("[{STEP_SECONDS}s]");
+    format!(
+        "({} * 100) or ({} * 100) or {}",
+        per_gpu(label, &format!("avg_over_time({SM_ACTIVE}{step})")),
+        per_gpu(label, &format!("avg_over_time({ENGINE_ACTIVE}{step})")),
+        per_gpu(label, &format!("avg_over_time({GPU_UTIL}{step})")),
+    )
+}
+
+/// Step means of the time any kernel ran, in percent.
+pub fn kernel_query(label: &str) -> String {
+    let step = format!("[{STEP_SECONDS}s]");
+    format!(
+        "({} * 100) or {}",
+        per_gpu(label, &format!("avg_over_time({ENGINE_ACTIVE}{step})")),
+        per_gpu(label, &format!("avg_over_time({GPU_UTIL}{step})")),
+    )
+}
+
+/// Which per-step series a range answer fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steps {
+    Activity,
+    Kernel,
+    Memory,
+}
+
+/// Step means of memory used ÷ the card's memory.
+pub fn memory_query(label: &str) -> String {
+    let step = format!("[{STEP_SECONDS}s]");
+    per_gpu(
+        label,
+        &format!("avg_over_time({FB_USED}{step}) / (avg_over_time({FB_USED}{step}) + avg_over_time({FB_FREE}{step}))"),
+    )
 }
 
 pub async fn read_dcgm(
@@ -80,21 +165,70 @@ pub async fn read_dcgm(
         .build()
         .map_err(|e| PrometheusError::Unreachable(e.to_string()))?;
     let (start, end) = (start.timestamp(), end.timestamp());
-    let recent = end - RECENT_SECONDS;
-    let range = |metric| query_range(&client, settings, metric, (start, end), STEP_SECONDS);
-    Ok(Dcgm {
-        util: range(GPU_UTIL).await?,
-        engine_active: range(ENGINE_ACTIVE).await?,
-        fb_used: range(FB_USED).await?,
-        fb_free: range(FB_FREE).await?,
-        recent_util: query_range(&client, settings, GPU_UTIL, (recent, end), RECENT_STEP_SECONDS).await?,
-        recent_engine_active: query_range(&client, settings, ENGINE_ACTIVE, (recent, end), RECENT_STEP_SECONDS).await?,
-    })
+    let steps = ((end - start) / STEP_SECONDS + 1).max(1) as usize;
+    let start = end - (steps as i64 - 1) * STEP_SECONDS;
+    let label = settings.project_label.as_str();
+    let mut dcgm = Dcgm {
+        start,
+        step: STEP_SECONDS,
+        steps,
+        gpus: BTreeMap::new(),
+    };
+    let window = format!("[{}s]", end - start + STEP_SECONDS);
+    let mean = |metric: &str, scale: &str| per_gpu(label, &format!("avg_over_time({metric}{window}){scale}"));
+    let means: [(String, fn(&mut Means) -> &mut Option<f64>); 7] = [
+        (mean(GPU_UTIL, ""), |m| &mut m.gpu_util),
+        (mean(ENGINE_ACTIVE, " * 100"), |m| &mut m.engine_active),
+        (mean(SM_ACTIVE, " * 100"), |m| &mut m.sm_active),
+        (mean(TENSOR_ACTIVE, " * 100"), |m| &mut m.tensor_active),
+        (mean(SM_OCCUPANCY, " * 100"), |m| &mut m.sm_occupancy),
+        (per_gpu(label, &format!("max_over_time({FB_USED}{window})")), |m| {
+            &mut m.peak_memory_used_mib
+        }),
+        (
+            per_gpu(
+                label,
+                &format!("last_over_time({FB_USED}{window}) + last_over_time({FB_FREE}{window})"),
+            ),
+            |m| &mut m.memory_total_mib,
+        ),
+    ];
+    for (query, field) in means {
+        let answer = get(
+            &client,
+            settings,
+            "query",
+            &[("query", query), ("time", end.to_string())],
+        )
+        .await?;
+        for (gpu, value) in parse_vector(&answer, label)? {
+            let reading = dcgm.gpus.entry(gpu).or_default();
+            *field(&mut reading.means) = Some(value);
+        }
+    }
+    let series = [
+        (activity_query(label), Steps::Activity),
+        (kernel_query(label), Steps::Kernel),
+        (memory_query(label), Steps::Memory),
+    ];
+    for (query, which) in series {
+        for (from, to) in chunks(start, end, STEP_SECONDS) {
+            let params = [
+                ("query", query.clone()),
+                ("start", from.to_string()),
+                ("end", to.to_string()),
+                ("step", STEP_SECONDS.to_string()),
+            ];
+            let answer = get(&client, settings, "query_range", &params).await?;
+            add_matrix(&answer, label, &mut dcgm, which)?;
+        }
+    }
+    Ok(dcgm)
 }
 
-/// The `[start, end]` ranges, each at most [`MAX_POINTS`] samples `step` seconds apart.
+/// The `[start, end]` ranges, each at most [`STEPS_PER_REQUEST`] steps.
 pub fn chunks(start: i64, end: i64, step: i64) -> Vec<(i64, i64)> {
-    let span = step * (MAX_POINTS - 1);
+    let span = step * (STEPS_PER_REQUEST - 1);
     let mut out = Vec::new();
     let mut from = start;
     while from <= end {
@@ -105,73 +239,125 @@ pub fn chunks(start: i64, end: i64, step: i64) -> Vec<(i64, i64)> {
     out
 }
 
-async fn query_range(
-    client: &reqwest::Client,
-    settings: &PrometheusSettings,
-    metric: &str,
-    (start, end): (i64, i64),
-    step: i64,
-) -> Result<Series, PrometheusError> {
-    let label = &settings.project_label;
-    // One series per GPU even when two exporters scrape the same device.
-    let query = format!("max by ({label}, Hostname, gpu) ({metric})");
-    let mut series = Series::new();
-    for (from, to) in chunks(start, end, step) {
-        let response = client
-            .get(format!("{}/api/v1/query_range", settings.url))
-            .query(&[
-                ("query", query.as_str()),
-                ("start", &from.to_string()),
-                ("end", &to.to_string()),
-                ("step", &step.to_string()),
-            ])
-            .send()
-            .await
-            .map_err(|e| PrometheusError::Unreachable(e.without_url().to_string()))?;
-        let status = response.status().as_u16();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| PrometheusError::Unreachable(e.without_url().to_string()))?;
-        parse_matrix(&body, label, status, &mut series)?;
-    }
-    Ok(series)
+/// Prometheus's answer envelope (`/api/v1/query` and `/api/v1/query_range`).
+#[derive(Deserialize)]
+pub struct Answer {
+    status: String,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    data: Option<AnswerData>,
+    #[serde(skip)]
+    http_status: u16,
 }
 
-/// Adds a query_range answer's samples to `series`.
-pub fn parse_matrix(body: &[u8], label: &str, status: u16, series: &mut Series) -> Result<(), PrometheusError> {
-    let json: serde_json::Value =
+#[derive(Deserialize)]
+struct AnswerData {
+    result: Vec<SeriesResult>,
+}
+
+#[derive(Deserialize)]
+struct SeriesResult {
+    metric: HashMap<String, String>,
+    #[serde(default)]
+    values: Vec<(f64, String)>,
+    #[serde(default)]
+    value: Option<(f64, String)>,
+}
+
+async fn get(
+    client: &reqwest::Client,
+    settings: &PrometheusSettings,
+    path: &str,
+    params: &[(&str, String)],
+) -> Result<Answer, PrometheusError> {
+    let response = client
+        .get(format!("{}/api/v1/{path}", settings.url))
+        .query(params)
+        .send()
+        .await
+        .map_err(|e| PrometheusError::Unreachable(e.without_url().to_string()))?;
+    let status = response.status().as_u16();
+    let body = response
+        .bytes()
+        .await
+        .map_err(|e| PrometheusError::Unreachable(e.without_url().to_string()))?;
+    parse_answer(&body, status)
+}
+
+/// Reads an answer's JSON; a non-success status is a refusal with Prometheus's message.
+pub fn parse_answer(body: &[u8], http_status: u16) -> Result<Answer, PrometheusError> {
+    let mut answer: Answer =
         serde_json::from_slice(body).map_err(|e| PrometheusError::Malformed(format!("not JSON ({e})")))?;
-    if json["status"] != "success" {
-        let message = json["error"]
-            .as_str()
+    answer.http_status = http_status;
+    if answer.status != "success" {
+        let message = answer
+            .error
+            .as_deref()
             .unwrap_or("no error message")
             .chars()
             .take(300)
             .collect();
-        return Err(PrometheusError::Refused { status, message });
+        return Err(PrometheusError::Refused {
+            status: http_status,
+            message,
+        });
     }
-    let results = json["data"]["result"]
-        .as_array()
-        .ok_or_else(|| PrometheusError::Malformed("data.result is not a list".into()))?;
-    for result in results {
-        let metric = &result["metric"];
-        let text = |name: &str| metric[name].as_str().map(str::to_string);
-        let gpu = Gpu {
-            project: text(label).filter(|p| !p.is_empty()),
-            host: text("Hostname").unwrap_or_default(),
-            gpu: text("gpu").unwrap_or_default(),
+    Ok(answer)
+}
+
+fn gpu_of(metric: &HashMap<String, String>, label: &str) -> Gpu {
+    let text = |name: &str| metric.get(name).cloned().unwrap_or_default();
+    Gpu {
+        project: metric.get(label).filter(|p| !p.is_empty()).cloned(),
+        host: text("Hostname"),
+        gpu: text("gpu"),
+    }
+}
+
+/// A finite reading; NaN and ±Inf are gaps, not readings.
+fn finite(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn results(answer: &Answer) -> Result<&[SeriesResult], PrometheusError> {
+    answer
+        .data
+        .as_ref()
+        .map(|d| d.result.as_slice())
+        .ok_or_else(|| PrometheusError::Malformed(format!("HTTP {}: no data in a success", answer.http_status)))
+}
+
+/// An instant query's value per GPU.
+pub fn parse_vector(answer: &Answer, label: &str) -> Result<Vec<(Gpu, f64)>, PrometheusError> {
+    Ok(results(answer)?
+        .iter()
+        .filter_map(|r| {
+            let (_, value) = r.value.as_ref()?;
+            Some((gpu_of(&r.metric, label), finite(value)?))
+        })
+        .collect())
+}
+
+/// Adds a range answer's steps to the GPUs' series of that kind.
+pub fn add_matrix(answer: &Answer, label: &str, dcgm: &mut Dcgm, which: Steps) -> Result<(), PrometheusError> {
+    for result in results(answer)? {
+        let reading = dcgm.gpus.entry(gpu_of(&result.metric, label)).or_default();
+        let series = match which {
+            Steps::Activity => &mut reading.activity,
+            Steps::Kernel => &mut reading.kernel,
+            Steps::Memory => &mut reading.memory,
         };
-        let values = result["values"]
-            .as_array()
-            .ok_or_else(|| PrometheusError::Malformed("a series has no values".into()))?;
-        let samples = series.entry(gpu).or_default();
-        for pair in values {
-            let time = pair[0].as_f64().map(|t| t as i64);
-            // NaN and ±Inf are gaps, not readings.
-            let value = pair[1].as_str().and_then(|v| Decimal::from_str(v).ok());
-            if let (Some(time), Some(value)) = (time, value) {
-                samples.push((time, value));
+        if series.len() != dcgm.steps {
+            *series = vec![f32::NAN; dcgm.steps];
+        }
+        for (time, value) in &result.values {
+            let offset = *time as i64 - dcgm.start;
+            if offset < 0 || offset % dcgm.step != 0 {
+                continue;
+            }
+            if let (Some(slot), Some(value)) = (series.get_mut((offset / dcgm.step) as usize), finite(value)) {
+                *slot = value as f32;
             }
         }
     }
@@ -183,52 +369,67 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_month_is_read_in_chunks_each_under_the_point_limit() {
+    fn a_month_is_read_a_day_per_request_without_gaps_or_overlaps() {
         let start = 1_700_000_000;
         let end = start + 30 * 86_400;
-        assert_eq!(
-            chunks(start, end, STEP_SECONDS).len(),
-            1,
-            "8,641 points at five minutes"
-        );
-        let minute = RECENT_STEP_SECONDS;
-        let parts = chunks(start, end, minute);
-        assert_eq!(parts.len(), 5);
+        let parts = chunks(start, end, STEP_SECONDS);
+        assert_eq!(parts.len(), 31, "8,641 steps in requests of 288");
         assert_eq!(parts[0].0, start);
         assert_eq!(parts.last().map(|p| p.1), Some(end));
         for (from, to) in &parts {
-            let points = (to - from) / minute + 1;
-            assert!(points <= MAX_POINTS, "{from}..{to}: {points} points");
+            assert!((to - from) / STEP_SECONDS < STEPS_PER_REQUEST);
         }
         for pair in parts.windows(2) {
-            assert_eq!(pair[1].0, pair[0].1 + minute, "no sample is read twice or skipped");
+            assert_eq!(pair[1].0, pair[0].1 + STEP_SECONDS, "no step is read twice or skipped");
         }
     }
 
     #[test]
+    fn steps_are_the_mean_of_the_samples_inside_them() {
+        let query = activity_query("project");
+        assert!(
+            query.starts_with("(max by (project, Hostname, gpu) (avg_over_time(DCGM_FI_PROF_SM_ACTIVE[300s])) * 100)")
+        );
+        assert!(query.ends_with("or max by (project, Hostname, gpu) (avg_over_time(DCGM_FI_DEV_GPU_UTIL[300s]))"));
+        assert!(memory_query("team").contains("avg_over_time(DCGM_FI_DEV_FB_FREE[300s])"));
+    }
+
+    #[test]
     fn answers_are_read_and_errors_named() {
-        let mut series = Series::new();
+        let mut dcgm = Dcgm {
+            start: 1_700_000_000,
+            step: 60,
+            steps: 3,
+            gpus: BTreeMap::new(),
+        };
         let body = br#"{"status":"success","data":{"resultType":"matrix","result":[
-            {"metric":{"project":"chat","Hostname":"h1","gpu":"0"},"values":[[1700000000,"12"],[1700000060,"NaN"]]},
+            {"metric":{"project":"chat","Hostname":"h1","gpu":"0"},"values":[[1700000000,"12"],[1700000060,"NaN"],[1700000120,"7.5"]]},
             {"metric":{"Hostname":"h2","gpu":"1"},"values":[[1700000000,"0"]]}]}}"#;
-        parse_matrix(body, "project", 200, &mut series).expect("parsed");
+        let answer = parse_answer(body, 200).expect("parsed");
+        add_matrix(&answer, "project", &mut dcgm, Steps::Activity).expect("added");
         let chat = Gpu {
             project: Some("chat".into()),
             host: "h1".into(),
             gpu: "0".into(),
         };
-        assert_eq!(series[&chat], vec![(1_700_000_000, Decimal::from(12))]);
-        assert!(series.keys().any(|g| g.group() == "host:h2"));
-        let err = parse_matrix(
+        let steps = &dcgm.gpus[&chat].activity;
+        assert_eq!((steps[0], steps[2]), (12.0, 7.5));
+        assert!(steps[1].is_nan(), "NaN is a gap");
+        assert!(dcgm.gpus.keys().any(|g| g.group() == "host:h2"));
+        let err = parse_answer(
             br#"{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution of 11,000 points per timeseries"}"#,
-            "project",
             400,
-            &mut series,
         );
         assert!(matches!(err, Err(PrometheusError::Refused { status: 400, message }) if message.contains("11,000")));
         assert!(matches!(
-            parse_matrix(b"<html>", "project", 502, &mut series),
+            parse_answer(b"<html>", 502),
             Err(PrometheusError::Malformed(_))
         ));
+        let vector = parse_answer(
+            br#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{"project":"a","Hostname":"h","gpu":"0"},"value":[1700000000,"0.75"]}]}}"#,
+            200,
+        )
+        .expect("vector");
+        assert_eq!(parse_vector(&vector, "project").expect("values")[0].1, 0.75);
     }
 }

@@ -120,6 +120,8 @@ pub async fn page(
         ledger,
         totals,
         utilisation: insights.utilisation.clone(),
+        gpus: insights.gpus.iter().take(super::model::PAGE_ROWS).cloned().collect(),
+        gpus_total: insights.gpus.len(),
         utilisation_note: insights.utilisation_note.clone(),
         teams,
         spot_discount_percent: insights.pricing.spot_discount() * Decimal::ONE_HUNDRED,

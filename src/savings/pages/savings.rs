@@ -98,7 +98,10 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView
         <section aria-label="Utilisation">
             <h2>"GPU utilisation"</h2>
             {page.utilisation_note.map(|note| view! { <p class="hint" data-testid="utilisation-note">{note}</p> })}
+            <p class="hint">"Each step is the mean of the samples in five minutes; the mean, p50 and p95 are of those step means over the window. "
+                "A GPU is judged by SM activity where it publishes DCGM_FI_PROF_SM_ACTIVE, else by engine activity, else by GPU_UTIL (docs/SAVINGS.md)."</p>
             <UtilisationTable rows=page.utilisation/>
+            <GpuTable rows=page.gpus total=page.gpus_total/>
         </section>
     }
 }
@@ -189,23 +192,74 @@ fn UtilisationTable(rows: Vec<crate::savings::model::Utilisation>) -> impl IntoV
         let body = rows
             .into_iter()
             .map(|u| {
+                let coverage = u.coverage.map(percent_value).unwrap_or_else(|| "no billing".into());
                 view! {
-                    <tr data-testid="utilisation-row">
+                    <tr data-testid="utilisation-row" data-project=u.project.clone()>
                         <td>{tag_label(&u.project).to_string()}</td>
                         <td class="num">{count(u.gpus)}</td>
-                        <td class="num">{percent_value(u.p50)}</td>
-                        <td class="num">{percent_value(u.p95)}</td>
+                        <td data-testid="judged-by">{u.judged_by}</td>
+                        <td class="num" data-testid="mean">{percent_value(u.mean)}</td>
+                        <td class="num">{percent_value(u.p50)} " / " {percent_value(u.p95)}</td>
                         <td>{u.band}</td>
-                        <td class="num">{u.peak_memory_used_mib.map(|m| format!("{} MiB", number(m, 0))).unwrap_or_default()}</td>
+                        <td class="num">{number(u.observed_gpu_hours, 1)} " (" {coverage} ")"</td>
+                        <td class="num">{number(u.idle_gpu_hours, 1)}</td>
                         <td class="num">{count(u.idle_gpus_now)}</td>
-                        <td>{if u.engine_active { "engine active" } else { "GPU util" }}</td>
+                        <td class="num">{u.peak_memory_used_mib.map(|m| format!("{} MiB", number(m, 0))).unwrap_or_default()}</td>
                     </tr>
                 }
             })
             .collect_view();
         view! {
             <table class="data" data-testid="utilisation-table">
-                <TableHead columns=&["Project or host", "GPUs", "p50", "p95", "Band", "Peak memory", "Idle now", "Source"]/>
+                <TableHead columns=&["Project or host", "GPUs", "Judged by", "Mean", "p50 / p95", "Band (on the mean)", "Observed GPU-hours (coverage)", "Idle GPU-hours", "Idle now", "Peak memory"]/>
+                <tbody>{body}</tbody>
+            </table>
+        }
+    })
+}
+
+/// Every reporting GPU, flagged ones first: the counter it was judged by and its verdict.
+#[component]
+fn GpuTable(rows: Vec<crate::savings::model::GpuUse>, total: usize) -> impl IntoView {
+    (!rows.is_empty()).then(|| {
+        let more = (total > rows.len())
+            .then(|| format!("The first {} of {} GPUs, flagged ones first.", count(rows.len()), count(total)));
+        let body = rows
+            .into_iter()
+            .map(|g| {
+                let flag = if g.busy_but_ineffective {
+                    "busy-but-ineffective"
+                } else if g.idle_hours > rust_decimal::Decimal::ZERO {
+                    "idle"
+                } else {
+                    ""
+                };
+                let memory = match (g.peak_memory_used_mib, g.memory_total_mib) {
+                    (Some(used), Some(total)) => format!("{} of {} MiB", number(used, 0), number(total, 0)),
+                    (Some(used), None) => format!("{} MiB", number(used, 0)),
+                    _ => String::new(),
+                };
+                view! {
+                    <tr data-testid="gpu-row" data-flag=flag>
+                        <td>{tag_label(&g.project).to_string()}</td>
+                        <td><code>{g.host}</code> " #" {g.gpu}</td>
+                        <td data-testid="gpu-judged-by" title=g.judged_by.field()>{g.judged_by.label()}</td>
+                        <td class="num">{percent_value(g.mean)}</td>
+                        <td class="num">{percent_value(g.p50)} " / " {percent_value(g.p95)}</td>
+                        <td class="num">{g.gpu_util_mean.map(percent_value).unwrap_or_default()}</td>
+                        <td class="num">{g.sm_active_mean.map(percent_value).unwrap_or_default()}</td>
+                        <td class="num">{g.tensor_active_mean.map(percent_value).unwrap_or_default()}</td>
+                        <td class="num">{memory}</td>
+                        <td data-testid="gpu-verdict">{g.verdict}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <h3>"Per GPU"</h3>
+            {more.map(|m| view! { <p class="hint">{m}</p> })}
+            <table class="data" data-testid="gpu-table">
+                <TableHead columns=&["Project or host", "GPU", "Judged by", "Mean", "p50 / p95", "GPU util mean", "SM activity mean", "Tensor mean", "Peak memory", "Verdict"]/>
                 <tbody>{body}</tbody>
             </table>
         }

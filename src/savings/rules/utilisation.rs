@@ -1,143 +1,209 @@
-//! Idle and underused GPUs, from DCGM utilisation. Utilisation is
-//! `DCGM_FI_PROF_GR_ENGINE_ACTIVE` × 100 where a project's GPUs publish it (it counts only
-//! time the graphics engine did work), else `DCGM_FI_DEV_GPU_UTIL`.
+//! Idle and underused GPUs, from DCGM step means (docs/SAVINGS.md states each rule).
 //!
-//! - Bands (the seeds'): p95 below 40 % is overprovisioned, 60–80 % healthy for serving,
-//!   p50 above 85 % means scale out.
-//! - **idle_gpu**: a GPU below 1 % for the last 30 minutes. Saving = the project's GPU $ per
-//!   GPU-hour × its idle GPU-hours in the range (stretches of 30 minutes or more below 1 %),
-//!   scaled to 30 days.
-//! - **underused**: p95 below 40 % over the range. Consolidating so that p95 reaches 60 %
-//!   needs p95/60 of the GPUs: saving = GPU spend × (1 − p95/60).
+//! - A GPU is judged by the best counter it publishes: SM activity, else engine activity,
+//!   else `GPU_UTIL`. A GPU whose `GPU_UTIL` reads busy while under 10 % of its SMs work is
+//!   flagged "busy but ineffective".
+//! - **Idle**: stretches of 30 minutes or more in which kernels ran below 1 % of the time
+//!   (engine activity, else `GPU_UTIL`), over the whole window and whatever memory is resident. Saving = idle GPU-hours × the project's $ per GPU-hour.
+//! - **Underused**: the mean outside idle stretches below 40 %. Consolidating so the mean
+//!   reaches 60 % needs mean/60 of those GPU-hours: saving = active GPU-hours × $ per
+//!   GPU-hour × (1 − mean/60). Idle hours are counted once, as idle.
+//! - Savings rest on the GPU-hours the metrics observed, never on more than the project's GPU
+//!   spend in the window.
+//! - Memory above 85 % of the card for 30 minutes or more is a risk, not a saving.
 
 use std::collections::BTreeMap;
 
 use rust_decimal::Decimal;
 
 use super::Inputs;
-use super::commitment::percentile;
 use crate::format::{count, number, percent_value, usd_precise};
-use crate::savings::model::{Kind, Recommendation, Utilisation};
-use crate::savings::prometheus::{Dcgm, Gpu, RECENT_SECONDS, RECENT_STEP_SECONDS, STEP_SECONDS, Series};
+use crate::savings::model::{ActivityMetric, GpuUse, Kind, Recommendation, Utilisation, Workload};
+use crate::savings::prometheus::{Dcgm, Gpu, Reading};
 
-const IDLE_BELOW: i64 = 1;
-const IDLE_SECONDS: i64 = 30 * 60;
-const UNDERUSED_P95: i64 = 40;
+/// Below this percent a step is idle.
+const IDLE_BELOW: f32 = 1.0;
+/// A stretch counts from this many consecutive steps (30 minutes of five-minute steps).
+const STRETCH_STEPS: usize = 6;
+const UNDERUSED_BELOW: i64 = 40;
 const HEALTHY_FLOOR: i64 = 60;
+const SERVING_CEILING: i64 = 80;
+const SCALE_OUT_ABOVE: i64 = 85;
+/// Seed 003's KPI: training GPUs above 70 %.
+const TRAINING_TARGET: i64 = 70;
+/// `GPU_UTIL` at or above this mean reads as busy (it would not be called underused).
+const READS_BUSY: f64 = 40.0;
+const INEFFECTIVE_SM_BELOW: f64 = 10.0;
+const MEMORY_PRESSURE_ABOVE: f32 = 0.85;
 
-/// A GPU's utilisation samples in percent, from engine activity when it has any.
-fn percent_series(util: &Series, engine_active: &Series) -> BTreeMap<Gpu, (bool, Vec<(i64, Decimal)>)> {
-    let mut out: BTreeMap<Gpu, (bool, Vec<(i64, Decimal)>)> = util
-        .iter()
-        .map(|(gpu, samples)| (gpu.clone(), (false, samples.clone())))
-        .collect();
-    for (gpu, samples) in engine_active {
-        if !samples.is_empty() {
-            let scaled = samples.iter().map(|(t, v)| (*t, v * Decimal::ONE_HUNDRED)).collect();
-            out.insert(gpu.clone(), (true, scaled));
+/// A share in percent as an exact decimal to one place (utilisation is measured, not money).
+fn pct(value: f64) -> Decimal {
+    Decimal::from_f64_retain(value).unwrap_or_default().round_dp(1)
+}
+
+fn hours(steps: usize, step_seconds: i64) -> Decimal {
+    Decimal::from(steps as i64 * step_seconds) / Decimal::from(3600)
+}
+
+/// The runs of at least [`STRETCH_STEPS`] consecutive steps for which `inside` holds, as
+/// (first index, length). A step without samples ends a run.
+fn stretches(steps: &[f32], inside: impl Fn(f32) -> bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut run: Option<usize> = None;
+    for (i, v) in steps.iter().enumerate() {
+        match (run, !v.is_nan() && inside(*v)) {
+            (None, true) => run = Some(i),
+            (Some(first), false) => {
+                if i - first >= STRETCH_STEPS {
+                    out.push((first, i - first));
+                }
+                run = None;
+            }
+            _ => {}
         }
+    }
+    if let Some(first) = run
+        && steps.len() - first >= STRETCH_STEPS
+    {
+        out.push((first, steps.len() - first));
     }
     out
 }
 
-/// Whether the GPU stayed below 1 % for the half hour before `now`, read every minute (with
-/// samples for at least 25 of those minutes: a GPU that stopped reporting is not idle).
-fn idle_now(samples: &[(i64, Decimal)], now: i64) -> bool {
-    let recent: Vec<&Decimal> = samples
-        .iter()
-        .filter(|(t, _)| *t > now - RECENT_SECONDS && *t <= now)
-        .map(|(_, v)| v)
+/// Nearest-rank percentile of sorted values.
+fn nearest_rank(sorted: &[f32], share: f64) -> f64 {
+    let rank = ((share * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    f64::from(sorted[rank - 1])
+}
+
+/// What one GPU's steps add up to.
+struct Judged {
+    public: GpuUse,
+    /// Sum and count of the step means outside idle stretches.
+    active_sum: f64,
+    active_steps: usize,
+    all_sum: f64,
+    sorted: Vec<f32>,
+}
+
+fn judge(gpu: &Gpu, reading: &Reading, dcgm: &Dcgm) -> Option<Judged> {
+    let observed: Vec<f32> = reading.activity.iter().copied().filter(|v| !v.is_nan()).collect();
+    if observed.is_empty() {
+        return None;
+    }
+    // Idle is "no kernel ran": by engine activity or GPU_UTIL where published, so a GPU
+    // whose one busy SM reads near 0 % SM activity is judged ineffective, not idle.
+    let nothing_ran: Vec<f32> = (0..reading.activity.len())
+        .map(|i| match reading.kernel.get(i) {
+            Some(k) if !k.is_nan() => *k,
+            _ => reading.activity[i],
+        })
         .collect();
-    recent.len() as i64 >= 25 * 60 / RECENT_STEP_SECONDS && recent.iter().all(|v| **v < Decimal::from(IDLE_BELOW))
-}
-
-/// Hours spent in stretches of at least half an hour below 1 %, in five-minute samples.
-fn idle_hours(samples: &[(i64, Decimal)]) -> Decimal {
-    let needed = IDLE_SECONDS / STEP_SECONDS;
-    let (mut total, mut run, mut last) = (0i64, 0i64, None::<i64>);
-    for (time, value) in samples {
-        let contiguous = last.is_some_and(|l| time - l <= STEP_SECONDS);
-        if *value < Decimal::from(IDLE_BELOW) && (contiguous || run == 0) {
-            run += 1;
-        } else {
-            if run >= needed {
-                total += run;
-            }
-            run = i64::from(*value < Decimal::from(IDLE_BELOW));
+    let idle = stretches(&nothing_ran, |v| v < IDLE_BELOW);
+    let mut in_idle = vec![false; reading.activity.len()];
+    for (first, len) in &idle {
+        in_idle[*first..first + len].iter_mut().for_each(|s| *s = true);
+    }
+    let (mut active_sum, mut active_steps) = (0f64, 0usize);
+    for (v, idle) in reading.activity.iter().zip(&in_idle) {
+        if !v.is_nan() && !idle {
+            active_sum += f64::from(*v);
+            active_steps += 1;
         }
-        last = Some(*time);
     }
-    if run >= needed {
-        total += run;
-    }
-    Decimal::from(total * STEP_SECONDS) / Decimal::from(3600)
+    let last_with_data = reading.activity.iter().rposition(|v| !v.is_nan());
+    // The stretch that runs to the newest step (a step may still be filling at the end).
+    let idle_since = idle
+        .last()
+        .filter(|(first, len)| last_with_data.is_some_and(|l| first + len > l && l + 2 >= dcgm.steps))
+        .map(|(first, _)| dcgm.start + (*first as i64 - 1) * dcgm.step);
+    let all_sum: f64 = observed.iter().map(|v| f64::from(*v)).sum();
+    let mean = all_sum / observed.len() as f64;
+    let mut sorted = observed;
+    sorted.sort_by(f32::total_cmp);
+    let means = &reading.means;
+    let judged_by = means.judged_by();
+    let busy_reading = means.gpu_util.or(means.engine_active).unwrap_or(0.0);
+    let busy_but_ineffective = judged_by == ActivityMetric::SmActive
+        && busy_reading >= READS_BUSY
+        && means.sm_active.is_some_and(|sm| sm < INEFFECTIVE_SM_BELOW);
+    let pressure = stretches(&reading.memory, |v| v > MEMORY_PRESSURE_ABOVE);
+    let idle_steps: usize = idle.iter().map(|(_, len)| len).sum();
+    let public = GpuUse {
+        project: gpu.group(),
+        host: gpu.host.clone(),
+        gpu: gpu.gpu.clone(),
+        judged_by,
+        mean: pct(mean),
+        p50: pct(nearest_rank(&sorted, 0.5)),
+        p95: pct(nearest_rank(&sorted, 0.95)),
+        gpu_util_mean: means.gpu_util.map(pct),
+        sm_active_mean: means.sm_active.map(pct),
+        tensor_active_mean: means.tensor_active.map(pct),
+        observed_hours: hours(sorted.len(), dcgm.step),
+        idle_hours: hours(idle_steps, dcgm.step),
+        idle_since,
+        busy_but_ineffective,
+        memory_pressure_hours: hours(pressure.iter().map(|(_, len)| len).sum(), dcgm.step),
+        peak_memory_used_mib: means.peak_memory_used_mib.map(pct),
+        memory_total_mib: means.memory_total_mib.map(pct),
+        verdict: String::new(),
+    };
+    Some(Judged {
+        public,
+        active_sum,
+        active_steps,
+        all_sum,
+        sorted,
+    })
 }
 
-fn band(p50: Decimal, p95: Decimal) -> &'static str {
-    if p95 < Decimal::from(UNDERUSED_P95) {
-        "overprovisioned (p95 below 40 %)"
-    } else if p50 > Decimal::from(85) {
-        "scale out (p50 above 85 %)"
-    } else if p95 >= Decimal::from(HEALTHY_FLOOR) && p95 <= Decimal::from(80) {
+/// One GPU's verdict, most pressing first.
+fn verdict(g: &GpuUse) -> String {
+    let mut parts = Vec::new();
+    if g.busy_but_ineffective {
+        parts.push(format!(
+            "busy but ineffective: GPU util {}, SM activity {}",
+            g.gpu_util_mean.map(percent_value).unwrap_or_default(),
+            g.sm_active_mean.map(percent_value).unwrap_or_default()
+        ));
+    }
+    if g.idle_hours > Decimal::ZERO {
+        parts.push(format!(
+            "idle {} of {} h",
+            number(g.idle_hours, 1),
+            number(g.observed_hours, 1)
+        ));
+    }
+    if g.memory_pressure_hours > Decimal::ZERO {
+        parts.push(format!(
+            "memory above 85 % for {} h (risk of running out)",
+            number(g.memory_pressure_hours, 1)
+        ));
+    }
+    if parts.is_empty() {
+        parts.push(format!("mean {}", percent_value(g.mean)));
+    }
+    parts.join("; ")
+}
+
+/// The band of a mean over the window (the seeds'); training has its own target.
+pub fn band(mean: Decimal, training: bool) -> String {
+    let at = |n: i64| Decimal::from(n);
+    let text = if mean < at(UNDERUSED_BELOW) {
+        "overprovisioned (mean below 40 %)"
+    } else if training && mean < at(TRAINING_TARGET) {
+        "training below the 70 % target"
+    } else if training {
+        "healthy for training (70 % or more)"
+    } else if mean > at(SCALE_OUT_ABOVE) {
+        "scale out (mean above 85 %)"
+    } else if mean >= at(HEALTHY_FLOOR) && mean <= at(SERVING_CEILING) {
         "healthy for serving (60–80 %)"
     } else {
         "between bands"
-    }
-}
-
-/// One GPU's samples in percent, and whether they are engine activity.
-type GpuSamples<'a> = (&'a Gpu, bool, &'a Vec<(i64, Decimal)>);
-
-/// Per project (or unmapped host): utilisation, the band, memory, idle GPUs now and idle
-/// GPU-hours over the range.
-pub fn summarise(dcgm: &Dcgm, now: i64) -> Vec<(Utilisation, Decimal)> {
-    let mut groups: BTreeMap<String, Vec<GpuSamples>> = BTreeMap::new();
-    let series = percent_series(&dcgm.util, &dcgm.engine_active);
-    let recent = percent_series(&dcgm.recent_util, &dcgm.recent_engine_active);
-    for (gpu, (engine, samples)) in &series {
-        groups.entry(gpu.group()).or_default().push((gpu, *engine, samples));
-    }
-    let peak = |s: &Series, gpus: &[&Gpu]| {
-        gpus.iter()
-            .filter_map(|g| s.get(*g))
-            .flat_map(|v| v.iter().map(|(_, x)| *x))
-            .max()
     };
-    groups
-        .into_iter()
-        .filter_map(|(group, gpus)| {
-            let mut values: Vec<Decimal> = gpus.iter().flat_map(|(_, _, s)| s.iter().map(|(_, v)| *v)).collect();
-            let p50 = percentile(&mut values, Decimal::new(5, 1))?;
-            let p95 = percentile(&mut values, Decimal::new(95, 2))?;
-            let keys: Vec<&Gpu> = gpus.iter().map(|(g, _, _)| *g).collect();
-            let total_memory = keys
-                .iter()
-                .filter_map(|g| {
-                    let used = dcgm.fb_used.get(*g)?.last()?.1;
-                    let free = dcgm.fb_free.get(*g)?.last()?.1;
-                    Some(used + free)
-                })
-                .max();
-            let idle: Decimal = gpus.iter().map(|(_, _, s)| idle_hours(s)).sum();
-            Some((
-                Utilisation {
-                    project: group,
-                    gpus: gpus.len(),
-                    p50: p50.round_dp(1),
-                    p95: p95.round_dp(1),
-                    engine_active: gpus.iter().any(|(_, engine, _)| *engine),
-                    peak_memory_used_mib: peak(&dcgm.fb_used, &keys),
-                    memory_total_mib: total_memory,
-                    band: band(p50, p95).to_string(),
-                    idle_gpus_now: gpus
-                        .iter()
-                        .filter(|(gpu, _, _)| recent.get(*gpu).is_some_and(|(_, s)| idle_now(s, now)))
-                        .count(),
-                },
-                idle,
-            ))
-        })
-        .collect()
+    text.to_string()
 }
 
 /// One project's GPU billing in the window.
@@ -146,6 +212,7 @@ struct Billed {
     team: String,
     spend: Decimal,
     gpu_hours: Decimal,
+    training: bool,
     /// The instance type it spent most on, and that spend.
     main_type: (String, Decimal),
 }
@@ -160,6 +227,7 @@ fn billed(inputs: &Inputs) -> (BTreeMap<String, Billed>, Option<Decimal>) {
         entry.team = u.team.clone().unwrap_or_default();
         entry.spend += u.spend;
         entry.gpu_hours += u.hours * u.gpus_per_instance;
+        entry.training |= u.workload() == Workload::Training;
         if u.spend > entry.main_type.1 {
             entry.main_type = (u.instance_type.clone(), u.spend);
         }
@@ -169,133 +237,237 @@ fn billed(inputs: &Inputs) -> (BTreeMap<String, Billed>, Option<Decimal>) {
     (per_project, (gpu_hours > Decimal::ZERO).then(|| spend / gpu_hours))
 }
 
-/// Idle and underused recommendations from the summary. `range_days` is how many days of
-/// samples the summary covers.
-pub fn recommend(inputs: &Inputs, summary: &[(Utilisation, Decimal)], range_days: i64) -> Vec<Recommendation> {
+/// What the utilisation rules find: the GPUs, the projects and their recommendations.
+#[derive(Debug, Default)]
+pub struct Assessment {
+    pub gpus: Vec<GpuUse>,
+    pub projects: Vec<Utilisation>,
+    pub recommendations: Vec<Recommendation>,
+}
+
+/// "SM activity", or each counter with its GPU count when a project's GPUs differ.
+fn judged_by_text(gpus: &[&Judged]) -> String {
+    let mut counts: BTreeMap<ActivityMetric, usize> = BTreeMap::new();
+    for g in gpus {
+        *counts.entry(g.public.judged_by).or_default() += 1;
+    }
+    if counts.len() == 1 {
+        return counts.keys().map(|m| m.label().to_string()).collect();
+    }
+    counts
+        .iter()
+        .map(|(m, n)| format!("{} ({})", m.label(), count(*n)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Judges every GPU and prices idle and underused GPU-hours. `range_days` is how many days
+/// of steps `dcgm` covers.
+pub fn assess(inputs: &Inputs, dcgm: &Dcgm, range_days: i64) -> Assessment {
     let (billing, org_rate) = billed(inputs);
-    let per_30 = |amount: Decimal| amount * Decimal::from(30) / Decimal::from(range_days.max(1));
-    let mut out = Vec::new();
-    for (u, idle_hours) in summary {
-        let mapped = !u.project.starts_with("host:");
-        let project = if mapped { u.project.clone() } else { String::new() };
-        let billed = billing.get(&u.project);
-        let (spend, rate) = match billed {
-            Some(b) if b.gpu_hours > Decimal::ZERO => (Some(b.spend), Some(b.spend / b.gpu_hours)),
-            // An unmapped host, or a label no billed project carries: the organisation's rate.
-            _ => (None, org_rate),
-        };
-        let whose = if mapped {
-            format!("project {}", u.project)
-        } else {
-            format!("unmapped host {} (series without the project label)", &u.project[5..])
-        };
-        let base = |kind, recommended: String, saving: Decimal, detail: String| Recommendation {
-            kind,
-            team: billed.filter(|_| mapped).map(|b| b.team.clone()).unwrap_or_default(),
-            project: project.clone(),
-            usage_type: String::new(),
-            instance_type: billed.map(|b| b.main_type.0.clone()).unwrap_or_default(),
-            recommended,
-            from: inputs.window.from,
-            to: inputs.window.to,
-            basis_cost: None,
-            monthly_saving: saving,
-            detail,
-            host: if mapped {
-                String::new()
-            } else {
-                u.project[5..].to_string()
-            },
-        };
-        if u.idle_gpus_now > 0
-            && let Some(rate) = rate
-        {
-            out.push(base(
-                Kind::IdleGpu,
-                format!("stop or release {} idle GPU(s)", count(u.idle_gpus_now)),
-                per_30(idle_hours * rate),
-                format!(
-                    "{} GPU(s) of {whose} below 1% for the last 30 minutes; {} idle GPU-hours in {} days at {}/GPU-hour",
-                    count(u.idle_gpus_now),
-                    number(*idle_hours, 1),
-                    count(range_days),
-                    usd_precise(rate, 4)
-                ),
-            ));
+    let mut groups: BTreeMap<String, Vec<Judged>> = BTreeMap::new();
+    for (gpu, reading) in &dcgm.gpus {
+        if let Some(mut judged) = judge(gpu, reading, dcgm) {
+            judged.public.verdict = verdict(&judged.public);
+            groups.entry(gpu.group()).or_default().push(judged);
         }
-        if u.p95 < Decimal::from(UNDERUSED_P95) {
-            let share = Decimal::ONE - u.p95 / Decimal::from(HEALTHY_FLOOR);
-            let gpu_spend = spend.or_else(|| {
-                // No GPU spend of its own (an unmapped host, or a label no billed project
-                // carries): its GPUs for the whole range at the organisation's rate.
-                org_rate.map(|r| r * Decimal::from(u.gpus as i64 * 24 * range_days))
-            });
-            if let Some(gpu_spend) = gpu_spend {
-                let keep = (Decimal::from(u.gpus as i64) * u.p95 / Decimal::from(HEALTHY_FLOOR))
-                    .ceil()
-                    .max(Decimal::ONE);
-                out.push(base(
-                    Kind::Underused,
-                    format!("consolidate {} GPUs to about {}", count(u.gpus), number(keep, 0)),
-                    per_30(gpu_spend * share),
+    }
+    let per_30 = |amount: Decimal| amount * Decimal::from(30) / Decimal::from(range_days.max(1));
+    let mut out = Assessment::default();
+    for (group, gpus) in &groups {
+        let refs: Vec<&Judged> = gpus.iter().collect();
+        let mapped = !group.starts_with("host:");
+        let billed = billing.get(group).filter(|b| b.gpu_hours > Decimal::ZERO);
+        let rate = billed.map(|b| b.spend / b.gpu_hours).or(org_rate);
+        let steps: usize = gpus.iter().map(|g| g.sorted.len()).sum();
+        let mut all: Vec<f32> = gpus.iter().flat_map(|g| g.sorted.iter().copied()).collect();
+        all.sort_by(f32::total_cmp);
+        let mean = pct(gpus.iter().map(|g| g.all_sum).sum::<f64>() / steps.max(1) as f64);
+        let active_steps: usize = gpus.iter().map(|g| g.active_steps).sum();
+        let active_mean = pct(gpus.iter().map(|g| g.active_sum).sum::<f64>() / active_steps.max(1) as f64);
+        let observed = hours(steps, dcgm.step);
+        let idle: Decimal = gpus.iter().map(|g| g.public.idle_hours).sum();
+        let training = billed.is_some_and(|b| b.training);
+        let summary = Utilisation {
+            project: group.clone(),
+            gpus: gpus.len(),
+            mean,
+            p50: pct(nearest_rank(&all, 0.5)),
+            p95: pct(nearest_rank(&all, 0.95)),
+            active_mean,
+            judged_by: judged_by_text(&refs),
+            observed_gpu_hours: observed,
+            billed_gpu_hours: billed.map(|b| b.gpu_hours),
+            coverage: billed.map(|b| (observed / b.gpu_hours * Decimal::ONE_HUNDRED).round_dp(1)),
+            idle_gpu_hours: idle,
+            idle_gpus_now: gpus.iter().filter(|g| g.public.idle_since.is_some()).count(),
+            busy_but_ineffective: gpus.iter().filter(|g| g.public.busy_but_ineffective).count(),
+            memory_pressure: gpus
+                .iter()
+                .filter(|g| g.public.memory_pressure_hours > Decimal::ZERO)
+                .count(),
+            peak_memory_used_mib: gpus.iter().filter_map(|g| g.public.peak_memory_used_mib).max(),
+            memory_total_mib: gpus.iter().filter_map(|g| g.public.memory_total_mib).max(),
+            band: band(mean, training),
+            usd_per_gpu_hour: rate,
+        };
+        if let Some(rate) = rate {
+            // Never more than the project's GPU spend in the window.
+            let ceiling = billed.map(|b| per_30(b.spend));
+            let context = Context {
+                inputs,
+                billed,
+                mapped,
+                group,
+            };
+            let idle_saving = per_30(idle * rate).min(ceiling.unwrap_or(Decimal::MAX));
+            if idle > Decimal::ZERO && idle_saving > Decimal::ZERO {
+                out.recommendations.push(context.row(
+                    Kind::IdleGpu,
+                    format!("stop or release idle GPUs ({} GPU-hours)", number(idle, 1)),
+                    idle_saving,
                     format!(
-                        "{whose}: p50 {}, p95 {} over {} days ({}); consolidating to a 60% p95 saves {} of GPU spend",
-                        percent_value(u.p50),
-                        percent_value(u.p95),
+                        "{}: {} GPU-hours in stretches of 30 minutes or more below 1 % (memory resident or not), of {} observed GPU-hours ({} coverage of billed GPU-hours) over {} days, at {}/GPU-hour; {} GPU(s) idle now",
+                        context.whose(),
+                        number(idle, 1),
+                        number(observed, 1),
+                        summary.coverage.map(percent_value).unwrap_or_else(|| "unknown".into()),
                         count(range_days),
-                        if u.engine_active {
-                            "graphics engine activity"
-                        } else {
-                            "GPU utilisation"
-                        },
-                        super::percent(share)
+                        usd_precise(rate, 4),
+                        count(summary.idle_gpus_now)
                     ),
                 ));
             }
+            let active = observed - idle;
+            if active_steps > 0 && active_mean < Decimal::from(UNDERUSED_BELOW) {
+                let share = Decimal::ONE - active_mean / Decimal::from(HEALTHY_FLOOR);
+                let left = ceiling.map(|c| c - idle_saving).unwrap_or(Decimal::MAX);
+                let saving = per_30(active * rate * share).min(left);
+                let keep = (Decimal::from(gpus.len() as i64) * active_mean / Decimal::from(HEALTHY_FLOOR))
+                    .ceil()
+                    .max(Decimal::ONE);
+                if saving > Decimal::ZERO {
+                    out.recommendations.push(context.row(
+                        Kind::Underused,
+                        format!("consolidate {} GPUs to about {}", count(gpus.len()), number(keep, 0)),
+                        saving,
+                        format!(
+                            "{}: mean {} ({}) over {} active GPU-hours outside idle stretches, p50 {}, p95 {} of five-minute step means over {} days; consolidating to a 60 % mean saves {} of those GPU-hours at {}/GPU-hour",
+                            context.whose(),
+                            percent_value(active_mean),
+                            summary.judged_by,
+                            number(active, 1),
+                            percent_value(summary.p50),
+                            percent_value(summary.p95),
+                            count(range_days),
+                            super::percent(share),
+                            usd_precise(rate, 4)
+                        ),
+                    ));
+                }
+            }
+        }
+        out.gpus.extend(gpus.iter().map(|g| g.public.clone()));
+        out.projects.push(summary);
+    }
+    // Flagged GPUs first, then by project.
+    out.gpus.sort_by_key(|g| {
+        (
+            !g.busy_but_ineffective,
+            g.idle_hours.is_zero(),
+            g.memory_pressure_hours.is_zero(),
+            g.project.clone(),
+            g.host.clone(),
+            g.gpu.clone(),
+        )
+    });
+    out
+}
+
+/// What a utilisation row is about.
+struct Context<'a> {
+    inputs: &'a Inputs<'a>,
+    billed: Option<&'a Billed>,
+    mapped: bool,
+    group: &'a str,
+}
+
+impl Context<'_> {
+    fn whose(&self) -> String {
+        if self.mapped {
+            format!("project {}", self.group)
+        } else {
+            format!(
+                "unmapped host {} (series without the project label)",
+                &self.group["host:".len()..]
+            )
         }
     }
-    out
+
+    fn row(&self, kind: Kind, recommended: String, saving: Decimal, detail: String) -> Recommendation {
+        Recommendation {
+            kind,
+            team: self
+                .billed
+                .filter(|_| self.mapped)
+                .map(|b| b.team.clone())
+                .unwrap_or_default(),
+            project: if self.mapped {
+                self.group.to_string()
+            } else {
+                String::new()
+            },
+            usage_type: String::new(),
+            instance_type: self.billed.map(|b| b.main_type.0.clone()).unwrap_or_default(),
+            recommended,
+            from: self.inputs.window.from,
+            to: self.inputs.window.to,
+            basis_cost: None,
+            monthly_saving: saving,
+            detail,
+            host: if self.mapped {
+                String::new()
+            } else {
+                self.group["host:".len()..].to_string()
+            },
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn flat(values: &[i64], start: i64, step: i64) -> Vec<(i64, Decimal)> {
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (start + i as i64 * step, Decimal::from(*v)))
-            .collect()
+    #[test]
+    fn stretches_count_from_thirty_minutes_and_gaps_end_them() {
+        let idle = |v: f32| v < IDLE_BELOW;
+        // 25 idle minutes, a busy step, then 30 idle minutes: only the second counts.
+        let mut steps = vec![0.0; 5];
+        steps.push(50.0);
+        steps.extend(vec![0.0; 6]);
+        assert_eq!(stretches(&steps, idle), vec![(6, 6)]);
+        // A step without samples is not idle.
+        let gap = [0.0, 0.0, 0.0, f32::NAN, 0.0, 0.0, 0.0];
+        assert!(stretches(&gap, idle).is_empty());
+        assert!(stretches(&[1.0; 10], idle).is_empty(), "1 % is not below 1 %");
     }
 
     #[test]
-    fn idle_stretches_count_from_thirty_minutes() {
-        // 25 idle minutes, a busy sample, then 30 idle minutes (five-minute samples): only
-        // the second stretch counts.
-        let mut values = vec![0; 5];
-        values.push(50);
-        values.extend(vec![0; 6]);
-        assert_eq!(idle_hours(&flat(&values, 0, STEP_SECONDS)), Decimal::new(5, 1));
-        assert_eq!(idle_hours(&flat(&[0; 5], 0, STEP_SECONDS)), Decimal::ZERO);
+    fn bands_follow_the_seeds_on_the_mean() {
+        let d = Decimal::from;
+        assert!(band(d(18), false).starts_with("overprovisioned"));
+        assert!(band(d(70), false).starts_with("healthy for serving"));
+        assert!(band(d(90), false).starts_with("scale out"));
+        assert!(band(d(50), false).starts_with("between"));
+        assert!(band(d(65), true).starts_with("training below"));
+        assert!(band(d(95), true).starts_with("healthy for training"));
     }
 
     #[test]
-    fn a_gpu_is_idle_now_only_below_one_percent_for_the_last_half_hour() {
-        let step = RECENT_STEP_SECONDS;
-        let now = 10_000 * step;
-        let start = now - 29 * step;
-        assert!(idle_now(&flat(&[0; 30], start, step), now));
-        let mut one_busy = vec![0; 30];
-        one_busy[20] = 1;
-        assert!(!idle_now(&flat(&one_busy, start, step), now), "1 % is not below 1 %");
-        assert!(!idle_now(&flat(&[0; 10], now - 9 * step, step), now), "too few samples");
-    }
-
-    #[test]
-    fn bands_follow_the_seeds() {
-        assert!(band(Decimal::from(20), Decimal::from(39)).starts_with("overprovisioned"));
-        assert!(band(Decimal::from(50), Decimal::from(70)).starts_with("healthy"));
-        assert!(band(Decimal::from(90), Decimal::from(99)).starts_with("scale out"));
+    fn percentiles_are_nearest_rank() {
+        let sorted: Vec<f32> = (1..=20).map(|v| v as f32).collect();
+        assert_eq!(nearest_rank(&sorted, 0.5), 10.0);
+        assert_eq!(nearest_rank(&sorted, 0.95), 19.0);
+        assert_eq!(nearest_rank(&[7.0], 0.95), 7.0);
     }
 }

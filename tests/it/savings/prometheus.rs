@@ -1,7 +1,9 @@
 //! Utilisation from a real Prometheus (the Debian package, started here on loopback),
 //! loaded with DCGM exporter series through `promtool tsdb create-blocks-from openmetrics`.
+//! The series come from `tests/fixtures/dcgm_workloads.py`, one GPU per workload shape
+//! measured on a real H100 (bursty serving, a spinning kernel, a resident idle model, bf16
+//! training, a cluster idle every night, memory pressure).
 
-use std::fmt::Write as _;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -10,11 +12,13 @@ use sqlx::PgPool;
 
 use super::{d, daily, declare, seed, team};
 use burnrate::config::PrometheusSettings;
-use burnrate::savings::Kind;
+use burnrate::savings::insights::Insights;
+use burnrate::savings::model::ActivityMetric;
+use burnrate::savings::{Kind, Recommendation};
 
-struct Prometheus {
+pub struct Prometheus {
     child: Child,
-    port: u16,
+    pub port: u16,
     _dir: tempfile::TempDir,
 }
 
@@ -25,18 +29,22 @@ impl Drop for Prometheus {
     }
 }
 
-/// Minutes of samples before `end`, one a minute, for one GPU.
-fn series(out: &mut String, metric: &str, labels: &str, end: i64, values: &[(usize, &str)]) {
-    let mut t = end - 60 * values.iter().map(|(n, _)| *n as i64).sum::<i64>();
-    for (count, value) in values {
-        for _ in 0..*count {
-            t += 60;
-            writeln!(out, "{metric}{{{labels}}} {value} {t}").expect("write");
-        }
+/// The workload shapes' series ending at `end`, with the shapes' projects renamed.
+pub fn workloads(end: i64, projects: &[(&str, &str)]) -> String {
+    let mut command = Command::new("python3");
+    command
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dcgm_workloads.py"))
+        .arg("--end")
+        .arg(end.to_string());
+    for (shape, project) in projects {
+        command.arg("--project").arg(format!("{shape}={project}"));
     }
+    let out = command.output().expect("python3 runs the DCGM series generator");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8 series")
 }
 
-async fn start(openmetrics: String) -> Prometheus {
+pub async fn start(openmetrics: String) -> Prometheus {
     let dir = tempfile::tempdir().expect("tempdir");
     let input = dir.path().join("dcgm.om");
     std::fs::write(&input, openmetrics).expect("write series");
@@ -83,127 +91,216 @@ async fn start(openmetrics: String) -> Prometheus {
     panic!("prometheus did not become ready in 30 s");
 }
 
+/// Ten days of one GPU a day around the clock at $1.006/h (an ml.g5.xlarge-like rate), so
+/// each project's $ per GPU-hour is 1.006.
+fn one_gpu(project: &'static str) -> Vec<super::Line<'static>> {
+    daily(project, "USE1-BoxUsage:g5.xlarge", 0, 10, "24.144", "24")
+}
+
+fn rows(found: &Insights, kind: Kind, project: &str) -> Vec<Recommendation> {
+    found
+        .recommendations
+        .iter()
+        .filter(|r| r.kind == kind && r.project == project)
+        .cloned()
+        .collect()
+}
+
+fn within(value: Decimal, low: Decimal, high: Decimal) -> bool {
+    value >= low && value <= high
+}
+
 #[sqlx::test]
-async fn idle_and_underused_gpus_are_priced_from_the_projects_own_spend(pool: PgPool) {
-    // 10 days of an 8-GPU p4d for 10 hours a day: $2,195.76 over 800 GPU-hours.
-    seed(
+async fn each_workload_shape_gets_the_verdict_its_counters_support(pool: PgPool) {
+    let mut lines = Vec::new();
+    for project in ["chat", "stuck", "stuck-util", "trainer", "cluster", "llm"] {
+        lines.extend(one_gpu(project));
+    }
+    // The notebook's project bills 8 GPUs 10 hours a day (800 GPU-hours at $2.7447), but
+    // only one of its GPUs reports, for 6 hours.
+    lines.extend(daily("notebook", "USE1-BoxUsage:p4d.24xlarge", 0, 10, "219.576", "10"));
+    seed(&pool, &lines).await;
+    declare(&pool, "chat", "serving", None).await;
+    declare(&pool, "trainer", "training", None).await;
+    team(
         &pool,
-        &daily("trainer", "USE1-BoxUsage:p4d.24xlarge", 0, 10, "219.576", "10"),
+        "ml",
+        "lead@example.com",
+        &["chat", "trainer", "notebook", "cluster"],
     )
     .await;
-    declare(&pool, "trainer", "training", None).await;
-    team(&pool, "ml", "lead@example.com", &["trainer"]).await;
 
     let end = chrono::Utc::now().timestamp() - 5;
-    let mut om = String::new();
-    for (metric, unit) in [
-        ("DCGM_FI_DEV_GPU_UTIL", "1"),
-        ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0.01"),
-        ("DCGM_FI_DEV_FB_USED", "MiB"),
-        ("DCGM_FI_DEV_FB_FREE", "MiB"),
-    ] {
-        writeln!(om, "# TYPE {metric} gauge").expect("write");
-        let util = |v: &str| {
-            if unit == "0.01" {
-                format!("{}", v.parse::<f64>().unwrap_or(0.0) / 100.0)
-            } else {
-                v.to_string()
-            }
-        };
-        let (busy, five, zero) = match unit {
-            "MiB" if metric.ends_with("USED") => ("30000".to_string(), "12000".to_string(), "500".to_string()),
-            "MiB" => ("10960".to_string(), "28960".to_string(), "40460".to_string()),
-            _ => (util("70"), util("5"), util("0")),
-        };
-        if metric != "DCGM_FI_PROF_GR_ENGINE_ACTIVE" {
-            // The trainer's two GPUs: 5 % for three hours; the second idle for the last hour.
-            series(
-                &mut om,
-                metric,
-                "Hostname=\"h1\",gpu=\"0\",project=\"trainer\"",
-                end,
-                &[(180, &five)],
-            );
-            series(
-                &mut om,
-                metric,
-                "Hostname=\"h1\",gpu=\"1\",project=\"trainer\"",
-                end,
-                &[(120, &five), (60, &zero)],
-            );
-            // Two hosts nobody labelled with a project: idle for three hours.
-            series(&mut om, metric, "Hostname=\"h3\",gpu=\"0\"", end, &[(180, &zero)]);
-            series(&mut om, metric, "Hostname=\"h4\",gpu=\"0\"", end, &[(180, &zero)]);
-        }
-        // A healthy serving GPU that also publishes engine activity.
-        series(
-            &mut om,
-            metric,
-            "Hostname=\"h2\",gpu=\"0\",project=\"chat\"",
-            end,
-            &[(180, &busy)],
-        );
-    }
-    om.push_str("# EOF\n");
-    let prometheus = start(om).await;
+    let shapes = [
+        ("bursty_serving", "chat"),
+        ("spinning_kernel", "stuck"),
+        ("spinning_kernel_util_only", "stuck-util"),
+        ("resident_idle", "notebook"),
+        ("training", "trainer"),
+        ("nightly_idle", "cluster"),
+        ("vram_pressure", "llm"),
+    ];
+    let prometheus = start(workloads(end, &shapes)).await;
     let settings = PrometheusSettings {
         url: format!("http://127.0.0.1:{}", prometheus.port),
         project_label: "project".into(),
-        timeout: Duration::from_secs(30),
+        timeout: Duration::from_secs(60),
     };
     let found = burnrate::savings::insights::compute(&pool, 30, Some(&settings), chrono::Utc::now())
         .await
         .expect("insights");
     assert_eq!(found.utilisation_note, None);
-    let util = |name: &str| {
+    let project = |name: &str| {
         found
             .utilisation
             .iter()
             .find(|u| u.project == name)
             .unwrap_or_else(|| panic!("{name}: {:?}", found.utilisation))
+            .clone()
     };
-    let trainer = util("trainer");
-    assert_eq!((trainer.gpus, trainer.p95, trainer.idle_gpus_now), (2, d("5"), 1));
-    assert!(trainer.band.starts_with("overprovisioned"));
-    assert_eq!(trainer.peak_memory_used_mib, Some(d("12000")));
-    let chat = util("chat");
-    assert!(chat.engine_active, "engine activity is preferred where published");
-    assert_eq!(chat.p50, d("70"));
-    assert!(chat.band.starts_with("healthy"));
-    assert_eq!(util("host:h3").idle_gpus_now, 1);
+    let gpu = |name: &str| {
+        found
+            .gpus
+            .iter()
+            .find(|g| g.project == name)
+            .unwrap_or_else(|| panic!("{name}: {:?}", found.gpus))
+            .clone()
+    };
+    let rate = d("1.006");
+    // The billing window and the utilisation range are 10 days: savings scale by 3.
+    let scale = d("3");
 
-    let rows = |kind: Kind| found.recommendations.iter().filter(move |r| r.kind == kind);
-    let underused = rows(Kind::Underused)
-        .find(|r| r.project == "trainer")
-        .expect("underused");
-    // GPU spend over the window × (1 − p95/60) × 30/10
+    // Bursty serving: point samples are 0 or 99, but the five-minute step means sit near
+    // 18 %, so even the p95 of steps is far below 40 %: underused, by GPU_UTIL.
+    let chat = project("chat");
+    assert!(within(chat.mean, d("16"), d("20.5")), "{chat:?}");
+    assert!(chat.p95 < d("40"), "step means, not point samples: {chat:?}");
+    assert_eq!(chat.judged_by, "GPU util");
+    assert!(chat.band.starts_with("overprovisioned"), "{}", chat.band);
     assert_eq!(
-        underused.monthly_saving.round_dp(2),
-        (d("2195.76") * (Decimal::ONE - d("5") / d("60")) * d("3")).round_dp(2)
+        chat.idle_gpu_hours,
+        Decimal::ZERO,
+        "bursts every few minutes are not idle"
     );
-    assert_eq!(underused.team, "ml");
-    let idle = rows(Kind::IdleGpu).find(|r| r.project == "trainer").expect("idle");
-    // One idle GPU-hour (give or take one five-minute sample) at $2.7447 per GPU-hour
-    // (2195.76 / 800), scaled to 30 days.
-    let rate = d("2195.76") / d("800");
-    let (low, high) = (rate * d("55") / d("60") * d("3"), rate * d("65") / d("60") * d("3"));
-    assert!(
-        idle.monthly_saving >= low && idle.monthly_saving <= high,
-        "{} not in {low}..{high}",
-        idle.monthly_saving
-    );
-    let hosts: Vec<_> = rows(Kind::IdleGpu).filter(|r| r.project.is_empty()).collect();
-    assert_eq!(hosts.len(), 2, "one row per unmapped host");
-    assert!(hosts.iter().any(|h| h.detail.contains("unmapped host h3")));
-    assert_ne!(
-        hosts[0].key(),
-        hosts[1].key(),
-        "a decision on one host is not a decision on the other"
+    let underused = rows(&found, Kind::Underused, "chat");
+    assert_eq!(underused.len(), 1, "{underused:?}");
+    // About 6 observed hours × $1.006 × (1 − mean/60) × 3.
+    let (low, high) = (
+        d("5.9") * rate * (Decimal::ONE - d("20.5") / d("60")) * scale,
+        d("6.1") * rate * (Decimal::ONE - d("16") / d("60")) * scale,
     );
     assert!(
-        rows(Kind::Underused).all(|r| r.project != "chat"),
-        "a healthy GPU is not underused"
+        within(underused[0].monthly_saving, low, high),
+        "{underused:?} not in {low}..{high}"
     );
+    assert_eq!(underused[0].team, "ml");
+
+    // The spinning kernel: busy but ineffective where SM activity is published, with both
+    // figures; honestly busy where only GPU_UTIL is.
+    let stuck = gpu("stuck");
+    assert_eq!(stuck.judged_by, ActivityMetric::SmActive);
+    assert!(stuck.busy_but_ineffective);
+    assert_eq!(
+        (stuck.gpu_util_mean, stuck.sm_active_mean),
+        (Some(d("100")), Some(d("0.8")))
+    );
+    assert!(
+        stuck
+            .verdict
+            .contains("busy but ineffective: GPU util 100.0%, SM activity 0.8%"),
+        "{}",
+        stuck.verdict
+    );
+    assert_eq!(stuck.idle_hours, Decimal::ZERO, "a kernel ran: not idle");
+    assert_eq!(
+        rows(&found, Kind::Underused, "stuck").len(),
+        1,
+        "by SM activity it is underused"
+    );
+    let util_only = gpu("stuck-util");
+    assert_eq!(util_only.judged_by, ActivityMetric::GpuUtil);
+    assert!(!util_only.busy_but_ineffective);
+    assert_eq!(util_only.mean, d("100"));
+    assert!(project("stuck-util").band.starts_with("scale out"));
+    assert!(rows(&found, Kind::Underused, "stuck-util").is_empty());
+    assert!(rows(&found, Kind::IdleGpu, "stuck-util").is_empty());
+
+    // A 14 GB model resident with no work is idle: memory in use is not use.
+    let notebook = gpu("notebook");
+    assert_eq!(notebook.peak_memory_used_mib, Some(d("14336")));
+    assert!(within(notebook.idle_hours, d("5.9"), d("6.1")), "{notebook:?}");
+    assert!(notebook.idle_since.is_some(), "idle now");
+    // One idle GPU reporting for a project with eight billed: the saving is its own idle
+    // hours at the project's $ per GPU-hour, counted once, and the coverage says so.
+    let idle = rows(&found, Kind::IdleGpu, "notebook");
+    assert_eq!(idle.len(), 1);
+    let notebook_rate = d("219.576") / d("80");
+    let (low, high) = (d("5.9") * notebook_rate * scale, d("6.1") * notebook_rate * scale);
+    assert!(
+        within(idle[0].monthly_saving, low, high),
+        "{idle:?} not in {low}..{high}"
+    );
+    assert!(
+        rows(&found, Kind::Underused, "notebook").is_empty(),
+        "idle is not also underused"
+    );
+    let coverage = project("notebook").coverage.expect("billed");
+    assert!(
+        within(coverage, d("0.7"), d("0.8")),
+        "about 6 of 800 GPU-hours: {coverage}"
+    );
+
+    // bf16 GEMM training: healthy against seed 003's 70 % target, judged by SM activity.
+    let trainer = project("trainer");
+    assert_eq!(trainer.judged_by, "SM activity");
+    assert_eq!(trainer.mean, d("95"));
+    assert!(trainer.band.starts_with("healthy for training"), "{}", trainer.band);
+    assert_eq!(gpu("trainer").tensor_active_mean, Some(d("92")));
+    assert!(rows(&found, Kind::Underused, "trainer").is_empty());
+    assert!(rows(&found, Kind::IdleGpu, "trainer").is_empty());
+
+    // Idle 8 hours each night for 3 days: those 24 hours count, not only the last half hour.
+    let cluster = gpu("cluster");
+    assert!(within(cluster.idle_hours, d("23.75"), d("24.25")), "{cluster:?}");
+    let idle = rows(&found, Kind::IdleGpu, "cluster");
+    let (low, high) = (d("23.75") * rate * scale, d("24.25") * rate * scale);
+    assert!(
+        within(idle[0].monthly_saving, low, high),
+        "{idle:?} not in {low}..{high}"
+    );
+    assert!(
+        rows(&found, Kind::Underused, "cluster").is_empty(),
+        "80 % by day is not underused"
+    );
+
+    // Memory above 85 % for an hour is a risk, not a saving.
+    let llm = gpu("llm");
+    assert!(within(llm.memory_pressure_hours, d("0.9"), d("1.1")), "{llm:?}");
+    assert!(llm.verdict.contains("memory above 85 %"), "{}", llm.verdict);
+    assert!(found.recommendations.iter().all(|r| r.project != "llm"));
+
+    // An unlabelled host is priced at the organisation's rate, under its own key.
+    let host = found
+        .recommendations
+        .iter()
+        .find(|r| r.kind == Kind::IdleGpu && r.host == "orphan-1")
+        .expect("unmapped host");
+    assert!(host.detail.contains("unmapped host orphan-1"));
+    assert!(host.project.is_empty());
+
+    // Never more than the spend: each project's utilisation rows stay within its GPU spend.
+    for u in &found.utilisation {
+        let saved: Decimal = found
+            .recommendations
+            .iter()
+            .filter(|r| r.project == u.project && matches!(r.kind, Kind::IdleGpu | Kind::Underused))
+            .map(|r| r.monthly_saving)
+            .sum();
+        if let Some(billed) = u.billed_gpu_hours {
+            let spend = billed * u.usd_per_gpu_hour.expect("rate") * scale;
+            assert!(saved <= spend, "{}: {saved} > {spend}", u.project);
+        }
+    }
 
     // An unreachable Prometheus leaves the billing rules working and says why.
     drop(prometheus);
