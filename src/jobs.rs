@@ -188,7 +188,7 @@ pub async fn digest_on_schedule(pool: PgPool, savings: crate::config::SavingsSet
         if today.weekday() == chrono::Weekday::Mon && passed_on != Some(today) {
             let queued = match digest::teams_waiting(&pool, digest::week_start(today)).await {
                 Ok(false) => Ok(0),
-                Ok(true) => match insights::compute(&pool, WINDOW_DAYS, savings.prometheus.as_ref(), now).await {
+                Ok(true) => match insights::compute(&pool, WINDOW_DAYS, (&savings).into(), now).await {
                     Ok(found) => digest::queue_due(&pool, &found, today, workers.public_url.as_deref()).await,
                     Err(error) => Err(error),
                 },

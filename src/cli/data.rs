@@ -123,10 +123,9 @@ pub(super) async fn insights(config: Config, days: u32, excel_safe: bool) -> any
         crate::costs::store::refresh_usage_types(&db.pool)
             .await
             .context("reading usage types with this build's GPU catalogue")?;
-        let found =
-            crate::savings::insights::compute(&db.pool, days, config.savings.prometheus.as_ref(), chrono::Utc::now())
-                .await
-                .context("computing the recommendations")?;
+        let found = crate::savings::insights::compute(&db.pool, days, (&config.savings).into(), chrono::Utc::now())
+            .await
+            .context("computing the recommendations")?;
         if let Some(note) = &found.utilisation_note
             && config.savings.prometheus.is_some()
         {

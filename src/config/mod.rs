@@ -13,7 +13,7 @@ mod ingest;
 use ingest::ingest_settings;
 pub mod savings;
 pub mod timeouts;
-pub use savings::{PrometheusSettings, SavingsSettings};
+pub use savings::{CloudWatchSettings, PrometheusSettings, SavingsSettings};
 
 pub use ingest::IngestSettings;
 pub use timeouts::Timeouts;
@@ -155,6 +155,12 @@ Environment variables:
                       http://prometheus:9090: GPU utilisation, idle and underused GPUs
                       [default: unset, savings from billing data only]
   BURNRATE_PROMETHEUS_PROJECT_LABEL  Series label naming the project [default: project]
+  BURNRATE_CLOUDWATCH  on: GPU utilisation from CloudWatch too (SageMaker endpoints, and EC2
+                      instances running the CloudWatch agent's NVIDIA metrics) [default: off]
+  BURNRATE_AWS_REGIONS  Regions to read, comma-separated, e.g. us-east-1,us-west-2
+                      [default: the SDK's region]
+  BURNRATE_IDLE_ALERT_HOURS  Email a project's team owners when a GPU or endpoint has been
+                      idle this many hours, 1-720 [default: 4]
   BURNRATE_SAVINGS_DIGEST  weekly (Mondays, to team owners) or off [default: weekly]
   AWS_*               Credentials, region and endpoints through the standard AWS chain
                       (AWS_PROFILE, AWS_ACCESS_KEY_ID, SSO, IMDS/IRSA, AWS_ENDPOINT_URL);
@@ -259,7 +265,7 @@ impl Config {
                 },
             )?),
         };
-        let savings = savings::read(&get, timeouts.aws_operation)?;
+        let savings = savings::read(&get, timeouts.aws_operation, &ingest.tag_project)?;
         Ok(Config {
             savings,
             smtp,

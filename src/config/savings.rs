@@ -1,4 +1,5 @@
-//! Settings of GPU savings: where DCGM utilisation comes from, and the weekly digest.
+//! Settings of GPU savings: where utilisation comes from (Prometheus, CloudWatch), idle
+//! alerts, and the weekly digest.
 
 use std::time::Duration;
 
@@ -25,15 +26,60 @@ impl std::fmt::Debug for PrometheusSettings {
     }
 }
 
+/// `BURNRATE_CLOUDWATCH=on`: utilisation from CloudWatch in these regions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudWatchSettings {
+    /// `BURNRATE_AWS_REGIONS`; empty means the SDK's own region.
+    pub regions: Vec<String>,
+    /// The resource tag naming the project: the ingestion's cost-allocation tag key.
+    pub project_tag: String,
+}
+
 /// Savings settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavingsSettings {
     pub prometheus: Option<PrometheusSettings>,
+    pub cloudwatch: Option<CloudWatchSettings>,
+    /// `BURNRATE_IDLE_ALERT_HOURS`: a GPU or endpoint idle this long emails its team's owners.
+    pub idle_alert_hours: u32,
     /// `BURNRATE_SAVINGS_DIGEST`: `weekly` (Mondays) or `off`.
     pub weekly_digest: bool,
 }
 
-pub(super) fn read(get: &impl Fn(&str) -> Option<String>, timeout: Duration) -> Result<SavingsSettings, ConfigError> {
+/// `BURNRATE_AWS_REGIONS`: region names such as `us-east-1` or `us-gov-west-1`.
+pub fn regions(get: &impl Fn(&str) -> Option<String>) -> Result<Vec<String>, ConfigError> {
+    let Some(text) = get("BURNRATE_AWS_REGIONS") else {
+        return Ok(Vec::new());
+    };
+    let valid = |r: &str| {
+        let parts: Vec<&str> = r.split('-').collect();
+        parts.len() >= 3
+            && parts[0].len() == 2
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+            && parts.last().is_some_and(|p| p.chars().all(|c| c.is_ascii_digit()))
+    };
+    let regions: Vec<String> = text
+        .split(',')
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty())
+        .collect();
+    if regions.is_empty() || !regions.iter().all(|r| valid(r)) {
+        return Err(ConfigError {
+            variable: "BURNRATE_AWS_REGIONS",
+            value: Some(text),
+            expected: "AWS region names separated by commas, e.g. us-east-1,eu-west-1",
+        });
+    }
+    Ok(regions)
+}
+
+pub(super) fn read(
+    get: &impl Fn(&str) -> Option<String>,
+    timeout: Duration,
+    project_tag: &str,
+) -> Result<SavingsSettings, ConfigError> {
     let label = get("BURNRATE_PROMETHEUS_PROJECT_LABEL").unwrap_or_else(|| "project".into());
     let label_ok = label
         .chars()
@@ -78,8 +124,32 @@ pub(super) fn read(get: &impl Fn(&str) -> Option<String>, timeout: Duration) -> 
             });
         }
     };
+    let cloudwatch = match get("BURNRATE_CLOUDWATCH").as_deref() {
+        None | Some("off") => None,
+        Some("on") => Some(CloudWatchSettings {
+            regions: regions(get)?,
+            project_tag: project_tag.to_string(),
+        }),
+        Some(other) => {
+            return Err(ConfigError {
+                variable: "BURNRATE_CLOUDWATCH",
+                value: Some(other.to_string()),
+                expected: "on or off",
+            });
+        }
+    };
+    let idle_alert_hours = match get("BURNRATE_IDLE_ALERT_HOURS") {
+        None => 4,
+        Some(text) => text.parse().ok().filter(|h| (1..=720).contains(h)).ok_or(ConfigError {
+            variable: "BURNRATE_IDLE_ALERT_HOURS",
+            value: Some(text),
+            expected: "whole hours from 1 to 720",
+        })?,
+    };
     Ok(SavingsSettings {
         prometheus,
+        cloudwatch,
+        idle_alert_hours,
         weekly_digest,
     })
 }

@@ -7,12 +7,14 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
+use super::cloudwatch::{self, Endpoint};
 use super::facts::{self, Window};
+use super::gpu_series::{GpuSeries, Grid};
 use super::model::{GpuUse, Recommendation, Utilisation};
 use super::pricing::{self, Pricing};
 use super::prometheus;
 use super::rules::{self, Inputs};
-use crate::config::PrometheusSettings;
+use crate::config::{CloudWatchSettings, PrometheusSettings, SavingsSettings};
 
 /// What `burnrate insights` and the Savings page show.
 #[derive(Debug, Clone)]
@@ -31,17 +33,78 @@ pub struct Insights {
     pub observed_spot: BTreeMap<(bool, String), Decimal>,
 }
 
-/// What utilisation would add, shown when Prometheus is not configured.
-pub const WITHOUT_PROMETHEUS: &str = "Set BURNRATE_PROMETHEUS_URL to a Prometheus holding NVIDIA DCGM exporter series to add \
+/// What utilisation would add, shown when no source is configured.
+pub const WITHOUT_UTILISATION: &str = "Set BURNRATE_PROMETHEUS_URL to a Prometheus holding NVIDIA DCGM exporter series, or BURNRATE_CLOUDWATCH=on for SageMaker endpoints and the CloudWatch agent's NVIDIA metrics, to add \
      utilisation per GPU and project (the mean of five-minute step means, by SM activity where published), idle \
      GPU-hours (stretches below 1 % for 30 minutes or more) and underused GPUs (mean below 40 %), each priced from \
      this organisation's GPU spend per GPU-hour.";
+
+/// Where utilisation comes from: DCGM through Prometheus, CloudWatch, both or neither.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Sources<'a> {
+    pub prometheus: Option<&'a PrometheusSettings>,
+    pub cloudwatch: Option<&'a CloudWatchSettings>,
+}
+
+impl<'a> From<&'a SavingsSettings> for Sources<'a> {
+    fn from(settings: &'a SavingsSettings) -> Sources<'a> {
+        Sources {
+            prometheus: settings.prometheus.as_ref(),
+            cloudwatch: settings.cloudwatch.as_ref(),
+        }
+    }
+}
+
+/// Every configured source's GPUs on one grid, the SageMaker endpoints, and what the page
+/// should say about sources that are missing or failed.
+async fn read_utilisation(sources: Sources<'_>, grid: Grid) -> (GpuSeries, Vec<Endpoint>, Vec<String>) {
+    let mut series = GpuSeries::new(grid);
+    let mut endpoints = Vec::new();
+    let mut notes = Vec::new();
+    if sources.prometheus.is_none() && sources.cloudwatch.is_none() {
+        notes.push(WITHOUT_UTILISATION.to_string());
+    }
+    if let Some(settings) = sources.prometheus {
+        // One bound for the whole read, so a slow Prometheus cannot hold the page.
+        let read = tokio::time::timeout(settings.timeout, prometheus::read_dcgm(settings, grid)).await;
+        let read = read.unwrap_or_else(|_| {
+            Err(prometheus::PrometheusError::Unreachable(format!(
+                "no complete answer within {} s",
+                settings.timeout.as_secs()
+            )))
+        });
+        match read {
+            Ok(found) if found.gpus.is_empty() => notes.push(
+                "Prometheus answered, but holds no DCGM activity series (SM_ACTIVE, GR_ENGINE_ACTIVE or GPU_UTIL) for this range."
+                    .to_string(),
+            ),
+            Ok(found) => series.gpus.extend(found.gpus),
+            Err(err) => {
+                tracing::warn!(error = %err, "GPU utilisation could not be read from Prometheus");
+                notes.push(format!("Utilisation is missing this time: {err}"));
+            }
+        }
+    }
+    if let Some(settings) = sources.cloudwatch {
+        match cloudwatch::read_hourly(settings, grid).await {
+            Ok(read) => {
+                series.gpus.extend(read.series.regrid(grid).gpus);
+                endpoints = read.endpoints.clone();
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "GPU utilisation could not be read from CloudWatch");
+                notes.push(format!("CloudWatch utilisation is missing this time: {err}"));
+            }
+        }
+    }
+    (series, endpoints, notes)
+}
 
 /// Computes the recommendations over the last `days` settled days as of `now`.
 pub async fn compute(
     pool: &PgPool,
     days: u32,
-    prometheus: Option<&PrometheusSettings>,
+    sources: Sources<'_>,
     now: DateTime<Utc>,
 ) -> Result<Insights, sqlx::Error> {
     let mut conn = pool.acquire().await?;
@@ -69,44 +132,27 @@ pub async fn compute(
     recommendations.extend(rules::rightsize::recommend(&inputs));
     recommendations.extend(rules::always_on::recommend(&inputs));
     recommendations.extend(rules::commitment::recommend(&inputs));
-    let (assessment, utilisation_note) = match prometheus {
-        None => (Default::default(), Some(WITHOUT_PROMETHEUS.to_string())),
-        Some(settings) => {
-            let range_days = window.days();
-            let start = now - chrono::Duration::days(range_days);
-            // One bound for the whole read, so a slow Prometheus cannot hold the page.
-            let read = tokio::time::timeout(settings.timeout, prometheus::read_dcgm(settings, start, now)).await;
-            let read = read.unwrap_or_else(|_| {
-                Err(prometheus::PrometheusError::Unreachable(format!(
-                    "no complete answer within {} s",
-                    settings.timeout.as_secs()
-                )))
-            });
-            match read {
-                Ok(dcgm) => {
-                    let assessment = rules::utilisation::assess(&inputs, &dcgm, range_days);
-                    let note = assessment.projects.is_empty().then(|| {
-                        "Prometheus answered, but holds no DCGM activity series (SM_ACTIVE, GR_ENGINE_ACTIVE or GPU_UTIL) for this range."
-                            .to_string()
-                    });
-                    (assessment, note)
-                }
-                Err(err) => {
-                    tracing::warn!(error = %err, "GPU utilisation could not be read");
-                    (
-                        Default::default(),
-                        Some(format!("Utilisation is missing this time: {err}")),
-                    )
-                }
-            }
-        }
-    };
+    let range_days = window.days();
+    let grid = Grid::ending(now.timestamp(), range_days, prometheus::STEP_SECONDS);
+    let (series, endpoints, notes) = read_utilisation(sources, grid).await;
+    // An endpoint without an invocation for two weeks: its whole cost is the saving, and its
+    // GPUs are not judged again as idle or underused.
+    let idle_endpoints = rules::utilisation::idle_endpoints(&inputs, &endpoints, now.timestamp());
+    let mut series = series;
+    series.gpus.retain(|_, r| {
+        r.resource
+            .as_ref()
+            .is_none_or(|res| !idle_endpoints.iter().any(|(e, _)| e.resource() == *res))
+    });
+    let assessment = rules::utilisation::assess(&inputs, &series, range_days);
     let rules::utilisation::Assessment {
         gpus,
         projects: utilisation,
         recommendations: utilisation_rows,
     } = assessment;
     recommendations.extend(utilisation_rows);
+    recommendations.extend(idle_endpoints.into_iter().map(|(_, r)| r));
+    let utilisation_note = (!notes.is_empty()).then(|| notes.join(" "));
     compound(&mut recommendations, window);
     recommendations.retain(|r| r.monthly_saving > Decimal::ZERO);
     sort(&mut recommendations);
@@ -121,12 +167,13 @@ pub async fn compute(
     })
 }
 
-/// Savings on one usage type compound rather than add: right-size first, then spot on what
-/// the smaller type costs, then a schedule on what is left. Each later row is cut to its
-/// share of what the earlier ones leave, so a usage type's rows never sum above its spend.
+/// Savings on one usage type compound rather than add: deleting an idle endpoint first, then
+/// right-size, then spot on what the smaller type costs, then a schedule on what is left.
+/// Each later row is cut to its share of what the earlier ones leave, so a usage type's rows
+/// never sum above its spend.
 pub fn compound(recommendations: &mut [Recommendation], window: Window) {
     use super::model::Kind;
-    const ORDER: [Kind; 3] = [Kind::Rightsize, Kind::Spot, Kind::AlwaysOn];
+    const ORDER: [Kind; 4] = [Kind::IdleEndpoint, Kind::Rightsize, Kind::Spot, Kind::AlwaysOn];
     let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for (index, r) in recommendations.iter().enumerate() {
         if ORDER.contains(&r.kind) && !r.usage_type.is_empty() {

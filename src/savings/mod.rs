@@ -5,6 +5,8 @@
 
 pub mod api;
 #[cfg(feature = "ssr")]
+pub mod cloudwatch;
+#[cfg(feature = "ssr")]
 pub mod csv;
 #[cfg(feature = "ssr")]
 pub mod digest;
@@ -12,6 +14,8 @@ pub mod digest;
 pub mod download;
 #[cfg(feature = "ssr")]
 pub mod facts;
+#[cfg(feature = "ssr")]
+pub mod gpu_series;
 #[cfg(feature = "ssr")]
 pub mod insights;
 #[cfg(feature = "ssr")]

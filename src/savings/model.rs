@@ -110,16 +110,18 @@ pub enum Kind {
     Commitment,
     IdleGpu,
     Underused,
+    IdleEndpoint,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Spot,
         Kind::Rightsize,
         Kind::AlwaysOn,
         Kind::Commitment,
         Kind::IdleGpu,
         Kind::Underused,
+        Kind::IdleEndpoint,
     ];
 
     pub fn key(self) -> &'static str {
@@ -130,6 +132,7 @@ impl Kind {
             Kind::Commitment => "commitment",
             Kind::IdleGpu => "idle_gpu",
             Kind::Underused => "underused",
+            Kind::IdleEndpoint => "idle_endpoint",
         }
     }
 
@@ -143,7 +146,7 @@ impl Kind {
             None => Ok(None),
             Some(k) => Kind::parse(k)
                 .map(Some)
-                .ok_or("expected spot, rightsize, always_on, commitment, idle_gpu or underused"),
+                .ok_or("expected spot, rightsize, always_on, commitment, idle_gpu, underused or idle_endpoint"),
         }
     }
 
@@ -155,6 +158,7 @@ impl Kind {
             Kind::Commitment => "Commitment",
             Kind::IdleGpu => "Idle GPU",
             Kind::Underused => "Underused",
+            Kind::IdleEndpoint => "Idle endpoint",
         }
     }
 }
@@ -178,7 +182,8 @@ pub struct Recommendation {
     /// Exact; rounded to cents only where shown or written.
     pub monthly_saving: Decimal,
     pub detail: String,
-    /// For utilisation rows: the unmapped host they are about (empty for a project).
+    /// For utilisation rows: the unmapped host they are about (empty for a project); for an
+    /// idle endpoint, `endpoint/<region>/<name>/<variant>`.
     #[serde(default)]
     pub host: String,
 }
@@ -189,7 +194,9 @@ impl Recommendation {
     /// unmapped host (their instance type is only the project's costliest, which may change).
     pub fn key(&self) -> String {
         match self.kind {
-            Kind::IdleGpu | Kind::Underused => [self.kind.key(), &self.project, &self.host].join("\u{1f}"),
+            Kind::IdleGpu | Kind::Underused | Kind::IdleEndpoint => {
+                [self.kind.key(), &self.project, &self.host].join("\u{1f}")
+            }
             _ => [self.kind.key(), &self.project, &self.usage_type, &self.instance_type].join("\u{1f}"),
         }
     }
@@ -278,6 +285,11 @@ impl ActivityMetric {
 pub struct GpuUse {
     /// The project, or `host:<Hostname>` for series without the project label.
     pub project: String,
+    /// What idle alerts and their snoozes name: `<host>/gpu<index>`, or
+    /// `endpoint/<region>/<name>/<variant>` for a SageMaker endpoint variant.
+    pub resource: String,
+    /// GPUs the row stands for (an endpoint variant's instances × GPUs).
+    pub gpus: u32,
     pub host: String,
     pub gpu: String,
     pub judged_by: ActivityMetric,

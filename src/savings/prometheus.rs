@@ -13,13 +13,12 @@
 //! Series are grouped by the project label (`BURNRATE_PROMETHEUS_PROJECT_LABEL`); series
 //! without it are grouped by `Hostname` as unmapped hosts.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use crate::config::PrometheusSettings;
-use crate::savings::model::ActivityMetric;
+use crate::savings::gpu_series::{Gpu, GpuSeries, Grid, Means};
 
 /// Seconds per step: five minutes keeps a month at 8,640 steps per GPU.
 pub const STEP_SECONDS: i64 = 300;
@@ -33,72 +32,6 @@ pub const SM_OCCUPANCY: &str = "DCGM_FI_PROF_SM_OCCUPANCY";
 pub const TENSOR_ACTIVE: &str = "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE";
 pub const FB_USED: &str = "DCGM_FI_DEV_FB_USED";
 pub const FB_FREE: &str = "DCGM_FI_DEV_FB_FREE";
-
-/// One GPU: its project (or none), host and index.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Gpu {
-    pub project: Option<String>,
-    pub host: String,
-    pub gpu: String,
-}
-
-impl Gpu {
-    /// The group the GPU counts in: its project, or `host:<Hostname>` when unlabelled.
-    pub fn group(&self) -> String {
-        match &self.project {
-            Some(project) => project.clone(),
-            None => format!("host:{}", self.host),
-        }
-    }
-}
-
-/// Whole-window means, in percent (ratios × 100), and memory in MiB; `None` where the GPU
-/// does not publish the counter.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Means {
-    pub gpu_util: Option<f64>,
-    pub engine_active: Option<f64>,
-    pub sm_active: Option<f64>,
-    pub tensor_active: Option<f64>,
-    pub sm_occupancy: Option<f64>,
-    pub peak_memory_used_mib: Option<f64>,
-    pub memory_total_mib: Option<f64>,
-}
-
-impl Means {
-    /// The counter the GPU is judged by: the best one it publishes.
-    pub fn judged_by(&self) -> ActivityMetric {
-        if self.sm_active.is_some() {
-            ActivityMetric::SmActive
-        } else if self.engine_active.is_some() {
-            ActivityMetric::EngineActive
-        } else {
-            ActivityMetric::GpuUtil
-        }
-    }
-}
-
-/// One GPU's steps over the window. `NaN` is a step without samples.
-#[derive(Debug, Clone, Default)]
-pub struct Reading {
-    /// Percent busy per step, by the best counter published in that step.
-    pub activity: Vec<f32>,
-    /// Percent of the step any kernel ran (engine activity, else `GPU_UTIL`): what decides
-    /// idle, so a kernel that keeps one SM busy is not called idle.
-    pub kernel: Vec<f32>,
-    /// Memory used ÷ the card's memory per step (0 to 1).
-    pub memory: Vec<f32>,
-    pub means: Means,
-}
-
-/// Every GPU's steps, the first step's time (unix seconds) and the step.
-#[derive(Debug, Default)]
-pub struct Dcgm {
-    pub start: i64,
-    pub step: i64,
-    pub steps: usize,
-    pub gpus: BTreeMap<Gpu, Reading>,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PrometheusError {
@@ -154,26 +87,16 @@ pub fn memory_query(label: &str) -> String {
     )
 }
 
-pub async fn read_dcgm(
-    settings: &PrometheusSettings,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-) -> Result<Dcgm, PrometheusError> {
+/// Reads every GPU's step means over `grid`.
+pub async fn read_dcgm(settings: &PrometheusSettings, grid: Grid) -> Result<GpuSeries, PrometheusError> {
     let client = reqwest::Client::builder()
         .timeout(settings.timeout)
         .connect_timeout(settings.timeout.min(std::time::Duration::from_secs(10)))
         .build()
         .map_err(|e| PrometheusError::Unreachable(e.to_string()))?;
-    let (start, end) = (start.timestamp(), end.timestamp());
-    let steps = ((end - start) / STEP_SECONDS + 1).max(1) as usize;
-    let start = end - (steps as i64 - 1) * STEP_SECONDS;
+    let (start, end) = (grid.start, grid.end());
     let label = settings.project_label.as_str();
-    let mut dcgm = Dcgm {
-        start,
-        step: STEP_SECONDS,
-        steps,
-        gpus: BTreeMap::new(),
-    };
+    let mut dcgm = GpuSeries::new(grid);
     let window = format!("[{}s]", end - start + STEP_SECONDS);
     let mean = |metric: &str, scale: &str| per_gpu(label, &format!("avg_over_time({metric}{window}){scale}"));
     let means: [(String, fn(&mut Means) -> &mut Option<f64>); 7] = [
@@ -212,12 +135,12 @@ pub async fn read_dcgm(
         (memory_query(label), Steps::Memory),
     ];
     for (query, which) in series {
-        for (from, to) in chunks(start, end, STEP_SECONDS) {
+        for (from, to) in chunks(start, end, grid.step) {
             let params = [
                 ("query", query.clone()),
                 ("start", from.to_string()),
                 ("end", to.to_string()),
-                ("step", STEP_SECONDS.to_string()),
+                ("step", grid.step.to_string()),
             ];
             let answer = get(&client, settings, "query_range", &params).await?;
             add_matrix(&answer, label, &mut dcgm, which)?;
@@ -340,7 +263,7 @@ pub fn parse_vector(answer: &Answer, label: &str) -> Result<Vec<(Gpu, f64)>, Pro
 }
 
 /// Adds a range answer's steps to the GPUs' series of that kind.
-pub fn add_matrix(answer: &Answer, label: &str, dcgm: &mut Dcgm, which: Steps) -> Result<(), PrometheusError> {
+pub fn add_matrix(answer: &Answer, label: &str, dcgm: &mut GpuSeries, which: Steps) -> Result<(), PrometheusError> {
     for result in results(answer)? {
         let reading = dcgm.gpus.entry(gpu_of(&result.metric, label)).or_default();
         let series = match which {
@@ -348,16 +271,13 @@ pub fn add_matrix(answer: &Answer, label: &str, dcgm: &mut Dcgm, which: Steps) -
             Steps::Kernel => &mut reading.kernel,
             Steps::Memory => &mut reading.memory,
         };
-        if series.len() != dcgm.steps {
-            *series = vec![f32::NAN; dcgm.steps];
+        let grid = dcgm.grid;
+        if series.len() != grid.steps {
+            *series = vec![f32::NAN; grid.steps];
         }
         for (time, value) in &result.values {
-            let offset = *time as i64 - dcgm.start;
-            if offset < 0 || offset % dcgm.step != 0 {
-                continue;
-            }
-            if let (Some(slot), Some(value)) = (series.get_mut((offset / dcgm.step) as usize), finite(value)) {
-                *slot = value as f32;
+            if let (Some(index), Some(value)) = (grid.index(*time as i64), finite(value)) {
+                series[index] = value as f32;
             }
         }
     }
@@ -396,12 +316,11 @@ mod tests {
 
     #[test]
     fn answers_are_read_and_errors_named() {
-        let mut dcgm = Dcgm {
+        let mut dcgm = GpuSeries::new(Grid {
             start: 1_700_000_000,
             step: 60,
             steps: 3,
-            gpus: BTreeMap::new(),
-        };
+        });
         let body = br#"{"status":"success","data":{"resultType":"matrix","result":[
             {"metric":{"project":"chat","Hostname":"h1","gpu":"0"},"values":[[1700000000,"12"],[1700000060,"NaN"],[1700000120,"7.5"]]},
             {"metric":{"Hostname":"h2","gpu":"1"},"values":[[1700000000,"0"]]}]}}"#;

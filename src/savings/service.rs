@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::insights::{self, Insights};
+use super::insights::{self, Insights, Sources};
 use super::ledger;
 use super::model::{Decision, Kind, Opportunity, SavingsAvailable, SavingsPage};
 use super::store;
@@ -26,12 +26,17 @@ pub async fn cached_insights(
     config: &Config,
     now: DateTime<Utc>,
 ) -> Result<Arc<Insights>, sqlx::Error> {
-    let prometheus = config.savings.prometheus.as_ref();
-    // Utilisation moves without any write to the database; five minutes bounds its age.
-    let bucket = if prometheus.is_some() { now.timestamp() / 300 } else { 0 };
+    let sources = Sources::from(&config.savings);
+    // Utilisation moves without any write to the database: five minutes bound its age with
+    // Prometheus; CloudWatch is read at most hourly (it bills per metric requested).
+    let bucket = match (sources.prometheus, sources.cloudwatch) {
+        (Some(_), _) => now.timestamp() / 300,
+        (None, Some(_)) => now.timestamp() / 3600,
+        (None, None) => 0,
+    };
     let key = format!("savings|{WINDOW_DAYS}|{}|{bucket}", now.date_naive());
     let compute = async {
-        let computed = insights::compute(pool, WINDOW_DAYS, prometheus, now).await?;
+        let computed = insights::compute(pool, WINDOW_DAYS, sources, now).await?;
         Ok::<_, sqlx::Error>(Arc::new(computed))
     };
     cache.get_or_compute(pool, key, compute).await

@@ -199,7 +199,8 @@ pub async fn accepted(conn: &mut PgConnection) -> Result<Vec<Accepted>, sqlx::Er
 /// The spend a decision's realised saving is measured on, between two days (`to` exclusive):
 /// what the change moves. Spot moves a type's hours from on-demand to spot, so both count;
 /// right-sizing, idle and underused GPUs change the project's GPU spend; a schedule changes
-/// the usage type's; a commitment changes the family's amortized cost.
+/// the usage type's; a commitment changes the family's amortized cost; deleting an idle
+/// endpoint changes the project's hosting on that instance type.
 pub async fn measured_spend(
     conn: &mut PgConnection,
     decision: &Accepted,
@@ -220,6 +221,13 @@ pub async fn measured_spend(
         Kind::Rightsize | Kind::IdleGpu | Kind::Underused => {
             "select coalesce(sum(gpu_unblended), 0) from daily_project_costs
              where project = $1 and day >= $4 and day < $5"
+        }
+        // Deleting an endpoint ends the project's hosting of that instance type.
+        Kind::IdleEndpoint => {
+            "select coalesce(sum(c.unblended), 0) from costs_by_usage_type c
+             join usage_types u on u.usage_type = c.usage_type
+             where c.project = $1 and u.instance_type = $3 and c.usage_type like '%Host:%'
+               and c.day >= $4 and c.day < $5"
         }
         Kind::Commitment => {
             "select coalesce(sum(c.amortized), 0) from costs_by_usage_type c

@@ -17,9 +17,11 @@ use std::collections::BTreeMap;
 use rust_decimal::Decimal;
 
 use super::Inputs;
+use crate::costs::usage_type::SageMakerUse;
 use crate::format::{count, number, percent_value, usd_precise};
+use crate::savings::cloudwatch::{Endpoint, IDLE_ENDPOINT_DAYS, hourly_cost};
+use crate::savings::gpu_series::{Gpu, GpuSeries, Reading};
 use crate::savings::model::{ActivityMetric, GpuUse, Kind, Recommendation, Utilisation, Workload};
-use crate::savings::prometheus::{Dcgm, Gpu, Reading};
 
 /// Below this percent a step is idle.
 const IDLE_BELOW: f32 = 1.0;
@@ -41,8 +43,9 @@ fn pct(value: f64) -> Decimal {
     Decimal::from_f64_retain(value).unwrap_or_default().round_dp(1)
 }
 
-fn hours(steps: usize, step_seconds: i64) -> Decimal {
-    Decimal::from(steps as i64 * step_seconds) / Decimal::from(3600)
+/// GPU-hours in `steps` steps of a series standing for `gpus` GPUs.
+fn hours(steps: usize, step_seconds: i64, gpus: u32) -> Decimal {
+    Decimal::from(steps as i64 * step_seconds * i64::from(gpus)) / Decimal::from(3600)
 }
 
 /// The runs of at least [`STRETCH_STEPS`] consecutive steps for which `inside` holds, as
@@ -79,14 +82,18 @@ fn nearest_rank(sorted: &[f32], share: f64) -> f64 {
 /// What one GPU's steps add up to.
 struct Judged {
     public: GpuUse,
-    /// Sum and count of the step means outside idle stretches.
+    /// Sums and counts of step means (each weighted by the GPUs the series stands for),
+    /// outside idle stretches and in all.
     active_sum: f64,
     active_steps: usize,
     all_sum: f64,
+    all_steps: usize,
     sorted: Vec<f32>,
 }
 
-fn judge(gpu: &Gpu, reading: &Reading, dcgm: &Dcgm) -> Option<Judged> {
+fn judge(gpu: &Gpu, reading: &Reading, series: &GpuSeries) -> Option<Judged> {
+    let grid = series.grid;
+    let weight = reading.gpus.max(1);
     let observed: Vec<f32> = reading.activity.iter().copied().filter(|v| !v.is_nan()).collect();
     if observed.is_empty() {
         return None;
@@ -107,16 +114,19 @@ fn judge(gpu: &Gpu, reading: &Reading, dcgm: &Dcgm) -> Option<Judged> {
     let (mut active_sum, mut active_steps) = (0f64, 0usize);
     for (v, idle) in reading.activity.iter().zip(&in_idle) {
         if !v.is_nan() && !idle {
-            active_sum += f64::from(*v);
-            active_steps += 1;
+            active_sum += f64::from(*v) * f64::from(weight);
+            active_steps += weight as usize;
         }
     }
     let last_with_data = reading.activity.iter().rposition(|v| !v.is_nan());
     // The stretch that runs to the newest step (a step may still be filling at the end).
     let idle_since = idle
         .last()
-        .filter(|(first, len)| last_with_data.is_some_and(|l| first + len > l && l + 2 >= dcgm.steps))
-        .map(|(first, _)| dcgm.start + (*first as i64 - 1) * dcgm.step);
+        .filter(|(first, len)| {
+            let newest = reading.read_at.and_then(|t| grid.index(t)).unwrap_or(grid.steps - 1);
+            last_with_data.is_some_and(|l| first + len > l && l + 2 >= newest)
+        })
+        .map(|(first, _)| grid.time(*first) - grid.step);
     let all_sum: f64 = observed.iter().map(|v| f64::from(*v)).sum();
     let mean = all_sum / observed.len() as f64;
     let mut sorted = observed;
@@ -131,6 +141,11 @@ fn judge(gpu: &Gpu, reading: &Reading, dcgm: &Dcgm) -> Option<Judged> {
     let idle_steps: usize = idle.iter().map(|(_, len)| len).sum();
     let public = GpuUse {
         project: gpu.group(),
+        gpus: weight,
+        resource: reading
+            .resource
+            .clone()
+            .unwrap_or_else(|| format!("{}/gpu{}", gpu.host, gpu.gpu)),
         host: gpu.host.clone(),
         gpu: gpu.gpu.clone(),
         judged_by,
@@ -140,11 +155,11 @@ fn judge(gpu: &Gpu, reading: &Reading, dcgm: &Dcgm) -> Option<Judged> {
         gpu_util_mean: means.gpu_util.map(pct),
         sm_active_mean: means.sm_active.map(pct),
         tensor_active_mean: means.tensor_active.map(pct),
-        observed_hours: hours(sorted.len(), dcgm.step),
-        idle_hours: hours(idle_steps, dcgm.step),
+        observed_hours: hours(sorted.len(), grid.step, weight),
+        idle_hours: hours(idle_steps, grid.step, weight),
         idle_since,
         busy_but_ineffective,
-        memory_pressure_hours: hours(pressure.iter().map(|(_, len)| len).sum(), dcgm.step),
+        memory_pressure_hours: hours(pressure.iter().map(|(_, len)| len).sum(), grid.step, weight),
         peak_memory_used_mib: means.peak_memory_used_mib.map(pct),
         memory_total_mib: means.memory_total_mib.map(pct),
         verdict: String::new(),
@@ -153,7 +168,8 @@ fn judge(gpu: &Gpu, reading: &Reading, dcgm: &Dcgm) -> Option<Judged> {
         public,
         active_sum,
         active_steps,
-        all_sum,
+        all_sum: all_sum * f64::from(weight),
+        all_steps: sorted.len() * weight as usize,
         sorted,
     })
 }
@@ -263,11 +279,11 @@ fn judged_by_text(gpus: &[&Judged]) -> String {
 
 /// Judges every GPU and prices idle and underused GPU-hours. `range_days` is how many days
 /// of steps `dcgm` covers.
-pub fn assess(inputs: &Inputs, dcgm: &Dcgm, range_days: i64) -> Assessment {
+pub fn assess(inputs: &Inputs, series: &GpuSeries, range_days: i64) -> Assessment {
     let (billing, org_rate) = billed(inputs);
     let mut groups: BTreeMap<String, Vec<Judged>> = BTreeMap::new();
-    for (gpu, reading) in &dcgm.gpus {
-        if let Some(mut judged) = judge(gpu, reading, dcgm) {
+    for (gpu, reading) in &series.gpus {
+        if let Some(mut judged) = judge(gpu, reading, series) {
             judged.public.verdict = verdict(&judged.public);
             groups.entry(gpu.group()).or_default().push(judged);
         }
@@ -279,18 +295,18 @@ pub fn assess(inputs: &Inputs, dcgm: &Dcgm, range_days: i64) -> Assessment {
         let mapped = !group.starts_with("host:");
         let billed = billing.get(group).filter(|b| b.gpu_hours > Decimal::ZERO);
         let rate = billed.map(|b| b.spend / b.gpu_hours).or(org_rate);
-        let steps: usize = gpus.iter().map(|g| g.sorted.len()).sum();
+        let steps: usize = gpus.iter().map(|g| g.all_steps).sum();
         let mut all: Vec<f32> = gpus.iter().flat_map(|g| g.sorted.iter().copied()).collect();
         all.sort_by(f32::total_cmp);
         let mean = pct(gpus.iter().map(|g| g.all_sum).sum::<f64>() / steps.max(1) as f64);
         let active_steps: usize = gpus.iter().map(|g| g.active_steps).sum();
         let active_mean = pct(gpus.iter().map(|g| g.active_sum).sum::<f64>() / active_steps.max(1) as f64);
-        let observed = hours(steps, dcgm.step);
+        let observed: Decimal = gpus.iter().map(|g| g.public.observed_hours).sum();
         let idle: Decimal = gpus.iter().map(|g| g.public.idle_hours).sum();
         let training = billed.is_some_and(|b| b.training);
         let summary = Utilisation {
             project: group.clone(),
-            gpus: gpus.len(),
+            gpus: gpus.iter().map(|g| g.public.gpus as usize).sum(),
             mean,
             p50: pct(nearest_rank(&all, 0.5)),
             p95: pct(nearest_rank(&all, 0.95)),
@@ -381,6 +397,59 @@ pub fn assess(inputs: &Inputs, dcgm: &Dcgm, range_days: i64) -> Assessment {
             g.gpu.clone(),
         )
     });
+    out
+}
+
+/// SageMaker endpoints without an invocation for 14 days: an always-on endpoint bills at
+/// zero traffic (seed 000), so its whole cost is the saving: instances × the `ml.` price
+/// (catalogue and `pricing:`) × 720 hours, at most the project's GPU spend in the window.
+pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<(Endpoint, Recommendation)> {
+    let (billing, _) = billed(inputs);
+    let mut out = Vec::new();
+    for endpoint in endpoints.iter().filter(|e| e.idle_for_two_weeks(now)) {
+        let Some(hourly) = hourly_cost(endpoint, inputs.pricing) else {
+            continue;
+        };
+        let project = endpoint.project.clone().unwrap_or_default();
+        let billed = billing.get(&project);
+        // The project's hosting on that type in that region, so rows on the same spend compound.
+        let hosting = inputs.usage.iter().find(|u| {
+            u.project == project
+                && u.sagemaker == Some(SageMakerUse::Hosting)
+                && u.region == endpoint.region
+                && format!("ml.{}", u.instance_type) == endpoint.instance_type
+        });
+        let whole = hourly * Decimal::from(720);
+        let saving = match billed {
+            Some(b) => whole.min(inputs.window.per_30_days(b.spend)),
+            None => whole,
+        };
+        out.push((
+            endpoint.clone(),
+            Recommendation {
+                kind: Kind::IdleEndpoint,
+                team: billed.map(|b| b.team.clone()).unwrap_or_default(),
+                project: project.clone(),
+                usage_type: hosting.map(|u| u.usage_type.clone()).unwrap_or_default(),
+                instance_type: endpoint.instance_type.clone(),
+                recommended: format!("delete endpoint {} (variant {})", endpoint.name, endpoint.variant),
+                from: inputs.window.from,
+                to: inputs.window.to,
+                basis_cost: hosting.map(|u| u.spend),
+                monthly_saving: saving,
+                detail: format!(
+                    "no invocation in the last {} days (CloudWatch Invocations, {}); {} × {} at {} bills {} a month at zero traffic",
+                    IDLE_ENDPOINT_DAYS,
+                    endpoint.region,
+                    count(endpoint.instances as usize),
+                    endpoint.instance_type,
+                    usd_precise(hourly, 4),
+                    usd_precise(whole, 2)
+                ),
+                host: endpoint.resource(),
+            },
+        ));
+    }
     out
 }
 

@@ -294,6 +294,22 @@ pub mod ce_fake;
 pub mod moto;
 pub mod smtp;
 
+/// The burnrate binary on `database` with a clean AWS environment: no profile files, no
+/// instance metadata, no AWS or BURNRATE variables from the developer's shell.
+pub fn burnrate_command(database: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"));
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("AWS_") || name.starts_with("BURNRATE_")) {
+        command.env_remove(name);
+    }
+    command
+        .env("DATABASE_URL", database)
+        .env("AWS_CONFIG_FILE", "/nonexistent/burnrate-test")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/burnrate-test")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("RUST_LOG", "warn");
+    command
+}
+
 /// AWS SDK settings for an endpoint on loopback, signing with `access_key`.
 pub async fn aws_config_at(endpoint: &str, access_key: &str) -> aws_config::SdkConfig {
     let credentials = aws_credential_types::Credentials::new(access_key, "test-secret", None, None, "tests");

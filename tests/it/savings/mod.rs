@@ -2,6 +2,7 @@
 //! `burnrate insights` CSV contract, the Savings page and its decisions over HTTP, the
 //! weekly digest through real SMTP, and utilisation from a real Prometheus.
 
+mod cloudwatch;
 mod csv_contract;
 mod digest;
 mod formulas;
@@ -104,7 +105,7 @@ pub async fn team(pool: &PgPool, name: &str, owner: &str, projects: &[&str]) {
 }
 
 pub async fn insights(pool: &PgPool, days: u32) -> burnrate::savings::insights::Insights {
-    burnrate::savings::insights::compute(pool, days, None, chrono::Utc::now())
+    burnrate::savings::insights::compute(pool, days, Default::default(), chrono::Utc::now())
         .await
         .expect("insights")
 }

@@ -12,7 +12,7 @@ use sqlx::PgPool;
 
 use super::{d, daily, declare, seed, team};
 use burnrate::config::PrometheusSettings;
-use burnrate::savings::insights::Insights;
+use burnrate::savings::insights::{Insights, Sources};
 use burnrate::savings::model::ActivityMetric;
 use burnrate::savings::{Kind, Recommendation};
 
@@ -91,6 +91,13 @@ pub async fn start(openmetrics: String) -> Prometheus {
     panic!("prometheus did not become ready in 30 s");
 }
 
+fn prometheus_only(settings: &PrometheusSettings) -> Sources<'_> {
+    Sources {
+        prometheus: Some(settings),
+        cloudwatch: None,
+    }
+}
+
 /// Ten days of one GPU a day around the clock at $1.006/h (an ml.g5.xlarge-like rate), so
 /// each project's $ per GPU-hour is 1.006.
 fn one_gpu(project: &'static str) -> Vec<super::Line<'static>> {
@@ -146,7 +153,7 @@ async fn each_workload_shape_gets_the_verdict_its_counters_support(pool: PgPool)
         project_label: "project".into(),
         timeout: Duration::from_secs(60),
     };
-    let found = burnrate::savings::insights::compute(&pool, 30, Some(&settings), chrono::Utc::now())
+    let found = burnrate::savings::insights::compute(&pool, 30, prometheus_only(&settings), chrono::Utc::now())
         .await
         .expect("insights");
     assert_eq!(found.utilisation_note, None);
@@ -304,7 +311,7 @@ async fn each_workload_shape_gets_the_verdict_its_counters_support(pool: PgPool)
 
     // An unreachable Prometheus leaves the billing rules working and says why.
     drop(prometheus);
-    let found = burnrate::savings::insights::compute(&pool, 30, Some(&settings), chrono::Utc::now())
+    let found = burnrate::savings::insights::compute(&pool, 30, prometheus_only(&settings), chrono::Utc::now())
         .await
         .expect("insights without utilisation");
     assert!(

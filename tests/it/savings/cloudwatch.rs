@@ -1,0 +1,263 @@
+//! Utilisation from CloudWatch with the real AWS SDK on the wire. moto holds the EC2
+//! instances, SageMaker endpoints and metrics, seeded with boto3 (`PutMetricData` and the
+//! rest) by `tests/fixtures/seed_gpu_fleet.py`. aws-sdk-cloudwatch speaks Smithy RPC v2 CBOR,
+//! which moto 5.2.5 lacks, so `tests/fixtures/cloudwatch_rpcv2.py` fronts moto: it translates
+//! the protocol, pages `GetMetricData` as AWS documents (moto returns every point at once),
+//! lists each metric once, and can throttle; other services pass through to moto.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use super::{Line, d, day, seed, team};
+use crate::common::moto::{self, Moto};
+use crate::common::{aws_config_at, burnrate_command, database_url};
+use burnrate::config::CloudWatchSettings;
+use burnrate::savings::cloudwatch;
+use burnrate::savings::gpu_series::Grid;
+
+fn python() -> String {
+    format!("{}/target/pyenv/bin/python", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The RPC v2 CBOR front on a loopback port, stopped when dropped.
+struct Front {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for Front {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> Front {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let mut child = Command::new(python())
+        .arg(fixture("cloudwatch_rpcv2.py"))
+        .args(["--port", &port.to_string(), "--moto", &moto.endpoint])
+        .args(["--max-datapoints", &max_datapoints.to_string()])
+        .args(["--throttle-every", &throttle_every.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the CloudWatch front starts (scripts/setup.sh --tests installs target/pyenv)");
+    let mut ready = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    BufReader::new(stdout).read_line(&mut ready).expect("ready line");
+    assert_eq!(ready.trim(), "ready");
+    Front {
+        child,
+        endpoint: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// Seeds moto's fleet and metrics as of `now`; returns (vision, batch) instance IDs.
+fn seed_fleet(moto: &Moto, now: i64) -> (String, String) {
+    let out = Command::new(python())
+        .arg(fixture("seed_gpu_fleet.py"))
+        .args(["--endpoint", &moto.endpoint, "--now", &now.to_string()])
+        .output()
+        .expect("the seeding script runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ids: serde_json::Value = serde_json::from_slice(&out.stdout).expect("instance IDs");
+    (
+        ids["vision"].as_str().unwrap_or_default().to_string(),
+        ids["batch"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+fn settings() -> CloudWatchSettings {
+    CloudWatchSettings {
+        regions: vec!["us-east-1".into(), "us-west-2".into()],
+        project_tag: "project".into(),
+    }
+}
+
+#[tokio::test]
+async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page() {
+    let moto = moto::start().await;
+    let now = chrono::Utc::now().timestamp();
+    let (vision, batch) = seed_fleet(&moto, now);
+    // 500 points a page: us-east-1's 1,453 points (360 × 3 for chat-ep, 180 for idle-ep,
+    // 96 × 2 + 1 for vision) take three pages, us-west-2's 193 one.
+    let front = front(&moto, 500, 0);
+    let sdk = aws_config_at(&front.endpoint, "testing").await;
+    let grid = Grid::ending(now, 15, 300);
+    let read = cloudwatch::read(&sdk, &settings(), grid).await.expect("read");
+
+    let endpoint = |name: &str| {
+        read.endpoints
+            .iter()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("{name}: {:?}", read.endpoints))
+    };
+    let chat = endpoint("chat-ep");
+    assert_eq!(
+        (chat.project.as_deref(), chat.instance_type.as_str(), chat.instances),
+        (Some("chat"), "ml.g4dn.xlarge", 1)
+    );
+    assert_eq!(
+        chat.recent_invocations,
+        120.0 * 14.0 * 24.0,
+        "Sum over the last 14 days"
+    );
+    assert!(!chat.idle_for_two_weeks(now));
+    let idle = endpoint("idle-ep");
+    assert_eq!(idle.recent_invocations, 0.0);
+    assert!(
+        idle.idle_for_two_weeks(now),
+        "no invocation while it ran 15 days: {idle:?}"
+    );
+    assert!(idle.quiet_since.is_some_and(|t| t <= now - 14 * 86_400));
+
+    let gpu = |host: &str| {
+        read.series
+            .gpus
+            .iter()
+            .find(|(g, _)| g.host == host)
+            .unwrap_or_else(|| panic!("{host}: {:?}", read.series.gpus.keys()))
+    };
+    let (vision_gpu, vision_reading) = gpu(&vision);
+    assert_eq!(
+        vision_gpu.project.as_deref(),
+        Some("vision"),
+        "the instance's project tag"
+    );
+    assert_eq!(vision_reading.means.memory_total_mib, Some(23028.0));
+    assert_eq!(vision_reading.means.peak_memory_used_mib, Some(14336.0));
+    assert_eq!(
+        vision_reading.activity.iter().filter(|v| !v.is_nan()).count(),
+        96,
+        "8 hours of steps"
+    );
+    let (batch_gpu, batch_reading) = gpu(&batch);
+    assert_eq!(batch_gpu.project.as_deref(), Some("batch"), "found in us-west-2");
+    assert_eq!(batch_reading.means.gpu_util, Some(80.0));
+    // Endpoint GPU utilisation is per GPU in percent (g4dn.xlarge has one T4).
+    let (_, chat_reading) = gpu("endpoint chat-ep/AllTraffic");
+    assert_eq!(chat_reading.means.gpu_util, Some(30.0));
+    assert_eq!(
+        chat_reading.resource.as_deref(),
+        Some("endpoint/us-east-1/chat-ep/AllTraffic")
+    );
+
+    // One batch per region (12 queries fit 100,800 points), each followed through its pages;
+    // CloudWatch bills every query of every page.
+    assert_eq!(read.get_metric_data_calls, 4, "pages followed");
+    assert_eq!(read.metrics_requested, 9 * 3 + 3, "9 queries × 3 pages + 3 × 1");
+}
+
+#[tokio::test]
+async fn throttling_on_every_third_call_still_reads_everything() {
+    let moto = moto::start().await;
+    let now = chrono::Utc::now().timestamp();
+    seed_fleet(&moto, now);
+    let front = front(&moto, 100_800, 3);
+    // As burnrate's own configuration: SDK retries off, so only the reader's own retry
+    // settings can carry it through.
+    let sdk = aws_config_at(&front.endpoint, "testing")
+        .await
+        .to_builder()
+        .retry_config(aws_config::retry::RetryConfig::disabled())
+        .build();
+    let read = cloudwatch::read(&sdk, &settings(), Grid::ending(now, 15, 300))
+        .await
+        .expect("throttled calls are retried with backoff");
+    assert_eq!(read.endpoints.len(), 2);
+    assert_eq!(read.series.gpus.len(), 4);
+}
+
+/// Fifteen settled days of each project's GPU spend.
+fn billing() -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for n in 0..15 {
+        lines.push(Line("chat", "USE1-Host:ml.g4dn.xlarge", day(n), d("17.6736"), d("24")));
+        lines.push(Line("chat-idle", "USE1-Host:ml.g4dn.xlarge", day(n), d("20"), d("24")));
+        lines.push(Line("vision", "USE1-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")));
+        lines.push(Line("batch", "USW2-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")));
+    }
+    lines
+}
+
+#[sqlx::test]
+async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgPool) {
+    seed(&pool, &billing()).await;
+    team(
+        &pool,
+        "ml",
+        "lead@example.com",
+        &["chat", "chat-idle", "vision", "batch"],
+    )
+    .await;
+    let moto = moto::start().await;
+    let now = chrono::Utc::now().timestamp();
+    seed_fleet(&moto, now);
+    let front = front(&moto, 100_800, 0);
+    let url = database_url(&pool).await;
+    let mut command = burnrate_command(&url);
+    command
+        .args(["insights", "--days", "15"])
+        .env("BURNRATE_CLOUDWATCH", "on")
+        .env("BURNRATE_AWS_REGIONS", "us-east-1,us-west-2")
+        .env("AWS_ENDPOINT_URL", &front.endpoint)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing");
+    let out = tokio::task::spawn_blocking(move || command.output().expect("burnrate runs"))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Vec<String>> = stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    let find = |kind: &str, project: &str| {
+        rows.iter()
+            .find(|r| r[0] == kind && r[2] == project)
+            .unwrap_or_else(|| panic!("{kind} {project} in\n{stdout}"))
+    };
+    let saving = |row: &Vec<String>| -> Decimal { row[9].parse().expect("monthly_saving") };
+    // The idle endpoint's whole cost: 1 × ml.g4dn.xlarge at $0.7364 × 720 hours.
+    let idle_endpoint = find("idle_endpoint", "chat-idle");
+    assert_eq!(saving(idle_endpoint), d("530.21"));
+    assert_eq!(idle_endpoint[1], "ml");
+    // Vision's GPU idle its last 8 hours: 8 GPU-hours at $1.006, scaled from 15 days to 30.
+    let idle_gpu = find("idle_gpu", "vision");
+    let (low, high) = (d("7.9") * d("1.006") * d("2"), d("8.1") * d("1.006") * d("2"));
+    assert!(saving(idle_gpu) >= low && saving(idle_gpu) <= high, "{idle_gpu:?}");
+    assert!(
+        !rows.iter().any(|r| r[2] == "batch"),
+        "80 % busy is neither idle nor underused:\n{stdout}"
+    );
+    // Its schedule row compounds after it: both together stay within the hosting spend
+    // ($20 a day, $600 per 30 days), and the schedule says what it was counted after.
+    let schedule = find("always_on", "chat-idle");
+    assert!(
+        schedule[10..].join(",").contains("counted after idle_endpoint"),
+        "{schedule:?}"
+    );
+    assert!(saving(idle_endpoint) + saving(schedule) <= d("600"), "{stdout}");
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r[2] == "chat-idle" && matches!(r[0].as_str(), "idle_gpu" | "underused")),
+        "an idle endpoint's GPUs are not judged again:\n{stdout}"
+    );
+}
