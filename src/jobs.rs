@@ -208,3 +208,46 @@ pub async fn digest_on_schedule(pool: PgPool, savings: crate::config::SavingsSet
         tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
     }
 }
+
+/// Idle GPU alerts inside `serve`, every five minutes while a utilisation source is
+/// configured: resources idle past `BURNRATE_IDLE_ALERT_HOURS` get one email per stretch,
+/// and the alert sender is woken to send it. The read shares the Savings page's cache, so a
+/// pass costs no extra Prometheus or CloudWatch reads.
+pub async fn idle_alerts_on_schedule(
+    pool: PgPool,
+    cache: crate::page_data::PageDataCache,
+    config: std::sync::Arc<crate::config::Config>,
+    workers: Workers,
+) {
+    use crate::savings::{idle_alerts, service};
+    let savings = &config.savings;
+    if savings.prometheus.is_none() && savings.cloudwatch.is_none() {
+        return;
+    }
+    loop {
+        let now = chrono::Utc::now();
+        let queued = match service::cached_insights(&pool, &cache, &config, now).await {
+            Ok(found) => {
+                idle_alerts::queue_due(
+                    &pool,
+                    &found.idle_now,
+                    now,
+                    savings.idle_alert_hours,
+                    workers.public_url.as_deref(),
+                )
+                .await
+            }
+            Err(error) => Err(error),
+        };
+        match queued {
+            Ok(0) => {}
+            Ok(count) => {
+                tracing::info!(alerts = count, "idle GPU alerts queued");
+                workers.alerts.wake();
+            }
+            // The next pass tries again; each stretch gets one email whatever happens.
+            Err(error) => tracing::error!(%error, "queueing idle GPU alerts failed"),
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(300)).await;
+    }
+}

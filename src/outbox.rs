@@ -1,6 +1,6 @@
-//! The alert outbox: budget alerts and enforcement notify emails, queued by their
-//! features and sent here, one delivery per recipient. It sits below budgets and
-//! enforcement and imports neither; it knows their tables only to record outcomes.
+//! The alert outbox: budget alerts, enforcement notify emails, savings digests and idle
+//! GPU alerts, queued by their features and sent here, one delivery per recipient. It sits
+//! below those features and imports none; it knows their tables only to record outcomes.
 //!
 //! Sending queued alerts, one delivery per recipient. A sender claims a delivery with a
 //! lease in one short statement, sends it with no transaction open, and records the outcome
@@ -141,6 +141,7 @@ struct Claimed {
     alert_id: Option<i64>,
     enforcement_action_id: Option<i64>,
     savings_digest_id: Option<i64>,
+    idle_alert_id: Option<i64>,
     recipient: String,
     attempts: i32,
     subject: String,
@@ -186,16 +187,19 @@ pub async fn deliver(
              set status = 'sending', lease_until = now() + make_interval(secs => $3), attempts = d.attempts + 1
              from next
              where d.id = next.id
-             returning d.id, d.alert_id, d.enforcement_action_id, d.savings_digest_id, d.recipient, d.attempts,
+             returning d.id, d.alert_id, d.enforcement_action_id, d.savings_digest_id, d.idle_alert_id, d.recipient, d.attempts,
                  coalesce((select subject from budget_alerts a where a.id = d.alert_id),
                           (select subject from enforcement_actions e where e.id = d.enforcement_action_id),
-                          (select subject from savings_digests g where g.id = d.savings_digest_id), '') as subject,
+                          (select subject from savings_digests g where g.id = d.savings_digest_id),
+                          (select subject from idle_alerts i where i.id = d.idle_alert_id), '') as subject,
                  coalesce((select body_text from budget_alerts a where a.id = d.alert_id),
                           (select body_text from enforcement_actions e where e.id = d.enforcement_action_id),
-                          (select body_text from savings_digests g where g.id = d.savings_digest_id), '') as body_text,
+                          (select body_text from savings_digests g where g.id = d.savings_digest_id),
+                          (select body_text from idle_alerts i where i.id = d.idle_alert_id), '') as body_text,
                  coalesce((select body_html from budget_alerts a where a.id = d.alert_id),
                           (select body_html from enforcement_actions e where e.id = d.enforcement_action_id),
-                          (select body_html from savings_digests g where g.id = d.savings_digest_id), '') as body_html",
+                          (select body_html from savings_digests g where g.id = d.savings_digest_id),
+                          (select body_html from idle_alerts i where i.id = d.idle_alert_id), '') as body_html",
         )
         .bind(last_id)
         .bind(due_only)
@@ -225,6 +229,9 @@ pub async fn deliver(
 
 impl Claimed {
     fn message_id(&self) -> String {
+        if let Some(idle) = self.idle_alert_id {
+            return format!("<burnrate-idle-{idle}-{}@burnrate>", self.id);
+        }
         match (self.alert_id, self.enforcement_action_id, self.savings_digest_id) {
             (Some(alert), _, _) => format!("<burnrate-alert-{alert}-{}@burnrate>", self.id),
             (None, None, Some(digest)) => format!("<burnrate-digest-{digest}-{}@burnrate>", self.id),

@@ -79,7 +79,14 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             state.config.savings.clone(),
             state.workers(),
         ));
+        let idle = tokio::spawn(crate::jobs::idle_alerts_on_schedule(
+            db.pool.clone(),
+            state.page_data.clone(),
+            state.config.clone(),
+            state.workers(),
+        ));
         let served = server::serve(listener, state).await.context("serving");
+        idle.abort();
         digest.abort();
         schedule.abort();
         alerts.abort();

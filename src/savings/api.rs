@@ -26,7 +26,8 @@ pub async fn get_savings(team: Option<String>, kind: Option<String>) -> Result<S
             let insights = insights().await?;
             let pool = crate::ctx::pool()?;
             let cache = crate::ctx::page_data()?;
-            Ok(super::service::page(&pool, &cache, &insights, &caller, (team.as_deref(), kind)).await?)
+            let hours = crate::ctx::config()?.savings.idle_alert_hours;
+            Ok(super::service::page(&pool, &cache, &insights, &caller, (team.as_deref(), kind), hours).await?)
         }
         .await,
     )
@@ -75,6 +76,46 @@ pub async fn decide_savings(key: String, decision: String, reason: String) -> Re
                 chrono::Utc::now().date_naive(),
             )
             .await?;
+            tx.commit().await?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// Snoozes the idle alerts of one GPU or endpoint that is idle now, for 1 to 168 hours, with
+/// a reason. Admins snooze any; leads those of their teams' projects.
+#[server(prefix = "/api", endpoint = "savings/idle/snooze")]
+pub async fn snooze_idle(resource: String, hours: String, reason: String) -> Result<(), AppError> {
+    crate::error::with_status(
+        async {
+            let caller = crate::auth::caller()?;
+            let hours: u32 = hours
+                .trim()
+                .parse()
+                .ok()
+                .filter(|h| super::idle_alerts::SNOOZE_HOURS.contains(h))
+                .ok_or_else(|| AppError::invalid("hours", "whole hours from 1 to 168"))?;
+            let reason = reason.trim();
+            if reason.is_empty() || reason.chars().count() > 2000 {
+                return Err(AppError::invalid("reason", "say why, in at most 2,000 characters"));
+            }
+            let insights = insights().await?;
+            let pool = crate::ctx::pool()?;
+            // Only what the server itself sees idle can be snoozed.
+            let Some(idle) = insights.idle_now.iter().find(|i| i.resource == resource) else {
+                return Err(AppError::NotFound(
+                    "that resource is not idle now; reload the page".into(),
+                ));
+            };
+            let ids = super::service::team_ids(&pool).await?;
+            if !super::service::may_decide(&caller, &idle.team, &ids) {
+                return Err(AppError::Forbidden(
+                    "only admins and the team's leads snooze its idle alerts".into(),
+                ));
+            }
+            let mut tx = pool.begin().await?;
+            super::idle_alerts::snooze(&mut tx, &crate::audit_log::Actor::from(&caller), idle, hours, reason).await?;
             tx.commit().await?;
             Ok(())
         }

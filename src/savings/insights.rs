@@ -10,7 +10,7 @@ use sqlx::PgPool;
 use super::cloudwatch::{self, Endpoint};
 use super::facts::{self, Window};
 use super::gpu_series::{GpuSeries, Grid};
-use super::model::{GpuUse, Recommendation, Utilisation};
+use super::model::{GpuUse, IdleNow, Recommendation, Utilisation};
 use super::pricing::{self, Pricing};
 use super::prometheus;
 use super::rules::{self, Inputs};
@@ -26,6 +26,8 @@ pub struct Insights {
     pub utilisation: Vec<Utilisation>,
     /// Every reporting GPU's judgement, flagged ones first.
     pub gpus: Vec<GpuUse>,
+    /// GPUs and endpoints idle now, longest first.
+    pub idle_now: Vec<IdleNow>,
     /// Why utilisation is missing, when it is.
     pub utilisation_note: Option<String>,
     pub pricing: Pricing,
@@ -115,6 +117,7 @@ pub async fn compute(
             recommendations: Vec::new(),
             utilisation: Vec::new(),
             gpus: Vec::new(),
+            idle_now: Vec::new(),
             utilisation_note: None,
             pricing,
             observed_spot: BTreeMap::new(),
@@ -145,6 +148,7 @@ pub async fn compute(
             .is_none_or(|res| !idle_endpoints.iter().any(|(e, _)| e.resource() == *res))
     });
     let assessment = rules::utilisation::assess(&inputs, &series, range_days);
+    let idle_now = rules::utilisation::idle_now(&inputs, &assessment, &endpoints);
     let rules::utilisation::Assessment {
         gpus,
         projects: utilisation,
@@ -161,6 +165,7 @@ pub async fn compute(
         recommendations,
         utilisation,
         gpus,
+        idle_now,
         utilisation_note,
         observed_spot: rules::spot::observed_discounts(&usage),
         pricing,

@@ -17,6 +17,8 @@ pub mod facts;
 #[cfg(feature = "ssr")]
 pub mod gpu_series;
 #[cfg(feature = "ssr")]
+pub mod idle_alerts;
+#[cfg(feature = "ssr")]
 pub mod insights;
 #[cfg(feature = "ssr")]
 pub mod ledger;

@@ -345,6 +345,36 @@ pub struct Utilisation {
     pub usd_per_gpu_hour: Option<Decimal>,
 }
 
+/// A GPU or endpoint idle now: what idle alerts are about, and what the page lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdleNow {
+    pub resource: String,
+    /// The project, or `host:<Hostname>` for series without the project label.
+    pub project: String,
+    /// The project's team; empty when no team owns it.
+    pub team: String,
+    /// Unix seconds the idle stretch began.
+    pub since: i64,
+    /// GPUs it stands for.
+    pub gpus: u32,
+    /// What it costs an hour: GPUs × the project's $ per GPU-hour, or an endpoint's instances
+    /// at the catalogue's `ml.` price.
+    pub usd_per_hour: Option<Decimal>,
+}
+
+/// An idle resource as the Savings page shows it, with its snooze.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdleRow {
+    pub idle: IdleNow,
+    pub hours: Decimal,
+    pub usd_so_far: Option<Decimal>,
+    /// RFC 3339 (UTC) end of a snooze in force, and its reason.
+    pub snoozed_until: Option<String>,
+    pub snooze_reason: String,
+    /// Admins, and leads of the project's team.
+    pub can_snooze: bool,
+}
+
 /// Rows the Savings page lists: rendering 1,600 rows with their forms took 140 ms of a
 /// render at 10M facts (docs/PERFORMANCE.md); nobody reads past the top few hundred.
 pub const PAGE_ROWS: usize = 200;
@@ -365,6 +395,10 @@ pub struct SavingsPage {
     pub gpus: Vec<GpuUse>,
     /// How many GPUs report in all.
     pub gpus_total: usize,
+    /// GPUs and endpoints idle now, longest first.
+    pub idle_now: Vec<IdleRow>,
+    /// `BURNRATE_IDLE_ALERT_HOURS`.
+    pub idle_alert_hours: u32,
     /// `None` when Prometheus is configured and answered; else why utilisation is missing.
     pub utilisation_note: Option<String>,
     pub teams: Vec<String>,

@@ -91,6 +91,7 @@ pub async fn page(
     insights: &Insights,
     caller: &Caller,
     filters: (Option<&str>, Option<Kind>),
+    idle_alert_hours: u32,
 ) -> Result<SavingsPage, sqlx::Error> {
     let (team, kind) = filters;
     let opportunities = opportunities(pool, insights, caller, team, kind).await?;
@@ -113,6 +114,13 @@ pub async fn page(
     let teams: Vec<String> = sqlx::query_scalar("select name from teams order by name")
         .fetch_all(&mut *conn)
         .await?;
+    let ids = team_ids(pool).await?;
+    let now = chrono::Utc::now();
+    let idle_now = super::idle_alerts::rows(&mut conn, &insights.idle_now, now, |t| may_decide(caller, t, &ids))
+        .await?
+        .into_iter()
+        .filter(|r| team.is_none_or(|t| r.idle.team == t))
+        .collect();
     let totals = ledger::totals(&opportunities, &ledger);
     let opportunities_total = opportunities.len();
     let mut opportunities = opportunities;
@@ -127,6 +135,8 @@ pub async fn page(
         utilisation: insights.utilisation.clone(),
         gpus: insights.gpus.iter().take(super::model::PAGE_ROWS).cloned().collect(),
         gpus_total: insights.gpus.len(),
+        idle_now,
+        idle_alert_hours,
         utilisation_note: insights.utilisation_note.clone(),
         teams,
         spot_discount_percent: insights.pricing.spot_discount() * Decimal::ONE_HUNDRED,

@@ -147,6 +147,7 @@ mod tests {
             recommendations: Vec::new(),
             utilisation: Vec::new(),
             gpus: Vec::new(),
+            idle_now: Vec::new(),
             utilisation_note: None,
             pricing: Pricing::default(),
             observed_spot: [((false, "g6.xlarge".to_string()), Decimal::new(7, 1))].into(),

@@ -6,7 +6,7 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::format::{count, number, percent_value, tag_label, usd};
-use crate::savings::api::{DecideSavings, get_savings};
+use crate::savings::api::{DecideSavings, SnoozeIdle, get_savings};
 use crate::savings::model::{Decision, Kind, Opportunity, SavingsPage as Page};
 use crate::ui::links::{SAVINGS_CSV, scope_href};
 use crate::ui::page::PageHeader;
@@ -16,25 +16,26 @@ use crate::ui::table::TableHead;
 pub fn SavingsPage() -> impl IntoView {
     let query = use_query_map();
     let decide = ServerAction::<DecideSavings>::new();
+    let snooze = ServerAction::<SnoozeIdle>::new();
     let filters = move || {
         let q = query.read();
         (q.get("team"), q.get("kind"))
     };
     let data = crate::codec::resource(
-        move || (filters(), decide.version().get()),
-        |((team, kind), _)| get_savings(team, kind),
+        move || (filters(), decide.version().get(), snooze.version().get()),
+        |((team, kind), _, _)| get_savings(team, kind),
     );
     view! {
         <PageHeader title="GPU savings"/>
         <p class="hint">"Each recommendation says what to change, what it saves per 30 days, and the figures it rests on: "
             "this organisation's own spend and instance-hours over the last 30 settled days, and DCGM utilisation where Prometheus is configured. "
             <a href="/what-if">"What-if calculator"</a> "."</p>
-        {crate::ui::page::loaded(data, move |page| view! { <SavingsBody page decide/> })}
+        {crate::ui::page::loaded(data, move |page| view! { <SavingsBody page decide snooze/> })}
     }
 }
 
 #[component]
-fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView {
+fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAction<SnoozeIdle>) -> impl IntoView {
     let query = use_query_map();
     let team = move || query.read().get("team").unwrap_or_default();
     let kind = move || query.read().get("kind").unwrap_or_default();
@@ -100,6 +101,7 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>) -> impl IntoView
             {page.utilisation_note.map(|note| view! { <p class="hint" data-testid="utilisation-note">{note}</p> })}
             <p class="hint">"Each step is the mean of the samples in five minutes; the mean, p50 and p95 are of those step means over the window. "
                 "A GPU is judged by SM activity where it publishes DCGM_FI_PROF_SM_ACTIVE, else by engine activity, else by GPU_UTIL (docs/SAVINGS.md)."</p>
+            <IdleNowTable rows=page.idle_now alert_hours=page.idle_alert_hours snooze/>
             <UtilisationTable rows=page.utilisation/>
             <GpuTable rows=page.gpus total=page.gpus_total/>
         </section>
@@ -260,6 +262,61 @@ fn GpuTable(rows: Vec<crate::savings::model::GpuUse>, total: usize) -> impl Into
             {more.map(|m| view! { <p class="hint">{m}</p> })}
             <table class="data" data-testid="gpu-table">
                 <TableHead columns=&["Project or host", "GPU", "Judged by", "Mean", "p50 / p95", "GPU util mean", "SM activity mean", "Tensor mean", "Peak memory", "Verdict"]/>
+                <tbody>{body}</tbody>
+            </table>
+        }
+    })
+}
+
+/// GPUs and endpoints idle now, with what they have cost while idle and a snooze for their
+/// alert emails.
+#[component]
+fn IdleNowTable(
+    rows: Vec<crate::savings::model::IdleRow>,
+    alert_hours: u32,
+    snooze: ServerAction<SnoozeIdle>,
+) -> impl IntoView {
+    let result: Signal<_> = snooze.value().into();
+    (!rows.is_empty()).then(|| {
+        let body = rows
+            .into_iter()
+            .map(|row| {
+                let resource = row.idle.resource.clone();
+                let snoozed = row
+                    .snoozed_until
+                    .clone()
+                    .map(|until| format!("snoozed until {until}: {}", row.snooze_reason));
+                view! {
+                    <tr data-testid="idle-row">
+                        <td><code>{row.idle.resource.clone()}</code></td>
+                        <td>{tag_label(&row.idle.project).to_string()}</td>
+                        <td>{row.idle.team.clone()}</td>
+                        <td class="num">{count(row.idle.gpus as usize)}</td>
+                        <td class="num" data-testid="idle-hours">{number(row.hours, 1)}</td>
+                        <td class="num">{row.usd_so_far.map(usd).unwrap_or_default()}</td>
+                        <td data-testid="idle-snooze">{snoozed}
+                            {row.can_snooze.then(|| view! {
+                                <details class="inline-form">
+                                    <summary>"Snooze"</summary>
+                                    <ActionForm action=snooze attr:class="inline" attr:data-testid="snooze-form">
+                                        <input type="hidden" name="resource" value=resource/>
+                                        <label>"Hours " <input type="number" name="hours" min="1" max="168" value="24" required/></label>
+                                        <input type="text" name="reason" placeholder="Reason" required maxlength="2000" aria-label="Reason"/>
+                                        <button type="submit">"Snooze"</button>
+                                    </ActionForm>
+                                </details>
+                            })}
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <h3>"Idle now"</h3>
+            <p class="hint">{format!("A GPU or endpoint idle for more than {alert_hours} hours emails its team's owners once per idle stretch. A lead of the team or an admin can snooze that for 1 to 168 hours.")}</p>
+            <crate::ui::forms::FormError result/>
+            <table class="data" data-testid="idle-table">
+                <TableHead columns=&["Resource", "Project", "Team", "GPUs", "Hours idle", "Spent while idle", "Alerts"]/>
                 <tbody>{body}</tbody>
             </table>
         }

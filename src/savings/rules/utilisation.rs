@@ -21,7 +21,7 @@ use crate::costs::usage_type::SageMakerUse;
 use crate::format::{count, number, percent_value, usd_precise};
 use crate::savings::cloudwatch::{Endpoint, IDLE_ENDPOINT_DAYS, hourly_cost};
 use crate::savings::gpu_series::{Gpu, GpuSeries, Reading};
-use crate::savings::model::{ActivityMetric, GpuUse, Kind, Recommendation, Utilisation, Workload};
+use crate::savings::model::{ActivityMetric, GpuUse, IdleNow, Kind, Recommendation, Utilisation, Workload};
 
 /// Below this percent a step is idle.
 const IDLE_BELOW: f32 = 1.0;
@@ -450,6 +450,54 @@ pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<
             },
         ));
     }
+    out
+}
+
+/// GPUs whose idle stretch runs to now, and endpoints without an invocation since some time,
+/// longest idle first: what idle alerts are about.
+pub fn idle_now(inputs: &Inputs, assessment: &Assessment, endpoints: &[Endpoint]) -> Vec<IdleNow> {
+    let (billing, _) = billed(inputs);
+    let team = |project: &str| billing.get(project).map(|b| b.team.clone()).unwrap_or_default();
+    let rate = |project: &str| {
+        assessment
+            .projects
+            .iter()
+            .find(|u| u.project == project)
+            .and_then(|u| u.usd_per_gpu_hour)
+    };
+    let mut out: Vec<IdleNow> = assessment
+        .gpus
+        .iter()
+        .filter_map(|g| {
+            Some(IdleNow {
+                resource: g.resource.clone(),
+                project: g.project.clone(),
+                team: team(&g.project),
+                since: g.idle_since?,
+                gpus: g.gpus,
+                usd_per_hour: rate(&g.project).map(|r| r * Decimal::from(g.gpus)),
+            })
+        })
+        .collect();
+    for endpoint in endpoints {
+        let resource = endpoint.resource();
+        if out.iter().any(|i| i.resource == resource) {
+            continue;
+        }
+        let Some(since) = endpoint.quiet_since else {
+            continue;
+        };
+        let project = endpoint.project.clone().unwrap_or_default();
+        out.push(IdleNow {
+            resource,
+            team: team(&project),
+            project,
+            since,
+            gpus: endpoint.instances,
+            usd_per_hour: hourly_cost(endpoint, inputs.pricing),
+        });
+    }
+    out.sort_by(|a, b| a.since.cmp(&b.since).then_with(|| a.resource.cmp(&b.resource)));
     out
 }
 

@@ -292,6 +292,7 @@ pub async fn serve_on_loopback(app: axum::Router) -> SocketAddr {
 
 pub mod ce_fake;
 pub mod moto;
+pub mod prometheus;
 pub mod smtp;
 
 /// The burnrate binary on `database` with a clean AWS environment: no profile files, no

@@ -7,6 +7,7 @@ mod csv_contract;
 mod digest;
 mod formulas;
 mod http;
+mod idle_alerts;
 mod prometheus;
 
 use chrono::NaiveDate;
