@@ -193,8 +193,10 @@ mod tests {
             host: "h".into(),
             gpu: "0".into(),
         };
-        let mut reading = Reading::default();
-        reading.activity = (0..grid.steps).map(|i| i as f32).collect();
+        let reading = Reading {
+            activity: (0..grid.steps).map(|i| i as f32).collect(),
+            ..Reading::default()
+        };
         series.gpus.insert(gpu.clone(), reading);
         let later = Grid::ending(1_000_123 + 600, 1, 300);
         let moved = series.regrid(later);

@@ -49,6 +49,9 @@ fn per_gpu(label: &str, inner: &str) -> String {
     format!("max by ({label}, Hostname, gpu) ({inner})")
 }
 
+/// Where an instant query's value goes in a GPU's [`Means`].
+type MeanField = fn(&mut Means) -> &mut Option<f64>;
+
 /// Step means of the best activity counter, in percent.
 pub fn activity_query(label: &str) -> String {
     let step = format!("[{STEP_SECONDS}s]");
@@ -99,7 +102,7 @@ pub async fn read_dcgm(settings: &PrometheusSettings, grid: Grid) -> Result<GpuS
     let mut dcgm = GpuSeries::new(grid);
     let window = format!("[{}s]", end - start + STEP_SECONDS);
     let mean = |metric: &str, scale: &str| per_gpu(label, &format!("avg_over_time({metric}{window}){scale}"));
-    let means: [(String, fn(&mut Means) -> &mut Option<f64>); 7] = [
+    let means: [(String, MeanField); 7] = [
         (mean(GPU_UTIL, ""), |m| &mut m.gpu_util),
         (mean(ENGINE_ACTIVE, " * 100"), |m| &mut m.engine_active),
         (mean(SM_ACTIVE, " * 100"), |m| &mut m.sm_active),

@@ -3,6 +3,7 @@
 
 pub mod always_on;
 pub mod commitment;
+pub mod judge;
 pub mod rightsize;
 pub mod spot;
 pub mod utilisation;

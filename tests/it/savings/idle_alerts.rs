@@ -178,7 +178,7 @@ async fn one_email_per_idle_stretch_and_a_snooze_holds_then_ends(pool: PgPool) {
     let while_snoozed = later + chrono::Duration::hours(7);
     assert!(while_snoozed < until);
     assert_eq!(
-        idle_alerts::queue_due(&pool, &[next.clone()], while_snoozed, 4, url)
+        idle_alerts::queue_due(&pool, std::slice::from_ref(&next), while_snoozed, 4, url)
             .await
             .expect("pass"),
         0

@@ -1,0 +1,190 @@
+//! Reading the wanted series: `GetMetricData` in batches whose points fit one call, every
+//! page followed, each point placed on the grid; then units made the grid's.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_cloudwatch::types::ScanBy;
+
+use super::discover::{Target, Wanted};
+use super::{CloudWatchError, CloudWatchRead, IDLE_ENDPOINT_DAYS, POINTS_PER_CALL, QUERIES_PER_CALL, failed};
+use crate::savings::gpu_series::Grid;
+
+/// Runs the queries in batches whose points fit one call, following every page.
+pub(super) async fn fetch(
+    cloudwatch: &aws_sdk_cloudwatch::Client,
+    region: &str,
+    grid: Grid,
+    wanted: Vec<Wanted>,
+    out: &mut CloudWatchRead,
+) -> Result<(), CloudWatchError> {
+    let per_query = grid.steps + 1;
+    let batch = (POINTS_PER_CALL / per_query).clamp(1, QUERIES_PER_CALL);
+    let start = aws_sdk_cloudwatch::primitives::DateTime::from_secs(grid.start - grid.step);
+    let end = aws_sdk_cloudwatch::primitives::DateTime::from_secs(grid.end() + 1);
+    for chunk in wanted.chunks(batch) {
+        let targets: BTreeMap<String, Target> = chunk
+            .iter()
+            .filter_map(|w| Some((w.query.id()?.to_string(), w.target.clone())))
+            .collect();
+        let mut pages = cloudwatch
+            .get_metric_data()
+            .set_metric_data_queries(Some(chunk.iter().map(|w| w.query.clone()).collect()))
+            .start_time(start)
+            .end_time(end)
+            .scan_by(ScanBy::TimestampAscending)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| failed(region, e))?;
+            out.get_metric_data_calls += 1;
+            out.metrics_requested += chunk.len() as u64;
+            for result in page.metric_data_results() {
+                let Some(target) = result.id().and_then(|id| targets.get(id)) else {
+                    continue;
+                };
+                let points = result
+                    .timestamps()
+                    .iter()
+                    .map(|t| t.secs())
+                    .zip(result.values().iter().copied());
+                place(out, grid, target, points);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Puts a page's points on the grid. CloudWatch labels a period by its start; the grid's
+/// step by its end.
+fn place(out: &mut CloudWatchRead, grid: Grid, target: &Target, points: impl Iterator<Item = (i64, f64)>) {
+    let blank = || vec![f32::NAN; grid.steps];
+    match target {
+        Target::Invocations(index) => {
+            let Some(endpoint) = out.endpoints.get_mut(*index) else {
+                return;
+            };
+            let recent = grid.end() - IDLE_ENDPOINT_DAYS * 86_400;
+            let resource = endpoint.resource();
+            let series = out
+                .series
+                .gpus
+                .values_mut()
+                .find(|r| r.resource.as_deref() == Some(resource.as_str()));
+            let Some(reading) = series else { return };
+            if reading.kernel.len() != grid.steps {
+                reading.kernel = blank();
+            }
+            for (time, value) in points {
+                if time + grid.step > recent {
+                    endpoint.recent_invocations += value;
+                }
+                if let Some(i) = grid.index(time + grid.step) {
+                    reading.kernel[i] = value as f32;
+                }
+            }
+        }
+        Target::Util(gpu) | Target::MemoryUsed(gpu) | Target::MemoryTotal(gpu) => {
+            let Some(reading) = out.series.gpus.get_mut(gpu) else {
+                return;
+            };
+            if let Target::MemoryTotal(_) = target {
+                // A page may hold none of this query's points: keep what earlier pages gave.
+                let total = points
+                    .map(|(_, v)| v)
+                    .chain(reading.means.memory_total_mib)
+                    .reduce(f64::max);
+                reading.means.memory_total_mib = total;
+                return;
+            }
+            let series = if matches!(target, Target::Util(_)) {
+                &mut reading.activity
+            } else {
+                &mut reading.memory
+            };
+            if series.len() != grid.steps {
+                *series = blank();
+            }
+            for (time, value) in points {
+                if let Some(i) = grid.index(time + grid.step) {
+                    series[i] = value as f32;
+                }
+            }
+        }
+    }
+}
+
+/// Turns raw CloudWatch units into the grid's: percent per GPU, memory as a share of the
+/// card, "any kernel ran" from utilisation (agent) or from invocations (endpoints).
+pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
+    for endpoint in &mut out.endpoints {
+        let resource = endpoint.resource();
+        let Some(reading) = out
+            .series
+            .gpus
+            .values_mut()
+            .find(|r| r.resource.as_deref() == Some(resource.as_str()))
+        else {
+            continue;
+        };
+        let per_instance = (reading.gpus / endpoint.instances.max(1)).max(1) as f32;
+        // 0–100 × the instance's GPUs: per GPU in percent, memory as a share.
+        reading.activity.iter_mut().for_each(|v| *v /= per_instance);
+        reading.memory.iter_mut().for_each(|v| *v /= per_instance * 100.0);
+        let first_data = reading
+            .activity
+            .iter()
+            .position(|v| !v.is_nan())
+            .map(|i| grid.time(i) - grid.step);
+        endpoint.running_since = match (endpoint.running_since, first_data) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // A step after the endpoint came up without an invocation is quiet: SageMaker lists it
+        // InService, and CloudWatch has no point for a period without requests.
+        let since = endpoint.running_since.unwrap_or(i64::MAX);
+        let quiet: Vec<bool> = (0..grid.steps)
+            .map(|i| grid.time(i) > since && reading.kernel.get(i).is_none_or(|v| v.is_nan() || *v == 0.0))
+            .collect();
+        endpoint.quiet_since = match quiet.iter().rposition(|q| !q) {
+            _ if !quiet.last().copied().unwrap_or(false) => None,
+            Some(i) => Some(grid.time(i)),
+            None => Some(since),
+        };
+        // Idle for the utilisation rules means no request served.
+        reading.kernel = quiet
+            .iter()
+            .zip(&reading.activity)
+            .map(|(q, a)| {
+                if a.is_nan() {
+                    f32::NAN
+                } else if *q {
+                    0.0
+                } else {
+                    100.0
+                }
+            })
+            .collect();
+    }
+    for reading in out.series.gpus.values_mut() {
+        if reading.activity.len() != grid.steps {
+            reading.activity = vec![f32::NAN; grid.steps];
+        }
+        let observed: Vec<f64> = reading
+            .activity
+            .iter()
+            .filter(|v| !v.is_nan())
+            .map(|v| f64::from(*v))
+            .collect();
+        reading.means.gpu_util = (!observed.is_empty()).then(|| observed.iter().sum::<f64>() / observed.len() as f64);
+        if let Some(total) = reading.means.memory_total_mib.filter(|t| *t > 0.0) {
+            // Agent memory is MiB: peak, and each step as a share of the card.
+            reading.means.peak_memory_used_mib = reading
+                .memory
+                .iter()
+                .filter(|v| !v.is_nan())
+                .map(|v| f64::from(*v))
+                .reduce(f64::max);
+            reading.memory.iter_mut().for_each(|v| *v /= total as f32);
+        }
+    }
+}

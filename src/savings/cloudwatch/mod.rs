@@ -1,0 +1,251 @@
+//! GPU utilisation from CloudWatch, for fleets without Prometheus (`BURNRATE_CLOUDWATCH=on`),
+//! in every region of `BURNRATE_AWS_REGIONS`:
+//! - SageMaker real-time endpoints (InService): `GPUUtilization` and `GPUMemoryUtilization`
+//!   (namespace `/aws/sagemaker/Endpoints`, 0–100 × the instance's GPUs) and `Invocations`
+//!   (`AWS/SageMaker`, Sum), per endpoint and variant; the project is the endpoint's tag.
+//!   <https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html>
+//! - EC2 instances running the CloudWatch agent's NVIDIA collector:
+//!   `nvidia_smi_utilization_gpu`, `nvidia_smi_memory_used` and `nvidia_smi_memory_total`
+//!   (namespace `CWAgent`), with the dimension sets `ListMetrics` reports; the project is the
+//!   instance's tag (`DescribeInstances`).
+//!   <https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-Agent-NVIDIA-GPU.html>
+//! - `GetMetricData` takes at most 500 queries and returns at most 100,800 data points a call
+//!   before paging with `NextToken`; batches are sized so one call's points fit, and every
+//!   page is read.
+//!   <https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html>
+//!
+//! Every series lands on the same five-minute grid as DCGM's, so the same rules judge it.
+
+mod discover;
+mod fetch;
+
+use std::sync::{Arc, LazyLock};
+
+use aws_config::SdkConfig;
+use aws_sdk_cloudwatch::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use rust_decimal::Decimal;
+
+use crate::config::CloudWatchSettings;
+use crate::savings::gpu_series::{GpuSeries, Grid};
+
+/// Data points one `GetMetricData` call returns before it pages.
+pub const POINTS_PER_CALL: usize = 100_800;
+/// Queries one `GetMetricData` call takes.
+pub const QUERIES_PER_CALL: usize = 500;
+/// Tries per read call: CloudWatch throttles past 50 GetMetricData calls a second.
+const READ_ATTEMPTS: u32 = 4;
+/// An endpoint without an invocation for this long is idle: its whole cost is the saving.
+pub const IDLE_ENDPOINT_DAYS: i64 = 14;
+
+pub(super) const AGENT_NAMESPACE: &str = "CWAgent";
+pub(super) const AGENT_UTIL: &str = "nvidia_smi_utilization_gpu";
+pub(super) const AGENT_MEMORY_USED: &str = "nvidia_smi_memory_used";
+pub(super) const AGENT_MEMORY_TOTAL: &str = "nvidia_smi_memory_total";
+pub(super) const ENDPOINT_NAMESPACE: &str = "/aws/sagemaker/Endpoints";
+pub(super) const INVOCATIONS_NAMESPACE: &str = "AWS/SageMaker";
+
+/// One SageMaker endpoint variant as CloudWatch and SageMaker describe it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    pub region: String,
+    pub name: String,
+    pub variant: String,
+    /// The project tag's value, if the endpoint carries it.
+    pub project: Option<String>,
+    /// SageMaker's name, `ml.g5.xlarge`.
+    pub instance_type: String,
+    pub instances: u32,
+    /// Invocations over the last [`IDLE_ENDPOINT_DAYS`] days.
+    pub recent_invocations: f64,
+    /// Since when it has run (unix seconds): its creation, or its first GPU data point in the
+    /// window when that is earlier than what SageMaker reports.
+    pub running_since: Option<i64>,
+    /// The start of the stretch without invocations that runs to now, if any.
+    pub quiet_since: Option<i64>,
+}
+
+impl Endpoint {
+    /// What alerts and snoozes name it by.
+    pub fn resource(&self) -> String {
+        format!("endpoint/{}/{}/{}", self.region, self.name, self.variant)
+    }
+
+    /// No invocation in the last 14 days, having run all of them.
+    pub fn idle_for_two_weeks(&self, now: i64) -> bool {
+        self.recent_invocations == 0.0
+            && self
+                .running_since
+                .is_some_and(|since| since <= now - IDLE_ENDPOINT_DAYS * 86_400)
+    }
+}
+
+/// What one read of CloudWatch found, and what it cost.
+#[derive(Debug, Default)]
+pub struct CloudWatchRead {
+    pub series: GpuSeries,
+    pub endpoints: Vec<Endpoint>,
+    /// `GetMetricData` calls and the metrics they requested (each page counts its queries
+    /// again): CloudWatch bills per metric requested.
+    pub get_metric_data_calls: u64,
+    pub metrics_requested: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("CloudWatch could not be read in {region}: {message}")]
+pub struct CloudWatchError {
+    pub region: String,
+    pub message: String,
+}
+
+/// AWS's code and message for a refusal; the transport's error chain otherwise.
+pub(super) fn failed<E, R>(region: &str, err: SdkError<E, R>) -> CloudWatchError
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    let message = match err.as_service_error() {
+        Some(service) => format!(
+            "{}: {}",
+            service.code().unwrap_or("error"),
+            service.message().unwrap_or("no message")
+        ),
+        None => DisplayErrorContext(&err).to_string(),
+    };
+    CloudWatchError {
+        region: region.to_string(),
+        message,
+    }
+}
+
+/// The last read, reused for an hour: CloudWatch bills per metric requested, and a read of
+/// hundreds of GPUs takes many calls. One read runs at a time.
+pub async fn read_hourly(settings: &CloudWatchSettings, grid: Grid) -> Result<Arc<CloudWatchRead>, CloudWatchError> {
+    type Last = Option<(CloudWatchSettings, i64, Arc<CloudWatchRead>)>;
+    static LAST: LazyLock<tokio::sync::Mutex<Last>> = LazyLock::new(|| tokio::sync::Mutex::new(None));
+    let hour = grid.end().div_euclid(3600);
+    let mut last = LAST.lock().await;
+    if let Some((read_for, read_hour, read)) = last.as_ref()
+        && read_for == settings
+        && *read_hour == hour
+    {
+        return Ok(read.clone());
+    }
+    let sdk = crate::aws::sdk_config_from_environment().await;
+    let fresh = Arc::new(read(&sdk, settings, grid).await?);
+    *last = Some((settings.clone(), hour, fresh.clone()));
+    Ok(fresh)
+}
+
+/// Reads every configured region (the SDK's own region when none is).
+pub async fn read(
+    sdk: &SdkConfig,
+    settings: &CloudWatchSettings,
+    grid: Grid,
+) -> Result<CloudWatchRead, CloudWatchError> {
+    let mut out = CloudWatchRead {
+        series: GpuSeries::new(grid),
+        ..CloudWatchRead::default()
+    };
+    let regions = if settings.regions.is_empty() {
+        vec![
+            sdk.region()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|| "us-east-1".to_string()),
+        ]
+    } else {
+        settings.regions.clone()
+    };
+    for region in &regions {
+        read_region(sdk, settings, region, grid, &mut out).await?;
+    }
+    // Once, over every region's points: it converts units in place.
+    fetch::finish(&mut out, grid);
+    for reading in out.series.gpus.values_mut() {
+        reading.read_at = Some(grid.end());
+    }
+    Ok(out)
+}
+
+async fn read_region(
+    sdk: &SdkConfig,
+    settings: &CloudWatchSettings,
+    region: &str,
+    grid: Grid,
+    out: &mut CloudWatchRead,
+) -> Result<(), CloudWatchError> {
+    let region_config = aws_config::Region::new(region.to_string());
+    // Every call here only reads, so the SDK's standard retries (with backoff on throttling
+    // and 5xx) are safe; burnrate's shared configuration turns them off for the calls that
+    // change things.
+    let retry = aws_config::retry::RetryConfig::standard().with_max_attempts(READ_ATTEMPTS);
+    let cloudwatch = aws_sdk_cloudwatch::Client::from_conf(
+        aws_sdk_cloudwatch::config::Builder::from(sdk)
+            .region(region_config.clone())
+            .retry_config(retry.clone())
+            .build(),
+    );
+    let ec2 = aws_sdk_ec2::Client::from_conf(
+        aws_sdk_ec2::config::Builder::from(sdk)
+            .region(region_config.clone())
+            .retry_config(retry.clone())
+            .build(),
+    );
+    let sagemaker = aws_sdk_sagemaker::Client::from_conf(
+        aws_sdk_sagemaker::config::Builder::from(sdk)
+            .region(region_config)
+            .retry_config(retry)
+            .build(),
+    );
+    let mut wanted = Vec::new();
+    discover::agent_gpus(&cloudwatch, &ec2, settings, region, grid, &mut wanted, out).await?;
+    discover::endpoints(&sagemaker, settings, region, grid, &mut wanted, out).await?;
+    fetch::fetch(&cloudwatch, region, grid, wanted, out).await
+}
+
+/// What an endpoint variant costs per hour on demand, from the catalogue and `pricing:`.
+pub fn hourly_cost(endpoint: &Endpoint, pricing: &crate::savings::pricing::Pricing) -> Option<Decimal> {
+    let per_instance = pricing.hourly(endpoint.instance_type.trim_start_matches("ml."), &endpoint.region, true)?;
+    Some(per_instance * Decimal::from(endpoint.instances))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpus_per_instance_come_from_the_catalogue() {
+        assert_eq!(discover::gpus_of("ml.g5.12xlarge"), Some(4));
+        assert_eq!(discover::gpus_of("ml.g5.xlarge"), Some(1));
+        assert_eq!(discover::gpus_of("ml.m5.xlarge"), None);
+    }
+
+    #[test]
+    fn an_endpoint_is_idle_after_two_weeks_without_invocations() {
+        let now = 1_700_000_000;
+        let endpoint = Endpoint {
+            region: "us-east-1".into(),
+            name: "chat".into(),
+            variant: "AllTraffic".into(),
+            project: Some("chat".into()),
+            instance_type: "ml.g5.xlarge".into(),
+            instances: 1,
+            recent_invocations: 0.0,
+            running_since: Some(now - 15 * 86_400),
+            quiet_since: None,
+        };
+        assert!(endpoint.idle_for_two_weeks(now));
+        let young = Endpoint {
+            running_since: Some(now - 3 * 86_400),
+            ..endpoint.clone()
+        };
+        assert!(
+            !young.idle_for_two_weeks(now),
+            "three days without traffic is not two weeks"
+        );
+        let used = Endpoint {
+            recent_invocations: 1.0,
+            ..endpoint
+        };
+        assert!(!used.idle_for_two_weeks(now));
+    }
+}
