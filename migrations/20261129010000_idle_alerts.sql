@@ -37,3 +37,8 @@ alter table alert_deliveries
         check (num_nonnulls(alert_id, enforcement_action_id, savings_digest_id, idle_alert_id) = 1);
 create unique index alert_deliveries_idle on alert_deliveries (idle_alert_id, recipient)
     where idle_alert_id is not null;
+
+-- A decision on an idle endpoint is a decision like any other.
+alter table savings_decisions drop constraint savings_decisions_kind_check;
+alter table savings_decisions add constraint savings_decisions_kind_check
+    check (kind in ('spot', 'rightsize', 'always_on', 'commitment', 'idle_gpu', 'underused', 'idle_endpoint'));

@@ -49,8 +49,9 @@ export function burnrateCli(databaseUrl, args) {
   });
 }
 
-/** Serves `burnrate serve --demo` on a new database; returns its URL, a pg client and stop(). */
-export async function startServer() {
+/** Serves `burnrate serve --demo` on a new database, with `env` added to the server's
+ * environment; returns its URL, a pg client and stop(). */
+export async function startServer(env = {}) {
   const name = `burnrate_e2e_${process.pid}`;
   const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await admin.connect();
@@ -60,7 +61,7 @@ export async function startServer() {
   const port = await freePort();
   const url = databaseUrl(name);
   const child = spawn(process.env.BURNRATE_BIN, ['serve', '--demo', '--addr', `127.0.0.1:${port}`], {
-    env: serverEnv(url),
+    env: { ...serverEnv(url), ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // `serve --demo` prints the demo accounts' credentials once, on stdout.
@@ -131,4 +132,44 @@ export async function signIn(page, baseUrl, account, next = '/') {
   await page.fill('input[name="password"]', account.password);
   await page.click('[data-testid="login-form"] button[type="submit"]');
   await page.waitForSelector('[data-testid="signed-in-as"]', { timeout: 30_000 });
+}
+
+/**
+ * A real Prometheus on a free loopback port holding the DCGM workload shapes of
+ * tests/fixtures/dcgm_workloads.py (loaded with promtool), each shape's GPU labelled with
+ * the project `projects` maps it to. Returns its URL and stop().
+ */
+export async function startPrometheus(projects) {
+  const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { promisify } = await import('node:util');
+  const run = promisify(execFile);
+  const dir = await mkdtemp(join(tmpdir(), 'burnrate-prometheus-'));
+  const args = ['../tests/fixtures/dcgm_workloads.py', '--end', String(Math.floor(Date.now() / 1000) - 5)];
+  for (const [shape, project] of Object.entries(projects)) args.push('--project', `${shape}=${project}`);
+  const { stdout } = await run('python3', args, { maxBuffer: 64 << 20 });
+  await writeFile(join(dir, 'dcgm.om'), stdout);
+  await run('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', join(dir, 'dcgm.om'), join(dir, 'data')]);
+  await writeFile(join(dir, 'prometheus.yml'), 'global:\n  scrape_interval: 1m\n');
+  const port = await freePort();
+  const child = spawn('prometheus', [
+    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+  ], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try { if ((await fetch(`${url}/-/ready`)).ok) break; } catch { /* starting */ }
+    if (Date.now() > deadline) throw new Error('prometheus did not become ready in 30 s');
+    await sleep(250);
+  }
+  return {
+    url,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

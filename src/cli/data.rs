@@ -114,6 +114,49 @@ pub(super) async fn bench_ingest(config: Config, rows: usize) -> anyhow::Result<
     Ok(())
 }
 
+/// `burnrate bench utilisation`: one read of each configured utilisation source.
+pub(super) async fn bench_utilisation(config: Config, days: u32) -> anyhow::Result<()> {
+    use crate::savings::{cloudwatch, gpu_series::Grid, prometheus};
+    let grid = Grid::ending(
+        chrono::Utc::now().timestamp(),
+        i64::from(days),
+        prometheus::STEP_SECONDS,
+    );
+    let savings = &config.savings;
+    if savings.prometheus.is_none() && savings.cloudwatch.is_none() {
+        anyhow::bail!("set BURNRATE_PROMETHEUS_URL or BURNRATE_CLOUDWATCH=on to name a source to read");
+    }
+    if let Some(settings) = &savings.prometheus {
+        let started = std::time::Instant::now();
+        let read = prometheus::read_dcgm(settings, grid)
+            .await
+            .context("reading Prometheus")?;
+        println!(
+            "prometheus: {} GPUs × {} steps in {:.2} s",
+            read.gpus.len(),
+            grid.steps,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if let Some(settings) = &savings.cloudwatch {
+        let sdk = crate::aws::sdk_config_from_environment().await;
+        let started = std::time::Instant::now();
+        let read = cloudwatch::read(&sdk, settings, grid)
+            .await
+            .context("reading CloudWatch")?;
+        println!(
+            "cloudwatch: {} GPU series and {} endpoint variants × {} steps, {} GetMetricData calls for {} metrics in {:.2} s",
+            read.series.gpus.len(),
+            read.endpoints.len(),
+            grid.steps,
+            read.get_metric_data_calls,
+            read.metrics_requested,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
 /// `burnrate insights`: the recommendations over the last `days` settled days, as CSV.
 pub(super) async fn insights(config: Config, days: u32, excel_safe: bool) -> anyhow::Result<()> {
     use crate::format::csv::CsvStyle;
@@ -126,8 +169,9 @@ pub(super) async fn insights(config: Config, days: u32, excel_safe: bool) -> any
         let found = crate::savings::insights::compute(&db.pool, days, (&config.savings).into(), chrono::Utc::now())
             .await
             .context("computing the recommendations")?;
+        let utilisation_configured = config.savings.prometheus.is_some() || config.savings.cloudwatch.is_some();
         if let Some(note) = &found.utilisation_note
-            && config.savings.prometheus.is_some()
+            && utilisation_configured
         {
             eprintln!("burnrate: {note}");
         }

@@ -205,6 +205,13 @@ enum BenchCommand {
         #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=50_000_000))]
         rows: u64,
     },
+    /// Reads GPU utilisation from the configured sources (BURNRATE_PROMETHEUS_URL,
+    /// BURNRATE_CLOUDWATCH) over the last DAYS at five-minute steps, as the Savings page does,
+    /// and prints what was read and how long it took. Touches no database.
+    Utilisation {
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=63))]
+        days: u32,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -339,6 +346,9 @@ pub async fn run() -> ExitCode {
         Command::Bench {
             command: BenchCommand::Ingest { rows },
         } => bench_ingest(config, rows as usize).await,
+        Command::Bench {
+            command: BenchCommand::Utilisation { days },
+        } => data::bench_utilisation(config, days).await,
         Command::Admin { command } => {
             use crate::auth::lifecycle::Change;
             match command {

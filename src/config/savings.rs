@@ -33,6 +33,8 @@ pub struct CloudWatchSettings {
     pub regions: Vec<String>,
     /// The resource tag naming the project: the ingestion's cost-allocation tag key.
     pub project_tag: String,
+    /// One whole read, every region and call: ten times `BURNRATE_AWS_TIMEOUT`.
+    pub timeout: Duration,
 }
 
 /// Savings settings.
@@ -129,6 +131,7 @@ pub(super) fn read(
         Some("on") => Some(CloudWatchSettings {
             regions: regions(get)?,
             project_tag: project_tag.to_string(),
+            timeout: timeout * 10,
         }),
         Some(other) => {
             return Err(ConfigError {

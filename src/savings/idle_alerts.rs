@@ -67,16 +67,19 @@ async fn queue_one(
         return Ok(false);
     }
     let since = DateTime::<Utc>::from_timestamp(idle.since, 0).unwrap_or(now);
+    // Idle as of the data, not of this pass: an hour-old CloudWatch read must not stretch a
+    // stretch over a time nobody saw.
+    let seen = DateTime::<Utc>::from_timestamp(idle.seen_at, 0).unwrap_or(now).min(now);
     // The same stretch, seen again (perhaps from a later window that no longer reaches its
     // start): only remember that it is still idle.
     let continued = sqlx::query(
-        "update idle_alerts set last_idle_at = $3
+        "update idle_alerts set last_idle_at = greatest(last_idle_at, $3)
          where id = (select id from idle_alerts where resource = $1 order by idle_since desc limit 1)
            and last_idle_at >= $2",
     )
     .bind(&idle.resource)
     .bind(since)
-    .bind(now)
+    .bind(seen)
     .execute(&mut *conn)
     .await?;
     if continued.rows_affected() > 0 {
@@ -104,7 +107,7 @@ async fn queue_one(
     .bind(&idle.project)
     .bind(&idle.team)
     .bind(since)
-    .bind(now)
+    .bind(seen)
     .bind(hours)
     .bind(so_far)
     .bind(&subject)

@@ -46,6 +46,9 @@ pub const WITHOUT_UTILISATION: &str = "Set BURNRATE_PROMETHEUS_URL to a Promethe
 pub struct Sources<'a> {
     pub prometheus: Option<&'a PrometheusSettings>,
     pub cloudwatch: Option<&'a CloudWatchSettings>,
+    /// The AWS configuration CloudWatch is read with. `None`: the environment's, and the read
+    /// is reused for an hour; given, it is read afresh.
+    pub aws: Option<&'a aws_config::SdkConfig>,
 }
 
 impl<'a> From<&'a SavingsSettings> for Sources<'a> {
@@ -53,6 +56,7 @@ impl<'a> From<&'a SavingsSettings> for Sources<'a> {
         Sources {
             prometheus: settings.prometheus.as_ref(),
             cloudwatch: settings.cloudwatch.as_ref(),
+            aws: None,
         }
     }
 }
@@ -88,10 +92,18 @@ async fn read_utilisation(sources: Sources<'_>, grid: Grid) -> (GpuSeries, Vec<E
         }
     }
     if let Some(settings) = sources.cloudwatch {
-        match cloudwatch::read_hourly(settings, grid).await {
+        let read = match sources.aws {
+            Some(sdk) => cloudwatch::read(sdk, settings, grid).await.map(std::sync::Arc::new),
+            None => cloudwatch::read_hourly(settings, grid).await,
+        };
+        match read {
             Ok(read) => {
                 series.gpus.extend(read.series.regrid(grid).gpus);
                 endpoints = read.endpoints.clone();
+                for err in &read.failed_regions {
+                    tracing::warn!(error = %err, "GPU utilisation could not be read from CloudWatch in one region");
+                    notes.push(format!("CloudWatch utilisation is missing this time: {err}"));
+                }
             }
             Err(err) => {
                 tracing::warn!(error = %err, "GPU utilisation could not be read from CloudWatch");

@@ -226,7 +226,8 @@ pub async fn measured_spend(
         Kind::IdleEndpoint => {
             "select coalesce(sum(c.unblended), 0) from costs_by_usage_type c
              join usage_types u on u.usage_type = c.usage_type
-             where c.project = $1 and u.instance_type = $3 and c.usage_type like '%Host:%'
+             where c.project = $1 and u.instance_type = regexp_replace($3, '^ml[.]', '')
+               and c.usage_type like '%Host:%'
                and c.day >= $4 and c.day < $5"
         }
         Kind::Commitment => {

@@ -86,7 +86,8 @@ pub(super) async fn agent_gpus(
                 .filter_map(|d| Some((d.name()?.to_string(), d.value()?.to_string())))
                 .collect();
             dims.sort();
-            if dims.iter().any(|(name, _)| name == "InstanceId") {
+            // One set per GPU: an aggregation by instance alone (no `index`) would count twice.
+            if dims.iter().any(|(name, _)| name == "InstanceId") && dims.iter().any(|(name, _)| name == "index") {
                 sets.insert(dims);
             }
         }
@@ -244,13 +245,16 @@ pub(super) async fn endpoints(
                 project: project.clone(),
                 instance_type,
                 instances,
+                gpus_per_instance: per_instance,
+                observed_since: grid.start - grid.step,
+                read_at: grid.end(),
                 recent_invocations: 0.0,
                 running_since: created,
                 quiet_since: None,
             };
             let gpu = Gpu {
                 project: project.clone(),
-                host: format!("endpoint {name}/{variant_name}"),
+                host: format!("endpoint {region}/{name}/{variant_name}"),
                 gpu: "all".to_string(),
             };
             out.series.gpus.insert(

@@ -148,7 +148,8 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
         endpoint.quiet_since = match quiet.iter().rposition(|q| !q) {
             _ if !quiet.last().copied().unwrap_or(false) => None,
             Some(i) => Some(grid.time(i)),
-            None => Some(since),
+            // Quiet all the read long: known quiet from its first step, not from creation.
+            None => Some(since.max(grid.start - grid.step)),
         };
         // Idle for the utilisation rules means no request served.
         reading.kernel = quiet
@@ -176,15 +177,20 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
             .map(|v| f64::from(*v))
             .collect();
         reading.means.gpu_util = (!observed.is_empty()).then(|| observed.iter().sum::<f64>() / observed.len() as f64);
-        if let Some(total) = reading.means.memory_total_mib.filter(|t| *t > 0.0) {
-            // Agent memory is MiB: peak, and each step as a share of the card.
-            reading.means.peak_memory_used_mib = reading
-                .memory
-                .iter()
-                .filter(|v| !v.is_nan())
-                .map(|v| f64::from(*v))
-                .reduce(f64::max);
-            reading.memory.iter_mut().for_each(|v| *v /= total as f32);
+        if reading.resource.as_deref().is_some_and(|r| r.starts_with("endpoint/")) {
+            continue;
+        }
+        // Agent memory is MiB: its peak, and each step as a share of the card when the card's
+        // size is published; without it no step can be judged for pressure.
+        reading.means.peak_memory_used_mib = reading
+            .memory
+            .iter()
+            .filter(|v| !v.is_nan())
+            .map(|v| f64::from(*v))
+            .reduce(f64::max);
+        match reading.means.memory_total_mib.filter(|t| *t > 0.0) {
+            Some(total) => reading.memory.iter_mut().for_each(|v| *v /= total as f32),
+            None => reading.memory.clear(),
         }
     }
 }

@@ -55,6 +55,11 @@ pub struct Endpoint {
     /// SageMaker's name, `ml.g5.xlarge`.
     pub instance_type: String,
     pub instances: u32,
+    pub gpus_per_instance: u32,
+    /// Where the read's steps begin (unix seconds): invocations are known from here on.
+    pub observed_since: i64,
+    /// The read's newest step (unix seconds).
+    pub read_at: i64,
     /// Invocations over the last [`IDLE_ENDPOINT_DAYS`] days.
     pub recent_invocations: f64,
     /// Since when it has run (unix seconds): its creation, or its first GPU data point in the
@@ -70,12 +75,13 @@ impl Endpoint {
         format!("endpoint/{}/{}/{}", self.region, self.name, self.variant)
     }
 
-    /// No invocation in the last 14 days, having run all of them.
+    /// No invocation in the last 14 days, having run all of them, and the read reached back
+    /// that far (a shorter window knows nothing of the days before it).
     pub fn idle_for_two_weeks(&self, now: i64) -> bool {
+        let two_weeks_ago = now - IDLE_ENDPOINT_DAYS * 86_400;
         self.recent_invocations == 0.0
-            && self
-                .running_since
-                .is_some_and(|since| since <= now - IDLE_ENDPOINT_DAYS * 86_400)
+            && self.observed_since <= two_weeks_ago
+            && self.running_since.is_some_and(|since| since <= two_weeks_ago)
     }
 }
 
@@ -88,9 +94,11 @@ pub struct CloudWatchRead {
     /// again): CloudWatch bills per metric requested.
     pub get_metric_data_calls: u64,
     pub metrics_requested: u64,
+    /// Regions that could not be read this time; the others' data stands.
+    pub failed_regions: Vec<CloudWatchError>,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("CloudWatch could not be read in {region}: {message}")]
 pub struct CloudWatchError {
     pub region: String,
@@ -117,23 +125,61 @@ where
     }
 }
 
-/// The last read, reused for an hour: CloudWatch bills per metric requested, and a read of
-/// hundreds of GPUs takes many calls. One read runs at a time.
+/// How long a failed read is remembered before the next try: a failing region must not be
+/// asked again (and billed) on every page view.
+const RETRY_AFTER_FAILURE_SECONDS: u64 = 600;
+
+/// The last read, or failure.
+struct Last {
+    settings: CloudWatchSettings,
+    hour: i64,
+    steps: usize,
+    at: std::time::Instant,
+    read: Result<Arc<CloudWatchRead>, CloudWatchError>,
+}
+
+/// The last read, reused for the hour (and a failure for ten minutes): CloudWatch bills per
+/// metric requested, and a read of hundreds of GPUs takes many calls. One read runs at a
+/// time, in its own task, bounded by the settings' timeout: a page whose request times out
+/// does not cancel it, and the next page finds it done.
 pub async fn read_hourly(settings: &CloudWatchSettings, grid: Grid) -> Result<Arc<CloudWatchRead>, CloudWatchError> {
-    type Last = Option<(CloudWatchSettings, i64, Arc<CloudWatchRead>)>;
-    static LAST: LazyLock<tokio::sync::Mutex<Last>> = LazyLock::new(|| tokio::sync::Mutex::new(None));
-    let hour = grid.end().div_euclid(3600);
-    let mut last = LAST.lock().await;
-    if let Some((read_for, read_hour, read)) = last.as_ref()
-        && read_for == settings
-        && *read_hour == hour
-    {
-        return Ok(read.clone());
-    }
-    let sdk = crate::aws::sdk_config_from_environment().await;
-    let fresh = Arc::new(read(&sdk, settings, grid).await?);
-    *last = Some((settings.clone(), hour, fresh.clone()));
-    Ok(fresh)
+    static LAST: LazyLock<Arc<tokio::sync::Mutex<Option<Last>>>> = LazyLock::new(Default::default);
+    let settings = settings.clone();
+    let cache = LAST.clone();
+    let task = tokio::spawn(async move {
+        let hour = grid.end().div_euclid(3600);
+        let mut last = cache.lock().await;
+        if let Some(found) = last.as_ref()
+            && found.settings == settings
+            && found.hour == hour
+            && found.steps == grid.steps
+            && (found.read.is_ok() || found.at.elapsed().as_secs() < RETRY_AFTER_FAILURE_SECONDS)
+        {
+            return found.read.clone();
+        }
+        let sdk = crate::aws::sdk_config_from_environment().await;
+        let read = match tokio::time::timeout(settings.timeout, read(&sdk, &settings, grid)).await {
+            Ok(read) => read.map(Arc::new),
+            Err(_) => Err(CloudWatchError {
+                region: settings.regions.join(","),
+                message: format!("no complete read within {} s", settings.timeout.as_secs()),
+            }),
+        };
+        *last = Some(Last {
+            settings,
+            hour,
+            steps: grid.steps,
+            at: std::time::Instant::now(),
+            read: read.clone(),
+        });
+        read
+    });
+    task.await.unwrap_or_else(|e| {
+        Err(CloudWatchError {
+            region: String::new(),
+            message: format!("the read stopped: {e}"),
+        })
+    })
 }
 
 /// Reads every configured region (the SDK's own region when none is).
@@ -156,7 +202,15 @@ pub async fn read(
         settings.regions.clone()
     };
     for region in &regions {
-        read_region(sdk, settings, region, grid, &mut out).await?;
+        // One failing region leaves the others' data standing.
+        if let Err(err) = read_region(sdk, settings, region, grid, &mut out).await {
+            out.failed_regions.push(err);
+        }
+    }
+    if out.failed_regions.len() == regions.len()
+        && let Some(first) = out.failed_regions.first()
+    {
+        return Err(first.clone());
     }
     // Once, over every region's points: it converts units in place.
     fetch::finish(&mut out, grid);
@@ -229,6 +283,9 @@ mod tests {
             project: Some("chat".into()),
             instance_type: "ml.g5.xlarge".into(),
             instances: 1,
+            gpus_per_instance: 1,
+            observed_since: now - 30 * 86_400,
+            read_at: now,
             recent_invocations: 0.0,
             running_since: Some(now - 15 * 86_400),
             quiet_since: None,

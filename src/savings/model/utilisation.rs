@@ -54,13 +54,19 @@ pub struct GpuUse {
     pub gpu_util_mean: Option<Decimal>,
     pub sm_active_mean: Option<Decimal>,
     pub tensor_active_mean: Option<Decimal>,
+    pub sm_occupancy_mean: Option<Decimal>,
     pub observed_hours: Decimal,
     /// Hours in stretches of 30 minutes or more below 1 %, whatever memory is resident.
     pub idle_hours: Decimal,
     /// The start (unix seconds) of the idle stretch that runs to now, if any.
     pub idle_since: Option<i64>,
-    /// `GPU_UTIL` reads busy (mean 40 % or more) while under 10 % of the SMs work.
+    /// Outside idle stretches, kernels run 40 % of the time or more (engine activity, else
+    /// `GPU_UTIL`) while under 10 % of the SMs work.
     pub busy_but_ineffective: bool,
+    /// Those two means (kernels running, SM activity), in percent, when flagged.
+    pub busy_but_ineffective_figures: Option<(Decimal, Decimal)>,
+    /// The time (unix seconds) of its newest step with data.
+    pub seen_until: Option<i64>,
     /// Hours in stretches of 30 minutes or more with memory above 85 % of the card.
     pub memory_pressure_hours: Decimal,
     pub peak_memory_used_mib: Option<Decimal>,
@@ -108,6 +114,9 @@ pub struct IdleNow {
     pub team: String,
     /// Unix seconds the idle stretch began.
     pub since: i64,
+    /// Unix seconds of the newest data that shows it idle (the read's time, for an hourly
+    /// CloudWatch read): what a stretch is remembered as idle until.
+    pub seen_at: i64,
     /// GPUs it stands for.
     pub gpus: u32,
     /// What it costs an hour: GPUs × the project's $ per GPU-hour, or an endpoint's instances

@@ -251,6 +251,7 @@ fn GpuTable(rows: Vec<crate::savings::model::GpuUse>, total: usize) -> impl Into
                         <td class="num">{g.gpu_util_mean.map(percent_value).unwrap_or_default()}</td>
                         <td class="num">{g.sm_active_mean.map(percent_value).unwrap_or_default()}</td>
                         <td class="num">{g.tensor_active_mean.map(percent_value).unwrap_or_default()}</td>
+                        <td class="num">{g.sm_occupancy_mean.map(percent_value).unwrap_or_default()}</td>
                         <td class="num">{memory}</td>
                         <td data-testid="gpu-verdict">{g.verdict}</td>
                     </tr>
@@ -261,7 +262,7 @@ fn GpuTable(rows: Vec<crate::savings::model::GpuUse>, total: usize) -> impl Into
             <h3>"Per GPU"</h3>
             {more.map(|m| view! { <p class="hint">{m}</p> })}
             <table class="data" data-testid="gpu-table">
-                <TableHead columns=&["Project or host", "GPU", "Judged by", "Mean", "p50 / p95", "GPU util mean", "SM activity mean", "Tensor mean", "Peak memory", "Verdict"]/>
+                <TableHead columns=&["Project or host", "GPU", "Judged by", "Mean", "p50 / p95", "GPU util mean", "SM activity mean", "Tensor mean", "SM occupancy mean", "Peak memory", "Verdict"]/>
                 <tbody>{body}</tbody>
             </table>
         }

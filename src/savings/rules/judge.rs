@@ -18,7 +18,8 @@ const SERVING_CEILING: i64 = 80;
 const SCALE_OUT_ABOVE: i64 = 85;
 /// Seed 003's KPI: training GPUs above 70 %.
 const TRAINING_TARGET: i64 = 70;
-/// `GPU_UTIL` at or above this mean reads as busy (it would not be called underused).
+/// Kernels running at least this share of the time read as busy (`GPU_UTIL` or engine
+/// activity would not call the GPU underused).
 const READS_BUSY: f64 = 40.0;
 const INEFFECTIVE_SM_BELOW: f64 = 10.0;
 const MEMORY_PRESSURE_ABOVE: f32 = 0.85;
@@ -118,10 +119,21 @@ pub(super) fn judge(gpu: &Gpu, reading: &Reading, series: &GpuSeries) -> Option<
     sorted.sort_by(f32::total_cmp);
     let means = &reading.means;
     let judged_by = means.judged_by();
-    let busy_reading = means.gpu_util.or(means.engine_active).unwrap_or(0.0);
-    let busy_but_ineffective = judged_by == ActivityMetric::SmActive
-        && busy_reading >= READS_BUSY
-        && means.sm_active.is_some_and(|sm| sm < INEFFECTIVE_SM_BELOW);
+    // Busy but ineffective is judged outside idle stretches, so a kernel stuck for part of
+    // each day is not averaged away by the hours nothing ran.
+    let (mut kernel_sum, mut sm_sum, mut steps) = (0f64, 0f64, 0usize);
+    for i in 0..reading.activity.len() {
+        let kernel = reading.kernel.get(i).copied().unwrap_or(f32::NAN);
+        if !in_idle[i] && !kernel.is_nan() && !reading.activity[i].is_nan() {
+            kernel_sum += f64::from(kernel);
+            sm_sum += f64::from(reading.activity[i]);
+            steps += 1;
+        }
+    }
+    let working = (steps > 0).then(|| (kernel_sum / steps as f64, sm_sum / steps as f64));
+    let ineffective = working.filter(|(kernel, sm)| {
+        judged_by == ActivityMetric::SmActive && *kernel >= READS_BUSY && *sm < INEFFECTIVE_SM_BELOW
+    });
     let pressure = stretches(&reading.memory, |v| v > MEMORY_PRESSURE_ABOVE);
     let idle_steps: usize = idle.iter().map(|(_, len)| len).sum();
     let public = GpuUse {
@@ -140,10 +152,13 @@ pub(super) fn judge(gpu: &Gpu, reading: &Reading, series: &GpuSeries) -> Option<
         gpu_util_mean: means.gpu_util.map(pct),
         sm_active_mean: means.sm_active.map(pct),
         tensor_active_mean: means.tensor_active.map(pct),
+        sm_occupancy_mean: means.sm_occupancy.map(pct),
         observed_hours: hours(sorted.len(), grid.step, weight),
         idle_hours: hours(idle_steps, grid.step, weight),
         idle_since,
-        busy_but_ineffective,
+        busy_but_ineffective: ineffective.is_some(),
+        busy_but_ineffective_figures: ineffective.map(|(kernel, sm)| (pct(kernel), pct(sm))),
+        seen_until: last_with_data.map(|l| grid.time(l)),
         memory_pressure_hours: hours(pressure.iter().map(|(_, len)| len).sum(), grid.step, weight),
         peak_memory_used_mib: means.peak_memory_used_mib.map(pct),
         memory_total_mib: means.memory_total_mib.map(pct),
@@ -162,11 +177,11 @@ pub(super) fn judge(gpu: &Gpu, reading: &Reading, series: &GpuSeries) -> Option<
 /// One GPU's verdict, most pressing first.
 pub(super) fn verdict(g: &GpuUse) -> String {
     let mut parts = Vec::new();
-    if g.busy_but_ineffective {
+    if let Some((kernel, sm)) = g.busy_but_ineffective_figures {
         parts.push(format!(
-            "busy but ineffective: GPU util {}, SM activity {}",
-            g.gpu_util_mean.map(percent_value).unwrap_or_default(),
-            g.sm_active_mean.map(percent_value).unwrap_or_default()
+            "busy but ineffective: kernels running {} of the time, SM activity {}",
+            percent_value(kernel),
+            percent_value(sm)
         ));
     }
     if g.idle_hours > Decimal::ZERO {

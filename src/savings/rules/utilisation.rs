@@ -162,13 +162,24 @@ pub fn assess(inputs: &Inputs, series: &GpuSeries, range_days: i64) -> Assessmen
                 let share = Decimal::ONE - active_mean / Decimal::from(HEALTHY_FLOOR);
                 let left = ceiling.map(|c| c - idle_saving).unwrap_or(Decimal::MAX);
                 let saving = per_30(active * rate * share).min(left);
-                let keep = (Decimal::from(gpus.len() as i64) * active_mean / Decimal::from(HEALTHY_FLOOR))
+                let count_now = Decimal::from(summary.gpus as i64);
+                let keep = (count_now * active_mean / Decimal::from(HEALTHY_FLOOR))
                     .ceil()
                     .max(Decimal::ONE);
+                // One GPU cannot be consolidated onto fewer: its share is freed by packing
+                // more work onto it (MIG, more replicas per GPU) or a smaller type.
+                let recommended = if keep < count_now {
+                    format!("consolidate {} GPUs to about {}", count(summary.gpus), number(keep, 0))
+                } else {
+                    format!(
+                        "share the GPU{} (MIG, more work per GPU) or use a smaller type",
+                        if summary.gpus == 1 { "" } else { "s" }
+                    )
+                };
                 if saving > Decimal::ZERO {
                     out.recommendations.push(context.row(
                         Kind::Underused,
-                        format!("consolidate {} GPUs to about {}", count(gpus.len()), number(keep, 0)),
+                        recommended,
                         saving,
                         format!(
                             "{}: mean {} ({}) over {} active GPU-hours outside idle stretches, p50 {}, p95 {} of five-minute step means over {} days; consolidating to a 60 % mean saves {} of those GPU-hours at {}/GPU-hour",
@@ -209,6 +220,8 @@ pub fn assess(inputs: &Inputs, series: &GpuSeries, range_days: i64) -> Assessmen
 pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<(Endpoint, Recommendation)> {
     let (billing, _) = billed(inputs);
     let mut out = Vec::new();
+    // What each project's idle endpoints have claimed so far: together at most its spend.
+    let mut claimed: BTreeMap<String, Decimal> = BTreeMap::new();
     for endpoint in endpoints.iter().filter(|e| e.idle_for_two_weeks(now)) {
         let Some(hourly) = hourly_cost(endpoint, inputs.pricing) else {
             continue;
@@ -223,10 +236,17 @@ pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<
                 && format!("ml.{}", u.instance_type) == endpoint.instance_type
         });
         let whole = hourly * Decimal::from(720);
+        let so_far = claimed.entry(project.clone()).or_default();
         let saving = match billed {
-            Some(b) => whole.min(inputs.window.per_30_days(b.spend)),
+            Some(b) => whole
+                .min(inputs.window.per_30_days(b.spend) - *so_far)
+                .max(Decimal::ZERO),
             None => whole,
         };
+        *so_far += saving;
+        if saving.is_zero() {
+            continue;
+        }
         out.push((
             endpoint.clone(),
             Recommendation {
@@ -277,6 +297,7 @@ pub fn idle_now(inputs: &Inputs, assessment: &Assessment, endpoints: &[Endpoint]
                 project: g.project.clone(),
                 team: team(&g.project),
                 since: g.idle_since?,
+                seen_at: g.seen_until?,
                 gpus: g.gpus,
                 usd_per_hour: rate(&g.project).map(|r| r * Decimal::from(g.gpus)),
             })
@@ -296,7 +317,8 @@ pub fn idle_now(inputs: &Inputs, assessment: &Assessment, endpoints: &[Endpoint]
             team: team(&project),
             project,
             since,
-            gpus: endpoint.instances,
+            seen_at: endpoint.read_at,
+            gpus: endpoint.instances * endpoint.gpus_per_instance,
             usd_per_hour: hourly_cost(endpoint, inputs.pricing),
         });
     }

@@ -15,8 +15,11 @@ use super::{Line, d, day, seed, team};
 use crate::common::moto::{self, Moto};
 use crate::common::{aws_config_at, burnrate_command, database_url};
 use burnrate::config::CloudWatchSettings;
+use burnrate::savings::Kind;
 use burnrate::savings::cloudwatch;
 use burnrate::savings::gpu_series::Grid;
+use burnrate::savings::insights::{self, Sources};
+use burnrate::savings::model::Decision;
 
 fn python() -> String {
     format!("{}/target/pyenv/bin/python", env!("CARGO_MANIFEST_DIR"))
@@ -82,6 +85,7 @@ fn settings() -> CloudWatchSettings {
     CloudWatchSettings {
         regions: vec!["us-east-1".into(), "us-west-2".into()],
         project_tag: "project".into(),
+        timeout: std::time::Duration::from_secs(120),
     }
 }
 
@@ -90,8 +94,9 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
     let moto = moto::start().await;
     let now = chrono::Utc::now().timestamp();
     let (vision, batch) = seed_fleet(&moto, now);
-    // 500 points a page: us-east-1's 1,453 points (360 × 3 for chat-ep, 180 for idle-ep,
-    // 96 × 2 + 1 for vision) take three pages, us-west-2's 193 one.
+    // 500 points a page: us-east-1's 2,173 points (360 × 3 for chat-ep, 180 for idle-ep,
+    // 360 × 2 for multi-ep, 96 × 2 + 1 for vision) take five pages; us-west-2's 913 (96 × 2
+    // + 1 for batch, 360 × 2 for its chat-ep) two.
     let front = front(&moto, 500, 0);
     let sdk = aws_config_at(&front.endpoint, "testing").await;
     let grid = Grid::ending(now, 15, 300);
@@ -100,7 +105,7 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
     let endpoint = |name: &str| {
         read.endpoints
             .iter()
-            .find(|e| e.name == name)
+            .find(|e| e.name == name && e.region == "us-east-1")
             .unwrap_or_else(|| panic!("{name}: {:?}", read.endpoints))
     };
     let chat = endpoint("chat-ep");
@@ -137,26 +142,37 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
     );
     assert_eq!(vision_reading.means.memory_total_mib, Some(23028.0));
     assert_eq!(vision_reading.means.peak_memory_used_mib, Some(14336.0));
-    assert_eq!(
-        vision_reading.activity.iter().filter(|v| !v.is_nan()).count(),
-        96,
-        "8 hours of steps"
-    );
+    // CloudWatch labels a period by its start; the grid labels a step by its end. The newest
+    // point (in the period just before now) is the grid's last step, and 96 points fill
+    // exactly the last 96 steps.
+    let steps = &vision_reading.activity;
+    assert_eq!(steps.iter().filter(|v| !v.is_nan()).count(), 96, "8 hours of steps");
+    assert!(!steps[grid.steps - 1].is_nan() && !steps[grid.steps - 96].is_nan());
+    assert!(steps[grid.steps - 97].is_nan());
     let (batch_gpu, batch_reading) = gpu(&batch);
     assert_eq!(batch_gpu.project.as_deref(), Some("batch"), "found in us-west-2");
     assert_eq!(batch_reading.means.gpu_util, Some(80.0));
     // Endpoint GPU utilisation is per GPU in percent (g4dn.xlarge has one T4).
-    let (_, chat_reading) = gpu("endpoint chat-ep/AllTraffic");
+    let (chat_gpu, chat_reading) = gpu("endpoint us-east-1/chat-ep/AllTraffic");
+    assert_eq!(chat_gpu.project.as_deref(), Some("chat"));
     assert_eq!(chat_reading.means.gpu_util, Some(30.0));
     assert_eq!(
         chat_reading.resource.as_deref(),
         Some("endpoint/us-east-1/chat-ep/AllTraffic")
     );
+    // The same endpoint name in another region is another endpoint.
+    let (west_gpu, west_reading) = gpu("endpoint us-west-2/chat-ep/AllTraffic");
+    assert_eq!(west_gpu.project.as_deref(), Some("chat-west"));
+    assert_eq!(west_reading.means.gpu_util, Some(45.0));
+    // 0–100 × the instance's GPUs: 200 on a g4dn.12xlarge (4 T4s) is 50 % each, for 4 GPUs.
+    let (_, multi_reading) = gpu("endpoint us-east-1/multi-ep/AllTraffic");
+    assert_eq!((multi_reading.gpus, multi_reading.means.gpu_util), (4, Some(50.0)));
+    assert_eq!(endpoint("multi-ep").gpus_per_instance, 4);
 
-    // One batch per region (12 queries fit 100,800 points), each followed through its pages;
-    // CloudWatch bills every query of every page.
-    assert_eq!(read.get_metric_data_calls, 4, "pages followed");
-    assert_eq!(read.metrics_requested, 9 * 3 + 3, "9 queries × 3 pages + 3 × 1");
+    // One batch per region (12 and 6 queries fit 100,800 points), each followed through its
+    // pages; CloudWatch bills every query of every page.
+    assert_eq!(read.get_metric_data_calls, 5 + 2, "pages followed");
+    assert_eq!(read.metrics_requested, 12 * 5 + 6 * 2);
 }
 
 #[tokio::test]
@@ -175,8 +191,9 @@ async fn throttling_on_every_third_call_still_reads_everything() {
     let read = cloudwatch::read(&sdk, &settings(), Grid::ending(now, 15, 300))
         .await
         .expect("throttled calls are retried with backoff");
-    assert_eq!(read.endpoints.len(), 2);
-    assert_eq!(read.series.gpus.len(), 4);
+    assert_eq!(read.endpoints.len(), 4);
+    assert_eq!(read.series.gpus.len(), 6, "two agent GPUs and four endpoint variants");
+    assert!(read.failed_regions.is_empty());
 }
 
 /// Fifteen settled days of each project's GPU spend.
@@ -260,4 +277,120 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
             .any(|r| r[2] == "chat-idle" && matches!(r[0].as_str(), "idle_gpu" | "underused")),
         "an idle endpoint's GPUs are not judged again:\n{stdout}"
     );
+
+    // It can be accepted like any recommendation, and the ledger measures the project's
+    // hosting on that type: $20 a day over the 15 days.
+    let sdk = aws_config_at(&front.endpoint, "testing").await;
+    let settings = settings();
+    let sources = Sources {
+        prometheus: None,
+        cloudwatch: Some(&settings),
+        aws: Some(&sdk),
+    };
+    let found = insights::compute(&pool, 15, sources, chrono::Utc::now())
+        .await
+        .expect("insights");
+    let idle = found
+        .recommendations
+        .iter()
+        .find(|r| r.kind == Kind::IdleEndpoint)
+        .expect("idle endpoint");
+    assert_eq!(idle.host, "endpoint/us-east-1/idle-ep/AllTraffic");
+    let mut tx = pool.begin().await.expect("tx");
+    let actor = burnrate::audit_log::Actor::system("test");
+    burnrate::savings::store::decide(&mut tx, &actor, idle, Decision::Accepted, "deleting it", day(20))
+        .await
+        .expect("an idle endpoint is accepted");
+    tx.commit().await.expect("commit");
+    let mut conn = pool.acquire().await.expect("connection");
+    let accepted = burnrate::savings::store::accepted(&mut conn).await.expect("accepted");
+    let measured = burnrate::savings::store::measured_spend(&mut conn, &accepted[0], day(0), day(15))
+        .await
+        .expect("measured");
+    assert_eq!(measured, d("300"));
+}
+
+/// Seeds one agent GPU per workload shape (tests/fixtures/seed_gpu_fleet.py --shapes).
+fn seed_shapes(moto: &Moto, now: i64) {
+    let out = Command::new(python())
+        .arg(fixture("seed_gpu_fleet.py"))
+        .args(["--endpoint", &moto.endpoint, "--now", &now.to_string(), "--shapes"])
+        .output()
+        .expect("the seeding script runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[sqlx::test]
+async fn each_workload_shape_read_from_cloudwatch_gets_its_verdict(pool: PgPool) {
+    // Three settled days of each shape's project on one GPU at $1.006 an hour.
+    let mut lines = Vec::new();
+    for project in [
+        "bursty_serving",
+        "spinning_kernel",
+        "resident_idle",
+        "training",
+        "nightly_idle",
+    ] {
+        for n in 0..3 {
+            lines.push(Line(project, "USE1-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")));
+        }
+    }
+    seed(&pool, &lines).await;
+    super::declare(&pool, "training", "training", None).await;
+    let moto = moto::start().await;
+    let now = chrono::Utc::now();
+    seed_shapes(&moto, now.timestamp());
+    let front = front(&moto, 100_800, 0);
+    let sdk = aws_config_at(&front.endpoint, "testing").await;
+    let settings = CloudWatchSettings {
+        regions: vec!["us-east-1".into()],
+        project_tag: "project".into(),
+        timeout: std::time::Duration::from_secs(120),
+    };
+    let sources = Sources {
+        prometheus: None,
+        cloudwatch: Some(&settings),
+        aws: Some(&sdk),
+    };
+    let found = insights::compute(&pool, 30, sources, now).await.expect("insights");
+    assert_eq!(found.utilisation_note, None);
+    let project = |name: &str| {
+        found
+            .utilisation
+            .iter()
+            .find(|u| u.project == name)
+            .unwrap_or_else(|| panic!("{name}: {:?}", found.utilisation))
+            .clone()
+    };
+    let rows = |kind: Kind, name: &str| {
+        found
+            .recommendations
+            .iter()
+            .filter(|r| r.kind == kind && r.project == name)
+            .count()
+    };
+    // CloudWatch's five-minute Average of the agent's one-minute samples: 18 %, underused.
+    let bursty = project("bursty_serving");
+    assert!(bursty.mean >= d("16") && bursty.mean <= d("20.5"), "{bursty:?}");
+    assert_eq!(bursty.judged_by, "GPU util");
+    assert_eq!(rows(Kind::Underused, "bursty_serving"), 1);
+    // The agent publishes no SM activity: the spinning kernel honestly reads busy.
+    let spinning = project("spinning_kernel");
+    assert_eq!(spinning.mean, d("100"));
+    assert_eq!(spinning.busy_but_ineffective, 0);
+    assert!(spinning.band.starts_with("scale out"), "{}", spinning.band);
+    // Resident but idle is idle: 6 hours of it, 14 GB in memory.
+    let resident = project("resident_idle");
+    assert_eq!(resident.idle_gpu_hours, d("6"), "{resident:?}");
+    assert_eq!(resident.peak_memory_used_mib, Some(d("14336")));
+    assert_eq!(rows(Kind::IdleGpu, "resident_idle"), 1);
+    assert_eq!(rows(Kind::Underused, "resident_idle"), 0, "idle is not also underused");
+    // Training at 98 % is healthy against the 70 % target.
+    assert!(project("training").band.starts_with("healthy for training"));
+    assert_eq!(rows(Kind::Underused, "training") + rows(Kind::IdleGpu, "training"), 0);
+    // Idle 8 hours a night for three nights: 24 idle GPU-hours, idle now.
+    let nightly = project("nightly_idle");
+    assert_eq!(nightly.idle_gpu_hours, d("24"), "{nightly:?}");
+    assert_eq!(nightly.idle_gpus_now, 1);
+    assert!(found.idle_now.iter().any(|i| i.project == "nightly_idle"));
 }

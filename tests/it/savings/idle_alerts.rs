@@ -76,6 +76,7 @@ async fn one_email_per_idle_stretch_and_a_snooze_holds_then_ends(pool: PgPool) {
     let sources = Sources {
         prometheus: Some(&settings),
         cloudwatch: None,
+        aws: None,
     };
     let now = Utc::now();
     let found = insights::compute(&pool, 30, sources, now).await.expect("insights");
@@ -162,8 +163,10 @@ async fn one_email_per_idle_stretch_and_a_snooze_holds_then_ends(pool: PgPool) {
     );
 
     // A new stretch after the GPU worked again: one more email, unless snoozed.
+    let next_since = later + chrono::Duration::hours(2);
     let next = IdleNow {
-        since: (later + chrono::Duration::hours(2)).timestamp(),
+        since: next_since.timestamp(),
+        seen_at: (next_since + chrono::Duration::hours(5)).timestamp(),
         ..cluster.clone()
     };
     let lead = Actor {

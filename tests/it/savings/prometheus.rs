@@ -20,6 +20,7 @@ fn prometheus_only(settings: &PrometheusSettings) -> Sources<'_> {
     Sources {
         prometheus: Some(settings),
         cloudwatch: None,
+        aws: None,
     }
 }
 
@@ -136,10 +137,11 @@ async fn each_workload_shape_gets_the_verdict_its_counters_support(pool: PgPool)
         (stuck.gpu_util_mean, stuck.sm_active_mean),
         (Some(d("100")), Some(d("0.8")))
     );
+    assert_eq!(stuck.busy_but_ineffective_figures, Some((d("99"), d("0.8"))));
     assert!(
         stuck
             .verdict
-            .contains("busy but ineffective: GPU util 100.0%, SM activity 0.8%"),
+            .contains("busy but ineffective: kernels running 99.0% of the time, SM activity 0.8%"),
         "{}",
         stuck.verdict
     );
