@@ -13,17 +13,7 @@ use sqlx::PgPool;
 
 /// The binary with a clean AWS environment: no profile files, no instance metadata.
 fn burnrate(database: &str) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_burnrate"));
-    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("AWS_") || name.starts_with("BURNRATE_")) {
-        command.env_remove(name);
-    }
-    command
-        .env("DATABASE_URL", database)
-        .env("AWS_CONFIG_FILE", "/nonexistent/burnrate-test")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/burnrate-test")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("RUST_LOG", "warn");
-    command
+    common::burnrate_command(database)
 }
 
 fn with_credentials(mut command: Command) -> Command {

@@ -122,11 +122,11 @@ pub(super) fn judge(gpu: &Gpu, reading: &Reading, series: &GpuSeries) -> Option<
     // Busy but ineffective is judged outside idle stretches, so a kernel stuck for part of
     // each day is not averaged away by the hours nothing ran.
     let (mut kernel_sum, mut sm_sum, mut steps) = (0f64, 0f64, 0usize);
-    for i in 0..reading.activity.len() {
+    for (i, (activity, idle)) in reading.activity.iter().zip(&in_idle).enumerate() {
         let kernel = reading.kernel.get(i).copied().unwrap_or(f32::NAN);
-        if !in_idle[i] && !kernel.is_nan() && !reading.activity[i].is_nan() {
+        if !idle && !kernel.is_nan() && !activity.is_nan() {
             kernel_sum += f64::from(kernel);
-            sm_sum += f64::from(reading.activity[i]);
+            sm_sum += f64::from(*activity);
             steps += 1;
         }
     }

@@ -354,14 +354,7 @@ async fn each_workload_shape_read_from_cloudwatch_gets_its_verdict(pool: PgPool)
     };
     let found = insights::compute(&pool, 30, sources, now).await.expect("insights");
     assert_eq!(found.utilisation_note, None);
-    let project = |name: &str| {
-        found
-            .utilisation
-            .iter()
-            .find(|u| u.project == name)
-            .unwrap_or_else(|| panic!("{name}: {:?}", found.utilisation))
-            .clone()
-    };
+    let project = |name: &str| super::utilisation_of(&found, name);
     let rows = |kind: Kind, name: &str| {
         found
             .recommendations

@@ -110,3 +110,16 @@ pub async fn insights(pool: &PgPool, days: u32) -> burnrate::savings::insights::
         .await
         .expect("insights")
 }
+
+/// A project's (or unmapped host's) utilisation summary, or a panic listing what there is.
+pub fn utilisation_of(
+    found: &burnrate::savings::insights::Insights,
+    name: &str,
+) -> burnrate::savings::model::Utilisation {
+    found
+        .utilisation
+        .iter()
+        .find(|u| u.project == name)
+        .unwrap_or_else(|| panic!("{name}: {:?}", found.utilisation))
+        .clone()
+}

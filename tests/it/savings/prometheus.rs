@@ -83,14 +83,7 @@ async fn each_workload_shape_gets_the_verdict_its_counters_support(pool: PgPool)
         .await
         .expect("insights");
     assert_eq!(found.utilisation_note, None);
-    let project = |name: &str| {
-        found
-            .utilisation
-            .iter()
-            .find(|u| u.project == name)
-            .unwrap_or_else(|| panic!("{name}: {:?}", found.utilisation))
-            .clone()
-    };
+    let project = |name: &str| super::utilisation_of(&found, name);
     let gpu = |name: &str| {
         found
             .gpus
