@@ -42,14 +42,7 @@ pub fn describe_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: 
     call: &str,
     err: &SdkError<E, R>,
 ) -> String {
-    let message = match err.as_service_error() {
-        Some(service) => format!(
-            "{}: {}",
-            service.code().unwrap_or("error"),
-            service.message().unwrap_or("no message")
-        ),
-        None => DisplayErrorContext(err).to_string(),
-    };
+    let message = super::error_message(err);
     format!("AWS Budgets {call} failed: {message}")
 }
 

@@ -78,6 +78,23 @@ pub async fn sdk_config_from_environment() -> SdkConfig {
 }
 
 /// HTTPS with rustls on ring (already in the build for sqlx), trusting the system's roots.
+/// AWS's code and message for a refusal (`ThrottlingException: Rate exceeded`); the
+/// transport's error chain otherwise. Never a debug dump of the SDK's structs.
+pub fn error_message<E, R>(err: &aws_sdk_sts::error::SdkError<E, R>) -> String
+where
+    E: aws_sdk_sts::error::ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    match err.as_service_error() {
+        Some(service) => format!(
+            "{}: {}",
+            service.code().unwrap_or("error"),
+            service.message().unwrap_or("no message")
+        ),
+        None => aws_sdk_sts::error::DisplayErrorContext(err).to_string(),
+    }
+}
+
 pub fn https_client() -> aws_sdk_costexplorer::config::SharedHttpClient {
     aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))

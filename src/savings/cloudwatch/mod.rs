@@ -22,7 +22,7 @@ mod fetch;
 use std::sync::{Arc, LazyLock};
 
 use aws_config::SdkConfig;
-use aws_sdk_cloudwatch::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_cloudwatch::error::{ProvideErrorMetadata, SdkError};
 use rust_decimal::Decimal;
 
 use crate::config::CloudWatchSettings;
@@ -111,14 +111,7 @@ where
     E: ProvideErrorMetadata + std::error::Error + 'static,
     R: std::fmt::Debug,
 {
-    let message = match err.as_service_error() {
-        Some(service) => format!(
-            "{}: {}",
-            service.code().unwrap_or("error"),
-            service.message().unwrap_or("no message")
-        ),
-        None => DisplayErrorContext(&err).to_string(),
-    };
+    let message = crate::aws::error_message(&err);
     CloudWatchError {
         region: region.to_string(),
         message,

@@ -236,13 +236,15 @@ pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<
                 && format!("ml.{}", u.instance_type) == endpoint.instance_type
         });
         let whole = hourly * Decimal::from(720);
-        let so_far = claimed.entry(project.clone()).or_default();
-        let saving = match billed {
-            Some(b) => whole
-                .min(inputs.window.per_30_days(b.spend) - *so_far)
-                .max(Decimal::ZERO),
-            None => whole,
+        // A saving comes from spend: an endpoint whose project billed no GPU spend in the
+        // window (its tag not yet a cost-allocation tag, say) is not priced.
+        let Some(b) = billed else {
+            continue;
         };
+        let so_far = claimed.entry(project.clone()).or_default();
+        let saving = whole
+            .min(inputs.window.per_30_days(b.spend) - *so_far)
+            .max(Decimal::ZERO);
         *so_far += saving;
         if saving.is_zero() {
             continue;
@@ -251,7 +253,7 @@ pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<
             endpoint.clone(),
             Recommendation {
                 kind: Kind::IdleEndpoint,
-                team: billed.map(|b| b.team.clone()).unwrap_or_default(),
+                team: b.team.clone(),
                 project: project.clone(),
                 usage_type: hosting.map(|u| u.usage_type.clone()).unwrap_or_default(),
                 instance_type: endpoint.instance_type.clone(),
