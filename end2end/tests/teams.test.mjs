@@ -33,17 +33,25 @@ test('the team chart has one legend entry per team and its table equals the data
   assert.equal(cells.length, expected.size);
   for (const [day, team, value] of cells) assert.equal(units(value), expected.get(`${day}|${team}`), `${day} ${team}`);
 
-  // The demo, like Cost Explorer, ends yesterday and its last three days are Estimated: the
-  // table marks exactly those days, the chart's legend and the note under the table say so.
-  const { rows: provisional } = await server.db.query(
-    `select distinct day::text as day from daily_project_costs where estimated and day between $1 and $2 order by 1`, [from, last]);
-  assert.equal(provisional.length, 3, 'three Estimated days');
-  assert.equal(last, provisional[2].day, 'the period ends on the last (provisional) day: yesterday');
-  const marked = await page.$$eval('[data-testid="chart-row"]', (rows) => [...new Set(rows
-    .filter((r) => r.children[3].textContent === 'Estimated').map((r) => r.children[0].textContent))].sort());
-  assert.deepEqual(marked, provisional.map((r) => r.day));
-  assert.ok(svgText.some((t) => t.includes('Estimated (provisional)')), 'the chart legend names provisional days');
-  assert.match(await page.textContent('[data-testid="estimated-legend"]'), /Estimated: .* are provisional/);
+  // The demo, like Cost Explorer, ends yesterday and flags the whole open bill Estimated;
+  // only the days inside the three-day restatement window are provisional. The table marks
+  // each kind, the chart's legend and the notes under the table say so.
+  const { rows: estimated } = await server.db.query(
+    `select distinct day::text as day, day >= (now() at time zone 'utc')::date - 3 as provisional
+     from daily_project_costs where estimated and day between $1 and $2 order by 1`, [from, last]);
+  const provisional = estimated.filter((r) => r.provisional).map((r) => r.day);
+  const billOpen = estimated.filter((r) => !r.provisional).map((r) => r.day);
+  assert.ok(provisional.length >= 1 && provisional.length <= 3, `provisional ${provisional}`);
+  assert.equal(last, provisional.at(-1), 'the period ends on the last (provisional) day: yesterday');
+  const marked = (label) => page.$$eval('[data-testid="chart-row"]', (rows, label) => [...new Set(rows
+    .filter((r) => r.children[3].textContent === label).map((r) => r.children[0].textContent))].sort(), label);
+  assert.deepEqual(await marked('Provisional'), provisional);
+  assert.deepEqual(await marked('Bill open'), billOpen);
+  assert.ok(svgText.some((t) => t.includes('provisional days')), 'the chart legend names provisional days');
+  assert.match(await page.textContent('[data-testid="provisional-legend"]'), /Provisional: .* may restate them/);
+  if (billOpen.length > 0) {
+    assert.match(await page.textContent('[data-testid="bill-open-legend"]'), /Bill open: .* count as settled/);
+  }
 
   await page.click('[data-testid="metric-amortized"]');
   await page.waitForURL(/metric=amortized/);

@@ -3,7 +3,9 @@
 //! `budgets::aws_sync`'s business.
 
 use aws_sdk_budgets::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use aws_sdk_budgets::types::{Budget as AwsBudget, Notification, NotificationWithSubscribers};
+use aws_sdk_budgets::types::{
+    Budget as AwsBudget, Expression, MatchOption, Notification, NotificationWithSubscribers, TagValues,
+};
 
 /// Why AWS Budgets could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +46,28 @@ pub fn describe_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: 
 ) -> String {
     let message = super::error_message(err);
     format!("AWS Budgets {call} failed: {message}")
+}
+
+/// The filter for spend carrying the cost allocation tag `tag_key` with one of `values`.
+///
+/// `FilterExpression` is Cost Explorer's `Expression`: `Tags.Key` is the tag key itself
+/// and `Values` are plain tag values (`{Key: "project", Values: ["alpha"], MatchOptions:
+/// ["EQUALS"]}`), as in
+/// <https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_TagValues.html>
+/// and Cost Explorer's own filters
+/// (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html>).
+/// The `user:<key>$<value>` strings belong to the deprecated `CostFilters.TagKeyValue`;
+/// sent here they match no spend, so the budget would track $0.
+pub fn tag_filter(tag_key: &str, values: &[String]) -> Expression {
+    Expression::builder()
+        .tags(
+            TagValues::builder()
+                .key(tag_key)
+                .set_values(Some(values.to_vec()))
+                .match_options(MatchOption::Equals)
+                .build(),
+        )
+        .build()
 }
 
 /// `AWS_ACCOUNT_ID` when set: 12 digits, or an error naming what is wrong.

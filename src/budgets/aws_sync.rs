@@ -13,7 +13,7 @@
 use aws_sdk_budgets::types::{
     Budget as AwsBudget, BudgetType, ComparisonOperator, Dimension, Expression, ExpressionDimensionValues,
     Metric as AwsMetric, Notification, NotificationType, NotificationWithSubscribers, Spend, Subscriber,
-    SubscriptionType, TagValues, ThresholdType, TimeUnit,
+    SubscriptionType, ThresholdType, TimeUnit,
 };
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
@@ -117,17 +117,7 @@ fn desired(budget: &Budget, projects: &[String], recipients: &[String], tag_key:
     let filter = match &spec.scope {
         BudgetScope::Org => None,
         _ if projects.is_empty() => return Err("the team has no projects, so no tag filter can express it".into()),
-        // Tag filter values are `user:<key>$<value>`, as Cost Explorer reports them.
-        _ => Some(
-            Expression::builder()
-                .tags(
-                    TagValues::builder()
-                        .key(format!("user:{tag_key}"))
-                        .set_values(Some(projects.iter().map(|p| format!("user:{tag_key}${p}")).collect()))
-                        .build(),
-                )
-                .build(),
-        ),
+        _ => Some(crate::aws::budgets::tag_filter(tag_key, projects)),
     };
     // Before credits: AWS leaves the Credit and Refund record types out, as burnrate does.
     let filter = match spec.credits {

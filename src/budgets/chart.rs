@@ -8,7 +8,7 @@ use super::BudgetStatus;
 
 /// Cumulative actual spend, the forecast to the period's end, the budget line and its
 /// thresholds.
-pub fn burn_chart(status: &BudgetStatus, daily: &[(NaiveDate, Decimal)], estimated: &[NaiveDate]) -> String {
+pub fn burn_chart(status: &BudgetStatus, daily: &[(NaiveDate, Decimal)], provisional: &[NaiveDate]) -> String {
     let spec = &status.budget.spec;
     let days: Vec<NaiveDate> = status
         .period
@@ -57,7 +57,7 @@ pub fn burn_chart(status: &BudgetStatus, daily: &[(NaiveDate, Decimal)], estimat
         &crate::charts::Burn {
             days: &days,
             actual: &actual,
-            estimated,
+            provisional,
             forecast: &forecast,
             budget: Some(spec.amount),
             thresholds: &thresholds,

@@ -1,11 +1,11 @@
 //! Where each budget stands, and the alerts its crossed thresholds queue.
 //!
-//! Actual spend is every stored day of the period (today has no figures yet; Estimated days
-//! count as they stand). The forecast is `costs::forecast`'s, the same as the Overview's.
+//! Actual spend is every stored day of the period (today has no figures yet; provisional
+//! days count as they stand). The forecast is `costs::forecast`'s, the same as the Overview's.
 //! A threshold is crossed when the compared figure is at or above its share of the amount.
 //!
 //! Spend for a period's last days arrives after it has ended, so evaluation keeps judging
-//! the previous period too until none of its days is Estimated: a threshold crossed there is
+//! the previous period too until all its days are settled (`costs::settlement`): a threshold crossed there is
 //! still alerted, once, for that period (not for a budget created after it ended, and an
 //! edit made since re-arms nothing there). A budget raised mid-period re-arms the thresholds
 //! the new amount no longer crosses (their alerts stay in the history as `rearmed`); lowering
@@ -18,6 +18,7 @@ use sqlx::{PgConnection, PgPool};
 use super::model::ProjectSpend;
 use super::{Budget, BudgetScope, BudgetSpec, BudgetStatus, Threshold, ThresholdKind, email, store};
 use crate::costs::forecast;
+use crate::costs::settlement::{Settlement, period_is_settled};
 use crate::period::{Basis, DateRange, days_before};
 
 /// What one evaluation did.
@@ -144,7 +145,7 @@ pub async fn status_in(
     let spec = &budget.spec;
     let with_figures = period.cut_at(today);
     let filter = scope_filter(conn, &spec.scope).await?;
-    let window = forecast::settled_before(&mut *conn, with_figures.to)
+    let window = forecast::settled_before(&mut *conn, with_figures.to, Settlement::on(today))
         .await?
         .run_rate_window();
     let fetched = DateRange {
@@ -181,19 +182,6 @@ pub async fn status_in(
         },
         daily: in_period,
     })
-}
-
-/// True once every day of `period` is stored and none is Estimated: AWS will not change it
-/// again, so there is nothing left to alert for it.
-pub async fn period_is_settled(conn: &mut PgConnection, period: DateRange) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar(
-        "select coalesce((select max(day) from daily_project_costs), '-infinity'::date) >= $2::date - 1
-            and not exists (select 1 from daily_project_costs where day >= $1 and day < $2 and estimated)",
-    )
-    .bind(period.from)
-    .bind(period.to)
-    .fetch_one(conn)
-    .await
 }
 
 /// Every budget's use in its current period, for the cost pages; `keep` picks the scopes.
@@ -233,7 +221,7 @@ pub async fn evaluate(
         let previous_settling = match settling.get(&budget.spec.period) {
             Some(known) => *known,
             None => {
-                let unsettled = !period_is_settled(&mut conn, previous).await?;
+                let unsettled = !period_is_settled(&mut conn, previous, Settlement::on(today)).await?;
                 settling.insert(budget.spec.period, unsettled);
                 unsettled
             }

@@ -14,8 +14,8 @@ use super::{GRID, PLOT_HEIGHT, axis_usd, colour, point_title, with_accessible_te
 pub struct Burn<'a> {
     pub days: &'a [NaiveDate],
     pub actual: &'a [(NaiveDate, Decimal)],
-    /// Days whose figures are still Estimated: the actual line is dashed across them.
-    pub estimated: &'a [NaiveDate],
+    /// Provisional days (`costs::settlement`): the actual line is dashed across them.
+    pub provisional: &'a [NaiveDate],
     /// (day, low, expected, high), from the last actual day to the period's last day.
     pub forecast: &'a [(NaiveDate, Decimal, Decimal, Decimal)],
     pub budget: Option<Decimal>,
@@ -52,9 +52,9 @@ fn entries(burn: &Burn) -> Vec<Entry> {
         label: "Actual".into(),
         swatch: line(4, 3, false),
     });
-    if burn.actual.iter().any(|(d, _)| burn.estimated.contains(d)) {
+    if burn.actual.iter().any(|(d, _)| burn.provisional.contains(d)) {
         entries.push(Entry {
-            label: "Actual, Estimated (provisional) days".into(),
+            label: "Actual, provisional days".into(),
             swatch: line(4, 3, true),
         });
     }
@@ -128,16 +128,16 @@ fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<Targets, Box<
     if !band.is_empty() {
         chart.draw_series(std::iter::once(Polygon::new(band, colour(1).mix(0.25).filled())))?;
     }
-    // Settled days solid; from the last settled day on, a dashed line through Estimated days.
-    let first_estimated = burn.actual.iter().position(|(d, _)| burn.estimated.contains(d));
-    let settled_end = first_estimated.unwrap_or(burn.actual.len());
+    // Settled days solid; from the last settled day on, a dashed line through provisional days.
+    let first_provisional = burn.actual.iter().position(|(d, _)| burn.provisional.contains(d));
+    let settled_end = first_provisional.unwrap_or(burn.actual.len());
     chart.draw_series(LineSeries::new(
         burn.actual[..settled_end]
             .iter()
             .filter_map(|(d, v)| x(d).map(|x| (x, f(v)))),
         colour(4).stroke_width(3),
     ))?;
-    if let Some(first) = first_estimated {
+    if let Some(first) = first_provisional {
         chart.draw_series(DashedLineSeries::new(
             burn.actual[first.saturating_sub(1)..]
                 .iter()
@@ -175,7 +175,7 @@ fn draw_burn(svg: &mut String, title: &str, burn: &Burn) -> Result<Targets, Box<
     let mut targets = Targets::default();
     for (day, amount) in burn.actual {
         if let Some(at) = x(day) {
-            let title = point_title(*day, "Actual, cumulative", *amount, burn.estimated.contains(day));
+            let title = point_title(*day, "Actual, cumulative", *amount, burn.provisional.contains(day));
             targets.point(chart.backend_coord(&(at, f(amount))), &title);
         }
     }

@@ -38,10 +38,10 @@ pub fn colour(index: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// How strongly a provisional (Estimated) day is drawn, against 1.0 for a settled one.
-const ESTIMATED_OPACITY: f64 = 0.4;
+/// How strongly a provisional day is drawn, against 1.0 for a settled one.
+const PROVISIONAL_OPACITY: f64 = 0.4;
 /// The legend entry for provisional days.
-const ESTIMATED_LABEL: &str = "Lighter: Estimated (provisional) days";
+const PROVISIONAL_LABEL: &str = "Lighter: provisional days";
 /// The chart's width, and the plot's height above the legend, in pixels.
 const WIDTH: u32 = 900;
 const PLOT_HEIGHT: u32 = 340;
@@ -58,17 +58,17 @@ pub struct Series {
 }
 
 /// Stacked daily bars, one colour per series, with a legend below the plot. `days` is every
-/// day shown; bars of `estimated` days (provisional figures) are drawn lighter, with a
+/// day shown; bars of `provisional` days are drawn lighter, with a
 /// legend entry. Each bar's title gives its day, series and exact amount.
 pub fn stacked_daily(
     title: &str,
     description: &str,
     days: &[NaiveDate],
     series: &[Series],
-    estimated: &[NaiveDate],
+    provisional: &[NaiveDate],
 ) -> String {
     let mut svg = String::new();
-    let drawn = draw_stacked(&mut svg, title, days, series, estimated);
+    let drawn = draw_stacked(&mut svg, title, days, series, provisional);
     match drawn {
         Ok(targets) => with_accessible_text(targets.add_to(svg), title, description),
         Err(error) => {
@@ -83,7 +83,7 @@ fn draw_stacked(
     title: &str,
     days: &[NaiveDate],
     series: &[Series],
-    estimated: &[NaiveDate],
+    provisional: &[NaiveDate],
 ) -> Result<hover::Targets, Box<dyn std::error::Error>> {
     let index = |day: &NaiveDate| days.iter().position(|d| d == day);
     let mut totals = vec![0f64; days.len()];
@@ -102,10 +102,10 @@ fn draw_stacked(
             swatch: Swatch::Fill(colour(n).to_rgba()),
         })
         .collect();
-    if days.iter().any(|d| estimated.contains(d)) {
+    if days.iter().any(|d| provisional.contains(d)) {
         entries.push(Entry {
-            label: ESTIMATED_LABEL.into(),
-            swatch: Swatch::Fill(colour(7).mix(ESTIMATED_OPACITY)),
+            label: PROVISIONAL_LABEL.into(),
+            swatch: Swatch::Fill(colour(7).mix(PROVISIONAL_OPACITY)),
         });
     }
     let top = totals.iter().cloned().fold(0.0, f64::max).max(1.0) * 1.08;
@@ -141,9 +141,9 @@ fn draw_stacked(
         for (day, amount) in &s.points {
             if let Some(i) = index(day) {
                 let value = amount.to_f64().unwrap_or(0.0);
-                let provisional = estimated.contains(day);
-                let fill = if provisional {
-                    colour(n).mix(ESTIMATED_OPACITY).filled()
+                let is_provisional = provisional.contains(day);
+                let fill = if is_provisional {
+                    colour(n).mix(PROVISIONAL_OPACITY).filled()
                 } else {
                     colour(n).filled()
                 };
@@ -152,7 +152,7 @@ fn draw_stacked(
                 targets.rect(
                     chart.backend_coord(&from),
                     chart.backend_coord(&to),
-                    &point_title(*day, &s.name, *amount, provisional),
+                    &point_title(*day, &s.name, *amount, is_provisional),
                 );
                 base[i] += value;
             }
@@ -164,11 +164,11 @@ fn draw_stacked(
     Ok(targets)
 }
 
-/// `2026-11-05 · ml-research: $12,345.67 (Estimated)`: a bar's or point's hover title.
+/// `2026-11-05 · ml-research: $12,345.67 (provisional)`: a bar's or point's hover title.
 pub(crate) fn point_title(day: NaiveDate, series: &str, amount: Decimal, provisional: bool) -> String {
-    let estimated = if provisional { " (Estimated)" } else { "" };
+    let marked = if provisional { " (provisional)" } else { "" };
     format!(
-        "{day} · {}: {}{estimated}",
+        "{day} · {}: {}{marked}",
         crate::format::tag_label(series),
         crate::format::usd(amount)
     )
@@ -225,11 +225,11 @@ mod tests {
         assert!(svg.contains("&lt;img src=x onerror=alert(1)&gt;"));
         assert!(!svg.contains("<img"));
         assert!(svg.contains("Spend (USD)") && svg.contains("Day (UTC)"));
-        assert!(!svg.contains(ESTIMATED_LABEL), "no provisional day, no legend entry");
+        assert!(!svg.contains(PROVISIONAL_LABEL), "no provisional day, no legend entry");
     }
 
     #[test]
-    fn estimated_days_are_drawn_lighter_with_a_legend_entry() {
+    fn provisional_days_are_drawn_lighter_with_a_legend_entry() {
         let settled = NaiveDate::from_ymd_opt(2026, 11, 20).expect("date");
         let provisional = NaiveDate::from_ymd_opt(2026, 11, 21).expect("date");
         let series = [Series {
@@ -237,10 +237,10 @@ mod tests {
             points: vec![(settled, Decimal::from(10)), (provisional, Decimal::from(4))],
         }];
         let svg = stacked_daily("t", "d", &[settled, provisional], &series, &[provisional]);
-        assert!(svg.contains(ESTIMATED_LABEL), "{svg}");
+        assert!(svg.contains(PROVISIONAL_LABEL), "{svg}");
         assert!(svg.contains("opacity=\"0.4\""), "the provisional bar is lighter: {svg}");
         assert!(
-            svg.contains("<title>2026-11-21 · alpha: $4.00 (Estimated)</title>"),
+            svg.contains("<title>2026-11-21 · alpha: $4.00 (provisional)</title>"),
             "{svg}"
         );
         assert!(svg.contains("<title>2026-11-20 · alpha: $10.00</title>"), "{svg}");

@@ -256,6 +256,7 @@ pub async fn run() -> ExitCode {
         Err(err) => return usage_error(&err.to_string()),
     };
     init_tracing(config.log_format);
+    crate::costs::settlement::set_restate_days(config.ingest.restate_days);
     let result = match cli.command {
         Command::Serve { demo, addr } => {
             let mut config = config;

@@ -139,7 +139,8 @@ Environment variables:
   BURNRATE_INGEST_INTERVAL  How often `serve` ingests Cost Explorer costs, e.g. 6h, or off [default: 6h]
   BURNRATE_BACKFILL_SINCE   First day the first ingestion fetches, YYYY-MM-DD
                       [default: as far back as Cost Explorer keeps daily data]
-  BURNRATE_RESTATE_DAYS  Settled days re-fetched on every run, 0-90 [default: 3]
+  BURNRATE_RESTATE_DAYS  Days AWS may still restate: re-fetched on every run, and
+                      provisional until older, 0-90 [default: 3]
   BURNRATE_TAG_PROJECT   Cost-allocation tag naming the project [default: project]
   BURNRATE_TAG_USER      Cost-allocation tag naming the user [default: user]
   SMTP_URL            Alert email server: smtp://host:port, smtp://user:pass@host:587 (STARTTLS)

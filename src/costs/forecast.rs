@@ -1,12 +1,12 @@
 //! The one run-rate and forecast behind the Overview, the budget pages, FORECASTED
 //! thresholds and alert emails.
 //!
-//! - **Run-rate:** the mean daily spend of the last [`RUN_RATE_DAYS`] days up to the last day
-//!   AWS no longer calls Estimated (a day without rows counts as zero). With fewer settled
+//! - **Run-rate:** the mean daily spend of the last [`RUN_RATE_DAYS`] days up to the last
+//!   settled day (`costs::settlement`; a day without rows counts as zero). With fewer settled
 //!   days stored, the mean of those there are; with none, there is no run-rate and no forecast.
 //! - **Forecast:** the period's spend on settled days, plus the run-rate for every later day
-//!   to the period's end. Estimated days are projected too, because their figures are still
-//!   partial; the forecast is never below the spend already recorded, Estimated days included.
+//!   to the period's end. Provisional days are projected too, because their figures are still
+//!   partial; the forecast is never below the spend already recorded, provisional days included.
 //!   Its range uses the cheapest and the dearest day of the run-rate's days instead.
 //!
 //! Amounts stay exact here: they are rounded once, when displayed (`format::usd`).
@@ -15,6 +15,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
 use super::Forecast;
+use super::settlement::{Settlement, settled_sql};
 use crate::period::{DateRange, RUN_RATE_DAYS, days_before, next_day};
 
 /// What is stored, as far as a run-rate is concerned.
@@ -22,18 +23,24 @@ use crate::period::{DateRange, RUN_RATE_DAYS, days_before, next_day};
 pub struct Settled {
     /// The first day with any figures.
     pub first_day: Option<NaiveDate>,
-    /// The last day before the end asked for whose figures AWS no longer calls Estimated.
+    /// The last settled day before the end asked for.
     pub last_day: Option<NaiveDate>,
 }
 
-/// The settled days before `end` (exclusive), organisation-wide: Estimated is a property of
-/// a day in Cost Explorer, not of a team. Two index lookups.
-pub async fn settled_before(conn: impl sqlx::PgExecutor<'_>, end: NaiveDate) -> Result<Settled, sqlx::Error> {
-    let (first_day, last_day) = sqlx::query_as(
+/// The settled days before `end` (exclusive) as of `settlement`, organisation-wide:
+/// Estimated is a property of a day in Cost Explorer, not of a team. Two index lookups.
+pub async fn settled_before(
+    conn: impl sqlx::PgExecutor<'_>,
+    end: NaiveDate,
+    settlement: Settlement,
+) -> Result<Settled, sqlx::Error> {
+    let (first_day, last_day) = sqlx::query_as(&format!(
         "select (select min(day) from daily_project_costs),
-                (select max(day) from daily_project_costs where day < $1 and not estimated)",
-    )
+                (select max(day) from daily_project_costs where day < $1 and {})",
+        settled_sql(2)
+    ))
     .bind(end)
+    .bind(settlement.window_from)
     .fetch_one(conn)
     .await?;
     Ok(Settled { first_day, last_day })

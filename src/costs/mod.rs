@@ -14,8 +14,10 @@ pub mod queries;
 #[cfg(feature = "ssr")]
 pub mod rollups;
 #[cfg(feature = "ssr")]
+pub mod settlement;
+#[cfg(feature = "ssr")]
 pub mod store;
 #[cfg(feature = "ssr")]
 pub mod usage_type;
 
-pub use model::Forecast;
+pub use model::{Forecast, OpenDays};

@@ -1,9 +1,11 @@
 //! Shared reads of the daily rollup: the newest day with data, the days a comparison may
-//! use, Estimated days and the note charts add for them.
+//! use, the days not yet final and the note charts add for them.
 
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
+use super::OpenDays;
+use super::settlement::Settlement;
 use crate::period::DateRange;
 
 /// The newest day with any cost data; `None` before anything is loaded.
@@ -31,24 +33,33 @@ pub struct Compared {
     pub previous: DateRange,
 }
 
-/// Days of `range` whose figures AWS still calls Estimated, organisation-wide.
-pub async fn estimated_days(conn: impl sqlx::PgExecutor<'_>, range: DateRange) -> Result<Vec<NaiveDate>, sqlx::Error> {
-    sqlx::query_scalar(
+/// The days of `range` that are provisional or on an open bill, as of `settlement`.
+pub async fn open_days(
+    conn: impl sqlx::PgExecutor<'_>,
+    range: DateRange,
+    settlement: Settlement,
+) -> Result<OpenDays, sqlx::Error> {
+    let days: Vec<(NaiveDate,)> = sqlx::query_as(
         "select distinct day from daily_project_costs where day >= $1 and day < $2 and estimated order by day",
     )
     .bind(range.from)
     .bind(range.to)
     .fetch_all(conn)
-    .await
+    .await?;
+    let (bill_open, provisional) = days
+        .into_iter()
+        .map(|(day,)| day)
+        .partition(|day| settlement.is_settled(*day, true));
+    Ok(OpenDays { provisional, bill_open })
 }
 
 /// The sentence a chart's description adds for provisional days.
-pub fn estimated_note(estimated: &[NaiveDate]) -> String {
-    match (estimated.first(), estimated.last()) {
+pub fn provisional_note(provisional: &[NaiveDate]) -> String {
+    match (provisional.first(), provisional.last()) {
         (Some(first), Some(last)) if first == last => {
-            format!(" {first} is Estimated: AWS may still restate it.")
+            format!(" {first} is provisional: AWS may still restate it.")
         }
-        (Some(first), Some(last)) => format!(" {first} to {last} are Estimated: AWS may still restate them."),
+        (Some(first), Some(last)) => format!(" {first} to {last} are provisional: AWS may still restate them."),
         _ => String::new(),
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::budgets::BudgetUse;
 use crate::codec::Svg;
-use crate::costs::Forecast;
+use crate::costs::{Forecast, OpenDays};
 use crate::period::{Credits, DateRange, Metric, Period};
 
 /// A team's spend in a period.
@@ -38,13 +38,13 @@ pub struct Overview {
     pub range: DateRange,
     pub total: Decimal,
     pub gpu_total: Decimal,
-    /// Mean daily spend over `run_rate_range`: the 7 days through the last settled (no
-    /// longer Estimated) day before the period's end; zero when no day is settled.
+    /// Mean daily spend over `run_rate_range`: the 7 days through the last settled day
+    /// (`costs::settlement`) before the period's end; zero when no day is settled.
     pub run_rate: Decimal,
     /// `None` while no stored day is settled.
     pub run_rate_range: Option<DateRange>,
-    /// Days of `range` whose figures AWS still calls Estimated (provisional).
-    pub estimated_days: Vec<NaiveDate>,
+    /// Days of `range` that are provisional or on an open bill.
+    pub open_days: OpenDays,
     /// What the movers compare with: as many days before `range` as `range` has days with
     /// data.
     pub compared_with: DateRange,
@@ -94,8 +94,8 @@ pub struct TeamsView {
     pub credits: Credits,
     pub range: DateRange,
     pub previous_range: DateRange,
-    /// Days of `range` whose figures are still Estimated (provisional).
-    pub estimated_days: Vec<NaiveDate>,
+    /// Days of `range` that are provisional or on an open bill.
+    pub open_days: OpenDays,
     pub total: Decimal,
     pub teams: Vec<TeamLine>,
     /// (day, team, spend): the chart's numbers.
@@ -138,8 +138,8 @@ pub struct ScopeView {
     pub range: DateRange,
     /// What `previous_total` covers: as many days before `range` as it has days with data.
     pub previous_range: DateRange,
-    /// Days of `range` whose figures are still Estimated (provisional).
-    pub estimated_days: Vec<NaiveDate>,
+    /// Days of `range` that are provisional or on an open bill.
+    pub open_days: OpenDays,
     pub total: Decimal,
     pub previous_total: Decimal,
     /// Instance hours × GPUs per instance.

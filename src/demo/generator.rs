@@ -14,10 +14,13 @@ use crate::costs::store::{CostBatch, CostRow};
 const DOLLARS_PER_WEIGHT: i64 = 400;
 /// The untagged share of spend is about this weight, against ~94 for all tagged projects.
 pub const UNTAGGED_WEIGHT: u32 = 8;
-/// How much of a day's final spend Cost Explorer shows while it is still Estimated, in per
-/// mille, by the day's age: `until` (yesterday) shows 55 %, the day before 80 %, then 95 %.
-/// Older days are final. A later load restates them to their full value, as AWS does.
-const ESTIMATED_SHARE: [i64; 3] = [550, 800, 950];
+/// How much of a day's final spend Cost Explorer shows while AWS is still publishing it, in
+/// per mille, by the day's age: `until` (yesterday) shows 55 %, the day before 80 %, then
+/// 95 %. Older days are final. A later load restates them to their full value, as AWS does.
+const PARTIAL_SHARE: [i64; 3] = [550, 800, 950];
+/// The day of the month by which AWS has closed the previous month's bill; until then its
+/// days stay Estimated, with the whole open month's.
+pub const BILL_CLOSES_ON: u32 = 5;
 /// Days over which spend grows from 60 % to 100 % of its level; then it stays flat. Fixed,
 /// so a day's final figures do not depend on how far the demo runs.
 const GROWTH_DAYS: i64 = 426;
@@ -206,13 +209,26 @@ impl Timeline {
     }
 
     /// The share of `day`'s final figures Cost Explorer would show on the day after
-    /// `until`, in per mille, and whether it would call them Estimated.
+    /// `until`, in per mille, and whether it would flag them Estimated: every day of the
+    /// open bill is, whether or not its figures still move.
     pub fn reported_share(&self, day: NaiveDate) -> (i64, bool) {
-        match usize::try_from((self.until - day).num_days()) {
-            Ok(age) if age < ESTIMATED_SHARE.len() => (ESTIMATED_SHARE[age], true),
-            _ => (1000, false),
-        }
+        let share = match usize::try_from((self.until - day).num_days()) {
+            Ok(age) if age < PARTIAL_SHARE.len() => PARTIAL_SHARE[age],
+            _ => 1000,
+        };
+        (share, bill_open(day, self.until + chrono::Days::new(1)))
     }
+}
+
+/// Whether Cost Explorer, asked on `today`, flags `day` Estimated: every day of the current
+/// month, and the previous month's until its bill closes on the [`BILL_CLOSES_ON`]th.
+pub fn bill_open(day: NaiveDate, today: NaiveDate) -> bool {
+    let this_month = today.with_day(1).unwrap_or(today);
+    let open_from = match this_month.checked_sub_months(chrono::Months::new(1)) {
+        Some(previous) if today.day() <= BILL_CLOSES_ON => previous,
+        _ => this_month,
+    };
+    day >= open_from
 }
 
 /// Every project's cost lines for `day`, aggregated to the four stored grains.

@@ -116,7 +116,7 @@ fn untagged_spend_is_about_eight_percent() {
 }
 
 #[test]
-fn the_last_three_days_are_estimated_and_below_their_final_figures_until_restated() {
+fn the_last_three_days_are_below_their_final_figures_until_restated() {
     let (projects, timeline) = sample();
     let until = timeline.until;
     let later = Timeline {
@@ -128,18 +128,31 @@ fn the_last_three_days_are_estimated_and_below_their_final_figures_until_restate
         let (mut early, mut settled) = (CostBatch::default(), CostBatch::default());
         day_batch(&projects, &timeline, d, &mut early);
         day_batch(&projects, &later, d, &mut settled);
-        assert!(early.by_user.iter().all(|r| r.estimated), "{d}");
-        assert!(settled.by_user.iter().all(|r| !r.estimated), "{d}");
         let (shown, last) = (total(&early.by_service).0, total(&settled.by_service).0);
         assert!(shown < last, "{d}: {shown} < {last}");
         let ratio = (shown / last * Decimal::ONE_THOUSAND).round();
         assert_eq!(ratio, Decimal::from(share), "{d}");
     }
-    // The fourth day back is final and the same whoever asks later.
+    // The fourth day back is final and the same whoever asks later, though its bill is open.
     let d = until - chrono::Days::new(3);
     let (mut now, mut later_batch) = (CostBatch::default(), CostBatch::default());
     day_batch(&projects, &timeline, d, &mut now);
     day_batch(&projects, &later, d, &mut later_batch);
-    assert!(now.by_user.iter().all(|r| !r.estimated));
+    assert!(now.by_user.iter().all(|r| r.estimated), "February's bill is open");
     assert_eq!(now.by_usage_type, later_batch.by_usage_type);
+}
+
+#[test]
+fn every_day_of_the_open_bill_is_estimated_and_last_month_until_the_5th() {
+    // As Cost Explorer flags them: the whole current month from the 1st...
+    assert!(bill_open(day(2026, 2, 1), day(2026, 2, 11)));
+    assert!(!bill_open(day(2026, 1, 31), day(2026, 2, 11)));
+    // ...and the previous month until its bill closes a few days into the next.
+    assert!(bill_open(day(2026, 2, 1), day(2026, 3, 3)));
+    assert!(bill_open(day(2026, 2, 1), day(2026, 3, 5)));
+    assert!(!bill_open(day(2026, 1, 31), day(2026, 3, 3)));
+    assert!(!bill_open(day(2026, 2, 28), day(2026, 3, 6)));
+    assert!(bill_open(day(2026, 3, 1), day(2026, 3, 6)));
+    // January's bill, asked on 2 January, reaches back into December.
+    assert!(bill_open(day(2025, 12, 1), day(2026, 1, 2)));
 }

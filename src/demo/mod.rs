@@ -22,7 +22,7 @@ pub struct DemoOptions {
     /// Multiplies projects and users (and so rows); 1 is the standard organisation.
     pub scale: u32,
     /// The last day with data (UTC), normally yesterday: as with Cost Explorer, today has no
-    /// figures yet, and the last three days are Estimated and partial.
+    /// figures yet, the last three days are partial, and the open bill's days are Estimated.
     pub until: NaiveDate,
 }
 
@@ -184,7 +184,7 @@ pub async fn refresh(pool: &PgPool, until: NaiveDate) -> Result<Option<DateRange
         return Ok(None);
     };
     // A demo loaded before days were recorded ran through its load day, its last three days
-    // unmarked: write those again too, and drop anything after `until`.
+    // partial and unmarked: write those again too, and drop anything after `until`.
     let first_estimated = match recorded_first {
         Some(_) => first_estimated,
         None => Some(days_before(last, 2)),

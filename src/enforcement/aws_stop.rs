@@ -16,8 +16,8 @@ use aws_sdk_budgets::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_budgets::operation::RequestId;
 use aws_sdk_budgets::types::{
     ActionSubType, ActionThreshold, ActionType, ApprovalModel, Budget, BudgetType, Definition, ExecutionType,
-    Expression, IamActionDefinition, NotificationType, Spend, SsmActionDefinition, Subscriber, SubscriptionType,
-    TagValues, ThresholdType, TimeUnit,
+    IamActionDefinition, NotificationType, Spend, SsmActionDefinition, Subscriber, SubscriptionType, ThresholdType,
+    TimeUnit,
 };
 use rust_decimal::Decimal;
 
@@ -76,14 +76,7 @@ pub struct Prepared {
 pub async fn prepare(aws: &AwsBudgets, target: &StopTarget<'_>, stop: &StopConfig) -> Result<Prepared, AwsFailure> {
     let build = |e: aws_sdk_budgets::error::BuildError| AwsFailure::new(format!("building the AWS request: {e}"));
     let name = format!("{BUDGET_PREFIX}{}", target.action_id);
-    let filter = Expression::builder()
-        .tags(
-            TagValues::builder()
-                .key(format!("user:{}", target.tag_key))
-                .values(format!("user:{}${}", target.tag_key, target.project))
-                .build(),
-        )
-        .build();
+    let filter = crate::aws::budgets::tag_filter(target.tag_key, &[target.project.to_string()]);
     let budget = Budget::builder()
         .budget_name(&name)
         .budget_type(BudgetType::Cost)

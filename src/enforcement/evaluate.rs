@@ -11,8 +11,8 @@
 //! - An approval counts through its expiry date (UTC); from the next day the project is
 //!   judged on the whole period's spend without it (`approval_expired`).
 //! - The period is the policy's calendar period (UTC) holding today. Spend for a period's
-//!   last days arrives after it ends, so the previous period is judged again until none of
-//!   its days is Estimated; a violation found there is recorded, notified and flagged once,
+//!   last days arrives after it ends, so the previous period is judged again until all its
+//!   days are settled (`costs::settlement`); a violation found there is recorded, notified and flagged once,
 //!   but never stopped: a stop now would act on a period that is over.
 
 use std::collections::HashMap;
@@ -24,6 +24,7 @@ use sqlx::{Acquire, PgPool};
 use super::policy::{self, Policy};
 use super::{Reason, approvals};
 use crate::budgets::BudgetPeriod;
+use crate::costs::settlement::{Settlement, period_is_settled};
 use crate::format::csv::csv_field;
 use crate::format::{UNASSIGNED_TEAM, usd};
 
@@ -99,7 +100,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
     for period in BudgetPeriod::ALL {
         let current = period.containing(today);
         let previous = period.containing(crate::period::days_before(current.from, 1));
-        if !crate::budgets::evaluate::period_is_settled(&mut tx, previous).await? {
+        if !period_is_settled(&mut tx, previous, Settlement::on(today)).await? {
             judged.push((period, previous, previous.last_day()));
         }
         judged.push((period, current, today));

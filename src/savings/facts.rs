@@ -8,11 +8,12 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::model::{ProjectFacts, Workload};
+use crate::costs::settlement::{Settlement, settled_sql};
 use crate::costs::usage_type::{self, PurchaseOption, SageMakerUse};
 use crate::period::DateRange;
 
-/// The days recommendations rest on: the last `days` days that have settled data (Estimated
-/// days are provisional, so a partial day would read as a GPU switched off). `to` is exclusive.
+/// The days recommendations rest on: the last `days` days that have settled data
+/// (provisional days are partial, and a partial day would read as a GPU switched off). `to` is exclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
     pub from: NaiveDate,
@@ -42,14 +43,16 @@ impl Window {
     }
 }
 
-/// The window, or `None` when no settled day has data.
-pub async fn window(conn: &mut PgConnection, days: u32) -> Result<Option<Window>, sqlx::Error> {
-    let bounds: (Option<NaiveDate>, Option<NaiveDate>) = sqlx::query_as(
+/// The window as of `settlement`, or `None` when no settled day has data.
+pub async fn window(conn: &mut PgConnection, days: u32, settlement: Settlement) -> Result<Option<Window>, sqlx::Error> {
+    let bounds: (Option<NaiveDate>, Option<NaiveDate>) = sqlx::query_as(&format!(
         "select min(day), max(day) from (
-             select distinct day from daily_project_costs where not estimated order by day desc limit $1
+             select distinct day from daily_project_costs where {} order by day desc limit $1
          ) recent",
-    )
+        settled_sql(2)
+    ))
     .bind(i64::from(days.max(1)))
+    .bind(settlement.window_from)
     .fetch_one(conn)
     .await?;
     Ok(match bounds {

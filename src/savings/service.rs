@@ -96,11 +96,11 @@ pub async fn page(
     let (team, kind) = filters;
     let opportunities = opportunities(pool, insights, caller, team, kind).await?;
     // Measured from the facts: the same for every caller until the data changes.
+    let today = chrono::Utc::now().date_naive();
     let compute = async {
         let mut conn = pool.acquire().await?;
-        Ok::<_, sqlx::Error>(Arc::new(ledger::entries(&mut conn).await?))
+        Ok::<_, sqlx::Error>(Arc::new(ledger::entries(&mut conn, today).await?))
     };
-    let today = chrono::Utc::now().date_naive();
     let all = cache
         .get_or_compute(pool, format!("savings-ledger|{today}"), compute)
         .await?;

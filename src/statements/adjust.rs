@@ -111,6 +111,7 @@ pub fn adjustments(frozen: &[MonthLines], now: &[MonthLines], ids: &BTreeMap<Str
             team_id,
             section: Section::Direct,
             item: format!("{ADJUSTMENT}{} changed since frozen", key.0),
+            untagged: false,
             adjusts: Some(key.0.clone()),
             unblended,
             amortized,
@@ -135,6 +136,7 @@ pub fn apply(mut lines: Vec<StatementLine>, adjustments: Vec<StatementLine>) -> 
             None => lines.push(StatementLine {
                 section: Section::Total,
                 item: "Total".into(),
+                untagged: false,
                 adjusts: None,
                 ..adjustment.clone()
             }),
@@ -155,6 +157,7 @@ mod tests {
             team_id: team.1,
             section,
             item: item.into(),
+            untagged: false,
             adjusts: item
                 .strip_prefix(ADJUSTMENT)
                 .and_then(|rest| rest.get(..7))

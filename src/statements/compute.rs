@@ -29,8 +29,9 @@ struct Part {
     tax_amortized: Decimal,
 }
 
-/// One team's (section, item) → (unblended, amortized).
-type TeamLines = BTreeMap<(Section, String), (Decimal, Decimal)>;
+/// One team's (section, item, untagged) → (unblended, amortized). Untagged spend is kept
+/// apart from a project whose tag value reads like its label.
+type TeamLines = BTreeMap<(Section, String, bool), (Decimal, Decimal)>;
 
 /// Every team's lines for `month`, before any adjustment, teams by name and Unassigned last.
 pub async fn month_lines(conn: &mut PgConnection, month: DateRange) -> Result<Vec<StatementLine>, sqlx::Error> {
@@ -56,8 +57,10 @@ pub async fn month_lines(conn: &mut PgConnection, month: DateRange) -> Result<Ve
         let lines = teams
             .entry((part.team == UNASSIGNED_TEAM, part.team.clone(), part.team_id))
             .or_default();
+        let untagged = part.source != "shared" && part.project.is_empty();
         let mut add = |section: Section, item: String, unblended: Decimal, amortized: Decimal| {
-            let line = lines.entry((section, item)).or_default();
+            let untagged = untagged && section == Section::Direct;
+            let line = lines.entry((section, item, untagged)).or_default();
             line.0 += unblended;
             line.1 += amortized;
         };
@@ -90,17 +93,18 @@ pub async fn month_lines(conn: &mut PgConnection, month: DateRange) -> Result<Ve
     Ok(teams
         .into_iter()
         .flat_map(|((_, team, team_id), lines)| {
-            lines
-                .into_iter()
-                .map(move |((section, item), (unblended, amortized))| StatementLine {
+            lines.into_iter().map(
+                move |((section, item, untagged), (unblended, amortized))| StatementLine {
                     team: team.clone(),
                     team_id,
                     adjusts: None,
                     section,
                     item,
+                    untagged,
                     unblended,
                     amortized,
-                })
+                },
+            )
         })
         .collect())
 }
@@ -108,11 +112,12 @@ pub async fn month_lines(conn: &mut PgConnection, month: DateRange) -> Result<Ve
 /// Teams by name with Unassigned last; within a team, by section then item.
 pub fn sort(lines: &mut [StatementLine]) {
     lines.sort_by(|a, b| {
-        (a.team == UNASSIGNED_TEAM, &a.team, a.section, &a.item).cmp(&(
+        (a.team == UNASSIGNED_TEAM, &a.team, a.section, &a.item, a.untagged).cmp(&(
             b.team == UNASSIGNED_TEAM,
             &b.team,
             b.section,
             &b.item,
+            b.untagged,
         ))
     });
 }

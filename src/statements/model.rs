@@ -46,6 +46,10 @@ pub struct StatementLine {
     pub adjusts: Option<String>,
     pub section: Section,
     pub item: String,
+    /// A direct line of spend that carried no project tag: its item reads `(untagged)`,
+    /// which a project could also be called, so the two stay separate lines.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untagged: bool,
     pub unblended: Decimal,
     pub amortized: Decimal,
 }

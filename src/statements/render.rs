@@ -110,7 +110,13 @@ pub fn html(statement: &Statement, team: Option<&str>) -> String {
                 ""
             };
             let _ = write!(out, "<tr{class}><td>{}</td><td>", line.section.key());
-            escape_html(&mut out, &line.item);
+            if line.untagged {
+                out.push_str("<em title=\"spend that carried no project tag\">");
+                escape_html(&mut out, &line.item);
+                out.push_str("</em>");
+            } else {
+                escape_html(&mut out, &line.item);
+            }
             let _ = write!(
                 out,
                 "</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
@@ -179,6 +185,7 @@ mod tests {
                 adjusts: None,
                 section: Section::Direct,
                 item: "=HYPERLINK(\"x\") <img src=x onerror=alert(1)>".into(),
+                untagged: false,
                 unblended: Decimal::new(12345, 3),
                 amortized: Decimal::new(12345, 3),
             }],
@@ -209,6 +216,7 @@ mod tests {
             adjusts: None,
             section: Section::Direct,
             item: "train".into(),
+            untagged: false,
             unblended,
             amortized: Decimal::new(125, 1),
         };

@@ -9,6 +9,7 @@ use sqlx::PgConnection;
 use super::adjust::{MonthLines, adjustments, apply};
 use super::compute::{month_lines, sort};
 use super::model::{Statement, StatementLine};
+use crate::costs::settlement::{Settlement, period_is_settled};
 use crate::period::DateRange;
 
 /// The month holding `first` as a day range.
@@ -49,7 +50,8 @@ async fn frozen(conn: &mut PgConnection, month: NaiveDate) -> Result<Option<Froz
 /// frozen. Otherwise it is computed from the allocation; if it is the next statement to be
 /// frozen (no month with spend between it and the last frozen one), it carries an adjustment
 /// for each frozen month and team whose total has changed since it was charged
-/// (`adjust`); and once the month has ended and none of its days is Estimated, it is frozen
+/// (`adjust`); and once the month has ended and all its days are settled
+/// (`costs::settlement`), it is frozen
 /// with the data version and the shared-cost rules in force.
 pub async fn statement(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate) -> Result<Statement, sqlx::Error> {
     // Two callers freezing the same month at once: PostgreSQL refuses the second insert
@@ -103,7 +105,7 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
     }
     sort(&mut lines);
     let ended = range.to <= today;
-    if ended && !lines.is_empty() && crate::budgets::evaluate::period_is_settled(conn, range).await? {
+    if ended && !lines.is_empty() && period_is_settled(conn, range, Settlement::on(today)).await? {
         let rules = serde_json::to_value(crate::allocation::rule_store::list(conn).await?).unwrap_or_default();
         sqlx::query(
             "insert into statements (month, data_version, rules, lines)
@@ -203,6 +205,7 @@ async fn totals_now(
                 team_id,
                 section: super::model::Section::Total,
                 item: "Total".into(),
+                untagged: false,
                 adjusts: None,
                 unblended,
                 amortized,

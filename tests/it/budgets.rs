@@ -681,14 +681,15 @@ async fn aws_budgets_sync_is_idempotent_and_touches_only_burnrate_budgets(pool: 
     let budget = describe(&aws, team).await;
     assert_eq!(budget.budget_limit().map(|l| l.amount()), Some("4000.00"));
     assert_eq!(budget.time_unit(), &TimeUnit::Monthly);
+    // FilterExpression is Cost Explorer's Expression: the tag key, and plain tag values
+    // (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_TagValues.html),
+    // not the deprecated `user:project$train` strings, which match no spend.
     let tags = budget.filter_expression().and_then(|f| f.tags()).expect("tag filter");
-    assert_eq!(tags.key(), Some("user:project"));
+    assert_eq!(tags.key(), Some("project"));
     let mut values = tags.values().to_vec();
     values.sort();
-    assert_eq!(
-        values,
-        [format!("user:project${XSS}"), "user:project$train".to_string()]
-    );
+    assert_eq!(values, [XSS.to_string(), "train".to_string()]);
+    assert_eq!(tags.match_options(), [aws_sdk_budgets::types::MatchOption::Equals]);
     let notifications = aws
         .client()
         .describe_notifications_for_budget()

@@ -37,8 +37,14 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
         request["Definition"]["SsmActionDefinition"]["InstanceIds"][0],
         "i-0abc12345def67890"
     );
+    // The body the SDK sent, exactly: FilterExpression is Cost Explorer's Expression, with
+    // the tag key and plain values
+    // (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_TagValues.html).
     let filter = fake.with(|s| s.budgets[&budget]["FilterExpression"].clone());
-    assert_eq!(filter["Tags"]["Values"][0], "user:project$gpu-burner");
+    assert_eq!(
+        filter,
+        serde_json::json!({"Tags": {"Key": "project", "Values": ["gpu-burner"], "MatchOptions": ["EQUALS"]}})
+    );
 
     // Evaluating again records nothing new and creates nothing in AWS.
     let calls = fake.with(|s| s.calls.len());

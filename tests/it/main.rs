@@ -19,6 +19,7 @@ mod first_run;
 mod http;
 mod ingestion;
 mod ingestion_cli;
+mod open_bill;
 mod overview_queries;
 mod page_cache;
 mod page_rollups;

@@ -140,10 +140,15 @@ async fn run_rate_is_the_mean_of_the_last_seven_settled_days(pool: PgPool) {
     let overview = queries::overview(&pool, Period::MonthToDate, Metric::Unblended, today, None)
         .await
         .expect("overview");
-    // Data through 9 Feb; 7–9 Feb are Estimated, so the week ends on 6 Feb.
+    // Data through 9 Feb, all of February on the open bill; 7–9 Feb are inside the
+    // restatement window (provisional), so the week ends on 6 Feb.
     assert_eq!(
-        overview.estimated_days,
+        overview.open_days.provisional,
         [day(2026, 2, 7), day(2026, 2, 8), day(2026, 2, 9)]
+    );
+    assert_eq!(
+        overview.open_days.bill_open,
+        day(2026, 2, 1).iter_days().take(6).collect::<Vec<_>>()
     );
     assert_eq!(
         overview.run_rate_range,

@@ -91,8 +91,9 @@ async fn demo_organisation_has_the_promised_shape(pool: PgPool) {
         untagged_share > dec("5") && untagged_share < dec("11"),
         "untagged {untagged_share}%"
     );
+    // Cost Explorer flags the whole open bill Estimated: 1–9 February.
     let estimated_days: i64 = count("select count(distinct day) from costs_by_user where estimated").await;
-    assert_eq!(estimated_days, 3);
+    assert_eq!(estimated_days, 9);
 }
 
 #[sqlx::test]
@@ -254,14 +255,16 @@ async fn daily_rollup(pool: &PgPool) -> Vec<(chrono::NaiveDate, Decimal, bool)> 
 }
 
 #[sqlx::test]
-async fn the_demo_ends_yesterday_with_three_partial_estimated_days_that_a_later_run_restates(pool: PgPool) {
+async fn the_demo_ends_yesterday_with_three_partial_days_on_an_open_bill_that_a_later_run_restates(pool: PgPool) {
     use burnrate::demo::{self, DemoOptions};
     let today = day(2026, 2, 11);
     common::load_demo(&pool, today).await;
     let first = daily_rollup(&pool).await;
     assert_eq!(first.last().map(|d| d.0), Some(day(2026, 2, 10)), "nothing for today");
+    // As Cost Explorer flags them: every day of February's open bill, none of January's.
     let estimated: Vec<chrono::NaiveDate> = first.iter().filter(|d| d.2).map(|d| d.0).collect();
-    assert_eq!(estimated, [day(2026, 2, 8), day(2026, 2, 9), day(2026, 2, 10)]);
+    let february: Vec<chrono::NaiveDate> = day(2026, 2, 1).iter_days().take(10).collect();
+    assert_eq!(estimated, february);
     let ingested: Vec<(chrono::NaiveDate, bool)> =
         sqlx::query_as("select day, estimated from ingested_days where estimated order by day")
             .fetch_all(&pool)
@@ -269,21 +272,22 @@ async fn the_demo_ends_yesterday_with_three_partial_estimated_days_that_a_later_
             .expect("ingested days");
     assert_eq!(ingested.iter().map(|d| d.0).collect::<Vec<_>>(), estimated);
 
-    // Three days later: the three days are final, higher than they were, and three new
-    // days are Estimated; the result is what a fresh load on that day would write.
+    // Three days later: every Estimated day is written again; the three partial days are
+    // final and higher than they were, and the result is what a fresh load on that day
+    // would write.
     let window = demo::refresh(&pool, day(2026, 2, 13)).await.expect("refresh");
     assert_eq!(
         window,
         Some(burnrate::period::DateRange {
-            from: day(2026, 2, 8),
+            from: day(2026, 2, 1),
             to: day(2026, 2, 14)
         })
     );
     let refreshed = daily_rollup(&pool).await;
-    for (before, after) in first.iter().zip(&refreshed).filter(|(b, _)| b.2) {
+    for (before, after) in first.iter().zip(&refreshed).skip(first.len() - 3) {
         assert_eq!(before.0, after.0);
         assert!(after.1 > before.1, "{} was restated upwards", before.0);
-        assert!(!after.2, "{} is final now", before.0);
+        assert!(after.2, "{} is still on February's open bill", before.0);
     }
     assert_eq!(
         refreshed[..first.len() - 3],

@@ -424,3 +424,45 @@ async fn the_cli_writes_the_contracted_csv_and_names_bad_input(pool: PgPool) {
     assert_eq!(nobody.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&nobody.stderr).contains("no spend of team \"nobody\" in 2026-10"));
 }
+
+/// A project whose tag value is literally `(untagged)` keeps its own line, apart from the
+/// spend that carried no project tag, though both read `(untagged)`.
+#[sqlx::test]
+async fn a_project_called_untagged_is_not_merged_with_untagged_spend(pool: PgPool) {
+    let on = day(2026, 10, 15);
+    let batch = CostBatch {
+        by_usage_type: vec![
+            row(on, "(untagged)", "USE1-BoxUsage:g5.xlarge", "5"),
+            row(on, "", "USE1-NatGateway-Hours", "30"),
+        ],
+        by_user: vec![row(on, "(untagged)", "", "5"), row(on, "", "", "30")],
+        by_service: vec![
+            row(on, "(untagged)", "Amazon Elastic Compute Cloud - Compute", "5"),
+            row(on, "", "EC2 - Other", "30"),
+        ],
+        by_record_type: vec![row(on, "(untagged)", "Usage", "5"), row(on, "", "Usage", "30")],
+    };
+    write(&pool, on, batch).await;
+    let mut conn = pool.acquire().await.expect("connection");
+    let october = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 10))
+        .await
+        .expect("statement");
+    let direct: Vec<(String, bool, Decimal)> = october
+        .lines
+        .iter()
+        .filter(|l| l.section.key() == "direct")
+        .map(|l| (l.item.clone(), l.untagged, l.unblended))
+        .collect();
+    assert_eq!(
+        direct,
+        [
+            ("(untagged)".to_string(), false, d("5")),
+            ("(untagged)".to_string(), true, d("30"))
+        ]
+    );
+    let html = burnrate::statements::render::html(&october, None);
+    assert!(
+        html.contains("<em title=\"spend that carried no project tag\">(untagged)</em>"),
+        "{html}"
+    );
+}

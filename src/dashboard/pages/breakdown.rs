@@ -10,7 +10,7 @@ use crate::dashboard::api::{get_scope, get_teams};
 use crate::dashboard::model::{Line, Scope, ScopeView, TeamsView};
 use crate::format::{number, percent, percent_value, tag_label, usd};
 use crate::savings::pages::{ProjectFactsForm, SavingsAvailableNote};
-use crate::ui::chart::{Chart, EstimatedLegend};
+use crate::ui::chart::{Chart, OpenDaysLegend};
 use crate::ui::filters::FilterBar;
 use crate::ui::links::{export_href, scope_href};
 use crate::ui::page::{NoCostData, PageHeader, loaded};
@@ -80,11 +80,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
             row.text(&day.to_string());
             row.text(team);
             row.money(*spend);
-            row.text(if view.estimated_days.contains(day) {
-                "Estimated"
-            } else {
-                ""
-            });
+            row.text(view.open_days.label(*day));
         });
     }
     view! {
@@ -95,7 +91,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
                 <TableHead columns=&["Day", "Team", "Spend (USD)", "Figures"]/>
                 <tbody inner_html=daily_rows.into_html()></tbody>
             </table>
-            <EstimatedLegend days=view.estimated_days.clone()/>
+            <OpenDaysLegend days=view.open_days.clone()/>
         </details>
         <table class="data" data-testid="teams-table">
             <caption>{view.metric.label()} " cost " {view.credits.describe()} ", " {format!("{} – {}", view.range.from, view.range.last_day())}
@@ -207,7 +203,7 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
             <section class="card" data-testid="scope-budgets"><h2>"Budgets"</h2><crate::budgets::pages::BudgetUses uses=view.budgets/></section>
         })}
         <Chart svg=view.chart_svg testid="scope-chart"/>
-        <EstimatedLegend days=view.estimated_days.clone()/>
+        <OpenDaysLegend days=view.open_days.clone()/>
         {(!view.parts.is_empty()).then(|| view! { <AllocationParts parts=view.parts.clone() total/> })}
         {(view.credits == crate::period::Credits::Gross).then(|| view! {
             <p class="hint" data-testid="credits-note">

@@ -7,7 +7,7 @@ use leptos_router::hooks::use_query_map;
 use crate::dashboard::api::get_overview;
 use crate::dashboard::model::{Overview, ProjectChange};
 use crate::format::{UNASSIGNED_TEAM, count, percent, tag_label, usd};
-use crate::ui::chart::{Chart, EstimatedLegend};
+use crate::ui::chart::{Chart, OpenDaysLegend};
 use crate::ui::filters::FilterBar;
 use crate::ui::links::{export_href, scope_href};
 use crate::ui::page::{PageHeader, loaded};
@@ -72,7 +72,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
     let range_text = data.range.label();
     let run_rate_text = match data.run_rate_range {
         Some(window) => format!("Mean of {}, the last settled days", window.label()),
-        None => "No day is settled yet: AWS still calls every stored day Estimated".to_string(),
+        None => "No day is settled yet: every stored day is provisional".to_string(),
     };
     let total = data.total;
     let mut rows = Rows::default();
@@ -122,7 +122,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
             </div>
         </section>
         <Chart svg=data.burn_svg.clone() testid="burn-chart"/>
-        <EstimatedLegend days=data.estimated_days.clone()/>
+        <OpenDaysLegend days=data.open_days.clone()/>
         <section aria-labelledby="by-team">
             <h2 id="by-team">"Spend by team"</h2>
             <table class="data" data-testid="team-table">

@@ -11,6 +11,7 @@ use super::scope_figures;
 use crate::allocation;
 use crate::charts::{self, Series};
 use crate::costs::queries;
+use crate::costs::settlement::Settlement;
 use crate::dashboard::model::{Scope, ScopeView, TeamLine, TeamsView};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, DateRange, Period};
@@ -64,17 +65,17 @@ pub async fn teams(
     .fetch_all(pool)
     .await?;
     let order: Vec<String> = rows.iter().map(|r| r.team.clone()).collect();
-    let estimated_days = queries::estimated_days(pool, range).await?;
+    let open_days = queries::open_days(pool, range, Settlement::on(today)).await?;
     let chart_svg = chart(
         &format!("Daily spend by team, {}", range.label()),
         &format!(
             "Stacked daily spend per team; the table below the chart has the same numbers.{}",
-            queries::estimated_note(&estimated_days)
+            queries::provisional_note(&open_days.provisional)
         ),
         range,
         &order,
         &daily,
-        &estimated_days,
+        &open_days.provisional,
     );
     let budgets =
         crate::budgets::evaluate::uses(pool, today, |b| matches!(b, crate::budgets::BudgetScope::Team(_))).await?;
@@ -85,7 +86,7 @@ pub async fn teams(
         credits: basis.credits,
         range,
         previous_range: before,
-        estimated_days,
+        open_days,
         total,
         teams: rows,
         daily,
@@ -101,7 +102,7 @@ fn chart(
     range: DateRange,
     order: &[String],
     daily: &[(NaiveDate, String, Decimal)],
-    estimated: &[NaiveDate],
+    provisional: &[NaiveDate],
 ) -> String {
     let days: Vec<NaiveDate> = range.from.iter_days().take_while(|d| *d < range.to).collect();
     let series: Vec<Series> = order
@@ -115,7 +116,7 @@ fn chart(
                 .collect(),
         })
         .collect();
-    charts::stacked_daily(title, description, &days, &series, estimated)
+    charts::stacked_daily(title, description, &days, &series, provisional)
 }
 
 pub async fn scope(
@@ -136,7 +137,7 @@ pub async fn scope(
         Scope::Project(name) => (None, Some(name.as_str())),
     };
     // The figures beside everything else, on two connections (see `overview`).
-    let (figures, (total, previous_total, parts, estimated_days, budgets, flagged)) = tokio::try_join!(
+    let (figures, (total, previous_total, parts, open_days, budgets, flagged)) = tokio::try_join!(
         async {
             match &scope {
                 Scope::Team(name) => scope_figures::team(pool, name, range, basis).await,
@@ -158,7 +159,7 @@ pub async fn scope(
                     Vec::new(),
                 ),
             };
-            let estimated_days = queries::estimated_days(pool, range).await?;
+            let open_days = queries::open_days(pool, range, Settlement::on(today)).await?;
             let budgets = crate::budgets::evaluate::uses(pool, today, |b| match (b, &scope) {
                 (crate::budgets::BudgetScope::Team(t), Scope::Team(name)) => t == name,
                 (crate::budgets::BudgetScope::Project(p), Scope::Project(name)) => p == name,
@@ -166,19 +167,19 @@ pub async fn scope(
             })
             .await?;
             let flagged = crate::enforcement::flags::flagged_in(pool, team, project).await?;
-            Ok::<_, sqlx::Error>((total, previous_total, parts, estimated_days, budgets, flagged))
+            Ok::<_, sqlx::Error>((total, previous_total, parts, open_days, budgets, flagged))
         },
     )?;
     let chart_svg = chart(
         &format!("Daily spend of {}, by project", scope.name()),
         &format!(
             "Stacked daily spend per project; the tables below have the exact figures.{}",
-            queries::estimated_note(&estimated_days)
+            queries::provisional_note(&open_days.provisional)
         ),
         range,
         &figures.order,
         &figures.daily,
-        &estimated_days,
+        &open_days.provisional,
     );
     Ok(ScopeView {
         flagged,
@@ -189,7 +190,7 @@ pub async fn scope(
         credits: basis.credits,
         range,
         previous_range: before,
-        estimated_days,
+        open_days,
         total,
         previous_total,
         gpu_hours: figures.gpu_hours,

@@ -7,7 +7,8 @@ use sqlx::PgPool;
 
 use crate::costs::Forecast;
 use crate::costs::forecast;
-use crate::costs::queries::{Compared, days_with_data, estimated_days, latest_day};
+use crate::costs::queries::{Compared, days_with_data, latest_day, open_days};
+use crate::costs::settlement::Settlement;
 use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, Credits, DateRange, Period};
@@ -40,12 +41,12 @@ pub async fn overview(
     // The projects' statement is the longest; the others, together about as long, run
     // beside it on a second connection, so a first view waits for the longer of the two
     // and takes two of the pool's connections, not one per statement.
-    let (changes, (teams, (daily, rate, rate_window), estimated_days, budgets, flagged, all_teams, record_types)) =
+    let (changes, (teams, (daily, rate, rate_window), open_days, budgets, flagged, all_teams, record_types)) =
         tokio::try_join!(project_changes(pool, with_data, compared_with, basis, team), async {
             Ok::<_, sqlx::Error>((
                 team_spend(pool, range, basis, team).await?,
-                daily_and_run_rate(pool, range, with_data, basis, team).await?,
-                estimated_days(pool, range).await?,
+                daily_and_run_rate(pool, (range, with_data), basis, team, today).await?,
+                open_days(pool, range, Settlement::on(today)).await?,
                 // The org's budgets, or the chosen team's.
                 crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
                     (crate::budgets::BudgetScope::Org, None) => true,
@@ -77,7 +78,14 @@ pub async fn overview(
         .find(|b| b.period == crate::budgets::BudgetPeriod::Monthly)
         .filter(|_| period == Period::MonthToDate)
         .map(|b| b.amount);
-    let burn_svg = burn_chart(&daily, range, period, forecast.as_ref(), &estimated_days, budget_line);
+    let burn_svg = burn_chart(
+        &daily,
+        range,
+        period,
+        forecast.as_ref(),
+        &open_days.provisional,
+        budget_line,
+    );
     Ok(Overview {
         team: team.map(str::to_string),
         all_teams,
@@ -95,7 +103,7 @@ pub async fn overview(
         gpu_total: teams.iter().map(|t| t.gpu_spend).sum(),
         run_rate: rate.map_or(Decimal::ZERO, |r| r.per_day),
         run_rate_range: rate_window,
-        estimated_days,
+        open_days,
         compared_with,
         teams,
         latest_day,
@@ -134,12 +142,12 @@ async fn team_spend(
 /// before `with_data`'s end with the window it was taken over.
 async fn daily_and_run_rate(
     pool: &PgPool,
-    range: DateRange,
-    with_data: DateRange,
+    (range, with_data): (DateRange, DateRange),
     basis: Basis,
     team: Option<&str>,
+    today: NaiveDate,
 ) -> Result<(Vec<(NaiveDate, Decimal)>, Option<forecast::RunRate>, Option<DateRange>), sqlx::Error> {
-    let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
+    let settled = forecast::settled_before(pool, range.to.max(with_data.to), Settlement::on(today)).await?;
     let rate_window = settled.run_rate_window();
     let fetched = DateRange {
         from: rate_window.map_or(range.from, |w| w.from.min(range.from)),
@@ -272,14 +280,14 @@ async fn project_changes(
     })
 }
 
-/// Cumulative spend through the last day with figures (Estimated days marked), then the
+/// Cumulative spend through the last day with figures (provisional days marked), then the
 /// forecast from the first projected day to the month's end.
 fn burn_chart(
     daily: &[(NaiveDate, Decimal)],
     range: DateRange,
     period: Period,
     forecast: Option<&Forecast>,
-    estimated: &[NaiveDate],
+    provisional: &[NaiveDate],
     budget: Option<Decimal>,
 ) -> String {
     let end = forecast
@@ -321,12 +329,12 @@ fn burn_chart(
             crate::format::usd(f.expected),
             crate::format::usd(f.low),
             crate::format::usd(f.high),
-            crate::costs::queries::estimated_note(estimated)
+            crate::costs::queries::provisional_note(provisional)
         ),
         None => format!(
             "Cumulative spend over the {}.{}",
             period.label().to_lowercase(),
-            crate::costs::queries::estimated_note(estimated)
+            crate::costs::queries::provisional_note(provisional)
         ),
     };
     crate::charts::burn(
@@ -335,7 +343,7 @@ fn burn_chart(
         &crate::charts::Burn {
             days: &days,
             actual: &actual,
-            estimated,
+            provisional,
             forecast: &points,
             budget,
             thresholds: &[],

@@ -47,7 +47,15 @@ pub struct SeenRequest {
 #[derive(Debug, Default)]
 pub struct FakeState {
     pub items: Vec<LineItem>,
+    /// Days flagged Estimated besides the open bill's (the old shape: only recent days).
     pub estimated: BTreeSet<NaiveDate>,
+    /// Flag every day of the bill still open on `today` Estimated, as AWS does: the whole
+    /// current month from its 1st, and the previous month until its bill closes a few days
+    /// into this one (modelled as through the 5th). "Estimated" in ResultByTime,
+    /// https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_ResultByTime.html;
+    /// "your data for the current month is estimated",
+    /// https://docs.aws.amazon.com/cost-management/latest/userguide/ce-exploring-data.html.
+    pub open_bill: bool,
     /// Groups per page; AWS does not document its page size.
     pub page_size: usize,
     /// The fake's notion of today, for the history limit.
@@ -84,6 +92,7 @@ impl CostExplorerFake {
         let state = Arc::new(Mutex::new(FakeState {
             items,
             page_size: 1000,
+            open_bill: true,
             ..FakeState::default()
         }));
         let app = axum::Router::new()
@@ -311,7 +320,7 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
                 "TimePeriod": { "Start": day.to_string(), "End": day.succ_opt().expect("day").to_string() },
                 "Total": {},
                 "Groups": [],
-                "Estimated": state.estimated.contains(&day),
+                "Estimated": state.estimated.contains(&day) || on_open_bill(&state, day),
             }));
         }
         if let (Some((keys, [unblended, amortized, quantity])), Some(last)) = (group, results.last_mut()) {
@@ -472,4 +481,18 @@ pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
         items.push(extra(None, "NoUsageType", "Tax", "Tax", 812_345_678_901_234));
     }
     items
+}
+
+/// Whether `day` is on a bill still open on the fake's today (see [`FakeState::open_bill`]).
+fn on_open_bill(state: &FakeState, day: NaiveDate) -> bool {
+    let Some(today) = state.today.filter(|_| state.open_bill) else {
+        return false;
+    };
+    let this_month = today.with_day(1).expect("first of the month");
+    let open_from = if today.day() <= 5 {
+        this_month - Months::new(1)
+    } else {
+        this_month
+    };
+    day >= open_from && day < today
 }

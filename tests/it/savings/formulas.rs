@@ -80,18 +80,31 @@ async fn the_window_is_the_last_settled_days_with_data(pool: PgPool) {
     )
     .await;
     declare(&pool, "trainer", "training", None).await;
-    // The last two days are still Estimated: left out of the window.
+    // AWS flags the whole open month Estimated, but only days inside the restatement window
+    // (3 days) are provisional and left out of the window.
     sqlx::query("update daily_project_costs set estimated = true where day >= $1")
-        .bind(day(38))
+        .bind(day(31))
         .execute(&pool)
         .await
         .expect("estimated");
-    let found = insights(&pool, 30).await;
+    let as_of = |today: u32| {
+        let now = day(today).and_hms_opt(6, 0, 0).expect("time").and_utc();
+        burnrate::savings::insights::compute(&pool, 30, Default::default(), now)
+    };
+    let found = as_of(41).await.expect("insights");
     let window = found.window.expect("window");
-    assert_eq!((window.from, window.to), (day(8), day(38)));
+    assert_eq!(
+        (window.from, window.to),
+        (day(8), day(38)),
+        "days 38 and 39 are provisional"
+    );
     let r = only(&found, Kind::Spot)[0];
     assert_eq!(r.basis_cost, Some(d("3000")));
     assert_eq!(r.monthly_saving, d("1950"));
+    // Three days on, the same Estimated days are older than the window: settled.
+    let later = as_of(44).await.expect("insights");
+    let window = later.window.expect("window");
+    assert_eq!((window.from, window.to), (day(10), day(40)));
 }
 
 #[sqlx::test]
