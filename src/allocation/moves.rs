@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 use sqlx::PgConnection;
 
 use super::rollups::Owners;
-use super::store::{lock, refresh_all, refresh_every_day, refresh_runs, runs};
+use super::store::{lock, refresh_every_day, refresh_runs, runs};
 use crate::period::DateRange;
 
 /// What a mapping change moved: the projects and user tags whose team changed.
@@ -14,10 +14,10 @@ use crate::period::DateRange;
 pub struct Moved {
     pub projects: Vec<String>,
     pub users: Vec<String>,
-    /// A team was deleted: its rows go with it, on any day.
-    pub every_day: bool,
-    /// A team was created: rules without a team list split among every team, so with such
-    /// a rule every day changes.
+    /// A team was deleted: its rows go with it, on the days it had any.
+    pub team_deleted: bool,
+    /// A team was created: a rule without a team list splits among every team, so it may
+    /// take a share (see [`days_a_new_team_shares`]).
     pub team_created: bool,
 }
 
@@ -25,32 +25,40 @@ pub struct Moved {
 /// to the last is cheaper than the queries of each run.
 const MAX_RUNS: usize = 64;
 
-/// Rewrites the days a mapping change moved spend on: those on which a moved project or
-/// user tag has spend. On any other day every team's own spend is unchanged, so proportional
-/// shares are too, and the user-tag and service steps read only the moved values' rows.
-/// Every day when a team was deleted, or created while a rule splits among every team.
-/// Call it after the change, in its transaction.
-pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<(), sqlx::Error> {
+/// Rewrites the days a mapping change moved spend on, and no other:
+/// - those on which a moved project or user tag has spend (on any other day every team's
+///   own spend is unchanged, so proportional shares are too, and the user-tag and service
+///   steps read only the moved values' rows);
+/// - for a deleted team, the days it had any row (a shared part, say);
+/// - for a created team, the days a rule splitting among every team gives it a share.
+///
+/// So creating or deleting an empty team, with no such rule, rewrites nothing. Call it
+/// after the change, in its transaction. Returns how many days it rewrote.
+pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<u64, sqlx::Error> {
     // Before reading which days: an ingestion holding the lock may be adding some.
     lock(conn).await?;
-    if moved.every_day {
-        return refresh_all(conn).await;
-    }
     let owners = owners_of(conn, moved).await?;
-    if moved.team_created && splits_among_all(conn).await? {
-        return refresh_every_day(conn, &owners).await;
-    }
     // An empty list is a one-time filter, so its grain is not scanned at all.
-    let days: Vec<NaiveDate> = sqlx::query_scalar(
+    let mut days: Vec<NaiveDate> = sqlx::query_scalar(
         "select day from daily_project_costs where cardinality($1::text[]) > 0 and project = any($1)
          union
-         select day from costs_by_user where cardinality($2::text[]) > 0 and user_name = any($2)
-         order by 1",
+         select day from costs_by_user where cardinality($2::text[]) > 0 and user_name = any($2)",
     )
     .bind(&moved.projects)
     .bind(&moved.users)
     .fetch_all(&mut *conn)
     .await?;
+    if moved.team_deleted {
+        days.extend(days_of_deleted_teams(conn).await?);
+    }
+    if moved.team_created {
+        match days_a_new_team_shares(conn).await? {
+            NewTeamShares::EveryDay => return refresh_every_day(conn, &owners).await,
+            NewTeamShares::Days(shared) => days.extend(shared),
+        }
+    }
+    days.sort_unstable();
+    days.dedup();
     let mut runs = runs(&days);
     if runs.len() > MAX_RUNS
         && let (Some(first), Some(last)) = (runs.first().copied(), runs.last().copied())
@@ -60,39 +68,83 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<(),
             to: last.to,
         }];
     }
-    refresh_runs(conn, &runs, &owners).await
+    refresh_runs(conn, &runs, &owners).await?;
+    Ok(runs.iter().map(|r| r.days().unsigned_abs()).sum())
 }
 
-/// The owners whose owned-spend rows a change rewrites: every one when a team was deleted;
-/// else the teams that owned a moved project before the change (its rollup rows say so) and
-/// those that own it now (`None` for no team). A user tag's move changes no owner's rows:
-/// they follow the project's team. Takes the allocation's lock first, so an ingestion
-/// cannot add rows of another owner between this read and the rewrite.
+/// The owners whose owned-spend rows a change rewrites: the teams that owned a moved
+/// project before the change (its rollup rows say so), those that own it now (`None` for
+/// no team), and deleted teams. A user tag's move changes no owner's rows: they follow the
+/// project's team. Takes the allocation's lock first, so an ingestion cannot add rows of
+/// another owner between this read and the rewrite.
 pub async fn owners_of(conn: &mut PgConnection, moved: &Moved) -> Result<Owners, sqlx::Error> {
     lock(conn).await?;
-    if moved.every_day {
-        return Ok(Owners::All);
+    let mut teams: Vec<Option<i64>> = Vec::new();
+    if !moved.projects.is_empty() {
+        teams = sqlx::query_scalar(
+            "select team_id from owned_spend_spans where dimension = 'project' and span = 'day' and key = any($1)
+             union
+             select (select p.team_id from projects p where p.name = m.name) from unnest($1::text[]) as m(name)",
+        )
+        .bind(&moved.projects)
+        .fetch_all(&mut *conn)
+        .await?;
     }
-    if moved.projects.is_empty() {
-        return Ok(Owners::NONE);
+    if moved.team_deleted {
+        // The page rollups keep a deleted team's id (no foreign key) until rewritten.
+        let gone: Vec<i64> = sqlx::query_scalar(
+            "select distinct team_id from team_daily_costs d
+             where team_id is not null and not exists (select 1 from teams t where t.id = d.team_id)",
+        )
+        .fetch_all(&mut *conn)
+        .await?;
+        teams.extend(gone.into_iter().map(Some));
     }
-    let teams: Vec<Option<i64>> = sqlx::query_scalar(
-        "select team_id from owned_spend_spans where dimension = 'project' and span = 'day' and key = any($1)
-         union
-         select (select p.team_id from projects p where p.name = m.name) from unnest($1::text[]) as m(name)",
-    )
-    .bind(&moved.projects)
-    .fetch_all(&mut *conn)
-    .await?;
     Ok(Owners::Only(teams))
 }
 
-/// True when a shared-cost rule lists no teams, so it splits among every team there is.
-async fn splits_among_all(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+/// The days on which a team that no longer exists still has rollup rows.
+async fn days_of_deleted_teams(conn: &mut PgConnection) -> Result<Vec<NaiveDate>, sqlx::Error> {
     sqlx::query_scalar(
-        "select exists (select 1 from allocation_rules r
-                        where not exists (select 1 from allocation_rule_teams t where t.rule_id = r.id))",
+        "select distinct day from team_daily_costs d
+         where team_id is not null and not exists (select 1 from teams t where t.id = d.team_id)",
     )
-    .fetch_one(conn)
+    .fetch_all(conn)
     .await
+}
+
+/// Where a new team, with no spend of its own yet, takes a share.
+enum NewTeamShares {
+    /// An even split among every team gives it a share of every day.
+    EveryDay,
+    /// A proportional split among every team gives it a share only on days no team has
+    /// spend of its own (the split falls back to even); none without such a rule.
+    Days(Vec<NaiveDate>),
+}
+
+async fn days_a_new_team_shares(conn: &mut PgConnection) -> Result<NewTeamShares, sqlx::Error> {
+    let splits: Vec<String> = sqlx::query_scalar(
+        "select distinct r.split from allocation_rules r
+         where not exists (select 1 from allocation_rule_teams t where t.rule_id = r.id)",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    if splits.iter().any(|s| s == "even") {
+        return Ok(NewTeamShares::EveryDay);
+    }
+    if !splits.iter().any(|s| s == "proportional") {
+        return Ok(NewTeamShares::Days(Vec::new()));
+    }
+    // A team's own spend is what steps 1 and 2 gave it; the split weighs positive totals.
+    let days = sqlx::query_scalar(
+        "select day from (
+             select day, team_id, sum(unblended) filter (where source in ('direct', 'user')) as own
+             from team_daily_costs group by day, team_id
+         ) t
+         group by day
+         having not coalesce(bool_or(team_id is not null and own > 0), false)",
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(NewTeamShares::Days(days))
 }

@@ -250,15 +250,16 @@ async fn insert(conn: &mut PgConnection, rows: &[(NaiveDate, bool, &Allocated)])
     Ok(())
 }
 
-/// Rewrites every day with spend, the owned-spend rollup included: after a team is deleted,
-/// or anything else that may move spend on every day.
-pub async fn refresh_all(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+/// Rewrites every day with spend, the owned-spend rollup included: for anything that may
+/// move spend on every day.
+pub async fn refresh_all(conn: &mut PgConnection) -> Result<u64, sqlx::Error> {
     refresh_every_day(conn, &Owners::All).await
 }
 
 /// Rewrites the allocation of every day with spend, and the owned-spend rollup of `owners`:
-/// after a rule change (no owner's), which moves shared spend on every day.
-pub async fn refresh_every_day(conn: &mut PgConnection, owners: &Owners) -> Result<(), sqlx::Error> {
+/// after a rule change (no owner's), which moves shared spend on every day. Returns how many
+/// days it rewrote.
+pub async fn refresh_every_day(conn: &mut PgConnection, owners: &Owners) -> Result<u64, sqlx::Error> {
     // Before reading the span: an ingestion holding the lock may be adding days.
     lock(conn).await?;
     let span: (Option<NaiveDate>, Option<NaiveDate>) =
@@ -271,13 +272,15 @@ pub async fn refresh_every_day(conn: &mut PgConnection, owners: &Owners) -> Resu
                 from,
                 to: last + chrono::Days::new(1),
             };
-            refresh_runs(conn, &[every_day], owners).await
+            refresh_runs(conn, &[every_day], owners).await?;
+            Ok(every_day.days().unsigned_abs())
         }
         _ => {
             sqlx::query("delete from allocated_daily_costs")
                 .execute(&mut *conn)
                 .await?;
-            super::rollups::clear(conn).await
+            super::rollups::clear(conn).await?;
+            Ok(0)
         }
     }
 }

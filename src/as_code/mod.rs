@@ -202,6 +202,24 @@ impl std::error::Error for ApplyError {}
 /// would change). Returns the changes in the order applied. Teams go first, so budgets may
 /// name teams the same file creates.
 pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: bool) -> Result<Vec<String>, ApplyError> {
+    Ok(apply_reporting(pool, actor, file, dry_run).await?.changes)
+}
+
+/// What an import changed, and the allocation rewrite it needed.
+#[derive(Debug)]
+pub struct Applied {
+    pub changes: Vec<String>,
+    /// Days of allocation rewritten and how long that took; `None` when nothing moved spend.
+    pub rewrite: Option<(u64, std::time::Duration)>,
+}
+
+/// [`apply`], saying how much of the allocation it rewrote and how long that took.
+pub async fn apply_reporting(
+    pool: &PgPool,
+    actor: &Actor,
+    file: &ConfigFile,
+    dry_run: bool,
+) -> Result<Applied, ApplyError> {
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
     let mut changes = Vec::new();
@@ -236,14 +254,19 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
     }
     // The allocation is rewritten once, for what changed (a dry run is rolled back, so it
     // skips the work).
-    if !dry_run {
-        if reallocate_all {
+    let mut rewrite = None;
+    if !dry_run && (reallocate_all || moved != crate::allocation::moves::Moved::default()) {
+        // A rewrite of many days is bulk work, as an ingestion's is: no statement bound.
+        crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
+        let started = std::time::Instant::now();
+        let days = if reallocate_all {
             // Rules move shared spend on every day; owners change only with moved projects.
             let owners = crate::allocation::moves::owners_of(&mut tx, &moved).await?;
-            crate::allocation::store::refresh_every_day(&mut tx, &owners).await?;
-        } else if moved != crate::allocation::moves::Moved::default() {
-            crate::allocation::moves::refresh_moved(&mut tx, &moved).await?;
-        }
+            crate::allocation::store::refresh_every_day(&mut tx, &owners).await?
+        } else {
+            crate::allocation::moves::refresh_moved(&mut tx, &moved).await?
+        };
+        rewrite = Some((days, started.elapsed()));
     }
     if let Some(facts) = &file.project_facts {
         for (project, declared) in facts {
@@ -285,7 +308,7 @@ pub async fn apply(pool: &PgPool, actor: &Actor, file: &ConfigFile, dry_run: boo
         }
         tx.commit().await?;
     }
-    Ok(changes)
+    Ok(Applied { changes, rewrite })
 }
 
 /// The current teams, budgets, approvals and policies as a file `import` accepts unchanged. Every value is a

@@ -19,17 +19,25 @@ pub(super) async fn import_config(config: Config, file: &std::path::Path, dry_ru
     let document = crate::as_code::parse(&text).map_err(|errors| anyhow::anyhow!(report(&errors)))?;
     let db = Database::open(&config).await?;
     let actor = crate::audit_log::Actor::system("cli");
-    let result = crate::as_code::apply(&db.pool, &actor, &document, dry_run).await;
+    let result = crate::as_code::apply_reporting(&db.pool, &actor, &document, dry_run).await;
     db.close().await;
-    let changes = result.map_err(|e| match e {
+    let applied = result.map_err(|e| match e {
         crate::as_code::ApplyError::Invalid(errors) => anyhow::anyhow!(report(&errors)),
         other => anyhow::Error::new(other),
     })?;
-    if changes.is_empty() {
+    if applied.changes.is_empty() {
         println!("no changes: the database already matches {}", file.display());
     }
-    for change in &changes {
+    for change in &applied.changes {
         println!("{}{change}", if dry_run { "would " } else { "" });
+    }
+    match applied.rewrite {
+        Some((0, took)) => println!(
+            "allocation: no spend moved, nothing rewritten ({:.1} s)",
+            took.as_secs_f64()
+        ),
+        Some((days, took)) => println!("allocation: {days} days rewritten in {:.1} s", took.as_secs_f64()),
+        None => {}
     }
     Ok(())
 }

@@ -283,7 +283,7 @@ pub fn moved(changes: &[Change]) -> crate::allocation::moves::Moved {
     for change in changes {
         match change {
             Change::CreateTeam(_) => moved.team_created = true,
-            Change::DeleteTeam(_) => moved.every_day = true,
+            Change::DeleteTeam(_) => moved.team_deleted = true,
             Change::Add { member, value, .. } | Change::Remove { member, value, .. } => match member {
                 Member::Project => moved.projects.push(value.clone()),
                 Member::User => moved.users.push(value.clone()),
@@ -317,9 +317,9 @@ mod tests {
         let moved = moved(&changes);
         assert_eq!(moved.projects, ["train"]);
         assert_eq!(moved.users, ["carol"]);
-        assert!(!moved.every_day && !moved.team_created);
+        assert!(!moved.team_deleted && !moved.team_created);
         assert!(moved_for(Change::CreateTeam("new".into())).team_created);
-        assert!(moved_for(Change::DeleteTeam("old".into())).every_day);
+        assert!(moved_for(Change::DeleteTeam("old".into())).team_deleted);
         assert_eq!(moved_for(add(Member::Owner, "b@example.com")), Default::default());
     }
 

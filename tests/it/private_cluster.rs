@@ -305,12 +305,13 @@ async fn migrate_creates_the_database_and_demo_refuses_to_overwrite_data(pool: s
     assert_eq!(combined.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&combined.stderr).contains("cannot be combined"));
 
-    // Run again later on demo data, it restates the Estimated days and adds the new ones.
+    // Run again later on demo data, it restates the Estimated days (February's open bill)
+    // and adds the new ones.
     let later = run(&["demo", "--until", "2026-02-12"]);
     assert!(later.status.success(), "{}", String::from_utf8_lossy(&later.stderr));
     assert!(
         String::from_utf8_lossy(&later.stdout)
-            .contains("demo brought up to date: 2026-02-08 to 2026-02-12 written again"),
+            .contains("demo brought up to date: 2026-02-01 to 2026-02-12 written again"),
         "{}",
         String::from_utf8_lossy(&later.stdout)
     );

@@ -124,17 +124,25 @@ async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a
     .await;
     assert_eq!(rewritten(&before, &versions(&pool).await), spent, "{user} to {team}");
 
-    // A new team while a rule splits among every team: every day.
+    // An empty team imported while the demo's rule splits among every team in proportion
+    // to their own spend: it has none, so it takes no share and no day is rewritten.
     let before = versions(&pool).await;
-    let edit = burnrate::teams::edit::TeamEdit {
-        original: None,
-        name: "new-team".into(),
-        mapping: Default::default(),
-    };
-    burnrate::teams::edit::save(&pool, &Actor::system("test"), edit)
+    let mut file = burnrate::as_code::parse(&burnrate::as_code::export(&pool).await.expect("export")).expect("parses");
+    file.teams
+        .as_mut()
+        .expect("teams")
+        .insert("empty-team".into(), Default::default());
+    let applied = burnrate::as_code::apply_reporting(&pool, &Actor::system("test"), &file, false)
         .await
-        .expect("created");
-    assert_eq!(rewritten(&before, &versions(&pool).await).len() as i64, all_days);
+        .expect("imported");
+    assert_eq!(applied.changes, ["create team \"empty-team\""]);
+    assert_eq!(applied.rewrite.map(|r| r.0), Some(0), "no day rewritten");
+    assert!(rewritten(&before, &versions(&pool).await).is_empty());
+    // Deleting it again moves nothing either.
+    burnrate::teams::edit::delete(&pool, &Actor::system("test"), "empty-team")
+        .await
+        .expect("deleted");
+    assert!(rewritten(&before, &versions(&pool).await).is_empty());
 
     // One import moves a project from its team to no team and changes a rule: every day's
     // allocation, and the owned-spend rows of the project's old owner and of no team.
@@ -155,6 +163,31 @@ async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a
         .await
         .expect("imported");
     assert_eq!(changes.len(), 2, "{changes:?}");
+
+    // With an even split among every team, a new team takes a share of every day...
+    let before = versions(&pool).await;
+    let edit = burnrate::teams::edit::TeamEdit {
+        original: None,
+        name: "new-team".into(),
+        mapping: Default::default(),
+    };
+    burnrate::teams::edit::save(&pool, &Actor::system("test"), edit)
+        .await
+        .expect("created");
+    assert_eq!(rewritten(&before, &versions(&pool).await).len() as i64, all_days);
+    // ...and deleting it rewrites only the days it had a share on.
+    let shared = days_of(
+        &pool,
+        "select distinct day from team_daily_costs where team_id = (select id from teams where name = $1)",
+        "new-team",
+    )
+    .await;
+    assert!(!shared.is_empty());
+    let before = versions(&pool).await;
+    burnrate::teams::edit::delete(&pool, &Actor::system("test"), "new-team")
+        .await
+        .expect("deleted");
+    assert_eq!(rewritten(&before, &versions(&pool).await), shared);
 
     // A rule change rewrites the allocation of every day, and no owned-spend rollup row: they
     // follow the facts and the projects' owners only.
