@@ -1,8 +1,9 @@
-//! Reporting periods and cost metrics as they appear in the URL query string.
-//! Billing days are UTC dates; every range is half-open (`to` is exclusive, as in Cost Explorer).
+//! Reporting periods and metrics as in the URL; UTC days in half-open ranges, as in Cost Explorer.
 
 use chrono::{Datelike, Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
+mod open_days;
+pub use open_days::OpenDays;
 
 /// A reporting period: a named one relative to today (UTC), a calendar month, or any range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -18,11 +19,10 @@ pub enum Period {
     Custom(DateRange),
 }
 
-/// Days in the run-rate window: the mean daily spend of the last 7 settled days
-/// (`costs::forecast`).
+/// Days in the run-rate window: the last 7 settled days (`costs::forecast`).
 pub const RUN_RATE_DAYS: i64 = 7;
 
-/// The longest custom range a page will aggregate: Cost Explorer's own daily history.
+/// The longest custom range a page aggregates: Cost Explorer's own daily history.
 const MAX_CUSTOM_DAYS: i64 = 3 * 366;
 
 impl Period {

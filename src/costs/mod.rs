@@ -20,4 +20,4 @@ pub mod store;
 #[cfg(feature = "ssr")]
 pub mod usage_type;
 
-pub use model::{Forecast, OpenDays};
+pub use model::Forecast;

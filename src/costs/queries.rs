@@ -4,9 +4,8 @@
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
-use super::OpenDays;
 use super::settlement::Settlement;
-use crate::period::DateRange;
+use crate::period::{DateRange, OpenDays};
 
 /// The newest day with any cost data; `None` before anything is loaded.
 pub async fn latest_day(pool: &PgPool) -> Result<Option<NaiveDate>, sqlx::Error> {

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::budgets::BudgetUse;
 use crate::codec::Svg;
-use crate::costs::{Forecast, OpenDays};
-use crate::period::{Credits, DateRange, Metric, Period};
+use crate::costs::Forecast;
+use crate::period::{Credits, DateRange, Metric, OpenDays, Period};
 
 /// A team's spend in a period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@ use chrono::NaiveDate;
 use leptos::prelude::*;
 
 use crate::codec::Svg;
-use crate::costs::OpenDays;
+use crate::period::OpenDays;
 
 /// The server-drawn SVG. plotters escapes every text and attribute it writes, and the
 /// title/description are escaped when added, so the markup carries no tag value as code.

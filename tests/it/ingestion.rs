@@ -2,22 +2,14 @@
 
 use crate::common;
 
-use std::time::Duration;
-
 use crate::common::ce_fake::{CostExplorerFake, sample_items};
-use crate::common::{cost_explorer_at, day};
+use crate::common::{FAST_BACKOFF as FAST, cost_explorer_at, day};
 use burnrate::config::IngestSettings;
-use burnrate::ingestion::cost_explorer::{Backoff, CostExplorer};
+use burnrate::ingestion::cost_explorer::CostExplorer;
 use burnrate::ingestion::run::{self, Outcome, RunOptions, RunReport, Trigger};
 use burnrate::period::DateRange;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
-
-const FAST: Backoff = Backoff {
-    first_delay: Duration::from_millis(5),
-    max_delay: Duration::from_millis(20),
-    max_attempts: 4,
-};
 
 fn options(window: Option<DateRange>, today: chrono::NaiveDate) -> RunOptions {
     RunOptions {

@@ -5,27 +5,20 @@
 //! The old shape (only the last three days Estimated) must give the very same figures.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use crate::common::ce_fake::{CostExplorerFake, LineItem};
-use crate::common::{cost_explorer_at, day};
+use crate::common::{FAST_BACKOFF as FAST, cost_explorer_at, day};
 use burnrate::audit_log::Actor;
 use burnrate::config::IngestSettings;
-use burnrate::costs::OpenDays;
 use burnrate::costs::settlement::{Settlement, period_is_settled};
-use burnrate::ingestion::cost_explorer::{Backoff, CostExplorer};
+use burnrate::ingestion::cost_explorer::CostExplorer;
 use burnrate::ingestion::run::{self, Outcome, RunOptions, Trigger};
 use burnrate::period::DateRange;
-
-const FAST: Backoff = Backoff {
-    first_delay: Duration::from_millis(5),
-    max_delay: Duration::from_millis(20),
-    max_attempts: 4,
-};
+use burnrate::period::OpenDays;
 
 /// `train` (team ml-research) spends $100 a day from 1 October, $300 from 10 November.
 fn items() -> Vec<LineItem> {

@@ -225,6 +225,13 @@ pub async fn load_demo(pool: &PgPool, today: NaiveDate) -> DemoSummary {
         .expect("demo loads")
 }
 
+/// Retries quick enough for tests: throttling and transient errors are still retried.
+pub const FAST_BACKOFF: burnrate::ingestion::cost_explorer::Backoff = burnrate::ingestion::cost_explorer::Backoff {
+    first_delay: std::time::Duration::from_millis(5),
+    max_delay: std::time::Duration::from_millis(20),
+    max_attempts: 4,
+};
+
 pub fn today() -> NaiveDate {
     chrono::Utc::now().date_naive()
 }
