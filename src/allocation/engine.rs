@@ -2,9 +2,10 @@
 //! order to each project's daily total (the rollup's, so every view reconciles with it):
 //!
 //! 1. a project a team owns is that team's (`Direct`);
-//! 2. an unowned or untagged project's spend is divided among its user tag values by their
-//!    share of it in the user grain; the parts of users mapped to a team are that team's
-//!    (`UserTag`);
+//! 2. an unowned or untagged project's spend is divided among its user tag values: its
+//!    usage by their gross usage, and its credits, refunds and tax each by the users' own
+//!    amounts of that record type (by gross usage where the user grains have none); the
+//!    parts of users mapped to a team are that team's (`UserTag`);
 //! 3. what is left passes the shared-cost rules in order; each takes what it selects and
 //!    divides it among its teams evenly, in proportion to their own spend that day
 //!    (steps 1 and 2), or by fixed percentages (`Shared`);
@@ -12,9 +13,9 @@
 //!
 //! The user and service grains only give shares: the amounts always come from the project's
 //! total, and every division is `split_exact`, so a day's rows add up to the day's total to
-//! the last digit. Shares are taken from unblended cost and applied to every figure (the
-//! cost, its GPU part, and its credit, refund and tax parts from the record-type grain), so a
-//! team's part is the same fraction of each.
+//! the last digit. Shares are taken from unblended cost and applied to both metrics; a shared
+//! rule's share applies to every figure (the cost, its GPU part, and its credit, refund and
+//! tax parts from the record-type grain), so a team's part is the same fraction of each.
 
 use std::collections::BTreeMap;
 
@@ -108,10 +109,89 @@ pub struct ProjectDay {
     pub project: String,
     pub team: Option<i64>,
     pub amounts: Amounts,
-    /// Unowned projects only: each user tag value, its team, and its unblended cost.
-    pub users: Vec<(String, Option<i64>, Decimal)>,
+    /// Unowned projects only: each user tag value's share of the day.
+    pub users: Vec<UserShare>,
     /// Unowned projects only: each service and its unblended cost.
     pub services: Vec<(String, Decimal)>,
+}
+
+/// One user tag value of an unowned project's day, from the user grains (unblended): its net
+/// cost, and its own credits, refunds and tax (zero where the grain has none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserShare {
+    pub user: String,
+    pub team: Option<i64>,
+    pub net: Decimal,
+    pub credit: Decimal,
+    pub refund: Decimal,
+    pub tax: Decimal,
+}
+
+impl UserShare {
+    /// Usage before credits, refunds and tax: what the user's usage weighs.
+    fn gross(&self) -> Decimal {
+        self.net - self.credit - self.refund - self.tax
+    }
+}
+
+/// Each user's part of an unowned project's day: usage by the users' gross usage, and
+/// credits, refunds and tax each by the users' own amounts of that record type, or by gross
+/// usage where the user grain has none of it. So a user whose credit nets their spend to
+/// zero keeps both, and no other team receives their credit. `None` when some part has
+/// nothing to split by.
+fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
+    let gross: Vec<Decimal> = users.iter().map(UserShare::gross).collect();
+    let a = amounts;
+    let usage = Amounts {
+        unblended: a.unblended - a.credit_unblended - a.refund_unblended - a.tax_unblended,
+        amortized: a.amortized - a.credit_amortized - a.refund_amortized - a.tax_amortized,
+        gpu_unblended: a.gpu_unblended,
+        gpu_amortized: a.gpu_amortized,
+        ..Amounts::default()
+    };
+    let record_types = [
+        (
+            Amounts {
+                unblended: a.credit_unblended,
+                amortized: a.credit_amortized,
+                credit_unblended: a.credit_unblended,
+                credit_amortized: a.credit_amortized,
+                ..Amounts::default()
+            },
+            users.iter().map(|u| u.credit.abs()).collect::<Vec<_>>(),
+        ),
+        (
+            Amounts {
+                unblended: a.refund_unblended,
+                amortized: a.refund_amortized,
+                refund_unblended: a.refund_unblended,
+                refund_amortized: a.refund_amortized,
+                ..Amounts::default()
+            },
+            users.iter().map(|u| u.refund.abs()).collect(),
+        ),
+        (
+            Amounts {
+                unblended: a.tax_unblended,
+                amortized: a.tax_amortized,
+                tax_unblended: a.tax_unblended,
+                tax_amortized: a.tax_amortized,
+                ..Amounts::default()
+            },
+            users.iter().map(|u| u.tax.abs()).collect(),
+        ),
+    ];
+    let mut parts = vec![Amounts::default(); users.len()];
+    for (part, weights) in std::iter::once((usage, gross.clone())).chain(record_types) {
+        if part.is_zero() {
+            continue;
+        }
+        let split = part.split(&weights).or_else(|| part.split(&gross))?;
+        for (sum, piece) in parts.iter_mut().zip(split) {
+            sum.add(&piece);
+        }
+    }
+    Some(parts)
 }
 
 /// A checked rule with team ids: what the engine applies.
@@ -148,15 +228,14 @@ pub fn allocate_day(projects: &[ProjectDay], rules: &[Rule], teams: &[i64]) -> V
             rows.push(row(Some(team), Source::Direct, None, project, "", project.amounts));
             continue;
         }
-        let weights: Vec<Decimal> = project.users.iter().map(|u| u.2).collect();
-        let Some(parts) = project.amounts.split(&weights) else {
+        let Some(parts) = user_parts(&project.amounts, &project.users) else {
             leftovers.push((project, project.amounts));
             continue;
         };
         let mut left = Amounts::default();
-        for ((user, team, _), part) in project.users.iter().zip(parts) {
-            match team {
-                Some(team) => rows.push(row(Some(*team), Source::UserTag, None, project, user, part)),
+        for (user, part) in project.users.iter().zip(parts) {
+            match user.team {
+                Some(team) => rows.push(row(Some(team), Source::UserTag, None, project, &user.user, part)),
                 None => left.add(&part),
             }
         }

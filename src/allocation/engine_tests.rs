@@ -33,7 +33,15 @@ fn unowned(project: &str, u: &str, users: &[(&str, Option<i64>, &str)], services
         project: project.into(),
         team: None,
         amounts: amounts(u, u),
-        users: users.iter().map(|(n, t, c)| (n.to_string(), *t, d(c))).collect(),
+        users: users
+            .iter()
+            .map(|(n, t, c)| UserShare {
+                user: n.to_string(),
+                team: *t,
+                net: d(c),
+                ..UserShare::default()
+            })
+            .collect(),
         services: services.iter().map(|(n, c)| (n.to_string(), d(c))).collect(),
     }
 }
@@ -297,4 +305,67 @@ fn a_second_service_rule_takes_its_share_of_what_the_first_left() {
             (None, None, d("20.00"))
         ]
     );
+}
+
+#[test]
+fn a_credit_on_one_users_tag_stays_with_that_users_team() {
+    // An unowned project: alice (ml) used 100 and has a credit of -100 on her tag, so her net
+    // is zero; bob (web) used 100. Split by net spend, bob's team would get alice's credit.
+    let mut shared = unowned("sandbox", "100.00", &[], &[]);
+    shared.amounts.credit_unblended = d("-100.00");
+    shared.amounts.credit_amortized = d("-100.00");
+    shared.users = vec![
+        UserShare {
+            user: "alice".into(),
+            team: Some(ML),
+            net: d("0.00"),
+            credit: d("-100.00"),
+            ..UserShare::default()
+        },
+        UserShare {
+            user: "bob".into(),
+            team: Some(WEB),
+            net: d("100.00"),
+            ..UserShare::default()
+        },
+    ];
+    let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
+    let parts: Vec<(Option<i64>, Decimal, Decimal)> = rows
+        .iter()
+        .map(|r| (r.team, r.amounts.unblended, r.amounts.credit_unblended))
+        .collect();
+    // Each used 100 (before credits); the credit is alice's alone.
+    assert_eq!(
+        parts,
+        [(Some(ML), d("0.00"), d("-100.00")), (Some(WEB), d("100.00"), d("0.00"))]
+    );
+    assert_eq!(total(&rows).amortized, d("100.00"));
+}
+
+#[test]
+fn a_record_type_no_user_carries_is_split_by_gross_usage() {
+    // Tax with no user amounts: split by usage before credits (alice 100, bob 300), not by
+    // net spend (alice's credit makes hers 50).
+    let mut shared = unowned("sandbox", "358.00", &[], &[]);
+    shared.amounts.credit_unblended = d("-50.00");
+    shared.amounts.tax_unblended = d("8.00");
+    shared.users = vec![
+        UserShare {
+            user: "alice".into(),
+            team: Some(ML),
+            net: d("50.00"),
+            credit: d("-50.00"),
+            ..UserShare::default()
+        },
+        UserShare {
+            user: "bob".into(),
+            team: Some(WEB),
+            net: d("300.00"),
+            ..UserShare::default()
+        },
+    ];
+    let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
+    let tax: Vec<(Option<i64>, Decimal)> = rows.iter().map(|r| (r.team, r.amounts.tax_unblended)).collect();
+    assert_eq!(tax, [(Some(ML), d("2.00")), (Some(WEB), d("6.00"))]);
+    assert_eq!(total(&rows).unblended, d("358.00"));
 }

@@ -8,7 +8,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::engine::{Allocated, Amounts, ProjectDay, Rule, allocate_day};
+use super::engine::{Allocated, Amounts, ProjectDay, Rule, UserShare, allocate_day};
 use super::rollups::Owners;
 use crate::period::DateRange;
 
@@ -40,6 +40,9 @@ struct ShareRow {
     name: String,
     team_id: Option<i64>,
     unblended: Decimal,
+    credit: Decimal,
+    refund: Decimal,
+    tax: Decimal,
 }
 
 /// Every day of `range` allocated with `rules`, in day order, without writing anything: what
@@ -66,10 +69,15 @@ pub async fn compute(
     .await?;
     // Shares within unowned projects only: owned ones need none.
     let users: Vec<ShareRow> = sqlx::query_as(
-        "select c.day, c.project, c.user_name as name, u.team_id, c.unblended
+        "select c.day, c.project, c.user_name as name, u.team_id, c.unblended,
+                coalesce(cr.unblended, 0) as credit, coalesce(rf.unblended, 0) as refund,
+                coalesce(tx.unblended, 0) as tax
          from costs_by_user c
          left join projects p on p.name = c.project
          left join tagged_users u on u.name = c.user_name
+         left join costs_by_user_credit cr using (day, project, user_name)
+         left join costs_by_user_refund rf using (day, project, user_name)
+         left join costs_by_user_tax tx using (day, project, user_name)
          where c.day >= $1 and c.day < $2 and p.team_id is null
          order by c.day, c.project, c.user_name",
     )
@@ -79,7 +87,8 @@ pub async fn compute(
     .await?;
     let services: Vec<ShareRow> = if rules.iter().any(|r| !r.services.is_empty()) {
         sqlx::query_as(
-            "select c.day, c.project, c.service as name, null::bigint as team_id, c.unblended
+            "select c.day, c.project, c.service as name, null::bigint as team_id, c.unblended,
+                    0::numeric as credit, 0::numeric as refund, 0::numeric as tax
              from costs_by_service c left join projects p on p.name = c.project
              where c.day >= $1 and c.day < $2 and p.team_id is null
              order by c.day, c.project, c.service",
@@ -117,7 +126,19 @@ pub async fn compute(
                 tax_amortized: row.tax_amortized,
             },
             users: if unowned {
-                user_shares.remove(&key).unwrap_or_default()
+                user_shares
+                    .remove(&key)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|r| UserShare {
+                        user: r.name,
+                        team: r.team_id,
+                        net: r.unblended,
+                        credit: r.credit,
+                        refund: r.refund,
+                        tax: r.tax,
+                    })
+                    .collect()
             } else {
                 Vec::new()
             },
@@ -126,7 +147,7 @@ pub async fn compute(
                     .remove(&key)
                     .unwrap_or_default()
                     .into_iter()
-                    .map(|(name, _, cost)| (name, cost))
+                    .map(|r| (r.name, r.unblended))
                     .collect()
             } else {
                 Vec::new()
@@ -140,15 +161,12 @@ pub async fn compute(
         .collect())
 }
 
-type Shares = BTreeMap<(NaiveDate, String), Vec<(String, Option<i64>, Decimal)>>;
+type Shares = BTreeMap<(NaiveDate, String), Vec<ShareRow>>;
 
 fn group(rows: Vec<ShareRow>) -> Shares {
     let mut shares: Shares = BTreeMap::new();
     for row in rows {
-        shares
-            .entry((row.day, row.project))
-            .or_default()
-            .push((row.name, row.team_id, row.unblended));
+        shares.entry((row.day, row.project.clone())).or_default().push(row);
     }
     shares
 }

@@ -16,10 +16,24 @@ pub enum Grain {
     ByService,
     /// Cost Explorer's RECORD_TYPE: usage apart from credits, refunds, tax and fees.
     ByRecordType,
+    /// Each user tag's own credits (RECORD_TYPE `Credit` only): whose credit it is.
+    ByUserCredit,
+    /// Each user tag's own refunds (RECORD_TYPE `Refund` only).
+    ByUserRefund,
+    /// Each user tag's own tax (RECORD_TYPE `Tax` only).
+    ByUserTax,
 }
 
 impl Grain {
-    pub const ALL: [Grain; 4] = [Grain::ByUser, Grain::ByUsageType, Grain::ByService, Grain::ByRecordType];
+    pub const ALL: [Grain; 7] = [
+        Grain::ByUser,
+        Grain::ByUsageType,
+        Grain::ByService,
+        Grain::ByRecordType,
+        Grain::ByUserCredit,
+        Grain::ByUserRefund,
+        Grain::ByUserTax,
+    ];
 
     fn table(self) -> &'static str {
         match self {
@@ -27,6 +41,9 @@ impl Grain {
             Grain::ByUsageType => "costs_by_usage_type",
             Grain::ByService => "costs_by_service",
             Grain::ByRecordType => "costs_by_record_type",
+            Grain::ByUserCredit => "costs_by_user_credit",
+            Grain::ByUserRefund => "costs_by_user_refund",
+            Grain::ByUserTax => "costs_by_user_tax",
         }
     }
 
@@ -37,16 +54,34 @@ impl Grain {
             Grain::ByUsageType => "staged_costs_by_usage_type",
             Grain::ByService => "staged_costs_by_service",
             Grain::ByRecordType => "staged_costs_by_record_type",
+            Grain::ByUserCredit => "staged_costs_by_user_credit",
+            Grain::ByUserRefund => "staged_costs_by_user_refund",
+            Grain::ByUserTax => "staged_costs_by_user_tax",
         }
     }
 
     fn dimension_column(self) -> &'static str {
         match self {
-            Grain::ByUser => "user_name",
+            Grain::ByUser | Grain::ByUserCredit | Grain::ByUserRefund | Grain::ByUserTax => "user_name",
             Grain::ByUsageType => "usage_type",
             Grain::ByService => "service",
             Grain::ByRecordType => "record_type",
         }
+    }
+
+    /// The one record type a grain is filtered to; `None` for the grains of all spend.
+    pub fn record_type(self) -> Option<&'static str> {
+        match self {
+            Grain::ByUserCredit => Some("Credit"),
+            Grain::ByUserRefund => Some("Refund"),
+            Grain::ByUserTax => Some("Tax"),
+            _ => None,
+        }
+    }
+
+    /// Whether the grain's groups are user tag values.
+    pub fn by_user_tag(self) -> bool {
+        self.dimension_column() == "user_name"
     }
 }
 
@@ -70,6 +105,10 @@ pub struct CostBatch {
     pub by_usage_type: Vec<CostRow>,
     pub by_service: Vec<CostRow>,
     pub by_record_type: Vec<CostRow>,
+    /// Credits, refunds and tax by project and user tag (each filtered to its record type).
+    pub by_user_credit: Vec<CostRow>,
+    pub by_user_refund: Vec<CostRow>,
+    pub by_user_tax: Vec<CostRow>,
 }
 
 impl CostBatch {
@@ -79,11 +118,14 @@ impl CostBatch {
             Grain::ByUsageType => &self.by_usage_type,
             Grain::ByService => &self.by_service,
             Grain::ByRecordType => &self.by_record_type,
+            Grain::ByUserCredit => &self.by_user_credit,
+            Grain::ByUserRefund => &self.by_user_refund,
+            Grain::ByUserTax => &self.by_user_tax,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.by_user.len() + self.by_usage_type.len() + self.by_service.len() + self.by_record_type.len()
+        Grain::ALL.iter().map(|grain| self.rows(*grain).len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -225,7 +267,8 @@ pub const ANALYZE_AFTER_ROWS: u64 = 10_000;
 /// autovacuum would get there too, but only minutes later).
 pub async fn refresh_statistics(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "analyze costs_by_user, costs_by_usage_type, costs_by_service, daily_project_costs, projects, tagged_users,
+        "analyze costs_by_user, costs_by_usage_type, costs_by_service, costs_by_user_credit, daily_project_costs,
+                 projects, tagged_users,
                  team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days",
     )
     .execute(conn)

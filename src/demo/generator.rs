@@ -1,5 +1,5 @@
-//! Deterministic daily cost lines for the demo organisation, aggregated to the same three
-//! grains ingestion stores. Every figure is an exact decimal derived from integers, so the
+//! Deterministic daily cost lines for the demo organisation, aggregated to the same grains
+//! ingestion stores. Every figure is an exact decimal derived from integers, so the
 //! grains agree to the cent and the same day always gets the same numbers.
 
 use std::collections::BTreeMap;
@@ -238,6 +238,8 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
     let mut by_usage: BTreeMap<Key, Sums> = BTreeMap::new();
     let mut by_service: BTreeMap<Key, Sums> = BTreeMap::new();
     let mut by_record: BTreeMap<Key, Sums> = BTreeMap::new();
+    // Credits, refunds and tax by project and user tag, as their filtered queries answer.
+    let mut by_user_of_type: BTreeMap<&str, BTreeMap<Key, Sums>> = BTreeMap::new();
     let weekend = matches!(day.weekday(), Weekday::Sat | Weekday::Sun);
     let (reported, estimated) = timeline.reported_share(day);
     let reported = |amount: Decimal| (amount * Decimal::from(reported) / Decimal::ONE_THOUSAND).round_dp(8);
@@ -288,7 +290,7 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
     }
     // What a real bill adds to usage, in every grain alike.
     let mut extra =
-        |project: &BillingProject, record_type: &str, (usage_type, service): (&str, &str), amount: Decimal| {
+        |project: &BillingProject, record_type: &'static str, (usage_type, service): (&str, &str), amount: Decimal| {
             let sums = Sums {
                 unblended: reported(amount),
                 amortized: reported(amount),
@@ -298,6 +300,8 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
             add(&mut by_usage, (project.name.clone(), usage_type.to_string()), sums);
             add(&mut by_service, (project.name.clone(), service.to_string()), sums);
             add(&mut by_record, (project.name.clone(), record_type.to_string()), sums);
+            let of_type = by_user_of_type.entry(record_type).or_default();
+            add(of_type, (project.name.clone(), String::new()), sums);
         };
     for project in projects.iter().filter(|p| day >= p.starts) {
         let Some(first) = project.lines.first() else { continue };
@@ -320,11 +324,16 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
             extra(project, "Credit", line, -(daily / Decimal::TWO).round_dp(2));
         }
     }
+    let mut of_type = |record_type: &str| by_user_of_type.remove(record_type).unwrap_or_default();
+    let (credits, refunds, tax) = (of_type("Credit"), of_type("Refund"), of_type("Tax"));
     for (map, rows) in [
         (by_user, &mut batch.by_user),
         (by_usage, &mut batch.by_usage_type),
         (by_service, &mut batch.by_service),
         (by_record, &mut batch.by_record_type),
+        (credits, &mut batch.by_user_credit),
+        (refunds, &mut batch.by_user_refund),
+        (tax, &mut batch.by_user_tax),
     ] {
         rows.extend(map.into_iter().map(|((project, dimension), s)| CostRow {
             day,

@@ -6,7 +6,9 @@ use std::time::Duration;
 use aws_config::{SdkConfig, retry::RetryConfig};
 use aws_sdk_costexplorer::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_costexplorer::operation::get_cost_and_usage::GetCostAndUsageOutput;
-use aws_sdk_costexplorer::types::{DateInterval, Granularity, GroupDefinition, GroupDefinitionType};
+use aws_sdk_costexplorer::types::{
+    DateInterval, Dimension, DimensionValues, Expression, Granularity, GroupDefinition, GroupDefinitionType,
+};
 
 use super::IngestError;
 use super::response::{GrainSummary, GroupKeys};
@@ -128,6 +130,7 @@ impl CostExplorer {
                 .granularity(Granularity::Daily)
                 .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
                 .set_group_by(Some(group_by(grain, settings)))
+                .set_filter(filter(grain))
                 .set_next_page_token(token.clone());
             meter.requests += 1;
             let error = match request.send().await {
@@ -201,12 +204,30 @@ fn group_by(grain: Grain, settings: &IngestSettings) -> Vec<GroupDefinition> {
             .build()
     };
     let second = match grain {
-        Grain::ByUser => tag(&settings.tag_user),
+        Grain::ByUser | Grain::ByUserCredit | Grain::ByUserRefund | Grain::ByUserTax => tag(&settings.tag_user),
         Grain::ByUsageType => dimension("USAGE_TYPE"),
         Grain::ByService => dimension("SERVICE"),
         Grain::ByRecordType => dimension("RECORD_TYPE"),
     };
     vec![tag(&settings.tag_project), second]
+}
+
+/// The filter of a grain of one record type: `RECORD_TYPE` equal to it (a third grouping is
+/// not allowed, so each record type users are charged by is its own query). Cost Explorer's
+/// `Expression` with `Dimensions`,
+/// <https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html>.
+fn filter(grain: Grain) -> Option<Expression> {
+    let record_type = grain.record_type()?;
+    Some(
+        Expression::builder()
+            .dimensions(
+                DimensionValues::builder()
+                    .key(Dimension::RecordType)
+                    .values(record_type)
+                    .build(),
+            )
+            .build(),
+    )
 }
 
 /// Throttling and dropped connections are worth another (counted) try. A request that used

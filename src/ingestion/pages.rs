@@ -42,7 +42,7 @@ fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
                                         <td class="num">{count(run.rows_written)}</td>
                                         <td class="num">{count(run.requests)}</td>
                                         <td class="num">{usd(run.api_cost)}</td>
-                                        <td class="num" data-testid="grain-difference" title="The largest daily difference between the four group-by queries' totals: Cost Explorer rounds each group on its own. Runs fail above USD 0.01.">
+                                        <td class="num" data-testid="grain-difference" title="The largest daily difference between the four unfiltered group-by queries' totals: Cost Explorer rounds each group on its own. Runs fail above USD 0.01.">
                                             {run.grain_difference.map(|d| usd_precise(d, 10)).unwrap_or_default()}
                                         </td>
                                         <td class="num">{run.duration_seconds.map(|s| format!("{} s", count(s))).unwrap_or_else(|| "running".into())}</td>

@@ -24,7 +24,7 @@ impl GroupKeys {
     pub fn for_grain(grain: Grain, settings: &IngestSettings) -> GroupKeys {
         GroupKeys {
             project_prefix: format!("{}$", settings.tag_project),
-            second_prefix: (grain == Grain::ByUser).then(|| format!("{}$", settings.tag_user)),
+            second_prefix: grain.by_user_tag().then(|| format!("{}$", settings.tag_user)),
         }
     }
 }

@@ -231,3 +231,73 @@ async fn a_refund_is_left_out_before_credits_as_a_credit_is(pool: PgPool) {
         .expect("site amortized");
     assert_eq!(site.total, d("60"), "amortized leaves the refund out too");
 }
+
+/// A credit on one user's tag, ingested from the Cost Explorer fake: an unowned project
+/// where alice (ml-research) used 100 and was credited 100, and bob (web) used 100. Split by
+/// net spend, bob's team would receive alice's credit; split by its own user amounts, it
+/// stays hers, and each team's spend before credits is the usage its user ran.
+#[sqlx::test]
+async fn a_credit_on_one_users_tag_is_that_users_team_s(pool: PgPool) {
+    use crate::common::ce_fake::{CostExplorerFake, LineItem};
+    let on = day(2026, 11, 10);
+    let line = |user: &str, record_type: &str, amount: &str| LineItem {
+        day: on,
+        project: Some("sandbox".into()),
+        user: Some(user.into()),
+        usage_type: "USE1-BoxUsage:g5.xlarge".into(),
+        service: "Amazon Elastic Compute Cloud - Compute".into(),
+        record_type: record_type.into(),
+        unblended: d(amount),
+        amortized: d(amount),
+        quantity: Decimal::ONE,
+    };
+    let fake = CostExplorerFake::start(vec![
+        line("alice", "Usage", "100"),
+        line("alice", "Credit", "-100"),
+        line("bob", "Usage", "100"),
+    ])
+    .await;
+    fake.with(|s| s.today = Some(day(2026, 11, 20)));
+    let file = burnrate::as_code::parse(
+        "teams:
+  - name: ml-research
+    users: [alice]
+  - name: web
+    users: [bob]
+",
+    )
+    .expect("valid");
+    burnrate::as_code::apply(&pool, &burnrate::audit_log::Actor::system("test"), &file, false)
+        .await
+        .expect("teams");
+    let ce = common::cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let options = burnrate::ingestion::run::RunOptions {
+        settings: burnrate::config::IngestSettings::default(),
+        window: Some(burnrate::period::DateRange {
+            from: on,
+            to: on + chrono::Days::new(1),
+        }),
+        today: day(2026, 11, 20),
+        backoff: common::FAST_BACKOFF,
+    };
+    burnrate::ingestion::run::run(&pool, &ce, burnrate::ingestion::run::Trigger::Cli, &options)
+        .await
+        .expect("ingested");
+    // The credit was asked for by user, on its own.
+    let filtered: Vec<Option<Vec<String>>> = fake.with(|s| s.requests.iter().map(|r| r.record_types.clone()).collect());
+    assert!(filtered.contains(&Some(vec!["Credit".to_string()])), "{filtered:?}");
+    let teams: Vec<(String, Decimal, Decimal)> = sqlx::query_as(
+        "select t.name, sum(a.unblended), sum(a.credit_unblended)
+         from allocated_daily_costs a join teams t on t.id = a.team_id group by 1 order by 1",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("allocation");
+    assert_eq!(
+        teams,
+        [
+            ("ml-research".to_string(), d("0"), d("-100")),
+            ("web".to_string(), d("100"), d("0"))
+        ]
+    );
+}

@@ -335,6 +335,7 @@ async fn workload_is_the_sagemaker_use_else_the_declared_one(pool: PgPool) {
         by_service: per_project("Amazon SageMaker"),
         by_record_type: per_project("Usage"),
         by_usage_type: usage,
+        ..CostBatch::default()
     };
     write(&pool, batch).await;
     sqlx::query("update projects set workload = 'batch' where name = 'ranker'")

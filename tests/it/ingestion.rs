@@ -180,7 +180,7 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_four_requests(pool: PgPool) {
+async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_seven_requests(pool: PgPool) {
     let today = day(2026, 11, 22);
     let (fake, ce) = fake_and_client(sample_items(day(2026, 11, 10), 12)).await;
     // A closed bill: no day is Estimated (an open one is re-fetched from its first day).
@@ -197,8 +197,8 @@ async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_fo
     // A scheduled run on a settled history: one request per group-by pair, the lookback only.
     let requests_before = fake.request_count();
     let report = ingest(&pool, &ce, &options(None, today)).await.expect("incremental");
-    assert_eq!(report.requests, 4);
-    assert_eq!(fake.request_count() - requests_before, 4);
+    assert_eq!(report.requests, 7);
+    assert_eq!(fake.request_count() - requests_before, 7);
     assert_eq!(
         report.window,
         Some(DateRange {
@@ -274,7 +274,7 @@ async fn throttling_is_retried_with_backoff_then_gives_up_leaving_data_whole(poo
     let report = ingest(&pool, &ce, &options(window, today))
         .await
         .expect("succeeds after two throttles");
-    assert_eq!(report.requests, 6, "throttled attempts are counted too");
+    assert_eq!(report.requests, 9, "throttled attempts are counted too");
     let before = snapshot(&pool).await;
 
     fake.with(|s| s.throttle_next = 100);

@@ -131,6 +131,7 @@ fn batch(rows: Vec<CostRow>) -> CostBatch {
         by_usage_type: rows.clone(),
         by_service: rows.clone(),
         by_record_type: rows,
+        ..CostBatch::default()
     }
 }
 

@@ -60,6 +60,7 @@ pub(crate) fn bill(on: chrono::NaiveDate, train_usage: &str) -> CostBatch {
             row(on, "", "Tax", "3"),
             row(on, "site", "Usage", "20"),
         ],
+        ..CostBatch::default()
     }
 }
 
@@ -441,6 +442,7 @@ async fn a_project_called_untagged_is_not_merged_with_untagged_spend(pool: PgPoo
             row(on, "", "EC2 - Other", "30"),
         ],
         by_record_type: vec![row(on, "(untagged)", "Usage", "5"), row(on, "", "Usage", "30")],
+        ..CostBatch::default()
     };
     write(&pool, on, batch).await;
     let mut conn = pool.acquire().await.expect("connection");

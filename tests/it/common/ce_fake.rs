@@ -39,6 +39,8 @@ pub struct LineItem {
 #[derive(Debug, Clone)]
 pub struct SeenRequest {
     pub group_by: Vec<String>,
+    /// The RECORD_TYPE values of the request's filter, if it had one.
+    pub record_types: Option<Vec<String>>,
     pub start: String,
     pub end: String,
     pub paged: bool,
@@ -126,7 +128,7 @@ impl CostExplorerFake {
         self.with(|s| {
             from.iter_days()
                 .take_while(|d| *d < to)
-                .flat_map(|day| groups_of_day(s, day, &group_by).into_values())
+                .flat_map(|day| groups_of_day(s, day, &group_by, None).into_values())
                 .map(|sums| sums[0])
                 .sum()
         })
@@ -148,7 +150,7 @@ impl CostExplorerFake {
                 let totals: Vec<[Decimal; 2]> = grains
                     .iter()
                     .map(|g| {
-                        groups_of_day(s, day, g)
+                        groups_of_day(s, day, g, None)
                             .values()
                             .fold([Decimal::ZERO; 2], |t, v| [t[0] + v[0], t[1] + v[1]])
                     })
@@ -218,11 +220,34 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
                 .collect()
         })
         .unwrap_or_default();
+    // Filter: the one form ingestion sends, Dimensions RECORD_TYPE equal to values
+    // (Expression, https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html).
+    let record_types: Option<Vec<String>> = match &request["Filter"] {
+        Value::Null => None,
+        Value::Object(filter)
+            if filter.len() == 1
+                && filter["Dimensions"]["Key"] == "RECORD_TYPE"
+                && filter["Dimensions"]["MatchOptions"]
+                    .as_array()
+                    .is_none_or(|m| m.iter().all(|o| o == "EQUALS")) =>
+        {
+            filter["Dimensions"]["Values"]
+                .as_array()
+                .map(|values| values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        }
+        other => {
+            return error(
+                "ValidationException",
+                &format!("this fake supports only a RECORD_TYPE Dimensions filter, not {other}"),
+            );
+        }
+    };
     let start = request["TimePeriod"]["Start"].as_str().unwrap_or("").to_string();
     let end = request["TimePeriod"]["End"].as_str().unwrap_or("").to_string();
     let token = request["NextPageToken"].as_str().map(str::to_string);
     state.requests.push(SeenRequest {
         group_by: group_by.iter().map(|(t, k)| format!("{t}:{k}")).collect(),
+        record_types: record_types.clone(),
         start: start.clone(),
         end: end.clone(),
         paged: token.is_some(),
@@ -297,7 +322,7 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     // One entry per (day, group), or one empty entry for a day with no spend.
     let mut entries: Vec<(NaiveDate, Option<Sums>)> = Vec::new();
     for day in from.iter_days().take_while(|d| *d < to) {
-        let groups = groups_of_day(&state, day, &group_by);
+        let groups = groups_of_day(&state, day, &group_by, record_types.as_deref());
         if groups.is_empty() {
             entries.push((day, None));
         }
@@ -367,9 +392,11 @@ fn groups_of_day(
     state: &FakeState,
     day: NaiveDate,
     group_by: &[(String, String)],
+    record_types: Option<&[String]>,
 ) -> BTreeMap<Vec<String>, [Decimal; 3]> {
     let mut groups: BTreeMap<Vec<String>, [Decimal; 3]> = BTreeMap::new();
-    for item in state.items.iter().filter(|i| i.day == day) {
+    let kept = |item: &&LineItem| record_types.is_none_or(|types| types.contains(&item.record_type));
+    for item in state.items.iter().filter(|i| i.day == day).filter(kept) {
         let keys = group_by.iter().map(|(kind, key)| group_key(item, kind, key)).collect();
         let sums = groups.entry(keys).or_default();
         sums[0] += item.unblended;
