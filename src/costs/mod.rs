@@ -10,6 +10,8 @@ pub mod download;
 #[cfg(feature = "ssr")]
 pub mod export;
 #[cfg(feature = "ssr")]
+pub mod grain;
+#[cfg(feature = "ssr")]
 pub mod queries;
 #[cfg(feature = "ssr")]
 pub mod rollups;

@@ -4,86 +4,9 @@
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
+pub use super::grain::Grain;
 use super::usage_type;
 use crate::period::DateRange;
-
-/// The fact tables, one per Cost Explorer group-by pair. The second column names the
-/// dimension grouped with the project tag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grain {
-    ByUser,
-    ByUsageType,
-    ByService,
-    /// Cost Explorer's RECORD_TYPE: usage apart from credits, refunds, tax and fees.
-    ByRecordType,
-    /// Each user tag's own credits (RECORD_TYPE `Credit` only): whose credit it is.
-    ByUserCredit,
-    /// Each user tag's own refunds (RECORD_TYPE `Refund` only).
-    ByUserRefund,
-    /// Each user tag's own tax (RECORD_TYPE `Tax` only).
-    ByUserTax,
-}
-
-impl Grain {
-    pub const ALL: [Grain; 7] = [
-        Grain::ByUser,
-        Grain::ByUsageType,
-        Grain::ByService,
-        Grain::ByRecordType,
-        Grain::ByUserCredit,
-        Grain::ByUserRefund,
-        Grain::ByUserTax,
-    ];
-
-    fn table(self) -> &'static str {
-        match self {
-            Grain::ByUser => "costs_by_user",
-            Grain::ByUsageType => "costs_by_usage_type",
-            Grain::ByService => "costs_by_service",
-            Grain::ByRecordType => "costs_by_record_type",
-            Grain::ByUserCredit => "costs_by_user_credit",
-            Grain::ByUserRefund => "costs_by_user_refund",
-            Grain::ByUserTax => "costs_by_user_tax",
-        }
-    }
-
-    /// The temporary table a streamed run gathers this grain in.
-    fn staging_table(self) -> &'static str {
-        match self {
-            Grain::ByUser => "staged_costs_by_user",
-            Grain::ByUsageType => "staged_costs_by_usage_type",
-            Grain::ByService => "staged_costs_by_service",
-            Grain::ByRecordType => "staged_costs_by_record_type",
-            Grain::ByUserCredit => "staged_costs_by_user_credit",
-            Grain::ByUserRefund => "staged_costs_by_user_refund",
-            Grain::ByUserTax => "staged_costs_by_user_tax",
-        }
-    }
-
-    fn dimension_column(self) -> &'static str {
-        match self {
-            Grain::ByUser | Grain::ByUserCredit | Grain::ByUserRefund | Grain::ByUserTax => "user_name",
-            Grain::ByUsageType => "usage_type",
-            Grain::ByService => "service",
-            Grain::ByRecordType => "record_type",
-        }
-    }
-
-    /// The one record type a grain is filtered to; `None` for the grains of all spend.
-    pub fn record_type(self) -> Option<&'static str> {
-        match self {
-            Grain::ByUserCredit => Some("Credit"),
-            Grain::ByUserRefund => Some("Refund"),
-            Grain::ByUserTax => Some("Tax"),
-            _ => None,
-        }
-    }
-
-    /// Whether the grain's groups are user tag values.
-    pub fn by_user_tag(self) -> bool {
-        self.dimension_column() == "user_name"
-    }
-}
 
 /// One day's cost for a project and one other dimension, exactly as the source gave it.
 /// An empty `project` or `dimension` is spend without that tag.
