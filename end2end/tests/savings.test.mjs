@@ -26,11 +26,11 @@ test('the Savings page lists the demo anti-patterns at the amounts the database 
   for (const kind of ['spot', 'rightsize', 'always_on', 'commitment']) assert.ok(kinds.includes(kind), `${kind} in ${kinds}`);
 
   // The notebook that never stops: its spend over the last 30 settled days × 108/168
-  // (settled: older than the three-day restatement window, or off the open bill).
+  // (settled: older than the last load's restatement window, or off the open bill).
   const { rows: [window] } = await server.db.query(
     `select min(day)::text as from, (max(day) + 1)::text as to from (
        select distinct day from daily_project_costs
-       where not estimated or day < (now() at time zone 'utc')::date - 3 order by day desc limit 30) d`);
+       where not estimated or day < (select window_from from settlement) order by day desc limit 30) d`);
   const { rows: [basis] } = await server.db.query(
     `select sum(unblended)::text as spend from costs_by_usage_type
      where project = 'moe-experiments' and usage_type = 'USE1-Notebk:ml.g5.12xlarge' and day >= $1 and day < $2`,

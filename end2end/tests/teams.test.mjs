@@ -34,10 +34,10 @@ test('the team chart has one legend entry per team and its table equals the data
   for (const [day, team, value] of cells) assert.equal(units(value), expected.get(`${day}|${team}`), `${day} ${team}`);
 
   // The demo, like Cost Explorer, ends yesterday and flags the whole open bill Estimated;
-  // only the days inside the three-day restatement window are provisional. The table marks
+  // only the days inside the restatement window of its last load are provisional. The table marks
   // each kind, the chart's legend and the notes under the table say so.
   const { rows: estimated } = await server.db.query(
-    `select distinct day::text as day, day >= (now() at time zone 'utc')::date - 3 as provisional
+    `select distinct day::text as day, day >= (select window_from from settlement) as provisional
      from daily_project_costs where estimated and day between $1 and $2 order by 1`, [from, last]);
   const provisional = estimated.filter((r) => r.provisional).map((r) => r.day);
   const billOpen = estimated.filter((r) => !r.provisional).map((r) => r.day);

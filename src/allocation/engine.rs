@@ -158,7 +158,7 @@ fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
                 credit_amortized: a.credit_amortized,
                 ..Amounts::default()
             },
-            users.iter().map(|u| u.credit.abs()).collect::<Vec<_>>(),
+            users.iter().map(|u| u.credit).collect::<Vec<_>>(),
         ),
         (
             Amounts {
@@ -168,7 +168,7 @@ fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
                 refund_amortized: a.refund_amortized,
                 ..Amounts::default()
             },
-            users.iter().map(|u| u.refund.abs()).collect(),
+            users.iter().map(|u| u.refund).collect(),
         ),
         (
             Amounts {
@@ -178,11 +178,21 @@ fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
                 tax_amortized: a.tax_amortized,
                 ..Amounts::default()
             },
-            users.iter().map(|u| u.tax.abs()).collect(),
+            users.iter().map(|u| u.tax).collect(),
         ),
     ];
     let mut parts = vec![Amounts::default(); users.len()];
-    for (part, weights) in std::iter::once((usage, gross.clone())).chain(record_types) {
+    let by_own_amounts = record_types.into_iter().map(|(part, amounts)| {
+        // Users whose amount has the part's sign weigh by it (a credit by how much they were
+        // credited); a reversal of the other sign weighs nothing.
+        let sign = if part.unblended.is_sign_negative() {
+            -Decimal::ONE
+        } else {
+            Decimal::ONE
+        };
+        (part, amounts.iter().map(|a| *a * sign).collect::<Vec<_>>())
+    });
+    for (part, weights) in std::iter::once((usage, gross.clone())).chain(by_own_amounts) {
         if part.is_zero() {
             continue;
         }

@@ -69,16 +69,21 @@ pub async fn compute(
     .await?;
     // Shares within unowned projects only: owned ones need none.
     let users: Vec<ShareRow> = sqlx::query_as(
-        "select c.day, c.project, c.user_name as name, u.team_id, c.unblended,
+        // Every user any of the four user grains names (a user with a credit alone counts).
+        "select c.day, c.project, c.user_name as name, u.team_id, coalesce(n.unblended, 0) as unblended,
                 coalesce(cr.unblended, 0) as credit, coalesce(rf.unblended, 0) as refund,
                 coalesce(tx.unblended, 0) as tax
-         from costs_by_user c
+         from (select day, project, user_name from costs_by_user where day >= $1 and day < $2
+               union select day, project, user_name from costs_by_user_credit where day >= $1 and day < $2
+               union select day, project, user_name from costs_by_user_refund where day >= $1 and day < $2
+               union select day, project, user_name from costs_by_user_tax where day >= $1 and day < $2) c
          left join projects p on p.name = c.project
          left join tagged_users u on u.name = c.user_name
+         left join costs_by_user n using (day, project, user_name)
          left join costs_by_user_credit cr using (day, project, user_name)
          left join costs_by_user_refund rf using (day, project, user_name)
          left join costs_by_user_tax tx using (day, project, user_name)
-         where c.day >= $1 and c.day < $2 and p.team_id is null
+         where p.team_id is null
          order by c.day, c.project, c.user_name",
     )
     .bind(range.from)

@@ -51,12 +51,7 @@ pub async fn get_budget(id: i64) -> Result<BudgetDetail, AppError> {
             let can_edit = super::access::may_edit(&mut conn, &caller, &budget.spec.scope).await?;
             let super::evaluate::Standing { status, daily } =
                 super::evaluate::status(&mut conn, &budget, today).await?;
-            let open = crate::costs::queries::open_days(
-                &mut *conn,
-                status.period,
-                crate::costs::settlement::Settlement::on(today),
-            )
-            .await?;
+            let open = crate::costs::queries::open_days(&mut *conn, status.period).await?;
             let burn_svg = super::chart::burn_chart(&status, &daily, &open.provisional);
             let recipients = super::evaluate::recipients(&mut conn, &budget).await?;
             let alerts = super::store::alerts(&mut conn, id).await?;

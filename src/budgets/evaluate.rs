@@ -18,7 +18,7 @@ use sqlx::{PgConnection, PgPool};
 use super::model::ProjectSpend;
 use super::{Budget, BudgetScope, BudgetSpec, BudgetStatus, Threshold, ThresholdKind, email, store};
 use crate::costs::forecast;
-use crate::costs::settlement::{Settlement, period_is_settled};
+use crate::costs::settlement::period_is_settled;
 use crate::period::{Basis, DateRange, days_before};
 
 /// What one evaluation did.
@@ -26,7 +26,7 @@ use crate::period::{Basis, DateRange, days_before};
 pub struct EvaluationReport {
     /// Each budget in its current period.
     pub statuses: Vec<BudgetStatus>,
-    /// Budgets in their previous period, judged again because it still had Estimated days.
+    /// Budgets in their previous period, judged again because not all its days were settled.
     pub settling: Vec<BudgetStatus>,
     /// Alerts newly queued by this evaluation (already-queued ones are not counted again).
     pub queued: usize,
@@ -145,7 +145,7 @@ pub async fn status_in(
     let spec = &budget.spec;
     let with_figures = period.cut_at(today);
     let filter = scope_filter(conn, &spec.scope).await?;
-    let window = forecast::settled_before(&mut *conn, with_figures.to, Settlement::on(today))
+    let window = forecast::settled_before(&mut *conn, with_figures.to)
         .await?
         .run_rate_window();
     let fetched = DateRange {
@@ -221,7 +221,7 @@ pub async fn evaluate(
         let previous_settling = match settling.get(&budget.spec.period) {
             Some(known) => *known,
             None => {
-                let unsettled = !period_is_settled(&mut conn, previous, Settlement::on(today)).await?;
+                let unsettled = !period_is_settled(&mut conn, previous).await?;
                 settling.insert(budget.spec.period, unsettled);
                 unsettled
             }

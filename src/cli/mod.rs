@@ -97,7 +97,7 @@ enum Command {
     /// Write a month's chargeback statement to standard output: per team, usage by project
     /// and shared-cost rule, credits, refunds, tax and the total (CSV header
     /// month,team,section,item,unblended,amortized), or the printable HTML. A month that
-    /// has ended with no Estimated day is frozen the first time it is asked for.
+    /// has ended with all its days settled is frozen the first time it is asked for.
     #[command(after_help = ENV_HELP)]
     Statement {
         /// The month, YYYY-MM.
@@ -256,7 +256,6 @@ pub async fn run() -> ExitCode {
         Err(err) => return usage_error(&err.to_string()),
     };
     init_tracing(config.log_format);
-    crate::costs::settlement::set_restate_days(config.ingest.restate_days);
     let result = match cli.command {
         Command::Serve { demo, addr } => {
             let mut config = config;

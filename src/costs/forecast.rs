@@ -15,7 +15,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
 use super::Forecast;
-use super::settlement::{Settlement, settled_sql};
+use super::settlement::SETTLED;
 use crate::period::{DateRange, RUN_RATE_DAYS, days_before, next_day};
 
 /// What is stored, as far as a run-rate is concerned.
@@ -27,20 +27,14 @@ pub struct Settled {
     pub last_day: Option<NaiveDate>,
 }
 
-/// The settled days before `end` (exclusive) as of `settlement`, organisation-wide:
-/// Estimated is a property of a day in Cost Explorer, not of a team. Two index lookups.
-pub async fn settled_before(
-    conn: impl sqlx::PgExecutor<'_>,
-    end: NaiveDate,
-    settlement: Settlement,
-) -> Result<Settled, sqlx::Error> {
+/// The settled days before `end` (exclusive), organisation-wide: Estimated is a property of
+/// a day in Cost Explorer, not of a team. Two index lookups.
+pub async fn settled_before(conn: impl sqlx::PgExecutor<'_>, end: NaiveDate) -> Result<Settled, sqlx::Error> {
     let (first_day, last_day) = sqlx::query_as(&format!(
         "select (select min(day) from daily_project_costs),
-                (select max(day) from daily_project_costs where day < $1 and {})",
-        settled_sql(2)
+                (select max(day) from daily_project_costs where day < $1 and {SETTLED})"
     ))
     .bind(end)
-    .bind(settlement.window_from)
     .fetch_one(conn)
     .await?;
     Ok(Settled { first_day, last_day })

@@ -12,7 +12,7 @@ pub struct Forecast {
     pub last_day: NaiveDate,
     /// The first day projected at the run-rate: the day after the last settled one.
     pub projected_from: NaiveDate,
-    /// Days from `projected_from` to the period's end, Estimated days included.
+    /// Days from `projected_from` to the period's end, provisional days included.
     pub projected_days: i64,
     pub expected: Decimal,
     pub low: Decimal,

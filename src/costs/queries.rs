@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
-use super::settlement::Settlement;
+use super::settlement::SETTLED;
 use crate::period::{DateRange, OpenDays};
 
 /// The newest day with any cost data; `None` before anything is loaded.
@@ -32,24 +32,23 @@ pub struct Compared {
     pub previous: DateRange,
 }
 
-/// The days of `range` that are provisional or on an open bill, as of `settlement`.
-pub async fn open_days(
-    conn: impl sqlx::PgExecutor<'_>,
-    range: DateRange,
-    settlement: Settlement,
-) -> Result<OpenDays, sqlx::Error> {
-    let days: Vec<(NaiveDate,)> = sqlx::query_as(
-        "select distinct day from daily_project_costs where day >= $1 and day < $2 and estimated order by day",
-    )
+/// The days of `range` that are provisional or on an open bill (`costs::settlement`).
+pub async fn open_days(conn: impl sqlx::PgExecutor<'_>, range: DateRange) -> Result<OpenDays, sqlx::Error> {
+    let days: Vec<(NaiveDate, bool)> = sqlx::query_as(&format!(
+        "select day, {SETTLED} from (
+             select distinct day, estimated from daily_project_costs where day >= $1 and day < $2 and estimated
+         ) d order by day"
+    ))
     .bind(range.from)
     .bind(range.to)
     .fetch_all(conn)
     .await?;
-    let (bill_open, provisional) = days
-        .into_iter()
-        .map(|(day,)| day)
-        .partition(|day| settlement.is_settled(*day, true));
-    Ok(OpenDays { provisional, bill_open })
+    let (bill_open, provisional): (Vec<_>, Vec<_>) = days.into_iter().partition(|(_, settled)| *settled);
+    let days = |list: Vec<(NaiveDate, bool)>| list.into_iter().map(|(day, _)| day).collect();
+    Ok(OpenDays {
+        provisional: days(provisional),
+        bill_open: days(bill_open),
+    })
 }
 
 /// The sentence a chart's description adds for provisional days.

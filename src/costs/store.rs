@@ -190,8 +190,8 @@ pub const ANALYZE_AFTER_ROWS: u64 = 10_000;
 /// autovacuum would get there too, but only minutes later).
 pub async fn refresh_statistics(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "analyze costs_by_user, costs_by_usage_type, costs_by_service, costs_by_user_credit, daily_project_costs,
-                 projects, tagged_users,
+        "analyze costs_by_user, costs_by_usage_type, costs_by_service, costs_by_user_credit, costs_by_user_refund,
+                 costs_by_user_tax, daily_project_costs, projects, tagged_users,
                  team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days",
     )
     .execute(conn)

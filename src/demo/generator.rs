@@ -18,6 +18,8 @@ pub const UNTAGGED_WEIGHT: u32 = 8;
 /// per mille, by the day's age: `until` (yesterday) shows 55 %, the day before 80 %, then
 /// 95 %. Older days are final. A later load restates them to their full value, as AWS does.
 const PARTIAL_SHARE: [i64; 3] = [550, 800, 950];
+/// The days the demo's AWS may still restate: its restatement window.
+pub const PARTIAL_DAYS: u32 = PARTIAL_SHARE.len() as u32;
 /// The day of the month by which AWS has closed the previous month's bill; until then its
 /// days stay Estimated, with the whole open month's.
 pub const BILL_CLOSES_ON: u32 = 5;

@@ -146,6 +146,9 @@ async fn write_costs(
     .bind(run_id)
     .execute(&mut *conn)
     .await?;
+    if window.to > timeline.until {
+        crate::costs::settlement::record_fetch(conn, next_day(timeline.until), generator::PARTIAL_DAYS).await?;
+    }
     sqlx::query(
         "update ingestion_runs set status = 'succeeded', rows_written = $2, finished_at = now(), updated_at = now()
          where id = $1",
@@ -257,7 +260,8 @@ fn billing_projects(users: &[String], timeline: &Timeline, options: DemoOptions)
 
 async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "truncate costs_by_user, costs_by_usage_type, costs_by_service, costs_by_record_type, daily_project_costs,
+        "truncate costs_by_user, costs_by_usage_type, costs_by_service, costs_by_record_type, costs_by_user_credit,
+                  costs_by_user_refund, costs_by_user_tax, settlement, daily_project_costs,
                   ingested_days, statements,
                   projects, tagged_users, team_owners,
                   budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,

@@ -275,6 +275,11 @@ async fn stage_and_replace(
     .bind(run_id)
     .execute(&mut *tx)
     .await?;
+    // A run that re-fetched through yesterday settles what was older than its window; an
+    // older window re-fetched by hand says nothing of the recent days.
+    if window.to >= options.today {
+        crate::costs::settlement::record_fetch(&mut tx, options.today, options.settings.restate_days).await?;
+    }
     finish(&mut tx, run_id, meter, rows_written, None).await?;
     record_difference(&mut tx, run_id, agreement.largest_difference).await?;
     tx.commit().await?;

@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::model::{ProjectFacts, Workload};
-use crate::costs::settlement::{Settlement, settled_sql};
+use crate::costs::settlement::SETTLED;
 use crate::costs::usage_type::{self, PurchaseOption, SageMakerUse};
 use crate::period::DateRange;
 
@@ -43,16 +43,14 @@ impl Window {
     }
 }
 
-/// The window as of `settlement`, or `None` when no settled day has data.
-pub async fn window(conn: &mut PgConnection, days: u32, settlement: Settlement) -> Result<Option<Window>, sqlx::Error> {
+/// The window, or `None` when no settled day has data.
+pub async fn window(conn: &mut PgConnection, days: u32) -> Result<Option<Window>, sqlx::Error> {
     let bounds: (Option<NaiveDate>, Option<NaiveDate>) = sqlx::query_as(&format!(
         "select min(day), max(day) from (
-             select distinct day from daily_project_costs where {} order by day desc limit $1
-         ) recent",
-        settled_sql(2)
+             select distinct day from daily_project_costs where {SETTLED} order by day desc limit $1
+         ) recent"
     ))
     .bind(i64::from(days.max(1)))
-    .bind(settlement.window_from)
     .fetch_one(conn)
     .await?;
     Ok(match bounds {

@@ -123,8 +123,7 @@ pub async fn compute(
 ) -> Result<Insights, sqlx::Error> {
     let mut conn = pool.acquire().await?;
     let pricing = pricing::load(&mut conn).await?;
-    let settlement = crate::costs::settlement::Settlement::on(now.date_naive());
-    let Some(window) = facts::window(&mut conn, days, settlement).await? else {
+    let Some(window) = facts::window(&mut conn, days).await? else {
         return Ok(Insights {
             window: None,
             recommendations: Vec::new(),

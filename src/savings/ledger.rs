@@ -7,16 +7,13 @@ use sqlx::PgConnection;
 
 use super::model::{Decision, LedgerEntry, LedgerTotals, Opportunity};
 use super::store;
-use crate::costs::settlement::Settlement;
 
 const DAYS: u64 = 30;
 
-/// Every accepted decision with its realised saving so far, as of `today`.
-pub async fn entries(conn: &mut PgConnection, today: chrono::NaiveDate) -> Result<Vec<LedgerEntry>, sqlx::Error> {
+/// Every accepted decision with its realised saving so far.
+pub async fn entries(conn: &mut PgConnection) -> Result<Vec<LedgerEntry>, sqlx::Error> {
     let accepted = store::accepted(&mut *conn).await?;
-    let settled_to = store::last_settled_day(&mut *conn, Settlement::on(today))
-        .await?
-        .map(|d| d + Days::new(1));
+    let settled_to = store::last_settled_day(&mut *conn).await?.map(|d| d + Days::new(1));
     let mut out = Vec::with_capacity(accepted.len());
     for decision in accepted {
         let day = decision.decided_on;

@@ -99,7 +99,7 @@ pub async fn page(
     let today = chrono::Utc::now().date_naive();
     let compute = async {
         let mut conn = pool.acquire().await?;
-        Ok::<_, sqlx::Error>(Arc::new(ledger::entries(&mut conn, today).await?))
+        Ok::<_, sqlx::Error>(Arc::new(ledger::entries(&mut conn).await?))
     };
     let all = cache
         .get_or_compute(pool, format!("savings-ledger|{today}"), compute)

@@ -9,7 +9,7 @@ use sqlx::PgConnection;
 
 use super::model::{Decision, Kind, Model, Precision, ProjectFacts, Recommendation, Workload};
 use crate::audit_log::{self, Actor};
-use crate::costs::settlement::{Settlement, settled_sql};
+use crate::costs::settlement::SETTLED;
 
 /// What `project` declares (the default when it has no row).
 pub async fn project_facts(conn: &mut PgConnection, project: &str) -> Result<ProjectFacts, sqlx::Error> {
@@ -249,16 +249,9 @@ pub async fn measured_spend(
         .await
 }
 
-/// The last settled day as of `settlement`.
-pub async fn last_settled_day(
-    conn: &mut PgConnection,
-    settlement: Settlement,
-) -> Result<Option<NaiveDate>, sqlx::Error> {
-    sqlx::query_scalar(&format!(
-        "select max(day) from daily_project_costs where {}",
-        settled_sql(1)
-    ))
-    .bind(settlement.window_from)
-    .fetch_one(conn)
-    .await
+/// The last settled day (`costs::settlement`).
+pub async fn last_settled_day(conn: &mut PgConnection) -> Result<Option<NaiveDate>, sqlx::Error> {
+    sqlx::query_scalar(&format!("select max(day) from daily_project_costs where {SETTLED}"))
+        .fetch_one(conn)
+        .await
 }

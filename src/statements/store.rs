@@ -9,7 +9,7 @@ use sqlx::PgConnection;
 use super::adjust::{MonthLines, adjustments, apply};
 use super::compute::{month_lines, sort};
 use super::model::{Statement, StatementLine};
-use crate::costs::settlement::{Settlement, period_is_settled};
+use crate::costs::settlement::period_is_settled;
 use crate::period::DateRange;
 
 /// The month holding `first` as a day range.
@@ -105,7 +105,7 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
     }
     sort(&mut lines);
     let ended = range.to <= today;
-    if ended && !lines.is_empty() && period_is_settled(conn, range, Settlement::on(today)).await? {
+    if ended && !lines.is_empty() && period_is_settled(conn, range).await? {
         let rules = serde_json::to_value(crate::allocation::rule_store::list(conn).await?).unwrap_or_default();
         sqlx::query(
             "insert into statements (month, data_version, rules, lines)

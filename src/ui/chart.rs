@@ -28,8 +28,8 @@ pub fn OpenDaysLegend(days: OpenDays) -> impl IntoView {
     let bill_open = (!days.bill_open.is_empty()).then(|| {
         view! {
             <p class="hint" data-testid="bill-open-legend">
-                "Bill open: " {span(&days.bill_open)} ". AWS calls these days Estimated until the month's bill closes, "
-                "but their figures no longer move, so they count as settled."
+                "Bill open: " {span(&days.bill_open)} ". AWS calls these days Estimated until the month's bill closes; "
+                "past the days it may still restate they count as settled (a change at the close shows on the next statement)."
             </p>
         }
     });

@@ -14,7 +14,7 @@ use crate::common::ce_fake::{CostExplorerFake, LineItem};
 use crate::common::{FAST_BACKOFF as FAST, cost_explorer_at, day};
 use burnrate::audit_log::Actor;
 use burnrate::config::IngestSettings;
-use burnrate::costs::settlement::{Settlement, period_is_settled};
+use burnrate::costs::settlement::period_is_settled;
 use burnrate::ingestion::cost_explorer::CostExplorer;
 use burnrate::ingestion::run::{self, Outcome, RunOptions, Trigger};
 use burnrate::period::DateRange;
@@ -144,7 +144,7 @@ async fn month_of_days(pool: &PgPool, shape: Shape, checks: impl Fn(NaiveDate, O
                 from: day(2026, 10, 1),
                 to: day(2026, 12, 1),
             };
-            let open = burnrate::costs::queries::open_days(&mut *conn, november, Settlement::on(today))
+            let open = burnrate::costs::queries::open_days(&mut *conn, november)
                 .await
                 .expect("open days");
             checks(today, open);
@@ -154,9 +154,7 @@ async fn month_of_days(pool: &PgPool, shape: Shape, checks: impl Fn(NaiveDate, O
                 from: day(2026, 11, 1),
                 to: day(2026, 12, 1),
             };
-            let settled = period_is_settled(&mut conn, november, Settlement::on(today))
-                .await
-                .expect("settled");
+            let settled = period_is_settled(&mut conn, november).await.expect("settled");
             let statement = burnrate::statements::store::statement(&mut conn, day(2026, 11, 1), today)
                 .await
                 .expect("statement");
@@ -223,4 +221,45 @@ async fn with_only_recent_days_estimated_the_figures_are_the_same(pool: PgPool) 
     })
     .await;
     assert_right_figures(&seen);
+}
+
+/// Settled counts from the last fetch, not the clock: while ingestion is stopped, the days
+/// it last stored inside the restatement window stay provisional, however late it gets.
+#[sqlx::test]
+async fn days_stored_partial_stay_provisional_while_ingestion_is_stopped(pool: PgPool) {
+    seed(&pool).await;
+    let fake = CostExplorerFake::start(items()).await;
+    fake.with(|s| s.today = Some(day(2026, 11, 10)));
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    ingest(&pool, &ce, day(2026, 11, 10)).await;
+    // Weeks later, nothing has been fetched since the 10th.
+    let november = DateRange {
+        from: day(2026, 11, 1),
+        to: day(2026, 12, 1),
+    };
+    let mut conn = pool.acquire().await.expect("conn");
+    let open = burnrate::costs::queries::open_days(&mut *conn, november)
+        .await
+        .expect("open days");
+    assert_eq!(open.provisional, [day(2026, 11, 7), day(2026, 11, 8), day(2026, 11, 9)]);
+    let settled = burnrate::costs::forecast::settled_before(&mut *conn, day(2026, 12, 1))
+        .await
+        .expect("settled");
+    assert_eq!(settled.last_day, Some(day(2026, 11, 6)));
+    // A window re-fetched by hand from the past does not settle the recent days.
+    let options = RunOptions {
+        settings: IngestSettings::default(),
+        window: Some(DateRange {
+            from: day(2026, 11, 1),
+            to: day(2026, 11, 3),
+        }),
+        today: day(2026, 11, 28),
+        backoff: FAST,
+    };
+    fake.with(|s| s.today = Some(day(2026, 11, 28)));
+    run::run(&pool, &ce, Trigger::Cli, &options).await.expect("re-fetched");
+    let open = burnrate::costs::queries::open_days(&mut *conn, november)
+        .await
+        .expect("open days");
+    assert_eq!(open.provisional, [day(2026, 11, 7), day(2026, 11, 8), day(2026, 11, 9)]);
 }

@@ -11,7 +11,6 @@ use super::scope_figures;
 use crate::allocation;
 use crate::charts::{self, Series};
 use crate::costs::queries;
-use crate::costs::settlement::Settlement;
 use crate::dashboard::model::{Scope, ScopeView, TeamLine, TeamsView};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, DateRange, Period};
@@ -65,7 +64,7 @@ pub async fn teams(
     .fetch_all(pool)
     .await?;
     let order: Vec<String> = rows.iter().map(|r| r.team.clone()).collect();
-    let open_days = queries::open_days(pool, range, Settlement::on(today)).await?;
+    let open_days = queries::open_days(pool, range).await?;
     let chart_svg = chart(
         &format!("Daily spend by team, {}", range.label()),
         &format!(
@@ -159,7 +158,7 @@ pub async fn scope(
                     Vec::new(),
                 ),
             };
-            let open_days = queries::open_days(pool, range, Settlement::on(today)).await?;
+            let open_days = queries::open_days(pool, range).await?;
             let budgets = crate::budgets::evaluate::uses(pool, today, |b| match (b, &scope) {
                 (crate::budgets::BudgetScope::Team(t), Scope::Team(name)) => t == name,
                 (crate::budgets::BudgetScope::Project(p), Scope::Project(name)) => p == name,

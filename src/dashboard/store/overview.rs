@@ -8,7 +8,6 @@ use sqlx::PgPool;
 use crate::costs::Forecast;
 use crate::costs::forecast;
 use crate::costs::queries::{Compared, days_with_data, latest_day, open_days};
-use crate::costs::settlement::Settlement;
 use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, Credits, DateRange, Period};
@@ -45,8 +44,8 @@ pub async fn overview(
         tokio::try_join!(project_changes(pool, with_data, compared_with, basis, team), async {
             Ok::<_, sqlx::Error>((
                 team_spend(pool, range, basis, team).await?,
-                daily_and_run_rate(pool, (range, with_data), basis, team, today).await?,
-                open_days(pool, range, Settlement::on(today)).await?,
+                daily_and_run_rate(pool, range, with_data, basis, team).await?,
+                open_days(pool, range).await?,
                 // The org's budgets, or the chosen team's.
                 crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
                     (crate::budgets::BudgetScope::Org, None) => true,
@@ -142,12 +141,12 @@ async fn team_spend(
 /// before `with_data`'s end with the window it was taken over.
 async fn daily_and_run_rate(
     pool: &PgPool,
-    (range, with_data): (DateRange, DateRange),
+    range: DateRange,
+    with_data: DateRange,
     basis: Basis,
     team: Option<&str>,
-    today: NaiveDate,
 ) -> Result<(Vec<(NaiveDate, Decimal)>, Option<forecast::RunRate>, Option<DateRange>), sqlx::Error> {
-    let settled = forecast::settled_before(pool, range.to.max(with_data.to), Settlement::on(today)).await?;
+    let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
     let rate_window = settled.run_rate_window();
     let fetched = DateRange {
         from: rate_window.map_or(range.from, |w| w.from.min(range.from)),

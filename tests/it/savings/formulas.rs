@@ -87,9 +87,20 @@ async fn the_window_is_the_last_settled_days_with_data(pool: PgPool) {
         .execute(&pool)
         .await
         .expect("estimated");
+    // As an ingestion on `today` records it: its restatement window began three days back.
     let as_of = |today: u32| {
-        let now = day(today).and_hms_opt(6, 0, 0).expect("time").and_utc();
-        burnrate::savings::insights::compute(&pool, 30, Default::default(), now)
+        let pool = pool.clone();
+        async move {
+            sqlx::query(
+                "insert into settlement (id, window_from) values (true, $1)
+                 on conflict (id) do update set window_from = excluded.window_from",
+            )
+            .bind(day(today - 3))
+            .execute(&pool)
+            .await
+            .expect("fetched");
+            burnrate::savings::insights::compute(&pool, 30, Default::default(), chrono::Utc::now()).await
+        }
     };
     let found = as_of(41).await.expect("insights");
     let window = found.window.expect("window");
