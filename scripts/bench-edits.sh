@@ -15,7 +15,7 @@ py="$PWD/target/pyenv/bin/python"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export DATABASE_URL=postgres://postgres@127.0.0.1:5432/burnrate_bench
-export RUST_LOG=warn
+export RUST_LOG=error
 measure() { /usr/bin/time -f '  wall %e s, peak RSS %M KB' "$@"; }
 
 psql -q -h 127.0.0.1 -U postgres -c 'drop database if exists burnrate_bench' postgres

@@ -14,11 +14,37 @@ use crate::period::DateRange;
 pub struct Moved {
     pub projects: Vec<String>,
     pub users: Vec<String>,
-    /// A team was deleted: its rows go with it, on the days it had any.
-    pub team_deleted: bool,
+    /// Deleted teams: their rows go with them, on the days they had any.
+    pub deleted: DeletedTeams,
     /// A team was created: a rule without a team list splits among every team, so it may
     /// take a share (see [`days_a_new_team_shares`]).
     pub team_created: bool,
+}
+
+/// Teams about to be deleted, read before the delete takes their allocated rows with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeletedTeams {
+    pub ids: Vec<i64>,
+    /// The days any of them has allocated rows on.
+    pub days: Vec<NaiveDate>,
+}
+
+/// What deleting the teams `names` will move. Call it before deleting them, in the same
+/// transaction.
+pub async fn before_deleting(conn: &mut PgConnection, names: &[&str]) -> Result<DeletedTeams, sqlx::Error> {
+    if names.is_empty() {
+        return Ok(DeletedTeams::default());
+    }
+    let ids: Vec<i64> = sqlx::query_scalar("select id from teams where name = any($1)")
+        .bind(names)
+        .fetch_all(&mut *conn)
+        .await?;
+    let days =
+        sqlx::query_scalar("select distinct day from allocated_daily_costs where team_id = any($1) order by day")
+            .bind(&ids)
+            .fetch_all(&mut *conn)
+            .await?;
+    Ok(DeletedTeams { ids, days })
 }
 
 /// Contiguous runs of days rewritten one at a time; beyond this many, one span from the first
@@ -48,9 +74,7 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<u64
     .bind(&moved.users)
     .fetch_all(&mut *conn)
     .await?;
-    if moved.team_deleted {
-        days.extend(days_of_deleted_teams(conn).await?);
-    }
+    days.extend(&moved.deleted.days);
     if moved.team_created {
         match days_a_new_team_shares(conn).await? {
             NewTeamShares::EveryDay => return refresh_every_day(conn, &owners).await,
@@ -90,27 +114,9 @@ pub async fn owners_of(conn: &mut PgConnection, moved: &Moved) -> Result<Owners,
         .fetch_all(&mut *conn)
         .await?;
     }
-    if moved.team_deleted {
-        // The page rollups keep a deleted team's id (no foreign key) until rewritten.
-        let gone: Vec<i64> = sqlx::query_scalar(
-            "select distinct team_id from team_daily_costs d
-             where team_id is not null and not exists (select 1 from teams t where t.id = d.team_id)",
-        )
-        .fetch_all(&mut *conn)
-        .await?;
-        teams.extend(gone.into_iter().map(Some));
-    }
+    // The page rollups keep a deleted team's rows (no foreign key) until rewritten.
+    teams.extend(moved.deleted.ids.iter().copied().map(Some));
     Ok(Owners::Only(teams))
-}
-
-/// The days on which a team that no longer exists still has rollup rows.
-async fn days_of_deleted_teams(conn: &mut PgConnection) -> Result<Vec<NaiveDate>, sqlx::Error> {
-    sqlx::query_scalar(
-        "select distinct day from team_daily_costs d
-         where team_id is not null and not exists (select 1 from teams t where t.id = d.team_id)",
-    )
-    .fetch_all(conn)
-    .await
 }
 
 /// Where a new team, with no spend of its own yet, takes a share.

@@ -230,8 +230,7 @@ pub async fn apply_reporting(
     if let Some(desired) = &file.teams {
         let current = store::load(&mut tx).await?;
         let team_changes = store::diff(&current, desired);
-        store::apply(&mut tx, actor, &team_changes).await?;
-        moved = store::moved(&team_changes);
+        moved = store::apply_moving(&mut tx, actor, &team_changes).await?;
         changes.extend(team_changes.iter().map(ToString::to_string));
     }
     if let Some(file_rules) = &file.shared_costs {

@@ -92,7 +92,7 @@ async fn update(
     let mut desired = current.clone();
     change(&mut desired)?;
     let changes = store::diff(&current, &desired);
-    store::apply(&mut tx, actor, &changes).await?;
+    let moved = store::apply_moving(&mut tx, actor, &changes).await?;
     // A project moved to another team falls under that team's policy: actions that no
     // longer hold are disarmed in this transaction (their AWS side goes on the next pass).
     if !changes.is_empty() {
@@ -100,7 +100,7 @@ async fn update(
     }
     // Who owns a project or a user tag decides who pays on the days it has spend.
     if changes.iter().any(store::Change::moves_spend) {
-        crate::allocation::moves::refresh_moved(&mut tx, &store::moved(&changes)).await?;
+        crate::allocation::moves::refresh_moved(&mut tx, &moved).await?;
     }
     tx.commit().await?;
     Ok(changes.len())

@@ -278,12 +278,35 @@ pub async fn unmapped(conn: &mut sqlx::PgConnection) -> Result<Vec<super::model:
 }
 
 /// What `changes` moved, for the allocation to rewrite only those days.
+/// Applies `changes` (as [`apply`]) and says what they moved: a deleted team's days are read
+/// before its allocated rows go with it.
+pub async fn apply_moving(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    changes: &[Change],
+) -> Result<crate::allocation::moves::Moved, sqlx::Error> {
+    let deleted: Vec<&str> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::DeleteTeam(team) => Some(team.as_str()),
+            _ => None,
+        })
+        .collect();
+    let deleted = crate::allocation::moves::before_deleting(conn, &deleted).await?;
+    apply(conn, actor, changes).await?;
+    Ok(crate::allocation::moves::Moved {
+        deleted,
+        ..moved(changes)
+    })
+}
+
 pub fn moved(changes: &[Change]) -> crate::allocation::moves::Moved {
     let mut moved = crate::allocation::moves::Moved::default();
     for change in changes {
         match change {
             Change::CreateTeam(_) => moved.team_created = true,
-            Change::DeleteTeam(_) => moved.team_deleted = true,
+            // What a deletion moves is read before it (`apply_moving`).
+            Change::DeleteTeam(_) => {}
             Change::Add { member, value, .. } | Change::Remove { member, value, .. } => match member {
                 Member::Project => moved.projects.push(value.clone()),
                 Member::User => moved.users.push(value.clone()),
@@ -317,9 +340,9 @@ mod tests {
         let moved = moved(&changes);
         assert_eq!(moved.projects, ["train"]);
         assert_eq!(moved.users, ["carol"]);
-        assert!(!moved.team_deleted && !moved.team_created);
+        assert!(moved.deleted.ids.is_empty() && !moved.team_created);
         assert!(moved_for(Change::CreateTeam("new".into())).team_created);
-        assert!(moved_for(Change::DeleteTeam("old".into())).team_deleted);
+        assert_eq!(moved_for(Change::DeleteTeam("old".into())), Default::default());
         assert_eq!(moved_for(add(Member::Owner, "b@example.com")), Default::default());
     }
 

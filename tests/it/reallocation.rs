@@ -178,7 +178,7 @@ async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a
     // ...and deleting it rewrites only the days it had a share on.
     let shared = days_of(
         &pool,
-        "select distinct day from team_daily_costs where team_id = (select id from teams where name = $1)",
+        "select distinct day from allocated_daily_costs where team_id = (select id from teams where name = $1)",
         "new-team",
     )
     .await;
