@@ -34,5 +34,8 @@ cargo test --features ssr
 step "release build, as in the Dockerfile (SQLX_OFFLINE=true)"
 SQLX_OFFLINE=true scripts/build-release.sh
 
+step "serve --demo without AWS settings: no WARN or ERROR in its first 10 seconds"
+scripts/check-quiet-start.sh
+
 step "browser tests (Chromium)"
 (cd end2end && BURNRATE_BIN="$PWD/../target/release/burnrate" LEPTOS_SITE_ROOT="$PWD/../target/site" node --test --test-concurrency=1 tests/)

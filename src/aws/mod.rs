@@ -3,6 +3,9 @@
 //! Budgets client (`budgets`). Features build on these; nothing here knows burnrate's types.
 
 pub mod budgets;
+mod credentials;
+
+pub use credentials::{describe_credentials_problem, settings_present};
 
 use std::time::Duration;
 
@@ -116,29 +119,5 @@ pub async fn credentials_within(
     match tokio::time::timeout(limit, provider.provide_credentials()).await {
         Ok(result) => result,
         Err(_) => Err(CredentialsError::provider_timed_out(limit)),
-    }
-}
-
-/// What is wrong with the AWS credentials, in one line with how to fix it: none were found,
-/// or a source was found but failed (an expired SSO session, a refused role), with its reason.
-pub fn describe_credentials_problem(
-    error: &aws_credential_types::provider::error::CredentialsError,
-    needs: &str,
-) -> String {
-    use aws_credential_types::provider::error::CredentialsError;
-    match error {
-        CredentialsError::CredentialsNotLoaded(_) => format!(
-            "AWS credentials not found. Provide them through the standard AWS chain: \
-             AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE (including SSO), \
-             or an IAM role (IRSA on EKS, an instance profile on EC2). The role needs {needs}."
-        ),
-        other => format!(
-            "AWS credentials could not be loaded: {}. Check the source named there (for SSO, \
-             run `aws sso login`); the role needs {needs}.",
-            // One line: the context chain, never the credentials themselves.
-            aws_sdk_costexplorer::error::DisplayErrorContext(other)
-                .to_string()
-                .replace('\n', " ")
-        ),
     }
 }

@@ -57,9 +57,22 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
         }
         let addr = listener.local_addr()?;
         tracing::info!("burnrate is serving on http://{addr}");
+        // A demo with no AWS settings has nothing to ingest from: say how to connect, once.
+        let mut ingest = state.config.ingest.clone();
+        if demo && ingest.interval.is_some() && !crate::aws::settings_present() {
+            ingest.interval = None;
+            let how = "set AWS credentials (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or an \
+                       instance role) and run `burnrate ingest`, or `burnrate serve` without --demo";
+            tracing::info!("demo without AWS settings: scheduled ingestion is off; to load your own costs, {how}");
+            crate::ingestion::schedule::set(
+                &state.ingest_status,
+                false,
+                format!("Demo without AWS settings: scheduled ingestion is off. To load your own costs, {how}."),
+            );
+        }
         let schedule = tokio::spawn(crate::jobs::ingest_on_schedule(
             db.pool.clone(),
-            state.config.ingest.clone(),
+            ingest,
             state.ingest_status.clone(),
             state.workers(),
         ));

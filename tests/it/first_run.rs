@@ -349,3 +349,39 @@ async fn each_next_step_goes_once_it_is_done_and_only_admins_see_them(pool: PgPo
         .expect("decided");
     assert!(!steps(admin).await.any(), "every step done");
 }
+
+/// A demo started with no AWS settings is quiet: scheduled ingestion is off and one INFO line
+/// says how to connect AWS; nothing is logged at WARN or above.
+#[sqlx::test]
+async fn serve_demo_without_aws_settings_starts_quietly(pool: PgPool) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log_path = dir.path().join("serve.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let mut command = burnrate(&database_url(&pool).await);
+    command
+        .args(["serve", "--demo", "--addr", "127.0.0.1:0"])
+        .env("HOME", dir.path())
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(log);
+    let mut child = command.spawn().expect("serve starts");
+    let read = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !read().contains("burnrate is serving") && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Scheduled ingestion would have tried AWS at once; give it the time to.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = read();
+    assert!(text.contains("burnrate is serving"), "{text}");
+    let loud: Vec<&str> = text.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")).collect();
+    assert!(loud.is_empty(), "{loud:#?}");
+    let hints: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("demo without AWS settings: scheduled ingestion is off"))
+        .collect();
+    assert_eq!(hints.len(), 1, "{text}");
+    assert!(hints[0].contains("INFO") && hints[0].contains("burnrate ingest"), "{text}");
+}
