@@ -1,7 +1,8 @@
 // Every page at a phone's width (390 px) and a desktop's (1400 px), in the light and the dark
 // colour scheme: the page never scrolls sideways (wide tables scroll in their own box, card
 // grids stack), the main navigation and the account menu can be reached (behind "Menu" on a
-// phone, inline on a desktop), the navigation works, text is readable, nothing logs an error.
+// phone, inline on a desktop), the navigation works, text is readable, no word in a table
+// cell is broken across lines, nothing logs an error.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, waitForHydration } from './harness.mjs';
@@ -71,6 +72,35 @@ async function assertNoSidewaysScroll(page, label) {
   });
   assert.ok(scrollWidth <= innerWidth,
     `${label}: the page is ${scrollWidth}px wide in a ${innerWidth}px window; sticking out: ${culprits.join(', ')}`);
+}
+
+/**
+ * No word of letters only, in a table cell, is drawn on two lines ("propos ed"): a DOM Range
+ * over each such word has one client rect (none when it is folded away).
+ */
+async function assertNoBrokenWords(page, label) {
+  const broken = await page.evaluate(() => {
+    const found = [];
+    const main = document.querySelector('main');
+    const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    for (let node = walker.nextNode(); node && found.length < 6; node = walker.nextNode()) {
+      const cell = node.parentElement?.closest('td, th');
+      if (!cell) continue;
+      // A folded <details> lays nothing out for the reader; opening it lays the table out again.
+      const folded = node.parentElement.closest('details');
+      if (folded && !folded.open && !node.parentElement.closest('summary')) continue;
+      for (const match of node.textContent.matchAll(/\S+/gu)) {
+        if (!/^\p{L}{2,}$/u.test(match[0])) continue;
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (lines.size > 1) found.push(match[0]);
+      }
+    }
+    return found;
+  });
+  assert.deepEqual(broken, [], `${label}: words broken across lines in table cells`);
 }
 
 /** Visible and horizontally inside the window, so a tap or click can reach it. */
@@ -203,6 +233,7 @@ for (const viewport of VIEWPORTS) {
           }
           await assertScheme(page, scheme, where);
           await assertNoSidewaysScroll(page, where);
+          await assertNoBrokenWords(page, where);
           if (viewport.narrow) await assertStacked(page, where);
           await assertNavigation(page, viewport, path, where, { navigate: true, signedIn: true });
           await assertNoSidewaysScroll(page, `${where}, after following a link`);
