@@ -376,12 +376,18 @@ async fn serve_demo_without_aws_settings_starts_quietly(pool: PgPool) {
     let _ = child.wait();
     let text = read();
     assert!(text.contains("burnrate is serving"), "{text}");
-    let loud: Vec<&str> = text.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")).collect();
+    let loud: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+        .collect();
     assert!(loud.is_empty(), "{loud:#?}");
     let hints: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("demo without AWS settings: scheduled ingestion is off"))
         .collect();
     assert_eq!(hints.len(), 1, "{text}");
-    assert!(hints[0].contains("INFO") && hints[0].contains("burnrate ingest"), "{text}");
+    assert!(
+        hints[0].contains("INFO") && hints[0].contains("burnrate ingest"),
+        "{text}"
+    );
 }
