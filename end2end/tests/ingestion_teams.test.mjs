@@ -1,4 +1,4 @@
-// Ingestion status without AWS credentials, the CSV download against `burnrate export`, and
+// Ingestion status of a demo without AWS settings, the CSV download against `burnrate export`, and
 // assigning an unassigned project on the Teams admin page, in Chromium.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
