@@ -35,6 +35,8 @@ pub async fn before_deleting(conn: &mut PgConnection, names: &[&str]) -> Result<
     if names.is_empty() {
         return Ok(DeletedTeams::default());
     }
+    // Before reading the days: an ingestion holding the lock may be adding some.
+    lock(conn).await?;
     let ids: Vec<i64> = sqlx::query_scalar("select id from teams where name = any($1)")
         .bind(names)
         .fetch_all(&mut *conn)

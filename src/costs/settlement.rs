@@ -49,6 +49,17 @@ pub async fn record_fetch(
     Ok(())
 }
 
+/// Whether a fetch of the days from `from` re-fetched every day now provisional: only then
+/// may it move the window on (a later window alone says nothing of the days before it).
+pub async fn covers_provisional(conn: &mut sqlx::PgConnection, from: NaiveDate) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(&format!(
+        "select not exists (select 1 from ingested_days where day < $1 and not {SETTLED})"
+    ))
+    .bind(from)
+    .fetch_one(conn)
+    .await
+}
+
 /// True once every day of `period` is stored and settled: its figures will not move again
 /// (a later restatement is booked on the next statement), so there is nothing left to
 /// alert, judge or freeze it for.

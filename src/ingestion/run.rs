@@ -275,9 +275,9 @@ async fn stage_and_replace(
     .bind(run_id)
     .execute(&mut *tx)
     .await?;
-    // A run that re-fetched through yesterday settles what was older than its window; an
-    // older window re-fetched by hand says nothing of the recent days.
-    if window.to >= options.today {
+    // A run that re-fetched every provisional day through yesterday settles what was older
+    // than its window; a window re-fetched by hand that misses some says nothing of them.
+    if window.to >= options.today && crate::costs::settlement::covers_provisional(&mut tx, window.from).await? {
         crate::costs::settlement::record_fetch(&mut tx, options.today, options.settings.restate_days).await?;
     }
     finish(&mut tx, run_id, meter, rows_written, None).await?;

@@ -262,4 +262,33 @@ async fn days_stored_partial_stay_provisional_while_ingestion_is_stopped(pool: P
         .await
         .expect("open days");
     assert_eq!(open.provisional, [day(2026, 11, 7), day(2026, 11, 8), day(2026, 11, 9)]);
+    // Nor does a run of yesterday alone: the 7th to the 9th were not fetched again.
+    let options = RunOptions {
+        window: Some(DateRange {
+            from: day(2026, 11, 27),
+            to: day(2026, 11, 28),
+        }),
+        ..options
+    };
+    run::run(&pool, &ce, Trigger::Cli, &options).await.expect("yesterday");
+    let open = burnrate::costs::queries::open_days(&mut *conn, november)
+        .await
+        .expect("open days");
+    assert_eq!(
+        open.provisional,
+        [day(2026, 11, 7), day(2026, 11, 8), day(2026, 11, 9), day(2026, 11, 27)]
+    );
+    // A scheduled run re-fetches from the first provisional day, and settles them.
+    let options = RunOptions {
+        window: None,
+        ..options
+    };
+    run::run(&pool, &ce, Trigger::Cli, &options).await.expect("scheduled");
+    let open = burnrate::costs::queries::open_days(&mut *conn, november)
+        .await
+        .expect("open days");
+    assert_eq!(
+        open.provisional,
+        [day(2026, 11, 25), day(2026, 11, 26), day(2026, 11, 27)]
+    );
 }
