@@ -134,6 +134,9 @@ impl UserShare {
     }
 }
 
+/// One of a user's own amounts (credits, refunds or tax).
+type UserAmount = fn(&UserShare) -> Decimal;
+
 /// Each user's part of an unowned project's day: usage by the users' gross usage, and
 /// credits, refunds and tax each by the users' own amounts of that record type, or by gross
 /// usage where the user grain has none of it. So a user whose credit nets their spend to
@@ -149,40 +152,40 @@ fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
         gpu_amortized: a.gpu_amortized,
         ..Amounts::default()
     };
-    let record_types = [
+    // Each record type's figures alone (they are also its cost), and each user's own amount.
+    let record_types: [(Amounts, UserAmount); 3] = [
         (
             Amounts {
-                unblended: a.credit_unblended,
-                amortized: a.credit_amortized,
                 credit_unblended: a.credit_unblended,
                 credit_amortized: a.credit_amortized,
                 ..Amounts::default()
             },
-            users.iter().map(|u| u.credit).collect::<Vec<_>>(),
+            |u| u.credit,
         ),
         (
             Amounts {
-                unblended: a.refund_unblended,
-                amortized: a.refund_amortized,
                 refund_unblended: a.refund_unblended,
                 refund_amortized: a.refund_amortized,
                 ..Amounts::default()
             },
-            users.iter().map(|u| u.refund).collect(),
+            |u| u.refund,
         ),
         (
             Amounts {
-                unblended: a.tax_unblended,
-                amortized: a.tax_amortized,
                 tax_unblended: a.tax_unblended,
                 tax_amortized: a.tax_amortized,
                 ..Amounts::default()
             },
-            users.iter().map(|u| u.tax).collect(),
+            |u| u.tax,
         ),
     ];
     let mut parts = vec![Amounts::default(); users.len()];
-    let by_own_amounts = record_types.into_iter().map(|(part, amounts)| {
+    let by_own_amounts = record_types.into_iter().map(|(only, own)| {
+        let part = Amounts {
+            unblended: only.credit_unblended + only.refund_unblended + only.tax_unblended,
+            amortized: only.credit_amortized + only.refund_amortized + only.tax_amortized,
+            ..only
+        };
         // Users whose amount has the part's sign weigh by it (a credit by how much they were
         // credited); a reversal of the other sign weighs nothing.
         let sign = if part.unblended.is_sign_negative() {
@@ -190,7 +193,7 @@ fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
         } else {
             Decimal::ONE
         };
-        (part, amounts.iter().map(|a| *a * sign).collect::<Vec<_>>())
+        (part, users.iter().map(|u| own(u) * sign).collect::<Vec<_>>())
     });
     for (part, weights) in std::iter::once((usage, gross.clone())).chain(by_own_amounts) {
         if part.is_zero() {

@@ -146,9 +146,8 @@ async fn write_costs(
     .bind(run_id)
     .execute(&mut *conn)
     .await?;
-    if window.to > timeline.until {
-        crate::costs::settlement::record_fetch(conn, next_day(timeline.until), generator::PARTIAL_DAYS).await?;
-    }
+    // Every load and refresh writes through `until`: its window settles as a fetch would.
+    crate::costs::settlement::record_fetch(conn, next_day(timeline.until), generator::PARTIAL_DAYS).await?;
     sqlx::query(
         "update ingestion_runs set status = 'succeeded', rows_written = $2, finished_at = now(), updated_at = now()
          where id = $1",
