@@ -1,20 +1,22 @@
 # syntax=docker/dockerfile:1
-# Multi-stage build: cargo-leptos release build, then a slim runtime image.
+# Multi-stage build: the release build (scripts/build-release.sh, which makes the site with
+# scripts/build-site.sh), then a slim runtime image.
 # CI runs the same build (scripts/test.sh: SQLX_OFFLINE=true scripts/build-release.sh).
 
 FROM rust:1.95-bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends nodejs npm \
  && rm -rf /var/lib/apt/lists/*
-RUN rustup target add wasm32-unknown-unknown \
- && cargo install cargo-leptos --version 0.3.10 --locked \
- && cargo install wasm-bindgen-cli --version =0.2.130
 WORKDIR /src
-# npm binaryen's wasm-opt: Debian's older build breaks hydration.
-COPY end2end/package.json end2end/package-lock.json end2end/
-RUN cd end2end && npm ci --no-audit --no-fund
-ENV PATH=/src/end2end/node_modules/.bin:$PATH \
-    SQLX_OFFLINE=true
+# The site's tools, as scripts/setup.sh installs them: the wasm32 target, wasm-bindgen-cli,
+# burnrate-wasm-split (tools/wasm-split) and the npm packages in tools/site (binaryen's
+# wasm-opt: Debian's older build breaks hydration).
+COPY tools tools
+RUN rustup target add wasm32-unknown-unknown \
+ && cargo install wasm-bindgen-cli --version =0.2.130 \
+ && cargo install --path tools/wasm-split --locked \
+ && cd tools/site && npm ci --no-audit --no-fund
+ENV SQLX_OFFLINE=true
 COPY . .
 RUN scripts/build-release.sh
 

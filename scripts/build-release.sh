@@ -1,33 +1,34 @@
 #!/usr/bin/env bash
-# The release build: the server binary and the site (`target/site`), as the Dockerfile,
-# scripts/run.sh and scripts/test.sh make it.
+# The release build: the server binary (target/release/burnrate) and the site (target/site),
+# as the Dockerfile, scripts/run.sh and scripts/test.sh make it.
 #
-# --split gives every page its own wasm chunks (lazy routes, see docs/ARCHITECTURE.md);
-# --precompress stores a brotli (.br) and a gzip (.gz) copy of every site file, which the
-# server sends as they are. cargo-leptos writes its .gz with a weaker deflater than gzip's
-# own, so they are redone with `gzip -9` for browsers that do not accept brotli (Chromium
-# on plain http).
+# The two build side by side: each spends minutes in single-threaded steps (the bundle's
+# LTO on one codegen unit, the server's final link) that the other fills on 2 cores.
+# scripts/build-site.sh makes the site: per-page wasm chunks (lazy routes, see
+# docs/ARCHITECTURE.md) and a gzip and a brotli copy of every file, which the server sends
+# as they are.
 #
-# cargo-leptos runs wasm-bindgen and wasm-opt over every wasm chunk on each release build,
-# even when nothing changed (about 4 minutes on 2 cores). So the site is rebuilt only when
-# its inputs changed since the last build (the sources, styles, public files, the lock file,
-# .cargo/config.toml, the tool and compiler versions, and the RUSTFLAGS, CARGO_PROFILE_* and
-# LEPTOS_* variables) or the site itself was replaced; otherwise only the server is (a
-# no-op when it too is current).
+# wasm-bindgen and wasm-opt over every chunk take minutes even when nothing changed, so the
+# site is rebuilt only when its inputs changed since the last build (the sources, styles,
+# public files, the lock file, .cargo/config.toml, the build scripts, the tool and compiler
+# versions, and the RUSTFLAGS, CARGO_PROFILE_* and LEPTOS_* variables) or the site itself
+# was replaced; otherwise only the server is built (a no-op when it too is current).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-# wasm-opt from npm binaryen: Debian's older build breaks hydration.
-export PATH="$PWD/end2end/node_modules/.bin:$PATH"
+# shellcheck source=scripts/lib/leptos-env.sh
+source scripts/lib/leptos-env.sh
 
 # Kept beside the site, not in it: the server serves target/site.
 stamp=target/.site-inputs.sha256
 inputs="$(
   {
-    find src style public Cargo.toml Cargo.lock .cargo -type f -print0 | sort -z | xargs -0 sha256sum
-    cargo leptos --version
+    find src style public Cargo.toml Cargo.lock .cargo scripts/build-site.sh scripts/lib -type f -print0 \
+      | sort -z | xargs -0 sha256sum
+    burnrate-wasm-split --version
     wasm-bindgen --version
     wasm-opt --version
+    esbuild --version
+    lightningcss --version
     rustc --version
     env | grep -E '^(RUSTFLAGS|CARGO_ENCODED_RUSTFLAGS|CARGO_PROFILE_|LEPTOS_)' | sort || true
   } | sha256sum | cut -d' ' -f1
@@ -35,12 +36,29 @@ inputs="$(
 # The site as built, so a site another build replaced (`cargo leptos watch`, a debug build)
 # is noticed even when the inputs did not change.
 site_hash() { find target/site -type f -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum | sha256sum | cut -d' ' -f1; }
+
+server_log=target/.server-build.log
+mkdir -p target
+cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr \
+  >"$server_log" 2>&1 &
+server_pid=$!
+# A failed site build (set -e) must not leave the server's build running on.
+trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+echo "build-release: building the server in the background (log: $server_log)" >&2
+
 if [ -d target/site/pkg ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs $(site_hash)" ]; then
-  echo "build-release: the site is current (inputs unchanged); building the server only" >&2
-  cargo leptos build --release --split --precompress --server-only
+  echo "build-release: the site is current (inputs unchanged)" >&2
 else
   rm -f "$stamp"
-  cargo leptos build --release --split --precompress
-  find target/site -type f ! -name '*.gz' ! -name '*.br' -exec gzip -9 --keep --force --no-name {} +
+  scripts/build-site.sh
   echo "$inputs $(site_hash)" > "$stamp"
 fi
+
+if ! wait "$server_pid"; then
+  cat "$server_log" >&2
+  echo "build-release: the server's build failed (its output is above)" >&2
+  exit 1
+fi
+trap - EXIT
+tail -n 1 "$server_log" >&2
+echo "build-release: target/release/burnrate and target/site are ready" >&2

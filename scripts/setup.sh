@@ -4,8 +4,7 @@
 set -euo pipefail
 
 WASM_BINDGEN_VERSION=0.2.130   # must equal the `wasm-bindgen = "=…"` pin in Cargo.toml
-CARGO_LEPTOS_VERSION=0.3.10    # 0.3.11 needs a newer rustc than 1.95
-BINARYEN_VERSION=132           # npm binaryen; Debian's 108 silently breaks hydration
+SPLIT_TOOL_VERSION=0.1.0       # tools/wasm-split/Cargo.toml's version
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
 need_apt=()
@@ -38,11 +37,11 @@ if ! rustup target list --installed | grep -q wasm32-unknown-unknown; then
   log "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
-# The two cargo installs run side by side: each spends minutes in single-threaded steps
-# (build scripts, proc-macro chains, the final link), so on 2 cores together they finish
-# well before one after the other would.
-# Their own release profiles link with fat LTO on one codegen unit; a build tool gains
-# nothing from that, and it costs minutes on 2 cores.
+# The site's two Rust tools install side by side: wasm-bindgen-cli, and burnrate-wasm-split
+# (tools/wasm-split: the splitter cargo-leptos links, without the rest of cargo-leptos,
+# whose install took most of a fresh machine's first 30 minutes; docs/PERFORMANCE.md).
+# Their release profiles gain nothing from LTO on one codegen unit, which costs minutes on
+# 2 cores.
 export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 bindgen_pid=""
 bindgen_log="$(mktemp)"
@@ -58,9 +57,9 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION" >"$bindgen_log" 2>&1 &
   bindgen_pid=$!
 fi
-if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
-  log "installing cargo-leptos $CARGO_LEPTOS_VERSION (once; see docs/PERFORMANCE.md for how long)"
-  cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked
+if ! burnrate-wasm-split --version 2>/dev/null | grep -q "$SPLIT_TOOL_VERSION"; then
+  log "installing burnrate-wasm-split $SPLIT_TOOL_VERSION (tools/wasm-split)"
+  cargo install --path "$here/tools/wasm-split" --locked --target-dir "$here/target/tools"
 fi
 if [ -n "$bindgen_pid" ]; then
   if ! wait "$bindgen_pid"; then
@@ -73,9 +72,15 @@ if [ -n "$bindgen_pid" ]; then
 fi
 unset CARGO_PROFILE_RELEASE_LTO CARGO_PROFILE_RELEASE_CODEGEN_UNITS
 
-# npm packages: binaryen's wasm-opt for release builds, playwright-core for end2end.
-if [ ! -x "$here/end2end/node_modules/.bin/wasm-opt" ] || [ ! -d "$here/end2end/node_modules/playwright-core" ]; then
-  log "installing end2end npm packages (binaryen@$BINARYEN_VERSION, playwright-core)"
+# npm packages: the site tools (binaryen's wasm-opt, esbuild, lightningcss), prebuilt; and,
+# for the tests, playwright-core and pg.
+if [ ! -x "$here/tools/site/node_modules/.bin/wasm-opt" ] || [ ! -x "$here/tools/site/node_modules/.bin/esbuild" ] \
+   || [ ! -x "$here/tools/site/node_modules/.bin/lightningcss" ]; then
+  log "installing the site's npm tools (binaryen, esbuild, lightningcss)"
+  (cd "$here/tools/site" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ "$with_tests" = 1 ] && [ ! -d "$here/end2end/node_modules/playwright-core" ]; then
+  log "installing end2end npm packages (playwright-core, pg)"
   (cd "$here/end2end" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 

@@ -12,8 +12,6 @@ scripts/setup.sh --tests
 source scripts/lib/test-postgres.sh
 test_postgres_start
 trap test_postgres_stop EXIT
-# wasm-opt from npm binaryen: Debian's older build breaks hydration.
-export PATH="$PWD/end2end/node_modules/.bin:$PATH"
 
 step "cargo fmt --check"
 cargo fmt --check
