@@ -37,9 +37,15 @@ wasm-bindgen --target=web --keep-lld-exports --no-demangle --no-typescript \
   --out-name="$name" --out-dir="$pkg" "$out/${name}_split.wasm"
 mv "$pkg/${name}_bg.wasm" "$pkg/$name.wasm"
 
-find "$pkg" -name '*.wasm' -print0 \
-  | xargs -0 -P "$(nproc)" -I{} wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int {} -o {}
-esbuild "$pkg/$name.js" --minify --format=esm --log-level=warning --allow-overwrite --outfile="$pkg/$name.js"
+# wasm-opt warns of a name subsection it does not know (the splitter's); its output is shown
+# only when it fails, as cargo-leptos did.
+optimise() { out="$(wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int "$1" -o "$1" 2>&1)" || { echo "$out" >&2; return 1; }; }
+export -f optimise
+find "$pkg" -name '*.wasm' -print0 | xargs -0 -P "$(nproc)" -n 1 bash -c 'optimise "$0"'
+# The glue imports the chunks' loader once per chunk under the same key (the same module):
+# esbuild says so, and keeps the code as it is.
+esbuild "$pkg/$name.js" --minify --format=esm --log-level=warning --log-override:duplicate-object-key=silent \
+  --allow-overwrite --outfile="$pkg/$name.js"
 lightningcss --minify --bundle --targets defaults style/main.css -o "$pkg/$name.css"
 cp -R public/. "$site/"
 

@@ -4,6 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The server's build is the longest part of a first run and needs none of the site's tools:
+# it starts now, beside their install. build-release.sh then waits for it (cargo's lock on
+# target/) and finds it done. Should it fail here (no C compiler before setup installs one),
+# build-release.sh builds it again and shows why.
+mkdir -p target
+# shellcheck source=scripts/lib/leptos-env.sh
+source scripts/lib/leptos-env.sh
+cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr \
+  >target/.server-build-early.log 2>&1 &
 scripts/setup.sh
 scripts/build-release.sh
 

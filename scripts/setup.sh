@@ -40,9 +40,9 @@ fi
 # The site's two Rust tools install side by side: wasm-bindgen-cli, and burnrate-wasm-split
 # (tools/wasm-split: the splitter cargo-leptos links, without the rest of cargo-leptos,
 # whose install took most of a fresh machine's first 30 minutes; docs/PERFORMANCE.md).
-# Their release profiles gain nothing from LTO on one codegen unit, which costs minutes on
-# 2 cores.
-export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+# Their release profiles gain nothing from full optimisation, LTO and one codegen unit, which
+# cost minutes on 2 cores: each runs for seconds per build.
+export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=1
 bindgen_pid=""
 bindgen_log="$(mktemp)"
 # If the foreground install fails (set -e), the background one stops too, and its log goes.
@@ -70,7 +70,7 @@ if [ -n "$bindgen_pid" ]; then
   bindgen_pid=""
   log "wasm-bindgen-cli $WASM_BINDGEN_VERSION installed"
 fi
-unset CARGO_PROFILE_RELEASE_LTO CARGO_PROFILE_RELEASE_CODEGEN_UNITS
+unset CARGO_PROFILE_RELEASE_LTO CARGO_PROFILE_RELEASE_CODEGEN_UNITS CARGO_PROFILE_RELEASE_OPT_LEVEL
 
 # npm packages: the site tools (binaryen's wasm-opt, esbuild, lightningcss), prebuilt; and,
 # for the tests, playwright-core and pg.

@@ -58,12 +58,14 @@ test('an admin accepts a recommendation and the audit log records who and why', 
   await signIn(page, server.baseUrl, server.accounts.admin, '/savings?kind=rightsize');
   await waitForHydration(page);
   const row = page.locator('[data-testid="savings-row"]', { hasText: 'chat-serving' }).first();
+  // The decision is a compact control: its form opens on demand.
+  await row.locator('[data-testid="decide-open"]').click();
   const form = row.locator('[data-testid="decide-form"]');
   await form.locator('select[name="decision"]').selectOption('accepted');
   await form.locator('input[name="reason"]').fill('moving the 7B model to one L4');
   await form.locator('button[type="submit"]').click();
   await page.locator('[data-testid="savings-row"]', { hasText: 'chat-serving' }).first()
-    .locator('[data-testid="decision"]', { hasText: 'accepted: moving the 7B model' }).waitFor();
+    .locator('[data-testid="decision"]', { hasText: 'Accepted: moving the 7B model' }).waitFor();
   let audited = [];
   for (let attempt = 0; attempt < 20 && audited.length === 0; attempt += 1) {
     ({ rows: audited } = await server.db.query(
@@ -72,6 +74,53 @@ test('an admin accepts a recommendation and the audit log records who and why', 
   }
   assert.deepEqual(audited, [{ actor: server.accounts.admin.email, reason: 'moving the 7B model to one L4' }]);
   assert.ok((await page.textContent('[data-testid="ledger-accepted"]')).startsWith('$'));
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
+test('at 1400 px a recommendation reads on one or two lines, and at 390 px it is a card', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await signIn(page, server.baseUrl, server.accounts.admin, '/savings');
+  await waitForHydration(page);
+  await page.waitForSelector('[data-testid="savings-row"]');
+
+  // The headline: the total, how many rows it sums, and what summing means.
+  const headline = (await page.textContent('[data-testid="savings-headline"]')).replace(/\s+/g, ' ');
+  const proposed = (await page.textContent('[data-testid="ledger-proposed"]')).trim();
+  // Every row is on the page (the demo has fewer than 200), an earlier test accepted one.
+  const open = await page.locator('[data-testid="savings-row"] .decision-status', { hasText: /^Open$/ }).count();
+  assert.ok(open > 1);
+  assert.ok(headline.startsWith(`${proposed} a month could be saved across ${open} open recommendations.`), headline);
+  assert.match(headline, /compounded/);
+
+  // What runs now is said in words; the usage type itself is in the evidence.
+  const notebook = page.locator('[data-testid="savings-row"][data-kind="always_on"]', { hasText: 'moe-experiments' });
+  assert.equal((await notebook.locator('[data-testid="runs-now"]').textContent()).trim(),
+    'ml.g5.12xlarge notebook, on-demand, 4 GPUs');
+  assert.equal(await notebook.locator('[data-testid="usage-type"]').isVisible(), false, 'evidence folded');
+  await notebook.locator('details.why > summary').click();
+  assert.equal((await notebook.locator('[data-testid="usage-type"]').textContent()).trim(), 'USE1-Notebk:ml.g5.12xlarge');
+  await notebook.locator('details.why > summary').click();
+
+  // Every row's content is at most two lines high (the cells share the row's height).
+  const tall = await page.$$eval('[data-testid="savings-row"]', (trs) => trs.flatMap((tr) => {
+    const td = tr.querySelector('td[data-label="Recommended"]');
+    const style = getComputedStyle(td);
+    const line = parseFloat(style.lineHeight) || 1.2 * parseFloat(style.fontSize);
+    const content = tr.getBoundingClientRect().height - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+    return content > 2 * line + 6 ? [`${tr.textContent.slice(0, 80)}: ${Math.round(content)}px, a line is ${line}px`] : [];
+  }));
+  assert.deepEqual(tall, []);
+
+  // On a phone each recommendation is a card: its cells stack, each named by its column.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const cards = await page.$$eval('[data-testid="savings-row"]', (trs) => trs.slice(0, 5).map((tr) => ({
+    display: getComputedStyle(tr).display,
+    fits: tr.getBoundingClientRect().right <= window.innerWidth,
+    label: getComputedStyle(tr.querySelector('td[data-label="Saving a month"]'), '::before').content,
+  })));
+  for (const card of cards) assert.deepEqual(card, { display: 'block', fits: true, label: '"Saving a month: "' });
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });

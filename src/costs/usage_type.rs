@@ -86,6 +86,42 @@ pub fn parse(usage_type: &str) -> UsageType {
     }
 }
 
+/// What runs, in words, for people who do not read usage types:
+/// `USE1-BoxUsage:p4d.24xlarge` is "p4d.24xlarge, on-demand, 8 GPUs" and
+/// `Notebk:ml.g5.12xlarge` is "ml.g5.12xlarge notebook, on-demand, 4 GPUs". Without a usage
+/// type, the instance type and its GPUs; empty when neither says anything.
+pub fn describe(usage_type: &str, instance_type: &str) -> String {
+    let parsed = parse(usage_type);
+    let Some(instance) = parsed.instance_type.clone().or_else(|| {
+        let name = instance_type.strip_prefix("ml.").unwrap_or(instance_type);
+        is_instance_type(name).then(|| name.to_string())
+    }) else {
+        return usage_type.to_string();
+    };
+    let mut words = match sagemaker_use(usage_type) {
+        Some(SageMakerUse::Training) => vec![format!("ml.{instance} training")],
+        Some(SageMakerUse::Hosting) => vec![format!("ml.{instance} endpoint")],
+        Some(SageMakerUse::Notebook) => vec![format!("ml.{instance} notebook")],
+        Some(SageMakerUse::Other) => vec![format!("ml.{instance}")],
+        None => vec![instance.clone()],
+    };
+    match parsed.purchase_option {
+        PurchaseOption::OnDemand => words.push("on-demand".into()),
+        PurchaseOption::Spot => words.push("spot".into()),
+        PurchaseOption::Reserved => words.push("reserved".into()),
+        PurchaseOption::Other => {}
+    }
+    if let Some(gpu) = gpu_spec(&instance) {
+        let count = gpu.count.normalize();
+        words.push(match count {
+            c if c < Decimal::ONE => format!("{c} of a GPU"),
+            c if c == Decimal::ONE => "1 GPU".to_string(),
+            c => format!("{c} GPUs"),
+        });
+    }
+    words.join(", ")
+}
+
 fn is_region_code(text: &str) -> bool {
     (3..=5).contains(&text.len()) && text.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
@@ -301,5 +337,39 @@ mod tests {
         let u = parse("USE1-BoxUsage:m5.large");
         assert_eq!(u.instance_type.as_deref(), Some("m5.large"));
         assert_eq!(u.gpu, None);
+    }
+
+    #[test]
+    fn usage_types_read_in_words() {
+        assert_eq!(
+            describe("USE1-BoxUsage:p4d.24xlarge", ""),
+            "p4d.24xlarge, on-demand, 8 GPUs"
+        );
+        assert_eq!(describe("USW2-SpotUsage:g5.xlarge", ""), "g5.xlarge, spot, 1 GPU");
+        assert_eq!(
+            describe("Notebk:ml.g5.12xlarge", ""),
+            "ml.g5.12xlarge notebook, on-demand, 4 GPUs"
+        );
+        assert_eq!(
+            describe("USE1-Host:ml.g5.xlarge", ""),
+            "ml.g5.xlarge endpoint, on-demand, 1 GPU"
+        );
+        assert_eq!(
+            describe("USE1-Train-Spot:ml.p4d.24xlarge", ""),
+            "ml.p4d.24xlarge training, spot, 8 GPUs"
+        );
+        // A project-wide row names only its instance type.
+        assert_eq!(describe("", "g5.12xlarge"), "g5.12xlarge, 4 GPUs");
+        assert_eq!(describe("", "ml.g5.xlarge"), "g5.xlarge, 1 GPU");
+        assert_eq!(
+            describe("USE1-BoxUsage:g6f.large", ""),
+            "g6f.large, on-demand, 0.125 of a GPU"
+        );
+        // Shapes it cannot read stay as they are.
+        assert_eq!(
+            describe("USE1-DataTransfer-Out-Bytes", ""),
+            "USE1-DataTransfer-Out-Bytes"
+        );
+        assert_eq!(describe("", ""), "");
     }
 }

@@ -219,6 +219,9 @@ pub enum Decision {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Opportunity {
     pub recommendation: Recommendation,
+    /// What runs now, in words ("p4d.24xlarge, on-demand, 8 GPUs"); the usage type itself is
+    /// in the evidence.
+    pub now: String,
     pub key: String,
     pub decision: Decision,
     pub reason: String,
@@ -251,6 +254,8 @@ pub struct LedgerEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct LedgerTotals {
     pub proposed: Decimal,
+    /// How many open recommendations `proposed` sums.
+    pub proposed_rows: usize,
     pub accepted: Decimal,
     pub realised: Decimal,
 }

@@ -77,6 +77,12 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
         .map(|o| view! { <OpportunityRow o decide/> })
         .collect_view();
     view! {
+        <p class="headline" data-testid="savings-headline">
+            <strong>{usd(page.totals.proposed)}</strong>
+            {format!(" a month could be saved across {} open recommendation{}", count(page.totals.proposed_rows), if page.totals.proposed_rows == 1 { "" } else { "s" })}
+            {move || (!team().is_empty() || !kind().is_empty()).then_some(" matching the filters")}
+            ". Rows on the same usage type are compounded (each counts only what the earlier ones leave), so together they never exceed that usage type's spend; idle and underused GPUs and commitments are counted on their own spend."
+        </p>
         <section class="cards" aria-label="Ledger">
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>
             <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="ledger-accepted">{usd(page.totals.accepted)}</p><p class="hint">"a month, as proposed when accepted"</p></div>
@@ -91,8 +97,8 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
         </Form>
         <crate::ui::forms::FormError result/>
         {more}
-        <table class="data" data-testid="savings-table">
-            <TableHead columns=&["Kind", "Team", "Project", "Now", "Recommended", "Saving a month", "Basis (window)", "Evidence", "Decision"]/>
+        <table class="data recommendations" data-testid="savings-table">
+            <TableHead columns=&["Kind", "Project", "Runs now", "Recommended", "Saving a month", "Evidence", "Decision"]/>
             <tbody>{rows}</tbody>
         </table>
         <Ledger entries=page.ledger/>
@@ -108,6 +114,9 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
     }
 }
 
+/// One recommendation on one or two lines of a wide screen (a card on a phone): the kind,
+/// what runs now in words, the change and its saving; the evidence and the decision's form
+/// open on demand.
 #[component]
 fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl IntoView {
     let r = o.recommendation;
@@ -116,39 +125,49 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
     } else {
         (scope_href("projects", &r.project), "Project spend")
     };
-    let now = if r.usage_type.is_empty() {
-        r.instance_type.clone()
-    } else {
-        r.usage_type.clone()
-    };
     let status = match o.decision {
-        Decision::Open => "open".to_string(),
-        Decision::Accepted => format!("accepted: {}", o.reason),
-        Decision::Dismissed => format!("dismissed: {}", o.reason),
+        Decision::Open => "Open".to_string(),
+        Decision::Accepted => format!("Accepted: {}", o.reason),
+        Decision::Dismissed => format!("Dismissed: {}", o.reason),
     };
+    let raw = (!r.usage_type.is_empty()).then(|| r.usage_type.clone());
+    let basis = r.basis_cost.map(|b| format!("{} spent on it in the window.", usd(b)));
     let key = o.key;
     view! {
         <tr data-testid="savings-row" data-kind=r.kind.key()>
-            <td>{r.kind.label()}</td>
-            <td>{r.team.clone()}</td>
-            <td>{(!r.project.is_empty()).then(|| view! { <a href=scope_href("projects", &r.project)>{tag_label(&r.project).to_string()}</a> })}</td>
-            <td><code>{now}</code></td>
-            <td>{r.recommended}</td>
-            <td class="num" data-testid="monthly-saving">{usd(r.monthly_saving)}</td>
-            <td class="num">{r.basis_cost.map(usd).unwrap_or_default()}</td>
-            <td><details><summary>"Why"</summary><p>{r.detail}</p><a href=evidence.0>{evidence.1}</a></details></td>
-            <td data-testid="decision">{status}
+            <td data-label="Kind"><span class="badge kind">{r.kind.label()}</span></td>
+            <td data-label="Project">
+                {(!r.project.is_empty()).then(|| view! { <a href=scope_href("projects", &r.project)>{tag_label(&r.project).to_string()}</a> })}
+                {(!r.team.is_empty()).then(|| view! { <span class="muted">" · " {r.team.clone()}</span> })}
+            </td>
+            <td data-label="Runs now" data-testid="runs-now">{o.now}</td>
+            <td data-label="Recommended">{r.recommended}</td>
+            <td data-label="Saving a month" class="num" data-testid="monthly-saving">{usd(r.monthly_saving)}</td>
+            <td data-label="Evidence">
+                <details class="why">
+                    <summary>"Why"</summary>
+                    <p>{r.detail}</p>
+                    {raw.map(|u| view! { <p>"Usage type " <code data-testid="usage-type">{u}</code></p> })}
+                    {basis.map(|b| view! { <p>{b}</p> })}
+                    <a href=evidence.0>{evidence.1}</a>
+                </details>
+            </td>
+            <td data-label="Decision" data-testid="decision">
+                <span class="decision-status">{status}</span>
                 {o.can_decide.then(|| view! {
-                    <ActionForm action=decide attr:class="inline" attr:data-testid="decide-form">
-                        <input type="hidden" name="key" value=key/>
-                        <select name="decision" aria-label="Decision">
-                            <option value="accepted">"Accept"</option>
-                            <option value="dismissed">"Dismiss"</option>
-                            <option value="open">"Reopen"</option>
-                        </select>
-                        <input type="text" name="reason" placeholder="Reason" required maxlength="2000" aria-label="Reason"/>
-                        <button type="submit">"Save"</button>
-                    </ActionForm>
+                    <details class="decide">
+                        <summary data-testid="decide-open">"Decide"</summary>
+                        <ActionForm action=decide attr:class="decide-form" attr:data-testid="decide-form">
+                            <input type="hidden" name="key" value=key/>
+                            <select name="decision" aria-label="Decision">
+                                <option value="accepted">"Accept"</option>
+                                <option value="dismissed">"Dismiss"</option>
+                                <option value="open">"Reopen"</option>
+                            </select>
+                            <input type="text" name="reason" placeholder="Reason" required maxlength="2000" aria-label="Reason"/>
+                            <button type="submit">"Save"</button>
+                        </ActionForm>
+                    </details>
                 })}
             </td>
         </tr>
