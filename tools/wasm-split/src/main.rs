@@ -46,7 +46,8 @@ fn split(input: &Path, main_out: &Path, pkg_dir: &Path, output_name: &str) -> Re
     options.main_out_path = main_out;
     options.main_module = &main_module;
     options.link_name = LOADER;
-    let split = wasm_split_cli_support::transform(options).map_err(|e| format!("splitting {}: {e:?}", input.display()))?;
+    let split =
+        wasm_split_cli_support::transform(options).map_err(|e| format!("splitting {}: {e:?}", input.display()))?;
     // Sorted, so the same bundle always gives the same manifest (and the same site hash).
     let manifest: BTreeMap<_, _> = split.prefetch_map.into_iter().collect();
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| format!("writing the manifest: {e}"))?;
