@@ -10,11 +10,12 @@ RUN apt-get update \
 WORKDIR /src
 # The site's tools, as scripts/setup.sh installs them: the wasm32 target, wasm-bindgen-cli,
 # burnrate-wasm-split (tools/wasm-split) and the npm packages in tools/site (binaryen's
-# wasm-opt: Debian's older build breaks hydration).
-COPY tools tools
+# wasm-opt: Debian's older build breaks hydration). wasm-bindgen-cli first: a change under
+# tools/ then leaves its layer cached.
 RUN rustup target add wasm32-unknown-unknown \
- && cargo install wasm-bindgen-cli --version =0.2.130 \
- && cargo install --path tools/wasm-split --locked \
+ && cargo install wasm-bindgen-cli --version =0.2.130
+COPY tools tools
+RUN cargo install --path tools/wasm-split --locked \
  && cd tools/site && npm ci --no-audit --no-fund
 ENV SQLX_OFFLINE=true
 COPY . .

@@ -10,8 +10,8 @@
 #
 # wasm-bindgen and wasm-opt over every chunk take minutes even when nothing changed, so the
 # site is rebuilt only when its inputs changed since the last build (the sources, styles,
-# public files, the lock file, .cargo/config.toml, the build scripts, the tool and compiler
-# versions, and the RUSTFLAGS, CARGO_PROFILE_* and LEPTOS_* variables) or the site itself
+# public files, the lock file, .cargo/config.toml, the build scripts, the site tools' sources
+# and lock files, the tool and compiler versions, and the RUSTFLAGS, CARGO_PROFILE_* and LEPTOS_* variables) or the site itself
 # was replaced; otherwise only the server is built (a no-op when it too is current).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +22,9 @@ source scripts/lib/leptos-env.sh
 stamp=target/.site-inputs.sha256
 inputs="$(
   {
-    find src style public Cargo.toml Cargo.lock .cargo scripts/build-site.sh scripts/lib -type f -print0 \
-      | sort -z | xargs -0 sha256sum
+    find src style public Cargo.toml Cargo.lock .cargo scripts/build-site.sh scripts/lib \
+      tools/wasm-split/Cargo.toml tools/wasm-split/Cargo.lock tools/wasm-split/src tools/site/package-lock.json \
+      -type f -print0 | sort -z | xargs -0 sha256sum
     burnrate-wasm-split --version
     wasm-bindgen --version
     wasm-opt --version
@@ -39,11 +40,13 @@ site_hash() { find target/site -type f -print0 2>/dev/null | sort -z | xargs -0 
 
 server_log=target/.server-build.log
 mkdir -p target
-cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr \
+# Its own process group (setsid): a failed site build (set -e) or Ctrl-C stops all of it,
+# rustc and the linker included, not only cargo.
+setsid cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr \
   >"$server_log" 2>&1 &
 server_pid=$!
-# A failed site build (set -e) must not leave the server's build running on.
-trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+trap 'kill -- -"$server_pid" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
 echo "build-release: building the server in the background (log: $server_log)" >&2
 
 if [ -d target/site/pkg ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs $(site_hash)" ]; then
@@ -59,6 +62,6 @@ if ! wait "$server_pid"; then
   echo "build-release: the server's build failed (its output is above)" >&2
   exit 1
 fi
-trap - EXIT
+trap - EXIT INT TERM
 tail -n 1 "$server_log" >&2
 echo "build-release: target/release/burnrate and target/site are ready" >&2

@@ -25,10 +25,17 @@ out="$front/wasm32-unknown-unknown/wasm-release"
 name=burnrate
 
 # The flags in .cargo/config.toml, plus relocations for the splitter: cargo joins the
-# --config array after the file's.
+# --config array after the file's. A RUSTFLAGS variable replaces both, so then the
+# relocations go into it (and it must hold --cfg erase_components itself, see README).
+relocs=-Clink-args=--emit-relocs
+if [ -n "${CARGO_ENCODED_RUSTFLAGS:-}" ]; then
+  export CARGO_ENCODED_RUSTFLAGS="$CARGO_ENCODED_RUSTFLAGS"$'\x1f'"$relocs"
+elif [ -n "${RUSTFLAGS:-}" ]; then
+  export RUSTFLAGS="$RUSTFLAGS $relocs"
+fi
 cargo build --lib --package=burnrate --target=wasm32-unknown-unknown --profile=wasm-release \
   --no-default-features --features=hydrate --target-dir="$front" \
-  --config 'build.rustflags=["-Clink-args=--emit-relocs"]'
+  --config "build.rustflags=[\"$relocs\"]"
 
 rm -rf "$site"
 mkdir -p "$pkg"

@@ -11,10 +11,17 @@ cd "$(dirname "$0")/.."
 mkdir -p target
 # shellcheck source=scripts/lib/leptos-env.sh
 source scripts/lib/leptos-env.sh
-cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr \
+# Its own process group (setsid), so a failed setup or Ctrl-C stops the whole build, rustc
+# included, instead of leaving it to write into target/ unseen.
+setsid cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr \
   >target/.server-build-early.log 2>&1 &
+early_build=$!
+trap 'kill -- -"$early_build" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
 scripts/setup.sh
 scripts/build-release.sh
+# build-release.sh waited for the early build: it is done, and the binary is current.
+trap - EXIT INT TERM
 
 # As root, PostgreSQL runs as the `postgres` user, which cannot enter a checkout under a
 # private home such as /root: keep its data somewhere it can reach.

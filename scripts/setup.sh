@@ -57,9 +57,15 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION" >"$bindgen_log" 2>&1 &
   bindgen_pid=$!
 fi
-if ! burnrate-wasm-split --version 2>/dev/null | grep -q "$SPLIT_TOOL_VERSION"; then
+# Reinstalled whenever its sources or lock file change, not only its version.
+split_sources="$(cd "$here/tools/wasm-split" && find Cargo.toml Cargo.lock src -type f -print0 | sort -z \
+  | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+split_stamp="${CARGO_HOME:-$HOME/.cargo}/.burnrate-wasm-split.sha256"
+if ! burnrate-wasm-split --version 2>/dev/null | grep -q "$SPLIT_TOOL_VERSION" \
+   || [ "$(cat "$split_stamp" 2>/dev/null)" != "$split_sources" ]; then
   log "installing burnrate-wasm-split $SPLIT_TOOL_VERSION (tools/wasm-split)"
-  cargo install --path "$here/tools/wasm-split" --locked --target-dir "$here/target/tools"
+  cargo install --force --path "$here/tools/wasm-split" --locked --target-dir "$here/target/tools"
+  echo "$split_sources" > "$split_stamp"
 fi
 if [ -n "$bindgen_pid" ]; then
   if ! wait "$bindgen_pid"; then
@@ -74,14 +80,18 @@ unset CARGO_PROFILE_RELEASE_LTO CARGO_PROFILE_RELEASE_CODEGEN_UNITS CARGO_PROFIL
 
 # npm packages: the site tools (binaryen's wasm-opt, esbuild, lightningcss), prebuilt; and,
 # for the tests, playwright-core and pg.
-if [ ! -x "$here/tools/site/node_modules/.bin/wasm-opt" ] || [ ! -x "$here/tools/site/node_modules/.bin/esbuild" ] \
-   || [ ! -x "$here/tools/site/node_modules/.bin/lightningcss" ]; then
+# Each installed again when its lock file changes.
+npm_current() { cmp -s "$1/package-lock.json" "$1/node_modules/.burnrate-package-lock.json"; }
+npm_install() {
+  (cd "$1" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.burnrate-package-lock.json)
+}
+if ! npm_current "$here/tools/site"; then
   log "installing the site's npm tools (binaryen, esbuild, lightningcss)"
-  (cd "$here/tools/site" && npm ci --no-audit --no-fund --loglevel=error)
+  npm_install "$here/tools/site"
 fi
-if [ "$with_tests" = 1 ] && [ ! -d "$here/end2end/node_modules/playwright-core" ]; then
+if [ "$with_tests" = 1 ] && ! npm_current "$here/end2end"; then
   log "installing end2end npm packages (playwright-core, pg)"
-  (cd "$here/end2end" && npm ci --no-audit --no-fund --loglevel=error)
+  npm_install "$here/end2end"
 fi
 
 if [ "$with_tests" = 1 ]; then

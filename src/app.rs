@@ -122,7 +122,7 @@ fn TopBar() -> impl IntoView {
     }
 }
 
-/// Each page is a lazy route: `cargo leptos build --split` puts its code in its own wasm
+/// Each page is a lazy route: the release build (scripts/build-site.sh) puts its code in its own wasm
 /// chunk, so a visit downloads the framework and the pages it shows instead of every page.
 macro_rules! lazy_pages {
     ($($route:ident => $page:ident,)*) => {$(

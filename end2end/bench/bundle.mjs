@@ -1,9 +1,9 @@
-// What each page downloads of the wasm bundle, from a `cargo leptos build --release --split`.
+// What each page downloads of the wasm bundle, from the split release site (scripts/build-site.sh).
 //
 // Every page loads the shared bundle (`burnrate.wasm`) plus the chunks that
 // `__wasm_split_manifest.json` lists for its route. Each file is sized raw, gzipped (level 6,
-// as `gzip -c`) and brotli-compressed (quality 11, as `cargo leptos build --precompress`
-// stores it and the server sends it), one file at a time, because that is how the browser
+// as `gzip -c`) and brotli-compressed (quality 11, as scripts/build-site.sh stores it and
+// the server sends it), one file at a time, because that is how the browser
 // fetches them. When the build stored precompressed copies (`.wasm.gz`, `.wasm.br`, see
 // scripts/build-release.sh), their sizes are what the server actually sends.
 //

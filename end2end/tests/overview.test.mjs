@@ -118,7 +118,7 @@ test('the team filter narrows the Overview, survives a period change, and Back r
   await page.close();
 });
 
-// `cargo leptos build --split`: a page fetches the shared bundle and its own route's chunks,
+// The split release site (scripts/build-site.sh): a page fetches the shared bundle and its own route's chunks,
 // never another page's, and a client-side navigation fetches the next page's chunks.
 test('a page loads only its own wasm chunks, and the next page loads its chunks on navigation', async () => {
   const manifest = await (await fetch(`${server.baseUrl}/pkg/__wasm_split_manifest.json`)).json();

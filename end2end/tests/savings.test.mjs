@@ -120,7 +120,10 @@ test('at 1400 px a recommendation reads on one or two lines, and at 390 px it is
     fits: tr.getBoundingClientRect().right <= window.innerWidth,
     label: getComputedStyle(tr.querySelector('td[data-label="Saving a month"]'), '::before').content,
   })));
-  for (const card of cards) assert.deepEqual(card, { display: 'block', fits: true, label: '"Saving a month: "' });
+  for (const card of cards) {
+    assert.deepEqual({ display: card.display, fits: card.fits }, { display: 'block', fits: true });
+    assert.match(card.label, /Saving a month/);
+  }
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });

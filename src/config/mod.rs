@@ -33,7 +33,7 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub addr: SocketAddr,
     pub log_format: LogFormat,
-    /// Where cargo-leptos put the compiled site (`pkg/`, CSS, favicon).
+    /// Where the release build put the compiled site (`pkg/`, CSS, favicon).
     pub site_root: PathBuf,
     /// The dashboard's public origin (`BURNRATE_PUBLIC_URL`), used for cross-site checks,
     /// Secure cookies and links in emails. `None`: the request's own Host.
@@ -316,7 +316,7 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     n.checked_mul(seconds).map(Duration::from_secs)
 }
 
-/// `target/site` when run from the source tree (cargo-leptos puts it there), otherwise
+/// `target/site` when run from the source tree (scripts/build-release.sh puts it there), otherwise
 /// `site/` beside the directory holding the binary (the Docker image's layout).
 fn default_site_root() -> PathBuf {
     let in_tree = PathBuf::from("target/site");

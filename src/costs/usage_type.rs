@@ -92,17 +92,21 @@ pub fn parse(usage_type: &str) -> UsageType {
 /// type, the instance type and its GPUs; empty when neither says anything.
 pub fn describe(usage_type: &str, instance_type: &str) -> String {
     let parsed = parse(usage_type);
-    let Some(instance) = parsed.instance_type.clone().or_else(|| {
-        let name = instance_type.strip_prefix("ml.").unwrap_or(instance_type);
-        is_instance_type(name).then(|| name.to_string())
-    }) else {
-        return usage_type.to_string();
+    // A project-wide row names only an instance type, SageMaker's with its `ml.` prefix.
+    let named = instance_type.strip_prefix("ml.").unwrap_or(instance_type);
+    let Some(instance) = parsed
+        .instance_type
+        .clone()
+        .or_else(|| is_instance_type(named).then(|| named.to_string()))
+    else {
+        return if usage_type.is_empty() { instance_type } else { usage_type }.to_string();
     };
     let mut words = match sagemaker_use(usage_type) {
         Some(SageMakerUse::Training) => vec![format!("ml.{instance} training")],
         Some(SageMakerUse::Hosting) => vec![format!("ml.{instance} endpoint")],
         Some(SageMakerUse::Notebook) => vec![format!("ml.{instance} notebook")],
         Some(SageMakerUse::Other) => vec![format!("ml.{instance}")],
+        None if usage_type.is_empty() => vec![instance_type.to_string()],
         None => vec![instance.clone()],
     };
     match parsed.purchase_option {
@@ -360,7 +364,8 @@ mod tests {
         );
         // A project-wide row names only its instance type.
         assert_eq!(describe("", "g5.12xlarge"), "g5.12xlarge, 4 GPUs");
-        assert_eq!(describe("", "ml.g5.xlarge"), "g5.xlarge, 1 GPU");
+        assert_eq!(describe("", "ml.g5.xlarge"), "ml.g5.xlarge, 1 GPU");
+        assert_eq!(describe("", "Neuron-something"), "Neuron-something");
         assert_eq!(
             describe("USE1-BoxUsage:g6f.large", ""),
             "g6f.large, on-demand, 0.125 of a GPU"

@@ -132,20 +132,23 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
     };
     let raw = (!r.usage_type.is_empty()).then(|| r.usage_type.clone());
     let basis = r.basis_cost.map(|b| format!("{} spent on it in the window.", usd(b)));
+    // Every row's two controls read alike; a screen reader hears which row each belongs to.
+    let about = format!("{} {}", r.kind.label(), if r.project.is_empty() { "organisation-wide" } else { tag_label(&r.project) });
+    let (why_label, decide_label) = (format!("Why: {about}"), format!("Decide: {about}"));
     let key = o.key;
     view! {
         <tr data-testid="savings-row" data-kind=r.kind.key()>
             <td data-label="Kind"><span class="badge kind">{r.kind.label()}</span></td>
             <td data-label="Project">
                 {(!r.project.is_empty()).then(|| view! { <a href=scope_href("projects", &r.project)>{tag_label(&r.project).to_string()}</a> })}
-                {(!r.team.is_empty()).then(|| view! { <span class="muted">" · " {r.team.clone()}</span> })}
+                {(!r.team.is_empty()).then(|| view! { <span class="muted">{if r.project.is_empty() { "" } else { " · " }} {r.team.clone()}</span> })}
             </td>
             <td data-label="Runs now" data-testid="runs-now">{o.now}</td>
             <td data-label="Recommended">{r.recommended}</td>
             <td data-label="Saving a month" class="num" data-testid="monthly-saving">{usd(r.monthly_saving)}</td>
             <td data-label="Evidence">
                 <details class="why">
-                    <summary>"Why"</summary>
+                    <summary aria-label=why_label>"Why"</summary>
                     <p>{r.detail}</p>
                     {raw.map(|u| view! { <p>"Usage type " <code data-testid="usage-type">{u}</code></p> })}
                     {basis.map(|b| view! { <p>{b}</p> })}
@@ -156,7 +159,7 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
                 <span class="decision-status">{status}</span>
                 {o.can_decide.then(|| view! {
                     <details class="decide">
-                        <summary data-testid="decide-open">"Decide"</summary>
+                        <summary data-testid="decide-open" aria-label=decide_label>"Decide"</summary>
                         <ActionForm action=decide attr:class="decide-form" attr:data-testid="decide-form">
                             <input type="hidden" name="key" value=key/>
                             <select name="decision" aria-label="Decision">
