@@ -69,20 +69,27 @@ pub async fn compute(
     .await?;
     // Shares within unowned projects only: owned ones need none.
     let users: Vec<ShareRow> = sqlx::query_as(
-        // Every user any of the four user grains names (a user with a credit alone counts).
-        "select c.day, c.project, c.user_name as name, u.team_id, coalesce(n.unblended, 0) as unblended,
+        // Every user any of the four user grains names (a user with a credit alone counts),
+        // each grain summed over the accounts the user's spend is in.
+        "with n as (select day, project, user_name, sum(unblended) as unblended from costs_by_user
+                    where day >= $1 and day < $2 group by 1, 2, 3),
+              cr as (select day, project, user_name, sum(unblended) as unblended from costs_by_user_credit
+                     where day >= $1 and day < $2 group by 1, 2, 3),
+              rf as (select day, project, user_name, sum(unblended) as unblended from costs_by_user_refund
+                     where day >= $1 and day < $2 group by 1, 2, 3),
+              tx as (select day, project, user_name, sum(unblended) as unblended from costs_by_user_tax
+                     where day >= $1 and day < $2 group by 1, 2, 3)
+         select c.day, c.project, c.user_name as name, u.team_id, coalesce(n.unblended, 0) as unblended,
                 coalesce(cr.unblended, 0) as credit, coalesce(rf.unblended, 0) as refund,
                 coalesce(tx.unblended, 0) as tax
-         from (select day, project, user_name from costs_by_user where day >= $1 and day < $2
-               union select day, project, user_name from costs_by_user_credit where day >= $1 and day < $2
-               union select day, project, user_name from costs_by_user_refund where day >= $1 and day < $2
-               union select day, project, user_name from costs_by_user_tax where day >= $1 and day < $2) c
+         from (select day, project, user_name from n union select day, project, user_name from cr
+               union select day, project, user_name from rf union select day, project, user_name from tx) c
          left join projects p on p.name = c.project
          left join tagged_users u on u.name = c.user_name
-         left join costs_by_user n using (day, project, user_name)
-         left join costs_by_user_credit cr using (day, project, user_name)
-         left join costs_by_user_refund rf using (day, project, user_name)
-         left join costs_by_user_tax tx using (day, project, user_name)
+         left join n using (day, project, user_name)
+         left join cr using (day, project, user_name)
+         left join rf using (day, project, user_name)
+         left join tx using (day, project, user_name)
          where p.team_id is null
          order by c.day, c.project, c.user_name",
     )
@@ -92,10 +99,11 @@ pub async fn compute(
     .await?;
     let services: Vec<ShareRow> = if rules.iter().any(|r| !r.services.is_empty()) {
         sqlx::query_as(
-            "select c.day, c.project, c.service as name, null::bigint as team_id, c.unblended,
+            "select c.day, c.project, c.service as name, null::bigint as team_id, sum(c.unblended) as unblended,
                     0::numeric as credit, 0::numeric as refund, 0::numeric as tax
              from costs_by_service c left join projects p on p.name = c.project
              where c.day >= $1 and c.day < $2 and p.team_id is null
+             group by c.day, c.project, c.service
              order by c.day, c.project, c.service",
         )
         .bind(range.from)

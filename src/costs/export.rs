@@ -28,10 +28,14 @@ pub enum Key {
     Workload,
     /// Cost Explorer's RECORD_TYPE: Usage, Credit, Refund, Tax, RIFee, …
     RecordType,
+    /// The linked account's 12-digit ID ('' for facts stored before accounts were).
+    Account,
+    /// The linked account's name, as Cost Explorer last gave it.
+    AccountName,
 }
 
 impl Key {
-    pub const ALL: [Key; 8] = [
+    pub const ALL: [Key; 10] = [
         Key::Team,
         Key::Project,
         Key::User,
@@ -40,6 +44,8 @@ impl Key {
         Key::InstanceType,
         Key::Workload,
         Key::RecordType,
+        Key::Account,
+        Key::AccountName,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +58,8 @@ impl Key {
             Key::InstanceType => "instance_type",
             Key::Workload => "workload",
             Key::RecordType => "record_type",
+            Key::Account => "account",
+            Key::AccountName => "account_name",
         }
     }
 
@@ -67,6 +75,8 @@ impl Key {
             Key::InstanceType => "coalesce(u.instance_type, '')".into(),
             Key::Workload => WORKLOAD_SQL.into(),
             Key::RecordType => "c.record_type".into(),
+            Key::Account => "c.account_id".into(),
+            Key::AccountName => "coalesce(a.name, '')".into(),
         }
     }
 }
@@ -86,7 +96,8 @@ pub fn parse_keys(text: &str) -> Result<Vec<Key>, String> {
     for name in text.split(',').map(str::trim) {
         let key = Key::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
             format!(
-                "unknown key {name:?}; expected team, project, user, service, usage_type, instance_type, workload or record_type"
+                "unknown key {name:?}; expected team, project, user, service, usage_type, instance_type, workload, \
+                 record_type, account or account_name"
             )
         })?;
         if keys.contains(&key) {
@@ -113,8 +124,9 @@ pub fn table_for(keys: &[Key]) -> Result<&'static str, String> {
     let mut wanted = grains.iter().filter(|(wanted, _)| *wanted).map(|(_, table)| *table);
     match (wanted.next(), wanted.next()) {
         (Some(table), None) => Ok(table),
-        // A team is its allocation (the Teams table's figures), with the projects it draws on.
-        (None, _) if has(Key::Team) => Ok("allocated_daily_costs"),
+        // A team is its allocation (the Teams table's figures), with the projects it draws on;
+        // by account, the facts (a team is then the one owning the project, as with a user).
+        (None, _) if has(Key::Team) && !has(Key::Account) && !has(Key::AccountName) => Ok("allocated_daily_costs"),
         // Projects alone: any grain gives the same totals.
         (None, _) => Ok("costs_by_service"),
         (Some(_), Some(_)) => Err(
@@ -246,6 +258,7 @@ fn select_sql(table: &str, keys: &[Key], granularity: Granularity, metric: Metri
          from {table} c
          {team_join}
          {usage_join}
+         {account_join}
          where c.day >= $1 and c.day < $2
          group by {group}
          having sum(c.{metric}) <> 0
@@ -264,6 +277,11 @@ fn select_sql(table: &str, keys: &[Key], granularity: Granularity, metric: Metri
         },
         usage_join = if table == "costs_by_usage_type" {
             "left join usage_types u on u.usage_type = c.usage_type"
+        } else {
+            ""
+        },
+        account_join = if keys.contains(&Key::AccountName) {
+            "left join aws_accounts a on a.account_id = c.account_id"
         } else {
             ""
         },
@@ -311,5 +329,13 @@ mod tests {
         assert_eq!(table_for(&[Key::Project]), Ok("costs_by_service"));
         assert!(table_for(&[Key::User, Key::Service]).is_err());
         assert!(table_for(&[Key::User, Key::UsageType]).is_err());
+        // Every grain holds the account; a team by account is the owning team's facts.
+        assert_eq!(table_for(&[Key::Account, Key::User]), Ok("costs_by_user"));
+        assert_eq!(table_for(&[Key::Team, Key::Account]), Ok("costs_by_service"));
+        assert_eq!(table_for(&[Key::AccountName]), Ok("costs_by_service"));
+        assert_eq!(
+            parse_keys("account,account_name,project"),
+            Ok(vec![Key::Account, Key::AccountName, Key::Project])
+        );
     }
 }

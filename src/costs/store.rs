@@ -8,13 +8,16 @@ pub use super::grain::Grain;
 use super::usage_type;
 use crate::period::DateRange;
 
-/// One day's cost for a project and one other dimension, exactly as the source gave it.
-/// An empty `project` or `dimension` is spend without that tag.
+/// One day's cost for a project and one other dimension in one AWS account, exactly as the
+/// source gave it. An empty `project` or `dimension` is spend without that tag; an empty
+/// `account` is a fact stored before accounts were (see the linked-accounts migration).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CostRow {
     pub day: chrono::NaiveDate,
     pub project: String,
     pub dimension: String,
+    /// Cost Explorer's LINKED_ACCOUNT: the 12-digit account ID.
+    pub account: String,
     pub unblended: Decimal,
     pub amortized: Decimal,
     pub usage_quantity: Decimal,
@@ -103,7 +106,8 @@ impl Staging {
     pub async fn check_unique(&self, conn: &mut PgConnection) -> Result<(), StagingError> {
         for grain in Grain::ALL {
             let duplicate: Option<(chrono::NaiveDate, String, String)> = sqlx::query_as(&format!(
-                "select day, project, {column} from {table} group by 1, 2, 3 having count(*) > 1 order by 1, 2, 3 limit 1",
+                "select day, project, {column} from {table} group by day, project, {column}, account_id
+                 having count(*) > 1 order by 1, 2, 3 limit 1",
                 column = grain.dimension_column(),
                 table = grain.staging_table()
             ))
@@ -127,7 +131,7 @@ impl Staging {
         for grain in Grain::ALL {
             delete_window(conn, grain.table(), range).await?;
             let columns = format!(
-                "day, project, {}, unblended, amortized, usage_quantity, estimated",
+                "day, project, {}, account_id, unblended, amortized, usage_quantity, estimated",
                 grain.dimension_column()
             );
             written += sqlx::query(&format!(
@@ -207,7 +211,7 @@ async fn copy_rows(conn: &mut PgConnection, table: &str, grain: Grain, rows: &[C
     }
     let mut copy = conn
         .copy_in_raw(&format!(
-            "copy {table} (day, project, {}, unblended, amortized, usage_quantity, estimated) from stdin",
+            "copy {table} (day, project, {}, account_id, unblended, amortized, usage_quantity, estimated) from stdin",
             grain.dimension_column()
         ))
         .await?;
@@ -220,6 +224,8 @@ async fn copy_rows(conn: &mut PgConnection, table: &str, grain: Grain, rows: &[C
             push_escaped(&mut buffer, &row.project);
             buffer.push('\t');
             push_escaped(&mut buffer, &row.dimension);
+            buffer.push('\t');
+            push_escaped(&mut buffer, &row.account);
             let _ = writeln!(
                 buffer,
                 "\t{}\t{}\t{}\t{}",

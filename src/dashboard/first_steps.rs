@@ -35,7 +35,7 @@ impl FirstSteps {
 pub const IAM_POLICY: &str = r#"{
   "Version": "2012-10-17",
   "Statement": [
-    { "Sid": "ReadCosts", "Effect": "Allow", "Action": ["ce:GetCostAndUsage"], "Resource": "*" },
+    { "Sid": "ReadCosts", "Effect": "Allow", "Action": ["ce:GetCostAndUsage", "ce:GetDimensionValues"], "Resource": "*" },
     { "Sid": "SyncBudgets", "Effect": "Allow", "Action": ["budgets:ViewBudget", "budgets:ModifyBudget"], "Resource": "*" },
     { "Sid": "StopActions", "Effect": "Allow",
       "Action": ["budgets:CreateBudgetAction", "budgets:DescribeBudgetAction", "budgets:DescribeBudgetActionHistories",

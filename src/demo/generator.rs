@@ -152,6 +152,8 @@ fn lines(workload: Workload) -> &'static [Line] {
 /// the empty name.
 pub struct BillingProject {
     pub name: String,
+    /// The linked account its spend is in.
+    pub account: &'static str,
     pub users: Vec<String>,
     pub weight: u32,
     pub starts: NaiveDate,
@@ -178,6 +180,7 @@ impl BillingProject {
         };
         BillingProject {
             name,
+            account: super::org::account_of(demo.team),
             users,
             weight: demo.weight,
             starts,
@@ -189,6 +192,7 @@ impl BillingProject {
     pub fn untagged(users: Vec<String>, starts: NaiveDate, scale: u32) -> BillingProject {
         BillingProject {
             name: String::new(),
+            account: super::org::ACCOUNTS[0].0,
             users,
             weight: UNTAGGED_WEIGHT * scale,
             starts,
@@ -326,6 +330,7 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
             extra(project, "Credit", line, -(daily / Decimal::TWO).round_dp(2));
         }
     }
+    let accounts: BTreeMap<&str, &str> = projects.iter().map(|p| (p.name.as_str(), p.account)).collect();
     let mut of_type = |record_type: &str| by_user_of_type.remove(record_type).unwrap_or_default();
     let (credits, refunds, tax) = (of_type("Credit"), of_type("Refund"), of_type("Tax"));
     for (map, rows) in [
@@ -339,6 +344,7 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
     ] {
         rows.extend(map.into_iter().map(|((project, dimension), s)| CostRow {
             day,
+            account: accounts.get(project.as_str()).copied().unwrap_or_default().to_string(),
             project,
             dimension,
             unblended: s.unblended,

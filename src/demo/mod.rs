@@ -136,10 +136,16 @@ async fn write_costs(
         .take_while(|d| *d < window.to && *d <= timeline.until)
         .collect();
     let estimated: Vec<bool> = days.iter().map(|d| timeline.reported_share(*d).1).collect();
+    let accounts: Vec<(String, String)> = org::ACCOUNTS
+        .iter()
+        .map(|(id, name)| (id.to_string(), name.to_string()))
+        .collect();
+    crate::costs::accounts::record(conn, &accounts).await?;
     sqlx::query(
-        "insert into ingested_days (day, estimated, run_id)
-         select unnest($1::date[]), unnest($2::bool[]), $3
-         on conflict (day) do update set estimated = excluded.estimated, run_id = excluded.run_id, fetched_at = now()",
+        "insert into ingested_days (day, estimated, run_id, with_accounts)
+         select unnest($1::date[]), unnest($2::bool[]), $3, true
+         on conflict (day) do update set estimated = excluded.estimated, run_id = excluded.run_id,
+             with_accounts = true, fetched_at = now()",
     )
     .bind(&days)
     .bind(&estimated)
@@ -174,10 +180,14 @@ pub async fn holds_only_demo_data(pool: &PgPool) -> Result<bool, sqlx::Error> {
 /// restated to their final figures. Teams, budgets and mappings stay as they are. Returns
 /// the window written, or `None` when the demo is already current.
 pub async fn refresh(pool: &PgPool, until: NaiveDate) -> Result<Option<DateRange>, sqlx::Error> {
+    // Days loaded before linked accounts were recorded are written again with them, as the
+    // first ingestion after that upgrade fetches them again.
     let (recorded_first, recorded_last, first_estimated): (Option<NaiveDate>, Option<NaiveDate>, Option<NaiveDate>) =
-        sqlx::query_as("select min(day), max(day), min(day) filter (where estimated) from ingested_days")
-            .fetch_one(pool)
-            .await?;
+        sqlx::query_as(
+            "select min(day), max(day), min(day) filter (where estimated or not with_accounts) from ingested_days",
+        )
+        .fetch_one(pool)
+        .await?;
     let (stored_first, stored_last): (Option<NaiveDate>, Option<NaiveDate>) =
         sqlx::query_as("select min(day), max(day) from daily_project_costs")
             .fetch_one(pool)
@@ -260,7 +270,7 @@ fn billing_projects(users: &[String], timeline: &Timeline, options: DemoOptions)
 async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
         "truncate costs_by_user, costs_by_usage_type, costs_by_service, costs_by_record_type, costs_by_user_credit,
-                  costs_by_user_refund, costs_by_user_tax, settlement, daily_project_costs,
+                  costs_by_user_refund, costs_by_user_tax, settlement, daily_project_costs, aws_accounts,
                   ingested_days, statements,
                   projects, tagged_users, team_owners,
                   budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,

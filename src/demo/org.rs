@@ -109,6 +109,29 @@ pub const TEAMS: [DemoTeam; 10] = [
     },
 ];
 
+/// The demo organisation's AWS accounts, as Cost Explorer names them in a management account:
+/// the management account pays the untagged shared spend (tax, refunds), member accounts hold
+/// groups of teams, and a sandbox holds the projects no team owns.
+pub const ACCOUNTS: [(&str, &str); 5] = [
+    ("402517735110", "acme-management"),
+    ("518273640931", "research-prod"),
+    ("629384751042", "platform-prod"),
+    ("730495862153", "serving-prod"),
+    ("841506973264", "ml-sandbox"),
+];
+
+/// The account a project's spend is in: by its team (research, platform or serving), the
+/// sandbox for projects no team owns.
+pub fn account_of(team: Option<usize>) -> &'static str {
+    let index = match team.map(|t| TEAMS[t].name) {
+        Some("ml-research" | "vision" | "speech" | "robotics") => 1,
+        Some("llm-platform" | "data-platform" | "search") => 2,
+        Some(_) => 3,
+        None => 4,
+    };
+    ACCOUNTS[index].0
+}
+
 /// A project name that is also an XSS payload: tag values are untrusted text.
 pub const HOSTILE_PROJECT: &str = "<img src=x onerror=alert(1)>";
 

@@ -75,7 +75,7 @@ pub async fn ingest(pool: &PgPool, rows: usize) -> Result<BenchReport, IngestErr
     let (mut parse, mut store) = (Duration::ZERO, Duration::ZERO);
     let mut summaries = Vec::new();
     for grain in grains {
-        let keys = GroupKeys::for_grain(grain, &settings);
+        let keys = GroupKeys::for_grain(grain, &settings, "123456789012");
         let mut summary = GrainSummary::default();
         let groups_per_grain = days * PROJECTS * SECONDS;
         for first in (0..groups_per_grain).step_by(PAGE) {

@@ -7,7 +7,7 @@ use aws_config::{SdkConfig, retry::RetryConfig};
 use aws_sdk_costexplorer::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_costexplorer::operation::get_cost_and_usage::GetCostAndUsageOutput;
 use aws_sdk_costexplorer::types::{
-    DateInterval, Dimension, DimensionValues, Expression, Granularity, GroupDefinition, GroupDefinitionType,
+    Context, DateInterval, Dimension, DimensionValues, Expression, Granularity, GroupDefinition, GroupDefinitionType,
 };
 
 use super::IngestError;
@@ -89,51 +89,120 @@ impl CostExplorer {
     pub async fn credentials_problem(&self) -> Option<String> {
         match crate::aws::credentials_within(&self.sdk_config).await {
             Ok(_) => None,
-            Err(error) => Some(crate::aws::describe_credentials_problem(&error, "ce:GetCostAndUsage")),
+            Err(error) => Some(crate::aws::describe_credentials_problem(&error, "ce:GetCostAndUsage and ce:GetDimensionValues")),
         }
     }
 
-    /// The pages of one group-by pair over `range`, fetched one at a time so a long window
-    /// never sits in memory whole.
-    pub fn pager<'a>(&'a self, range: DateRange, grain: Grain, settings: &'a IngestSettings) -> Pager<'a> {
+    /// The pages of one group-by pair over `range` in one linked account (every account's
+    /// spend together when `account` is `None`), fetched one at a time so a long window never
+    /// sits in memory whole.
+    pub fn pager<'a>(
+        &'a self,
+        range: DateRange,
+        grain: Grain,
+        account: Option<&'a LinkedAccount>,
+        settings: &'a IngestSettings,
+    ) -> Pager<'a> {
         Pager {
             cost_explorer: self,
             range,
             grain,
+            account,
             settings,
-            keys: GroupKeys::for_grain(grain, settings),
+            keys: GroupKeys::for_grain(grain, settings, account.map_or("", |a| &a.id)),
             token: None,
             done: false,
         }
+    }
+
+    /// The linked accounts with spend in `range`, with their names: `GetDimensionValues` for
+    /// `LINKED_ACCOUNT`, every page followed. The name is the `description` attribute,
+    /// <https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetDimensionValues.html>.
+    pub async fn linked_accounts(
+        &self,
+        range: DateRange,
+        backoff: Backoff,
+        meter: &mut RequestMeter,
+    ) -> Result<Vec<LinkedAccount>, IngestError> {
+        let period = interval(range)?;
+        let mut accounts = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let output = self
+                .counted(backoff, meter, || {
+                    self.client
+                        .get_dimension_values()
+                        .time_period(period.clone())
+                        .dimension(Dimension::LinkedAccount)
+                        .context(Context::CostAndUsage)
+                        .set_next_page_token(token.clone())
+                        .send()
+                })
+                .await?;
+            for value in output.dimension_values() {
+                let id = value.value().unwrap_or_default();
+                if !is_account_id(id) {
+                    return Err(IngestError::malformed(format!(
+                        "Cost Explorer named a linked account {id:?}, not a 12-digit account ID"
+                    )));
+                }
+                let name = value
+                    .attributes()
+                    .and_then(|a| a.get("description"))
+                    .cloned()
+                    .unwrap_or_default();
+                accounts.push(LinkedAccount {
+                    id: id.to_string(),
+                    name: name.replace('\0', ""),
+                });
+            }
+            token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
+            if token.is_none() {
+                break;
+            }
+        }
+        accounts.sort_by(|a, b| a.id.cmp(&b.id));
+        accounts.dedup_by(|a, b| a.id == b.id);
+        Ok(accounts)
     }
 
     async fn page(
         &self,
         range: DateRange,
         grain: Grain,
+        account: Option<&LinkedAccount>,
         settings: &IngestSettings,
         token: Option<String>,
         backoff: Backoff,
         meter: &mut RequestMeter,
     ) -> Result<GetCostAndUsageOutput, IngestError> {
-        let period = DateInterval::builder()
-            .start(range.from.to_string())
-            .end(range.to.to_string())
-            .build()
-            .map_err(|e| IngestError::CostExplorer(format!("building the request: {e}")))?;
-        let mut attempt = 1;
-        loop {
-            let request = self
-                .client
+        let period = interval(range)?;
+        self.counted(backoff, meter, || {
+            self.client
                 .get_cost_and_usage()
                 .time_period(period.clone())
                 .granularity(Granularity::Daily)
                 .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
                 .set_group_by(Some(group_by(grain, settings)))
-                .set_filter(filter(grain))
-                .set_next_page_token(token.clone());
+                .set_filter(filter(grain, account.map(|a| a.id.as_str())))
+                .set_next_page_token(token.clone())
+                .send()
+        })
+        .await
+    }
+
+    /// One request, counted, with throttling and dropped connections retried here (bounded,
+    /// with backoff) and everything else returned as it failed.
+    async fn counted<T, E, F, Fut>(&self, backoff: Backoff, meter: &mut RequestMeter, mut send: F) -> Result<T, IngestError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, SdkError<E, aws_sdk_costexplorer::config::http::HttpResponse>>>,
+        E: ProvideErrorMetadata + std::error::Error + 'static,
+    {
+        let mut attempt = 1;
+        loop {
             meter.requests += 1;
-            let error = match request.send().await {
+            let error = match send().await {
                 Ok(output) => return Ok(output),
                 Err(error) => error,
             };
@@ -156,11 +225,32 @@ impl CostExplorer {
     }
 }
 
+/// A member account of the organisation (or the account itself, when it is not in one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedAccount {
+    /// The 12-digit account ID.
+    pub id: String,
+    pub name: String,
+}
+
+fn is_account_id(id: &str) -> bool {
+    id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn interval(range: DateRange) -> Result<DateInterval, IngestError> {
+    DateInterval::builder()
+        .start(range.from.to_string())
+        .end(range.to.to_string())
+        .build()
+        .map_err(|e| IngestError::CostExplorer(format!("building the request: {e}")))
+}
+
 /// Walks one group-by pair's NextPageToken chain.
 pub struct Pager<'a> {
     cost_explorer: &'a CostExplorer,
     range: DateRange,
     grain: Grain,
+    account: Option<&'a LinkedAccount>,
     settings: &'a IngestSettings,
     keys: GroupKeys,
     token: Option<String>,
@@ -180,7 +270,15 @@ impl Pager<'_> {
         }
         let output = self
             .cost_explorer
-            .page(self.range, self.grain, self.settings, self.token.take(), backoff, meter)
+            .page(
+                self.range,
+                self.grain,
+                self.account,
+                self.settings,
+                self.token.take(),
+                backoff,
+                meter,
+            )
             .await?;
         let rows = summary.add_page(output.results_by_time(), &self.keys)?;
         self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
@@ -212,22 +310,29 @@ fn group_by(grain: Grain, settings: &IngestSettings) -> Vec<GroupDefinition> {
     vec![tag(&settings.tag_project), second]
 }
 
-/// The filter of a grain of one record type: `RECORD_TYPE` equal to it (a third grouping is
-/// not allowed, so each record type users are charged by is its own query). Cost Explorer's
-/// `Expression` with `Dimensions`,
+/// A grain's filter: `RECORD_TYPE` equal to its record type, for the grains of one (a third
+/// grouping is not allowed, so each record type users are charged by is its own query), and
+/// `LINKED_ACCOUNT` equal to the account, for one account's facts; both under `And`. Cost
+/// Explorer's `Expression`,
 /// <https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html>.
-fn filter(grain: Grain) -> Option<Expression> {
-    let record_type = grain.record_type()?;
-    Some(
+fn filter(grain: Grain, account: Option<&str>) -> Option<Expression> {
+    let equals = |key: Dimension, value: &str| {
         Expression::builder()
-            .dimensions(
-                DimensionValues::builder()
-                    .key(Dimension::RecordType)
-                    .values(record_type)
-                    .build(),
-            )
-            .build(),
-    )
+            .dimensions(DimensionValues::builder().key(key).values(value).build())
+            .build()
+    };
+    let mut parts: Vec<Expression> = Vec::new();
+    if let Some(record_type) = grain.record_type() {
+        parts.push(equals(Dimension::RecordType, record_type));
+    }
+    if let Some(account) = account {
+        parts.push(equals(Dimension::LinkedAccount, account));
+    }
+    match parts.len() {
+        0 => None,
+        1 => parts.pop(),
+        _ => Some(Expression::builder().set_and(Some(parts)).build()),
+    }
 }
 
 /// Throttling and dropped connections are worth another (counted) try. A request that used

@@ -36,17 +36,25 @@ pub struct Coverage {
     pub first: Option<NaiveDate>,
     pub last: Option<NaiveDate>,
     pub first_estimated: Option<NaiveDate>,
+    /// The first day stored without its linked accounts (before the upgrade that added them)
+    /// that Cost Explorer still keeps on `today`.
+    pub first_without_accounts: Option<NaiveDate>,
 }
 
-pub async fn coverage(conn: &mut PgConnection) -> Result<Coverage, sqlx::Error> {
-    let (first, last, first_estimated) =
-        sqlx::query_as("select min(day), max(day), min(day) filter (where estimated) from ingested_days")
-            .fetch_one(conn)
-            .await?;
+pub async fn coverage(conn: &mut PgConnection, today: NaiveDate) -> Result<Coverage, sqlx::Error> {
+    let (first, last, first_estimated, first_without_accounts) = sqlx::query_as(
+        "select min(day), max(day), min(day) filter (where estimated),
+                min(day) filter (where not with_accounts and day >= $1)
+         from ingested_days",
+    )
+    .bind(earliest_available(today))
+    .fetch_one(conn)
+    .await?;
     Ok(Coverage {
         first,
         last,
         first_estimated,
+        first_without_accounts,
     })
 }
 
@@ -55,13 +63,17 @@ pub async fn coverage(conn: &mut PgConnection) -> Result<Coverage, sqlx::Error> 
 ///
 /// First run: from BURNRATE_BACKFILL_SINCE, or as far back as Cost Explorer allows. Later
 /// runs: from the earliest of the first Estimated day, the restatement lookback before the
-/// last stored day, and any earlier BURNRATE_BACKFILL_SINCE not yet covered.
+/// last stored day, the first day stored without its accounts (once, after the upgrade that
+/// added them), and any earlier BURNRATE_BACKFILL_SINCE not yet covered.
 pub fn incremental_window(stored: Coverage, settings: &IngestSettings, today: NaiveDate) -> Option<DateRange> {
     let earliest = earliest_available(today);
     let from = match (stored.first, stored.last) {
         (Some(first), Some(last)) => {
             let lookback = days_before(next_day(last), u64::from(settings.restate_days));
             let mut from = stored.first_estimated.map_or(lookback, |day| day.min(lookback));
+            if let Some(day) = stored.first_without_accounts {
+                from = from.min(day);
+            }
             if let Some(since) = settings.backfill_since.filter(|since| *since < first) {
                 from = from.min(since);
             }
@@ -113,6 +125,7 @@ mod tests {
             first: Some(d("2025-10-01")),
             last: Some(d("2026-11-21")),
             first_estimated: None,
+            first_without_accounts: None,
         };
         assert_eq!(
             incremental_window(settled, &settings, today),
@@ -156,6 +169,17 @@ mod tests {
         assert_eq!(
             incremental_window(late_start, &earlier, today).map(|r| r.from),
             Some(d("2025-12-01"))
+        );
+        // After the upgrade that added linked accounts, the first run fetches again every
+        // day stored without them that Cost Explorer still keeps (`coverage` leaves out
+        // older ones), once: later runs find them all with accounts.
+        let before_accounts = Coverage {
+            first_without_accounts: Some(d("2025-11-01")),
+            ..settled
+        };
+        assert_eq!(
+            incremental_window(before_accounts, &settings, today).map(|r| r.from),
+            Some(d("2025-11-01"))
         );
     }
 }

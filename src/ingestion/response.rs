@@ -13,18 +13,21 @@ use crate::config::IngestSettings;
 use crate::costs::store::{CostRow, Grain};
 
 /// How to read a group's two keys: the project tag's `key$` prefix, and the second key's
-/// prefix (a tag's) or none (a dimension's raw value).
+/// prefix (a tag's) or none (a dimension's raw value); and the linked account the request was
+/// filtered to, which every row of its answer is in.
 #[derive(Debug, Clone)]
 pub struct GroupKeys {
     project_prefix: String,
     second_prefix: Option<String>,
+    account: String,
 }
 
 impl GroupKeys {
-    pub fn for_grain(grain: Grain, settings: &IngestSettings) -> GroupKeys {
+    pub fn for_grain(grain: Grain, settings: &IngestSettings, account: &str) -> GroupKeys {
         GroupKeys {
             project_prefix: format!("{}$", settings.tag_project),
             second_prefix: grain.by_user_tag().then(|| format!("{}$", settings.tag_user)),
+            account: account.to_string(),
         }
     }
 }
@@ -111,6 +114,7 @@ fn parse_group(
         estimated,
         project,
         dimension,
+        account: keys.account.clone(),
     })
 }
 

@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use sqlx::{Acquire, PgConnection, PgPool};
 
 use super::IngestError;
-use super::cost_explorer::{Backoff, CostExplorer, RequestMeter};
+use super::cost_explorer::{Backoff, CostExplorer, LinkedAccount, RequestMeter};
 use super::plan;
 use super::response::GrainSummary;
 use crate::config::IngestSettings;
@@ -152,7 +152,11 @@ async fn locked_run(
     .await?;
     let window = match options.window {
         Some(window) => Some(plan::clip_to_complete_days(window, options.today)?),
-        None => plan::incremental_window(plan::coverage(&mut *conn).await?, &options.settings, options.today),
+        None => plan::incremental_window(
+            plan::coverage(&mut *conn, options.today).await?,
+            &options.settings,
+            options.today,
+        ),
     };
     let clipped = options.window.filter(|asked| window.is_some_and(|w| w.to < asked.to));
     let run_id: i64 = sqlx::query_scalar(
@@ -242,14 +246,24 @@ async fn stage_and_replace(
     run_id: i64,
     meter: &mut RequestMeter,
 ) -> Result<Stored, IngestError> {
+    // Every fact carries its linked account: each grain is asked once per account with spend
+    // in the window (a third grouping is not allowed), and a window with none is asked once
+    // unfiltered, so its days are still answered.
+    let accounts = cost_explorer.linked_accounts(window, options.backoff, meter).await?;
+    let filters: Vec<Option<&LinkedAccount>> = match accounts.is_empty() {
+        true => vec![None],
+        false => accounts.iter().map(Some).collect(),
+    };
     // The grains of all spend must agree with each other; those of one record type cover a
     // part of it only, so they are stored but not compared.
     let mut summaries = Vec::with_capacity(Grain::ALL.len());
     for grain in Grain::ALL {
         let mut summary = GrainSummary::default();
-        let mut pager = cost_explorer.pager(window, grain, &options.settings);
-        while let Some(rows) = pager.next(&mut summary, options.backoff, meter).await? {
-            staging.append(conn, grain, &rows).await?;
+        for account in &filters {
+            let mut pager = cost_explorer.pager(window, grain, *account, &options.settings);
+            while let Some(rows) = pager.next(&mut summary, options.backoff, meter).await? {
+                staging.append(conn, grain, &rows).await?;
+            }
         }
         if grain.record_type().is_none() {
             summaries.push(summary);
@@ -265,10 +279,13 @@ async fn stage_and_replace(
         .await
         .map_err(duplicate_group_error)?;
     let days = &agreement.days;
+    crate::costs::accounts::record(&mut tx, &accounts.iter().map(|a| (a.id.clone(), a.name.clone())).collect::<Vec<_>>())
+        .await?;
     sqlx::query(
-        "insert into ingested_days (day, estimated, run_id)
-         select unnest($1::date[]), unnest($2::bool[]), $3
-         on conflict (day) do update set estimated = excluded.estimated, run_id = excluded.run_id, fetched_at = now()",
+        "insert into ingested_days (day, estimated, run_id, with_accounts)
+         select unnest($1::date[]), unnest($2::bool[]), $3, true
+         on conflict (day) do update set estimated = excluded.estimated, run_id = excluded.run_id,
+             with_accounts = true, fetched_at = now()",
     )
     .bind(days.keys().copied().collect::<Vec<_>>())
     .bind(days.values().copied().collect::<Vec<_>>())

@@ -22,6 +22,7 @@ const DAY: (i32, u32, u32) = (2026, 10, 20);
 
 fn row(project: &str, dimension: &str, cost: &str) -> CostRow {
     CostRow {
+        account: "111122223333".to_string(),
         day: day(DAY.0, DAY.1, DAY.2),
         project: project.into(),
         dimension: dimension.into(),

@@ -253,6 +253,7 @@ async fn a_team_with_hundreds_of_projects_totals_all_of_them(pool: PgPool) {
     use burnrate::period::DateRange;
     let today = day(2026, 2, 10);
     let row = |project: String, dimension: &str| CostRow {
+        account: "111122223333".to_string(),
         day: day(2026, 2, 9),
         project,
         dimension: dimension.into(),

@@ -242,6 +242,7 @@ async fn a_credit_on_one_users_tag_is_that_users_team_s(pool: PgPool) {
     let on = day(2026, 11, 10);
     let line = |user: &str, record_type: &str, amount: &str| LineItem {
         day: on,
+        account: crate::common::ce_fake::SAMPLE_ACCOUNT.into(),
         project: Some("sandbox".into()),
         user: Some(user.into()),
         usage_type: "USE1-BoxUsage:g5.xlarge".into(),
@@ -285,6 +286,18 @@ async fn a_credit_on_one_users_tag_is_that_users_team_s(pool: PgPool) {
         .expect("ingested");
     // The credit was asked for by user, on its own.
     let filtered: Vec<Option<Vec<String>>> = fake.with(|s| s.requests.iter().map(|r| r.record_types.clone()).collect());
+    // In its one account, under And with the account.
+    let accounts: Vec<Option<Vec<String>>> = fake.with(|s| {
+        s.requests
+            .iter()
+            .filter(|r| r.operation == "GetCostAndUsage")
+            .map(|r| r.accounts.clone())
+            .collect()
+    });
+    assert!(
+        accounts.iter().all(|a| a.as_deref() == Some(&["111122223333".to_string()][..])),
+        "{accounts:?}"
+    );
     assert!(filtered.contains(&Some(vec!["Credit".to_string()])), "{filtered:?}");
     let teams: Vec<(String, Decimal, Decimal)> = sqlx::query_as(
         "select t.name, sum(a.unblended), sum(a.credit_unblended)

@@ -13,6 +13,7 @@ use std::str::FromStr;
 fn row(d: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> CostRow {
     let cost = Decimal::from_str(cost).expect("literal");
     CostRow {
+        account: "111122223333".to_string(),
         day: d,
         project: project.into(),
         dimension: dimension.into(),

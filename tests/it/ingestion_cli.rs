@@ -164,8 +164,9 @@ async fn a_second_ingest_exits_three_and_a_killed_run_leaves_the_old_data(pool: 
     let mut child = slow.spawn().expect("spawn");
     let mut started = false;
     for _ in 0..50 {
-        // The first run made one request per grain; the slow run's first is the next.
-        if fake.request_count() > burnrate::costs::store::Grain::ALL.len() {
+        // The first run asked for the accounts, then made one request per grain; the slow
+        // run's first is the next.
+        if fake.request_count() > burnrate::costs::store::Grain::ALL.len() + 1 {
             started = true;
             break;
         }
@@ -203,7 +204,48 @@ async fn a_second_ingest_exits_three_and_a_killed_run_leaves_the_old_data(pool: 
     assert_eq!(statuses[2].0, "succeeded");
 }
 
-/// moto server answers the real SDK with queued Cost Explorer results; they are stored exactly.
+/// moto 5.2.5 has no GetDimensionValues (moto/ce/responses.py lists none): a loopback front
+/// answers it with one account, as a standalone account's Cost Explorer does, and passes
+/// every other request to moto as it came.
+async fn moto_with_accounts(moto: &str) -> String {
+    let upstream = moto.to_string();
+    let client = reqwest::Client::new();
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {
+            let (upstream, client) = (upstream.clone(), client.clone());
+            async move {
+                let json = [("content-type", "application/x-amz-json-1.1")];
+                if headers.get("x-amz-target").is_some_and(|t| t == "AWSInsightsIndexService.GetDimensionValues") {
+                    let answer = serde_json::json!({
+                        "DimensionValues": [{"Value": "123456789012", "Attributes": {"description": "moto"}}],
+                        "ReturnSize": 1,
+                        "TotalSize": 1
+                    });
+                    return (axum::http::StatusCode::OK, json, answer.to_string());
+                }
+                let mut request = client.post(&upstream).body(body);
+                for (name, value) in &headers {
+                    if name != "host" && name != "content-length" {
+                        request = request.header(name.as_str(), value.as_bytes());
+                    }
+                }
+                match request.send().await {
+                    Ok(response) => {
+                        let status = axum::http::StatusCode::from_u16(response.status().as_u16())
+                            .unwrap_or(axum::http::StatusCode::BAD_GATEWAY);
+                        (status, json, response.text().await.unwrap_or_default())
+                    }
+                    Err(error) => (axum::http::StatusCode::BAD_GATEWAY, json, error.to_string()),
+                }
+            }
+        }),
+    );
+    format!("http://{}", common::serve_on_loopback(app).await)
+}
+
+/// moto server answers the real SDK with queued Cost Explorer results; they are stored exactly,
+/// each in the account Cost Explorer named.
 #[sqlx::test]
 async fn moto_server_results_are_stored_exactly(pool: PgPool) {
     let moto = common::moto::start().await;
@@ -251,7 +293,7 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
         no_groups,
     ])
     .await;
-    let ce = common::cost_explorer_at(&moto.endpoint, "AKIDMOTO").await;
+    let ce = common::cost_explorer_at(&moto_with_accounts(&moto.endpoint).await, "AKIDMOTO").await;
     let options = burnrate::ingestion::run::RunOptions {
         settings: burnrate::config::IngestSettings::default(),
         window: Some(burnrate::period::DateRange { from: day, to: next }),
@@ -264,7 +306,12 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
     let burnrate::ingestion::run::Outcome::Finished(report) = outcome else {
         panic!("not locked")
     };
-    assert_eq!((report.requests, report.rows_written, report.estimated_days), (7, 8, 1));
+    assert_eq!((report.requests, report.rows_written, report.estimated_days), (8, 8, 1));
+    let accounts: Vec<String> = sqlx::query_scalar("select distinct account_id from costs_by_usage_type")
+        .fetch_all(&pool)
+        .await
+        .expect("accounts");
+    assert_eq!(accounts, ["123456789012"]);
     let users: Vec<(String, String, Decimal, bool)> =
         sqlx::query_as("select project, user_name, unblended, estimated from costs_by_user order by project")
             .fetch_all(&pool)

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod accounts;
 mod allocation;
 mod auth;
 mod breakdown;

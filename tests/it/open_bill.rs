@@ -29,6 +29,7 @@ fn items() -> Vec<LineItem> {
             let cost = Decimal::from(if on >= day(2026, 11, 10) { 300 } else { 100 });
             LineItem {
                 day: on,
+                account: crate::common::ce_fake::SAMPLE_ACCOUNT.into(),
                 project: Some("train".into()),
                 user: Some("alice".into()),
                 usage_type: "USE1-BoxUsage:p4d.24xlarge".into(),

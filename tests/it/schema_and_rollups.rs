@@ -115,6 +115,7 @@ async fn demo_data_is_deterministic(pool: PgPool) {
 
 fn row(d: chrono::NaiveDate, project: &str, dimension: &str, unblended: &str) -> CostRow {
     CostRow {
+        account: "111122223333".to_string(),
         day: d,
         project: project.into(),
         dimension: dimension.into(),
@@ -331,6 +332,7 @@ async fn edits_wait_on_an_open_ingestion_only_to_reallocate_the_days_it_adds(poo
         to: day(2026, 11, 3),
     };
     let row = |day: chrono::NaiveDate, project: &str, dimension: &str| CostRow {
+        account: "111122223333".to_string(),
         day,
         project: project.into(),
         dimension: dimension.into(),

@@ -21,6 +21,7 @@ fn d(text: &str) -> Decimal {
 
 pub(crate) fn row(on: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> CostRow {
     CostRow {
+        account: "111122223333".to_string(),
         day: on,
         project: project.into(),
         dimension: dimension.into(),

@@ -3,7 +3,9 @@
 //! `End` exclusive and one `ResultsByTime` per day, Estimated days, NextPageToken pagination
 //! bound to the request (RequestChangedException / InvalidNextTokenException), the 13-months-
 //! plus-current-month limit (ValidationException), throttling (LimitExceededException) and
-//! expired credentials. Each group's amounts are rounded on their own to 10 decimals, as AWS
+//! expired credentials; linked accounts with their names (GetDimensionValues for
+//! LINKED_ACCOUNT, its `description` attribute) and a LINKED_ACCOUNT filter, alone or under
+//! `And` with RECORD_TYPE. Each group's amounts are rounded on their own to 10 decimals, as AWS
 //! rounds them, so the same day's sums over different group-bys differ in the last digits.
 //! Errors use the awsJson1_1 shape: HTTP 400 and `__type`.
 
@@ -24,6 +26,8 @@ use serde_json::{Value, json};
 #[derive(Debug, Clone)]
 pub struct LineItem {
     pub day: NaiveDate,
+    /// LINKED_ACCOUNT: the 12-digit account the spend is in.
+    pub account: String,
     pub project: Option<String>,
     pub user: Option<String>,
     pub usage_type: String,
@@ -38,7 +42,11 @@ pub struct LineItem {
 /// What a request asked for, as the fake saw it.
 #[derive(Debug, Clone)]
 pub struct SeenRequest {
+    /// `GetCostAndUsage` or `GetDimensionValues`.
+    pub operation: &'static str,
     pub group_by: Vec<String>,
+    /// The LINKED_ACCOUNT values of the request's filter, if it had one.
+    pub accounts: Option<Vec<String>>,
     /// The RECORD_TYPE values of the request's filter, if it had one.
     pub record_types: Option<Vec<String>>,
     pub start: String,
@@ -49,6 +57,8 @@ pub struct SeenRequest {
 #[derive(Debug, Default)]
 pub struct FakeState {
     pub items: Vec<LineItem>,
+    /// Account names, as the management account's Cost Explorer gives them.
+    pub account_names: BTreeMap<String, String>,
     /// Days flagged Estimated besides the open bill's (the old shape: only recent days).
     pub estimated: BTreeSet<NaiveDate>,
     /// Flag every day of the bill still open on `today` Estimated, as AWS does: the whole
@@ -120,18 +130,7 @@ impl CostExplorerFake {
     /// project tag and `second` (`USAGE_TYPE`, `SERVICE`, `RECORD_TYPE` or `user`): the sum of its rounded
     /// groups. Each stored grain must equal its own query's total to the last digit.
     pub fn total(&self, from: NaiveDate, to: NaiveDate, second: &str) -> Decimal {
-        let kind = if second == "user" { "TAG" } else { "DIMENSION" };
-        let group_by = [
-            ("TAG".to_string(), "project".to_string()),
-            (kind.to_string(), second.to_string()),
-        ];
-        self.with(|s| {
-            from.iter_days()
-                .take_while(|d| *d < to)
-                .flat_map(|day| groups_of_day(s, day, &group_by, None).into_values())
-                .map(|sums| sums[0])
-                .sum()
-        })
+        self.with(|s| grouped_total(s, from, to, second))
     }
 
     /// The largest difference between the three grains' daily totals (unblended or
@@ -150,7 +149,7 @@ impl CostExplorerFake {
                 let totals: Vec<[Decimal; 2]> = grains
                     .iter()
                     .map(|g| {
-                        groups_of_day(s, day, g, None)
+                        groups_of_day(s, day, g, None, None)
                             .values()
                             .fold([Decimal::ZERO; 2], |t, v| [t[0] + v[0], t[1] + v[1]])
                     })
@@ -165,6 +164,28 @@ impl CostExplorerFake {
             largest
         })
     }
+}
+
+/// [`CostExplorerFake::total`] over `items` alone: what one account's query answers.
+pub fn total_of(items: &[LineItem], from: NaiveDate, to: NaiveDate, second: &str) -> Decimal {
+    let state = FakeState {
+        items: items.to_vec(),
+        ..FakeState::default()
+    };
+    grouped_total(&state, from, to, second)
+}
+
+fn grouped_total(state: &FakeState, from: NaiveDate, to: NaiveDate, second: &str) -> Decimal {
+    let kind = if second == "user" { "TAG" } else { "DIMENSION" };
+    let group_by = [
+        ("TAG".to_string(), "project".to_string()),
+        (kind.to_string(), second.to_string()),
+    ];
+    from.iter_days()
+        .take_while(|d| *d < to)
+        .flat_map(|day| groups_of_day(state, day, &group_by, None, None).into_values())
+        .map(|sums| sums[0])
+        .sum()
 }
 
 fn error(kind: &str, message: &str) -> Response {
@@ -186,9 +207,11 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
         tokio::time::sleep(delay).await;
     }
     let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
-    if target != "AWSInsightsIndexService.GetCostAndUsage" {
-        return error("UnknownOperationException", &format!("unknown operation {target}"));
-    }
+    let operation = match target {
+        "AWSInsightsIndexService.GetCostAndUsage" => "GetCostAndUsage",
+        "AWSInsightsIndexService.GetDimensionValues" => "GetDimensionValues",
+        _ => return error("UnknownOperationException", &format!("unknown operation {target}")),
+    };
     let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
     if !authorization.starts_with("AWS4-HMAC-SHA256 Credential=") {
         return error(
@@ -220,33 +243,23 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
                 .collect()
         })
         .unwrap_or_default();
-    // Filter: the one form ingestion sends, Dimensions RECORD_TYPE equal to values
-    // (Expression, https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html).
-    let record_types: Option<Vec<String>> = match &request["Filter"] {
-        Value::Null => None,
-        Value::Object(filter)
-            if filter.len() == 1
-                && filter["Dimensions"]["Key"] == "RECORD_TYPE"
-                && filter["Dimensions"]["MatchOptions"]
-                    .as_array()
-                    .is_none_or(|m| m.iter().all(|o| o == "EQUALS")) =>
-        {
-            filter["Dimensions"]["Values"]
-                .as_array()
-                .map(|values| values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
-        }
-        other => {
-            return error(
-                "ValidationException",
-                &format!("this fake supports only a RECORD_TYPE Dimensions filter, not {other}"),
-            );
-        }
+    if operation == "GetDimensionValues" {
+        return dimension_values(&mut state, &request);
+    }
+    // Filter: the forms ingestion sends, Dimensions RECORD_TYPE and LINKED_ACCOUNT equal to
+    // values, alone or under And (Expression,
+    // https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html).
+    let (record_types, accounts) = match parse_filter(&request["Filter"]) {
+        Ok(filter) => filter,
+        Err(message) => return error("ValidationException", &message),
     };
     let start = request["TimePeriod"]["Start"].as_str().unwrap_or("").to_string();
     let end = request["TimePeriod"]["End"].as_str().unwrap_or("").to_string();
     let token = request["NextPageToken"].as_str().map(str::to_string);
     state.requests.push(SeenRequest {
+        operation,
         group_by: group_by.iter().map(|(t, k)| format!("{t}:{k}")).collect(),
+        accounts: accounts.clone(),
         record_types: record_types.clone(),
         start: start.clone(),
         end: end.clone(),
@@ -322,7 +335,7 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     // One entry per (day, group), or one empty entry for a day with no spend.
     let mut entries: Vec<(NaiveDate, Option<Sums>)> = Vec::new();
     for day in from.iter_days().take_while(|d| *d < to) {
-        let groups = groups_of_day(&state, day, &group_by, record_types.as_deref());
+        let groups = groups_of_day(&state, day, &group_by, record_types.as_deref(), accounts.as_deref());
         if groups.is_empty() {
             entries.push((day, None));
         }
@@ -393,9 +406,13 @@ fn groups_of_day(
     day: NaiveDate,
     group_by: &[(String, String)],
     record_types: Option<&[String]>,
+    accounts: Option<&[String]>,
 ) -> BTreeMap<Vec<String>, [Decimal; 3]> {
     let mut groups: BTreeMap<Vec<String>, [Decimal; 3]> = BTreeMap::new();
-    let kept = |item: &&LineItem| record_types.is_none_or(|types| types.contains(&item.record_type));
+    let kept = |item: &&LineItem| {
+        record_types.is_none_or(|types| types.contains(&item.record_type))
+            && accounts.is_none_or(|accounts| accounts.contains(&item.account))
+    };
     for item in state.items.iter().filter(|i| i.day == day).filter(kept) {
         let keys = group_by.iter().map(|(kind, key)| group_key(item, kind, key)).collect();
         let sums = groups.entry(keys).or_default();
@@ -418,6 +435,117 @@ fn groups_of_day(
     groups
 }
 
+/// The RECORD_TYPE and LINKED_ACCOUNT values a filter keeps: a `Dimensions` expression with
+/// `EQUALS` (or no MatchOptions), or `And` of two or more of them (AWS requires at least two).
+type Filter = (Option<Vec<String>>, Option<Vec<String>>);
+
+fn parse_filter(filter: &Value) -> Result<Filter, String> {
+    let dimension = |expression: &Value| -> Result<(String, Vec<String>), String> {
+        let dimensions = &expression["Dimensions"];
+        let only_dimensions = expression.as_object().is_some_and(|o| o.len() == 1);
+        let equals = dimensions["MatchOptions"]
+            .as_array()
+            .is_none_or(|m| m.iter().all(|o| o == "EQUALS"));
+        let key = dimensions["Key"].as_str().unwrap_or("");
+        if !only_dimensions || !equals || !["RECORD_TYPE", "LINKED_ACCOUNT"].contains(&key) {
+            return Err(format!(
+                "this fake supports only RECORD_TYPE and LINKED_ACCOUNT Dimensions filters, not {expression}"
+            ));
+        }
+        let values = dimensions["Values"]
+            .as_array()
+            .map(|v| v.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        Ok((key.to_string(), values))
+    };
+    let parts = match filter {
+        Value::Null => return Ok((None, None)),
+        Value::Object(object) if object.len() == 1 && object.contains_key("And") => {
+            let parts = object["And"].as_array().cloned().unwrap_or_default();
+            if parts.len() < 2 {
+                return Err("And needs at least two expressions".into());
+            }
+            parts.iter().map(dimension).collect::<Result<Vec<_>, _>>()?
+        }
+        other => vec![dimension(other)?],
+    };
+    let values_of = |key: &str| parts.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    Ok((values_of("RECORD_TYPE"), values_of("LINKED_ACCOUNT")))
+}
+
+/// GetDimensionValues for LINKED_ACCOUNT: the accounts with spend in the period, each with
+/// its name as the `description` attribute, paged like GetCostAndUsage
+/// (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetDimensionValues.html).
+fn dimension_values(state: &mut FakeState, request: &Value) -> Response {
+    let start = request["TimePeriod"]["Start"].as_str().unwrap_or("").to_string();
+    let end = request["TimePeriod"]["End"].as_str().unwrap_or("").to_string();
+    let token = request["NextPageToken"].as_str().map(str::to_string);
+    state.requests.push(SeenRequest {
+        operation: "GetDimensionValues",
+        group_by: Vec::new(),
+        accounts: None,
+        record_types: None,
+        start: start.clone(),
+        end: end.clone(),
+        paged: token.is_some(),
+    });
+    if state.throttle_next > 0 {
+        state.throttle_next -= 1;
+        return error(
+            "LimitExceededException",
+            "You have exceeded the rate limit for this operation.",
+        );
+    }
+    if let Some((kind, message)) = state.fail_next.take() {
+        return error(&kind, &message);
+    }
+    if request["Dimension"] != "LINKED_ACCOUNT" {
+        return error(
+            "ValidationException",
+            "this fake answers GetDimensionValues for LINKED_ACCOUNT only",
+        );
+    }
+    let parse = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
+    let (Some(from), Some(to)) = (parse(&start), parse(&end)) else {
+        return error("ValidationException", "Start and End must be YYYY-MM-DD.");
+    };
+    let accounts: BTreeSet<String> = state
+        .items
+        .iter()
+        .filter(|i| i.day >= from && i.day < to)
+        .map(|i| i.account.clone())
+        .collect();
+    let offset = match token.as_deref().map(str::parse::<usize>) {
+        None => 0,
+        Some(Ok(offset)) => offset,
+        Some(Err(_)) => return error("InvalidNextTokenException", "The pagination token is invalid."),
+    };
+    let page: Vec<Value> = accounts
+        .iter()
+        .skip(offset)
+        .take(state.page_size.max(1))
+        .map(|id| {
+            let name = state.account_names.get(id).cloned().unwrap_or_default();
+            json!({ "Value": id, "Attributes": { "description": name } })
+        })
+        .collect();
+    let next = offset + page.len();
+    let mut response = json!({
+        "DimensionValues": page,
+        "ReturnSize": page.len(),
+        "TotalSize": accounts.len(),
+    });
+    if next < accounts.len() {
+        response["NextPageToken"] = json!(next.to_string());
+    }
+    (
+        StatusCode::OK,
+        [("content-type", "application/x-amz-json-1.1")],
+        response.to_string(),
+    )
+        .into_response()
+}
+
 /// A group's keys and its unblended, amortized and quantity sums.
 type Sums = (Vec<String>, [Decimal; 3]);
 
@@ -429,11 +557,15 @@ fn group_key(item: &LineItem, kind: &str, key: &str) -> String {
         ("DIMENSION", "USAGE_TYPE") => item.usage_type.clone(),
         ("DIMENSION", "SERVICE") => item.service.clone(),
         ("DIMENSION", "RECORD_TYPE") => item.record_type.clone(),
+        ("DIMENSION", "LINKED_ACCOUNT") => item.account.clone(),
         (_, other) => format!("unsupported:{other}"),
     }
 }
 
-/// A deterministic spread of spend over `days` days from `from`: three tagged projects (one
+/// The one linked account [`sample_items`] bills to (a standalone account names itself).
+pub const SAMPLE_ACCOUNT: &str = "111122223333";
+
+/// A deterministic spread of spend over `days` days from `from`, in [`SAMPLE_ACCOUNT`]: three tagged projects (one
 /// with a hostile name), untagged spend, several users and usage types, amounts with many
 /// decimal places.
 pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
@@ -457,6 +589,7 @@ pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
                 let cents = 1000 + (d * 37 + p * 101 + u * 13) as i64;
                 items.push(LineItem {
                     day,
+                    account: SAMPLE_ACCOUNT.into(),
                     project: project.map(str::to_string),
                     user: user.map(str::to_string),
                     usage_type: usage_type.to_string(),
@@ -480,6 +613,7 @@ pub fn sample_items(from: NaiveDate, days: u32) -> Vec<LineItem> {
         // refund on untagged spend every third day, and sales tax on untagged spend.
         let extra = |project: Option<&str>, usage_type: &str, service: &str, record_type: &str, amount: i64| LineItem {
             day,
+            account: SAMPLE_ACCOUNT.into(),
             project: project.map(str::to_string),
             user: None,
             usage_type: usage_type.to_string(),

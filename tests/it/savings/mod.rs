@@ -37,6 +37,7 @@ pub async fn seed(pool: &PgPool, lines: &[Line<'_>]) {
     let mut batch = CostBatch::default();
     for Line(project, usage_type, day, cost, hours) in lines {
         let row = |dimension: &str| CostRow {
+            account: "111122223333".to_string(),
             day: *day,
             project: project.to_string(),
             dimension: dimension.to_string(),

@@ -1,0 +1,22 @@
+//! The linked AWS accounts facts are in: their IDs and names as Cost Explorer last named them.
+
+use sqlx::PgConnection;
+
+/// Stores each account's current name; accounts no longer named keep theirs (their facts
+/// stay).
+pub async fn record(conn: &mut PgConnection, accounts: &[(String, String)]) -> Result<(), sqlx::Error> {
+    if accounts.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "insert into aws_accounts (account_id, name)
+         select * from unnest($1::text[], $2::text[])
+         on conflict (account_id) do update set name = excluded.name, updated_at = now()
+         where aws_accounts.name is distinct from excluded.name",
+    )
+    .bind(accounts.iter().map(|a| a.0.clone()).collect::<Vec<_>>())
+    .bind(accounts.iter().map(|a| a.1.clone()).collect::<Vec<_>>())
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! Linked accounts (#33): a management account's Cost Explorer sees every member account's
+//! spend. Each fact is fetched per account (a LINKED_ACCOUNT filter, under And with
+//! RECORD_TYPE for the grains of one record type), stored with its account, and each view
+//! still equals its own query's total to the last digit. Names come from GetDimensionValues.
+//! A database from before accounts keeps its history: the first run after the upgrade fetches
+//! again the days Cost Explorer still keeps, and older days stay, without an account.
+
+use std::borrow::Cow;
+
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use crate::common::ce_fake::{CostExplorerFake, LineItem, sample_items};
+use crate::common::{FAST_BACKOFF, cost_explorer_at, day};
+use burnrate::config::IngestSettings;
+use burnrate::ingestion::run::{self, Outcome, RunOptions, RunReport, Trigger};
+use burnrate::period::DateRange;
+
+const RESEARCH: &str = "518273640931";
+const SERVING: &str = "730495862153";
+
+/// The sample spend split over two member accounts: every second day's `rlhf-eval` line and
+/// all untagged spend in serving-prod, the rest in research-prod.
+fn two_accounts(from: chrono::NaiveDate, days: u32) -> Vec<LineItem> {
+    sample_items(from, days)
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let serving = item.project.is_none() || (item.project.as_deref() == Some("rlhf-eval") && i % 2 == 0);
+            LineItem {
+                account: if serving { SERVING } else { RESEARCH }.into(),
+                ..item
+            }
+        })
+        .collect()
+}
+
+async fn ingest(pool: &PgPool, fake: &CostExplorerFake, window: Option<DateRange>) -> RunReport {
+    let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
+    let options = RunOptions {
+        settings: IngestSettings::default(),
+        window,
+        today: day(2026, 11, 20),
+        backoff: FAST_BACKOFF,
+    };
+    match run::run(pool, &ce, Trigger::Cli, &options).await.expect("ingests") {
+        Outcome::Finished(report) => report,
+        Outcome::AlreadyRunning => panic!("not locked"),
+    }
+}
+
+async fn stored_total(pool: &PgPool, table: &str, account: &str) -> Decimal {
+    sqlx::query_scalar(&format!(
+        "select coalesce(sum(unblended), 0) from {table} where account_id = $1"
+    ))
+    .bind(account)
+    .fetch_one(pool)
+    .await
+    .expect("total")
+}
+
+#[sqlx::test]
+async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own_query(pool: PgPool) {
+    let from = day(2026, 11, 1);
+    let fake = CostExplorerFake::start(two_accounts(from, 3)).await;
+    fake.with(|s| {
+        s.today = Some(day(2026, 11, 20));
+        s.account_names.insert(RESEARCH.into(), "research-prod".into());
+        s.account_names.insert(SERVING.into(), "serving-prod <script>".into());
+        // Two accounts on two pages: the names are read page by page.
+        s.page_size = 1;
+    });
+    let window = DateRange {
+        from,
+        to: day(2026, 11, 4),
+    };
+    let report = ingest(&pool, &fake, Some(window)).await;
+
+    // Names as Cost Explorer gave them (escaped where they are shown, not here).
+    let names: Vec<(String, String)> = sqlx::query_as("select account_id, name from aws_accounts order by 1")
+        .fetch_all(&pool)
+        .await
+        .expect("names");
+    assert_eq!(
+        names,
+        vec![
+            (RESEARCH.to_string(), "research-prod".to_string()),
+            (SERVING.to_string(), "serving-prod <script>".to_string())
+        ]
+    );
+    // Every fact has an account, and every grain's total in each account is what Cost
+    // Explorer answers for that account alone.
+    let unset: i64 = sqlx::query_scalar(
+        "select (select count(*) from costs_by_user where account_id = '')
+              + (select count(*) from costs_by_usage_type where account_id = '')
+              + (select count(*) from costs_by_service where account_id = '')
+              + (select count(*) from costs_by_record_type where account_id = '')",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("count");
+    assert_eq!(unset, 0);
+    for (table, second) in [
+        ("costs_by_user", "user"),
+        ("costs_by_usage_type", "USAGE_TYPE"),
+        ("costs_by_service", "SERVICE"),
+        ("costs_by_record_type", "RECORD_TYPE"),
+    ] {
+        for account in [RESEARCH, SERVING] {
+            let expected = fake.with(|s| {
+                let only: Vec<LineItem> = s.items.iter().filter(|i| i.account == account).cloned().collect();
+                crate::common::ce_fake::total_of(&only, window.from, window.to, second)
+            });
+            assert_eq!(stored_total(&pool, table, account).await, expected, "{table} in {account}");
+        }
+    }
+    // The per-user credit grain was asked per account, under And with its record type.
+    let credit_requests: Vec<Option<Vec<String>>> = fake.with(|s| {
+        s.requests
+            .iter()
+            .filter(|r| r.record_types.as_deref() == Some(&["Credit".to_string()][..]))
+            .map(|r| r.accounts.clone())
+            .collect()
+    });
+    assert_eq!(
+        credit_requests,
+        vec![Some(vec![RESEARCH.to_string()]), Some(vec![SERVING.to_string()])]
+    );
+    // At one group per page, the report counts every page; none was asked unfiltered.
+    assert_eq!(report.requests as usize, fake.request_count());
+    assert!(
+        fake.with(|s| s
+            .requests
+            .iter()
+            .filter(|r| r.operation == "GetCostAndUsage")
+            .all(|r| r.accounts.is_some()))
+    );
+
+    // The export groups by account and its name, each account's total its own query's.
+    let csv = burnrate::costs::export::csv(
+        &pool,
+        window,
+        &burnrate::costs::export::parse_keys("account,account_name").expect("keys"),
+        burnrate::costs::export::Granularity::Monthly,
+        burnrate::period::Metric::Unblended,
+    )
+    .await
+    .expect("csv");
+    let service_total = |account: &str| {
+        fake.with(|s| {
+            let only: Vec<LineItem> = s.items.iter().filter(|i| i.account == account).cloned().collect();
+            crate::common::ce_fake::total_of(&only, window.from, window.to, "SERVICE")
+        })
+    };
+    let rows: Vec<(String, String, String, Decimal)> = csv
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            let cost = cells[3].parse::<Decimal>().expect("exact decimal");
+            (cells[0].to_string(), cells[1].to_string(), cells[2].to_string(), cost)
+        })
+        .collect();
+    assert_eq!(csv.lines().next(), Some("date,account,account_name,cost"));
+    assert_eq!(
+        rows,
+        vec![
+            (
+                "2026-11-01".to_string(),
+                RESEARCH.to_string(),
+                "research-prod".to_string(),
+                service_total(RESEARCH)
+            ),
+            (
+                "2026-11-01".to_string(),
+                SERVING.to_string(),
+                "serving-prod <script>".to_string(),
+                service_total(SERVING)
+            ),
+        ]
+    );
+}
+
+/// The migrations before linked accounts, then old-shaped facts, then the rest: what an
+/// upgrade finds.
+async fn database_before_accounts(pool: &PgPool) {
+    let mut before = sqlx::migrate!();
+    before.migrations = Cow::Owned(
+        before
+            .migrations
+            .iter()
+            .filter(|m| m.version < 20261201010000)
+            .cloned()
+            .collect(),
+    );
+    before.run(pool).await.expect("old migrations");
+    let run_id: i64 = sqlx::query_scalar(
+        "insert into ingestion_runs (trigger, status, window_from, window_to)
+         values ('cli', 'succeeded', '2025-09-15', '2026-11-06') returning id",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("old run");
+    // One fact per grain on a day Cost Explorer no longer keeps, and on two it does.
+    for on in [day(2025, 9, 15), day(2026, 10, 15), day(2026, 11, 5)] {
+        for (table, column, value) in [
+            ("costs_by_user", "user_name", "alice"),
+            ("costs_by_usage_type", "usage_type", "USE1-BoxUsage:p4d.24xlarge"),
+            ("costs_by_service", "service", "Amazon Elastic Compute Cloud - Compute"),
+            ("costs_by_record_type", "record_type", "Usage"),
+        ] {
+            sqlx::query(&format!(
+                "insert into {table} (day, project, {column}, unblended, amortized, usage_quantity, estimated)
+                 values ($1, 'llm-finetune', $2, 123.45, 123.45, 24, false)"
+            ))
+            .bind(on)
+            .bind(value)
+            .execute(pool)
+            .await
+            .expect("old fact");
+        }
+        sqlx::query("insert into ingested_days (day, estimated, run_id) values ($1, false, $2)")
+            .bind(on)
+            .bind(run_id)
+            .execute(pool)
+            .await
+            .expect("old day");
+    }
+    sqlx::migrate!().run(pool).await.expect("upgrade");
+}
+
+#[sqlx::test(migrations = false)]
+async fn an_upgraded_database_gets_its_accounts_without_losing_history(pool: PgPool) {
+    database_before_accounts(&pool).await;
+    let stored: Vec<(String, Decimal)> =
+        sqlx::query_as("select account_id, unblended from costs_by_usage_type order by day")
+            .fetch_all(&pool)
+            .await
+            .expect("facts");
+    assert_eq!(stored, vec![(String::new(), Decimal::new(12345, 2)); 3], "kept, without an account");
+
+    // Cost Explorer keeps daily data from 2025-10-01 (13 months before November 2026).
+    let fake = CostExplorerFake::start(two_accounts(day(2026, 10, 1), 50)).await;
+    fake.with(|s| s.today = Some(day(2026, 11, 20)));
+    let report = ingest(&pool, &fake, None).await;
+    // The first run goes back to the first day without accounts it can still fetch.
+    assert_eq!(
+        report.window,
+        Some(DateRange {
+            from: day(2026, 10, 15),
+            to: day(2026, 11, 20)
+        })
+    );
+    let without: Vec<(chrono::NaiveDate, Decimal)> =
+        sqlx::query_as("select day, unblended from costs_by_usage_type where account_id = '' order by day")
+            .fetch_all(&pool)
+            .await
+            .expect("old facts");
+    assert_eq!(
+        without,
+        vec![(day(2025, 9, 15), Decimal::new(12345, 2))],
+        "only what Cost Explorer no longer keeps stays without an account, as it was"
+    );
+    let fetched: i64 = sqlx::query_scalar(
+        "select count(*) from ingested_days where day >= '2025-10-01' and not with_accounts",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("days");
+    assert_eq!(fetched, 0);
+
+    // The next run is an ordinary one: the open bill (November, Estimated from the 1st).
+    let next = ingest(&pool, &fake, None).await;
+    assert_eq!(next.window.map(|w| w.from), Some(day(2026, 11, 1)));
+}
