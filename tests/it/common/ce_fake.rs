@@ -256,7 +256,7 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     let start = request["TimePeriod"]["Start"].as_str().unwrap_or("").to_string();
     let end = request["TimePeriod"]["End"].as_str().unwrap_or("").to_string();
     let token = request["NextPageToken"].as_str().map(str::to_string);
-    state.requests.push(SeenRequest {
+    let seen = SeenRequest {
         operation,
         group_by: group_by.iter().map(|(t, k)| format!("{t}:{k}")).collect(),
         accounts: accounts.clone(),
@@ -264,16 +264,9 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
         start: start.clone(),
         end: end.clone(),
         paged: token.is_some(),
-    });
-    if state.throttle_next > 0 {
-        state.throttle_next -= 1;
-        return error(
-            "LimitExceededException",
-            "You have exceeded the rate limit for this operation.",
-        );
-    }
-    if let Some((kind, message)) = state.fail_next.take() {
-        return error(&kind, &message);
+    };
+    if let Some(failure) = record_and_fail(&mut state, seen) {
+        return failure;
     }
     if group_by.len() > 2 {
         return error(
@@ -435,6 +428,20 @@ fn groups_of_day(
     groups
 }
 
+/// Records the request, then answers it with the failure a test queued, if any: throttling
+/// (LimitExceededException) first, then `fail_next`.
+fn record_and_fail(state: &mut FakeState, seen: SeenRequest) -> Option<Response> {
+    state.requests.push(seen);
+    if state.throttle_next > 0 {
+        state.throttle_next -= 1;
+        return Some(error(
+            "LimitExceededException",
+            "You have exceeded the rate limit for this operation.",
+        ));
+    }
+    state.fail_next.take().map(|(kind, message)| error(&kind, &message))
+}
+
 /// The RECORD_TYPE and LINKED_ACCOUNT values a filter keeps: a `Dimensions` expression with
 /// `EQUALS` (or no MatchOptions), or `And` of two or more of them (AWS requires at least two).
 type Filter = (Option<Vec<String>>, Option<Vec<String>>);
@@ -480,7 +487,7 @@ fn dimension_values(state: &mut FakeState, request: &Value) -> Response {
     let start = request["TimePeriod"]["Start"].as_str().unwrap_or("").to_string();
     let end = request["TimePeriod"]["End"].as_str().unwrap_or("").to_string();
     let token = request["NextPageToken"].as_str().map(str::to_string);
-    state.requests.push(SeenRequest {
+    let seen = SeenRequest {
         operation: "GetDimensionValues",
         group_by: Vec::new(),
         accounts: None,
@@ -488,16 +495,9 @@ fn dimension_values(state: &mut FakeState, request: &Value) -> Response {
         start: start.clone(),
         end: end.clone(),
         paged: token.is_some(),
-    });
-    if state.throttle_next > 0 {
-        state.throttle_next -= 1;
-        return error(
-            "LimitExceededException",
-            "You have exceeded the rate limit for this operation.",
-        );
-    }
-    if let Some((kind, message)) = state.fail_next.take() {
-        return error(&kind, &message);
+    };
+    if let Some(failure) = record_and_fail(state, seen) {
+        return failure;
     }
     if request["Dimension"] != "LINKED_ACCOUNT" {
         return error(
