@@ -99,7 +99,12 @@ pub fn describe(usage_type: &str, instance_type: &str) -> String {
         .clone()
         .or_else(|| is_instance_type(named).then(|| named.to_string()))
     else {
-        return if usage_type.is_empty() { instance_type } else { usage_type }.to_string();
+        return if usage_type.is_empty() {
+            instance_type
+        } else {
+            usage_type
+        }
+        .to_string();
     };
     let mut words = match sagemaker_use(usage_type) {
         Some(SageMakerUse::Training) => vec![format!("ml.{instance} training")],

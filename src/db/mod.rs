@@ -138,7 +138,14 @@ pub async fn lift_statement_timeout_in_transaction(conn: &mut sqlx::PgConnection
 /// A pooled connection idle for longer than this is pinged before use.
 const PING_AFTER_IDLE: Duration = Duration::from_secs(30);
 
+/// Statements slower than this are logged, at INFO: ingestion, rewrites and exports at 10M
+/// facts run for seconds or minutes by design, and pages are bounded by the statement
+/// timeout (sqlx's default, WARN after 1 s, made a WARN of every bulk statement).
+const SLOW_STATEMENT: Duration = Duration::from_secs(5);
+
 async fn connect(options: PgConnectOptions) -> Result<PgPool, sqlx::Error> {
+    use sqlx::ConnectOptions;
+    let options = options.log_slow_statements(log::LevelFilter::Info, SLOW_STATEMENT);
     PgPoolOptions::new()
         .max_connections(POOL_SIZE)
         .acquire_timeout(Duration::from_secs(10))

@@ -89,7 +89,10 @@ impl CostExplorer {
     pub async fn credentials_problem(&self) -> Option<String> {
         match crate::aws::credentials_within(&self.sdk_config).await {
             Ok(_) => None,
-            Err(error) => Some(crate::aws::describe_credentials_problem(&error, "ce:GetCostAndUsage and ce:GetDimensionValues")),
+            Err(error) => Some(crate::aws::describe_credentials_problem(
+                &error,
+                "ce:GetCostAndUsage and ce:GetDimensionValues",
+            )),
         }
     }
 
@@ -105,11 +108,13 @@ impl CostExplorer {
     ) -> Pager<'a> {
         Pager {
             cost_explorer: self,
-            range,
-            grain,
-            account,
-            settings,
             keys: GroupKeys::for_grain(grain, settings, account.map_or("", |a| &a.id)),
+            query: Query {
+                range,
+                grain,
+                account,
+                settings,
+            },
             token: None,
             done: false,
         }
@@ -168,23 +173,20 @@ impl CostExplorer {
 
     async fn page(
         &self,
-        range: DateRange,
-        grain: Grain,
-        account: Option<&LinkedAccount>,
-        settings: &IngestSettings,
+        query: &Query<'_>,
         token: Option<String>,
         backoff: Backoff,
         meter: &mut RequestMeter,
     ) -> Result<GetCostAndUsageOutput, IngestError> {
-        let period = interval(range)?;
+        let period = interval(query.range)?;
         self.counted(backoff, meter, || {
             self.client
                 .get_cost_and_usage()
                 .time_period(period.clone())
                 .granularity(Granularity::Daily)
                 .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
-                .set_group_by(Some(group_by(grain, settings)))
-                .set_filter(filter(grain, account.map(|a| a.id.as_str())))
+                .set_group_by(Some(group_by(query.grain, query.settings)))
+                .set_filter(filter(query.grain, query.account.map(|a| a.id.as_str())))
                 .set_next_page_token(token.clone())
                 .send()
         })
@@ -193,7 +195,12 @@ impl CostExplorer {
 
     /// One request, counted, with throttling and dropped connections retried here (bounded,
     /// with backoff) and everything else returned as it failed.
-    async fn counted<T, E, F, Fut>(&self, backoff: Backoff, meter: &mut RequestMeter, mut send: F) -> Result<T, IngestError>
+    async fn counted<T, E, F, Fut>(
+        &self,
+        backoff: Backoff,
+        meter: &mut RequestMeter,
+        mut send: F,
+    ) -> Result<T, IngestError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, SdkError<E, aws_sdk_costexplorer::config::http::HttpResponse>>>,
@@ -245,13 +252,18 @@ fn interval(range: DateRange) -> Result<DateInterval, IngestError> {
         .map_err(|e| IngestError::CostExplorer(format!("building the request: {e}")))
 }
 
-/// Walks one group-by pair's NextPageToken chain.
-pub struct Pager<'a> {
-    cost_explorer: &'a CostExplorer,
+/// One group-by pair's question: its days, its grain and the account it is filtered to.
+struct Query<'a> {
     range: DateRange,
     grain: Grain,
     account: Option<&'a LinkedAccount>,
     settings: &'a IngestSettings,
+}
+
+/// Walks one group-by pair's NextPageToken chain.
+pub struct Pager<'a> {
+    cost_explorer: &'a CostExplorer,
+    query: Query<'a>,
     keys: GroupKeys,
     token: Option<String>,
     done: bool,
@@ -270,15 +282,7 @@ impl Pager<'_> {
         }
         let output = self
             .cost_explorer
-            .page(
-                self.range,
-                self.grain,
-                self.account,
-                self.settings,
-                self.token.take(),
-                backoff,
-                meter,
-            )
+            .page(&self.query, self.token.take(), backoff, meter)
             .await?;
         let rows = summary.add_page(output.results_by_time(), &self.keys)?;
         self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);

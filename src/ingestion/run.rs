@@ -279,8 +279,14 @@ async fn stage_and_replace(
         .await
         .map_err(duplicate_group_error)?;
     let days = &agreement.days;
-    crate::costs::accounts::record(&mut tx, &accounts.iter().map(|a| (a.id.clone(), a.name.clone())).collect::<Vec<_>>())
-        .await?;
+    crate::costs::accounts::record(
+        &mut tx,
+        &accounts
+            .iter()
+            .map(|a| (a.id.clone(), a.name.clone()))
+            .collect::<Vec<_>>(),
+    )
+    .await?;
     sqlx::query(
         "insert into ingested_days (day, estimated, run_id, with_accounts)
          select unnest($1::date[]), unnest($2::bool[]), $3, true

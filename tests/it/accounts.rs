@@ -111,7 +111,11 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
                 let only: Vec<LineItem> = s.items.iter().filter(|i| i.account == account).cloned().collect();
                 crate::common::ce_fake::total_of(&only, window.from, window.to, second)
             });
-            assert_eq!(stored_total(&pool, table, account).await, expected, "{table} in {account}");
+            assert_eq!(
+                stored_total(&pool, table, account).await,
+                expected,
+                "{table} in {account}"
+            );
         }
     }
     // The per-user credit grain was asked per account (each chain's first page), under And
@@ -129,13 +133,12 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
     );
     // At one group per page, the report counts every page; none was asked unfiltered.
     assert_eq!(report.requests as usize, fake.request_count());
-    assert!(
-        fake.with(|s| s
-            .requests
+    assert!(fake.with(|s| {
+        s.requests
             .iter()
             .filter(|r| r.operation == "GetCostAndUsage")
-            .all(|r| r.accounts.is_some()))
-    );
+            .all(|r| r.accounts.is_some())
+    }));
 
     // The export groups by account and its name, each account's total its own query's.
     let csv = burnrate::costs::export::csv(
@@ -238,7 +241,11 @@ async fn an_upgraded_database_gets_its_accounts_without_losing_history(pool: PgP
             .fetch_all(&pool)
             .await
             .expect("facts");
-    assert_eq!(stored, vec![(String::new(), Decimal::new(12345, 2)); 3], "kept, without an account");
+    assert_eq!(
+        stored,
+        vec![(String::new(), Decimal::new(12345, 2)); 3],
+        "kept, without an account"
+    );
 
     // Cost Explorer keeps daily data from 2025-10-01 (13 months before November 2026).
     let fake = CostExplorerFake::start(two_accounts(day(2026, 10, 1), 50)).await;
@@ -262,12 +269,11 @@ async fn an_upgraded_database_gets_its_accounts_without_losing_history(pool: PgP
         vec![(day(2025, 9, 15), Decimal::new(12345, 2))],
         "only what Cost Explorer no longer keeps stays without an account, as it was"
     );
-    let fetched: i64 = sqlx::query_scalar(
-        "select count(*) from ingested_days where day >= '2025-10-01' and not with_accounts",
-    )
-    .fetch_one(&pool)
-    .await
-    .expect("days");
+    let fetched: i64 =
+        sqlx::query_scalar("select count(*) from ingested_days where day >= '2025-10-01' and not with_accounts")
+            .fetch_one(&pool)
+            .await
+            .expect("days");
     assert_eq!(fetched, 0);
 
     // The next run is an ordinary one: the open bill (November, Estimated from the 1st).

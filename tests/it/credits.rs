@@ -295,7 +295,9 @@ async fn a_credit_on_one_users_tag_is_that_users_team_s(pool: PgPool) {
             .collect()
     });
     assert!(
-        accounts.iter().all(|a| a.as_deref() == Some(&["111122223333".to_string()][..])),
+        accounts
+            .iter()
+            .all(|a| a.as_deref() == Some(&["111122223333".to_string()][..])),
         "{accounts:?}"
     );
     assert!(filtered.contains(&Some(vec!["Credit".to_string()])), "{filtered:?}");

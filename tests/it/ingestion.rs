@@ -152,7 +152,11 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
             .expect("exists");
     assert!(hostile);
     // Every request asked for two groups at most, the project tag first.
-    for request in fake.with(|s| s.requests.clone()).iter().filter(|r| r.operation == "GetCostAndUsage") {
+    for request in fake
+        .with(|s| s.requests.clone())
+        .iter()
+        .filter(|r| r.operation == "GetCostAndUsage")
+    {
         assert_eq!(request.group_by.len(), 2);
         assert_eq!(request.group_by[0], "TAG:project");
     }

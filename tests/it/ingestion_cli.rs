@@ -53,7 +53,8 @@ async fn ingest_uses_the_service_endpoint_variable_and_exits_zero(pool: PgPool) 
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
     assert!(stdout.contains("10 days (0 estimated)"), "{stdout}");
-    assert!(stdout.contains("7 Cost Explorer requests (USD 0.07)"), "{stdout}");
+    // The accounts, then the seven queries in the one account.
+    assert!(stdout.contains("8 Cost Explorer requests (USD 0.08)"), "{stdout}");
     let stored: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_service")
         .fetch_one(&pool)
         .await
@@ -216,7 +217,10 @@ async fn moto_with_accounts(moto: &str) -> String {
             let (upstream, client) = (upstream.clone(), client.clone());
             async move {
                 let json = [("content-type", "application/x-amz-json-1.1")];
-                if headers.get("x-amz-target").is_some_and(|t| t == "AWSInsightsIndexService.GetDimensionValues") {
+                if headers
+                    .get("x-amz-target")
+                    .is_some_and(|t| t == "AWSInsightsIndexService.GetDimensionValues")
+                {
                     let answer = serde_json::json!({
                         "DimensionValues": [{"Value": "123456789012", "Attributes": {"description": "moto"}}],
                         "ReturnSize": 1,

@@ -133,7 +133,15 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
     let raw = (!r.usage_type.is_empty()).then(|| r.usage_type.clone());
     let basis = r.basis_cost.map(|b| format!("{} spent on it in the window.", usd(b)));
     // Every row's two controls read alike; a screen reader hears which row each belongs to.
-    let about = format!("{} {}", r.kind.label(), if r.project.is_empty() { "organisation-wide" } else { tag_label(&r.project) });
+    let about = format!(
+        "{} {}",
+        r.kind.label(),
+        if r.project.is_empty() {
+            "organisation-wide"
+        } else {
+            tag_label(&r.project)
+        }
+    );
     let (why_label, decide_label) = (format!("Why: {about}"), format!("Decide: {about}"));
     let key = o.key;
     view! {
