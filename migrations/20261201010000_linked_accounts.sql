@@ -41,3 +41,6 @@ create trigger aws_accounts_version after insert or update or delete or truncate
 -- Whether a day's facts were fetched with their accounts: days stored before the upgrade
 -- are false, and the next run fetches them again (those Cost Explorer still keeps).
 alter table ingested_days add column with_accounts boolean not null default false;
+-- Days written from now on are fetched with their accounts: a writer that leaves the column
+-- out must not send the next run 13 months back.
+alter table ingested_days alter column with_accounts set default true;

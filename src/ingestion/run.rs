@@ -269,6 +269,14 @@ async fn stage_and_replace(
             summaries.push(summary);
         }
     }
+    // With no account listed there can be no spend: an answer with some would be stored
+    // without its account, as if from before accounts were recorded.
+    if accounts.is_empty() && summaries.iter().any(|s| s.rows > 0) {
+        return Err(IngestError::rejected(
+            "Cost Explorer listed no linked account for the window but reported spend in it; nothing was stored \
+             and the next run asks again",
+        ));
+    }
     // A group answered twice would also inflate its pair's totals: name that first.
     staging.check_unique(conn).await?;
     let agreement = check_consistent(window, &summaries)?;

@@ -94,7 +94,10 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
         "select (select count(*) from costs_by_user where account_id = '')
               + (select count(*) from costs_by_usage_type where account_id = '')
               + (select count(*) from costs_by_service where account_id = '')
-              + (select count(*) from costs_by_record_type where account_id = '')",
+              + (select count(*) from costs_by_record_type where account_id = '')
+              + (select count(*) from costs_by_user_credit where account_id = '')
+              + (select count(*) from costs_by_user_refund where account_id = '')
+              + (select count(*) from costs_by_user_tax where account_id = '')",
     )
     .fetch_one(&pool)
     .await
