@@ -283,3 +283,60 @@ async fn an_upgraded_database_gets_its_accounts_without_losing_history(pool: PgP
     let next = ingest(&pool, &fake, None).await;
     assert_eq!(next.window.map(|w| w.from), Some(day(2026, 11, 1)));
 }
+
+/// One user's usage and credit in two accounts on the same day: the allocation sums each
+/// user grain over accounts before weighing users, so the user's team gets exactly their net
+/// spend (joining the grains per account would count each of their rows against the other's).
+#[sqlx::test]
+async fn a_user_in_two_accounts_is_weighed_once(pool: PgPool) {
+    let on = day(2026, 11, 10);
+    let line = |account: &str, user: &str, record_type: &str, amount: i64| LineItem {
+        day: on,
+        account: account.into(),
+        project: Some("shared-gpu".into()),
+        user: Some(user.into()),
+        usage_type: "USE1-BoxUsage:g5.xlarge".into(),
+        service: "Amazon Elastic Compute Cloud - Compute".into(),
+        record_type: record_type.into(),
+        unblended: Decimal::from(amount),
+        amortized: Decimal::from(amount),
+        quantity: Decimal::ONE,
+    };
+    let fake = CostExplorerFake::start(vec![
+        line(RESEARCH, "alice", "Usage", 100),
+        line(SERVING, "alice", "Usage", 50),
+        line(RESEARCH, "alice", "Credit", -20),
+        line(SERVING, "alice", "Credit", -10),
+        line(SERVING, "bob", "Usage", 30),
+    ])
+    .await;
+    fake.with(|s| s.today = Some(day(2026, 11, 20)));
+    let file = burnrate::as_code::parse("teams:\n  - name: ml-research\n    users: [alice]\n").expect("valid");
+    burnrate::as_code::apply(&pool, &burnrate::audit_log::Actor::system("test"), &file, false)
+        .await
+        .expect("teams");
+    ingest(
+        &pool,
+        &fake,
+        Some(DateRange {
+            from: on,
+            to: on + chrono::Days::new(1),
+        }),
+    )
+    .await;
+    // alice: 150 of usage and 30 of credits, net 120; bob's 30 is nobody's.
+    let parts: Vec<(Option<String>, Decimal, Decimal)> = sqlx::query_as(
+        "select t.name, sum(a.unblended), sum(a.credit_unblended)
+         from allocated_daily_costs a left join teams t on t.id = a.team_id group by 1 order by 1",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("allocation");
+    assert_eq!(
+        parts,
+        vec![
+            (Some("ml-research".to_string()), Decimal::from(120), Decimal::from(-30)),
+            (None, Decimal::from(30), Decimal::ZERO),
+        ]
+    );
+}
