@@ -10,9 +10,10 @@
 #
 # wasm-bindgen and wasm-opt over every chunk take minutes even when nothing changed, so the
 # site is rebuilt only when its inputs changed since the last build (the sources, styles,
-# public files, the lock file, .cargo/config.toml, the build scripts, the site tools' sources
-# and lock files, the tool and compiler versions, and the RUSTFLAGS, CARGO_PROFILE_* and LEPTOS_* variables) or the site itself
-# was replaced; otherwise only the server is built (a no-op when it too is current).
+# public files, the lock file, .cargo/config.toml, the build scripts, the site tools'
+# sources and lock files, the tool and compiler versions, and the RUSTFLAGS,
+# CARGO_PROFILE_* and LEPTOS_* variables) or the site itself was replaced; otherwise only
+# the server is built (a no-op when it too is current).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/leptos-env.sh
@@ -42,8 +43,7 @@ server_log=target/.server-build.log
 mkdir -p target
 # Its own process group (setsid): a failed site build (set -e) or Ctrl-C stops all of it,
 # rustc and the linker included, not only cargo.
-setsid cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr \
-  >"$server_log" 2>&1 &
+setsid "${SERVER_BUILD[@]}" >"$server_log" 2>&1 &
 server_pid=$!
 trap 'kill -- -"$server_pid" 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM

@@ -13,8 +13,7 @@ mkdir -p target
 source scripts/lib/leptos-env.sh
 # Its own process group (setsid), so a failed setup or Ctrl-C stops the whole build, rustc
 # included, instead of leaving it to write into target/ unseen.
-setsid cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr \
-  >target/.server-build-early.log 2>&1 &
+setsid "${SERVER_BUILD[@]}" >target/.server-build-early.log 2>&1 &
 early_build=$!
 trap 'kill -- -"$early_build" 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM

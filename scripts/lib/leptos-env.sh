@@ -14,3 +14,7 @@ export LEPTOS_HASH_FILES=false
 # The site tools: npm binaryen (Debian's older wasm-opt breaks hydration), esbuild and
 # lightningcss (scripts/setup.sh installs them in tools/site).
 export PATH="$PWD/tools/site/node_modules/.bin:$PATH"
+
+# The server's release build, as run.sh starts it early and build-release.sh runs it: one
+# command, so the two never build differently (and the second finds the first's work done).
+SERVER_BUILD=(cargo build --release --package=burnrate --bin=burnrate --no-default-features --features=ssr)
