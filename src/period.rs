@@ -2,7 +2,9 @@
 
 use chrono::{Datelike, Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
+mod account;
 mod open_days;
+pub use account::AccountId;
 pub use open_days::OpenDays;
 
 /// A reporting period: a named one relative to today (UTC), a calendar month, or any range.
@@ -22,8 +24,7 @@ pub enum Period {
 /// Days in the run-rate window: the last 7 settled days (`costs::forecast`).
 pub const RUN_RATE_DAYS: i64 = 7;
 
-/// The longest custom range a page aggregates: Cost Explorer's own daily history.
-const MAX_CUSTOM_DAYS: i64 = 3 * 366;
+const MAX_CUSTOM_DAYS: i64 = 3 * 366; // the longest custom range: Cost Explorer's daily history
 
 impl Period {
     pub const ALL: [Period; 4] = [
@@ -247,9 +248,8 @@ impl From<Metric> for Basis {
 }
 
 impl Basis {
-    /// The SQL for one row's spend as this basis counts it. `alias` names a row of the
-    /// rollup (`daily_project_costs`) or of the allocation (`allocated_daily_costs`): both
-    /// carry each amount's credit and refund parts (negative, as Cost Explorer reports them).
+    /// The SQL for one row's spend as this basis counts it: `alias` names a row with each
+    /// amount's credit and refund parts (negative, as Cost Explorer reports them).
     pub fn spend_sql(self, alias: &str) -> String {
         let metric = self.metric.key();
         match self.credits {

@@ -92,16 +92,24 @@ impl Cover {
 
     /// Every day of `range` as its own block: daily figures, as a chart draws them.
     pub fn each_day(range: DateRange) -> Cover {
+        Cover::days_of(&[range])
+    }
+
+    /// Every day of each of `ranges` as its own block, `part` the range's index: the sums of
+    /// [`Cover::of`] from tables that hold single days only.
+    pub fn days_of(ranges: &[DateRange]) -> Cover {
         let mut all = Cover::default();
-        for day in range.from.iter_days().take_while(|d| *d < range.to) {
-            all.push(
-                Block {
-                    span: Span::Day,
-                    day,
-                    sign: 1,
-                },
-                0,
-            );
+        for (part, range) in (0_i32..).zip(ranges) {
+            for day in range.from.iter_days().take_while(|d| *d < range.to) {
+                all.push(
+                    Block {
+                        span: Span::Day,
+                        day,
+                        sign: 1,
+                    },
+                    part,
+                );
+            }
         }
         all
     }

@@ -118,6 +118,45 @@ test('the team filter narrows the Overview, survives a period change, and Back r
   await page.close();
 });
 
+test('the account filter narrows the Overview to one linked account and survives a period change', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.viewer, '/?period=30d');
+  await waitForHydration(page);
+  const allTotal = await page.getAttribute('[data-testid="period-total"]', 'data-value');
+  // The demo's account with the most spend in the period, by its name as Cost Explorer gave it.
+  const range = await page.textContent('[data-testid="period-range"]');
+  const [from, last] = range.split(' – ');
+  const { rows: [account] } = await server.db.query(
+    `select a.account_id as id, n.name, sum(a.unblended)::text as total from allocated_daily_costs a
+     join aws_accounts n using (account_id) where a.day between $1 and $2
+     group by 1, 2 order by sum(a.unblended) desc limit 1`, [from, last]);
+  const options = await page.$$eval('[data-testid="account-select"] option', (o) => o.map((x) => x.textContent));
+  assert.ok(options.includes(`${account.name} (${account.id})`), options.join());
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await page.selectOption('[data-testid="account-select"]', account.id);
+  await page.click('[data-testid="account-form"] button');
+  await page.waitForURL((url) => url.search.includes(`account=${account.id}`));
+  await page.waitForFunction((old) => document.querySelector('[data-testid="period-total"]')?.dataset.value !== old, allTotal);
+  assert.equal(units(await page.getAttribute('[data-testid="period-total"]', 'data-value')), units(account.total));
+  const shown = await teamsOnPage(page);
+  const { rows: teams } = await server.db.query(
+    `select coalesce(t.name, 'Unassigned') as team, sum(a.unblended)::text as spend from allocated_daily_costs a
+     left join teams t on t.id = a.team_id where a.account_id = $3 and a.day between $1 and $2 group by 1`,
+    [from, last, account.id]);
+  assert.equal(shown.length, teams.length);
+  for (const { team, spend } of teams) {
+    assert.equal(units(shown.find((t) => t.team === team)?.spend), units(spend), team);
+  }
+
+  await page.click('[data-testid="period-90d"]');
+  await page.waitForURL((url) => url.search.includes('period=90d') && url.search.includes(`account=${account.id}`));
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'filters navigate client-side');
+  await page.goto(`${server.baseUrl}/?account=12345`);
+  assert.match(await page.textContent('main'), /not an AWS account ID/);
+  assert.deepEqual([...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
 // The split release site (scripts/build-site.sh): a page fetches the shared bundle and its own route's chunks,
 // never another page's, and a client-side navigation fetches the next page's chunks.
 test('a page loads only its own wasm chunks, and the next page loads its chunks on navigation', async () => {

@@ -6,10 +6,14 @@
 //!    usage by their gross usage, and its credits, refunds and tax each by the users' own
 //!    amounts of that record type (by gross usage where the user grains have none); the
 //!    parts of users mapped to a team are that team's (`UserTag`);
-//! 3. what is left passes the shared-cost rules in order; each takes what it selects and
+//! 3. what is left of it in an AWS account mapped to a team is that team's (`Account`);
+//! 4. what is left passes the shared-cost rules in order; each takes what it selects and
 //!    divides it among its teams evenly, in proportion to their own spend that day
-//!    (steps 1 and 2), or by fixed percentages (`Shared`);
-//! 4. the rest is `Unassigned`.
+//!    (steps 1 to 3), or by fixed percentages (`Shared`);
+//! 5. the rest is `Unassigned`.
+//!
+//! A project's spend in each linked account is its own `ProjectDay`, so every step sees
+//! one account's spend, and every row keeps its account.
 //!
 //! The user and service grains only give shares: the amounts always come from the project's
 //! total, and every division is `split_exact`, so a day's rows add up to the day's total to
@@ -102,12 +106,16 @@ impl Amounts {
     }
 }
 
-/// One project's day: its total from the rollup, and for an unowned project the shares the
-/// user and service grains give.
+/// One project's day in one linked account: its total from the rollup, and for an unowned
+/// project the shares the user and service grains give in that account.
 #[derive(Debug, Clone, Default)]
 pub struct ProjectDay {
     pub project: String,
     pub team: Option<i64>,
+    /// The linked account ('' for facts stored before accounts were), and the team it is
+    /// mapped to.
+    pub account: String,
+    pub account_team: Option<i64>,
     pub amounts: Amounts,
     /// Unowned projects only: each user tag value's share of the day.
     pub users: Vec<UserShare>,
@@ -228,6 +236,7 @@ pub struct Allocated {
     pub project: String,
     /// The user tag value for `UserTag` rows; empty otherwise.
     pub user: String,
+    pub account: String,
     pub amounts: Amounts,
 }
 
@@ -241,18 +250,23 @@ pub fn allocate_day(projects: &[ProjectDay], rules: &[Rule], teams: &[i64]) -> V
             rows.push(row(Some(team), Source::Direct, None, project, "", project.amounts));
             continue;
         }
-        let Some(parts) = user_parts(&project.amounts, &project.users) else {
-            leftovers.push((project, project.amounts));
-            continue;
-        };
-        let mut left = Amounts::default();
-        for (user, part) in project.users.iter().zip(parts) {
-            match user.team {
-                Some(team) => rows.push(row(Some(team), Source::UserTag, None, project, &user.user, part)),
-                None => left.add(&part),
+        let left = match user_parts(&project.amounts, &project.users) {
+            Some(parts) => {
+                let mut left = Amounts::default();
+                for (user, part) in project.users.iter().zip(parts) {
+                    match user.team {
+                        Some(team) => rows.push(row(Some(team), Source::UserTag, None, project, &user.user, part)),
+                        None => left.add(&part),
+                    }
+                }
+                left
             }
+            None => project.amounts,
+        };
+        match project.account_team {
+            Some(team) => rows.push(row(Some(team), Source::Account, None, project, "", left)),
+            None => leftovers.push((project, left)),
         }
-        leftovers.push((project, left));
     }
     // Each team's own unblended spend today: the weights of proportional splits.
     let mut own: BTreeMap<i64, Decimal> = BTreeMap::new();
@@ -295,6 +309,7 @@ fn row(
         rule,
         project: project.project.clone(),
         user: user.to_string(),
+        account: project.account.clone(),
         amounts,
     }
 }

@@ -43,6 +43,7 @@ fn unowned(project: &str, u: &str, users: &[(&str, Option<i64>, &str)], services
             })
             .collect(),
         services: services.iter().map(|(n, c)| (n.to_string(), d(c))).collect(),
+        ..ProjectDay::default()
     }
 }
 
@@ -368,4 +369,49 @@ fn a_record_type_no_user_carries_is_split_by_gross_usage() {
     let tax: Vec<(Option<i64>, Decimal)> = rows.iter().map(|r| (r.team, r.amounts.tax_unblended)).collect();
     assert_eq!(tax, [(Some(ML), d("2.00")), (Some(WEB), d("6.00"))]);
     assert_eq!(total(&rows).unblended, d("358.00"));
+}
+
+#[test]
+fn an_accounts_team_takes_what_users_leave_of_unowned_spend_in_it_before_any_rule() {
+    // The same untagged project in two accounts: in ML's account, bob (web) keeps his part
+    // and the rest is ML's; in the unmapped account, the rule shares it.
+    let in_account = |account: &str, team: Option<i64>, u: &str, users: &[(&str, Option<i64>, &str)]| ProjectDay {
+        account: account.into(),
+        account_team: team,
+        ..unowned("", u, users, &[])
+    };
+    let projects = [
+        in_account(
+            "111122223333",
+            Some(ML),
+            "100",
+            &[("bob", Some(WEB), "30"), ("", None, "70")],
+        ),
+        in_account("444455556666", None, "50", &[]),
+        // An owned project in ML's account stays its owner's.
+        ProjectDay {
+            account: "111122223333".into(),
+            account_team: Some(ML),
+            ..owned("site", PLATFORM, "20")
+        },
+    ];
+    let untagged = Rule {
+        untagged: true,
+        ..rule(9, SplitKind::Even)
+    };
+    let rows = allocate_day(&projects, &[untagged], &[PLATFORM, WEB]);
+    assert_eq!(
+        summary(&rows),
+        [
+            (Some(ML), "account", None, "".into(), "".into(), d("70")),
+            (Some(PLATFORM), "direct", None, "site".into(), "".into(), d("20")),
+            (Some(PLATFORM), "shared", Some(9), "".into(), "".into(), d("25")),
+            (Some(WEB), "shared", Some(9), "".into(), "".into(), d("25")),
+            (Some(WEB), "user", None, "".into(), "bob".into(), d("30")),
+        ]
+    );
+    let accounts: Vec<(&str, &str)> = rows.iter().map(|r| (r.source.key(), r.account.as_str())).collect();
+    assert!(accounts.contains(&("account", "111122223333")));
+    assert!(accounts.contains(&("shared", "444455556666")));
+    assert!(accounts.contains(&("direct", "111122223333")));
 }

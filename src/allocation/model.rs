@@ -39,7 +39,7 @@ impl Selector {
 pub enum SplitKind {
     /// The same share each.
     Even,
-    /// In proportion to each team's own (direct and user-tag) spend on the same day.
+    /// In proportion to each team's own (direct, user-tag and account) spend on the same day.
     Proportional,
     /// Fixed percentages that add up to 100.
     Fixed,
@@ -132,6 +132,9 @@ pub enum Source {
     Direct,
     /// Spend of an unowned or untagged project whose user tag maps to the team.
     UserTag,
+    /// What is left of an unowned or untagged project's spend in an AWS account mapped to
+    /// the team.
+    Account,
     /// A shared-cost rule's share.
     Shared,
     /// Nothing claimed it.
@@ -143,15 +146,22 @@ impl Source {
         match self {
             Source::Direct => "direct",
             Source::UserTag => "user",
+            Source::Account => "account",
             Source::Shared => "shared",
             Source::Unassigned => "unassigned",
         }
     }
 
     pub fn parse(text: &str) -> Option<Source> {
-        [Source::Direct, Source::UserTag, Source::Shared, Source::Unassigned]
-            .into_iter()
-            .find(|s| s.key() == text)
+        [
+            Source::Direct,
+            Source::UserTag,
+            Source::Account,
+            Source::Shared,
+            Source::Unassigned,
+        ]
+        .into_iter()
+        .find(|s| s.key() == text)
     }
 }
 
@@ -180,7 +190,7 @@ pub struct PreviewRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct PartLine {
-    /// `direct`, `user`, `shared` or `unassigned` (`Source::key`).
+    /// `direct`, `user`, `account`, `shared` or `unassigned` (`Source::key`).
     pub source: String,
     /// The project the spend was charged to ('' for untagged).
     pub project: String,

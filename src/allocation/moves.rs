@@ -14,6 +14,8 @@ use crate::period::DateRange;
 pub struct Moved {
     pub projects: Vec<String>,
     pub users: Vec<String>,
+    /// AWS accounts whose team changed.
+    pub accounts: Vec<String>,
     /// Deleted teams: their rows go with them, on the days they had any.
     pub deleted: DeletedTeams,
     /// A team was created: a rule without a team list splits among every team, so it may
@@ -54,9 +56,9 @@ pub async fn before_deleting(conn: &mut PgConnection, names: &[&str]) -> Result<
 const MAX_RUNS: usize = 64;
 
 /// Rewrites the days a mapping change moved spend on, and no other:
-/// - those on which a moved project or user tag has spend (on any other day every team's
-///   own spend is unchanged, so proportional shares are too, and the user-tag and service
-///   steps read only the moved values' rows);
+/// - those on which a moved project, user tag or account has spend (on any other day every
+///   team's own spend is unchanged, so proportional shares are too, and the user-tag,
+///   account and service steps read only the moved values' rows);
 /// - for a deleted team, the days it had any row (a shared part, say);
 /// - for a created team, the days a rule splitting among every team gives it a share.
 ///
@@ -70,10 +72,13 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<u64
     let mut days: Vec<NaiveDate> = sqlx::query_scalar(
         "select day from daily_project_costs where cardinality($1::text[]) > 0 and project = any($1)
          union
-         select day from costs_by_user where cardinality($2::text[]) > 0 and user_name = any($2)",
+         select day from costs_by_user where cardinality($2::text[]) > 0 and user_name = any($2)
+         union
+         select day from daily_project_costs where cardinality($3::text[]) > 0 and account_id = any($3)",
     )
     .bind(&moved.projects)
     .bind(&moved.users)
+    .bind(&moved.accounts)
     .fetch_all(&mut *conn)
     .await?;
     days.extend(&moved.deleted.days);
@@ -100,7 +105,7 @@ pub async fn refresh_moved(conn: &mut PgConnection, moved: &Moved) -> Result<u64
 
 /// The owners whose owned-spend rows a change rewrites: the teams that owned a moved
 /// project before the change (its rollup rows say so), those that own it now (`None` for
-/// no team), and deleted teams. A user tag's move changes no owner's rows: they follow the
+/// no team), and deleted teams. A user tag's or an account's move changes no owner's rows: they follow the
 /// project's team. Takes the allocation's lock first, so an ingestion cannot add rows of
 /// another owner between this read and the rewrite.
 pub async fn owners_of(conn: &mut PgConnection, moved: &Moved) -> Result<Owners, sqlx::Error> {
@@ -143,10 +148,10 @@ async fn days_a_new_team_shares(conn: &mut PgConnection) -> Result<NewTeamShares
     if !splits.iter().any(|s| s == "proportional") {
         return Ok(NewTeamShares::Days(Vec::new()));
     }
-    // A team's own spend is what steps 1 and 2 gave it; the split weighs positive totals.
+    // A team's own spend is what steps 1 to 3 gave it; the split weighs positive totals.
     let days = sqlx::query_scalar(
         "select day from (
-             select day, team_id, sum(unblended) filter (where source in ('direct', 'user')) as own
+             select day, team_id, sum(unblended) filter (where source in ('direct', 'user', 'account')) as own
              from team_daily_costs group by day, team_id
          ) t
          group by day

@@ -36,7 +36,8 @@ pub async fn parts(
          left join allocation_rules r on r.id = a.rule_id
          where {team}
          group by 1, 2, 3 having sum(({col}) * b.sign) <> 0
-         order by case a.source when 'direct' then 0 when 'user' then 1 when 'shared' then 2 else 3 end,
+         order by case a.source when 'direct' then 0 when 'user' then 1 when 'account' then 2 when 'shared' then 3
+                                else 4 end,
                   spend desc, 2 limit 200",
         col = basis.spend_sql("a"),
         blocks = Cover::sql("a", 2),

@@ -147,14 +147,14 @@ fn owned_day_rows() -> [String; 5] {
                                             and {}",
             owner("team_id")
         ),
-        // Each project-day is one rollup row; its owner is the project's team now.
+        // A project-day is one rollup row per account; its owner is the project's team now.
         format!(
             "insert into owned_spend_spans (dimension, span, day, team_id, key, unblended, amortized,
                                             credit_unblended, credit_amortized, refund_unblended, refund_amortized)
-             select 'project', 'day', r.day, p.team_id, r.project, r.unblended, r.amortized,
-                    r.credit_unblended, r.credit_amortized, r.refund_unblended, r.refund_amortized
+             select 'project', 'day', r.day, p.team_id, r.project, sum(r.unblended), sum(r.amortized),
+                    sum(r.credit_unblended), sum(r.credit_amortized), sum(r.refund_unblended), sum(r.refund_amortized)
              from daily_project_costs r left join projects p on p.name = r.project
-             where r.day >= $1 and r.day < $2 and {owner}
+             where r.day >= $1 and r.day < $2 and {owner} group by r.day, p.team_id, r.project
              union all
              select 'total', 'day', r.day, p.team_id, '', sum(r.unblended), sum(r.amortized),
                     sum(r.credit_unblended), sum(r.credit_amortized), sum(r.refund_unblended), sum(r.refund_amortized)

@@ -19,7 +19,9 @@ const BATCH: usize = 20_000;
 struct RollupRow {
     day: NaiveDate,
     project: String,
+    account_id: String,
     team_id: Option<i64>,
+    account_team_id: Option<i64>,
     unblended: Decimal,
     amortized: Decimal,
     gpu_unblended: Decimal,
@@ -37,6 +39,7 @@ struct RollupRow {
 struct ShareRow {
     day: NaiveDate,
     project: String,
+    account_id: String,
     name: String,
     team_id: Option<i64>,
     unblended: Decimal,
@@ -56,42 +59,40 @@ pub async fn compute(
         .fetch_all(&mut *conn)
         .await?;
     let rollup: Vec<RollupRow> = sqlx::query_as(
-        "select r.day, r.project, p.team_id, r.unblended, r.amortized, r.gpu_unblended, r.gpu_amortized, r.estimated,
+        "select r.day, r.project, r.account_id, p.team_id, a.team_id as account_team_id, r.unblended, r.amortized,
+                r.gpu_unblended, r.gpu_amortized, r.estimated,
                 r.credit_unblended, r.credit_amortized, r.refund_unblended, r.refund_amortized,
                 r.tax_unblended, r.tax_amortized
          from daily_project_costs r
          left join projects p on p.name = r.project
-         where r.day >= $1 and r.day < $2 order by r.day, r.project",
+         left join team_accounts a on a.account_id = r.account_id
+         where r.day >= $1 and r.day < $2 order by r.day, r.project, r.account_id",
     )
     .bind(range.from)
     .bind(range.to)
     .fetch_all(&mut *conn)
     .await?;
-    // Shares within unowned projects only: owned ones need none.
+    // Shares within unowned projects only: owned ones need none. Each grain has one row per
+    // project, user and account a day, and a project's day in an account is split by that
+    // account's rows alone.
     let users: Vec<ShareRow> = sqlx::query_as(
-        // Every user any of the four user grains names (a user with a credit alone counts),
-        // each grain summed over the accounts the user's spend is in.
-        "with n as (select day, project, user_name, sum(unblended) as unblended from costs_by_user
-                    where day >= $1 and day < $2 group by 1, 2, 3),
-              cr as (select day, project, user_name, sum(unblended) as unblended from costs_by_user_credit
-                     where day >= $1 and day < $2 group by 1, 2, 3),
-              rf as (select day, project, user_name, sum(unblended) as unblended from costs_by_user_refund
-                     where day >= $1 and day < $2 group by 1, 2, 3),
-              tx as (select day, project, user_name, sum(unblended) as unblended from costs_by_user_tax
-                     where day >= $1 and day < $2 group by 1, 2, 3)
-         select c.day, c.project, c.user_name as name, u.team_id, coalesce(n.unblended, 0) as unblended,
-                coalesce(cr.unblended, 0) as credit, coalesce(rf.unblended, 0) as refund,
-                coalesce(tx.unblended, 0) as tax
-         from (select day, project, user_name from n union select day, project, user_name from cr
-               union select day, project, user_name from rf union select day, project, user_name from tx) c
+        // Every user any of the four user grains names (a user with a credit alone counts).
+        "with c as (select day, project, account_id, user_name from costs_by_user where day >= $1 and day < $2
+                    union select day, project, account_id, user_name from costs_by_user_credit where day >= $1 and day < $2
+                    union select day, project, account_id, user_name from costs_by_user_refund where day >= $1 and day < $2
+                    union select day, project, account_id, user_name from costs_by_user_tax where day >= $1 and day < $2)
+         select c.day, c.project, c.account_id, c.user_name as name, u.team_id,
+                coalesce(n.unblended, 0) as unblended, coalesce(cr.unblended, 0) as credit,
+                coalesce(rf.unblended, 0) as refund, coalesce(tx.unblended, 0) as tax
+         from c
          left join projects p on p.name = c.project
          left join tagged_users u on u.name = c.user_name
-         left join n using (day, project, user_name)
-         left join cr using (day, project, user_name)
-         left join rf using (day, project, user_name)
-         left join tx using (day, project, user_name)
+         left join costs_by_user n using (day, project, account_id, user_name)
+         left join costs_by_user_credit cr using (day, project, account_id, user_name)
+         left join costs_by_user_refund rf using (day, project, account_id, user_name)
+         left join costs_by_user_tax tx using (day, project, account_id, user_name)
          where p.team_id is null
-         order by c.day, c.project, c.user_name",
+         order by c.day, c.project, c.account_id, c.user_name",
     )
     .bind(range.from)
     .bind(range.to)
@@ -99,12 +100,11 @@ pub async fn compute(
     .await?;
     let services: Vec<ShareRow> = if rules.iter().any(|r| !r.services.is_empty()) {
         sqlx::query_as(
-            "select c.day, c.project, c.service as name, null::bigint as team_id, sum(c.unblended) as unblended,
+            "select c.day, c.project, c.account_id, c.service as name, null::bigint as team_id, c.unblended,
                     0::numeric as credit, 0::numeric as refund, 0::numeric as tax
              from costs_by_service c left join projects p on p.name = c.project
              where c.day >= $1 and c.day < $2 and p.team_id is null
-             group by c.day, c.project, c.service
-             order by c.day, c.project, c.service",
+             order by c.day, c.project, c.account_id, c.service",
         )
         .bind(range.from)
         .bind(range.to)
@@ -122,10 +122,11 @@ pub async fn compute(
         }
         let Some(day) = days.last_mut() else { continue };
         day.1 |= row.estimated;
-        let key = (row.day, row.project.clone());
+        let key = (row.day, row.project.clone(), row.account_id.clone());
         let unowned = row.team_id.is_none();
         day.2.push(ProjectDay {
             team: row.team_id,
+            account_team: row.account_team_id,
             amounts: Amounts {
                 unblended: row.unblended,
                 amortized: row.amortized,
@@ -166,6 +167,7 @@ pub async fn compute(
                 Vec::new()
             },
             project: row.project,
+            account: row.account_id,
         });
     }
     Ok(days
@@ -174,12 +176,16 @@ pub async fn compute(
         .collect())
 }
 
-type Shares = BTreeMap<(NaiveDate, String), Vec<ShareRow>>;
+/// Share rows by day, project and account.
+type Shares = BTreeMap<(NaiveDate, String, String), Vec<ShareRow>>;
 
 fn group(rows: Vec<ShareRow>) -> Shares {
     let mut shares: Shares = BTreeMap::new();
     for row in rows {
-        shares.entry((row.day, row.project.clone())).or_default().push(row);
+        shares
+            .entry((row.day, row.project.clone(), row.account_id.clone()))
+            .or_default()
+            .push(row);
     }
     shares
 }
@@ -254,10 +260,11 @@ async fn insert(conn: &mut PgConnection, rows: &[(NaiveDate, bool, &Allocated)])
     sqlx::query(
         "insert into allocated_daily_costs
              (day, estimated, team_id, source, rule_id, project, user_name, unblended, amortized, gpu_unblended, gpu_amortized,
-              credit_unblended, credit_amortized, refund_unblended, refund_amortized, tax_unblended, tax_amortized)
+              credit_unblended, credit_amortized, refund_unblended, refund_amortized, tax_unblended, tax_amortized,
+              account_id)
          select * from unnest($1::date[], $2::bool[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[],
                               $8::numeric[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[], $13::numeric[],
-                              $14::numeric[], $15::numeric[], $16::numeric[], $17::numeric[])",
+                              $14::numeric[], $15::numeric[], $16::numeric[], $17::numeric[], $18::text[])",
     )
     .bind(rows.iter().map(|r| r.0).collect::<Vec<_>>())
     .bind(rows.iter().map(|r| r.1).collect::<Vec<_>>())
@@ -276,6 +283,7 @@ async fn insert(conn: &mut PgConnection, rows: &[(NaiveDate, bool, &Allocated)])
     .bind(column(|a| a.amounts.refund_amortized))
     .bind(column(|a| a.amounts.tax_unblended))
     .bind(column(|a| a.amounts.tax_amortized))
+    .bind(rows.iter().map(|r| r.2.account.as_str()).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -317,7 +325,7 @@ pub async fn refresh_every_day(conn: &mut PgConnection, owners: &Owners) -> Resu
 }
 
 /// Sorted days as half-open ranges of consecutive days.
-pub(super) fn runs(days: &[NaiveDate]) -> Vec<DateRange> {
+pub fn runs(days: &[NaiveDate]) -> Vec<DateRange> {
     let mut runs: Vec<DateRange> = Vec::new();
     for day in days {
         let next = *day + chrono::Days::new(1);
@@ -351,11 +359,7 @@ pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
 /// The days table `stored` has and table `lacking` does not, in order. Both have an index
 /// leading on `day`; the distinct days are found by one probe each (a recursive skip scan),
 /// so this check, made at every start, reads a few hundred index entries, not every row.
-pub(super) async fn days_lacking(
-    conn: &mut PgConnection,
-    stored: &str,
-    lacking: &str,
-) -> Result<Vec<NaiveDate>, sqlx::Error> {
+pub async fn days_lacking(conn: &mut PgConnection, stored: &str, lacking: &str) -> Result<Vec<NaiveDate>, sqlx::Error> {
     sqlx::query_scalar(&format!(
         "with recursive d(day) as (
              select min(day) from {stored}

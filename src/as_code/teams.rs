@@ -1,5 +1,6 @@
-//! The `teams:` section: each team's owners, projects and tagged users. A project is its
-//! tag value, or a map declaring what it runs:
+//! The `teams:` section: each team's owners, projects, tagged users and AWS accounts (whose
+//! untagged spend is the team's). A project is its tag value, or a map declaring what it
+//! runs:
 //!
 //! ```yaml
 //! projects:
@@ -23,7 +24,7 @@ use crate::teams::store::{Mappings, TeamMapping};
 /// What each listed project declares, by tag value.
 pub type ProjectFactsMap = BTreeMap<String, ProjectFacts>;
 
-const TEAM_KEYS: [&str; 4] = ["name", "owners", "projects", "users"];
+const TEAM_KEYS: [&str; 5] = ["name", "owners", "projects", "users", "accounts"];
 const PROJECT_KEYS: [&str; 3] = ["name", "workload", "model"];
 
 pub(super) fn read_teams(node: &MarkedYaml, errors: &mut Errors) -> (Mappings, ProjectFactsMap) {
@@ -42,6 +43,7 @@ pub(super) fn read_teams(node: &MarkedYaml, errors: &mut Errors) -> (Mappings, P
     let mut names: HashMap<String, usize> = HashMap::new();
     let mut claimed_projects: HashMap<String, String> = HashMap::new();
     let mut claimed_users: HashMap<String, String> = HashMap::new();
+    let mut claimed_accounts: HashMap<String, String> = HashMap::new();
     for entry in entries {
         let Some((name, mapping, declared)) = read_team(entry, errors) else {
             continue;
@@ -53,13 +55,15 @@ pub(super) fn read_teams(node: &MarkedYaml, errors: &mut Errors) -> (Mappings, P
         for (kind, values, claimed) in [
             ("project", &mapping.projects, &mut claimed_projects),
             ("user", &mapping.users, &mut claimed_users),
+            ("account", &mapping.accounts, &mut claimed_accounts),
         ] {
             for value in values {
                 if let Some(other) = claimed.insert(value.clone(), name.clone()) {
                     errors.add(
                         entry,
                         format!(
-                            "{kind} {value:?} is in team {other:?} and team {name:?}; a {kind} belongs to one team"
+                            "{kind} {value:?} is in team {other:?} and team {name:?}; {} {kind} belongs to one team",
+                            if kind.starts_with('a') { "an" } else { "a" }
                         ),
                     );
                 }
@@ -114,6 +118,7 @@ fn read_team(entry: &MarkedYaml, errors: &mut Errors) -> Option<(String, TeamMap
                     }
                 }
             }
+            "accounts" => read_accounts(value, &mut mapping, errors),
             other => {
                 errors.add(
                     key,
@@ -127,6 +132,38 @@ fn read_team(entry: &MarkedYaml, errors: &mut Errors) -> Option<(String, TeamMap
     }
     // Returned even with errors elsewhere, so conflicts with later teams are reported too.
     Some((name?, mapping, facts))
+}
+
+/// `accounts: ["012345678901", 111122223333]`: 12-digit IDs, quoted or not. An unquoted ID
+/// is a YAML number, which loses a leading zero: that one must be quoted.
+fn read_accounts(node: &MarkedYaml, mapping: &mut TeamMapping, errors: &mut Errors) {
+    let items = match &node.data {
+        YamlData::Sequence(items) => items.as_slice(),
+        YamlData::Value(Scalar::Null) => &[],
+        _ => {
+            errors.add(
+                node,
+                "`accounts` must be a list of AWS account IDs, e.g. [\"111122223333\"]",
+            );
+            return;
+        }
+    };
+    for item in items {
+        let id = match &item.data {
+            YamlData::Value(Scalar::String(s)) => crate::teams::edit::check_account_id(s),
+            YamlData::Value(Scalar::Integer(n)) => crate::teams::edit::check_account_id(&n.to_string())
+                .map_err(|m| format!("{m}; quote an ID that starts with 0 (\"012345678901\"), or YAML drops the zero")),
+            _ => Err("`accounts` entries must be 12-digit AWS account IDs".to_string()),
+        };
+        match id {
+            Ok(id) => {
+                if !mapping.accounts.insert(id.clone()) {
+                    errors.add(item, format!("{id:?} is listed twice in accounts"));
+                }
+            }
+            Err(message) => errors.add(item, message),
+        }
+    }
 }
 
 fn read_projects(node: &MarkedYaml, mapping: &mut TeamMapping, facts: &mut ProjectFactsMap, errors: &mut Errors) {
@@ -268,6 +305,9 @@ pub(super) fn render(teams: &Mappings, facts: &HashMap<String, ProjectFacts>) ->
         let projects: Vec<String> = team.projects.iter().map(project).collect();
         out.push_str(&format!("    projects: [{}]\n", projects.join(", ")));
         out.push_str(&format!("    users: [{}]\n", list(&team.users)));
+        if !team.accounts.is_empty() {
+            out.push_str(&format!("    accounts: [{}]\n", list(&team.accounts)));
+        }
     }
     out
 }
@@ -313,13 +353,31 @@ sizes: []
                 "line 4: `projects` entries must be text (quote values that look like numbers) or {name: …, workload: …}",
                 "line 5: \"Unassigned\" is reserved for unmapped spend; choose another team name",
                 "line 6: project \"p1\" is in team \"a\" and team \"b\"; a project belongs to one team",
-                "line 8: unknown field \"colour\"; expected one of: name, owners, projects, users",
+                "line 8: unknown field \"colour\"; expected one of: name, owners, projects, users, accounts",
                 "line 9: team \"A\" is listed twice (first on line 2)",
                 "line 10: unknown section \"sizes\"; expected one of: teams, budgets, approvals, policies, pricing, shared_costs",
             ]
         );
         let syntax = parse("teams:\n  - name: [unclosed\n").expect_err("bad yaml");
         assert!(syntax[0].message.starts_with("not valid YAML"), "{syntax:?}");
+    }
+
+    #[test]
+    fn accounts_are_twelve_digit_ids_quoted_or_not_and_belong_to_one_team() {
+        let file = "teams:\n  - name: a\n    accounts: [111122223333, \"012345678901\"]\n  - name: b\n    accounts: [012345678901, \"12345\", 111122223333]\n";
+        let errors = parse(file).expect_err("bad accounts");
+        let messages: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(
+            messages,
+            [
+                "line 4: account \"111122223333\" is in team \"a\" and team \"b\"; an account belongs to one team",
+                "line 5: \"12345678901\" is not an AWS account ID (12 digits, e.g. 111122223333); quote an ID that starts with 0 (\"012345678901\"), or YAML drops the zero",
+                "line 5: \"12345\" is not an AWS account ID (12 digits, e.g. 111122223333)",
+            ]
+        );
+        let good = parse("teams:\n  - name: a\n    accounts: [111122223333, \"012345678901\"]\n").expect("valid");
+        let accounts: Vec<String> = good.teams.expect("teams")["a"].accounts.iter().cloned().collect();
+        assert_eq!(accounts, ["012345678901", "111122223333"]);
     }
 
     #[test]
@@ -331,6 +389,7 @@ sizes: []
                 owners: ["o@example.com".to_string()].into(),
                 projects: [hostile.to_string(), "007".to_string(), "true".to_string()].into(),
                 users: ["- dash".to_string()].into(),
+                accounts: ["012345678901".to_string(), "111122223333".to_string()].into(),
             },
         )]);
         let parsed = parse(&render(&teams, &HashMap::new())).expect("export is importable");

@@ -48,6 +48,14 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
         if reread > 0 {
             tracing::info!(usage_types = reread, "usage types read again with the GPU catalogue");
         }
+        // Days whose rollup is missing (the upgrade that added accounts to it) are rolled
+        // up and allocated again from the facts.
+        if crate::costs::rollups::fill_missing(&db.pool)
+            .await
+            .context("rolling up stored facts per account")?
+        {
+            tracing::info!("stored facts rolled up again per project, day and account");
+        }
         // Days stored before allocation existed (or written without it) are allocated now.
         if crate::allocation::store::fill_gaps_in_transaction(&db.pool)
             .await

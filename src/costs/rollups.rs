@@ -1,4 +1,4 @@
-//! The daily per-project rollup that pages read. It is derived from `costs_by_usage_type`
+//! The daily per-project and per-account rollup that pages read. It is derived from `costs_by_usage_type`
 //! (the grain that knows GPU and spot), whose daily totals equal the other grains', with
 //! each project-day's credits, refunds and tax from the record-type grain. The allocation to
 //! teams of the same days is rewritten with it.
@@ -17,8 +17,9 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
         .await?;
     sqlx::query(
         "insert into daily_project_costs
-             (day, project, unblended, amortized, gpu_unblended, gpu_amortized, spot_unblended, spot_amortized, estimated)
-         select c.day, c.project, sum(c.unblended), sum(c.amortized),
+             (day, project, account_id, unblended, amortized, gpu_unblended, gpu_amortized, spot_unblended,
+              spot_amortized, estimated)
+         select c.day, c.project, c.account_id, sum(c.unblended), sum(c.amortized),
                 coalesce(sum(c.unblended) filter (where u.gpu_count > 0), 0),
                 coalesce(sum(c.amortized) filter (where u.gpu_count > 0), 0),
                 coalesce(sum(c.unblended) filter (where u.purchase_option = 'spot'), 0),
@@ -27,7 +28,7 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
          from costs_by_usage_type c
          left join usage_types u on u.usage_type = c.usage_type
          where c.day >= $1 and c.day < $2
-         group by c.day, c.project",
+         group by c.day, c.project, c.account_id",
     )
     .bind(range.from)
     .bind(range.to)
@@ -40,7 +41,7 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
              refund_unblended = k.refund_unblended, refund_amortized = k.refund_amortized,
              tax_unblended = k.tax_unblended, tax_amortized = k.tax_amortized
          from (
-             select day, project,
+             select day, project, account_id,
                     coalesce(sum(unblended) filter (where record_type = 'Credit'), 0) as credit_unblended,
                     coalesce(sum(amortized) filter (where record_type = 'Credit'), 0) as credit_amortized,
                     coalesce(sum(unblended) filter (where record_type = 'Refund'), 0) as refund_unblended,
@@ -49,13 +50,35 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
                     coalesce(sum(amortized) filter (where record_type = 'Tax'), 0) as tax_amortized
              from costs_by_record_type
              where day >= $1 and day < $2 and record_type in ('Credit', 'Refund', 'Tax')
-             group by 1, 2
+             group by 1, 2, 3
          ) k
-         where k.day = r.day and k.project = r.project",
+         where k.day = r.day and k.project = r.project and k.account_id = r.account_id",
     )
     .bind(range.from)
     .bind(range.to)
     .execute(&mut *conn)
     .await?;
     crate::allocation::store::refresh(conn, range).await
+}
+
+/// Writes the rollup of days the facts have and it lacks (after the upgrade that added
+/// accounts to it), with their allocation and page rollups, in a transaction of its own
+/// with no statement bound. True when it wrote any.
+pub async fn fill_missing(pool: &sqlx::PgPool) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
+    // Replicas starting together: one fills, the others serve (as the allocation's fill).
+    let free: bool = sqlx::query_scalar("select pg_try_advisory_xact_lock(hashtext('burnrate.allocation'))")
+        .fetch_one(&mut *tx)
+        .await?;
+    if !free {
+        return Ok(false);
+    }
+    let missing = crate::allocation::store::days_lacking(&mut tx, "costs_by_usage_type", "daily_project_costs").await?;
+    let runs = crate::allocation::store::runs(&missing);
+    for range in &runs {
+        refresh(&mut tx, *range).await?;
+    }
+    tx.commit().await?;
+    Ok(!runs.is_empty())
 }

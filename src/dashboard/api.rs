@@ -6,18 +6,19 @@ use leptos::prelude::*;
 use super::model::{Overview, ScopeView, TeamsView};
 use crate::error::AppError;
 
-/// The Overview figures for `?period=`, `?metric=` and `?credits=`, read from the daily
-/// rollup and the allocation.
+/// The Overview figures for `?period=`, `?metric=`, `?credits=`, `?team=` and `?account=`,
+/// read from the daily rollup and the allocation.
 #[server(prefix = "/api", endpoint = "overview")]
 pub async fn get_overview(
     period: Option<String>,
     metric: Option<String>,
     credits: Option<String>,
     team: Option<String>,
+    account: Option<String>,
 ) -> Result<Overview, AppError> {
     crate::error::with_status(
         async {
-            let request = CostRequest::new(period, metric, credits)?;
+            let request = CostRequest::new(period, metric, credits, account)?;
             let team = team.filter(|t| !t.is_empty());
             if let Some(name) = &team
                 && !super::store::overview::team_exists(&request.pool, name).await?
@@ -29,7 +30,10 @@ pub async fn get_overview(
                 request.period,
                 request.basis,
                 request.today,
-                team.as_deref(),
+                super::store::overview::Narrowed {
+                    team: team.as_deref(),
+                    account: request.account.as_ref(),
+                },
             );
             request.cached("overview", team.as_deref().unwrap_or(""), compute).await
         }
@@ -42,11 +46,18 @@ pub async fn get_teams(
     period: Option<String>,
     metric: Option<String>,
     credits: Option<String>,
+    account: Option<String>,
 ) -> Result<TeamsView, AppError> {
     crate::error::with_status(
         async {
-            let request = CostRequest::new(period, metric, credits)?;
-            let compute = super::store::breakdown::teams(&request.pool, request.period, request.basis, request.today);
+            let request = CostRequest::new(period, metric, credits, account)?;
+            let compute = super::store::breakdown::teams_in(
+                &request.pool,
+                request.period,
+                request.basis,
+                request.today,
+                request.account.as_ref(),
+            );
             request.cached("teams", "", compute).await
         }
         .await,
@@ -63,7 +74,7 @@ pub async fn get_scope(
 ) -> Result<ScopeView, AppError> {
     crate::error::with_status(
         async {
-            let request = CostRequest::new(period, metric, credits)?;
+            let request = CostRequest::new(period, metric, credits, None)?;
             let scope = match kind.as_str() {
                 "team" => super::model::Scope::Team(name),
                 "project" => super::model::Scope::Project(name),
@@ -87,13 +98,20 @@ struct CostRequest {
     page_data: crate::page_data::PageDataCache,
     period: crate::period::Period,
     basis: crate::period::Basis,
+    /// `?account=`: one linked account, or every one.
+    account: Option<crate::period::AccountId>,
     today: chrono::NaiveDate,
 }
 
 #[cfg(feature = "ssr")]
 impl CostRequest {
-    fn new(period: Option<String>, metric: Option<String>, credits: Option<String>) -> Result<CostRequest, AppError> {
-        use crate::period::{Basis, Credits, Metric, Period};
+    fn new(
+        period: Option<String>,
+        metric: Option<String>,
+        credits: Option<String>,
+        account: Option<String>,
+    ) -> Result<CostRequest, AppError> {
+        use crate::period::{AccountId, Basis, Credits, Metric, Period};
         crate::auth::caller()?;
         Ok(CostRequest {
             period: Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?,
@@ -101,6 +119,7 @@ impl CostRequest {
                 metric: Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?,
                 credits: Credits::parse(credits.as_deref()).map_err(|m| AppError::invalid("credits", m))?,
             },
+            account: AccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?,
             pool: crate::ctx::pool()?,
             page_data: crate::ctx::page_data()?,
             today: chrono::Utc::now().date_naive(),
@@ -118,8 +137,10 @@ impl CostRequest {
     where
         T: Clone + Send + Sync + 'static,
     {
+        use crate::period::AccountId;
         let (period, metric, credits) = (self.period.key(), self.basis.metric.key(), self.basis.credits.key());
-        let key = format!("{page}|{period}|{metric}|{credits}|{}|{detail}", self.today);
+        let account = self.account.as_ref().map_or("", AccountId::as_str);
+        let key = format!("{page}|{period}|{metric}|{credits}|{account}|{}|{detail}", self.today);
         Ok(self.page_data.get_or_compute(&self.pool, key, compute).await?)
     }
 }

@@ -66,6 +66,10 @@ pub struct Overview {
     pub team: Option<String>,
     /// Every team, for the team filter.
     pub all_teams: Vec<String>,
+    /// The account filter (`?account=`); `None` for every account.
+    pub account: Option<String>,
+    /// Every linked account Cost Explorer named (ID, name), for the account filter.
+    pub all_accounts: Vec<(String, String)>,
     /// The organisation's spend by Cost Explorer record type (Usage, Credit, Refund, Tax,
     /// fees), included in every total above; empty with a team filter.
     pub record_types: Vec<Line>,
@@ -79,10 +83,11 @@ pub struct TeamLine {
     pub spend: Decimal,
     pub previous: Decimal,
     pub gpu_spend: Decimal,
-    /// `spend` by allocation step: the team's own projects, unowned spend its user tags
-    /// carry, and its shares of shared-cost rules (see `allocation`).
+    /// `spend` by allocation step: the team's own projects, unowned spend its user tags and
+    /// its AWS accounts carry, and its shares of shared-cost rules (see `allocation`).
     pub direct: Decimal,
     pub user_tag: Decimal,
+    pub account: Decimal,
     pub shared: Decimal,
 }
 
@@ -98,6 +103,8 @@ pub struct TeamsView {
     pub open_days: OpenDays,
     pub total: Decimal,
     pub teams: Vec<TeamLine>,
+    /// The account filter (`?account=`); `None` for every account.
+    pub account: Option<String>,
     /// (day, team, spend): the chart's numbers.
     pub daily: Vec<(NaiveDate, String, Decimal)>,
     pub chart_svg: Svg,
@@ -128,6 +135,18 @@ pub struct Line {
     pub spend: Decimal,
 }
 
+/// A linked account on a Team or Project page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountLine {
+    /// The 12-digit ID; '' for spend stored before accounts were recorded.
+    pub id: String,
+    /// Its name in AWS Organizations, as Cost Explorer gives it.
+    pub name: String,
+    /// Mapped to the team: its untagged spend is the team's.
+    pub mapped: bool,
+    pub spend: Decimal,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScopeView {
     pub scope: Scope,
@@ -155,6 +174,8 @@ pub struct ScopeView {
     pub by_workload: Vec<Line>,
     /// A team's spend by allocation step, project and rule (empty for a project).
     pub parts: Vec<crate::allocation::PartLine>,
+    /// Where the spend is by AWS account; a team's mapped accounts are listed even without.
+    pub by_account: Vec<AccountLine>,
     pub chart_svg: Svg,
     /// Budgets on this team or project, in their current periods.
     pub budgets: Vec<BudgetUse>,

@@ -23,6 +23,7 @@ pub async fn list_team_mappings() -> Result<TeamMappings, AppError> {
                     owners: m.owners.into_iter().collect(),
                     projects: m.projects.into_iter().collect(),
                     users: m.users.into_iter().collect(),
+                    accounts: m.accounts.into_iter().collect(),
                 })
                 .collect();
             let unmapped = super::store::unmapped(&mut conn).await?;
@@ -32,8 +33,9 @@ pub async fn list_team_mappings() -> Result<TeamMappings, AppError> {
     )
 }
 
-/// Creates a team (`original` empty) or replaces one's name, owners, projects and users.
-/// Lists are one entry per line. Projects or users listed here move from any other team.
+/// Creates a team (`original` empty) or replaces one's name, owners, projects, users and
+/// AWS accounts. Lists are one entry per line. Projects, users or accounts listed here move
+/// from any other team.
 #[server(prefix = "/api", endpoint = "admin/save_team")]
 pub async fn save_team(
     original: String,
@@ -41,11 +43,14 @@ pub async fn save_team(
     owners: String,
     projects: String,
     users: String,
+    // Absent (a client from before accounts): the team keeps the accounts it has.
+    accounts: Option<String>,
 ) -> Result<(), AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::require_admin()?;
-            let edit = super::edit::TeamEdit::validate(&original, &name, &owners, &projects, &users)?;
+            let edit =
+                super::edit::TeamEdit::validate(&original, &name, &owners, &projects, &users, accounts.as_deref())?;
             let pool = crate::ctx::pool()?;
             super::edit::save(&pool, &(&caller).into(), edit).await?;
             // Disarmed enforcement actions lose their AWS side at once.
@@ -74,7 +79,7 @@ pub async fn delete_team(name: String) -> Result<(), AppError> {
     )
 }
 
-/// Maps one unmapped project or user to a team.
+/// Maps one unmapped project, user or AWS account to a team.
 #[server(prefix = "/api", endpoint = "admin/assign")]
 pub async fn assign(kind: String, name: String, team: String) -> Result<(), AppError> {
     crate::error::with_status(

@@ -19,12 +19,20 @@ pub fn check_team_name(name: &str) -> Result<String, &'static str> {
     }
 }
 
+/// An AWS account ID's rule, shared with the YAML file: exactly 12 digits, as AWS writes it
+/// (a leading zero is kept).
+pub fn check_account_id(id: &str) -> Result<String, String> {
+    crate::period::AccountId::parse(id).map(String::from)
+}
+
 /// A checked form submission.
 #[derive(Debug, Clone)]
 pub struct TeamEdit {
     pub original: Option<String>,
     pub name: String,
     pub mapping: TeamMapping,
+    /// No accounts were given: the team keeps its own.
+    pub keep_accounts: bool,
 }
 
 impl TeamEdit {
@@ -34,6 +42,7 @@ impl TeamEdit {
         owners: &str,
         projects: &str,
         users: &str,
+        accounts: Option<&str>,
     ) -> Result<TeamEdit, AppError> {
         let name = check_team_name(name).map_err(|m| AppError::invalid("name", m))?;
         let mut mapping = TeamMapping::default();
@@ -53,10 +62,15 @@ impl TeamEdit {
                 set.insert(value.to_string());
             }
         }
+        for account in entries(accounts.unwrap_or_default()) {
+            let id = check_account_id(account).map_err(|m| AppError::invalid("accounts", m))?;
+            mapping.accounts.insert(id);
+        }
         Ok(TeamEdit {
             original: Some(original.trim().to_string()).filter(|o| !o.is_empty()),
             name,
             mapping,
+            keep_accounts: accounts.is_none(),
         })
     }
 }
@@ -116,14 +130,20 @@ pub async fn save(pool: &PgPool, actor: &Actor, edit: TeamEdit) -> Result<usize,
         if !creating && !teams.contains_key(&edit.name) {
             return Err(AppError::NotFound("no such team".into()));
         }
-        // Listed projects and users move here from wherever they were.
+        let mut wanted = edit.mapping.clone();
+        if edit.keep_accounts {
+            // A rename has happened by now: the team is under its new name.
+            wanted.accounts = teams.get(&edit.name).map(|t| t.accounts.clone()).unwrap_or_default();
+        }
+        // Listed projects, users and accounts move here from wherever they were.
         for (other, mapping) in teams.iter_mut() {
             if *other != edit.name {
                 mapping.projects.retain(|p| !edit.mapping.projects.contains(p));
                 mapping.users.retain(|u| !edit.mapping.users.contains(u));
+                mapping.accounts.retain(|a| !edit.mapping.accounts.contains(a));
             }
         }
-        teams.insert(edit.name.clone(), edit.mapping.clone());
+        teams.insert(edit.name.clone(), wanted);
         Ok(())
     })
     .await
@@ -152,14 +172,19 @@ pub async fn delete(pool: &PgPool, actor: &Actor, name: &str) -> Result<usize, A
 }
 
 pub async fn assign(pool: &PgPool, actor: &Actor, kind: &str, name: &str, team: &str) -> Result<usize, AppError> {
+    let name = match kind {
+        "account" => check_account_id(name).map_err(|m| AppError::invalid("name", m))?,
+        _ => name.to_string(),
+    };
     update(pool, actor, None, |teams| {
         let target = teams
             .get_mut(team)
             .ok_or_else(|| AppError::invalid("team", "no such team"))?;
         match kind {
-            "project" => target.projects.insert(name.to_string()),
-            "user" => target.users.insert(name.to_string()),
-            _ => return Err(AppError::invalid("kind", "expected project or user")),
+            "project" => target.projects.insert(name),
+            "user" => target.users.insert(name),
+            "account" => target.accounts.insert(name),
+            _ => return Err(AppError::invalid("kind", "expected project, user or account")),
         };
         Ok(())
     })

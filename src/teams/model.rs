@@ -9,14 +9,19 @@ pub struct TeamRow {
     pub owners: Vec<String>,
     pub projects: Vec<String>,
     pub users: Vec<String>,
+    /// AWS account IDs whose unclaimed spend is the team's.
+    pub accounts: Vec<String>,
 }
 
-/// A project or user no team owns, with its recent spend.
+/// A project, user or AWS account no team owns, with its recent spend (for an account, the
+/// part of it no project or user mapping claims).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct Unmapped {
     pub kind: String,
     pub name: String,
+    /// The account's name as Cost Explorer gives it; empty for projects and users.
+    pub detail: String,
     /// Unblended spend over the last 30 days, so the costliest gaps come first.
     pub spend_30d: rust_decimal::Decimal,
 }

@@ -1,5 +1,5 @@
-//! The Teams admin page (`/admin/teams`): each team's owners, projects and users, and the
-//! unmapped projects and users with their recent spend, ready to assign.
+//! The Teams admin page (`/admin/teams`): each team's owners, projects, users and AWS
+//! accounts, and the unmapped ones with their recent spend, ready to assign.
 
 use leptos::prelude::*;
 
@@ -22,7 +22,7 @@ pub fn TeamsAdminPage() -> impl IntoView {
     );
     view! {
         <PageHeader title="Teams"/>
-        <p class="hint">"Spend is allocated to a team through its projects and users; anything unmapped shows as Unassigned. "
+        <p class="hint">"Spend is allocated to a team through its projects, then its users, then its AWS accounts; anything unmapped shows as Unassigned. "
             "The same mappings can be kept as code: " <code>"burnrate config export"</code> " / " <code>"burnrate config import FILE"</code> "."</p>
         <FormError result=save.value().into()/>
         <FormError result=remove.value().into()/>
@@ -52,7 +52,10 @@ fn UnmappedTable(rows: Vec<Unmapped>, teams: Vec<String>, action: ServerAction<A
             <tbody>
                 {rows.into_iter().map(|row| {
                     let label = format!("Team for {} {}", row.kind, row.name);
-                    let shown = tag_label(&row.name).to_string();
+                    let shown = match row.detail.as_str() {
+                        "" => tag_label(&row.name).to_string(),
+                        detail => format!("{} ({detail})", row.name),
+                    };
                     let options = teams.iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view();
                     view! {
                         <tr data-testid="unmapped-row">
@@ -82,10 +85,11 @@ fn UnmappedTable(rows: Vec<Unmapped>, teams: Vec<String>, action: ServerAction<A
 fn TeamForm(team: Option<TeamRow>, save: ServerAction<SaveTeam>, remove: ServerAction<DeleteTeam>) -> impl IntoView {
     let original = team.as_ref().map(|t| t.name.clone()).unwrap_or_default();
     let lines = |values: Option<&Vec<String>>| values.map(|v| v.join("\n")).unwrap_or_default();
-    let (owners, projects, users) = (
+    let (owners, projects, users, accounts) = (
         lines(team.as_ref().map(|t| &t.owners)),
         lines(team.as_ref().map(|t| &t.projects)),
         lines(team.as_ref().map(|t| &t.users)),
+        lines(team.as_ref().map(|t| &t.accounts)),
     );
     let existing = !original.is_empty();
     let (original_field, name_field) = (original.clone(), original.clone());
@@ -97,6 +101,8 @@ fn TeamForm(team: Option<TeamRow>, save: ServerAction<SaveTeam>, remove: ServerA
                 <label>"Owners (emails, one per line)" <textarea name="owners" rows="2">{owners}</textarea></label>
                 <label>"Projects (one per line)" <textarea name="projects" rows="3">{projects}</textarea></label>
                 <label>"Users (one per line)" <textarea name="users" rows="3">{users}</textarea></label>
+                <label>"AWS accounts (12-digit IDs, one per line): untagged spend in them is the team's"
+                    <textarea name="accounts" rows="2">{accounts}</textarea></label>
                 <button type="submit">{if existing { "Save team" } else { "Create team" }}</button>
             </ActionForm>
             {existing.then(move || view! {

@@ -9,12 +9,14 @@ use sqlx::PgConnection;
 
 use crate::audit_log::{Actor, record};
 
-/// One team's owners (lower-case emails), projects and users (tag values, verbatim).
+/// One team's owners (lower-case emails), projects and users (tag values, verbatim), and
+/// AWS accounts (12-digit IDs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TeamMapping {
     pub owners: BTreeSet<String>,
     pub projects: BTreeSet<String>,
     pub users: BTreeSet<String>,
+    pub accounts: BTreeSet<String>,
 }
 
 /// Every team by name.
@@ -28,7 +30,7 @@ struct MemberRow {
     value: String,
 }
 
-/// Reads every team with its owners, projects and users.
+/// Reads every team with its owners, projects, users and accounts.
 pub async fn load(conn: &mut PgConnection) -> Result<Mappings, sqlx::Error> {
     let mut teams: Mappings = sqlx::query_scalar::<_, String>("select name from teams")
         .fetch_all(&mut *conn)
@@ -39,7 +41,8 @@ pub async fn load(conn: &mut PgConnection) -> Result<Mappings, sqlx::Error> {
     let members: Vec<MemberRow> = sqlx::query_as(
         "select 'owner' as kind, t.name as team, o.email as value from team_owners o join teams t on t.id = o.team_id
          union all select 'project', t.name, p.name from projects p join teams t on t.id = p.team_id
-         union all select 'user', t.name, u.name from tagged_users u join teams t on t.id = u.team_id",
+         union all select 'user', t.name, u.name from tagged_users u join teams t on t.id = u.team_id
+         union all select 'account', t.name, a.account_id from team_accounts a join teams t on t.id = a.team_id",
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -48,6 +51,7 @@ pub async fn load(conn: &mut PgConnection) -> Result<Mappings, sqlx::Error> {
             let set = match kind.as_str() {
                 "owner" => &mut mapping.owners,
                 "project" => &mut mapping.projects,
+                "account" => &mut mapping.accounts,
                 _ => &mut mapping.users,
             };
             set.insert(value);
@@ -56,22 +60,24 @@ pub async fn load(conn: &mut PgConnection) -> Result<Mappings, sqlx::Error> {
     Ok(teams)
 }
 
-/// A team's three kinds of member.
+/// A team's four kinds of member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Member {
     Owner,
     Project,
     User,
+    Account,
 }
 
 impl Member {
-    const ALL: [Member; 3] = [Member::Owner, Member::Project, Member::User];
+    const ALL: [Member; 4] = [Member::Owner, Member::Project, Member::User, Member::Account];
 
     fn key(self) -> &'static str {
         match self {
             Member::Owner => "owner",
             Member::Project => "project",
             Member::User => "user",
+            Member::Account => "account",
         }
     }
 
@@ -80,6 +86,7 @@ impl Member {
             Member::Owner => &mapping.owners,
             Member::Project => &mapping.projects,
             Member::User => &mapping.users,
+            Member::Account => &mapping.accounts,
         }
     }
 }
@@ -105,7 +112,10 @@ impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Change::CreateTeam(team) => write!(f, "create team {team:?}"),
-            Change::DeleteTeam(team) => write!(f, "delete team {team:?} (its projects and users become Unassigned)"),
+            Change::DeleteTeam(team) => write!(
+                f,
+                "delete team {team:?} (its projects, users and accounts become Unassigned)"
+            ),
             Change::Add {
                 member: Member::Owner,
                 team,
@@ -209,6 +219,10 @@ fn add_sql(member: Member) -> &'static str {
             "insert into tagged_users (name, team_id) select $2, id from teams where name = $1
              on conflict (name) do update set team_id = excluded.team_id, updated_at = now()"
         }
+        Member::Account => {
+            "insert into team_accounts (account_id, team_id) select $2, id from teams where name = $1
+             on conflict (account_id) do update set team_id = excluded.team_id, updated_at = now()"
+        }
     }
 }
 
@@ -224,6 +238,9 @@ fn remove_sql(member: Member) -> &'static str {
         Member::User => {
             "update tagged_users set team_id = null, updated_at = now()
              where name = $2 and team_id = (select id from teams where name = $1)"
+        }
+        Member::Account => {
+            "delete from team_accounts where account_id = $2 and team_id = (select id from teams where name = $1)"
         }
     }
 }
@@ -260,18 +277,25 @@ impl Change {
     }
 }
 
-/// Projects and users no team owns, with their unblended spend over the last 30 days,
-/// costliest first (at most 200).
+/// Projects, users and AWS accounts no team owns, with their unblended spend over the last
+/// 30 days, costliest first (at most 200). An account's spend is what its mapping would
+/// move: the part no project or user mapping claims.
 pub async fn unmapped(conn: &mut sqlx::PgConnection) -> Result<Vec<super::model::Unmapped>, sqlx::Error> {
     sqlx::query_as(
-        "select 'project' as kind, p.name, coalesce(sum(c.unblended), 0) as spend_30d from projects p
+        "select 'project' as kind, p.name, '' as detail, coalesce(sum(c.unblended), 0) as spend_30d from projects p
            left join daily_project_costs c on c.project = p.name and c.day >= current_date - 30
            where p.team_id is null group by p.name
          union all
-         select 'user', u.name, coalesce(sum(c.unblended), 0) from tagged_users u
+         select 'user', u.name, '', coalesce(sum(c.unblended), 0) from tagged_users u
            left join costs_by_user c on c.user_name = u.name and c.day >= current_date - 30
            where u.team_id is null group by u.name
-         order by 3 desc, 2 limit 200",
+         union all
+         select 'account', c.account_id, coalesce(max(n.name), ''), sum(c.unblended) from allocated_daily_costs c
+           left join aws_accounts n on n.account_id = c.account_id
+           where c.account_id <> '' and c.source in ('shared', 'unassigned') and c.day >= current_date - 30
+             and not exists (select 1 from team_accounts a where a.account_id = c.account_id)
+           group by c.account_id
+         order by 4 desc, 2 limit 200",
     )
     .fetch_all(conn)
     .await
@@ -310,6 +334,7 @@ pub fn moved(changes: &[Change]) -> crate::allocation::moves::Moved {
             Change::Add { member, value, .. } | Change::Remove { member, value, .. } => match member {
                 Member::Project => moved.projects.push(value.clone()),
                 Member::User => moved.users.push(value.clone()),
+                Member::Account => moved.accounts.push(value.clone()),
                 Member::Owner => {}
             },
         }
@@ -331,6 +356,7 @@ mod tests {
         let changes = [
             add(Member::Project, "train"),
             add(Member::Owner, "a@example.com"),
+            add(Member::Account, "111122223333"),
             Change::Remove {
                 member: Member::User,
                 team: "web".into(),
@@ -340,6 +366,7 @@ mod tests {
         let moved = moved(&changes);
         assert_eq!(moved.projects, ["train"]);
         assert_eq!(moved.users, ["carol"]);
+        assert_eq!(moved.accounts, ["111122223333"]);
         assert!(moved.deleted.ids.is_empty() && !moved.team_created);
         assert!(moved_for(Change::CreateTeam("new".into())).team_created);
         assert_eq!(moved_for(Change::DeleteTeam("old".into())), Default::default());
@@ -356,6 +383,7 @@ mod tests {
             owners: set(owners),
             projects: set(projects),
             users: set(users),
+            accounts: Default::default(),
         }
     }
 
@@ -377,7 +405,7 @@ mod tests {
                 "unmap project \"p1\" from \"a\"",
                 "unmap project \"p2\" from \"a\"",
                 "unmap user \"u\" from \"a\"",
-                "delete team \"a\" (its projects and users become Unassigned)",
+                "delete team \"a\" (its projects, users and accounts become Unassigned)",
                 "map project \"p2\" to \"b\"",
                 "create team \"c\"",
                 "add owner y@e.com to \"c\"",

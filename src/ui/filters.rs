@@ -1,4 +1,5 @@
-//! The period, metric and credits filters every cost page shares. They live in the query string, so
+//! The period, metric and credits filters every cost page shares, keeping the Overview's
+//! team and account filters. They live in the query string, so
 //! views are shareable and Back restores them.
 
 use leptos::prelude::*;
@@ -17,8 +18,14 @@ pub fn FilterBar() -> impl IntoView {
     let period = move || Period::parse(period_value(&query.read()).as_deref()).unwrap_or_default();
     let metric = move || Metric::parse(query.read().get("metric").as_deref()).unwrap_or_default();
     let credits = move || Credits::parse(query.read().get("credits").as_deref()).unwrap_or_default();
-    // The Overview's team filter survives period and metric changes.
-    let team = move || query.read().get("team").filter(|t| !t.is_empty());
+    // The Overview's team and account filters survive period and metric changes.
+    let kept = move || {
+        let q = query.read();
+        ["team", "account"]
+            .into_iter()
+            .filter_map(|key| q.get(key).filter(|v| !v.is_empty()).map(|v| (key, v)))
+            .collect::<Vec<_>>()
+    };
 
     let period_links = Period::ALL
         .into_iter()
@@ -27,7 +34,7 @@ pub fn FilterBar() -> impl IntoView {
                 format!("period-{}", p.key()),
                 None,
                 p.label(),
-                move || filter_href(&path(), p, metric(), credits(), team()),
+                move || filter_href(&path(), p, metric(), credits(), &kept()),
                 move || period() == p,
             )
         })
@@ -39,7 +46,7 @@ pub fn FilterBar() -> impl IntoView {
                 format!("metric-{}", m.key()),
                 None,
                 m.label().to_string(),
-                move || filter_href(&path(), period(), m, credits(), team()),
+                move || filter_href(&path(), period(), m, credits(), &kept()),
                 move || metric() == m,
             )
         })
@@ -51,7 +58,7 @@ pub fn FilterBar() -> impl IntoView {
                 format!("credits-{}", c.key()),
                 Some(format!("Figures {}", c.describe())),
                 c.label().to_string(),
-                move || filter_href(&path(), period(), metric(), c, team()),
+                move || filter_href(&path(), period(), metric(), c, &kept()),
                 move || credits() == c,
             )
         })
@@ -73,14 +80,14 @@ pub fn FilterBar() -> impl IntoView {
             <Form method="GET" action=path attr:class="inline" attr:data-testid="month-form">
                 <input type="hidden" name="metric" value=move || metric().key()/>
                 <input type="hidden" name="credits" value=move || credits().key()/>
-                {move || team().map(|t| view! { <input type="hidden" name="team" value=t/> })}
+                {move || kept().into_iter().map(|(k, v)| view! { <input type="hidden" name=k value=v/> }).collect_view()}
                 <label>"Month " <input type="month" name="month" required value=month_value/></label>
                 <button type="submit">"Show month"</button>
             </Form>
             <Form method="GET" action=path attr:class="inline" attr:data-testid="range-form">
                 <input type="hidden" name="metric" value=move || metric().key()/>
                 <input type="hidden" name="credits" value=move || credits().key()/>
-                {move || team().map(|t| view! { <input type="hidden" name="team" value=t/> })}
+                {move || kept().into_iter().map(|(k, v)| view! { <input type="hidden" name=k value=v/> }).collect_view()}
                 <label>"From " <input type="date" name="from" required value=move || custom().0/></label>
                 <label>"to " <input type="date" name="to" required value=move || custom().1/></label>
                 <button type="submit">"Show range"</button>
@@ -116,14 +123,15 @@ pub fn period_value(query: &leptos_router::params::ParamsMap) -> Option<String> 
 }
 
 /// The same page with other filters, so each page keeps its own path.
-fn filter_href(path: &str, period: Period, metric: Metric, credits: Credits, team: Option<String>) -> String {
-    let team = team
-        .map(|t| format!("&team={}", crate::format::url_encode(&t)))
-        .unwrap_or_default();
+fn filter_href(path: &str, period: Period, metric: Metric, credits: Credits, kept: &[(&str, String)]) -> String {
+    let kept: String = kept
+        .iter()
+        .map(|(key, value)| format!("&{key}={}", crate::format::url_encode(value)))
+        .collect();
     // Net is the default, so links of the usual view stay as short as before.
     let credits = match credits {
         Credits::Net => String::new(),
         Credits::Gross => format!("&credits={}", credits.key()),
     };
-    format!("{path}?period={}&metric={}{credits}{team}", period.key(), metric.key())
+    format!("{path}?period={}&metric={}{credits}{kept}", period.key(), metric.key())
 }

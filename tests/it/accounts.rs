@@ -36,11 +36,20 @@ fn two_accounts(from: chrono::NaiveDate, days: u32) -> Vec<LineItem> {
 }
 
 async fn ingest(pool: &PgPool, fake: &CostExplorerFake, window: Option<DateRange>) -> RunReport {
+    ingest_on(pool, fake, window, day(2026, 11, 20)).await
+}
+
+async fn ingest_on(
+    pool: &PgPool,
+    fake: &CostExplorerFake,
+    window: Option<DateRange>,
+    today: chrono::NaiveDate,
+) -> RunReport {
     let ce = cost_explorer_at(&fake.endpoint(), "AKIDTEST").await;
     let options = RunOptions {
         settings: IngestSettings::default(),
         window,
-        today: day(2026, 11, 20),
+        today,
         backoff: FAST_BACKOFF,
     };
     match run::run(pool, &ce, Trigger::Cli, &options).await.expect("ingests") {
@@ -284,9 +293,10 @@ async fn an_upgraded_database_gets_its_accounts_without_losing_history(pool: PgP
     assert_eq!(next.window.map(|w| w.from), Some(day(2026, 11, 1)));
 }
 
-/// One user's usage and credit in two accounts on the same day: the allocation sums each
-/// user grain over accounts before weighing users, so the user's team gets exactly their net
-/// spend (joining the grains per account would count each of their rows against the other's).
+/// One user's usage and credit in two accounts on the same day: the allocation splits each
+/// account's part of the project by that account's users, so the user's team gets exactly
+/// their net spend (joining the grains across accounts would count each of their rows
+/// against the other's).
 #[sqlx::test]
 async fn a_user_in_two_accounts_is_weighed_once(pool: PgPool) {
     let on = day(2026, 11, 10);
@@ -337,6 +347,139 @@ async fn a_user_in_two_accounts_is_weighed_once(pool: PgPool) {
         vec![
             (Some("ml-research".to_string()), Decimal::from(120), Decimal::from(-30)),
             (None, Decimal::from(30), Decimal::ZERO),
+        ]
+    );
+}
+
+/// Allocated spend per team and step, and the page rollup's per team: the two must agree.
+async fn by_team_and_source(pool: &PgPool) -> Vec<(Option<String>, String, Decimal)> {
+    let allocated: Vec<(Option<String>, String, Decimal)> = sqlx::query_as(
+        "select t.name, a.source, sum(a.unblended) from allocated_daily_costs a left join teams t on t.id = a.team_id
+         group by 1, 2 order by 1, 2",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("allocation");
+    let rolled_up: Vec<(Option<String>, String, Decimal)> = sqlx::query_as(
+        "select t.name, a.source, sum(a.unblended) from team_daily_costs a left join teams t on t.id = a.team_id
+         group by 1, 2 order by 1, 2",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("rollup");
+    assert_eq!(allocated, rolled_up, "the page rollup follows the allocation");
+    allocated
+}
+
+/// The account → team step: after project owners and user tags, before shared-cost rules,
+/// the untagged and unclaimed spend in a team's account is that team's. Moving the account
+/// moves exactly that spend; the export keeps the mapping; the Team page lists it.
+#[sqlx::test]
+async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
+    let today = chrono::Utc::now().date_naive();
+    let on = today - chrono::Days::new(2);
+    let line = |account: &str, project: Option<&str>, user: Option<&str>, amount: i64| LineItem {
+        day: on,
+        account: account.into(),
+        project: project.map(str::to_string),
+        user: user.map(str::to_string),
+        usage_type: "USE1-BoxUsage:g5.xlarge".into(),
+        service: "Amazon Elastic Compute Cloud - Compute".into(),
+        record_type: "Usage".into(),
+        unblended: Decimal::from(amount),
+        amortized: Decimal::from(amount),
+        quantity: Decimal::ONE,
+    };
+    let fake = CostExplorerFake::start(vec![
+        line(RESEARCH, None, None, 100),
+        line(RESEARCH, Some("shared-gpu"), Some("alice"), 40),
+        line(RESEARCH, Some("shared-gpu"), Some("bob"), 60),
+        line(RESEARCH, Some("web-api"), None, 5),
+        line(SERVING, None, None, 50),
+        line(SERVING, Some("web-api"), None, 30),
+    ])
+    .await;
+    fake.with(|s| {
+        s.today = Some(today);
+        s.account_names.insert(SERVING.into(), "serving-prod <script>".into());
+    });
+    let actor = burnrate::audit_log::Actor::system("test");
+    let teams = |research_team: &str| {
+        let (ml, web) = match research_team {
+            "ml-research" => (format!("    accounts: [\"{RESEARCH}\"]\n"), String::new()),
+            _ => (String::new(), format!("    accounts: [{RESEARCH}]\n")),
+        };
+        burnrate::as_code::parse(&format!(
+            "teams:\n  - name: ml-research\n    users: [alice]\n{ml}  - name: web\n    projects: [web-api]\n{web}"
+        ))
+        .expect("valid")
+    };
+    burnrate::as_code::apply(&pool, &actor, &teams("ml-research"), false)
+        .await
+        .expect("teams");
+    ingest_on(
+        &pool,
+        &fake,
+        Some(DateRange {
+            from: on,
+            to: on + chrono::Days::new(1),
+        }),
+        today,
+    )
+    .await;
+    let row = |team: Option<&str>, source: &str, amount: i64| {
+        (team.map(str::to_string), source.to_string(), Decimal::from(amount))
+    };
+    // alice's 40 by her tag; the untagged 100 and bob's 60 in research-prod by its account;
+    // web-api is web's in both accounts; serving-prod's untagged 50 is nobody's.
+    assert_eq!(
+        by_team_and_source(&pool).await,
+        [
+            row(Some("ml-research"), "account", 160),
+            row(Some("ml-research"), "user", 40),
+            row(Some("web"), "direct", 35),
+            row(None, "unassigned", 50),
+        ]
+    );
+    let mut conn = pool.acquire().await.expect("connection");
+    let unmapped = burnrate::teams::store::unmapped(&mut conn).await.expect("unmapped");
+    let accounts: Vec<(&str, &str, Decimal)> = unmapped
+        .iter()
+        .filter(|u| u.kind == "account")
+        .map(|u| (u.name.as_str(), u.detail.as_str(), u.spend_30d))
+        .collect();
+    assert_eq!(accounts, [(SERVING, "serving-prod <script>", Decimal::from(50))]);
+    drop(conn);
+
+    // The Team page lists its account, with the team's spend in each account.
+    let range = DateRange {
+        from: on,
+        to: on + chrono::Days::new(1),
+    };
+    let basis = burnrate::period::Basis::from(burnrate::period::Metric::Unblended);
+    let team = burnrate::dashboard::model::Scope::Team("ml-research".into());
+    let lines = burnrate::dashboard::store::accounts::by_account(&pool, &team, range, basis)
+        .await
+        .expect("accounts");
+    let lines: Vec<(&str, bool, Decimal)> = lines.iter().map(|l| (l.id.as_str(), l.mapped, l.spend)).collect();
+    assert_eq!(lines, [(RESEARCH, true, Decimal::from(200))]);
+
+    // The mapping is config: exported, and moving it moves exactly what it claimed.
+    let exported = burnrate::as_code::export(&pool).await.expect("export");
+    assert!(
+        exported.contains(&format!("    accounts: [\"{RESEARCH}\"]\n")),
+        "{exported}"
+    );
+    burnrate::as_code::apply(&pool, &actor, &teams("web"), false)
+        .await
+        .expect("move the account");
+    assert_eq!(
+        by_team_and_source(&pool).await,
+        [
+            row(Some("ml-research"), "user", 40),
+            row(Some("web"), "account", 160),
+            row(Some("web"), "direct", 35),
+            row(None, "unassigned", 50),
         ]
     );
 }

@@ -170,6 +170,7 @@ async fn a_mapping_change_rewrites_only_the_days_it_moves_spend_on_and_matches_a
         original: None,
         name: "new-team".into(),
         mapping: Default::default(),
+        keep_accounts: false,
     };
     burnrate::teams::edit::save(&pool, &Actor::system("test"), edit)
         .await

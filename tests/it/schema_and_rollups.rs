@@ -411,6 +411,7 @@ async fn edits_wait_on_an_open_ingestion_only_to_reallocate_the_days_it_adds(poo
         original: Some("platform".into()),
         name: "platform".into(),
         mapping: owners,
+        keep_accounts: false,
     };
     burnrate::teams::edit::save(&impatient, &actor, edit)
         .await

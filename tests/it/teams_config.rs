@@ -227,3 +227,81 @@ async fn admins_map_teams_in_the_ui_and_others_are_refused(pool: PgPool) {
             .contains(&("project".into(), "rlhf-eval".into(), "Unassigned".into()))
     );
 }
+
+/// AWS accounts on the Teams page: a form's accounts are checked (12 digits), assigned from
+/// the unmapped list, kept by a save that sends none (a client from before accounts), moved
+/// by a save that lists them for another team, and audited.
+#[sqlx::test]
+async fn admins_map_accounts_in_the_ui_and_bad_ids_are_named(pool: PgPool) {
+    use burnrate::auth::Role;
+    let app = common::spawn_app(pool.clone()).await;
+    let admin = app.session_for("admin@example.com", Role::Admin).await;
+    let lead = app.session_for("lead@example.com", Role::Lead).await;
+    let save = |form: &'static str| {
+        let (app, admin) = (&app, &admin);
+        async move { app.post_form_as("/api/admin/save_team", form, admin).await }
+    };
+    let accounts = |pool: PgPool| async move {
+        sqlx::query_as::<_, (String, String)>(
+            "select a.account_id, t.name from team_accounts a join teams t on t.id = a.team_id order by 1",
+        )
+        .fetch_all(&pool)
+        .await
+        .expect("accounts")
+    };
+    let bad = save("original=&name=ml&owners=&projects=&users=&accounts=12345").await;
+    assert_eq!(bad.status, 400);
+    assert!(
+        bad.body.contains("accounts") && bad.body.contains("not an AWS account ID"),
+        "{}",
+        bad.body
+    );
+    assert!(accounts(pool.clone()).await.is_empty(), "nothing saved");
+
+    let made = save("original=&name=ml&owners=&projects=&users=&accounts=012345678901%0A111122223333").await;
+    assert_eq!(made.status, 200, "{}", made.body);
+    assert_eq!(save("original=&name=web&owners=&projects=&users=").await.status, 200);
+    let assign = |form: String, who| {
+        let app = &app;
+        async move { app.post_form_as("/api/admin/assign", &form, who).await }
+    };
+    assert_eq!(
+        assign("kind=account&name=444455556666&team=web".into(), &lead)
+            .await
+            .status,
+        403
+    );
+    let refused = assign("kind=account&name=4444-5555-6666&team=web".into(), &admin).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(
+        assign("kind=account&name=444455556666&team=web".into(), &admin)
+            .await
+            .status,
+        200
+    );
+
+    // A save without the field keeps the team's accounts; one that lists an account moves it.
+    assert_eq!(
+        save("original=ml&name=ml&owners=&projects=&users=alice").await.status,
+        200
+    );
+    assert_eq!(
+        save("original=web&name=web&owners=&projects=&users=&accounts=111122223333")
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        accounts(pool.clone()).await,
+        [
+            ("012345678901".to_string(), "ml".to_string()),
+            ("111122223333".to_string(), "web".to_string()),
+        ],
+        "444455556666 left web: the save listed only 111122223333"
+    );
+    let audited: i64 = sqlx::query_scalar("select count(*) from audit_log where action like 'team.account.%'")
+        .fetch_one(&pool)
+        .await
+        .expect("audit");
+    assert!(audited >= 4, "{audited}");
+}

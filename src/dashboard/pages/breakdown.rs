@@ -35,9 +35,16 @@ pub fn TeamsPage() -> impl IntoView {
     let query = use_query_map();
     let filters = move || {
         let q = query.read();
-        (crate::ui::filters::period_value(&q), q.get("metric"), q.get("credits"))
+        (
+            crate::ui::filters::period_value(&q),
+            q.get("metric"),
+            q.get("credits"),
+            q.get("account"),
+        )
     };
-    let data = crate::codec::resource(filters, |(period, metric, credits)| get_teams(period, metric, credits));
+    let data = crate::codec::resource(filters, |(period, metric, credits, account)| {
+        get_teams(period, metric, credits, account)
+    });
     view! {
         <PageHeader title="Teams"/>
         <FilterBar/>
@@ -51,6 +58,9 @@ pub fn TeamsPage() -> impl IntoView {
 #[component]
 fn TeamsBody(view: TeamsView) -> impl IntoView {
     let total = view.total;
+    let account_note = view.account.clone().map(|id| {
+        view! { <p class="hint" data-testid="account-note">"Spend in AWS account " {id} " only (" <a href="/teams">"every account"</a> ")."</p> }
+    });
     let csv = export_href(view.range, "team", view.metric);
     let budgets = view.budgets;
     let rows = view
@@ -67,6 +77,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
                     <td class="num">{change_text(line.spend, line.previous)}</td>
                     <td class="num" data-testid="team-direct" data-value=line.direct.to_string()>{usd(line.direct)}</td>
                     <td class="num" data-testid="team-user-tag" data-value=line.user_tag.to_string()>{usd(line.user_tag)}</td>
+                    <td class="num" data-testid="team-account" data-value=line.account.to_string()>{usd(line.account)}</td>
                     <td class="num" data-testid="team-shared" data-value=line.shared.to_string()>{usd(line.shared)}</td>
                     <td class="num">{usd(line.gpu_spend)}</td>
                     <td><crate::budgets::pages::BudgetUses uses/></td>
@@ -84,6 +95,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
         });
     }
     view! {
+        {account_note}
         <Chart svg=view.chart_svg testid="teams-chart"/>
         <details class="chart-table">
             <summary>"Show the chart as a table"</summary>
@@ -96,7 +108,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
         <table class="data" data-testid="teams-table">
             <caption>{view.metric.label()} " cost " {view.credits.describe()} ", " {format!("{} – {}", view.range.from, view.range.last_day())}
                 ", compared with " {format!("{} – {}", view.previous_range.from, view.previous_range.last_day())}</caption>
-            <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "Own projects", "Via user tag", "Shared", "GPU (USD)", "Budget use"]/>
+            <TableHead columns=&["Team", "Spend (USD)", "Share", "Previous period", "Change", "Own projects", "Via user tag", "Via account", "Shared", "GPU (USD)", "Budget use"]/>
             <tbody>{rows}</tbody>
             <tfoot><tr>
                 <th scope="row">"Organisation"</th>
@@ -205,6 +217,7 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
         <Chart svg=view.chart_svg testid="scope-chart"/>
         <OpenDaysLegend days=view.open_days.clone()/>
         {(!view.parts.is_empty()).then(|| view! { <AllocationParts parts=view.parts.clone() total/> })}
+        <Accounts lines=view.by_account.clone() total csv=csv("account,account_name")/>
         {(view.credits == crate::period::Credits::Gross).then(|| view! {
             <p class="hint" data-testid="credits-note">
                 "Before credits: the total, the chart and the projects leave credits and refunds out. "
@@ -226,8 +239,41 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
     }
 }
 
-/// A team's spend by allocation step: what it owns, what its user tags carry from unowned
-/// projects, and its shares of shared-cost rules.
+/// Where a team's or project's spend is, by AWS account, with the accounts mapped to a team.
+#[component]
+fn Accounts(lines: Vec<crate::dashboard::model::AccountLine>, total: Decimal, csv: String) -> impl IntoView {
+    if lines.is_empty() {
+        return ().into_any();
+    }
+    let mut rows = Rows::default();
+    for line in &lines {
+        rows.row("account-row", |row| {
+            row.heading(if line.id.is_empty() {
+                "Not recorded (stored before accounts)"
+            } else {
+                &line.id
+            });
+            row.text(&line.name);
+            row.text(if line.mapped { "Mapped to this team" } else { "" });
+            row.money(line.spend);
+            row.figure(&percent(line.spend, total));
+        });
+    }
+    view! {
+        <section class="breakdown">
+            <h2>"AWS accounts"</h2>
+            <table class="data" data-testid="by-account">
+                <TableHead columns=&["Account", "Name", "Mapping", "Spend (USD)", "Share"]/>
+                <tbody inner_html=rows.into_html()></tbody>
+            </table>
+            <p class="hint"><a download href=csv>"Download CSV"</a></p>
+        </section>
+    }
+    .into_any()
+}
+
+/// A team's spend by allocation step: what it owns, what its user tags and AWS accounts
+/// carry from unowned projects, and its shares of shared-cost rules.
 #[component]
 fn AllocationParts(parts: Vec<crate::allocation::PartLine>, total: Decimal) -> impl IntoView {
     let mut rows = Rows::default();
@@ -236,6 +282,7 @@ fn AllocationParts(parts: Vec<crate::allocation::PartLine>, total: Decimal) -> i
             row.text(match part.source.as_str() {
                 "direct" => "Own project",
                 "user" => "Via user tag",
+                "account" => "Via account",
                 "shared" => "Shared",
                 _ => "Unassigned",
             });

@@ -24,10 +24,11 @@ pub fn OverviewPage() -> impl IntoView {
             q.get("metric"),
             q.get("credits"),
             q.get("team"),
+            q.get("account"),
         )
     };
-    let overview = crate::codec::resource(filters, |(period, metric, credits, team)| {
-        get_overview(period, metric, credits, team)
+    let overview = crate::codec::resource(filters, |(period, metric, credits, team, account)| {
+        get_overview(period, metric, credits, team, account)
     });
 
     view! {
@@ -55,6 +56,7 @@ fn TeamFilter(data: Overview) -> impl IntoView {
             <input type="hidden" name="period" value=data.period.key()/>
             <input type="hidden" name="metric" value=data.metric.key()/>
             <input type="hidden" name="credits" value=data.credits.key()/>
+            {data.account.clone().map(|a| view! { <input type="hidden" name="account" value=a/> })}
             <label>"Team " <select name="team" data-testid="team-select">
                 <option value="" selected=current.is_empty()>"All teams"</option>
                 {options}
@@ -62,6 +64,42 @@ fn TeamFilter(data: Overview) -> impl IntoView {
             <button type="submit">"Show team"</button>
         </leptos_router::components::Form>
     }
+}
+
+/// Narrows the Overview to one linked AWS account; kept in `?account=`. Shown once Cost
+/// Explorer has named an account.
+#[component]
+fn AccountFilter(data: Overview) -> impl IntoView {
+    if data.all_accounts.is_empty() {
+        return ().into_any();
+    }
+    let current = data.account.clone().unwrap_or_default();
+    let options = data
+        .all_accounts
+        .iter()
+        .map(|(id, name)| {
+            let label = if name.is_empty() {
+                id.clone()
+            } else {
+                format!("{name} ({id})")
+            };
+            view! { <option value=id.clone() selected=*id == current>{label}</option> }
+        })
+        .collect_view();
+    view! {
+        <leptos_router::components::Form method="GET" action="/" attr:class="inline" attr:data-testid="account-form">
+            <input type="hidden" name="period" value=data.period.key()/>
+            <input type="hidden" name="metric" value=data.metric.key()/>
+            <input type="hidden" name="credits" value=data.credits.key()/>
+            {data.team.clone().map(|t| view! { <input type="hidden" name="team" value=t/> })}
+            <label>"AWS account " <select name="account" data-testid="account-select">
+                <option value="" selected=current.is_empty()>"All accounts"</option>
+                {options}
+            </select></label>
+            <button type="submit">"Show account"</button>
+        </leptos_router::components::Form>
+    }
+    .into_any()
 }
 
 #[component]
@@ -87,7 +125,10 @@ fn OverviewBody(data: Overview) -> impl IntoView {
     }
 
     view! {
-        <TeamFilter data=data.clone()/>
+        <div class="filters">
+            <TeamFilter data=data.clone()/>
+            <AccountFilter data=data.clone()/>
+        </div>
         <crate::enforcement::pages::enforcement::FlagBadge projects=data.flagged.clone()/>
         <section class="cards" aria-label="Summary">
             <div class="card">

@@ -13,14 +13,27 @@ use crate::charts::{self, Series};
 use crate::costs::queries;
 use crate::dashboard::model::{Scope, ScopeView, TeamLine, TeamsView};
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::{Basis, DateRange, Period};
+use crate::period::{AccountId, Basis, DateRange, Period};
 
+/// The Teams page for every account.
 pub async fn teams(
     pool: &PgPool,
     period: Period,
     basis: impl Into<Basis>,
     today: NaiveDate,
 ) -> Result<TeamsView, sqlx::Error> {
+    teams_in(pool, period, basis, today, None).await
+}
+
+/// The Teams page, in one linked account when `account` is set.
+pub async fn teams_in(
+    pool: &PgPool,
+    period: Period,
+    basis: impl Into<Basis>,
+    today: NaiveDate,
+    account: Option<&AccountId>,
+) -> Result<TeamsView, sqlx::Error> {
+    let team_days = super::accounts::team_days(account);
     let basis = basis.into();
     let range = period.range(today);
     let latest_day = queries::latest_day(pool).await?;
@@ -28,19 +41,20 @@ pub async fn teams(
         current: with_data,
         previous: before,
     } = queries::days_with_data(range, latest_day);
-    let (spend, metric) = (basis.spend_sql("a"), basis.metric.key());
+    let (spend, metric) = (basis.spend_sql("r"), basis.metric.key());
     // The allocation: every dollar once, so the teams and Unassigned add up to the total.
     let rows: Vec<TeamLine> = sqlx::query_as(&format!(
         "select coalesce(t.name, $4) as team,
-                coalesce(sum({spend}) filter (where a.day >= $1), 0) as spend,
-                coalesce(sum({spend}) filter (where a.day < $1), 0) as previous,
-                coalesce(sum(a.gpu_{metric}) filter (where a.day >= $1), 0) as gpu_spend,
-                coalesce(sum({spend}) filter (where a.day >= $1 and a.source = 'direct'), 0) as direct,
-                coalesce(sum({spend}) filter (where a.day >= $1 and a.source = 'user'), 0) as user_tag,
-                coalesce(sum({spend}) filter (where a.day >= $1 and a.source = 'shared'), 0) as shared
-         from team_daily_costs a
-         left join teams t on t.id = a.team_id
-         where a.day >= $3 and a.day < $2
+                coalesce(sum({spend}) filter (where r.day >= $1), 0) as spend,
+                coalesce(sum({spend}) filter (where r.day < $1), 0) as previous,
+                coalesce(sum(r.gpu_{metric}) filter (where r.day >= $1), 0) as gpu_spend,
+                coalesce(sum({spend}) filter (where r.day >= $1 and r.source = 'direct'), 0) as direct,
+                coalesce(sum({spend}) filter (where r.day >= $1 and r.source = 'user'), 0) as user_tag,
+                coalesce(sum({spend}) filter (where r.day >= $1 and r.source = 'account'), 0) as account,
+                coalesce(sum({spend}) filter (where r.day >= $1 and r.source = 'shared'), 0) as shared
+         from {team_days}
+         left join teams t on t.id = r.team_id
+         where r.day >= $3 and r.day < $2
          group by 1
          order by spend desc, team"
     ))
@@ -52,10 +66,10 @@ pub async fn teams(
     .await?;
     let total: Decimal = rows.iter().map(|r| r.spend).sum();
     let daily: Vec<(NaiveDate, String, Decimal)> = sqlx::query_as(&format!(
-        "select a.day, coalesce(t.name, $3), sum({spend})
-         from team_daily_costs a
-         left join teams t on t.id = a.team_id
-         where a.day >= $1 and a.day < $2
+        "select r.day, coalesce(t.name, $3), sum({spend})
+         from {team_days}
+         left join teams t on t.id = r.team_id
+         where r.day >= $1 and r.day < $2
          group by 1, 2 order by 1, 2"
     ))
     .bind(range.from)
@@ -88,6 +102,7 @@ pub async fn teams(
         open_days,
         total,
         teams: rows,
+        account: account.map(ToString::to_string),
         daily,
         chart_svg: crate::codec::Svg(chart_svg),
         latest_day,
@@ -136,7 +151,7 @@ pub async fn scope(
         Scope::Project(name) => (None, Some(name.as_str())),
     };
     // The figures beside everything else, on two connections (see `overview`).
-    let (figures, (total, previous_total, parts, open_days, budgets, flagged)) = tokio::try_join!(
+    let (figures, (total, previous_total, parts, open_days, budgets, flagged, by_account)) = tokio::try_join!(
         async {
             match &scope {
                 Scope::Team(name) => scope_figures::team(pool, name, range, basis).await,
@@ -166,7 +181,8 @@ pub async fn scope(
             })
             .await?;
             let flagged = crate::enforcement::flags::flagged_in(pool, team, project).await?;
-            Ok::<_, sqlx::Error>((total, previous_total, parts, open_days, budgets, flagged))
+            let by_account = super::accounts::by_account(pool, &scope, with_data, basis).await?;
+            Ok::<_, sqlx::Error>((total, previous_total, parts, open_days, budgets, flagged, by_account))
         },
     )?;
     let chart_svg = chart(
@@ -201,6 +217,7 @@ pub async fn scope(
         by_family: figures.by_family,
         by_workload: figures.by_workload,
         parts,
+        by_account,
         chart_svg: crate::codec::Svg(chart_svg),
     })
 }

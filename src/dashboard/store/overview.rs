@@ -9,27 +9,46 @@ use crate::costs::Forecast;
 use crate::costs::forecast;
 use crate::costs::queries::{Compared, days_with_data, latest_day, open_days};
 use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
+use crate::dashboard::store::accounts;
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::{Basis, Credits, DateRange, Period};
+use crate::period::{AccountId, Basis, Credits, DateRange, Period};
 use crate::spans::Cover;
 
-/// The allocation per team and day `r` with its team `t` (none for Unassigned). Its figures
-/// have the rollup's column names, and every day's rows add up to the rollup's.
-const ALLOCATED: &str = "team_daily_costs r left join teams t on t.id = r.team_id";
+/// The allocation per team and day `r` (in one account with `?account=`) with its team `t`
+/// (none for Unassigned). Its figures have the rollup's column names, and every day's rows
+/// add up to the rollup's.
+fn allocated(account: Option<&AccountId>) -> String {
+    format!("{} left join teams t on t.id = r.team_id", accounts::team_days(account))
+}
 
 /// Keeps one team's rows (unmapped spend is the Unassigned team) when parameter `n` is set.
 fn team_clause(n: u8) -> String {
     format!("(${n}::text is null or coalesce(t.name, '{UNASSIGNED_TEAM}') = ${n})")
 }
 
-/// The Overview for the whole organisation, or for one team when `team` is set.
-pub async fn overview(
+/// Narrows the Overview: to one team, and to one linked account.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Narrowed<'a> {
+    pub team: Option<&'a str>,
+    pub account: Option<&'a AccountId>,
+}
+
+impl<'a> From<Option<&'a str>> for Narrowed<'a> {
+    fn from(team: Option<&'a str>) -> Narrowed<'a> {
+        Narrowed { team, account: None }
+    }
+}
+
+/// The Overview for the whole organisation, or narrowed to a team or an account.
+pub async fn overview<'a>(
     pool: &PgPool,
     period: Period,
     basis: impl Into<Basis>,
     today: NaiveDate,
-    team: Option<&str>,
+    narrowed: impl Into<Narrowed<'a>>,
 ) -> Result<Overview, sqlx::Error> {
+    let narrowed = narrowed.into();
+    let Narrowed { team, account } = narrowed;
     let basis = basis.into();
     let range = period.range(today);
     let latest_day = latest_day(pool).await?;
@@ -40,16 +59,21 @@ pub async fn overview(
     // The projects' statement is the longest; the others, together about as long, run
     // beside it on a second connection, so a first view waits for the longer of the two
     // and takes two of the pool's connections, not one per statement.
-    let (changes, (teams, (daily, rate, rate_window), open_days, budgets, flagged, all_teams, record_types)) =
-        tokio::try_join!(project_changes(pool, with_data, compared_with, basis, team), async {
+    let (
+        changes,
+        (teams, (daily, rate, rate_window), open_days, budgets, flagged, all_teams, record_types, all_accounts),
+    ) = tokio::try_join!(
+        project_changes(pool, [with_data, compared_with], basis, narrowed),
+        async {
             Ok::<_, sqlx::Error>((
-                team_spend(pool, range, basis, team).await?,
-                daily_and_run_rate(pool, range, with_data, basis, team).await?,
+                team_spend(pool, range, basis, narrowed).await?,
+                daily_and_run_rate(pool, range, with_data, basis, narrowed).await?,
                 open_days(pool, range).await?,
-                // The org's budgets, or the chosen team's.
-                crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team) {
-                    (crate::budgets::BudgetScope::Org, None) => true,
-                    (crate::budgets::BudgetScope::Team(name), Some(team)) => name == team,
+                // The org's budgets, or the chosen team's; none in one account, which no
+                // budget scope is yet.
+                crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team, account) {
+                    (crate::budgets::BudgetScope::Org, None, None) => true,
+                    (crate::budgets::BudgetScope::Team(name), Some(team), None) => name == team,
                     _ => false,
                 })
                 .await?,
@@ -59,10 +83,12 @@ pub async fn overview(
                     .await?,
                 match team {
                     Some(_) => Vec::new(),
-                    None => record_types(pool, with_data, basis).await?,
+                    None => record_types(pool, with_data, basis, account).await?,
                 },
+                accounts::known(pool).await?,
             ))
-        })?;
+        }
+    )?;
     let forecast = period
         .forecast_period(today)
         .and_then(|month| forecast::forecast(month, &daily, rate.as_ref()));
@@ -88,6 +114,8 @@ pub async fn overview(
     Ok(Overview {
         team: team.map(str::to_string),
         all_teams,
+        account: account.map(ToString::to_string),
+        all_accounts,
         budgets,
         flagged,
         forecast,
@@ -115,16 +143,17 @@ async fn team_spend(
     pool: &PgPool,
     range: DateRange,
     basis: Basis,
-    team: Option<&str>,
+    narrowed: Narrowed<'_>,
 ) -> Result<Vec<TeamSpend>, sqlx::Error> {
     sqlx::query_as(&format!(
         "select coalesce(t.name, $3) as team,
                 sum({spend}) as spend,
                 sum(r.gpu_{metric}) as gpu_spend
-         from {ALLOCATED}
+         from {allocated}
          where r.day >= $1 and r.day < $2 and {team}
          group by 1
          order by spend desc, team",
+        allocated = allocated(narrowed.account),
         spend = basis.spend_sql("r"),
         metric = basis.metric.key(),
         team = team_clause(4)
@@ -132,7 +161,7 @@ async fn team_spend(
     .bind(range.from)
     .bind(range.to)
     .bind(UNASSIGNED_TEAM)
-    .bind(team)
+    .bind(narrowed.team)
     .fetch_all(pool)
     .await
 }
@@ -144,7 +173,7 @@ async fn daily_and_run_rate(
     range: DateRange,
     with_data: DateRange,
     basis: Basis,
-    team: Option<&str>,
+    narrowed: Narrowed<'_>,
 ) -> Result<(Vec<(NaiveDate, Decimal)>, Option<forecast::RunRate>, Option<DateRange>), sqlx::Error> {
     let settled = forecast::settled_before(pool, range.to.max(with_data.to)).await?;
     let rate_window = settled.run_rate_window();
@@ -152,7 +181,7 @@ async fn daily_and_run_rate(
         from: rate_window.map_or(range.from, |w| w.from.min(range.from)),
         to: range.to.max(rate_window.map_or(range.to, |w| w.to)),
     };
-    let all_daily = daily_totals(pool, fetched, basis, team).await?;
+    let all_daily = daily_totals(pool, fetched, basis, narrowed).await?;
     let rate = rate_window.map(|window| forecast::run_rate(window, &all_daily));
     let daily = all_daily
         .into_iter()
@@ -169,18 +198,32 @@ pub const NOT_BROKEN_DOWN: &str = "Not broken down (ingested before record types
 /// types. Each record type is as Cost Explorer rounds it, so the lines may differ from the
 /// total in the last digits, never by a cent a day (the ingestion's cross-check). Before
 /// credits, the credit and refund lines are left out, as they are of the total.
-async fn record_types(pool: &PgPool, range: DateRange, basis: Basis) -> Result<Vec<Line>, sqlx::Error> {
+async fn record_types(
+    pool: &PgPool,
+    range: DateRange,
+    basis: Basis,
+    account: Option<&AccountId>,
+) -> Result<Vec<Line>, sqlx::Error> {
+    // The page rollup, or the record-type grain's rows in the account.
+    let record_days = match account {
+        None => "record_type_days".to_string(),
+        Some(id) => format!(
+            "(select day, record_type, unblended, amortized from costs_by_record_type where account_id = {})",
+            id.sql_literal()
+        ),
+    };
     let rows: Vec<(String, Decimal)> = sqlx::query_as(&format!(
-        "select record_type, sum({metric}) from record_type_days
+        "select record_type, sum({metric}) from {record_days} k
          where day >= $1 and day < $2 and ($4 or record_type not in ('Credit', 'Refund'))
          group by 1 having sum({metric}) <> 0
          union all
-         select $3, sum(r.{metric}) from team_daily_costs r
+         select $3, sum(r.{metric}) from {team_days}
          where r.day >= $1 and r.day < $2
-           and not exists (select 1 from record_type_days k where k.day = r.day)
+           and not exists (select 1 from {record_days} k where k.day = r.day)
          having sum(r.{metric}) <> 0
          order by 2 desc, 1",
-        metric = basis.metric.key()
+        metric = basis.metric.key(),
+        team_days = accounts::team_days(account),
     ))
     .bind(range.from)
     .bind(range.to)
@@ -195,18 +238,19 @@ async fn daily_totals(
     pool: &PgPool,
     range: DateRange,
     basis: Basis,
-    team: Option<&str>,
+    narrowed: Narrowed<'_>,
 ) -> Result<Vec<(NaiveDate, Decimal)>, sqlx::Error> {
     sqlx::query_as(&format!(
         "select r.day, sum({spend})
-         from {ALLOCATED} where r.day >= $1 and r.day < $2 and {team}
+         from {allocated} where r.day >= $1 and r.day < $2 and {team}
          group by r.day order by r.day",
+        allocated = allocated(narrowed.account),
         spend = basis.spend_sql("r"),
         team = team_clause(3)
     ))
     .bind(range.from)
     .bind(range.to)
-    .bind(team)
+    .bind(narrowed.team)
     .fetch_all(pool)
     .await
 }
@@ -217,25 +261,25 @@ struct Changes {
     movers: Vec<ProjectChange>,
 }
 
-/// Each project's spend in `range` and in `before` (the equal number of days just before).
+/// Each project's spend in the period and in the equal number of days just before it.
 async fn project_changes(
     pool: &PgPool,
-    range: DateRange,
-    compared_with: DateRange,
+    [range, compared_with]: [DateRange; 2],
     basis: Basis,
-    team: Option<&str>,
+    narrowed: Narrowed<'_>,
 ) -> Result<Changes, sqlx::Error> {
+    let Narrowed { team, account } = narrowed;
     // The organisation's projects with their owners; a team's, the projects its allocation
-    // draws on (its own, and unowned ones its user tags or shared rules take from).
-    let cover = Cover::of(&[range, compared_with]);
+    // draws on (its own, and unowned ones its user tags, accounts or shared rules take from).
+    let cover: Cover = accounts::cover(&[range, compared_with], account);
     let (source, team_name, filter) = match team {
         None => (
-            "owned_spend_spans r",
+            accounts::owned_projects(account),
             "coalesce(t.name, $1)",
             "r.dimension = 'project' and $2::text is null".to_string(),
         ),
         Some(name) => (
-            "allocated_project_spans r",
+            accounts::project_spans(account),
             "$2",
             crate::allocation::reads::team_is("r", 2, name),
         ),
