@@ -137,18 +137,8 @@ fn read_team(entry: &MarkedYaml, errors: &mut Errors) -> Option<(String, TeamMap
 /// `accounts: ["012345678901", 111122223333]`: 12-digit IDs, quoted or not. An unquoted ID
 /// is a YAML number, which loses a leading zero: that one must be quoted.
 fn read_accounts(node: &MarkedYaml, mapping: &mut TeamMapping, errors: &mut Errors) {
-    let items = match &node.data {
-        YamlData::Sequence(items) => items.as_slice(),
-        YamlData::Value(Scalar::Null) => &[],
-        _ => {
-            errors.add(
-                node,
-                "`accounts` must be a list of AWS account IDs, e.g. [\"111122223333\"]",
-            );
-            return;
-        }
-    };
-    for item in items {
+    let example = "`accounts` must be a list of AWS account IDs, e.g. [\"111122223333\"]";
+    for item in sequence(node, example, errors) {
         let id = match &item.data {
             YamlData::Value(Scalar::String(s)) => crate::teams::edit::check_account_id(s),
             YamlData::Value(Scalar::Integer(n)) => crate::teams::edit::check_account_id(&n.to_string())
@@ -166,19 +156,21 @@ fn read_accounts(node: &MarkedYaml, mapping: &mut TeamMapping, errors: &mut Erro
     }
 }
 
-fn read_projects(node: &MarkedYaml, mapping: &mut TeamMapping, facts: &mut ProjectFactsMap, errors: &mut Errors) {
-    let items = match &node.data {
+/// The items of a list field (none when empty), or `message` as the error when it is not a list.
+fn sequence<'a, 'input>(node: &'a MarkedYaml<'input>, message: &str, errors: &mut Errors) -> &'a [MarkedYaml<'input>] {
+    match &node.data {
         YamlData::Sequence(items) => items.as_slice(),
         YamlData::Value(Scalar::Null) => &[],
         _ => {
-            errors.add(
-                node,
-                "`projects` must be a list, e.g. [a, {name: b, workload: serving}]",
-            );
-            return;
+            errors.add(node, message);
+            &[]
         }
-    };
-    for item in items {
+    }
+}
+
+fn read_projects(node: &MarkedYaml, mapping: &mut TeamMapping, facts: &mut ProjectFactsMap, errors: &mut Errors) {
+    let example = "`projects` must be a list, e.g. [a, {name: b, workload: serving}]";
+    for item in sequence(node, example, errors) {
         let Some((name, declared)) = read_project(item, errors) else {
             continue;
         };

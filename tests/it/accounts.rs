@@ -353,21 +353,21 @@ async fn a_user_in_two_accounts_is_weighed_once(pool: PgPool) {
 
 /// Allocated spend per team and step, and the page rollup's per team: the two must agree.
 async fn by_team_and_source(pool: &PgPool) -> Vec<(Option<String>, String, Decimal)> {
-    let allocated: Vec<(Option<String>, String, Decimal)> = sqlx::query_as(
-        "select t.name, a.source, sum(a.unblended) from allocated_daily_costs a left join teams t on t.id = a.team_id
-         group by 1, 2 order by 1, 2",
-    )
-    .fetch_all(pool)
-    .await
-    .expect("allocation");
-    let rolled_up: Vec<(Option<String>, String, Decimal)> = sqlx::query_as(
-        "select t.name, a.source, sum(a.unblended) from team_daily_costs a left join teams t on t.id = a.team_id
-         group by 1, 2 order by 1, 2",
-    )
-    .fetch_all(pool)
-    .await
-    .expect("rollup");
-    assert_eq!(allocated, rolled_up, "the page rollup follows the allocation");
+    let sums = |table: &'static str| async move {
+        sqlx::query_as::<_, (Option<String>, String, Decimal)>(&format!(
+            "select t.name, a.source, sum(a.unblended) from {table} a left join teams t on t.id = a.team_id
+             group by 1, 2 order by 1, 2"
+        ))
+        .fetch_all(pool)
+        .await
+        .expect(table)
+    };
+    let allocated = sums("allocated_daily_costs").await;
+    assert_eq!(
+        allocated,
+        sums("team_daily_costs").await,
+        "the page rollup follows the allocation"
+    );
     allocated
 }
 

@@ -43,27 +43,12 @@ pub fn OverviewPage() -> impl IntoView {
 /// Narrows the Overview to one team; kept in `?team=` beside the period and metric.
 #[component]
 fn TeamFilter(data: Overview) -> impl IntoView {
-    let current = data.team.clone().unwrap_or_default();
     let options = std::iter::once(UNASSIGNED_TEAM.to_string())
         .chain(data.all_teams.iter().cloned())
-        .map(|team| {
-            let selected = team == current;
-            view! { <option value=team.clone() selected=selected>{team.clone()}</option> }
-        })
-        .collect_view();
-    view! {
-        <leptos_router::components::Form method="GET" action="/" attr:class="inline" attr:data-testid="team-form">
-            <input type="hidden" name="period" value=data.period.key()/>
-            <input type="hidden" name="metric" value=data.metric.key()/>
-            <input type="hidden" name="credits" value=data.credits.key()/>
-            {data.account.clone().map(|a| view! { <input type="hidden" name="account" value=a/> })}
-            <label>"Team " <select name="team" data-testid="team-select">
-                <option value="" selected=current.is_empty()>"All teams"</option>
-                {options}
-            </select></label>
-            <button type="submit">"Show team"</button>
-        </leptos_router::components::Form>
-    }
+        .map(|team| (team.clone(), team))
+        .collect();
+    let kept = data.account.clone().map(|a| ("account", a));
+    narrowing_form(&data, ("team", "Team ", "All teams"), options, data.team.clone(), kept)
 }
 
 /// Narrows the Overview to one linked AWS account; kept in `?account=`. Shown once Cost
@@ -73,33 +58,56 @@ fn AccountFilter(data: Overview) -> impl IntoView {
     if data.all_accounts.is_empty() {
         return ().into_any();
     }
-    let current = data.account.clone().unwrap_or_default();
     let options = data
         .all_accounts
         .iter()
-        .map(|(id, name)| {
-            let label = if name.is_empty() {
-                id.clone()
-            } else {
-                format!("{name} ({id})")
-            };
-            view! { <option value=id.clone() selected=*id == current>{label}</option> }
+        .map(|(id, name)| match name.is_empty() {
+            true => (id.clone(), id.clone()),
+            false => (id.clone(), format!("{name} ({id})")),
+        })
+        .collect();
+    let kept = data.team.clone().map(|t| ("team", t));
+    narrowing_form(
+        &data,
+        ("account", "AWS account ", "All accounts"),
+        options,
+        data.account.clone(),
+        kept,
+    )
+    .into_any()
+}
+
+/// A GET form that sets one narrowing (`field`) of the Overview to one of `options`
+/// (value, label), keeping the period, metric, credits and the other narrowing (`kept`).
+fn narrowing_form(
+    data: &Overview,
+    (field, label, every): (&'static str, &'static str, &'static str),
+    options: Vec<(String, String)>,
+    current: Option<String>,
+    kept: Option<(&'static str, String)>,
+) -> impl IntoView {
+    let current = current.unwrap_or_default();
+    let (period, metric, credits) = (data.period.key(), data.metric.key(), data.credits.key());
+    let options = options
+        .into_iter()
+        .map(|(value, text)| {
+            let selected = value == current;
+            view! { <option value=value selected=selected>{text}</option> }
         })
         .collect_view();
     view! {
-        <leptos_router::components::Form method="GET" action="/" attr:class="inline" attr:data-testid="account-form">
-            <input type="hidden" name="period" value=data.period.key()/>
-            <input type="hidden" name="metric" value=data.metric.key()/>
-            <input type="hidden" name="credits" value=data.credits.key()/>
-            {data.team.clone().map(|t| view! { <input type="hidden" name="team" value=t/> })}
-            <label>"AWS account " <select name="account" data-testid="account-select">
-                <option value="" selected=current.is_empty()>"All accounts"</option>
+        <leptos_router::components::Form method="GET" action="/" attr:class="inline" attr:data-testid=format!("{field}-form")>
+            <input type="hidden" name="period" value=period/>
+            <input type="hidden" name="metric" value=metric/>
+            <input type="hidden" name="credits" value=credits/>
+            {kept.map(|(name, value)| view! { <input type="hidden" name=name value=value/> })}
+            <label>{label} <select name=field data-testid=format!("{field}-select")>
+                <option value="" selected=current.is_empty()>{every}</option>
                 {options}
             </select></label>
-            <button type="submit">"Show account"</button>
+            <button type="submit">{format!("Show {field}")}</button>
         </leptos_router::components::Form>
     }
-    .into_any()
 }
 
 #[component]
