@@ -43,7 +43,8 @@ pub fn TeamsAdminPage() -> impl IntoView {
 #[component]
 fn UnmappedTable(rows: Vec<Unmapped>, teams: Vec<String>, action: ServerAction<Assign>) -> impl IntoView {
     if rows.is_empty() {
-        return view! { <p data-testid="all-mapped">"Every project, user and AWS account is mapped to a team."</p> }.into_any();
+        return view! { <p data-testid="all-mapped">"Every project, user and AWS account is mapped to a team."</p> }
+            .into_any();
     }
     view! {
         <h2>"Unassigned"</h2>
