@@ -85,7 +85,7 @@ fn narrowing_form(
     options: Vec<(String, String)>,
     current: Option<String>,
     kept: Option<(&'static str, String)>,
-) -> impl IntoView {
+) -> impl IntoView + use<> {
     let current = current.unwrap_or_default();
     let (period, metric, credits) = (data.period.key(), data.metric.key(), data.credits.key());
     let options = options
