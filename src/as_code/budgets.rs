@@ -184,7 +184,7 @@ pub(super) fn number_text(node: &MarkedYaml) -> Option<(String, bool)> {
 }
 
 fn read_scope(node: &MarkedYaml, input: &mut BudgetInput, errors: &mut Errors) {
-    let expected = "`scope` must be {team: NAME}, {project: NAME} or {org: true}";
+    let expected = "`scope` must be {team: NAME}, {project: NAME}, {account: \"ID\"} or {org: true}";
     let YamlData::Mapping(pairs) = &node.data else {
         errors.add(node, expected);
         return;
@@ -193,7 +193,11 @@ fn read_scope(node: &MarkedYaml, input: &mut BudgetInput, errors: &mut Errors) {
     match (pairs.next(), pairs.next()) {
         (Some((key, value)), None) => match (text(key).as_deref(), &value.data) {
             (Some("org"), YamlData::Value(Scalar::Boolean(true))) => input.scope_kind = "org".into(),
-            (Some(kind @ ("team" | "project")), _) => match text(value) {
+            (Some("account"), YamlData::Value(Scalar::Integer(n))) => {
+                input.scope_kind = "account".into();
+                input.scope_name = n.to_string();
+            }
+            (Some(kind @ ("team" | "project" | "account")), _) => match text(value) {
                 Some(name) => {
                     input.scope_kind = kind.to_string();
                     input.scope_name = name;

@@ -111,6 +111,7 @@ pub(super) fn render(budgets: &[Budget]) -> String {
             BudgetScope::Org => "{org: true}".to_string(),
             BudgetScope::Team(team) => format!("{{team: {}}}", quote(team)),
             BudgetScope::Project(project) => format!("{{project: {}}}", quote(project)),
+            BudgetScope::Account(id) => format!("{{account: {}}}", quote(id.as_str())),
         };
         let thresholds: Vec<String> = spec
             .thresholds

@@ -116,6 +116,19 @@ fn desired(budget: &Budget, projects: &[String], recipients: &[String], tag_key:
     let build_err = |e: aws_sdk_budgets::error::BuildError| format!("building the AWS request: {e}");
     let filter = match &spec.scope {
         BudgetScope::Org => None,
+        // Cost Explorer's LINKED_ACCOUNT dimension, as the Expression page documents it
+        // (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html).
+        BudgetScope::Account(id) => Some(
+            Expression::builder()
+                .dimensions(
+                    ExpressionDimensionValues::builder()
+                        .key(Dimension::LinkedAccount)
+                        .set_values(Some(vec![id.to_string()]))
+                        .build()
+                        .map_err(build_err)?,
+                )
+                .build(),
+        ),
         _ if projects.is_empty() => return Err("the team has no projects, so no tag filter can express it".into()),
         _ => Some(crate::aws::budgets::tag_filter(tag_key, projects)),
     };
@@ -261,7 +274,7 @@ pub async fn sync(pool: &PgPool, aws: &AwsBudgets, tag_key: &str) -> Result<Sync
         let name = aws_name(budget.id);
         let projects: Vec<String> =
             match &budget.spec.scope {
-                BudgetScope::Org => Vec::new(),
+                BudgetScope::Org | BudgetScope::Account(_) => Vec::new(),
                 BudgetScope::Project(project) => vec![project.clone()],
                 BudgetScope::Team(team) => sqlx::query_scalar(
                     "select p.name from projects p join teams t on t.id = p.team_id where t.name = $1 order by p.name",
@@ -374,7 +387,12 @@ mod tests {
             validate(&BudgetInput {
                 name: "b".into(),
                 scope_kind: scope_kind.into(),
-                scope_name: if scope_kind == "team" { "ml" } else { "" }.into(),
+                scope_name: match scope_kind {
+                    "team" => "ml",
+                    "account" => "012345678901",
+                    _ => "",
+                }
+                .into(),
                 period: "monthly".into(),
                 amount: "1000".into(),
                 metric: "unblended".into(),
@@ -407,6 +425,16 @@ mod tests {
         assert!(team.and()[0].tags().is_some(), "the team's projects");
         assert!(no_credits(&team.and()[1]));
         assert!(filter("team", "net").is_some_and(|e| e.tags().is_some()));
+        // An account's budget: Cost Explorer's LINKED_ACCOUNT dimension, the ID as written.
+        let account = filter("account", "net")
+            .and_then(|e| e.dimensions().cloned())
+            .expect("a dimension");
+        assert_eq!(
+            (account.key(), account.values()),
+            (&Dimension::LinkedAccount, ["012345678901".to_string()].as_slice())
+        );
+        let gross = filter("account", "gross").expect("a filter");
+        assert!(gross.and()[0].dimensions().is_some() && no_credits(&gross.and()[1]));
     }
 
     #[test]

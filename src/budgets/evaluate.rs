@@ -32,33 +32,52 @@ pub struct EvaluationReport {
     pub queued: usize,
 }
 
-/// A budget's scope as SQL parameters: the team id and the project, either may be absent.
+/// A budget's scope as SQL parameters: the team id and the project, either may be absent,
+/// or the linked account.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScopeFilter<'a> {
     pub team_id: Option<i64>,
     pub project: Option<&'a str>,
+    pub account: Option<&'a crate::period::AccountId>,
 }
 
 /// Where a scope's daily spend is read: a team's from its allocation (the Teams table's
 /// figure: its projects, unowned spend its user tags carry and its shares of shared-cost
 /// rules), the organisation's from every team's and Unassigned's, which add up to the
-/// rollup's; both from the allocation per team and day. A project's from its rollup rows.
-/// Either way `r` has day and the metric columns with their credit and refund parts; $3 is
-/// the team id, $4 the project.
-fn daily_source(scope: ScopeFilter<'_>) -> &'static str {
-    match (scope.team_id, scope.project) {
-        (Some(_), _) => "(select * from team_daily_costs where team_id = $3 and $4::text is null) r",
-        (None, None) => "(select * from team_daily_costs where $3::bigint is null and $4::text is null) r",
-        (None, Some(_)) => "(select * from daily_project_costs where $3::bigint is null and project = $4) r",
+/// rollup's; both from the allocation per team and day. A project's, and an account's, from
+/// the rollup rows (an account's: every project's in it). Either way `r` has day and the
+/// metric columns with their credit and refund parts; $3 is the team id, $4 the project.
+fn daily_source(scope: ScopeFilter<'_>) -> String {
+    match (scope.team_id, scope.project, scope.account) {
+        (_, _, Some(id)) => account_rows(id),
+        (Some(_), _, None) => "(select * from team_daily_costs where team_id = $3 and $4::text is null) r".into(),
+        (None, None, None) => "(select * from team_daily_costs where $3::bigint is null and $4::text is null) r".into(),
+        (None, Some(_), None) => {
+            "(select * from daily_project_costs where $3::bigint is null and project = $4) r".into()
+        }
     }
 }
 
 /// `daily_source` with the project of each row.
-fn project_source(scope: ScopeFilter<'_>) -> &'static str {
-    match scope.team_id {
-        Some(_) => "(select * from allocated_project_spans where span = 'day' and team_id = $3 and $4::text is null) r",
-        None => "(select * from daily_project_costs where $3::bigint is null and ($4::text is null or project = $4)) r",
+fn project_source(scope: ScopeFilter<'_>) -> String {
+    match (scope.team_id, scope.account) {
+        (_, Some(id)) => account_rows(id),
+        (Some(_), None) => {
+            "(select * from allocated_project_spans where span = 'day' and team_id = $3 and $4::text is null) r".into()
+        }
+        (None, None) => {
+            "(select * from daily_project_costs where $3::bigint is null and ($4::text is null or project = $4)) r"
+                .into()
+        }
     }
+}
+
+/// The rollup rows in one account (its ID is 12 digits: see `AccountId::sql_literal`).
+fn account_rows(id: &crate::period::AccountId) -> String {
+    format!(
+        "(select * from daily_project_costs where $3::bigint is null and $4::text is null and account_id = {}) r",
+        id.sql_literal()
+    )
 }
 
 /// Spend per day for a scope.
@@ -119,11 +138,15 @@ pub async fn scope_filter<'a>(conn: &mut PgConnection, scope: &'a BudgetScope) -
         BudgetScope::Org => ScopeFilter::default(),
         BudgetScope::Team(_) => ScopeFilter {
             team_id: Some(store::owning_team(conn, scope).await?.unwrap_or(-1)),
-            project: None,
+            ..ScopeFilter::default()
         },
         BudgetScope::Project(project) => ScopeFilter {
-            team_id: None,
             project: Some(project),
+            ..ScopeFilter::default()
+        },
+        BudgetScope::Account(id) => ScopeFilter {
+            account: Some(id),
+            ..ScopeFilter::default()
         },
     })
 }

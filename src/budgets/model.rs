@@ -5,7 +5,7 @@ use chrono::{Datelike, Months, NaiveDate};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::period::{Credits, DateRange, Metric};
+use crate::period::{AccountId, Credits, DateRange, Metric};
 
 /// What a budget's spend covers.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -13,6 +13,8 @@ pub enum BudgetScope {
     Org,
     Team(String),
     Project(String),
+    /// One linked AWS account: all of its spend.
+    Account(AccountId),
 }
 
 impl BudgetScope {
@@ -21,14 +23,16 @@ impl BudgetScope {
             BudgetScope::Org => "org",
             BudgetScope::Team(_) => "team",
             BudgetScope::Project(_) => "project",
+            BudgetScope::Account(_) => "account",
         }
     }
 
-    /// The team or project name; empty for the org.
+    /// The team or project name, or the account ID; empty for the org.
     pub fn name(&self) -> &str {
         match self {
             BudgetScope::Org => "",
             BudgetScope::Team(name) | BudgetScope::Project(name) => name,
+            BudgetScope::Account(id) => id.as_str(),
         }
     }
 
@@ -37,6 +41,7 @@ impl BudgetScope {
             BudgetScope::Org => "Whole organisation".to_string(),
             BudgetScope::Team(name) => format!("Team {name}"),
             BudgetScope::Project(name) => format!("Project {}", crate::format::tag_label(name)),
+            BudgetScope::Account(id) => format!("AWS account {id}"),
         }
     }
 }

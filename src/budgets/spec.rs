@@ -80,7 +80,7 @@ pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
     });
     let scope = match (input.scope_kind.trim(), input.scope_name.trim()) {
         ("org", _) => Some(BudgetScope::Org),
-        ("team", "") | ("project", "") => {
+        ("team", "") | ("project", "") | ("account", "") => {
             errors.push(FieldError::new(
                 "scope",
                 format!("name the {} this budget covers", input.scope_kind.trim()),
@@ -90,10 +90,17 @@ pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
         ("team", team) => Some(BudgetScope::Team(team.to_string())),
         // Tag values are kept verbatim, inner spaces included.
         ("project", _) => Some(BudgetScope::Project(input.scope_name.clone())),
+        ("account", id) => match crate::period::AccountId::parse(id) {
+            Ok(id) => Some(BudgetScope::Account(id)),
+            Err(message) => {
+                errors.push(FieldError::new("scope", message));
+                None
+            }
+        },
         (other, _) => {
             errors.push(FieldError::new(
                 "scope",
-                format!("unknown scope {other:?}; expected org, team or project"),
+                format!("unknown scope {other:?}; expected org, team, project or account"),
             ));
             None
         }

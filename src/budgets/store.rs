@@ -21,6 +21,7 @@ struct BudgetRow {
     scope_kind: String,
     team: Option<String>,
     project: Option<String>,
+    account_id: Option<String>,
     period: String,
     amount: Decimal,
     metric: String,
@@ -38,7 +39,7 @@ struct ThresholdRow {
 }
 
 const SELECT_BUDGETS: &str =
-    "select b.id, b.key, b.name, b.scope_kind, t.name as team, b.project, b.period, b.amount, b.metric, b.credits, b.recipients
+    "select b.id, b.key, b.name, b.scope_kind, t.name as team, b.project, b.account_id, b.period, b.amount, b.metric, b.credits, b.recipients
      from budgets b left join teams t on t.id = b.team_id";
 
 /// Every budget, by name.
@@ -88,6 +89,11 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
             let scope = match (row.scope_kind.as_str(), row.team, row.project) {
                 ("team", Some(team), _) => BudgetScope::Team(team),
                 ("project", _, Some(project)) => BudgetScope::Project(project),
+                // The column admits 12 digits only, so the ID parses.
+                ("account", _, _) => match row.account_id.as_deref().map(crate::period::AccountId::parse) {
+                    Some(Ok(id)) => BudgetScope::Account(id),
+                    _ => BudgetScope::Org,
+                },
                 _ => BudgetScope::Org,
             };
             let mut thresholds = by_budget.remove(&row.id).unwrap_or_default();
@@ -121,7 +127,7 @@ pub async fn resolve_scope(
     scope: &BudgetScope,
 ) -> Result<Result<(Option<i64>, Option<String>), FieldError>, sqlx::Error> {
     Ok(match scope {
-        BudgetScope::Org => Ok((None, None)),
+        BudgetScope::Org | BudgetScope::Account(_) => Ok((None, None)),
         BudgetScope::Team(team) => sqlx::query_scalar("select id from teams where name = $1")
             .bind(team)
             .fetch_optional(&mut *conn)
@@ -152,7 +158,7 @@ pub async fn resolve_scope(
 /// project's team. `None` for the org and for unmapped projects (admins only).
 pub async fn owning_team(conn: &mut PgConnection, scope: &BudgetScope) -> Result<Option<i64>, sqlx::Error> {
     match scope {
-        BudgetScope::Org => Ok(None),
+        BudgetScope::Org | BudgetScope::Account(_) => Ok(None),
         BudgetScope::Team(team) => {
             sqlx::query_scalar("select id from teams where name = $1")
                 .bind(team)
@@ -207,13 +213,14 @@ pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec:
     }
     let query = match id {
         None => sqlx::query_scalar(
-            "insert into budgets (key, name, scope_kind, team_id, project, period, amount, metric, recipients, credits)
-             values (coalesce($10, $2), $2, $3, $4, $5, $6, $7, $8, $9, $11) returning id",
+            "insert into budgets (key, name, scope_kind, team_id, project, period, amount, metric, recipients, credits,
+                                  account_id)
+             values (coalesce($10, $2), $2, $3, $4, $5, $6, $7, $8, $9, $11, $12) returning id",
         ),
         Some(_) => sqlx::query_scalar(
             "update budgets set name = $2, scope_kind = $3, team_id = $4, project = $5, period = $6,
                     amount = $7, metric = $8, recipients = $9, key = coalesce($10, key), credits = $11,
-                    updated_at = now()
+                    account_id = $12, updated_at = now()
              where id = $1 returning id",
         ),
     };
@@ -229,6 +236,10 @@ pub async fn save(conn: &mut PgConnection, actor: &Actor, id: Option<i64>, spec:
         .bind(&spec.recipients)
         .bind(&key)
         .bind(spec.credits.key())
+        .bind(match &spec.scope {
+            BudgetScope::Account(id) => Some(id.as_str()),
+            _ => None,
+        })
         .fetch_optional(&mut *conn)
         .await?;
     let saved = saved.ok_or_else(|| AppError::NotFound("no such budget".into()))?;

@@ -48,21 +48,7 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
         if reread > 0 {
             tracing::info!(usage_types = reread, "usage types read again with the GPU catalogue");
         }
-        // Days whose rollup is missing (the upgrade that added accounts to it) are rolled
-        // up and allocated again from the facts.
-        if crate::costs::rollups::fill_missing(&db.pool)
-            .await
-            .context("rolling up stored facts per account")?
-        {
-            tracing::info!("stored facts rolled up again per project, day and account");
-        }
-        // Days stored before allocation existed (or written without it) are allocated now.
-        if crate::allocation::store::fill_gaps_in_transaction(&db.pool)
-            .await
-            .context("allocating stored spend to teams")?
-        {
-            tracing::info!("stored spend allocated to teams and rolled up for the pages");
-        }
+        fill_derived(&db.pool).await?;
         let addr = listener.local_addr()?;
         tracing::info!("burnrate is serving on http://{addr}");
         // A demo with no AWS settings has nothing to ingest from: say how to connect, once.
@@ -119,8 +105,34 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
     result
 }
 
+/// Writes what an upgrade emptied or a writer left out, from the stored facts: the daily
+/// rollup of days that lack it (the upgrade that keeps it per account), then the allocation
+/// and page rollups of days that lack them. Each is one transaction with no statement
+/// bound; nothing to do costs two index probes.
+pub(super) async fn fill_derived(pool: &sqlx::PgPool) -> anyhow::Result<()> {
+    if crate::costs::rollups::fill_missing(pool)
+        .await
+        .context("rolling up stored facts per account")?
+    {
+        tracing::info!("stored facts rolled up again per project, day and account");
+    }
+    // Days stored before allocation existed (or written without it) are allocated now.
+    if crate::allocation::store::fill_gaps_in_transaction(pool)
+        .await
+        .context("allocating stored spend to teams")?
+    {
+        tracing::info!("stored spend allocated to teams and rolled up for the pages");
+    }
+    Ok(())
+}
+
 pub(super) async fn migrate(config: Config) -> anyhow::Result<()> {
     let db = Database::open_for_batch(&config).await?;
+    let filled = fill_derived(&db.pool).await;
+    if let Err(err) = filled {
+        db.close().await;
+        return Err(err);
+    }
     tracing::info!("migrations are up to date");
     db.close().await;
     Ok(())

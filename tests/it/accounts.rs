@@ -463,6 +463,17 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
         .expect("accounts");
     let lines: Vec<(&str, bool, Decimal)> = lines.iter().map(|l| (l.id.as_str(), l.mapped, l.spend)).collect();
     assert_eq!(lines, [(RESEARCH, true, Decimal::from(200))]);
+    // A project in two accounts is one point a day on its page's chart, and two accounts.
+    let web_api = burnrate::dashboard::store::scope_figures::project(&pool, "web-api", range, basis)
+        .await
+        .expect("figures");
+    assert_eq!(web_api.daily, [(on, "web-api".to_string(), Decimal::from(35))]);
+    let project = burnrate::dashboard::model::Scope::Project("web-api".into());
+    let lines = burnrate::dashboard::store::accounts::by_account(&pool, &project, range, basis)
+        .await
+        .expect("accounts");
+    let lines: Vec<(&str, Decimal)> = lines.iter().map(|l| (l.id.as_str(), l.spend)).collect();
+    assert_eq!(lines, [(SERVING, Decimal::from(30)), (RESEARCH, Decimal::from(5))]);
 
     // The mapping is config: exported, and moving it moves exactly what it claimed.
     let exported = burnrate::as_code::export(&pool).await.expect("export");
@@ -482,4 +493,38 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
             row(None, "unassigned", 50),
         ]
     );
+}
+
+/// A budget on one linked account counts that account's whole spend, and only it; the
+/// teams file carries it, and a bad ID is refused naming the line.
+#[sqlx::test]
+async fn a_budget_on_an_account_counts_that_accounts_spend(pool: PgPool) {
+    let fake = CostExplorerFake::start(two_accounts(day(2026, 11, 1), 19)).await;
+    fake.with(|s| s.today = Some(day(2026, 11, 20)));
+    ingest(&pool, &fake, None).await;
+    let file = format!(
+        "budgets:\n  - name: research-prod\n    scope: {{account: \"{RESEARCH}\"}}\n    period: monthly\n    amount: \"1000\"\n    metric: unblended\n"
+    );
+    let actor = burnrate::audit_log::Actor::system("test");
+    burnrate::as_code::apply(&pool, &actor, &burnrate::as_code::parse(&file).expect("valid"), false)
+        .await
+        .expect("budget");
+    let mut conn = pool.acquire().await.expect("connection");
+    let budgets = burnrate::budgets::store::list(&mut conn).await.expect("budgets");
+    let standing = burnrate::budgets::evaluate::status(&mut conn, &budgets[0], day(2026, 11, 20))
+        .await
+        .expect("status");
+    // The account's facts for November, as Cost Explorer answered them for that account.
+    let expected = stored_total(&pool, "costs_by_usage_type", RESEARCH).await;
+    assert!(expected > Decimal::ZERO && stored_total(&pool, "costs_by_usage_type", SERVING).await > Decimal::ZERO);
+    assert_eq!(standing.status.spend, expected);
+    drop(conn);
+    let exported = burnrate::as_code::export(&pool).await.expect("export");
+    assert!(
+        exported.contains(&format!("scope: {{account: \"{RESEARCH}\"}}")),
+        "{exported}"
+    );
+
+    let bad = burnrate::as_code::parse(&file.replace(RESEARCH, "5182-7364-0931")).expect_err("bad id");
+    assert!(bad[0].to_string().contains("not an AWS account ID"), "{bad:?}");
 }

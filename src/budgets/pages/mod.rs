@@ -118,6 +118,9 @@ fn ScopeLink(scope: BudgetScope) -> impl IntoView {
             view! { <a href=scope_href("projects", &project)>{format!("Project {}", tag_label(&project))}</a> }
                 .into_any()
         }
+        BudgetScope::Account(id) => {
+            view! { <a href=format!("/?account={id}")>{format!("AWS account {id}")}</a> }.into_any()
+        }
     }
 }
 
@@ -286,8 +289,9 @@ fn BudgetForm(budget: Option<Budget>, choices: ScopeChoices, action: ServerActio
                     {choices.org.then(|| view! { <option value="org" selected=kind == "org">"Whole organisation"</option> })}
                     <option value="team" selected=kind == "team">"A team"</option>
                     <option value="project" selected=kind == "project">"A project"</option>
+                    {choices.org.then(|| view! { <option value="account" selected=kind == "account">"An AWS account"</option> })}
                 </select></label>
-                <label>"Team or project name" <input type="text" name="scope_name" list="budget-scopes" value=scope.name().to_string()/></label>
+                <label>"Team or project name, or account ID" <input type="text" name="scope_name" list="budget-scopes" value=scope.name().to_string()/></label>
                 <datalist id="budget-scopes">
                     {scope_names.into_iter().map(|n| view! { <option value=n.clone()></option> }).collect_view()}
                 </datalist>

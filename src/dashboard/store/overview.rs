@@ -69,11 +69,11 @@ pub async fn overview<'a>(
                 team_spend(pool, range, basis, narrowed).await?,
                 daily_and_run_rate(pool, range, with_data, basis, narrowed).await?,
                 open_days(pool, range).await?,
-                // The org's budgets, or the chosen team's; none in one account, which no
-                // budget scope is yet.
+                // The org's budgets, or the chosen team's or account's.
                 crate::budgets::evaluate::uses(pool, today, |scope| match (scope, team, account) {
                     (crate::budgets::BudgetScope::Org, None, None) => true,
                     (crate::budgets::BudgetScope::Team(name), Some(team), None) => name == team,
+                    (crate::budgets::BudgetScope::Account(id), None, Some(account)) => id == account,
                     _ => false,
                 })
                 .await?,

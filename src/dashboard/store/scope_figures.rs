@@ -238,8 +238,8 @@ pub async fn project(pool: &PgPool, name: &str, range: DateRange, basis: Basis) 
     .await?;
     let daily: Vec<(NaiveDate, String, Decimal)> = for_project(
         &format!(
-            "select c.day, c.project, {spend} from daily_project_costs c
-             where c.project = $3 and c.day >= $1 and c.day < $2 order by 1"
+            "select c.day, c.project, sum({spend}) from daily_project_costs c
+             where c.project = $3 and c.day >= $1 and c.day < $2 group by 1, 2 order by 1"
         ),
         range,
         name,
