@@ -372,7 +372,7 @@ mod tests {
             errors,
             [
                 "line 5: write the amount as quoted text, e.g. \"25000.00\", so no cent is lost",
-                "line 7: `scope` must be {team: NAME}, {project: NAME} or {org: true}",
+                "line 7: `scope` must be {team: NAME}, {project: NAME}, {account: \"ID\"} or {org: true}",
                 "line 16: unknown field \"colour\"; expected one of: key, name, scope, period, amount, metric, credits, thresholds, recipients",
                 "line 17: this budget has no `name:`",
                 "line 17: this budget has no `period:`",
