@@ -325,7 +325,7 @@ pub async fn refresh_every_day(conn: &mut PgConnection, owners: &Owners) -> Resu
 }
 
 /// Sorted days as half-open ranges of consecutive days.
-pub fn runs(days: &[NaiveDate]) -> Vec<DateRange> {
+pub(super) fn runs(days: &[NaiveDate]) -> Vec<DateRange> {
     let mut runs: Vec<DateRange> = Vec::new();
     for day in days {
         let next = *day + chrono::Days::new(1);
@@ -349,17 +349,38 @@ pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
         tracing::info!("another process is rewriting the allocation; leaving the gaps to it");
         return Ok(false);
     }
-    let missing = days_lacking(conn, "daily_project_costs", "allocated_daily_costs").await?;
+    let mut missing = days_lacking(conn, "daily_project_costs", "allocated_daily_costs").await?;
+    missing.extend(days_allocated_before_accounts(conn).await?);
+    missing.sort_unstable();
+    missing.dedup();
     refresh_runs(conn, &runs(&missing), &Owners::All).await?;
     // Days allocated before the page rollups existed.
     let filled = super::rollups::fill_missing(conn).await?;
     Ok(!missing.is_empty() || filled)
 }
 
+/// Days allocated before the allocation kept accounts (rows with account '') whose rollup
+/// now has them: the upgrade that added accounts to the allocation left them so, their
+/// totals right, until they are rewritten. Read through the (account, day) index.
+async fn days_allocated_before_accounts(conn: &mut PgConnection) -> Result<Vec<NaiveDate>, sqlx::Error> {
+    sqlx::query_scalar(
+        "select distinct a.day from allocated_daily_costs a
+         where a.account_id = ''
+           and exists (select 1 from daily_project_costs r where r.day = a.day and r.account_id <> '')
+         order by 1",
+    )
+    .fetch_all(conn)
+    .await
+}
+
 /// The days table `stored` has and table `lacking` does not, in order. Both have an index
 /// leading on `day`; the distinct days are found by one probe each (a recursive skip scan),
 /// so this check, made at every start, reads a few hundred index entries, not every row.
-pub async fn days_lacking(conn: &mut PgConnection, stored: &str, lacking: &str) -> Result<Vec<NaiveDate>, sqlx::Error> {
+pub(super) async fn days_lacking(
+    conn: &mut PgConnection,
+    stored: &str,
+    lacking: &str,
+) -> Result<Vec<NaiveDate>, sqlx::Error> {
     sqlx::query_scalar(&format!(
         "with recursive d(day) as (
              select min(day) from {stored}

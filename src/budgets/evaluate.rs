@@ -399,14 +399,25 @@ pub fn for_threshold(mut every: Vec<String>, spec: &BudgetSpec, threshold: Thres
     every
 }
 
-/// The scope's team owners (for the org: the admins) plus the budget's extra addresses: who
-/// hears of every threshold.
+/// The scope's team owners (for the org: the admins; for an account: the admins and the
+/// owners of the team it is mapped to) plus the budget's extra addresses: who hears of
+/// every threshold.
 pub async fn recipients(conn: &mut PgConnection, budget: &Budget) -> Result<Vec<String>, sqlx::Error> {
     let owners: Vec<String> = match &budget.spec.scope {
         BudgetScope::Org => {
             sqlx::query_scalar("select email from accounts where role = 'admin'")
                 .fetch_all(&mut *conn)
                 .await?
+        }
+        BudgetScope::Account(id) => {
+            sqlx::query_scalar(
+                "select email from accounts where role = 'admin'
+                 union select o.email from team_owners o join team_accounts a on a.team_id = o.team_id
+                 where a.account_id = $1",
+            )
+            .bind(id.as_str())
+            .fetch_all(&mut *conn)
+            .await?
         }
         scope => match store::owning_team(conn, scope).await? {
             Some(team_id) => {

@@ -83,24 +83,24 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
             });
         }
     }
-    Ok(rows
-        .into_iter()
+    rows.into_iter()
         .map(|row| {
             let scope = match (row.scope_kind.as_str(), row.team, row.project) {
                 ("team", Some(team), _) => BudgetScope::Team(team),
                 ("project", _, Some(project)) => BudgetScope::Project(project),
-                // The column admits 12 digits only, so the ID parses.
-                ("account", _, _) => match row.account_id.as_deref().map(crate::period::AccountId::parse) {
-                    Some(Ok(id)) => BudgetScope::Account(id),
-                    _ => BudgetScope::Org,
-                },
+                // The column admits 12 digits only, so the ID parses; a row that did not
+                // would be a decode error, never a budget of another scope.
+                ("account", _, _) => BudgetScope::Account(
+                    crate::period::AccountId::parse(row.account_id.as_deref().unwrap_or_default())
+                        .map_err(|m| sqlx::Error::Decode(m.into()))?,
+                ),
                 _ => BudgetScope::Org,
             };
             let mut thresholds = by_budget.remove(&row.id).unwrap_or_default();
             thresholds.sort();
             let mut escalation = escalations.remove(&row.id).unwrap_or_default();
             escalation.sort_by_key(|e| e.threshold);
-            Budget {
+            Ok(Budget {
                 id: row.id,
                 spec: BudgetSpec {
                     key: Some(row.key),
@@ -115,9 +115,9 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
                     recipients: row.recipients,
                     escalation,
                 },
-            }
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// The team id and project a scope stores, or the scope field's error when it names

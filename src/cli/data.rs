@@ -60,12 +60,6 @@ pub(super) async fn ingest(config: Config, window: Option<DateRange>) -> ExitCod
             return ExitCode::FAILURE;
         }
     };
-    // After an upgrade, budgets and enforcement judge whole figures, not a half-filled rollup.
-    if let Err(err) = super::serve::fill_derived(&db.pool).await {
-        eprintln!("burnrate: {err:#}");
-        db.close().await;
-        return ExitCode::FAILURE;
-    }
     let cost_explorer = CostExplorer::from_environment().await;
     let options = RunOptions {
         settings: config.ingest.clone(),

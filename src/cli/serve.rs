@@ -105,18 +105,10 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
     result
 }
 
-/// Writes what an upgrade emptied or a writer left out, from the stored facts: the daily
-/// rollup of days that lack it (the upgrade that keeps it per account), then the allocation
-/// and page rollups of days that lack them. Each is one transaction with no statement
-/// bound; nothing to do costs two index probes.
+/// Allocates the days the allocation lacks or holds without accounts (after an upgrade),
+/// with their page rollups, in one transaction with no statement bound; nothing to do costs
+/// a few index probes. Readers see the old allocation until it commits.
 pub(super) async fn fill_derived(pool: &sqlx::PgPool) -> anyhow::Result<()> {
-    if crate::costs::rollups::fill_missing(pool)
-        .await
-        .context("rolling up stored facts per account")?
-    {
-        tracing::info!("stored facts rolled up again per project, day and account");
-    }
-    // Days stored before allocation existed (or written without it) are allocated now.
     if crate::allocation::store::fill_gaps_in_transaction(pool)
         .await
         .context("allocating stored spend to teams")?

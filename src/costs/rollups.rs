@@ -10,6 +10,10 @@ use crate::period::DateRange;
 /// Rewrites the rollup rows of `range` from the facts. Call it in the transaction that
 /// wrote the facts so the two never disagree.
 pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
+    // The allocation's lock first, as every rewrite of the allocation takes it: a writer
+    // holding it (a start-up fill, a mapping change) reads these rows, and no two writers
+    // may take the rollup's rows and the lock in opposite orders.
+    crate::allocation::store::lock(conn).await?;
     sqlx::query("delete from daily_project_costs where day >= $1 and day < $2")
         .bind(range.from)
         .bind(range.to)
@@ -59,26 +63,4 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
     .execute(&mut *conn)
     .await?;
     crate::allocation::store::refresh(conn, range).await
-}
-
-/// Writes the rollup of days the facts have and it lacks (after the upgrade that added
-/// accounts to it), with their allocation and page rollups, in a transaction of its own
-/// with no statement bound. True when it wrote any.
-pub async fn fill_missing(pool: &sqlx::PgPool) -> Result<bool, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
-    // Replicas starting together: one fills, the others serve (as the allocation's fill).
-    let free: bool = sqlx::query_scalar("select pg_try_advisory_xact_lock(hashtext('burnrate.allocation'))")
-        .fetch_one(&mut *tx)
-        .await?;
-    if !free {
-        return Ok(false);
-    }
-    let missing = crate::allocation::store::days_lacking(&mut tx, "costs_by_usage_type", "daily_project_costs").await?;
-    let runs = crate::allocation::store::runs(&missing);
-    for range in &runs {
-        refresh(&mut tx, *range).await?;
-    }
-    tx.commit().await?;
-    Ok(!runs.is_empty())
 }

@@ -248,6 +248,13 @@ async fn database_before_accounts(pool: &PgPool) {
 #[sqlx::test(migrations = false)]
 async fn an_upgraded_database_gets_its_accounts_without_losing_history(pool: PgPool) {
     database_before_accounts(&pool).await;
+    // The migration that keeps the rollup per account writes it again in its own
+    // transaction: budgets and enforcement judged right after it never see it empty.
+    let rollup: (i64, Option<Decimal>) = sqlx::query_as("select count(*), sum(unblended) from daily_project_costs")
+        .fetch_one(&pool)
+        .await
+        .expect("rollup");
+    assert_eq!(rollup, (3, Some(Decimal::new(37035, 2))));
     let stored: Vec<(String, Decimal)> =
         sqlx::query_as("select account_id, unblended from costs_by_usage_type order by day")
             .fetch_all(&pool)
@@ -527,4 +534,40 @@ async fn a_budget_on_an_account_counts_that_accounts_spend(pool: PgPool) {
 
     let bad = burnrate::as_code::parse(&file.replace(RESEARCH, "5182-7364-0931")).expect_err("bad id");
     assert!(bad[0].to_string().contains("not an AWS account ID"), "{bad:?}");
+}
+
+/// Days allocated before the allocation kept accounts (their rows say account '', as the
+/// upgrade leaves them) are allocated again at the next start, per account, with the same
+/// totals; a day whose rollup has no account (older history) is left as it is.
+#[sqlx::test]
+async fn days_allocated_before_accounts_are_allocated_again_per_account(pool: PgPool) {
+    let fake = CostExplorerFake::start(two_accounts(day(2026, 11, 1), 19)).await;
+    fake.with(|s| s.today = Some(day(2026, 11, 20)));
+    ingest(&pool, &fake, None).await;
+    let by_account = |pool: PgPool| async move {
+        sqlx::query_as::<_, (String, Decimal)>(
+            "select account_id, sum(unblended) from allocated_daily_costs group by 1 order by 1",
+        )
+        .fetch_all(&pool)
+        .await
+        .expect("allocation")
+    };
+    let before = by_account(pool.clone()).await;
+    assert_eq!(before.len(), 2, "{before:?}");
+    sqlx::query("update allocated_daily_costs set account_id = ''")
+        .execute(&pool)
+        .await
+        .expect("as the upgrade leaves them");
+    assert!(
+        burnrate::allocation::store::fill_gaps_in_transaction(&pool)
+            .await
+            .expect("fill")
+    );
+    assert_eq!(by_account(pool.clone()).await, before);
+    assert!(
+        !burnrate::allocation::store::fill_gaps_in_transaction(&pool)
+            .await
+            .expect("fill"),
+        "nothing left to do"
+    );
 }

@@ -114,10 +114,10 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
                 <th scope="row">"Organisation"</th>
                 <td class="num" data-testid="teams-total" data-value=total.to_string()>{usd(total)}</td>
                 <td class="num">"100.0%"</td>
-                <td colspan="7"></td>
+                <td colspan="8"></td>
             </tr></tfoot>
         </table>
-        <p class="hint">"Each dollar is counted once: a project's team, else its user tag's team, else the "
+        <p class="hint">"Each dollar is counted once: a project's team, else its user tag's team, else its AWS account's team, else the "
             <a href="/admin/allocation">"shared-cost rules"</a> ", else Unassigned. The teams and Unassigned add up to the organisation's total."</p>
         <p class="hint"><a download href=csv data-testid="teams-csv">"Download CSV (daily by team)"</a></p>
     }
