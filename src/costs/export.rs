@@ -124,9 +124,9 @@ pub fn table_for(keys: &[Key]) -> Result<&'static str, String> {
     let mut wanted = grains.iter().filter(|(wanted, _)| *wanted).map(|(_, table)| *table);
     match (wanted.next(), wanted.next()) {
         (Some(table), None) => Ok(table),
-        // A team is its allocation (the Teams table's figures), with the projects it draws on;
-        // by account, the facts (a team is then the one owning the project, as with a user).
-        (None, _) if has(Key::Team) && !has(Key::Account) && !has(Key::AccountName) => Ok("allocated_daily_costs"),
+        // A team is its allocation (the Teams table's figures), with the projects it draws on
+        // and the accounts its spend is in (every allocated row keeps its account).
+        (None, _) if has(Key::Team) => Ok("allocated_daily_costs"),
         // Projects alone: any grain gives the same totals.
         (None, _) => Ok("costs_by_service"),
         (Some(_), Some(_)) => Err(
@@ -331,7 +331,7 @@ mod tests {
         assert!(table_for(&[Key::User, Key::UsageType]).is_err());
         // Every grain holds the account; a team by account is the owning team's facts.
         assert_eq!(table_for(&[Key::Account, Key::User]), Ok("costs_by_user"));
-        assert_eq!(table_for(&[Key::Team, Key::Account]), Ok("costs_by_service"));
+        assert_eq!(table_for(&[Key::Team, Key::Account]), Ok("allocated_daily_costs"));
         assert_eq!(table_for(&[Key::AccountName]), Ok("costs_by_service"));
         assert_eq!(
             parse_keys("account,account_name,project"),

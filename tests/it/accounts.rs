@@ -482,6 +482,35 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
     let lines: Vec<(&str, Decimal)> = lines.iter().map(|l| (l.id.as_str(), l.spend)).collect();
     assert_eq!(lines, [(SERVING, Decimal::from(30)), (RESEARCH, Decimal::from(5))]);
 
+    // The export by team and account is the allocation, as the Team page shows it.
+    let csv = burnrate::costs::export::csv(
+        &pool,
+        range,
+        &burnrate::costs::export::parse_keys("team,account").expect("keys"),
+        burnrate::costs::export::Granularity::Daily,
+        burnrate::period::Metric::Unblended,
+    )
+    .await
+    .expect("csv");
+    let rows: Vec<(String, String, Decimal)> = csv
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            (cells[1].to_string(), cells[2].to_string(), cells[3].parse().expect("amount"))
+        })
+        .collect();
+    let csv_row = |team: &str, account: &str, amount: i64| (team.to_string(), account.to_string(), Decimal::from(amount));
+    assert_eq!(
+        rows,
+        [
+            csv_row("Unassigned", SERVING, 50),
+            csv_row("ml-research", RESEARCH, 200),
+            csv_row("web", RESEARCH, 5),
+            csv_row("web", SERVING, 30),
+        ]
+    );
+
     // The mapping is config: exported, and moving it moves exactly what it claimed.
     let exported = burnrate::as_code::export(&pool).await.expect("export");
     assert!(
