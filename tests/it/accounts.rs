@@ -497,10 +497,15 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
         .skip(1)
         .map(|line| {
             let cells: Vec<&str> = line.split(',').collect();
-            (cells[1].to_string(), cells[2].to_string(), cells[3].parse().expect("amount"))
+            (
+                cells[1].to_string(),
+                cells[2].to_string(),
+                cells[3].parse().expect("amount"),
+            )
         })
         .collect();
-    let csv_row = |team: &str, account: &str, amount: i64| (team.to_string(), account.to_string(), Decimal::from(amount));
+    let csv_row =
+        |team: &str, account: &str, amount: i64| (team.to_string(), account.to_string(), Decimal::from(amount));
     assert_eq!(
         rows,
         [
