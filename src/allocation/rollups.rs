@@ -10,7 +10,7 @@ use crate::period::DateRange;
 use crate::spans::{months_of, touched};
 
 /// The allocation's figures, in the column order every allocated table uses.
-const FIGURES: [&str; 10] = [
+pub const FIGURES: [&str; 10] = [
     "unblended",
     "amortized",
     "gpu_unblended",

@@ -361,12 +361,19 @@ pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
 
 /// Days allocated before the allocation kept accounts (rows with account '') whose rollup
 /// now has them: the upgrade that added accounts to the allocation left them so, their
-/// totals right, until they are rewritten. Read through the (account, day) index.
+/// totals right, until they are rewritten. History older than Cost Explorer keeps stays
+/// without accounts for good, so this runs at every start: its days are found by one probe
+/// each of the (account, day) index (a recursive skip scan), not by reading their rows.
 async fn days_allocated_before_accounts(conn: &mut PgConnection) -> Result<Vec<NaiveDate>, sqlx::Error> {
     sqlx::query_scalar(
-        "select distinct a.day from allocated_daily_costs a
-         where a.account_id = ''
-           and exists (select 1 from daily_project_costs r where r.day = a.day and r.account_id <> '')
+        "with recursive d(day) as (
+             select min(day) from allocated_daily_costs where account_id = ''
+             union all
+             select (select min(a.day) from allocated_daily_costs a where a.account_id = '' and a.day > d.day)
+             from d where d.day is not null)
+         select d.day from d
+         where d.day is not null
+           and exists (select 1 from daily_project_costs r where r.day = d.day and r.account_id <> '')
          order by 1",
     )
     .fetch_all(conn)

@@ -193,19 +193,14 @@ fn read_scope(node: &MarkedYaml, input: &mut BudgetInput, errors: &mut Errors) {
     match (pairs.next(), pairs.next()) {
         (Some((key, value)), None) => match (text(key).as_deref(), &value.data) {
             (Some("org"), YamlData::Value(Scalar::Boolean(true))) => input.scope_kind = "org".into(),
-            // An unquoted ID is a YAML number: one that lost a leading zero is refused
-            // with the hint to quote it.
-            (Some("account"), YamlData::Value(Scalar::Integer(n))) => match n.to_string() {
-                id if id.len() == 12 => {
+            (Some("account"), _) => match super::teams::account_id(value) {
+                Ok(id) => {
                     input.scope_kind = "account".into();
                     input.scope_name = id;
                 }
-                id => errors.add(
-                    value,
-                    format!("{id:?} is not an AWS account ID; quote an ID that starts with 0 (\"012345678901\")"),
-                ),
+                Err(message) => errors.add(value, message),
             },
-            (Some(kind @ ("team" | "project" | "account")), _) => match text(value) {
+            (Some(kind @ ("team" | "project")), _) => match text(value) {
                 Some(name) => {
                     input.scope_kind = kind.to_string();
                     input.scope_name = name;

@@ -121,12 +121,9 @@ pub(super) async fn fill_derived(pool: &sqlx::PgPool) -> anyhow::Result<()> {
 pub(super) async fn migrate(config: Config) -> anyhow::Result<()> {
     let db = Database::open_for_batch(&config).await?;
     let filled = fill_derived(&db.pool).await;
-    if let Err(err) = filled {
-        db.close().await;
-        return Err(err);
-    }
-    tracing::info!("migrations are up to date");
     db.close().await;
+    filled?;
+    tracing::info!("migrations are up to date");
     Ok(())
 }
 

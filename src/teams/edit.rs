@@ -5,6 +5,7 @@ use sqlx::{Acquire, PgPool};
 use super::store::{self, Mappings, TeamMapping};
 use crate::audit_log::Actor;
 use crate::error::AppError;
+use crate::period::AccountId;
 
 /// A team name's rule, shared with the YAML file: 1-100 characters, and not "Unassigned",
 /// which is where unmapped spend is shown.
@@ -17,12 +18,6 @@ pub fn check_team_name(name: &str) -> Result<String, &'static str> {
     } else {
         Ok(name.to_string())
     }
-}
-
-/// An AWS account ID's rule, shared with the YAML file: exactly 12 digits, as AWS writes it
-/// (a leading zero is kept).
-pub fn check_account_id(id: &str) -> Result<String, String> {
-    crate::period::AccountId::parse(id).map(String::from)
 }
 
 /// A checked form submission.
@@ -63,8 +58,8 @@ impl TeamEdit {
             }
         }
         for account in entries(accounts.unwrap_or_default()) {
-            let id = check_account_id(account).map_err(|m| AppError::invalid("accounts", m))?;
-            mapping.accounts.insert(id);
+            let id = AccountId::parse(account).map_err(|m| AppError::invalid("accounts", m))?;
+            mapping.accounts.insert(id.into());
         }
         Ok(TeamEdit {
             original: Some(original.trim().to_string()).filter(|o| !o.is_empty()),
@@ -173,7 +168,7 @@ pub async fn delete(pool: &PgPool, actor: &Actor, name: &str) -> Result<usize, A
 
 pub async fn assign(pool: &PgPool, actor: &Actor, kind: &str, name: &str, team: &str) -> Result<usize, AppError> {
     let name = match kind {
-        "account" => check_account_id(name).map_err(|m| AppError::invalid("name", m))?,
+        "account" => AccountId::parse(name).map_err(|m| AppError::invalid("name", m))?.into(),
         _ => name.to_string(),
     };
     update(pool, actor, None, |teams| {

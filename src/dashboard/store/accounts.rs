@@ -4,6 +4,7 @@
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
+use crate::allocation::rollups::FIGURES;
 use crate::dashboard::model::{AccountLine, Scope};
 use crate::period::{AccountId, Basis, DateRange};
 use crate::spans::Cover;
@@ -56,18 +57,15 @@ pub async fn by_account(
         })
 }
 
-/// The figures the page rollups and the allocation share.
-const FIGURES: &str = "unblended, amortized, gpu_unblended, gpu_amortized, credit_unblended, credit_amortized,
-                       refund_unblended, refund_amortized, tax_unblended, tax_amortized";
-
 /// What a page reads its per-team days from, as `r`: the page rollup, or with `?account=`
 /// the allocation's rows in that account (the rollups are kept for the whole organisation).
 pub fn team_days(account: Option<&AccountId>) -> String {
     match account {
         None => "team_daily_costs r".to_string(),
         Some(id) => format!(
-            "(select day, team_id, source, {FIGURES} from allocated_daily_costs where account_id = {}) r",
-            id.sql_literal()
+            "(select day, team_id, source, {figures} from allocated_daily_costs where account_id = {}) r",
+            id.sql_literal(),
+            figures = FIGURES.join(", ")
         ),
     }
 }
@@ -79,9 +77,10 @@ pub fn project_spans(account: Option<&AccountId>) -> String {
     match account {
         None => "allocated_project_spans r".to_string(),
         Some(id) => format!(
-            "(select 'day'::text as span, day, team_id, source, rule_id, project, {FIGURES}
+            "(select 'day'::text as span, day, team_id, source, rule_id, project, {figures}
               from allocated_daily_costs where account_id = {}) r",
-            id.sql_literal()
+            id.sql_literal(),
+            figures = FIGURES.join(", ")
         ),
     }
 }
@@ -92,10 +91,11 @@ pub fn owned_projects(account: Option<&AccountId>) -> String {
     match account {
         None => "owned_spend_spans r".to_string(),
         Some(id) => format!(
-            "(select 'project'::text as dimension, 'day'::text as span, c.day, p.team_id, c.project as key, {FIGURES}
+            "(select 'project'::text as dimension, 'day'::text as span, c.day, p.team_id, c.project as key, {figures}
               from daily_project_costs c left join projects p on p.name = c.project
               where c.account_id = {}) r",
-            id.sql_literal()
+            id.sql_literal(),
+            figures = FIGURES.join(", ")
         ),
     }
 }
