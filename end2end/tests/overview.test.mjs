@@ -162,6 +162,37 @@ test('the account filter narrows the Overview to one linked account and survives
   await page.close();
 });
 
+test('a team page reached from an account-filtered Overview keeps the account, and widens again in one click', async () => {
+  const { page, problems } = await openPage(server.browser);
+  const { rows: [account] } = await server.db.query(
+    `select account_id as id from allocated_daily_costs where team_id is not null and account_id <> ''
+     group by 1 order by sum(unblended) desc limit 1`);
+  await signIn(page, server.baseUrl, server.accounts.viewer, `/?period=30d&account=${account.id}`);
+  await waitForHydration(page);
+  const range = await page.textContent('[data-testid="period-range"]');
+  const [from, last] = range.split(' – ');
+  const team = (await teamsOnPage(page)).find((t) => t.team !== 'Unassigned');
+  await page.click(`[data-testid="team-name"] >> text="${team.team}"`);
+  await page.waitForURL((url) => url.pathname.startsWith('/teams/') && url.search.includes(`account=${account.id}`));
+  await page.waitForSelector('[data-testid="account-note"]');
+  assert.equal(await page.inputValue('[data-testid="account-select"]'), account.id);
+  // The team's allocation in that account over the same days, to the last digit.
+  const inAccount = async (id) => (await server.db.query(
+    `select coalesce(sum(a.unblended), 0)::text as total from allocated_daily_costs a join teams t on t.id = a.team_id
+     where t.name = $3 and a.day between $1 and $2 and ($4::text is null or a.account_id = $4)`,
+    [from, last, team.team, id])).rows[0].total;
+  await page.click('[data-testid="period-30d"]');
+  await page.waitForURL((url) => url.search.includes('period=30d') && url.search.includes(`account=${account.id}`));
+  await page.waitForFunction(() => document.querySelector('[data-testid="scope-total"]')?.dataset.value !== undefined);
+  assert.equal(units(await page.getAttribute('[data-testid="scope-total"]', 'data-value')), units(await inAccount(account.id)));
+  await page.click('[data-testid="every-account"]');
+  await page.waitForURL((url) => !url.search.includes('account='));
+  await page.waitForSelector('[data-testid="account-note"]', { state: 'detached' });
+  assert.equal(units(await page.getAttribute('[data-testid="scope-total"]', 'data-value')), units(await inAccount(null)));
+  assert.deepEqual([...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
 // The split release site (scripts/build-site.sh): a page fetches the shared bundle and its own route's chunks,
 // never another page's, and a client-side navigation fetches the next page's chunks.
 test('a page loads only its own wasm chunks, and the next page loads its chunks on navigation', async () => {

@@ -29,10 +29,21 @@ pub async fn parts(
     range: DateRange,
     basis: Basis,
 ) -> Result<Vec<PartLine>, sqlx::Error> {
-    let cover = Cover::of(&[range]);
+    parts_in(conn, team, basis, "allocated_project_spans a", &Cover::of(&[range])).await
+}
+
+/// [`parts`] read from `spans` (aliased `a`, with the columns of `allocated_project_spans`),
+/// summed over `cover`'s blocks: how a page narrowed to one account reads them.
+pub async fn parts_in(
+    conn: impl sqlx::PgExecutor<'_>,
+    team: &str,
+    basis: Basis,
+    spans: &str,
+    cover: &Cover,
+) -> Result<Vec<PartLine>, sqlx::Error> {
     sqlx::query_as(&format!(
         "select a.source, a.project, r.name as rule, sum(({col}) * b.sign) as spend
-         from allocated_project_spans a {blocks}
+         from {spans} {blocks}
          left join allocation_rules r on r.id = a.rule_id
          where {team}
          group by 1, 2, 3 having sum(({col}) * b.sign) <> 0
@@ -59,8 +70,19 @@ pub async fn team_total(
     range: DateRange,
     basis: Basis,
 ) -> Result<Decimal, sqlx::Error> {
+    team_total_in(conn, team, range, basis, "team_daily_costs a").await
+}
+
+/// [`team_total`] read from `days` (aliased `a`, with `day`, `team_id` and the figures).
+pub async fn team_total_in(
+    conn: impl sqlx::PgExecutor<'_>,
+    team: &str,
+    range: DateRange,
+    basis: Basis,
+    days: &str,
+) -> Result<Decimal, sqlx::Error> {
     sqlx::query_scalar(&format!(
-        "select coalesce(sum({col}), 0) from team_daily_costs a
+        "select coalesce(sum({col}), 0) from {days}
          where a.day >= $1 and a.day < $2 and {team}",
         col = basis.spend_sql("a"),
         team = team_is("a", 3, team)

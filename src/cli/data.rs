@@ -5,20 +5,20 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::config::Config;
-use crate::costs::export::{self, Granularity, Key};
+use crate::costs::export::{self, Key};
 use crate::db::Database;
 use crate::ingestion::{
     self,
     cost_explorer::{Backoff, CostExplorer},
     run::{Outcome, RunOptions, Trigger},
 };
-use crate::period::{DateRange, Metric};
+use crate::period::DateRange;
 
 pub(super) async fn export_csv(
     config: Config,
     range: DateRange,
     keys: Vec<Key>,
-    figures: (Granularity, Metric),
+    selection: &export::Selection,
     style: export::CsvStyle,
 ) -> anyhow::Result<()> {
     use std::io::Write;
@@ -28,7 +28,7 @@ pub(super) async fn export_csv(
     let mut write_failed = None;
     let result = match db.pool.begin().await {
         Ok(tx) => {
-            export::stream_csv(tx, range, &keys, figures, (style, None), |chunk| {
+            export::stream_csv(tx, range, &keys, selection, (style, None), |chunk| {
                 let ok = match stdout.write_all(chunk.as_bytes()) {
                     Ok(()) => true,
                     Err(error) => {

@@ -66,10 +66,13 @@ enum Command {
         #[arg(long, value_name = "DATE")]
         to: NaiveDate,
         /// Comma-separated: team, project, user, service, usage_type, instance_type, workload,
-        /// record_type. user, service, usage_type/instance_type/workload and record_type
-        /// exclude each other (Cost Explorer's two-dimension limit).
+        /// record_type, account, account_name. user, service, usage_type/instance_type/workload
+        /// and record_type exclude each other (Cost Explorer's two-dimension limit).
         #[arg(long, value_name = "KEYS")]
         group_by: String,
+        /// Only the spend in this linked AWS account (12 digits).
+        #[arg(long, value_name = "ID")]
+        account: Option<String>,
         /// daily or monthly (rows dated the 1st).
         #[arg(long, default_value = "daily", value_parser = ["daily", "monthly"])]
         granularity: String,
@@ -106,6 +109,9 @@ enum Command {
         /// One team (or Unassigned); every team when left out.
         #[arg(long, value_name = "NAME")]
         team: Option<String>,
+        /// Only the spend in this linked AWS account (12 digits): computed now, never frozen.
+        #[arg(long, value_name = "ID")]
+        account: Option<String>,
         #[arg(long, default_value = "csv", value_parser = ["csv", "html"])]
         format: String,
         /// Prefix CSV text cells that begin with =, +, -, @, TAB or CR with ' for spreadsheets
@@ -272,12 +278,20 @@ pub async fn run() -> ExitCode {
         Command::Statement {
             month,
             team,
+            account,
             format,
             excel_safe,
-        } => match crate::statements::store::parse_month(&month) {
-            Ok(month) => org::statement(config, month, team, (format == "html", excel_safe)).await,
-            Err(message) => return usage_error(&format!("--month: {message}")),
-        },
+        } => {
+            let month = match crate::statements::store::parse_month(&month) {
+                Ok(month) => month,
+                Err(message) => return usage_error(&format!("--month: {message}")),
+            };
+            let account = match crate::period::AccountId::parse_filter(account.as_deref()) {
+                Ok(account) => account,
+                Err(message) => return usage_error(&format!("--account: {message}")),
+            };
+            org::statement(config, month, (team, account), (format == "html", excel_safe)).await
+        }
         Command::Demo { scale, until, replace } => {
             let today = chrono::Utc::now().date_naive();
             let until = until.unwrap_or_else(|| days_before(today, 1));
@@ -292,6 +306,7 @@ pub async fn run() -> ExitCode {
             from,
             to,
             group_by,
+            account,
             granularity,
             metric,
             excel_safe,
@@ -299,6 +314,10 @@ pub async fn run() -> ExitCode {
             let keys = match export::checked_keys(&group_by) {
                 Ok(keys) => keys,
                 Err(message) => return usage_error(&format!("--group-by: {message}")),
+            };
+            let account = match crate::period::AccountId::parse_filter(account.as_deref()) {
+                Ok(account) => account,
+                Err(message) => return usage_error(&format!("--account: {message}")),
             };
             let range = match export::checked_range(from, to) {
                 Ok(range) => range,
@@ -319,7 +338,12 @@ pub async fn run() -> ExitCode {
             } else {
                 export::CsvStyle::Verbatim
             };
-            export_csv(config, range, keys, (granularity, metric), style).await
+            let selection = export::Selection {
+                granularity,
+                metric,
+                account,
+            };
+            export_csv(config, range, keys, &selection, style).await
         }
         Command::Ingest { from, to } => {
             let window = match from.zip(to) {

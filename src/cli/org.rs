@@ -158,7 +158,7 @@ pub(super) async fn sync_budgets(config: Config, prune: bool) -> anyhow::Result<
 pub(super) async fn statement(
     config: Config,
     month: chrono::NaiveDate,
-    team: Option<String>,
+    (team, account): (Option<String>, Option<crate::period::AccountId>),
     (html, excel_safe): (bool, bool),
 ) -> anyhow::Result<()> {
     use std::io::Write;
@@ -166,7 +166,10 @@ pub(super) async fn statement(
     let today = chrono::Utc::now().date_naive();
     let result = async {
         let mut conn = db.pool.acquire().await?;
-        crate::statements::store::statement(&mut conn, month, today).await
+        match &account {
+            None => crate::statements::store::statement(&mut conn, month, today).await,
+            Some(account) => crate::statements::store::statement_in_account(&mut conn, month, account).await,
+        }
     }
     .await;
     db.close().await;

@@ -20,3 +20,10 @@ pub async fn record(conn: &mut PgConnection, accounts: &[(String, String)]) -> R
     .await?;
     Ok(())
 }
+
+/// Every account Cost Explorer named, for the pages' account filter: ID and name.
+pub async fn known(conn: impl sqlx::PgExecutor<'_>) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as("select account_id, name from aws_accounts order by name, account_id")
+        .fetch_all(conn)
+        .await
+}

@@ -1,5 +1,6 @@
 //! `GET /api/export.csv`: the `burnrate export` CSV as a download, for every dashboard table.
-//! Query: from, to (exclusive), group_by, and optional granularity and metric, as the CLI.
+//! Query: from, to (exclusive), group_by, and optional granularity, metric and account, as
+//! the CLI.
 //! The rows stream from PostgreSQL to the client as they are read, and text cells are
 //! Excel-safe (a spreadsheet opens this file).
 
@@ -14,7 +15,7 @@ use chrono::NaiveDate;
 use super::export::{self, CsvStyle, Granularity};
 use crate::auth::Caller;
 use crate::config::Config;
-use crate::period::{DateRange, Metric};
+use crate::period::{AccountId, DateRange, Metric};
 
 /// Exports streaming at once, at most.
 const CONCURRENT_EXPORTS: usize = 4;
@@ -37,12 +38,7 @@ pub async fn export_csv(
         Ok(request) => request,
         Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
     };
-    let Request {
-        range,
-        keys,
-        granularity,
-        metric,
-    } = request;
+    let Request { range, keys, selection } = request;
     // At most a few exports at once, each holding one database connection: a crowd of
     // downloads cannot take the pool from sign-in and pages.
     let Ok(slot) = EXPORTS.clone().try_acquire_owned() else {
@@ -68,7 +64,16 @@ pub async fn export_csv(
         }
     };
     let names: Vec<&str> = keys.iter().map(|k| k.name()).collect();
-    let filename = format!("burnrate-{}-{}-{}.csv", names.join("-"), range.from, range.last_day());
+    let account = selection
+        .account
+        .as_ref()
+        .map_or(String::new(), |id| format!("-{}", id.as_str()));
+    let filename = format!(
+        "burnrate-{}{account}-{}-{}.csv",
+        names.join("-"),
+        range.from,
+        range.last_day()
+    );
     // A few chunks in flight at most: the rows are read as fast as the client takes them.
     let (chunks, body) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(4);
     let patience = config.timeouts.request;
@@ -80,7 +85,7 @@ pub async fn export_csv(
             async move { matches!(tokio::time::timeout(patience, chunks.send(Ok(chunk))).await, Ok(Ok(()))) }
         };
         let bounds = (CsvStyle::ExcelSafe, Some(EXPORT_STATEMENT_BOUND));
-        let streamed = export::stream_csv(tx, range, &keys, (granularity, metric), bounds, send).await;
+        let streamed = export::stream_csv(tx, range, &keys, &selection, bounds, send).await;
         if let Err(error) = streamed {
             // Headers are sent: the client sees the body end with an error, not a short file.
             tracing::error!(%error, "CSV export failed while streaming");
@@ -108,8 +113,7 @@ pub async fn export_csv(
 struct Request {
     range: DateRange,
     keys: Vec<export::Key>,
-    granularity: Granularity,
-    metric: Metric,
+    selection: export::Selection,
 }
 
 fn parse(query: &HashMap<String, String>) -> Result<Request, String> {
@@ -127,10 +131,15 @@ fn parse(query: &HashMap<String, String>) -> Result<Request, String> {
         Some(other) => return Err(format!("granularity: expected daily or monthly, got {other:?}")),
     };
     let metric = Metric::parse(query.get("metric").map(String::as_str))?;
+    let account =
+        AccountId::parse_filter(query.get("account").map(String::as_str)).map_err(|m| format!("account: {m}"))?;
     Ok(Request {
         range,
         keys,
-        granularity,
-        metric,
+        selection: export::Selection {
+            granularity,
+            metric,
+            account,
+        },
     })
 }

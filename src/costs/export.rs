@@ -12,7 +12,7 @@ use sqlx::PgPool;
 
 use crate::format::UNASSIGNED_TEAM;
 pub use crate::format::csv::CsvStyle;
-use crate::period::{DateRange, Metric};
+use crate::period::{AccountId, DateRange, Metric};
 
 /// A column to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +174,7 @@ pub async fn stream_csv<F, Fut>(
     mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
     range: DateRange,
     keys: &[Key],
-    (granularity, metric): (Granularity, Metric),
+    selection: &Selection,
     (style, statement_bound): (CsvStyle, Option<std::time::Duration>),
     mut sink: F,
 ) -> Result<u64, ExportError>
@@ -185,7 +185,7 @@ where
     use futures_util::TryStreamExt;
     use sqlx::Row;
     let table = table_for(keys).map_err(ExportError::Invalid)?;
-    let sql = select_sql(table, keys, granularity, metric);
+    let sql = select_sql(table, keys, selection);
     sqlx::query(&format!(
         "set local statement_timeout = {}",
         statement_bound.map_or(0, |bound| bound.as_millis().max(1))
@@ -235,7 +235,11 @@ pub async fn csv(
         tx,
         range,
         keys,
-        (granularity, metric),
+        &Selection {
+            granularity,
+            metric,
+            account: None,
+        },
         (CsvStyle::Verbatim, None),
         |chunk| {
             all.push_str(&chunk);
@@ -246,8 +250,17 @@ pub async fn csv(
     Ok(all)
 }
 
-fn select_sql(table: &str, keys: &[Key], granularity: Granularity, metric: Metric) -> String {
-    let date = match granularity {
+/// What an export sums besides its keys: daily or monthly rows, the metric, and one linked
+/// account (`?account=`, `--account`) or every one.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub granularity: Granularity,
+    pub metric: Metric,
+    pub account: Option<AccountId>,
+}
+
+fn select_sql(table: &str, keys: &[Key], selection: &Selection) -> String {
+    let date = match selection.granularity {
         Granularity::Daily => "c.day",
         Granularity::Monthly => "date_trunc('month', c.day)::date",
     };
@@ -259,7 +272,7 @@ fn select_sql(table: &str, keys: &[Key], granularity: Granularity, metric: Metri
          {team_join}
          {usage_join}
          {account_join}
-         where c.day >= $1 and c.day < $2
+         where c.day >= $1 and c.day < $2{account}
          group by {group}
          having sum(c.{metric}) <> 0
          order by {group}",
@@ -269,7 +282,8 @@ fn select_sql(table: &str, keys: &[Key], granularity: Granularity, metric: Metri
             .map(|(i, c)| format!("{c} as k{i}"))
             .collect::<Vec<_>>()
             .join(", "),
-        metric = metric.key(),
+        metric = selection.metric.key(),
+        account = AccountId::and_in(selection.account.as_ref(), "c.account_id"),
         team_join = if table == "allocated_daily_costs" {
             "left join teams t on t.id = c.team_id"
         } else {

@@ -71,10 +71,11 @@ pub async fn get_scope(
     period: Option<String>,
     metric: Option<String>,
     credits: Option<String>,
+    account: Option<String>,
 ) -> Result<ScopeView, AppError> {
     crate::error::with_status(
         async {
-            let request = CostRequest::new(period, metric, credits, None)?;
+            let request = CostRequest::new(period, metric, credits, account)?;
             let scope = match kind.as_str() {
                 "team" => super::model::Scope::Team(name),
                 "project" => super::model::Scope::Project(name),
@@ -82,8 +83,14 @@ pub async fn get_scope(
             };
             // Debug output quotes the name, so no name can forge another key.
             let detail = format!("{scope:?}");
-            let compute =
-                super::store::breakdown::scope(&request.pool, scope, request.period, request.basis, request.today);
+            let compute = super::store::breakdown::scope_in(
+                &request.pool,
+                scope,
+                request.period,
+                request.basis,
+                request.today,
+                request.account.as_ref(),
+            );
             request.cached("scope", &detail, compute).await
         }
         .await,

@@ -105,6 +105,8 @@ pub struct TeamsView {
     pub teams: Vec<TeamLine>,
     /// The account filter (`?account=`); `None` for every account.
     pub account: Option<String>,
+    /// Every linked account Cost Explorer named (ID, name), for the account filter.
+    pub all_accounts: Vec<(String, String)>,
     /// (day, team, spend): the chart's numbers.
     pub daily: Vec<(NaiveDate, String, Decimal)>,
     pub chart_svg: Svg,
@@ -176,6 +178,10 @@ pub struct ScopeView {
     pub parts: Vec<crate::allocation::PartLine>,
     /// Where the spend is by AWS account; a team's mapped accounts are listed even without.
     pub by_account: Vec<AccountLine>,
+    /// The account filter (`?account=`); `None` for every account.
+    pub account: Option<String>,
+    /// Every linked account Cost Explorer named (ID, name), for the account filter.
+    pub all_accounts: Vec<(String, String)>,
     pub chart_svg: Svg,
     /// Budgets on this team or project, in their current periods.
     pub budgets: Vec<BudgetUse>,

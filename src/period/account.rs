@@ -37,6 +37,12 @@ impl AccountId {
     pub fn sql_literal(&self) -> String {
         format!("'{}'", self.0)
     }
+
+    /// ` and {column} = 'ID'` narrowing a statement's rows to `account`; nothing for every
+    /// account.
+    pub fn and_in(account: Option<&AccountId>, column: &str) -> String {
+        account.map_or(String::new(), |id| format!(" and {column} = {}", id.sql_literal()))
+    }
 }
 
 impl TryFrom<String> for AccountId {

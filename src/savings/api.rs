@@ -17,17 +17,28 @@ async fn insights() -> Result<std::sync::Arc<super::insights::Insights>, AppErro
 /// Recommendations ranked by monthly saving, the ledger and utilisation; every signed-in
 /// role reads them.
 #[server(prefix = "/api", endpoint = "savings")]
-pub async fn get_savings(team: Option<String>, kind: Option<String>) -> Result<SavingsPage, AppError> {
+pub async fn get_savings(
+    team: Option<String>,
+    kind: Option<String>,
+    account: Option<String>,
+) -> Result<SavingsPage, AppError> {
     crate::error::with_status(
         async {
             let caller = crate::auth::caller()?;
             let kind = super::model::Kind::filter(kind.as_deref()).map_err(|m| AppError::invalid("kind", m))?;
+            let account = crate::period::AccountId::parse_filter(account.as_deref())
+                .map_err(|m| AppError::invalid("account", m))?;
             let team = team.filter(|t| !t.is_empty());
             let insights = insights().await?;
             let pool = crate::ctx::pool()?;
             let cache = crate::ctx::page_data()?;
             let hours = crate::ctx::config()?.savings.idle_alert_hours;
-            Ok(super::service::page(&pool, &cache, &insights, &caller, (team.as_deref(), kind), hours).await?)
+            let filters = super::service::Filters {
+                team: team.as_deref(),
+                kind,
+                account: super::service::account_usage(&pool, &insights, account.as_ref()).await?,
+            };
+            Ok(super::service::page(&pool, &cache, &insights, &caller, &filters, hours).await?)
         }
         .await,
     )

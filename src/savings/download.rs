@@ -1,5 +1,5 @@
-//! `GET /api/savings.csv?team=&kind=`: the Savings page's recommendations as a download, in
-//! the `burnrate insights` columns, Excel-safe.
+//! `GET /api/savings.csv?team=&kind=&account=`: the Savings page's recommendations as a
+//! download, in the `burnrate insights` columns, Excel-safe.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,13 +26,28 @@ pub async fn savings_csv(
         Ok(kind) => kind,
         Err(expected) => return (StatusCode::BAD_REQUEST, format!("kind: {expected}")).into_response(),
     };
-    match super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await {
-        Ok(insights) => {
+    let account = match crate::period::AccountId::parse_filter(query.get("account").map(String::as_str)) {
+        Ok(account) => account,
+        Err(message) => return (StatusCode::BAD_REQUEST, format!("account: {message}")).into_response(),
+    };
+    let insights = super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await;
+    let filtered = match insights {
+        Ok(insights) => super::service::account_usage(&pool, &insights, account.as_ref())
+            .await
+            .map(|account| (insights, account)),
+        Err(error) => Err(error),
+    };
+    match filtered {
+        Ok((insights, account)) => {
+            let filters = super::service::Filters {
+                team: team.map(String::as_str),
+                kind,
+                account,
+            };
             let rows: Vec<_> = insights
                 .recommendations
                 .iter()
-                .filter(|r| team.is_none_or(|t| &r.team == t))
-                .filter(|r| kind.is_none_or(|k| r.kind == k))
+                .filter(|r| filters.keeps(r))
                 .cloned()
                 .collect();
             (

@@ -172,3 +172,55 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
     }
     Ok(out)
 }
+
+/// What one linked account holds, for `?account=`: which project ran which accelerator usage
+/// type there in the window, and which projects had any spend there at all.
+#[derive(Debug, Default)]
+pub struct AccountUsage {
+    usage: std::collections::HashSet<(String, String)>,
+    projects: std::collections::HashSet<String>,
+}
+
+impl AccountUsage {
+    pub async fn read(
+        conn: &mut PgConnection,
+        account: &crate::period::AccountId,
+        window: Option<Window>,
+    ) -> Result<AccountUsage, sqlx::Error> {
+        let Some(window) = window else {
+            return Ok(AccountUsage::default());
+        };
+        let usage: Vec<(String, String)> = sqlx::query_as(
+            "select distinct c.project, c.usage_type from costs_by_usage_type c
+             join usage_types u on u.usage_type = c.usage_type and u.gpu_count > 0
+             where c.day >= $1 and c.day < $2 and c.account_id = $3",
+        )
+        .bind(window.from)
+        .bind(window.to)
+        .bind(account.as_str())
+        .fetch_all(&mut *conn)
+        .await?;
+        // Every day, not only the window: a decision's ledger row outlives the usage it ended.
+        let projects: Vec<String> =
+            sqlx::query_scalar("select distinct project from daily_project_costs where account_id = $1")
+                .bind(account.as_str())
+                .fetch_all(&mut *conn)
+                .await?;
+        Ok(AccountUsage {
+            usage: usage.into_iter().collect(),
+            projects: projects.into_iter().collect(),
+        })
+    }
+
+    /// Whether a row about `project` (and `usage_type`, when it names one) is this account's.
+    /// A row on a usage type is when the project ran it here; one on a whole project
+    /// (utilisation, idle endpoints, ledger rows) when the project has spend here. Rows of no
+    /// project (commitments, unmapped hosts) are the organisation's, in no one account.
+    pub fn covers(&self, project: &str, usage_type: &str) -> bool {
+        if !usage_type.is_empty() {
+            self.usage.contains(&(project.to_string(), usage_type.to_string()))
+        } else {
+            !project.is_empty() && self.projects.contains(project)
+        }
+    }
+}

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
+use super::facts::AccountUsage;
 use super::insights::{self, Insights, Sources};
 use super::ledger;
 use super::model::{Decision, Kind, Opportunity, SavingsAvailable, SavingsPage};
@@ -16,6 +17,7 @@ use super::store;
 use crate::auth::Caller;
 use crate::config::Config;
 use crate::page_data::PageDataCache;
+use crate::period::AccountId;
 
 /// Days the Savings page and the "savings available" figures look back.
 pub const WINDOW_DAYS: u32 = 30;
@@ -54,13 +56,46 @@ pub fn may_decide(caller: &Caller, team: &str, ids: &HashMap<String, i64>) -> bo
     caller.is_admin() || ids.get(team).is_some_and(|id| caller.can_edit_team(*id))
 }
 
+/// The Savings page's and CSV's filters: `?team=`, `?kind=` and `?account=` (read as what
+/// that account holds).
+#[derive(Debug, Default)]
+pub struct Filters<'a> {
+    pub team: Option<&'a str>,
+    pub kind: Option<Kind>,
+    pub account: Option<AccountUsage>,
+}
+
+impl Filters<'_> {
+    /// Whether a recommendation passes every filter.
+    pub fn keeps(&self, r: &super::model::Recommendation) -> bool {
+        self.team.is_none_or(|t| r.team == t)
+            && self.kind.is_none_or(|k| r.kind == k)
+            && self
+                .account
+                .as_ref()
+                .is_none_or(|a| a.covers(&r.project, &r.usage_type))
+    }
+}
+
+/// `?account=` as what that account holds in the recommendations' window.
+pub async fn account_usage(
+    pool: &PgPool,
+    insights: &Insights,
+    account: Option<&AccountId>,
+) -> Result<Option<AccountUsage>, sqlx::Error> {
+    let Some(account) = account else {
+        return Ok(None);
+    };
+    let mut conn = pool.acquire().await?;
+    Ok(Some(AccountUsage::read(&mut conn, account, insights.window).await?))
+}
+
 /// The opportunities with their decisions, filtered.
 pub async fn opportunities(
     pool: &PgPool,
     insights: &Insights,
     caller: &Caller,
-    team: Option<&str>,
-    kind: Option<Kind>,
+    filters: &Filters<'_>,
 ) -> Result<Vec<Opportunity>, sqlx::Error> {
     let mut conn = pool.acquire().await?;
     let decisions = store::current_decisions(&mut conn).await?;
@@ -69,8 +104,7 @@ pub async fn opportunities(
     Ok(insights
         .recommendations
         .iter()
-        .filter(|r| team.is_none_or(|t| r.team == t))
-        .filter(|r| kind.is_none_or(|k| r.kind == k))
+        .filter(|r| filters.keeps(r))
         .map(|r| {
             let key = r.key();
             let (decision, reason) = decisions.get(&key).cloned().unwrap_or((Decision::Open, String::new()));
@@ -91,11 +125,11 @@ pub async fn page(
     cache: &PageDataCache,
     insights: &Insights,
     caller: &Caller,
-    filters: (Option<&str>, Option<Kind>),
+    filters: &Filters<'_>,
     idle_alert_hours: u32,
 ) -> Result<SavingsPage, sqlx::Error> {
-    let (team, kind) = filters;
-    let opportunities = opportunities(pool, insights, caller, team, kind).await?;
+    let (team, kind, account) = (filters.team, filters.kind, filters.account.as_ref());
+    let opportunities = opportunities(pool, insights, caller, filters).await?;
     // Measured from the facts: the same for every caller until the data changes.
     let today = chrono::Utc::now().date_naive();
     let compute = async {
@@ -110,6 +144,7 @@ pub async fn page(
         .iter()
         .filter(|e| team.is_none_or(|t| e.team == t))
         .filter(|e| kind.is_none_or(|k| e.kind == k))
+        .filter(|e| account.is_none_or(|a| a.covers(&e.project, "")))
         .cloned()
         .collect();
     let teams: Vec<String> = sqlx::query_scalar("select name from teams order by name")
@@ -121,6 +156,7 @@ pub async fn page(
         .await?
         .into_iter()
         .filter(|r| team.is_none_or(|t| r.idle.team == t))
+        .filter(|r| account.is_none_or(|a| a.covers(&r.idle.project, "")))
         .collect();
     let totals = ledger::totals(&opportunities, &ledger);
     let opportunities_total = opportunities.len();
@@ -140,6 +176,7 @@ pub async fn page(
         idle_alert_hours,
         utilisation_note: insights.utilisation_note.clone(),
         teams,
+        accounts: crate::costs::accounts::known(pool).await?,
         spot_discount_percent: insights.pricing.spot_discount() * Decimal::ONE_HUNDRED,
     })
 }

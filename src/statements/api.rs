@@ -6,17 +6,25 @@ use super::model::StatementsPage;
 use crate::error::AppError;
 
 #[server(prefix = "/api", endpoint = "statements")]
-pub async fn get_statements() -> Result<StatementsPage, AppError> {
+pub async fn get_statements(account: Option<String>) -> Result<StatementsPage, AppError> {
     crate::error::with_status(
         async {
             crate::auth::caller()?;
+            let account = crate::period::AccountId::parse_filter(account.as_deref())
+                .map_err(|m| AppError::invalid("account", m))?;
             let pool = crate::ctx::pool()?;
             let mut conn = pool.acquire().await?;
-            let months = super::store::months(&mut conn).await?;
+            let months = super::store::months(&mut conn, account.as_ref()).await?;
             let teams = sqlx::query_scalar("select name from teams order by name")
                 .fetch_all(&mut *conn)
                 .await?;
-            Ok(StatementsPage { months, teams })
+            let accounts = crate::costs::accounts::known(&mut *conn).await?;
+            Ok(StatementsPage {
+                months,
+                teams,
+                account: account.map(|a| a.to_string()),
+                accounts,
+            })
         }
         .await,
     )

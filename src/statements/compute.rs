@@ -10,7 +10,7 @@ use sqlx::PgConnection;
 
 use super::model::{Section, StatementLine};
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::DateRange;
+use crate::period::{AccountId, DateRange};
 
 #[derive(sqlx::FromRow)]
 struct Part {
@@ -33,9 +33,14 @@ struct Part {
 /// apart from a project whose tag value reads like its label.
 type TeamLines = BTreeMap<(Section, String, bool), (Decimal, Decimal)>;
 
-/// Every team's lines for `month`, before any adjustment, teams by name and Unassigned last.
-pub async fn month_lines(conn: &mut PgConnection, month: DateRange) -> Result<Vec<StatementLine>, sqlx::Error> {
-    let parts: Vec<Part> = sqlx::query_as(
+/// Every team's lines for `month` (in one linked account when `account` is set), before any
+/// adjustment, teams by name and Unassigned last.
+pub async fn month_lines(
+    conn: &mut PgConnection,
+    month: DateRange,
+    account: Option<&AccountId>,
+) -> Result<Vec<StatementLine>, sqlx::Error> {
+    let parts: Vec<Part> = sqlx::query_as(&format!(
         "select coalesce(t.name, $3) as team, a.team_id, a.source, a.project, r.name as rule,
                 sum(a.unblended) as unblended, sum(a.amortized) as amortized,
                 sum(a.credit_unblended) as credit_unblended, sum(a.credit_amortized) as credit_amortized,
@@ -44,9 +49,10 @@ pub async fn month_lines(conn: &mut PgConnection, month: DateRange) -> Result<Ve
          from allocated_daily_costs a
          left join teams t on t.id = a.team_id
          left join allocation_rules r on r.id = a.rule_id
-         where a.day >= $1 and a.day < $2
+         where a.day >= $1 and a.day < $2{account}
          group by 1, 2, 3, 4, 5",
-    )
+        account = AccountId::and_in(account, "a.account_id")
+    ))
     .bind(month.from)
     .bind(month.to)
     .bind(UNASSIGNED_TEAM)

@@ -1,5 +1,6 @@
-//! `GET /api/statement?month=YYYY-MM&team=&format=csv|html`: a month's chargeback
-//! statement for any signed-in role, as the CSV (Excel-safe) or the printable HTML.
+//! `GET /api/statement?month=YYYY-MM&team=&account=&format=csv|html`: a month's chargeback
+//! statement for any signed-in role, as the CSV (Excel-safe) or the printable HTML; with
+//! `account=`, that linked account's part of it, computed now.
 
 use std::collections::HashMap;
 
@@ -20,15 +21,20 @@ pub async fn statement(
         Err(message) => return (StatusCode::BAD_REQUEST, format!("month: {message}")).into_response(),
     };
     let team = query.get("team").map(String::as_str).filter(|t| !t.is_empty());
+    let account = match crate::period::AccountId::parse_filter(query.get("account").map(String::as_str)) {
+        Ok(account) => account,
+        Err(message) => return (StatusCode::BAD_REQUEST, format!("account: {message}")).into_response(),
+    };
     let html = match query.get("format").map_or("csv", String::as_str) {
         "csv" => false,
         "html" => true,
         _ => return (StatusCode::BAD_REQUEST, "format: expected csv or html").into_response(),
     };
     let today = chrono::Utc::now().date_naive();
-    let statement = match pool.acquire().await {
-        Ok(mut conn) => super::store::statement(&mut conn, month, today).await,
-        Err(error) => Err(error),
+    let statement = match (pool.acquire().await, &account) {
+        (Ok(mut conn), None) => super::store::statement(&mut conn, month, today).await,
+        (Ok(mut conn), Some(account)) => super::store::statement_in_account(&mut conn, month, account).await,
+        (Err(error), _) => Err(error),
     };
     match statement {
         Ok(statement) if html => (
@@ -45,8 +51,9 @@ pub async fn statement(
                 (
                     header::CONTENT_DISPOSITION,
                     format!(
-                        "attachment; filename=\"burnrate-statement-{}.csv\"",
-                        super::store::month_label(month)
+                        "attachment; filename=\"burnrate-statement-{}{}.csv\"",
+                        super::store::month_label(month),
+                        account.as_ref().map_or(String::new(), |id| format!("-{id}"))
                     ),
                 ),
             ],

@@ -64,6 +64,11 @@ pub struct Statement {
     pub frozen_at: Option<String>,
     /// Each team's monthly budgets: (team, budget name, amount, metric, credits).
     pub budgets: Vec<(String, String, Decimal, String, String)>,
+    /// Set on an account's statement (`?account=`, `--account`): the month's allocation in
+    /// that linked account, computed when asked, never frozen and without adjustments. The
+    /// organisation's statement stays the one charged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
 }
 
 /// A month the Statements page lists.
@@ -77,6 +82,12 @@ pub struct MonthRow {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementsPage {
+    /// Every month with spend, or with `?account=` every month with spend in that account
+    /// (its totals that account's).
     pub months: Vec<MonthRow>,
     pub teams: Vec<String>,
+    /// The account filter (`?account=`); `None` for every account.
+    pub account: Option<String>,
+    /// Every linked account Cost Explorer named (ID, name), for the account filter.
+    pub accounts: Vec<(String, String)>,
 }

@@ -2,15 +2,19 @@
 //! final, and its statement for the whole organisation or one team, as CSV or printable HTML.
 
 use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
 
 use super::api::get_statements;
 use crate::format::{url_encode, usd};
+use crate::ui::account_picker::{AccountNote, AccountPicker};
+use crate::ui::links::account_query;
 use crate::ui::page::{PageHeader, loaded};
 use crate::ui::table::TableHead;
 
 #[component]
 pub fn StatementsPage() -> impl IntoView {
-    let data = crate::codec::resource(|| (), |_| get_statements());
+    let query = use_query_map();
+    let data = crate::codec::resource(move || query.read().get("account"), get_statements);
     let team = RwSignal::new(String::new());
     view! {
         <PageHeader title="Statements"/>
@@ -19,7 +23,13 @@ pub fn StatementsPage() -> impl IntoView {
             "The same from the command line: " <code>"burnrate statement --month YYYY-MM [--team NAME] [--format csv|html]"</code> "."</p>
         {move || loaded(data, move |page| {
             let teams = page.teams.clone();
+            let account = page.account.clone();
             view! {
+                <div class="filters"><AccountPicker accounts=page.accounts.clone() current=page.account.clone()/></div>
+                <AccountNote account=page.account.clone()/>
+                {page.account.clone().map(|_| view! {
+                    <p class="hint" data-testid="account-statement-note">"An account's statement is its part of the month's allocation, computed when asked: never frozen and without adjustments. The organisation's statement is the one charged."</p>
+                })}
                 <label>"Team "
                     <select data-testid="statement-team" on:change=move |ev| team.set(event_target_value(&ev))>
                         <option value="">"Every team"</option>
@@ -32,10 +42,12 @@ pub fn StatementsPage() -> impl IntoView {
                     <tbody>
                         {page.months.clone().into_iter().map(|m| {
                             let month = m.month.clone();
+                            let account = account.clone();
                             let href = move |format: &str| {
                                 let team = team.get();
-                                format!("/api/statement?month={}&format={format}{}", month,
-                                    if team.is_empty() { String::new() } else { format!("&team={}", url_encode(&team)) })
+                                format!("/api/statement?month={}&format={format}{}{}", month,
+                                    if team.is_empty() { String::new() } else { format!("&team={}", url_encode(&team)) },
+                                    account_query('&', account.as_deref()))
                             };
                             let (csv, html) = (href.clone(), href);
                             view! {

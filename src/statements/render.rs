@@ -88,6 +88,14 @@ pub fn html(statement: &Statement, team: Option<&str>) -> String {
         }
         None => out.push_str("Provisional: the month's figures may still change."),
     }
+    if let Some(account) = &statement.account {
+        out.push_str(" Spend in AWS account ");
+        escape_html(&mut out, account);
+        out.push_str(
+            " only, as the allocation has it now: never frozen and without adjustments. \
+             The organisation's statement is the one charged.",
+        );
+    }
     out.push_str(" Amounts in USD, exact (never rounded), so each team's lines add up to its total.</p>");
     let mut teams: Vec<&str> = Vec::new();
     for line in lines_of(statement, team) {
@@ -191,6 +199,7 @@ mod tests {
             }],
             frozen_at: None,
             budgets: vec![],
+            account: None,
         };
         let csv_text = csv(&statement, None, CsvStyle::ExcelSafe);
         assert_eq!(
@@ -225,6 +234,7 @@ mod tests {
             lines: vec![line(Decimal::new(1_234_567_891, 3)), line(Decimal::new(-100_000, 0))],
             frozen_at: None,
             budgets: vec![],
+            account: None,
         };
         let page = html(&statement, None);
         assert!(

@@ -10,7 +10,7 @@ use super::adjust::{MonthLines, adjustments, apply};
 use super::compute::{month_lines, sort};
 use super::model::{Statement, StatementLine};
 use crate::costs::settlement::period_is_settled;
-use crate::period::DateRange;
+use crate::period::{AccountId, DateRange};
 
 /// The month holding `first` as a day range.
 pub fn month_range(first: NaiveDate) -> DateRange {
@@ -88,11 +88,12 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
         lines: frozen.lines.0,
         frozen_at: Some(frozen.frozen_at),
         budgets,
+        account: None,
     };
     if let Some(frozen) = frozen(conn, month).await? {
         return Ok(as_frozen(frozen, budgets));
     }
-    let mut lines = month_lines(conn, range).await?;
+    let mut lines = month_lines(conn, range, None).await?;
     let before = frozen_before(conn, month).await?;
     if next_to_freeze(conn, &before, month).await? {
         let now = totals_now(conn, &before, month).await?;
@@ -125,6 +126,26 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
         lines,
         frozen_at: None,
         budgets,
+        account: None,
+    })
+}
+
+/// The month's statement in one linked account: its allocation there, computed now. It is
+/// never frozen and books no adjustment (the organisation's statement does both), and it
+/// lists no budget (a team's budget counts every account).
+pub async fn statement_in_account(
+    conn: &mut PgConnection,
+    month: NaiveDate,
+    account: &AccountId,
+) -> Result<Statement, sqlx::Error> {
+    let mut lines = month_lines(conn, month_range(month), Some(account)).await?;
+    sort(&mut lines);
+    Ok(Statement {
+        month,
+        lines,
+        frozen_at: None,
+        budgets: Vec::new(),
+        account: Some(account.to_string()),
     })
 }
 
@@ -227,16 +248,21 @@ async fn monthly_budgets(
     .await
 }
 
-/// Months with spend, newest first, with their totals and when each was frozen.
-pub async fn months(conn: &mut PgConnection) -> Result<Vec<super::model::MonthRow>, sqlx::Error> {
-    let rows: Vec<(NaiveDate, rust_decimal::Decimal, Option<String>)> = sqlx::query_as(
+/// Months with spend, newest first, with their totals and when each was frozen; with
+/// `account`, the months and totals of that linked account.
+pub async fn months(
+    conn: &mut PgConnection,
+    account: Option<&AccountId>,
+) -> Result<Vec<super::model::MonthRow>, sqlx::Error> {
+    let rows: Vec<(NaiveDate, rust_decimal::Decimal, Option<String>)> = sqlx::query_as(&format!(
         "select m.month, m.total,
                 (select to_char(s.frozen_at at time zone 'utc', 'YYYY-MM-DD HH24:MI') || ' UTC'
                  from statements s where s.month = m.month)
          from (select date_trunc('month', day)::date as month, sum(unblended) as total
-               from daily_project_costs group by 1) m
+               from daily_project_costs where true{account} group by 1) m
          order by 1 desc",
-    )
+        account = AccountId::and_in(account, "account_id")
+    ))
     .fetch_all(conn)
     .await?;
     Ok(rows

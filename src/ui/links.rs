@@ -20,13 +20,26 @@ pub const SAVINGS_CSV: &str = "/api/savings.csv";
 /// The enforcement audit log as CSV (`enforcement::download`).
 pub const ENFORCEMENT_AUDIT_CSV: &str = "/api/enforcement_audit.csv";
 
+/// `/teams/<name>` or `/projects/<name>` narrowed to one AWS account when `account` is set,
+/// so following a link keeps the page's `?account=`.
+pub fn scope_href_in(kind: &str, name: &str, account: Option<&str>) -> String {
+    format!("{}{}", scope_href(kind, name), account_query('?', account))
+}
+
+/// `?account=ID` (or `&account=ID` after other parameters), or nothing for every account.
+pub fn account_query(separator: char, account: Option<&str>) -> String {
+    account.map_or(String::new(), |id| format!("{separator}account={}", url_encode(id)))
+}
+
 /// The CSV download (`/api/export.csv`) of `range`, daily, grouped by `group_by` (keys
-/// joined by commas, each already valid), in `metric`.
-pub fn export_href(range: DateRange, group_by: &str, metric: Metric) -> String {
+/// joined by commas, each already valid), in `metric`, in one AWS account when `account`
+/// is set.
+pub fn export_href(range: DateRange, group_by: &str, metric: Metric, account: Option<&str>) -> String {
     format!(
-        "/api/export.csv?from={}&to={}&group_by={group_by}&metric={}",
+        "/api/export.csv?from={}&to={}&group_by={group_by}&metric={}{}",
         range.from,
         range.to,
-        metric.key()
+        metric.key(),
+        account_query('&', account)
     )
 }

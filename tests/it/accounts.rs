@@ -381,8 +381,23 @@ async fn by_team_and_source(pool: &PgPool) -> Vec<(Option<String>, String, Decim
 /// The account → team step: after project owners and user tags, before shared-cost rules,
 /// the untagged and unclaimed spend in a team's account is that team's. Moving the account
 /// moves exactly that spend; the export keeps the mapping; the Team page lists it.
-#[sqlx::test]
-async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
+/// Teams ml-research (user alice, account research-prod) and web (project web-api, or
+/// research-prod too when `research_team` is "web").
+fn teams_mapping(research_team: &str) -> burnrate::as_code::ConfigFile {
+    let (ml, web) = match research_team {
+        "ml-research" => (format!("    accounts: [\"{RESEARCH}\"]\n"), String::new()),
+        _ => (String::new(), format!("    accounts: [{RESEARCH}]\n")),
+    };
+    burnrate::as_code::parse(&format!(
+        "teams:\n  - name: ml-research\n    users: [alice]\n{ml}  - name: web\n    projects: [web-api]\n{web}"
+    ))
+    .expect("valid")
+}
+
+/// Two days ago, one day of g5 spend in two accounts, ingested with ml-research owning
+/// research-prod: untagged 100, shared-gpu by alice 40 and bob 60, web-api 5 in research;
+/// untagged 50 and web-api 30 in serving. Returns the day.
+async fn research_and_serving(pool: &PgPool) -> chrono::NaiveDate {
     let today = chrono::Utc::now().date_naive();
     let on = today - chrono::Days::new(2);
     let line = |account: &str, project: Option<&str>, user: Option<&str>, amount: i64| LineItem {
@@ -411,21 +426,11 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
         s.account_names.insert(SERVING.into(), "serving-prod <script>".into());
     });
     let actor = burnrate::audit_log::Actor::system("test");
-    let teams = |research_team: &str| {
-        let (ml, web) = match research_team {
-            "ml-research" => (format!("    accounts: [\"{RESEARCH}\"]\n"), String::new()),
-            _ => (String::new(), format!("    accounts: [{RESEARCH}]\n")),
-        };
-        burnrate::as_code::parse(&format!(
-            "teams:\n  - name: ml-research\n    users: [alice]\n{ml}  - name: web\n    projects: [web-api]\n{web}"
-        ))
-        .expect("valid")
-    };
-    burnrate::as_code::apply(&pool, &actor, &teams("ml-research"), false)
+    burnrate::as_code::apply(pool, &actor, &teams_mapping("ml-research"), false)
         .await
         .expect("teams");
     ingest_on(
-        &pool,
+        pool,
         &fake,
         Some(DateRange {
             from: on,
@@ -434,6 +439,13 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
         today,
     )
     .await;
+    on
+}
+
+#[sqlx::test]
+async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
+    let on = research_and_serving(&pool).await;
+    let actor = burnrate::audit_log::Actor::system("test");
     let row = |team: Option<&str>, source: &str, amount: i64| {
         (team.map(str::to_string), source.to_string(), Decimal::from(amount))
     };
@@ -522,7 +534,7 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
         exported.contains(&format!("    accounts: [\"{RESEARCH}\"]\n")),
         "{exported}"
     );
-    burnrate::as_code::apply(&pool, &actor, &teams("web"), false)
+    burnrate::as_code::apply(&pool, &actor, &teams_mapping("web"), false)
         .await
         .expect("move the account");
     assert_eq!(
@@ -604,4 +616,215 @@ async fn days_allocated_before_accounts_are_allocated_again_per_account(pool: Pg
             .expect("fill"),
         "nothing left to do"
     );
+}
+
+/// `?account=` on every cost page (#33): a team's totals, allocation steps and breakdowns, a
+/// project's, the export, the statement, the Statements list and the Savings filter are that
+/// account's figures alone, through the same routes the pages use.
+#[sqlx::test]
+async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
+    use burnrate::dashboard::model::Scope;
+    use burnrate::dashboard::store::breakdown;
+    use burnrate::period::{AccountId, Metric, Period};
+    let on = research_and_serving(&pool).await;
+    let today = chrono::Utc::now().date_naive();
+    let range = DateRange {
+        from: on,
+        to: on + chrono::Days::new(1),
+    };
+    let (serving, research) = (
+        AccountId::parse(SERVING).expect("id"),
+        AccountId::parse(RESEARCH).expect("id"),
+    );
+    let page = |scope: Scope, account: Option<AccountId>| {
+        let pool = pool.clone();
+        async move {
+            breakdown::scope_in(
+                &pool,
+                scope,
+                Period::Custom(range),
+                Metric::Unblended,
+                today,
+                account.as_ref(),
+            )
+            .await
+            .expect("page")
+        }
+    };
+    let lines = |lines: &[burnrate::dashboard::model::Line]| -> Vec<(String, Decimal)> {
+        lines.iter().map(|l| (l.key.clone(), l.spend)).collect()
+    };
+    let usd = |amount: i64| Decimal::from(amount);
+
+    // Team web: its project's 30 in serving-prod, 5 in research-prod, 35 in all.
+    let web = page(Scope::Team("web".into()), Some(serving.clone())).await;
+    assert_eq!(web.total, usd(30));
+    assert_eq!(web.account.as_deref(), Some(SERVING));
+    assert!(web.all_accounts.iter().any(|(id, _)| id == SERVING));
+    assert_eq!(lines(&web.by_project), [("web-api".to_string(), usd(30))]);
+    let parts: Vec<(&str, &str, Decimal)> = web
+        .parts
+        .iter()
+        .map(|p| (p.source.as_str(), p.project.as_str(), p.spend))
+        .collect();
+    assert_eq!(parts, [("direct", "web-api", usd(30))]);
+    assert_eq!(
+        page(Scope::Team("web".into()), Some(research.clone())).await.total,
+        usd(5)
+    );
+    assert_eq!(page(Scope::Team("web".into()), None).await.total, usd(35));
+    // ml-research in its own account: alice's 40 by her tag, the rest of research-prod's
+    // unclaimed 160 by the account; nothing in serving-prod.
+    let ml = page(Scope::Team("ml-research".into()), Some(research.clone())).await;
+    assert_eq!(ml.total, usd(200));
+    let parts: Vec<(&str, &str, Decimal)> = ml
+        .parts
+        .iter()
+        .map(|p| (p.source.as_str(), p.project.as_str(), p.spend))
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            ("user", "shared-gpu", usd(40)),
+            ("account", "", usd(100)),
+            ("account", "shared-gpu", usd(60))
+        ]
+    );
+    let ml_serving = page(Scope::Team("ml-research".into()), Some(serving.clone())).await;
+    assert_eq!((ml_serving.total, ml_serving.parts.len()), (usd(0), 0));
+    // Unassigned in serving-prod: the untagged 50, which no team owns.
+    let unassigned = page(Scope::Team("Unassigned".into()), Some(serving.clone())).await;
+    assert_eq!(unassigned.total, usd(50));
+    assert_eq!(lines(&unassigned.by_project), [(String::new(), usd(50))]);
+    // Project web-api in research-prod: its 5, by user, service and GPU family alike, and a
+    // chart of that account's days.
+    let project = page(Scope::Project("web-api".into()), Some(research.clone())).await;
+    assert_eq!(project.total, usd(5));
+    assert_eq!(
+        lines(&project.by_service),
+        [("Amazon Elastic Compute Cloud - Compute".to_string(), usd(5))]
+    );
+    assert_eq!(lines(&project.by_family), [("g5 (A10G)".to_string(), usd(5))]);
+    let figures = burnrate::dashboard::store::scope_figures::from_facts(
+        &pool,
+        burnrate::dashboard::store::scope_figures::Projects::OwnedBy("web"),
+        range,
+        Metric::Unblended.into(),
+        Some(&serving),
+    )
+    .await
+    .expect("figures");
+    assert_eq!(figures.daily, [(on, "web-api".to_string(), usd(30))]);
+
+    // The downloads and server functions take `account=` and refuse a bad one.
+    let app = crate::common::spawn_app(pool.clone()).await;
+    let viewer = app
+        .session_for("viewer@example.com", burnrate::auth::Role::Viewer)
+        .await;
+    let to = range.to;
+    let export = app
+        .get_as(
+            &format!("/api/export.csv?from={on}&to={to}&group_by=team,project&account={SERVING}"),
+            &viewer,
+        )
+        .await;
+    assert_eq!(export.status, 200, "{}", export.body);
+    let rows: Vec<(String, Decimal)> = export
+        .body
+        .lines()
+        .map(|line| match line.rsplit_once(',') {
+            Some((keys, cost)) => (keys.to_string(), cost.parse().unwrap_or(Decimal::MIN)),
+            None => (line.to_string(), Decimal::MIN),
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("date,team,project".to_string(), Decimal::MIN),
+            (format!("{on},Unassigned,"), usd(50)),
+            (format!("{on},web,web-api"), usd(30))
+        ]
+    );
+    let refused = app
+        .get_as(
+            &format!("/api/export.csv?from={on}&to={to}&group_by=team&account=12345"),
+            &viewer,
+        )
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(refused.body.contains("not an AWS account ID"), "{}", refused.body);
+    let scope = app
+        .post_form_as(
+            "/api/scope",
+            &format!("kind=team&name=web&period={on}..{to}&account={SERVING}"),
+            &viewer,
+        )
+        .await;
+    assert_eq!(scope.status, 200, "{}", scope.body);
+    let refused = app
+        .post_form_as("/api/scope", "kind=team&name=web&account=research", &viewer)
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+
+    // A month's statement in one account: that account's allocation, never frozen.
+    let month = format!("{}", on.format("%Y-%m"));
+    let statement = app
+        .get_as(
+            &format!("/api/statement?month={month}&format=csv&account={SERVING}"),
+            &viewer,
+        )
+        .await;
+    assert_eq!(statement.status, 200, "{}", statement.body);
+    assert_eq!(
+        statement.body,
+        format!(
+            "month,team,section,item,unblended,amortized\n\
+             {month},web,direct,web-api,30.00,30.00\n\
+             {month},web,credit,Credits,0.00,0.00\n\
+             {month},web,refund,Refunds,0.00,0.00\n\
+             {month},web,tax,Tax,0.00,0.00\n\
+             {month},web,total,Total,30.00,30.00\n\
+             {month},Unassigned,direct,(untagged),50.00,50.00\n\
+             {month},Unassigned,credit,Credits,0.00,0.00\n\
+             {month},Unassigned,refund,Refunds,0.00,0.00\n\
+             {month},Unassigned,tax,Tax,0.00,0.00\n\
+             {month},Unassigned,total,Total,50.00,50.00\n"
+        )
+    );
+    let mut conn = pool.acquire().await.expect("connection");
+    let months = burnrate::statements::store::months(&mut conn, Some(&serving))
+        .await
+        .expect("months");
+    assert_eq!(
+        months.iter().map(|m| (m.month.as_str(), m.total)).collect::<Vec<_>>(),
+        [(month.as_str(), usd(80))]
+    );
+    let frozen: i64 = sqlx::query_scalar("select count(*) from statements")
+        .fetch_one(&mut *conn)
+        .await
+        .expect("count");
+    assert_eq!(frozen, 0, "an account's statement is never frozen");
+
+    // Savings: a recommendation is an account's when its project ran its usage type there.
+    let window = burnrate::savings::facts::Window { from: on, to };
+    let held = burnrate::savings::facts::AccountUsage::read(&mut conn, &serving, Some(window))
+        .await
+        .expect("usage");
+    assert!(held.covers("web-api", "USE1-BoxUsage:g5.xlarge"));
+    assert!(held.covers("", "USE1-BoxUsage:g5.xlarge"), "untagged spend ran there");
+    assert!(!held.covers("shared-gpu", "USE1-BoxUsage:g5.xlarge"));
+    assert!(
+        held.covers("web-api", ""),
+        "a project-wide row of a project with spend there"
+    );
+    assert!(!held.covers("shared-gpu", ""));
+    assert!(!held.covers("", ""), "organisation-wide rows are no one account's");
+    drop(conn);
+    let savings = app
+        .get_as(&format!("/api/savings.csv?account={SERVING}"), &viewer)
+        .await;
+    assert_eq!(savings.status, 200, "{}", savings.body);
+    assert!(!savings.body.contains("shared-gpu"), "{}", savings.body);
+    let refused = app.get_as("/api/savings.csv?account=x", &viewer).await;
+    assert_eq!(refused.status, 400);
 }

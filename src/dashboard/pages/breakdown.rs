@@ -10,9 +10,10 @@ use crate::dashboard::api::{get_scope, get_teams};
 use crate::dashboard::model::{Line, Scope, ScopeView, TeamsView};
 use crate::format::{number, percent, percent_value, tag_label, usd};
 use crate::savings::pages::{ProjectFactsForm, SavingsAvailableNote};
+use crate::ui::account_picker::{AccountNote, AccountPicker};
 use crate::ui::chart::{Chart, OpenDaysLegend};
 use crate::ui::filters::FilterBar;
-use crate::ui::links::{export_href, scope_href};
+use crate::ui::links::{export_href, scope_href_in};
 use crate::ui::page::{NoCostData, PageHeader, loaded};
 use crate::ui::table::TableHead;
 use crate::ui::table_rows::Rows;
@@ -58,10 +59,8 @@ pub fn TeamsPage() -> impl IntoView {
 #[component]
 fn TeamsBody(view: TeamsView) -> impl IntoView {
     let total = view.total;
-    let account_note = view.account.clone().map(|id| {
-        view! { <p class="hint" data-testid="account-note">"Spend in AWS account " {id} " only (" <a href="/teams">"every account"</a> ")."</p> }
-    });
-    let csv = export_href(view.range, "team", view.metric);
+    let account = view.account.clone();
+    let csv = export_href(view.range, "team", view.metric, account.as_deref());
     let budgets = view.budgets;
     let rows = view
         .teams
@@ -70,7 +69,7 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
             let uses: Vec<_> = budgets.iter().filter(|b| b.scope.name() == line.team).cloned().collect();
             view! {
                 <tr data-testid="team-row">
-                    <th scope="row"><a href=scope_href("teams", &line.team) data-testid="team-name">{line.team.clone()}</a></th>
+                    <th scope="row"><a href=scope_href_in("teams", &line.team, account.as_deref()) data-testid="team-name">{line.team.clone()}</a></th>
                     <td class="num" data-testid="team-spend" data-value=line.spend.to_string()>{usd(line.spend)}</td>
                     <td class="num">{percent(line.spend, total)}</td>
                     <td class="num">{usd(line.previous)}</td>
@@ -95,7 +94,8 @@ fn TeamsBody(view: TeamsView) -> impl IntoView {
         });
     }
     view! {
-        {account_note}
+        <div class="filters"><AccountPicker accounts=view.all_accounts current=view.account.clone()/></div>
+        <AccountNote account=view.account/>
         <Chart svg=view.chart_svg testid="teams-chart"/>
         <details class="chart-table">
             <summary>"Show the chart as a table"</summary>
@@ -145,10 +145,11 @@ fn ScopePage(kind: &'static str) -> impl IntoView {
             crate::ui::filters::period_value(&q),
             q.get("metric"),
             q.get("credits"),
+            q.get("account"),
         )
     };
-    let data = crate::codec::resource(inputs, move |(name, period, metric, credits)| {
-        get_scope(kind.to_string(), name, period, metric, credits)
+    let data = crate::codec::resource(inputs, move |(name, period, metric, credits, account)| {
+        get_scope(kind.to_string(), name, period, metric, credits, account)
     });
     loaded(data, |view| view! { <ScopeBody view/> })
 }
@@ -159,7 +160,15 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
         Scope::Team(name) => (format!("Team {name}"), Some(("/teams", "Teams")), "team"),
         Scope::Project(name) => (format!("Project {}", tag_label(name)), None, "project"),
     };
-    let csv = |keys: &str| export_href(view.range, &format!("{csv_filter},{keys}"), view.metric);
+    let account = view.account.clone();
+    let csv = |keys: &str| {
+        export_href(
+            view.range,
+            &format!("{csv_filter},{keys}"),
+            view.metric,
+            account.as_deref(),
+        )
+    };
     let total = view.total;
     let breakdown =
         |heading: &'static str, testid: &'static str, lines: Vec<Line>, link: Option<&'static str>, csv: String| {
@@ -168,7 +177,10 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
             for line in &lines {
                 rows.row(&row_testid, |row| {
                     match link {
-                        Some(kind) => row.heading_link(&scope_href(kind, &line.key), tag_label(&line.key)),
+                        Some(kind) => row.heading_link(
+                            &scope_href_in(kind, &line.key, account.as_deref()),
+                            tag_label(&line.key),
+                        ),
                         None if testid == "by-user" => row.heading(tag_label(&line.key)),
                         None => row.heading(&line.key),
                     }
@@ -194,6 +206,8 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
             None => view! { <PageHeader title=title.clone()/> }.into_any(),
         }}
         <FilterBar/>
+        <div class="filters"><AccountPicker accounts=view.all_accounts.clone() current=view.account.clone()/></div>
+        <AccountNote account=view.account.clone()/>
         <section class="cards" aria-label="Summary">
             <div class="card"><h2>{view.period.label()} " spend"</h2>
                 <p class="figure" data-testid="scope-total" data-value=view.total.to_string()>{usd(view.total)}</p>

@@ -7,9 +7,10 @@ use leptos_router::hooks::use_query_map;
 use crate::dashboard::api::get_overview;
 use crate::dashboard::model::{Overview, ProjectChange};
 use crate::format::{UNASSIGNED_TEAM, count, percent, tag_label, usd};
+use crate::ui::account_picker::AccountPicker;
 use crate::ui::chart::{Chart, OpenDaysLegend};
 use crate::ui::filters::FilterBar;
-use crate::ui::links::{export_href, scope_href};
+use crate::ui::links::{export_href, scope_href_in};
 use crate::ui::page::{PageHeader, loaded};
 use crate::ui::table::TableHead;
 use crate::ui::table_rows::Rows;
@@ -49,32 +50,6 @@ fn TeamFilter(data: Overview) -> impl IntoView {
         .collect();
     let kept = data.account.clone().map(|a| ("account", a));
     narrowing_form(&data, ("team", "Team ", "All teams"), options, data.team.clone(), kept)
-}
-
-/// Narrows the Overview to one linked AWS account; kept in `?account=`. Shown once Cost
-/// Explorer has named an account.
-#[component]
-fn AccountFilter(data: Overview) -> impl IntoView {
-    if data.all_accounts.is_empty() {
-        return ().into_any();
-    }
-    let options = data
-        .all_accounts
-        .iter()
-        .map(|(id, name)| match name.is_empty() {
-            true => (id.clone(), id.clone()),
-            false => (id.clone(), format!("{name} ({id})")),
-        })
-        .collect();
-    let kept = data.team.clone().map(|t| ("team", t));
-    narrowing_form(
-        &data,
-        ("account", "AWS account ", "All accounts"),
-        options,
-        data.account.clone(),
-        kept,
-    )
-    .into_any()
 }
 
 /// A GET form that sets one narrowing (`field`) of the Overview to one of `options`
@@ -125,7 +100,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
     for team in &data.teams {
         rows.row("team-row", |row| {
             row.marked("team-name")
-                .heading_link(&scope_href("teams", &team.team), &team.team);
+                .heading_link(&scope_href_in("teams", &team.team, data.account.as_deref()), &team.team);
             row.marked("team-spend").money(team.spend);
             row.figure(&percent(team.spend, total));
             row.money(team.gpu_spend);
@@ -135,7 +110,7 @@ fn OverviewBody(data: Overview) -> impl IntoView {
     view! {
         <div class="filters">
             <TeamFilter data=data.clone()/>
-            <AccountFilter data=data.clone()/>
+            <AccountPicker accounts=data.all_accounts.clone() current=data.account.clone()/>
         </div>
         <crate::enforcement::pages::enforcement::FlagBadge projects=data.flagged.clone()/>
         <section class="cards" aria-label="Summary">
@@ -188,27 +163,35 @@ fn OverviewBody(data: Overview) -> impl IntoView {
             </table>
             <p class="hint">"Data through " {data.latest_day.map(|d| d.to_string()).unwrap_or_default()} " (UTC). "
                 <a data-testid="team-csv" download
-                    href=export_href(data.range, "team", data.metric)>
+                    href=export_href(data.range, "team", data.metric, data.account.as_deref())>
                     "Download CSV (daily by team)"
                 </a>
             </p>
         </section>
         <RecordTypes lines=data.record_types.clone() total/>
         <div class="breakdowns">
-            <ProjectTable heading="Top projects" testid="top-projects" rows=data.top_projects.clone()/>
-            <ProjectTable heading=format!("Biggest changes against {}", data.compared_with.label()) testid="movers" rows=data.movers.clone()/>
+            <ProjectTable heading="Top projects" testid="top-projects" rows=data.top_projects.clone() account=data.account.clone()/>
+            <ProjectTable heading=format!("Biggest changes against {}", data.compared_with.label()) testid="movers" rows=data.movers.clone() account=data.account.clone()/>
         </div>
     }
     .into_any()
 }
 
 #[component]
-fn ProjectTable(#[prop(into)] heading: String, testid: &'static str, rows: Vec<ProjectChange>) -> impl IntoView {
+fn ProjectTable(
+    #[prop(into)] heading: String,
+    testid: &'static str,
+    rows: Vec<ProjectChange>,
+    account: Option<String>,
+) -> impl IntoView {
     let row_testid = format!("{testid}-row");
     let mut html = Rows::default();
     for line in &rows {
         html.row(&row_testid, |row| {
-            row.heading_link(&scope_href("projects", &line.project), tag_label(&line.project));
+            row.heading_link(
+                &scope_href_in("projects", &line.project, account.as_deref()),
+                tag_label(&line.project),
+            );
             row.text(&line.team);
             row.money(line.spend);
             row.money(line.spend - line.previous);

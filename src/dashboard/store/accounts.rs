@@ -57,28 +57,29 @@ pub async fn by_account(
         })
 }
 
-/// What a page reads its per-team days from, as `r`: the page rollup, or with `?account=`
-/// the allocation's rows in that account (the rollups are kept for the whole organisation).
-pub fn team_days(account: Option<&AccountId>) -> String {
+/// What a page reads its per-team days from, as `alias`: the page rollup, or with
+/// `?account=` the allocation's rows in that account (the rollups are kept for the whole
+/// organisation).
+pub fn team_days(account: Option<&AccountId>, alias: &str) -> String {
     match account {
-        None => "team_daily_costs r".to_string(),
+        None => format!("team_daily_costs {alias}"),
         Some(id) => format!(
-            "(select day, team_id, source, {figures} from allocated_daily_costs where account_id = {}) r",
+            "(select day, team_id, source, {figures} from allocated_daily_costs where account_id = {}) {alias}",
             id.sql_literal(),
             figures = FIGURES.join(", ")
         ),
     }
 }
 
-/// What a page reads a team's projects from, as `r` with `span` and `day` columns: the
+/// What a page reads a team's projects from, as `alias` with `span` and `day` columns: the
 /// page rollup with its to-date rows, or with `?account=` the allocation's single days in
 /// that account. Join it with [`cover`]'s blocks.
-pub fn project_spans(account: Option<&AccountId>) -> String {
+pub fn project_spans(account: Option<&AccountId>, alias: &str) -> String {
     match account {
-        None => "allocated_project_spans r".to_string(),
+        None => format!("allocated_project_spans {alias}"),
         Some(id) => format!(
             "(select 'day'::text as span, day, team_id, source, rule_id, project, {figures}
-              from allocated_daily_costs where account_id = {}) r",
+              from allocated_daily_costs where account_id = {}) {alias}",
             id.sql_literal(),
             figures = FIGURES.join(", ")
         ),
@@ -107,11 +108,4 @@ pub fn cover(ranges: &[DateRange], account: Option<&AccountId>) -> Cover {
         None => Cover::of(ranges),
         Some(_) => Cover::days_of(ranges),
     }
-}
-
-/// Every account Cost Explorer named, for the filter: ID and name.
-pub async fn known(pool: &PgPool) -> Result<Vec<(String, String)>, sqlx::Error> {
-    sqlx::query_as("select account_id, name from aws_accounts order by name, account_id")
-        .fetch_all(pool)
-        .await
 }

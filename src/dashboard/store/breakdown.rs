@@ -7,7 +7,8 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::scope_figures;
+use super::accounts;
+use super::scope_figures::{self, Projects};
 use crate::allocation;
 use crate::charts::{self, Series};
 use crate::costs::queries;
@@ -33,7 +34,7 @@ pub async fn teams_in(
     today: NaiveDate,
     account: Option<&AccountId>,
 ) -> Result<TeamsView, sqlx::Error> {
-    let team_days = super::accounts::team_days(account);
+    let team_days = accounts::team_days(account, "r");
     let basis = basis.into();
     let range = period.range(today);
     let latest_day = queries::latest_day(pool).await?;
@@ -103,6 +104,7 @@ pub async fn teams_in(
         total,
         teams: rows,
         account: account.map(ToString::to_string),
+        all_accounts: crate::costs::accounts::known(pool).await?,
         daily,
         chart_svg: crate::codec::Svg(chart_svg),
         latest_day,
@@ -133,12 +135,27 @@ fn chart(
     charts::stacked_daily(title, description, &days, &series, provisional)
 }
 
+/// A Team or Project page for every account.
 pub async fn scope(
     pool: &PgPool,
     scope: Scope,
     period: Period,
     basis: impl Into<Basis>,
     today: NaiveDate,
+) -> Result<ScopeView, sqlx::Error> {
+    scope_in(pool, scope, period, basis, today, None).await
+}
+
+/// A Team or Project page, in one linked account when `account` is set: then a team's
+/// totals and steps are its allocation in that account, and the breakdowns come from the
+/// facts of that account (the page rollups are the organisation's).
+pub async fn scope_in(
+    pool: &PgPool,
+    scope: Scope,
+    period: Period,
+    basis: impl Into<Basis>,
+    today: NaiveDate,
+    account: Option<&AccountId>,
 ) -> Result<ScopeView, sqlx::Error> {
     let basis = basis.into();
     let range = period.range(today);
@@ -153,23 +170,35 @@ pub async fn scope(
     // The figures beside everything else, on two connections (see `overview`).
     let (figures, (total, previous_total, parts, open_days, budgets, flagged, by_account)) = tokio::try_join!(
         async {
-            match &scope {
-                Scope::Team(name) => scope_figures::team(pool, name, range, basis).await,
-                Scope::Project(name) => scope_figures::project(pool, name, range, basis).await,
+            match (&scope, account) {
+                (Scope::Team(name), None) => scope_figures::team(pool, name, range, basis).await,
+                (Scope::Team(name), Some(_)) => {
+                    scope_figures::from_facts(pool, Projects::OwnedBy(name), range, basis, account).await
+                }
+                (Scope::Project(name), _) => {
+                    scope_figures::from_facts(pool, Projects::One(name), range, basis, account).await
+                }
             }
         },
         async {
             // A team's totals are its allocation, the figure the Teams table and its budgets
             // use; a project's, its rollup rows.
             let (total, previous_total, parts) = match &scope {
-                Scope::Team(name) => (
-                    allocation::reads::team_total(pool, name, with_data, basis).await?,
-                    allocation::reads::team_total(pool, name, before, basis).await?,
-                    allocation::reads::parts(pool, name, with_data, basis).await?,
-                ),
+                Scope::Team(name) => {
+                    let days = accounts::team_days(account, "a");
+                    let (spans, cover) = (
+                        accounts::project_spans(account, "a"),
+                        accounts::cover(&[with_data], account),
+                    );
+                    (
+                        allocation::reads::team_total_in(pool, name, with_data, basis, &days).await?,
+                        allocation::reads::team_total_in(pool, name, before, basis, &days).await?,
+                        allocation::reads::parts_in(pool, name, basis, &spans, &cover).await?,
+                    )
+                }
                 Scope::Project(name) => (
-                    project_total(pool, name, with_data, basis).await?,
-                    project_total(pool, name, before, basis).await?,
+                    project_total(pool, name, with_data, basis, account).await?,
+                    project_total(pool, name, before, basis, account).await?,
                     Vec::new(),
                 ),
             };
@@ -181,7 +210,7 @@ pub async fn scope(
             })
             .await?;
             let flagged = crate::enforcement::flags::flagged_in(pool, team, project).await?;
-            let by_account = super::accounts::by_account(pool, &scope, with_data, basis).await?;
+            let by_account = accounts::by_account(pool, &scope, with_data, basis).await?;
             Ok::<_, sqlx::Error>((total, previous_total, parts, open_days, budgets, flagged, by_account))
         },
     )?;
@@ -218,16 +247,25 @@ pub async fn scope(
         by_workload: figures.by_workload,
         parts,
         by_account,
+        account: account.map(ToString::to_string),
+        all_accounts: crate::costs::accounts::known(pool).await?,
         chart_svg: crate::codec::Svg(chart_svg),
     })
 }
 
-/// A project's spend in `range`, from its rollup rows.
-async fn project_total(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> Result<Decimal, sqlx::Error> {
+/// A project's spend in `range` (in one account when `account` is set), from its rollup rows.
+async fn project_total(
+    pool: &PgPool,
+    name: &str,
+    range: DateRange,
+    basis: Basis,
+    account: Option<&AccountId>,
+) -> Result<Decimal, sqlx::Error> {
     sqlx::query_scalar(&format!(
         "select coalesce(sum({spend}), 0) from daily_project_costs c
-         where c.project = $3 and c.day >= $1 and c.day < $2",
-        spend = basis.spend_sql("c")
+         where c.project = $3 and c.day >= $1 and c.day < $2{account}",
+        spend = basis.spend_sql("c"),
+        account = AccountId::and_in(account, "c.account_id")
     ))
     .bind(range.from)
     .bind(range.to)

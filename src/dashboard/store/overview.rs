@@ -18,7 +18,10 @@ use crate::spans::Cover;
 /// (none for Unassigned). Its figures have the rollup's column names, and every day's rows
 /// add up to the rollup's.
 fn allocated(account: Option<&AccountId>) -> String {
-    format!("{} left join teams t on t.id = r.team_id", accounts::team_days(account))
+    format!(
+        "{} left join teams t on t.id = r.team_id",
+        accounts::team_days(account, "r")
+    )
 }
 
 /// Keeps one team's rows (unmapped spend is the Unassigned team) when parameter `n` is set.
@@ -85,7 +88,7 @@ pub async fn overview<'a>(
                     Some(_) => Vec::new(),
                     None => record_types(pool, with_data, basis, account).await?,
                 },
-                accounts::known(pool).await?,
+                crate::costs::accounts::known(pool).await?,
             ))
         }
     )?;
@@ -223,7 +226,7 @@ async fn record_types(
          having sum(r.{metric}) <> 0
          order by 2 desc, 1",
         metric = basis.metric.key(),
-        team_days = accounts::team_days(account),
+        team_days = accounts::team_days(account, "r"),
     ))
     .bind(range.from)
     .bind(range.to)
@@ -279,7 +282,7 @@ async fn project_changes(
             "r.dimension = 'project' and $2::text is null".to_string(),
         ),
         Some(name) => (
-            accounts::project_spans(account),
+            accounts::project_spans(account, "r"),
             "$2",
             crate::allocation::reads::team_is("r", 2, name),
         ),

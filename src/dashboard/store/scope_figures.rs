@@ -1,6 +1,7 @@
 //! A Team or Project page's breakdowns. A team's come from the page rollups (its projects'
 //! spend per day and month to date, `owned_spend_spans`), so any range reads a few rows per
-//! user or project; a project's from its own rows of the facts, through their project-first indexes.
+//! user or project; a project's, and a team's in one linked account, from their own rows of
+//! the facts, through their project-first indexes.
 //!
 //! Projects follow the credits switch (the rollup knows each project-day's credits and
 //! refunds). Cost Explorer reports credits inside the user, service and usage-type groups, so
@@ -14,7 +15,7 @@ use sqlx::PgPool;
 
 use crate::allocation::reads::team_is;
 use crate::dashboard::model::Line;
-use crate::period::{Basis, DateRange};
+use crate::period::{AccountId, Basis, DateRange};
 use crate::spans::Cover;
 
 /// Lines per breakdown table; totals are summed apart, so nothing is lost from them.
@@ -184,100 +185,168 @@ fn largest(mut lines: Vec<Line>) -> Vec<Line> {
     lines
 }
 
-/// `sql` with a project page's binds: $1/$2 the range, $3 the project.
-fn for_project<'q, O>(
+/// Whose facts a page reads: one project's, or the projects a team owns now (Unassigned:
+/// the projects no team owns, untagged spend included), as the page rollups group them.
+#[derive(Debug, Clone, Copy)]
+pub enum Projects<'a> {
+    One(&'a str),
+    OwnedBy(&'a str),
+}
+
+impl<'a> Projects<'a> {
+    fn name(self) -> &'a str {
+        match self {
+            Projects::One(name) | Projects::OwnedBy(name) => name,
+        }
+    }
+
+    /// SQL keeping fact table `c`'s rows of these projects, the name bound as `$3`. A team's
+    /// projects are listed first, so each is read through its project-first index.
+    fn sql(self) -> &'static str {
+        match self {
+            Projects::One(_) => "c.project = $3",
+            Projects::OwnedBy(team) if team == crate::format::UNASSIGNED_TEAM => {
+                "not exists (select 1 from projects o where o.name = c.project and o.team_id is not null)
+                 and $3::text is not null"
+            }
+            Projects::OwnedBy(_) => {
+                "c.project = any(array(select o.name from projects o join teams ot on ot.id = o.team_id
+                                       where ot.name = $3))"
+            }
+        }
+    }
+}
+
+/// `sql` with a page's binds: $1/$2 the range, $3 the project or team.
+fn bound<'q, O>(
     sql: &'q str,
     range: DateRange,
-    project: &'q str,
+    projects: Projects<'q>,
 ) -> sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments>
 where
     O: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
 {
-    sqlx::query_as(sql).bind(range.from).bind(range.to).bind(project)
+    sqlx::query_as(sql)
+        .bind(range.from)
+        .bind(range.to)
+        .bind(projects.name())
 }
 
-/// The project's spend in `range` by `key` from fact table `from` (alias `c`).
-async fn project_lines(
-    pool: &PgPool,
-    project: &str,
+/// Where a page's facts are: the range, the projects, and the account when narrowed.
+struct Facts<'a> {
     range: DateRange,
-    amount: &str,
-    from: &str,
-    key: &str,
-) -> Result<Vec<Line>, sqlx::Error> {
-    let rows: Vec<(String, Decimal)> = for_project(
-        &format!(
-            "select {key}, sum({amount}) from {from}
-             where c.project = $3 and c.day >= $1 and c.day < $2
-             group by 1 having sum({amount}) <> 0 order by 2 desc, 1 limit {LINES}"
-        ),
-        range,
-        project,
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows.into_iter().map(|(key, spend)| Line { key, spend }).collect())
+    projects: Projects<'a>,
+    /// ` and c.account_id = '…'`, or nothing.
+    account: String,
+}
+
+impl Facts<'_> {
+    fn filter(&self) -> String {
+        format!("{} and c.day >= $1 and c.day < $2{}", self.projects.sql(), self.account)
+    }
+
+    /// The spend in the range by `key` from fact table `from` (alias `c`), every non-zero
+    /// line (the page keeps the largest).
+    async fn lines(&self, pool: &PgPool, amount: &str, from: &str, key: &str) -> Result<Vec<Line>, sqlx::Error> {
+        let rows: Vec<(String, Decimal)> = bound(
+            &format!(
+                "select {key}, sum({amount}) from {from} where {filter}
+                 group by 1 having sum({amount}) <> 0",
+                filter = self.filter()
+            ),
+            self.range,
+            self.projects,
+        )
+        .fetch_all(pool)
+        .await?;
+        Ok(rows.into_iter().map(|(key, spend)| Line { key, spend }).collect())
+    }
 }
 
 /// The breakdowns of one project, from its rows of the facts.
 pub async fn project(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> Result<Figures, sqlx::Error> {
+    from_facts(pool, Projects::One(name), range, basis, None).await
+}
+
+/// The breakdowns of `projects` from their rows of the facts, in one linked account when
+/// `account` is set (the page rollups are kept for the whole organisation only).
+pub async fn from_facts(
+    pool: &PgPool,
+    projects: Projects<'_>,
+    range: DateRange,
+    basis: Basis,
+    account: Option<&AccountId>,
+) -> Result<Figures, sqlx::Error> {
+    let facts = Facts {
+        range,
+        projects,
+        account: AccountId::and_in(account, "c.account_id"),
+    };
+    let filter = facts.filter();
     let spend = basis.spend_sql("c");
     let net = format!("c.{}", basis.metric.key());
-    let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = for_project(
+    let (gpu_hours, spot, instances): (Decimal, Decimal, Decimal) = bound(
         &format!(
             "select coalesce(sum(c.usage_quantity * u.gpu_count) filter (where u.gpu_model is not null), 0),
                     coalesce(sum({net}) filter (where u.purchase_option = 'spot'), 0),
                     coalesce(sum({net}) filter (where u.purchase_option in ('spot', 'on_demand')), 0)
              from costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type
-             where c.project = $3 and c.day >= $1 and c.day < $2"
+             where {filter}"
         ),
         range,
-        name,
+        projects,
     )
     .fetch_one(pool)
     .await?;
-    let daily: Vec<(NaiveDate, String, Decimal)> = for_project(
+    let by_project = facts.lines(pool, &spend, "daily_project_costs c", "c.project").await?;
+    // Every project with spend in the range, as the chart draws them.
+    let project_count = by_project.len();
+    let by_project = largest(by_project);
+    let shown: Vec<String> = by_project.iter().take(CHART_SERIES).map(|l| l.key.clone()).collect();
+    let daily: Vec<(NaiveDate, String, String, Decimal)> = bound(
         &format!(
-            "select c.day, c.project, sum({spend}) from daily_project_costs c
-             where c.project = $3 and c.day >= $1 and c.day < $2 group by 1, 2 order by 1"
+            "select c.day, 'project', c.project, sum({spend}) from daily_project_costs c
+             where {filter} and c.project = any($4) group by 1, 3
+             union all
+             select c.day, 'total', '', sum({spend}) from daily_project_costs c
+             where {filter} group by 1"
         ),
         range,
-        name,
+        projects,
     )
+    .bind(&shown)
     .fetch_all(pool)
     .await?;
-    let label = crate::format::tag_label(name).to_string();
+    let (daily, order) = chart_series(&shown, project_count, daily);
     Ok(Figures {
-        by_project: project_lines(pool, name, range, &spend, "daily_project_costs c", "c.project").await?,
-        by_user: project_lines(pool, name, range, &net, "costs_by_user c", "c.user_name").await?,
-        by_service: project_lines(pool, name, range, &net, "costs_by_service c", "c.service").await?,
-        by_family: project_lines(
-            pool,
-            name,
-            range,
-            &net,
-            "costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type and u.gpu_model is not null",
-            "u.instance_family || ' (' || u.gpu_model || ')'",
-        )
-        .await?,
-        by_workload: project_lines(
-            pool,
-            name,
-            range,
-            &net,
-            "costs_by_usage_type c left join usage_types u on u.usage_type = c.usage_type
-             left join projects p on p.name = c.project",
-            crate::costs::export::WORKLOAD_SQL,
-        )
-        .await?,
+        by_project,
+        by_user: largest(facts.lines(pool, &net, "costs_by_user c", "c.user_name").await?),
+        by_service: largest(facts.lines(pool, &net, "costs_by_service c", "c.service").await?),
+        by_family: largest(
+            facts
+                .lines(
+                    pool,
+                    &net,
+                    "costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type and u.gpu_model is not null",
+                    "u.instance_family || ' (' || u.gpu_model || ')'",
+                )
+                .await?,
+        ),
+        by_workload: largest(
+            facts
+                .lines(
+                    pool,
+                    &net,
+                    "costs_by_usage_type c left join usage_types u on u.usage_type = c.usage_type
+                     left join projects p on p.name = c.project",
+                    crate::costs::export::WORKLOAD_SQL,
+                )
+                .await?,
+        ),
         gpu_hours,
         spot,
         instances,
-        order: if daily.is_empty() {
-            Vec::new()
-        } else {
-            vec![label.clone()]
-        },
-        daily: daily.into_iter().map(|(d, _, v)| (d, label.clone(), v)).collect(),
+        daily,
+        order,
     })
 }

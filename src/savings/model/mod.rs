@@ -287,6 +287,8 @@ pub struct SavingsPage {
     /// `None` when Prometheus is configured and answered; else why utilisation is missing.
     pub utilisation_note: Option<String>,
     pub teams: Vec<String>,
+    /// Every linked account Cost Explorer named (ID, name), for the account filter.
+    pub accounts: Vec<(String, String)>,
     pub spot_discount_percent: Decimal,
 }
 

@@ -8,7 +8,7 @@ use leptos_router::hooks::use_query_map;
 use crate::format::{count, number, percent_value, tag_label, usd};
 use crate::savings::api::{DecideSavings, SnoozeIdle, get_savings};
 use crate::savings::model::{Decision, Kind, Opportunity, SavingsPage as Page};
-use crate::ui::links::{SAVINGS_CSV, scope_href};
+use crate::ui::links::{SAVINGS_CSV, account_query, scope_href};
 use crate::ui::page::PageHeader;
 use crate::ui::table::TableHead;
 
@@ -19,11 +19,11 @@ pub fn SavingsPage() -> impl IntoView {
     let snooze = ServerAction::<SnoozeIdle>::new();
     let filters = move || {
         let q = query.read();
-        (q.get("team"), q.get("kind"))
+        (q.get("team"), q.get("kind"), q.get("account"))
     };
     let data = crate::codec::resource(
         move || (filters(), decide.version().get(), snooze.version().get()),
-        |((team, kind), _, _)| get_savings(team, kind),
+        |((team, kind, account), _, _)| get_savings(team, kind, account),
     );
     view! {
         <PageHeader title="GPU savings"/>
@@ -39,11 +39,13 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
     let query = use_query_map();
     let team = move || query.read().get("team").unwrap_or_default();
     let kind = move || query.read().get("kind").unwrap_or_default();
+    let account = move || query.read().get("account").filter(|a| !a.is_empty());
     let csv_href = move || {
         format!(
-            "{SAVINGS_CSV}?team={}&kind={}",
+            "{SAVINGS_CSV}?team={}&kind={}{}",
             crate::format::url_encode(&team()),
-            crate::format::url_encode(&kind())
+            crate::format::url_encode(&kind()),
+            account_query('&', account().as_deref())
         )
     };
     let window = match (page.from, page.to) {
@@ -63,6 +65,23 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
         .into_iter()
         .map(|k| view! { <option value=k.key() selected=move || kind() == k.key()>{k.label()}</option> })
         .collect_view();
+    // Shown once Cost Explorer has named an account (or one is asked for).
+    let account_select = (!page.accounts.is_empty() || account().is_some()).then(|| {
+        let options = page
+            .accounts
+            .iter()
+            .map(|(id, name)| {
+                let value = id.clone();
+                let label = if name.is_empty() { id.clone() } else { format!("{name} ({id})") };
+                view! { <option value=value.clone() selected=move || account().as_deref() == Some(value.as_str())>{label}</option> }
+            })
+            .collect_view();
+        view! {
+            <label>"AWS account " <select name="account" data-testid="account-select">
+                <option value="">"All accounts"</option>{options}
+            </select></label>
+        }
+    });
     let shown = page.opportunities.len();
     let more = (page.opportunities_total > shown).then(|| {
         view! {
@@ -80,7 +99,7 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
         <p class="headline" data-testid="savings-headline">
             <strong>{usd(page.totals.proposed)}</strong>
             {format!(" a month could be saved across {} open recommendation{}", count(page.totals.proposed_rows), if page.totals.proposed_rows == 1 { "" } else { "s" })}
-            {move || (!team().is_empty() || !kind().is_empty()).then_some(" matching the filters")}
+            {move || (!team().is_empty() || !kind().is_empty() || account().is_some()).then_some(" matching the filters")}
             ". Rows on the same usage type are compounded (each counts only what the earlier ones leave), so together they never exceed that usage type's spend; idle and underused GPUs and commitments are counted on their own spend."
         </p>
         <section class="cards" aria-label="Ledger">
@@ -92,9 +111,14 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
         <Form method="GET" action="/savings" attr:class="filters" attr:data-testid="savings-filters">
             <label>"Team " <select name="team"><option value="">"All teams"</option>{team_options}</select></label>
             <label>"Kind " <select name="kind"><option value="">"All kinds"</option>{kind_options}</select></label>
+            {account_select}
             <button type="submit">"Filter"</button>
             <a href=csv_href data-testid="savings-csv" rel="external">"Download CSV"</a>
         </Form>
+        {move || account().map(|id| view! {
+            <p class="hint" data-testid="account-note">"Recommendations on usage in AWS account " {id}
+                " only: each still counts its usage type's spend in every account. Commitments and unmapped hosts belong to no one account and are left out."</p>
+        })}
         <crate::ui::forms::FormError result/>
         {more}
         <table class="data recommendations" data-testid="savings-table">
