@@ -178,8 +178,9 @@ pub(super) async fn statement(
         && !statement.lines.iter().any(|l| &l.team == team)
     {
         anyhow::bail!(
-            "no spend of team {team:?} in {}",
-            crate::statements::store::month_label(month)
+            "no spend of team {team:?} in {}{}",
+            crate::statements::store::month_label(month),
+            account.as_ref().map_or(String::new(), |id| format!(" in account {id}"))
         );
     }
     let text = if html {
@@ -192,8 +193,14 @@ pub(super) async fn statement(
         };
         crate::statements::render::csv(&statement, team.as_deref(), style)
     };
-    if statement.frozen_at.is_none() {
-        eprintln!("burnrate: provisional: the month's figures may still change, so it is not frozen yet");
+    match (&statement.account, &statement.frozen_at) {
+        (Some(account), _) => eprintln!(
+            "burnrate: account {account}'s part of the month, as the allocation has it now (never frozen)"
+        ),
+        (None, None) => {
+            eprintln!("burnrate: provisional: the month's figures may still change, so it is not frozen yet")
+        }
+        (None, Some(_)) => {}
     }
     std::io::stdout()
         .lock()

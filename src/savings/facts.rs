@@ -1,7 +1,7 @@
 //! What the recommendations read: the window (the last N settled days with data) and, for
 //! every accelerator usage type in it, each project's daily spend and instance-hours.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -174,11 +174,13 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
 }
 
 /// What one linked account holds, for `?account=`: which project ran which accelerator usage
-/// type there in the window, and which projects had any spend there at all.
+/// type there and which projects had any spend there, in the window (for recommendations)
+/// and on any day (for ledger rows, which outlive the usage they ended).
 #[derive(Debug, Default)]
 pub struct AccountUsage {
-    usage: std::collections::HashSet<(String, String)>,
-    projects: std::collections::HashSet<String>,
+    usage: HashSet<(String, String)>,
+    projects: HashSet<String>,
+    ever: HashSet<String>,
 }
 
 impl AccountUsage {
@@ -187,8 +189,16 @@ impl AccountUsage {
         account: &crate::period::AccountId,
         window: Option<Window>,
     ) -> Result<AccountUsage, sqlx::Error> {
+        let ever: Vec<String> =
+            sqlx::query_scalar("select distinct project from daily_project_costs where account_id = $1")
+                .bind(account.as_str())
+                .fetch_all(&mut *conn)
+                .await?;
         let Some(window) = window else {
-            return Ok(AccountUsage::default());
+            return Ok(AccountUsage {
+                ever: ever.into_iter().collect(),
+                ..AccountUsage::default()
+            });
         };
         let usage: Vec<(String, String)> = sqlx::query_as(
             "select distinct c.project, c.usage_type from costs_by_usage_type c
@@ -200,27 +210,36 @@ impl AccountUsage {
         .bind(account.as_str())
         .fetch_all(&mut *conn)
         .await?;
-        // Every day, not only the window: a decision's ledger row outlives the usage it ended.
-        let projects: Vec<String> =
-            sqlx::query_scalar("select distinct project from daily_project_costs where account_id = $1")
-                .bind(account.as_str())
-                .fetch_all(&mut *conn)
-                .await?;
+        let projects: Vec<String> = sqlx::query_scalar(
+            "select distinct project from daily_project_costs where account_id = $3 and day >= $1 and day < $2",
+        )
+        .bind(window.from)
+        .bind(window.to)
+        .bind(account.as_str())
+        .fetch_all(&mut *conn)
+        .await?;
         Ok(AccountUsage {
             usage: usage.into_iter().collect(),
             projects: projects.into_iter().collect(),
+            ever: ever.into_iter().collect(),
         })
     }
 
-    /// Whether a row about `project` (and `usage_type`, when it names one) is this account's.
-    /// A row on a usage type is when the project ran it here; one on a whole project
-    /// (utilisation, idle endpoints, ledger rows) when the project has spend here. Rows of no
-    /// project (commitments, unmapped hosts) are the organisation's, in no one account.
+    /// Whether a recommendation about `project` (and `usage_type`, when it names one) is
+    /// this account's: one on a usage type when the project ran it here in the window, one on
+    /// a whole project (utilisation, idle endpoints) when the project had spend here in the
+    /// window. Rows of no project (commitments, unmapped hosts) are the organisation's, in no
+    /// one account.
     pub fn covers(&self, project: &str, usage_type: &str) -> bool {
         if !usage_type.is_empty() {
             self.usage.contains(&(project.to_string(), usage_type.to_string()))
         } else {
             !project.is_empty() && self.projects.contains(project)
         }
+    }
+
+    /// Whether a ledger row about `project` is this account's: the project has had spend here.
+    pub fn ever_held(&self, project: &str) -> bool {
+        self.ever.contains(project)
     }
 }

@@ -144,7 +144,7 @@ pub async fn page(
         .iter()
         .filter(|e| team.is_none_or(|t| e.team == t))
         .filter(|e| kind.is_none_or(|k| e.kind == k))
-        .filter(|e| account.is_none_or(|a| a.covers(&e.project, "")))
+        .filter(|e| account.is_none_or(|a| a.ever_held(&e.project)))
         .cloned()
         .collect();
     let teams: Vec<String> = sqlx::query_scalar("select name from teams order by name")

@@ -20,7 +20,7 @@ pub fn StatementsPage() -> impl IntoView {
         <PageHeader title="Statements"/>
         <p class="hint">"A month's chargeback statement per team: its projects' usage, its shares of shared-cost rules, credits, refunds, tax and the total, unblended and amortized, exact. "
             "Once a month has ended and all its days are settled (its bill closed, or past the few days AWS may still restate), its statement is frozen: later restatements show as an adjustment on the next month's. "
-            "The same from the command line: " <code>"burnrate statement --month YYYY-MM [--team NAME] [--format csv|html]"</code> "."</p>
+            "The same from the command line: " <code>"burnrate statement --month YYYY-MM [--team NAME] [--account ID] [--format csv|html]"</code> "."</p>
         {move || loaded(data, move |page| {
             let teams = page.teams.clone();
             let account = page.account.clone();
@@ -43,6 +43,7 @@ pub fn StatementsPage() -> impl IntoView {
                         {page.months.clone().into_iter().map(|m| {
                             let month = m.month.clone();
                             let account = account.clone();
+                            let account_shown = account.is_some();
                             let href = move |format: &str| {
                                 let team = team.get();
                                 format!("/api/statement?month={}&format={format}{}{}", month,
@@ -54,7 +55,11 @@ pub fn StatementsPage() -> impl IntoView {
                                 <tr data-testid="statement-row">
                                     <th scope="row">{m.month.clone()}</th>
                                     <td class="num">{usd(m.total)}</td>
-                                    <td>{m.frozen_at.clone().map_or("provisional, or final and not yet opened".to_string(), |at| format!("frozen {at}"))}</td>
+                                    <td>{match (&account_shown, &m.frozen_at) {
+                                        (true, _) => "the account's part, computed when opened".to_string(),
+                                        (false, Some(at)) => format!("frozen {at}"),
+                                        (false, None) => "provisional, or final and not yet opened".to_string(),
+                                    }}</td>
                                     <td>
                                         <a download href=move || csv("csv")>"CSV"</a> " · "
                                         <a target="_blank" rel="noopener" href=move || html("html")>"Printable"</a>

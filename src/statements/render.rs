@@ -79,22 +79,22 @@ pub fn html(statement: &Statement, team: Option<&str>) -> String {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>burnrate statement {month}</title>\
          <style>{STYLE}</style></head><body><h1>Chargeback statement, {month}</h1><p class=\"note\">"
     );
-    match &statement.frozen_at {
-        Some(at) => {
+    match (&statement.frozen_at, &statement.account) {
+        (_, Some(account)) => {
+            out.push_str("Spend in AWS account ");
+            escape_html(&mut out, account);
+            out.push_str(
+                " only, as the allocation has it now: never frozen and without adjustments. \
+                 The organisation's statement is the one charged.",
+            );
+        }
+        (Some(at), None) => {
             let _ = write!(
                 out,
                 "Final: frozen {at}; later restatements appear as adjustments on the next statement."
             );
         }
-        None => out.push_str("Provisional: the month's figures may still change."),
-    }
-    if let Some(account) = &statement.account {
-        out.push_str(" Spend in AWS account ");
-        escape_html(&mut out, account);
-        out.push_str(
-            " only, as the allocation has it now: never frozen and without adjustments. \
-             The organisation's statement is the one charged.",
-        );
+        (None, None) => out.push_str("Provisional: the month's figures may still change."),
     }
     out.push_str(" Amounts in USD, exact (never rounded), so each team's lines add up to its total.</p>");
     let mut teams: Vec<&str> = Vec::new();

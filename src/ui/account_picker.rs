@@ -11,7 +11,9 @@ use crate::format::url_encode;
 /// The query parameters a change of account keeps.
 const KEPT: [&str; 8] = ["period", "month", "from", "to", "metric", "credits", "team", "kind"];
 
-/// The current page's other filters, as (name, value).
+/// The current page's other filters, as (name, value). Read once, untracked: every page
+/// that shows the picker reads its data through a resource keyed by all of these, so a
+/// change of any of them renders the picker again with the new values.
 fn kept() -> Vec<(&'static str, String)> {
     let query = use_query_map();
     let query = query.read_untracked();

@@ -394,12 +394,11 @@ fn teams_mapping(research_team: &str) -> burnrate::as_code::ConfigFile {
     .expect("valid")
 }
 
-/// Two days ago, one day of g5 spend in two accounts, ingested with ml-research owning
+/// One day of g5 spend on `on` in two accounts, ingested with ml-research owning
 /// research-prod: untagged 100, shared-gpu by alice 40 and bob 60, web-api 5 in research;
-/// untagged 50 and web-api 30 in serving. Returns the day.
-async fn research_and_serving(pool: &PgPool) -> chrono::NaiveDate {
+/// untagged 50 and web-api 30 in serving.
+async fn research_and_serving(pool: &PgPool, on: chrono::NaiveDate) {
     let today = chrono::Utc::now().date_naive();
-    let on = today - chrono::Days::new(2);
     let line = |account: &str, project: Option<&str>, user: Option<&str>, amount: i64| LineItem {
         day: on,
         account: account.into(),
@@ -439,12 +438,12 @@ async fn research_and_serving(pool: &PgPool) -> chrono::NaiveDate {
         today,
     )
     .await;
-    on
 }
 
 #[sqlx::test]
 async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
-    let on = research_and_serving(&pool).await;
+    let on = chrono::Utc::now().date_naive() - chrono::Days::new(2);
+    research_and_serving(&pool, on).await;
     let actor = burnrate::audit_log::Actor::system("test");
     let row = |team: Option<&str>, source: &str, amount: i64| {
         (team.map(str::to_string), source.to_string(), Decimal::from(amount))
@@ -626,8 +625,11 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
     use burnrate::dashboard::model::Scope;
     use burnrate::dashboard::store::breakdown;
     use burnrate::period::{AccountId, Metric, Period};
-    let on = research_and_serving(&pool).await;
     let today = chrono::Utc::now().date_naive();
+    // The last day of the month before last: settled, so its month's statement is final.
+    let this_month = today - chrono::Days::new(u64::from(chrono::Datelike::day(&today)) - 1);
+    let on = this_month - chrono::Months::new(1) - chrono::Days::new(1);
+    research_and_serving(&pool, on).await;
     let range = DateRange {
         from: on,
         to: on + chrono::Days::new(1),
@@ -791,6 +793,18 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
              {month},Unassigned,total,Total,50.00,50.00\n"
         )
     );
+    let frozen = || async {
+        sqlx::query_scalar::<_, i64>("select count(*) from statements")
+            .fetch_one(&pool)
+            .await
+            .expect("count")
+    };
+    assert_eq!(frozen().await, 0, "an account's statement is never frozen");
+    let whole = app
+        .get_as(&format!("/api/statement?month={month}&format=csv"), &viewer)
+        .await;
+    assert_eq!(whole.status, 200, "{}", whole.body);
+    assert_eq!(frozen().await, 1, "the organisation's statement of a final month is");
     let mut conn = pool.acquire().await.expect("connection");
     let months = burnrate::statements::store::months(&mut conn, Some(&serving))
         .await
@@ -799,11 +813,6 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
         months.iter().map(|m| (m.month.as_str(), m.total)).collect::<Vec<_>>(),
         [(month.as_str(), usd(80))]
     );
-    let frozen: i64 = sqlx::query_scalar("select count(*) from statements")
-        .fetch_one(&mut *conn)
-        .await
-        .expect("count");
-    assert_eq!(frozen, 0, "an account's statement is never frozen");
 
     // Savings: a recommendation is an account's when its project ran its usage type there.
     let window = burnrate::savings::facts::Window { from: on, to };
@@ -819,12 +828,36 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
     );
     assert!(!held.covers("shared-gpu", ""));
     assert!(!held.covers("", ""), "organisation-wide rows are no one account's");
+    assert!(held.ever_held("web-api") && !held.ever_held("shared-gpu"));
     drop(conn);
+    let recommendation = |kind: burnrate::savings::Kind, project: &str, usage_type: &str| burnrate::savings::Recommendation {
+        kind,
+        team: String::new(),
+        project: project.into(),
+        usage_type: usage_type.into(),
+        instance_type: "g5.xlarge".into(),
+        recommended: "g5.xlarge spot".into(),
+        from: on,
+        to,
+        basis_cost: None,
+        monthly_saving: usd(1),
+        detail: String::new(),
+        host: String::new(),
+    };
+    let in_serving = burnrate::savings::service::Filters {
+        account: Some(held),
+        ..Default::default()
+    };
+    let g5 = "USE1-BoxUsage:g5.xlarge";
+    assert!(in_serving.keeps(&recommendation(burnrate::savings::Kind::Spot, "web-api", g5)));
+    assert!(!in_serving.keeps(&recommendation(burnrate::savings::Kind::Spot, "shared-gpu", g5)));
+    assert!(!in_serving.keeps(&recommendation(burnrate::savings::Kind::Commitment, "", "")));
+    assert!(in_serving.keeps(&recommendation(burnrate::savings::Kind::IdleGpu, "web-api", "")));
     let savings = app
         .get_as(&format!("/api/savings.csv?account={SERVING}"), &viewer)
         .await;
     assert_eq!(savings.status, 200, "{}", savings.body);
-    assert!(!savings.body.contains("shared-gpu"), "{}", savings.body);
     let refused = app.get_as("/api/savings.csv?account=x", &viewer).await;
     assert_eq!(refused.status, 400);
+    assert!(refused.body.contains("account"), "{}", refused.body);
 }

@@ -221,6 +221,9 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
                 <p class="hint">{usd(view.spot_spend)} " of " {usd(view.instance_spend)} " instance spend"</p></div>
         </section>
         <crate::enforcement::pages::enforcement::FlagBadge projects=view.flagged/>
+        {view.account.is_some().then(|| view! {
+            <p class="hint" data-testid="account-wide-note">"The budgets and the savings below count every account: a budget limits the whole team or project."</p>
+        })}
         {match view.scope.clone() {
             Scope::Team(name) => view! { <SavingsAvailableNote team=name/> }.into_any(),
             Scope::Project(name) => view! { <SavingsAvailableNote project=name/> }.into_any(),
@@ -231,7 +234,8 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
         <Chart svg=view.chart_svg testid="scope-chart"/>
         <OpenDaysLegend days=view.open_days.clone()/>
         {(!view.parts.is_empty()).then(|| view! { <AllocationParts parts=view.parts.clone() total/> })}
-        <Accounts lines=view.by_account.clone() total csv=csv("account,account_name")/>
+        <Accounts lines=view.by_account.clone() scope=view.scope.clone() current=view.account.clone()
+            csv=export_href(view.range, &format!("{csv_filter},account,account_name"), view.metric, None)/>
         {(view.credits == crate::period::Credits::Gross).then(|| view! {
             <p class="hint" data-testid="credits-note">
                 "Before credits: the total, the chart and the projects leave credits and refunds out. "
@@ -253,20 +257,34 @@ fn ScopeBody(view: ScopeView) -> impl IntoView {
     }
 }
 
-/// Where a team's or project's spend is, by AWS account, with the accounts mapped to a team.
+/// Where a team's or project's spend is, by AWS account, with the accounts mapped to a team:
+/// every account even on a page narrowed to one (that row marked), each a link to the page
+/// narrowed to it, and shares of the table's own total.
 #[component]
-fn Accounts(lines: Vec<crate::dashboard::model::AccountLine>, total: Decimal, csv: String) -> impl IntoView {
+fn Accounts(
+    lines: Vec<crate::dashboard::model::AccountLine>,
+    scope: Scope,
+    current: Option<String>,
+    csv: String,
+) -> impl IntoView {
     if lines.is_empty() {
         return ().into_any();
     }
+    let total: Decimal = lines.iter().map(|l| l.spend).sum();
+    let (kind, name) = match &scope {
+        Scope::Team(name) => ("teams", name.as_str()),
+        Scope::Project(name) => ("projects", name.as_str()),
+    };
     let mut rows = Rows::default();
     for line in &lines {
         rows.row("account-row", |row| {
-            row.heading(if line.id.is_empty() {
-                "Not recorded (stored before accounts)"
+            if line.id.is_empty() {
+                row.heading("Not recorded (stored before accounts)");
+            } else if current.as_deref() == Some(line.id.as_str()) {
+                row.heading(&format!("{} (shown)", line.id));
             } else {
-                &line.id
-            });
+                row.heading_link(&scope_href_in(kind, name, Some(&line.id)), &line.id);
+            }
             row.text(&line.name);
             row.text(if line.mapped { "Mapped to this team" } else { "" });
             row.money(line.spend);
@@ -280,7 +298,7 @@ fn Accounts(lines: Vec<crate::dashboard::model::AccountLine>, total: Decimal, cs
                 <TableHead columns=&["Account", "Name", "Mapping", "Spend (USD)", "Share"]/>
                 <tbody inner_html=rows.into_html()></tbody>
             </table>
-            <p class="hint"><a download href=csv>"Download CSV"</a></p>
+            <p class="hint">"Every account, whichever one the page shows. " <a download href=csv>"Download CSV"</a></p>
         </section>
     }
     .into_any()

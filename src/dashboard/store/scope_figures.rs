@@ -245,13 +245,14 @@ impl Facts<'_> {
         format!("{} and c.day >= $1 and c.day < $2{}", self.projects.sql(), self.account)
     }
 
-    /// The spend in the range by `key` from fact table `from` (alias `c`), every non-zero
-    /// line (the page keeps the largest).
-    async fn lines(&self, pool: &PgPool, amount: &str, from: &str, key: &str) -> Result<Vec<Line>, sqlx::Error> {
+    /// The spend in the range by `key` from fact table `from` (alias `c`): the largest
+    /// [`LINES`], or with `every` all non-zero lines (the chart counts the projects).
+    async fn lines(&self, pool: &PgPool, amount: &str, (from, key): (&str, &str), every: bool) -> Result<Vec<Line>, sqlx::Error> {
+        let limit = if every { String::new() } else { format!(" order by 2 desc, 1 limit {LINES}") };
         let rows: Vec<(String, Decimal)> = bound(
             &format!(
                 "select {key}, sum({amount}) from {from} where {filter}
-                 group by 1 having sum({amount}) <> 0",
+                 group by 1 having sum({amount}) <> 0{limit}",
                 filter = self.filter()
             ),
             self.range,
@@ -298,7 +299,9 @@ pub async fn from_facts(
     )
     .fetch_one(pool)
     .await?;
-    let by_project = facts.lines(pool, &spend, "daily_project_costs c", "c.project").await?;
+    let by_project = facts
+        .lines(pool, &spend, ("daily_project_costs c", "c.project"), true)
+        .await?;
     // Every project with spend in the range, as the chart draws them.
     let project_count = by_project.len();
     let by_project = largest(by_project);
@@ -320,15 +323,18 @@ pub async fn from_facts(
     let (daily, order) = chart_series(&shown, project_count, daily);
     Ok(Figures {
         by_project,
-        by_user: largest(facts.lines(pool, &net, "costs_by_user c", "c.user_name").await?),
-        by_service: largest(facts.lines(pool, &net, "costs_by_service c", "c.service").await?),
+        by_user: largest(facts.lines(pool, &net, ("costs_by_user c", "c.user_name"), false).await?),
+        by_service: largest(facts.lines(pool, &net, ("costs_by_service c", "c.service"), false).await?),
         by_family: largest(
             facts
                 .lines(
                     pool,
                     &net,
-                    "costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type and u.gpu_model is not null",
-                    "u.instance_family || ' (' || u.gpu_model || ')'",
+                    (
+                        "costs_by_usage_type c join usage_types u on u.usage_type = c.usage_type and u.gpu_model is not null",
+                        "u.instance_family || ' (' || u.gpu_model || ')'",
+                    ),
+                    false,
                 )
                 .await?,
         ),
@@ -337,9 +343,12 @@ pub async fn from_facts(
                 .lines(
                     pool,
                     &net,
-                    "costs_by_usage_type c left join usage_types u on u.usage_type = c.usage_type
-                     left join projects p on p.name = c.project",
-                    crate::costs::export::WORKLOAD_SQL,
+                    (
+                        "costs_by_usage_type c left join usage_types u on u.usage_type = c.usage_type
+                         left join projects p on p.name = c.project",
+                        crate::costs::export::WORKLOAD_SQL,
+                    ),
+                    false,
                 )
                 .await?,
         ),

@@ -8,7 +8,7 @@ use leptos_router::hooks::use_query_map;
 use crate::format::{count, number, percent_value, tag_label, usd};
 use crate::savings::api::{DecideSavings, SnoozeIdle, get_savings};
 use crate::savings::model::{Decision, Kind, Opportunity, SavingsPage as Page};
-use crate::ui::links::{SAVINGS_CSV, account_query, scope_href};
+use crate::ui::links::{SAVINGS_CSV, account_query, scope_href_in};
 use crate::ui::page::PageHeader;
 use crate::ui::table::TableHead;
 
@@ -117,7 +117,7 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
         </Form>
         {move || account().map(|id| view! {
             <p class="hint" data-testid="account-note">"Recommendations on usage in AWS account " {id}
-                " only: each still counts its usage type's spend in every account. Commitments and unmapped hosts belong to no one account and are left out."</p>
+                " only: each still counts its usage type's spend in every account. Commitments and unmapped hosts belong to no one account and are left out; the GPU utilisation below is every account's."</p>
         })}
         <crate::ui::forms::FormError result/>
         {more}
@@ -144,10 +144,14 @@ fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAc
 #[component]
 fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl IntoView {
     let r = o.recommendation;
+    // The project's page narrowed to the account the Savings page is (the row re-renders
+    // with the page's data, which `?account=` drives).
+    let account = use_query_map().read_untracked().get("account").filter(|a| !a.is_empty());
+    let project_href = scope_href_in("projects", &r.project, account.as_deref());
     let evidence = if r.project.is_empty() {
         ("/teams".to_string(), "Spend by team")
     } else {
-        (scope_href("projects", &r.project), "Project spend")
+        (project_href.clone(), "Project spend")
     };
     let status = match o.decision {
         Decision::Open => "Open".to_string(),
@@ -172,7 +176,7 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
         <tr data-testid="savings-row" data-kind=r.kind.key()>
             <td data-label="Kind"><span class="badge kind">{r.kind.label()}</span></td>
             <td data-label="Project">
-                {(!r.project.is_empty()).then(|| view! { <a href=scope_href("projects", &r.project)>{tag_label(&r.project).to_string()}</a> })}
+                {(!r.project.is_empty()).then(|| view! { <a href=project_href>{tag_label(&r.project).to_string()}</a> })}
                 {(!r.team.is_empty()).then(|| view! { <span class="muted">{if r.project.is_empty() { "" } else { " · " }} {r.team.clone()}</span> })}
             </td>
             <td data-label="Runs now" data-testid="runs-now">{o.now}</td>
