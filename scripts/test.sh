@@ -16,7 +16,7 @@ trap test_postgres_stop EXIT
 step "cargo fmt --check"
 cargo fmt --check
 
-step "layering: no import cycle over 3 files, imports go down the layers, files at most 450 lines"
+step "layering: no import cycle, imports go down the tiers, files at most 450 lines of code"
 python3 scripts/check-layers.py --self-test
 python3 scripts/check-layers.py
 

@@ -7,7 +7,7 @@
 //!   name their field (`InvalidInput`, `InvalidFields`).
 //! - **Typed errors in stores and domain code:** `sqlx::Error` from SQL, and a
 //!   `thiserror` enum where callers or tests must tell kinds apart (`IngestError`,
-//!   `budgets::aws_sync::SyncError`, `aws::budgets::AwsError`,
+//!   `aws::budgets::SyncError`, `aws::budgets::AwsError`,
 //!   `enforcement::actions::ActionError`, `costs::export::ExportError`, `DbError`,
 //!   `as_code::ApplyError`).
 //! - **Two exceptions, kept on purpose:**

@@ -59,7 +59,7 @@ pub mod page_data;
 #[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]
-pub mod spans;
+pub mod usage_type;
 
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]

@@ -3,8 +3,10 @@
 use chrono::{Datelike, Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
 mod account;
+mod budget_period;
 mod open_days;
 pub use account::AccountId;
+pub use budget_period::BudgetPeriod;
 pub use open_days::OpenDays;
 
 /// A reporting period: a named one relative to today (UTC), a calendar month, or any range.

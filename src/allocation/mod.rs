@@ -13,9 +13,13 @@ pub mod pages;
 pub use model::{PartLine, Preview, PreviewRow, RuleTeam, Selector, SharedRule, Source, SplitKind};
 
 #[cfg(feature = "ssr")]
+pub mod days;
+#[cfg(feature = "ssr")]
 pub mod edit;
 #[cfg(feature = "ssr")]
 pub mod engine;
+#[cfg(feature = "ssr")]
+pub mod facts;
 #[cfg(feature = "ssr")]
 pub mod moves;
 #[cfg(feature = "ssr")]
@@ -26,6 +30,8 @@ pub mod rollups;
 pub mod rule_store;
 #[cfg(feature = "ssr")]
 pub mod rules;
+#[cfg(feature = "ssr")]
+pub mod spans;
 #[cfg(feature = "ssr")]
 pub mod split;
 #[cfg(feature = "ssr")]

@@ -6,7 +6,8 @@ use chrono::NaiveDate;
 use sqlx::PgConnection;
 
 use super::rollups::Owners;
-use super::store::{lock, refresh_every_day, refresh_runs, runs};
+use super::days::runs;
+use super::store::{lock, refresh_every_day, refresh_runs};
 use crate::period::DateRange;
 
 /// What a mapping change moved: the projects and user tags whose team changed.

@@ -7,7 +7,7 @@
 use sqlx::PgConnection;
 
 use crate::period::DateRange;
-use crate::spans::{months_of, touched};
+use super::spans::{months_of, touched};
 
 /// The allocation's figures, in the column order every allocated table uses.
 pub const FIGURES: [&str; 10] = [
@@ -80,10 +80,6 @@ impl Owners {
         query.bind(every).bind(teams).bind(unowned)
     }
 }
-
-/// The workload of a usage-type fact `c` with its usage type `u` and project `p`: what a
-/// SageMaker usage type says, else what the project declares.
-pub const WORKLOAD_SQL: &str = "coalesce(u.workload, nullif(p.workload, 'unknown'), 'unknown')";
 
 fn sums(columns: &[&str]) -> String {
     columns
@@ -328,8 +324,8 @@ pub async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
 /// Writes the page rollups of days the allocation has and they lack: after the upgrade that
 /// added them. The caller holds the allocation lock. True when it wrote any.
 pub async fn fill_missing(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
-    let missing = super::store::days_lacking(conn, "allocated_daily_costs", "team_daily_costs").await?;
-    let runs = super::store::runs(&missing);
+    let missing = super::days::days_lacking(conn, "allocated_daily_costs", "team_daily_costs").await?;
+    let runs = super::days::runs(&missing);
     for range in &runs {
         write_days(conn, *range, &Owners::All).await?;
     }

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use saphyr::{MarkedYaml, Scalar, YamlData};
 use sqlx::PgConnection;
 
-use super::budgets::number_text;
+use super::number_text;
 use super::{Errors, quote, text};
 use crate::audit_log::Actor;
 use crate::enforcement::Approval;

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 
 use saphyr::{MarkedYaml, Scalar, YamlData};
 
-use super::{Errors, list, text};
+use super::{Errors, list, number_text, text};
 use crate::budgets::spec::{BudgetInput, ThresholdInput, validate};
 use crate::budgets::{BudgetSpec, Threshold};
 
@@ -173,16 +173,6 @@ fn required_text(node: &MarkedYaml, field: &str, errors: &mut Errors) -> String 
     })
 }
 
-/// A number's text and whether it was a YAML float (which may have lost digits).
-pub(super) fn number_text(node: &MarkedYaml) -> Option<(String, bool)> {
-    match &node.data {
-        YamlData::Value(Scalar::String(s)) => Some((s.to_string(), false)),
-        YamlData::Value(Scalar::Integer(n)) => Some((n.to_string(), false)),
-        YamlData::Value(Scalar::FloatingPoint(f)) => Some((f.to_string(), true)),
-        _ => None,
-    }
-}
-
 fn read_scope(node: &MarkedYaml, input: &mut BudgetInput, errors: &mut Errors) {
     let expected = "`scope` must be {team: NAME}, {project: NAME}, {account: \"ID\"} or {org: true}";
     let YamlData::Mapping(pairs) = &node.data else {
@@ -193,7 +183,7 @@ fn read_scope(node: &MarkedYaml, input: &mut BudgetInput, errors: &mut Errors) {
     match (pairs.next(), pairs.next()) {
         (Some((key, value)), None) => match (text(key).as_deref(), &value.data) {
             (Some("org"), YamlData::Value(Scalar::Boolean(true))) => input.scope_kind = "org".into(),
-            (Some("account"), _) => match super::teams::account_id(value) {
+            (Some("account"), _) => match super::account_id(value) {
                 Ok(id) => {
                     input.scope_kind = "account".into();
                     input.scope_name = id;

@@ -168,6 +168,28 @@ pub(crate) fn text(node: &MarkedYaml) -> Option<String> {
     }
 }
 
+/// An AWS account ID in the file, quoted or not. An unquoted ID is a YAML number, which
+/// drops a leading zero: such an ID is refused with the hint to quote it.
+pub(crate) fn account_id(node: &MarkedYaml) -> Result<String, String> {
+    let id = match &node.data {
+        YamlData::Value(Scalar::String(s)) => crate::period::AccountId::parse(s),
+        YamlData::Value(Scalar::Integer(n)) => crate::period::AccountId::parse(&n.to_string())
+            .map_err(|m| format!("{m}; quote an ID that starts with 0 (\"012345678901\"), or YAML drops the zero")),
+        _ => Err("an AWS account ID must be its 12 digits, e.g. \"111122223333\"".to_string()),
+    };
+    id.map(String::from)
+}
+
+/// A number's text and whether it was a YAML float (which may have lost digits).
+pub(crate) fn number_text(node: &MarkedYaml) -> Option<(String, bool)> {
+    match &node.data {
+        YamlData::Value(Scalar::String(s)) => Some((s.to_string(), false)),
+        YamlData::Value(Scalar::Integer(n)) => Some((n.to_string(), false)),
+        YamlData::Value(Scalar::FloatingPoint(f)) => Some((f.to_string(), true)),
+        _ => None,
+    }
+}
+
 /// Why an import changed nothing.
 #[derive(Debug)]
 pub enum ApplyError {

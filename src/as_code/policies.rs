@@ -29,7 +29,7 @@ use rust_decimal::Decimal;
 use saphyr::{MarkedYaml, YamlData};
 use sqlx::PgConnection;
 
-use super::budgets::number_text;
+use super::number_text;
 use super::{ApplyError, Errors, FileError, list, quote, text};
 use crate::audit_log::Actor;
 use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};

@@ -16,7 +16,7 @@
 use rust_decimal::Decimal;
 use saphyr::{MarkedYaml, Scalar, YamlData};
 
-use super::budgets::number_text;
+use super::number_text;
 use super::{Errors, quote, text};
 use crate::savings::model::ProjectFacts;
 use crate::savings::pricing::{PriceOverride, Pricing, TokenPrice};

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use saphyr::{MarkedYaml, Scalar, YamlData};
 
-use super::budgets::number_text;
+use super::{account_id, number_text};
 use super::{Errors, list, quote, text};
 use crate::savings::model::{Model, Precision, ProjectFacts, Workload};
 use crate::teams::store::{Mappings, TeamMapping};
@@ -151,18 +151,6 @@ fn read_accounts(node: &MarkedYaml, mapping: &mut TeamMapping, errors: &mut Erro
 }
 
 /// The items of a list field (none when empty), or `message` as the error when it is not a list.
-/// An AWS account ID in the file, quoted or not. An unquoted ID is a YAML number, which
-/// drops a leading zero: such an ID is refused with the hint to quote it.
-pub(super) fn account_id(node: &MarkedYaml) -> Result<String, String> {
-    let id = match &node.data {
-        YamlData::Value(Scalar::String(s)) => crate::period::AccountId::parse(s),
-        YamlData::Value(Scalar::Integer(n)) => crate::period::AccountId::parse(&n.to_string())
-            .map_err(|m| format!("{m}; quote an ID that starts with 0 (\"012345678901\"), or YAML drops the zero")),
-        _ => Err("an AWS account ID must be its 12 digits, e.g. \"111122223333\"".to_string()),
-    };
-    id.map(String::from)
-}
-
 fn sequence<'a, 'input>(node: &'a MarkedYaml<'input>, message: &str, errors: &mut Errors) -> &'a [MarkedYaml<'input>] {
     match &node.data {
         YamlData::Sequence(items) => items.as_slice(),

@@ -18,6 +18,16 @@ pub enum AwsError {
     NoAccount(String),
 }
 
+/// Why a pass over AWS Budgets that compares it with the database (a budget sync, the
+/// search for orphaned enforcement budgets) could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error(transparent)]
+    Aws(#[from] AwsError),
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
 /// Where the account a Budgets client works on came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccountSource {

@@ -21,9 +21,10 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
 use crate::aws::budgets::AwsBudgets;
-use crate::aws::budgets::AwsError;
+use crate::aws::budgets::{AwsError, SyncError};
 
-use super::{Budget, BudgetPeriod, BudgetScope, ThresholdKind, evaluate, store};
+use super::{Budget, BudgetScope, ThresholdKind, evaluate, store};
+use crate::period::BudgetPeriod;
 use crate::format::{count, usd};
 use crate::period::{Credits, Metric};
 
@@ -31,15 +32,6 @@ use crate::period::{Credits, Metric};
 pub const NAME_PREFIX: &str = "burnrate-";
 /// AWS allows at most 10 email subscribers per notification.
 pub const MAX_SUBSCRIBERS: usize = 10;
-
-/// Why a sync could not finish.
-#[derive(Debug, thiserror::Error)]
-pub enum SyncError {
-    #[error(transparent)]
-    Aws(#[from] AwsError),
-    #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
-}
 
 /// An AWS budget as the UI lists it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

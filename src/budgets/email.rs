@@ -82,7 +82,8 @@ pub fn compose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budgets::{Budget, BudgetPeriod, BudgetScope, BudgetSpec};
+    use crate::budgets::{Budget, BudgetScope, BudgetSpec};
+    use crate::period::BudgetPeriod;
     use crate::period::{DateRange, Metric};
     use chrono::NaiveDate;
     use rust_decimal::Decimal;

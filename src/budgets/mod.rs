@@ -6,7 +6,7 @@ pub mod model;
 pub mod pages;
 
 pub use model::{
-    AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, BudgetStatus, BudgetUse, Escalation, ScopeChoices,
+    AlertRecord, Budget, BudgetScope, BudgetSpec, BudgetStatus, BudgetUse, Escalation, ScopeChoices,
     Threshold, ThresholdKind,
 };
 

@@ -1,11 +1,11 @@
 //! Budgets as both builds (de)serialize them: scope, period, thresholds, the budget, its
 //! status and use, alert records, and what the Budgets pages show.
 
-use chrono::{Datelike, Months, NaiveDate};
+use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::period::{AccountId, Credits, DateRange, Metric};
+use crate::period::{AccountId, BudgetPeriod, Credits, DateRange, Metric};
 
 /// What a budget's spend covers.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -42,58 +42,6 @@ impl BudgetScope {
             BudgetScope::Team(name) => format!("Team {name}"),
             BudgetScope::Project(name) => format!("Project {}", crate::format::tag_label(name)),
             BudgetScope::Account(id) => format!("AWS account {id}"),
-        }
-    }
-}
-
-/// Budget periods are calendar-aligned in UTC, as in AWS Budgets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum BudgetPeriod {
-    Monthly,
-    Quarterly,
-    Annual,
-}
-
-impl BudgetPeriod {
-    pub const ALL: [BudgetPeriod; 3] = [BudgetPeriod::Monthly, BudgetPeriod::Quarterly, BudgetPeriod::Annual];
-
-    pub fn key(self) -> &'static str {
-        match self {
-            BudgetPeriod::Monthly => "monthly",
-            BudgetPeriod::Quarterly => "quarterly",
-            BudgetPeriod::Annual => "annual",
-        }
-    }
-
-    /// "this month", "this quarter", "this year".
-    pub fn noun(self) -> &'static str {
-        match self {
-            BudgetPeriod::Monthly => "month",
-            BudgetPeriod::Quarterly => "quarter",
-            BudgetPeriod::Annual => "year",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<BudgetPeriod> {
-        BudgetPeriod::ALL.into_iter().find(|p| p.key() == text.trim())
-    }
-
-    fn months(self) -> u32 {
-        match self {
-            BudgetPeriod::Monthly => 1,
-            BudgetPeriod::Quarterly => 3,
-            BudgetPeriod::Annual => 12,
-        }
-    }
-
-    /// The period holding `day`: its first day and the first day after it.
-    pub fn containing(self, day: NaiveDate) -> DateRange {
-        let months = self.months();
-        let month0 = (day.month0() / months) * months;
-        let from = NaiveDate::from_ymd_opt(day.year(), month0 + 1, 1).unwrap_or(day);
-        DateRange {
-            from,
-            to: from.checked_add_months(Months::new(months)).unwrap_or(from),
         }
     }
 }
@@ -385,44 +333,6 @@ pub struct ProjectSpend {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
-        NaiveDate::from_ymd_opt(y, m, d).expect("valid date")
-    }
-
-    #[test]
-    fn periods_are_calendar_aligned() {
-        for (period, on, from, to) in [
-            (
-                BudgetPeriod::Monthly,
-                day(2026, 11, 22),
-                day(2026, 11, 1),
-                day(2026, 12, 1),
-            ),
-            (
-                BudgetPeriod::Monthly,
-                day(2026, 12, 31),
-                day(2026, 12, 1),
-                day(2027, 1, 1),
-            ),
-            (
-                BudgetPeriod::Quarterly,
-                day(2026, 11, 22),
-                day(2026, 10, 1),
-                day(2027, 1, 1),
-            ),
-            (
-                BudgetPeriod::Quarterly,
-                day(2026, 3, 31),
-                day(2026, 1, 1),
-                day(2026, 4, 1),
-            ),
-            (BudgetPeriod::Annual, day(2026, 2, 28), day(2026, 1, 1), day(2027, 1, 1)),
-        ] {
-            let range = period.containing(on);
-            assert_eq!((range.from, range.to), (from, to), "{period:?} {on}");
-        }
-    }
 
     #[test]
     fn thresholds_trigger_at_their_share_of_the_amount() {

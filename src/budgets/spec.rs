@@ -4,7 +4,8 @@
 
 use rust_decimal::Decimal;
 
-use super::{BudgetPeriod, BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
+use super::{BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
+use crate::period::BudgetPeriod;
 use crate::error::FieldError;
 use crate::format::amount::parse_amount;
 use crate::period::{Credits, Metric};

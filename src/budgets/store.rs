@@ -7,7 +7,8 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::{AlertRecord, Budget, BudgetPeriod, BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
+use super::{AlertRecord, Budget, BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
+use crate::period::BudgetPeriod;
 use crate::audit_log::{Actor, record};
 use crate::error::{AppError, FieldError};
 use crate::period::{Credits, Metric};

@@ -163,7 +163,7 @@ pub(super) async fn insights(config: Config, days: u32, excel_safe: bool) -> any
     use std::io::Write;
     let db = Database::open_for_batch(&config).await?;
     let result = async {
-        crate::costs::store::refresh_usage_types(&db.pool)
+        crate::allocation::facts::reread_usage_types(&db.pool)
             .await
             .context("reading usage types with this build's GPU catalogue")?;
         let found = crate::savings::insights::compute(&db.pool, days, (&config.savings).into(), chrono::Utc::now())

@@ -42,7 +42,7 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             }
         }
         // A newer GPU catalogue may know usage types an older one did not.
-        let reread = crate::costs::store::refresh_usage_types(&db.pool)
+        let reread = crate::allocation::facts::reread_usage_types(&db.pool)
             .await
             .context("reading usage types with this build's GPU catalogue")?;
         if reread > 0 {

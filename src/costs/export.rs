@@ -73,7 +73,7 @@ impl Key {
             Key::Service => "c.service".into(),
             Key::UsageType => "c.usage_type".into(),
             Key::InstanceType => "coalesce(u.instance_type, '')".into(),
-            Key::Workload => WORKLOAD_SQL.into(),
+            Key::Workload => crate::usage_type::WORKLOAD_SQL.into(),
             Key::RecordType => "c.record_type".into(),
             Key::Account => "c.account_id".into(),
             Key::AccountName => "coalesce(a.name, '')".into(),
@@ -81,7 +81,6 @@ impl Key {
     }
 }
 
-pub use crate::allocation::rollups::WORKLOAD_SQL;
 
 /// Daily rows, or one row per calendar month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Costs: the daily facts, their rollup, the forecast, exports, and usage-type parsing.
+//! Costs: the daily facts, their per-project totals, the forecast and exports.
 //! Pages that combine costs with budgets and enforcement live in `dashboard`.
 
 #[cfg(feature = "ssr")]
@@ -21,7 +21,5 @@ pub mod rollups;
 pub mod settlement;
 #[cfg(feature = "ssr")]
 pub mod store;
-#[cfg(feature = "ssr")]
-pub mod usage_type;
 
 pub use model::Forecast;

@@ -1,19 +1,16 @@
 //! The daily per-project and per-account rollup that pages read. It is derived from `costs_by_usage_type`
 //! (the grain that knows GPU and spot), whose daily totals equal the other grains', with
 //! each project-day's credits, refunds and tax from the record-type grain. The allocation to
-//! teams of the same days is rewritten with it.
+//! teams of the same days is rewritten after it (`allocation::facts::written`).
 
 use sqlx::PgConnection;
 
 use crate::period::DateRange;
 
-/// Rewrites the rollup rows of `range` from the facts. Call it in the transaction that
-/// wrote the facts so the two never disagree.
+/// Rewrites the rollup rows of `range` from the facts. Call it through
+/// `allocation::facts::written`, in the transaction that wrote the facts, so the two never
+/// disagree and the allocation's lock is taken first.
 pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
-    // The allocation's lock first, as every rewrite of the allocation takes it: a writer
-    // holding it (a start-up fill, a mapping change) reads these rows, and no two writers
-    // may take the rollup's rows and the lock in opposite orders.
-    crate::allocation::store::lock(conn).await?;
     sqlx::query("delete from daily_project_costs where day >= $1 and day < $2")
         .bind(range.from)
         .bind(range.to)
@@ -62,5 +59,5 @@ pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sq
     .bind(range.to)
     .execute(&mut *conn)
     .await?;
-    crate::allocation::store::refresh(conn, range).await
+    Ok(())
 }

@@ -5,7 +5,7 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 pub use super::grain::Grain;
-use super::usage_type;
+use crate::usage_type;
 use crate::period::DateRange;
 
 /// One day's cost for a project and one other dimension in one AWS account, exactly as the
@@ -62,9 +62,10 @@ impl CostBatch {
 /// Rows per COPY buffer sent: a few MB, so memory stays flat however large the window.
 const CHUNK: usize = 20_000;
 
-/// Replaces every fact in `range` with `batch`, records any new projects, users and usage
-/// types, and rewrites the rollup for `range`. Returns the number of fact rows written.
-/// Run it inside a transaction: readers then see the old window or the new one, never a mix.
+/// Replaces every fact in `range` with `batch` and records any new projects, users and
+/// usage types. Returns the number of fact rows written. Run it inside a transaction, and
+/// rewrite what derives from the facts in it too (`allocation::facts::replace_window` does
+/// both): readers then see the old window or the new one, never a mix.
 pub async fn replace_window(conn: &mut PgConnection, range: DateRange, batch: &CostBatch) -> Result<u64, sqlx::Error> {
     for grain in Grain::ALL {
         delete_window(conn, grain.table(), range).await?;
@@ -124,8 +125,9 @@ impl Staging {
         Ok(())
     }
 
-    /// Replaces every fact in `range` with the staged rows, then records dimensions and
-    /// rewrites the rollup, as [`replace_window`] does. Returns the rows written.
+    /// Replaces every fact in `range` with the staged rows, then records dimensions, as
+    /// [`replace_window`] does (the caller then calls `allocation::facts::written`).
+    /// Returns the rows written.
     pub async fn replace_window(&self, conn: &mut PgConnection, range: DateRange) -> Result<u64, sqlx::Error> {
         let mut written = 0;
         for grain in Grain::ALL {
@@ -180,10 +182,9 @@ async fn delete_window(conn: &mut PgConnection, table: &str, range: DateRange) -
     Ok(())
 }
 
-/// After a window's facts are written: new tag values and usage types, then the rollup.
+/// After a window's facts are written: new tag values and usage types.
 async fn finish_window(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
-    record_dimensions(conn, range).await?;
-    super::rollups::refresh(conn, range).await
+    record_dimensions(conn, range).await
 }
 
 /// Rows after which a write refreshes the planner's statistics: without them, pages that
@@ -353,40 +354,36 @@ async fn usage_type_rows(conn: &mut PgConnection) -> Result<Vec<UsageTypeRow>, s
     .await
 }
 
-/// Reads every stored usage type again with this build's catalogue. When one changes (a
-/// family the catalogue did not know is now a GPU), the rollup days that use it are
-/// rebuilt in the same transaction, so GPU spend never disagrees with the usage types.
-pub async fn refresh_usage_types(pool: &sqlx::PgPool) -> Result<u64, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    // Rebuilding a changed type's history is bulk work, like ingestion: not held to the
-    // statement bound of a page.
-    crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
+/// Reads every stored usage type again with this build's catalogue, on `conn`. Returns how
+/// many changed and the days whose facts use a changed one (a family the catalogue did not
+/// know is now a GPU, say): what derives from those days must be written again.
+pub async fn reread_usage_types(conn: &mut PgConnection) -> Result<(u64, Option<DateRange>), sqlx::Error> {
     let names: Vec<String> = sqlx::query_scalar("select usage_type from usage_types order by usage_type")
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut *conn)
         .await?;
-    let before = usage_type_rows(&mut tx).await?;
-    let changed = record_usage_types(&mut tx, &names).await?;
-    if changed > 0 {
-        let after = usage_type_rows(&mut tx).await?;
-        let moved: Vec<String> = before
-            .iter()
-            .zip(&after)
-            .filter(|(b, a)| b != a)
-            .map(|(b, _)| b.0.clone())
-            .collect();
-        let span: (Option<chrono::NaiveDate>, Option<chrono::NaiveDate>) =
-            sqlx::query_as("select min(day), max(day) from costs_by_usage_type where usage_type = any($1)")
-                .bind(&moved)
-                .fetch_one(&mut *tx)
-                .await?;
-        if let (Some(from), Some(last)) = span {
-            let range = DateRange {
-                from,
-                to: last + chrono::Days::new(1),
-            };
-            super::rollups::refresh(&mut tx, range).await?;
-        }
+    let before = usage_type_rows(conn).await?;
+    let changed = record_usage_types(conn, &names).await?;
+    if changed == 0 {
+        return Ok((0, None));
     }
-    tx.commit().await?;
-    Ok(changed)
+    let after = usage_type_rows(conn).await?;
+    let moved: Vec<String> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b != a)
+        .map(|(b, _)| b.0.clone())
+        .collect();
+    let span: (Option<chrono::NaiveDate>, Option<chrono::NaiveDate>) =
+        sqlx::query_as("select min(day), max(day) from costs_by_usage_type where usage_type = any($1)")
+            .bind(&moved)
+            .fetch_one(&mut *conn)
+            .await?;
+    let days = match span {
+        (Some(from), Some(last)) => Some(DateRange {
+            from,
+            to: last + chrono::Days::new(1),
+        }),
+        _ => None,
+    };
+    Ok((changed, days))
 }

@@ -172,7 +172,7 @@ pub struct ScopeView {
     pub by_user: Vec<Line>,
     pub by_service: Vec<Line>,
     pub by_family: Vec<Line>,
-    /// training, batch, serving, dev, unknown (see `costs::export::WORKLOAD_SQL`).
+    /// training, batch, serving, dev, unknown (see `usage_type::WORKLOAD_SQL`).
     pub by_workload: Vec<Line>,
     /// A team's spend by allocation step, project and rule (empty for a project).
     pub parts: Vec<crate::allocation::PartLine>,

@@ -123,7 +123,7 @@ async fn write_costs(
         for day in month.iter_days().take_while(|d| *d < end && *d <= timeline.until) {
             generator::day_batch(projects, timeline, day, &mut batch);
         }
-        rows += store::replace_window(conn, DateRange { from: month, to: end }, &batch).await?;
+        rows += crate::allocation::facts::replace_window(conn, DateRange { from: month, to: end }, &batch).await?;
         month = end;
     }
     sqlx::query("delete from ingested_days where day > $1")

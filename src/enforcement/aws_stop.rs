@@ -23,7 +23,7 @@ use rust_decimal::Decimal;
 
 use super::policy::StopConfig;
 use crate::aws::budgets::AwsBudgets;
-use crate::budgets::BudgetPeriod;
+use crate::period::BudgetPeriod;
 
 /// The prefix of the AWS budgets that carry stop actions; `budgets sync` leaves them alone.
 pub const BUDGET_PREFIX: &str = "burnrate-enforce-";

@@ -23,7 +23,7 @@ use sqlx::{Acquire, PgPool};
 
 use super::policy::{self, Policy};
 use super::{Reason, approvals};
-use crate::budgets::BudgetPeriod;
+use crate::period::BudgetPeriod;
 use crate::costs::settlement::period_is_settled;
 use crate::format::csv::csv_field;
 use crate::format::{UNASSIGNED_TEAM, usd};

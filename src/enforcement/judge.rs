@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 
 use super::claims::ActionRow;
 use super::{Reason, approvals, policy};
-use crate::budgets::BudgetPeriod;
+use crate::period::BudgetPeriod;
 use crate::format::usd;
 
 /// What the action should become.

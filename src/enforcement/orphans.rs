@@ -5,8 +5,7 @@
 use sqlx::PgPool;
 
 use super::aws_stop::{self, BUDGET_PREFIX};
-use crate::aws::budgets::AwsBudgets;
-use crate::budgets::aws_sync::SyncError;
+use crate::aws::budgets::{AwsBudgets, SyncError};
 
 /// Names of enforcement budgets no action records (or is creating now), sorted.
 pub async fn find(pool: &PgPool, aws: &AwsBudgets) -> Result<Vec<String>, SyncError> {

@@ -96,7 +96,7 @@ mod store {
         let limit = crate::format::amount::parse_amount(&input.limit)
             .map_err(|m| errors.push(FieldError::new("limit", m)))
             .ok();
-        if crate::budgets::BudgetPeriod::parse(&input.period).is_none() {
+        if crate::period::BudgetPeriod::parse(&input.period).is_none() {
             errors.push(FieldError::new("period", "choose monthly, quarterly or annual"));
         }
         let metric = match input.metric.trim() {

@@ -10,7 +10,7 @@ use super::claims::{self, ActionRow, Settled};
 use super::executor::Executor;
 use super::{notify, policy};
 use crate::aws::budgets::AwsBudgets;
-use crate::budgets::BudgetPeriod;
+use crate::period::BudgetPeriod;
 
 /// What a claim on a stop is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -93,6 +93,7 @@ pub async fn ingest(pool: &PgPool, rows: usize) -> Result<BenchReport, IngestErr
     let started = Instant::now();
     let mut tx = conn.begin().await?;
     let written = staging.replace_window(&mut tx, window).await?;
+    crate::allocation::facts::written(&mut tx, window).await?;
     tx.rollback().await?;
     store += started.elapsed();
     staging.clear(&mut conn).await?;

@@ -286,6 +286,7 @@ async fn stage_and_replace(
         .replace_window(&mut tx, window)
         .await
         .map_err(duplicate_group_error)?;
+    crate::allocation::facts::written(&mut tx, window).await?;
     let days = &agreement.days;
     crate::costs::accounts::record(
         &mut tx,

@@ -9,7 +9,7 @@ use sqlx::PgConnection;
 
 use super::model::{ProjectFacts, Workload};
 use crate::costs::settlement::SETTLED;
-use crate::costs::usage_type::{self, PurchaseOption, SageMakerUse};
+use crate::usage_type::{self, PurchaseOption, SageMakerUse};
 use crate::period::DateRange;
 
 /// The days recommendations rest on: the last `days` days that have settled data

@@ -110,7 +110,7 @@ pub async fn opportunities(
             let (decision, reason) = decisions.get(&key).cloned().unwrap_or((Decision::Open, String::new()));
             Opportunity {
                 can_decide: may_decide(caller, &r.team, &ids),
-                now: crate::costs::usage_type::describe(&r.usage_type, &r.instance_type),
+                now: crate::usage_type::describe(&r.usage_type, &r.instance_type),
                 recommendation: r.clone(),
                 key,
                 decision,

@@ -276,7 +276,7 @@ async fn a_team_with_hundreds_of_projects_totals_all_of_them(pool: PgPool) {
         ..CostBatch::default()
     };
     let mut tx = pool.begin().await.expect("tx");
-    store::replace_window(
+    burnrate::allocation::facts::replace_window(
         &mut tx,
         DateRange {
             from: day(2026, 2, 9),

@@ -117,7 +117,7 @@ async fn status_figures_are_exact_for_every_scope_and_metric(pool: PgPool) {
 
     let mut project = budget.clone();
     project.spec.scope = BudgetScope::Project(XSS.into());
-    project.spec.period = burnrate::budgets::BudgetPeriod::Quarterly;
+    project.spec.period = burnrate::period::BudgetPeriod::Quarterly;
     let status = evaluate::status(&mut conn, &project, today())
         .await
         .expect("status")

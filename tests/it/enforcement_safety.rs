@@ -304,7 +304,7 @@ async fn create_in_aws(
         project,
         tag_key: "project",
         limit: Decimal::from(100),
-        period: burnrate::budgets::BudgetPeriod::Monthly,
+        period: burnrate::period::BudgetPeriod::Monthly,
         subscribers: &subscribers,
     };
     let burnrate::enforcement::aws_stop::Prepared { action_id: action, .. } =

@@ -26,7 +26,7 @@ fn row(d: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> Cost
 
 async fn write(pool: &PgPool, batch: CostBatch) {
     let mut tx = pool.begin().await.expect("tx");
-    store::replace_window(
+    burnrate::allocation::facts::replace_window(
         &mut tx,
         DateRange {
             from: day(2026, 1, 1),

@@ -237,7 +237,7 @@ async fn assert_overview_projects_match(pool: &PgPool, range: DateRange, when: &
 /// a day alone; and ranges reaching past the data at either end.
 fn ranges(first: NaiveDate, end: NaiveDate) -> Vec<DateRange> {
     let mid = first + Days::new(40);
-    let month = burnrate::spans::month_start(mid);
+    let month = burnrate::allocation::spans::month_start(mid);
     vec![
         DateRange {
             from: month,
@@ -382,7 +382,7 @@ pub(crate) async fn change_facts(pool: &PgPool, statement: &str, range: DateRang
             .expect("facts changed");
     }
     let mut tx = pool.begin().await.expect("tx");
-    burnrate::costs::rollups::refresh(&mut tx, range)
+    burnrate::allocation::facts::written(&mut tx, range)
         .await
         .expect("rollups");
     tx.commit().await.expect("commit");

@@ -143,7 +143,7 @@ async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(p
         to: day(2026, 1, 3),
     };
     let mut tx = pool.begin().await.expect("tx");
-    store::replace_window(
+    burnrate::allocation::facts::replace_window(
         &mut tx,
         DateRange {
             from: day(2025, 12, 31),
@@ -161,7 +161,7 @@ async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(p
 
     // A restatement of 2026-01-01..02 replaces those days only.
     let mut tx = pool.begin().await.expect("tx");
-    let written = store::replace_window(&mut tx, window, &batch(vec![row(day(2026, 1, 1), "a", "x", "0.01")]))
+    let written = burnrate::allocation::facts::replace_window(&mut tx, window, &batch(vec![row(day(2026, 1, 1), "a", "x", "0.01")]))
         .await
         .expect("restatement");
     tx.commit().await.expect("commit");
@@ -186,7 +186,7 @@ async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(p
 async fn untagged_spend_and_hostile_tag_values_are_stored_verbatim(pool: PgPool) {
     let hostile = "'; drop table teams; -- <script>\t\n\u{1F680}";
     let mut tx = pool.begin().await.expect("tx");
-    store::replace_window(
+    burnrate::allocation::facts::replace_window(
         &mut tx,
         DateRange {
             from: day(2026, 1, 1),
@@ -223,7 +223,7 @@ async fn a_failed_write_leaves_the_previous_data_whole(pool: PgPool) {
         to: day(2026, 1, 2),
     };
     let mut tx = pool.begin().await.expect("tx");
-    store::replace_window(&mut tx, window, &batch(vec![row(day(2026, 1, 1), "a", "x", "7")]))
+    burnrate::allocation::facts::replace_window(&mut tx, window, &batch(vec![row(day(2026, 1, 1), "a", "x", "7")]))
         .await
         .expect("write");
     tx.commit().await.expect("commit");
@@ -231,7 +231,7 @@ async fn a_failed_write_leaves_the_previous_data_whole(pool: PgPool) {
     // Two rows with the same key violate the primary key halfway through the write.
     let mut tx = pool.begin().await.expect("tx");
     let duplicate = vec![row(day(2026, 1, 1), "a", "x", "1"), row(day(2026, 1, 1), "a", "x", "2")];
-    assert!(store::replace_window(&mut tx, window, &batch(duplicate)).await.is_err());
+    assert!(burnrate::allocation::facts::replace_window(&mut tx, window, &batch(duplicate)).await.is_err());
     drop(tx);
     assert_eq!(sum(&pool, "select sum(unblended) from costs_by_user").await, dec("7"));
     assert_eq!(
@@ -357,7 +357,7 @@ async fn edits_wait_on_an_open_ingestion_only_to_reallocate_the_days_it_adds(poo
         ..CostBatch::default()
     };
     let mut ingestion = pool.begin().await.expect("transaction");
-    store::replace_window(&mut ingestion, window, &batch)
+    burnrate::allocation::facts::replace_window(&mut ingestion, window, &batch)
         .await
         .expect("window written");
 

@@ -9,7 +9,8 @@ use leptos_router::hooks::use_params_map;
 
 use crate::budgets::api::{DeleteBudget, RetryAlert, SaveBudget, get_budget, list_budgets};
 use crate::budgets::model::{BudgetDetail, BudgetLine};
-use crate::budgets::{Budget, BudgetPeriod, BudgetScope, BudgetStatus, ScopeChoices, Threshold};
+use crate::budgets::{Budget, BudgetScope, BudgetStatus, ScopeChoices, Threshold};
+use crate::period::BudgetPeriod;
 use crate::error::AppError;
 use crate::format::{count, tag_label, usd};
 use crate::ui::chart::Chart;

@@ -12,7 +12,7 @@ use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
 use crate::dashboard::store::accounts;
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{AccountId, Basis, Credits, DateRange, Period};
-use crate::spans::Cover;
+use crate::allocation::spans::Cover;
 
 /// The allocation per team and day `r` (in one account with `?account=`) with its team `t`
 /// (none for Unassigned). Its figures have the rollup's column names, and every day's rows
@@ -103,7 +103,7 @@ pub async fn overview<'a>(
     let budget_line = budgets
         .iter()
         .filter(|b| b.metric == basis.metric && b.credits == basis.credits)
-        .find(|b| b.period == crate::budgets::BudgetPeriod::Monthly)
+        .find(|b| b.period == crate::period::BudgetPeriod::Monthly)
         .filter(|_| period == Period::MonthToDate)
         .map(|b| b.amount);
     let burn_svg = burn_chart(

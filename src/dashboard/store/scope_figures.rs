@@ -16,7 +16,7 @@ use sqlx::PgPool;
 use crate::allocation::reads::team_is;
 use crate::dashboard::model::Line;
 use crate::period::{AccountId, Basis, DateRange};
-use crate::spans::Cover;
+use crate::allocation::spans::Cover;
 
 /// Lines per breakdown table; totals are summed apart, so nothing is lost from them.
 const LINES: usize = 100;
@@ -346,7 +346,7 @@ pub async fn from_facts(
                     (
                         "costs_by_usage_type c left join usage_types u on u.usage_type = c.usage_type
                          left join projects p on p.name = c.project",
-                        crate::costs::export::WORKLOAD_SQL,
+                        crate::usage_type::WORKLOAD_SQL,
                     ),
                     false,
                 )

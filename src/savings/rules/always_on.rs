@@ -8,7 +8,7 @@ use chrono::{Datelike, Weekday};
 use rust_decimal::Decimal;
 
 use super::{Inputs, percent};
-use crate::costs::usage_type::{PurchaseOption, SageMakerUse};
+use crate::usage_type::{PurchaseOption, SageMakerUse};
 use crate::savings::facts::Usage;
 use crate::savings::model::{Kind, Recommendation, Workload};
 

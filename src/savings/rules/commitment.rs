@@ -14,7 +14,7 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
 use super::{Inputs, per_hour, percent};
-use crate::costs::usage_type::PurchaseOption;
+use crate::usage_type::PurchaseOption;
 use crate::savings::model::{Kind, Recommendation};
 
 /// The share of the baseline to commit.

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use rust_decimal::Decimal;
 
 use super::{Inputs, per_hour, percent};
-use crate::costs::usage_type::{PurchaseOption, SageMakerUse};
+use crate::usage_type::{PurchaseOption, SageMakerUse};
 use crate::savings::facts::Usage;
 use crate::savings::model::{Kind, Recommendation, Workload};
 

@@ -14,7 +14,8 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use burnrate::costs::store::{CostBatch, CostRow, replace_window};
+use burnrate::allocation::facts::replace_window;
+use burnrate::costs::store::{CostBatch, CostRow};
 use burnrate::period::DateRange;
 
 /// One usage line: project, usage type, day, unblended spend, instance-hours.

@@ -1,9 +1,14 @@
 //! What an AWS usage type says: purchase option and instance type, and from the instance
-//! type the GPU model, count and memory. `USE1-SpotUsage:g5.xlarge` is one spot A10G.
+//! type the GPU model, count and memory. `USE1-SpotUsage:g5.xlarge` is one spot A10G. And
+//! the workload a usage-type fact is counted under, as SQL every reader shares.
 
 use rust_decimal::Decimal;
 
 use crate::catalogue::Catalogue;
+
+/// The workload of a usage-type fact `c` with its usage type `u` and project `p`: what a
+/// SageMaker usage type says, else what the project declares.
+pub const WORKLOAD_SQL: &str = "coalesce(u.workload, nullif(p.workload, 'unknown'), 'unknown')";
 
 /// How the capacity behind a usage type was bought.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
