@@ -22,11 +22,7 @@ pub fn runs(days: &[NaiveDate]) -> Vec<DateRange> {
 /// The days table `stored` has and table `lacking` does not, in order. Both have an index
 /// leading on `day`; the distinct days are found by one probe each (a recursive skip scan),
 /// so this check, made at every start, reads a few hundred index entries, not every row.
-pub async fn days_lacking(
-    conn: &mut PgConnection,
-    stored: &str,
-    lacking: &str,
-) -> Result<Vec<NaiveDate>, sqlx::Error> {
+pub async fn days_lacking(conn: &mut PgConnection, stored: &str, lacking: &str) -> Result<Vec<NaiveDate>, sqlx::Error> {
     sqlx::query_scalar(&format!(
         "with recursive d(day) as (
              select min(day) from {stored}

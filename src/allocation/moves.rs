@@ -5,8 +5,8 @@
 use chrono::NaiveDate;
 use sqlx::PgConnection;
 
-use super::rollups::Owners;
 use super::days::runs;
+use super::rollups::Owners;
 use super::store::{lock, refresh_every_day, refresh_runs};
 use crate::period::DateRange;
 

@@ -7,9 +7,9 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::model::{PartLine, Preview, PreviewRow, SharedRule};
+use super::spans::Cover;
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, DateRange, Metric};
-use super::spans::Cover;
 
 /// SQL keeping the rows of `alias` of the team named by parameter `$n`, whose `team_id` is
 /// NULL for Unassigned: an equality or an IS NULL, so an index on `team_id` serves either.

@@ -6,8 +6,8 @@
 
 use sqlx::PgConnection;
 
-use crate::period::DateRange;
 use super::spans::{months_of, touched};
+use crate::period::DateRange;
 
 /// The allocation's figures, in the column order every allocated table uses.
 pub const FIGURES: [&str; 10] = [

@@ -8,8 +8,8 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::engine::{Allocated, Amounts, ProjectDay, Rule, UserShare, allocate_day};
 use super::days::{days_lacking, runs};
+use super::engine::{Allocated, Amounts, ProjectDay, Rule, UserShare, allocate_day};
 use super::rollups::Owners;
 use crate::period::DateRange;
 

@@ -19,7 +19,7 @@
 
 use saphyr::{MarkedYaml, Scalar, YamlData};
 
-use super::budgets::number_text;
+use super::number_text;
 use super::{Errors, list, quote, text};
 use crate::allocation::rules::{MAX_RULES, RuleInput, validate};
 use crate::allocation::{Selector, SharedRule, SplitKind};

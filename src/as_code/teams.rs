@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use saphyr::{MarkedYaml, Scalar, YamlData};
 
-use super::{account_id, number_text};
 use super::{Errors, list, quote, text};
+use super::{account_id, number_text};
 use crate::savings::model::{Model, Precision, ProjectFacts, Workload};
 use crate::teams::store::{Mappings, TeamMapping};
 

@@ -21,11 +21,11 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
 use crate::aws::budgets::AwsBudgets;
-use crate::aws::budgets::{AwsError, SyncError};
+use crate::aws::budgets::SyncError;
 
 use super::{Budget, BudgetScope, ThresholdKind, evaluate, store};
-use crate::period::BudgetPeriod;
 use crate::format::{count, usd};
+use crate::period::BudgetPeriod;
 use crate::period::{Credits, Metric};
 
 /// The prefix that marks AWS budgets as burnrate's to manage.

@@ -237,7 +237,7 @@ pub async fn evaluate(
     let mut report = EvaluationReport::default();
     // Whether each kind of period's previous one is still settling: the same for every
     // budget of that kind, so asked once.
-    let mut settling: std::collections::BTreeMap<super::BudgetPeriod, bool> = Default::default();
+    let mut settling: std::collections::BTreeMap<crate::period::BudgetPeriod, bool> = Default::default();
     for budget in budgets {
         let current = budget.spec.period.containing(today);
         let previous = budget.spec.period.containing(days_before(current.from, 1));

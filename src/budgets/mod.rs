@@ -6,8 +6,8 @@ pub mod model;
 pub mod pages;
 
 pub use model::{
-    AlertRecord, Budget, BudgetScope, BudgetSpec, BudgetStatus, BudgetUse, Escalation, ScopeChoices,
-    Threshold, ThresholdKind,
+    AlertRecord, Budget, BudgetScope, BudgetSpec, BudgetStatus, BudgetUse, Escalation, ScopeChoices, Threshold,
+    ThresholdKind,
 };
 
 #[cfg(feature = "ssr")]

@@ -5,9 +5,9 @@
 use rust_decimal::Decimal;
 
 use super::{BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
-use crate::period::BudgetPeriod;
 use crate::error::FieldError;
 use crate::format::amount::parse_amount;
+use crate::period::BudgetPeriod;
 use crate::period::{Credits, Metric};
 
 /// AWS Budgets allows at most 10 notifications per budget; burnrate keeps the same limit so

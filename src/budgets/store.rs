@@ -8,9 +8,9 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::{AlertRecord, Budget, BudgetScope, BudgetSpec, Escalation, Threshold, ThresholdKind};
-use crate::period::BudgetPeriod;
 use crate::audit_log::{Actor, record};
 use crate::error::{AppError, FieldError};
+use crate::period::BudgetPeriod;
 use crate::period::{Credits, Metric};
 
 /// A `budgets` row with its team's name.

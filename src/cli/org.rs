@@ -194,9 +194,9 @@ pub(super) async fn statement(
         crate::statements::render::csv(&statement, team.as_deref(), style)
     };
     match (&statement.account, &statement.frozen_at) {
-        (Some(account), _) => eprintln!(
-            "burnrate: account {account}'s part of the month, as the allocation has it now (never frozen)"
-        ),
+        (Some(account), _) => {
+            eprintln!("burnrate: account {account}'s part of the month, as the allocation has it now (never frozen)")
+        }
         (None, None) => {
             eprintln!("burnrate: provisional: the month's figures may still change, so it is not frozen yet")
         }

@@ -81,7 +81,6 @@ impl Key {
     }
 }
 
-
 /// Daily rows, or one row per calendar month.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Granularity {

@@ -5,8 +5,8 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 pub use super::grain::Grain;
-use crate::usage_type;
 use crate::period::DateRange;
+use crate::usage_type;
 
 /// One day's cost for a project and one other dimension in one AWS account, exactly as the
 /// source gave it. An empty `project` or `dimension` is spend without that tag; an empty

@@ -23,10 +23,10 @@ use sqlx::{Acquire, PgPool};
 
 use super::policy::{self, Policy};
 use super::{Reason, approvals};
-use crate::period::BudgetPeriod;
 use crate::costs::settlement::period_is_settled;
 use crate::format::csv::csv_field;
 use crate::format::{UNASSIGNED_TEAM, usd};
+use crate::period::BudgetPeriod;
 
 /// The header `burnrate enforce evaluate` prints.
 pub const CSV_HEADER: &str = "project,team,period_start,spend,limit,reason,action,mode,status";

@@ -7,8 +7,8 @@ use sqlx::PgConnection;
 
 use super::claims::ActionRow;
 use super::{Reason, approvals, policy};
-use crate::period::BudgetPeriod;
 use crate::format::usd;
+use crate::period::BudgetPeriod;
 
 /// What the action should become.
 #[derive(Debug, Clone, PartialEq, Eq)]

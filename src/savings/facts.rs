@@ -9,8 +9,8 @@ use sqlx::PgConnection;
 
 use super::model::{ProjectFacts, Workload};
 use crate::costs::settlement::SETTLED;
-use crate::usage_type::{self, PurchaseOption, SageMakerUse};
 use crate::period::DateRange;
+use crate::usage_type::{self, PurchaseOption, SageMakerUse};
 
 /// The days recommendations rest on: the last `days` days that have settled data
 /// (provisional days are partial, and a partial day would read as a GPU switched off). `to` is exclusive.

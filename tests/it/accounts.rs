@@ -830,20 +830,21 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
     assert!(!held.covers("", ""), "organisation-wide rows are no one account's");
     assert!(held.ever_held("web-api") && !held.ever_held("shared-gpu"));
     drop(conn);
-    let recommendation = |kind: burnrate::savings::Kind, project: &str, usage_type: &str| burnrate::savings::Recommendation {
-        kind,
-        team: String::new(),
-        project: project.into(),
-        usage_type: usage_type.into(),
-        instance_type: "g5.xlarge".into(),
-        recommended: "g5.xlarge spot".into(),
-        from: on,
-        to,
-        basis_cost: None,
-        monthly_saving: usd(1),
-        detail: String::new(),
-        host: String::new(),
-    };
+    let recommendation =
+        |kind: burnrate::savings::Kind, project: &str, usage_type: &str| burnrate::savings::Recommendation {
+            kind,
+            team: String::new(),
+            project: project.into(),
+            usage_type: usage_type.into(),
+            instance_type: "g5.xlarge".into(),
+            recommended: "g5.xlarge spot".into(),
+            from: on,
+            to,
+            basis_cost: None,
+            monthly_saving: usd(1),
+            detail: String::new(),
+            host: String::new(),
+        };
     let in_serving = burnrate::savings::service::Filters {
         account: Some(held),
         ..Default::default()

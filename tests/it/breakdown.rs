@@ -249,7 +249,7 @@ async fn cached_page_data_follows_every_write(pool: PgPool) {
 
 #[sqlx::test]
 async fn a_team_with_hundreds_of_projects_totals_all_of_them(pool: PgPool) {
-    use burnrate::costs::store::{self, CostBatch, CostRow};
+    use burnrate::costs::store::{CostBatch, CostRow};
     use burnrate::period::DateRange;
     let today = day(2026, 2, 10);
     let row = |project: String, dimension: &str| CostRow {

@@ -4,7 +4,7 @@ use crate::common;
 
 use crate::common::{day, load_demo};
 use burnrate::costs::export::{Granularity, csv, parse_keys};
-use burnrate::costs::store::{self, CostBatch, CostRow};
+use burnrate::costs::store::{CostBatch, CostRow};
 use burnrate::period::{DateRange, Metric};
 use rust_decimal::Decimal;
 use sqlx::PgPool;

@@ -3,7 +3,7 @@
 use crate::common;
 
 use crate::common::{day, load_demo};
-use burnrate::costs::store::{self, CostBatch, CostRow};
+use burnrate::costs::store::{CostBatch, CostRow};
 use burnrate::period::DateRange;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -161,9 +161,13 @@ async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(p
 
     // A restatement of 2026-01-01..02 replaces those days only.
     let mut tx = pool.begin().await.expect("tx");
-    let written = burnrate::allocation::facts::replace_window(&mut tx, window, &batch(vec![row(day(2026, 1, 1), "a", "x", "0.01")]))
-        .await
-        .expect("restatement");
+    let written = burnrate::allocation::facts::replace_window(
+        &mut tx,
+        window,
+        &batch(vec![row(day(2026, 1, 1), "a", "x", "0.01")]),
+    )
+    .await
+    .expect("restatement");
     tx.commit().await.expect("commit");
     assert_eq!(written, 4, "one row in each of the four grains");
 
@@ -231,7 +235,11 @@ async fn a_failed_write_leaves_the_previous_data_whole(pool: PgPool) {
     // Two rows with the same key violate the primary key halfway through the write.
     let mut tx = pool.begin().await.expect("tx");
     let duplicate = vec![row(day(2026, 1, 1), "a", "x", "1"), row(day(2026, 1, 1), "a", "x", "2")];
-    assert!(burnrate::allocation::facts::replace_window(&mut tx, window, &batch(duplicate)).await.is_err());
+    assert!(
+        burnrate::allocation::facts::replace_window(&mut tx, window, &batch(duplicate))
+            .await
+            .is_err()
+    );
     drop(tx);
     assert_eq!(sum(&pool, "select sum(unblended) from costs_by_user").await, dec("7"));
     assert_eq!(

@@ -6,9 +6,9 @@
 use std::str::FromStr;
 
 use crate::common::{day, spawn_app};
+use burnrate::allocation::facts::replace_window;
 use burnrate::audit_log::Actor;
 use burnrate::auth::Role;
-use burnrate::allocation::facts::replace_window;
 use burnrate::costs::store::{CostBatch, CostRow};
 use burnrate::period::DateRange;
 use burnrate::statements::render::csv;

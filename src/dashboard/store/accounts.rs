@@ -5,9 +5,9 @@ use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use crate::allocation::rollups::FIGURES;
+use crate::allocation::spans::Cover;
 use crate::dashboard::model::{AccountLine, Scope};
 use crate::period::{AccountId, Basis, DateRange};
-use crate::allocation::spans::Cover;
 
 /// Each account with the scope's spend in `range`, largest first: a team's from the
 /// allocation (every step), a project's from its rollup rows. Spend stored before accounts

@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
+use crate::allocation::spans::Cover;
 use crate::costs::Forecast;
 use crate::costs::forecast;
 use crate::costs::queries::{Compared, days_with_data, latest_day, open_days};
@@ -12,7 +13,6 @@ use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
 use crate::dashboard::store::accounts;
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{AccountId, Basis, Credits, DateRange, Period};
-use crate::allocation::spans::Cover;
 
 /// The allocation per team and day `r` (in one account with `?account=`) with its team `t`
 /// (none for Unassigned). Its figures have the rollup's column names, and every day's rows

@@ -14,9 +14,9 @@ use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use crate::allocation::reads::team_is;
+use crate::allocation::spans::Cover;
 use crate::dashboard::model::Line;
 use crate::period::{AccountId, Basis, DateRange};
-use crate::allocation::spans::Cover;
 
 /// Lines per breakdown table; totals are summed apart, so nothing is lost from them.
 const LINES: usize = 100;
@@ -247,8 +247,18 @@ impl Facts<'_> {
 
     /// The spend in the range by `key` from fact table `from` (alias `c`): the largest
     /// [`LINES`], or with `every` all non-zero lines (the chart counts the projects).
-    async fn lines(&self, pool: &PgPool, amount: &str, (from, key): (&str, &str), every: bool) -> Result<Vec<Line>, sqlx::Error> {
-        let limit = if every { String::new() } else { format!(" order by 2 desc, 1 limit {LINES}") };
+    async fn lines(
+        &self,
+        pool: &PgPool,
+        amount: &str,
+        (from, key): (&str, &str),
+        every: bool,
+    ) -> Result<Vec<Line>, sqlx::Error> {
+        let limit = if every {
+            String::new()
+        } else {
+            format!(" order by 2 desc, 1 limit {LINES}")
+        };
         let rows: Vec<(String, Decimal)> = bound(
             &format!(
                 "select {key}, sum({amount}) from {from} where {filter}

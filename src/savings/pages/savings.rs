@@ -146,7 +146,10 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
     let r = o.recommendation;
     // The project's page narrowed to the account the Savings page is (the row re-renders
     // with the page's data, which `?account=` drives).
-    let account = use_query_map().read_untracked().get("account").filter(|a| !a.is_empty());
+    let account = use_query_map()
+        .read_untracked()
+        .get("account")
+        .filter(|a| !a.is_empty());
     let project_href = scope_href_in("projects", &r.project, account.as_deref());
     let evidence = if r.project.is_empty() {
         ("/teams".to_string(), "Spend by team")

@@ -8,9 +8,9 @@ use chrono::{Datelike, Weekday};
 use rust_decimal::Decimal;
 
 use super::{Inputs, percent};
-use crate::usage_type::{PurchaseOption, SageMakerUse};
 use crate::savings::facts::Usage;
 use crate::savings::model::{Kind, Recommendation, Workload};
+use crate::usage_type::{PurchaseOption, SageMakerUse};
 
 /// Hours a business-hours schedule keeps running in a week, and the week's hours.
 pub const SCHEDULE_HOURS: i64 = 12 * 5;

@@ -14,8 +14,8 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
 use super::{Inputs, per_hour, percent};
-use crate::usage_type::PurchaseOption;
 use crate::savings::model::{Kind, Recommendation};
+use crate::usage_type::PurchaseOption;
 
 /// The share of the baseline to commit.
 pub fn target_share() -> Decimal {

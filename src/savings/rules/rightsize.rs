@@ -9,10 +9,10 @@ use rust_decimal::Decimal;
 
 use super::{Inputs, per_hour};
 use crate::catalogue::{Catalogue, InstanceType, Vendor};
-use crate::usage_type::PurchaseOption;
 use crate::format::quantity;
 use crate::savings::facts::Usage;
 use crate::savings::model::{Kind, Model, Precision, Recommendation, Workload};
+use crate::usage_type::PurchaseOption;
 
 const GIB: u64 = 1 << 30;
 

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use rust_decimal::Decimal;
 
 use super::{Inputs, per_hour, percent};
-use crate::usage_type::{PurchaseOption, SageMakerUse};
 use crate::savings::facts::Usage;
 use crate::savings::model::{Kind, Recommendation, Workload};
+use crate::usage_type::{PurchaseOption, SageMakerUse};
 
 /// Spot and on-demand $/h seen for one instance type through one channel (EC2 or SageMaker).
 #[derive(Default, Clone, Copy)]

@@ -19,11 +19,11 @@ use rust_decimal::Decimal;
 
 use super::Inputs;
 use super::judge::{HEALTHY_FLOOR, Judged, UNDERUSED_BELOW, band, judge, nearest_rank, pct, verdict};
-use crate::usage_type::SageMakerUse;
 use crate::format::{count, number, percent_value, usd_precise};
 use crate::savings::cloudwatch::{Endpoint, IDLE_ENDPOINT_DAYS, hourly_cost};
 use crate::savings::gpu_series::GpuSeries;
 use crate::savings::model::{ActivityMetric, GpuUse, IdleNow, Kind, Recommendation, Utilisation, Workload};
+use crate::usage_type::SageMakerUse;
 
 /// One project's GPU billing in the window.
 #[derive(Default)]
