@@ -3,8 +3,8 @@
 //!
 //! - **`AppError` at the server-function boundary.** Server functions and the HTTP handlers
 //!   beside them return it. Details (SQL, AWS, I/O) are logged on the server; users see a
-//!   plain message and the HTTP status that fits it (`with_status`). Validation failures
-//!   name their field (`InvalidInput`, `InvalidFields`).
+//!   plain message and the HTTP status that fits it (`respond`, every server function's
+//!   envelope). Validation failures name their field (`InvalidInput`, `InvalidFields`).
 //! - **Typed errors in stores and domain code:** `sqlx::Error` from SQL, and a
 //!   `thiserror` enum where callers or tests must tell kinds apart (`IngestError`,
 //!   `aws::budgets::SyncError`, `aws::budgets::AwsError`,
@@ -148,10 +148,11 @@ impl From<sqlx::Error> for AppError {
     }
 }
 
-/// Passes a server function's result through, setting the HTTP status of an error
-/// (server_fn answers every error with 500 otherwise).
+/// Every server function's envelope: runs its body and passes the result through, setting
+/// the HTTP status of an error (server_fn answers every error with 500 otherwise).
 #[cfg(feature = "ssr")]
-pub fn with_status<T>(result: Result<T, AppError>) -> Result<T, AppError> {
+pub async fn respond<T>(body: impl Future<Output = Result<T, AppError>>) -> Result<T, AppError> {
+    let result = body.await;
     if let Err(err) = &result
         && let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
     {

@@ -52,6 +52,11 @@ pub struct DeliveryReport {
     pub queued: usize,
 }
 
+/// The alert sender `serve` provided to this request's server functions.
+pub fn sender() -> Result<std::sync::Arc<AlertSender>, crate::error::AppError> {
+    crate::ctx::get::<std::sync::Arc<AlertSender>>()
+}
+
 /// The sender that `serve` shares: the mailer (if SMTP is configured) and the retry policy.
 #[derive(Clone)]
 pub struct AlertSender {

@@ -1,4 +1,4 @@
-//! Computed page data, cached per data version. Every write to facts, rollups, projects,
+//! Computed page data, cached per data version. Every write to facts, totals, rollups, projects,
 //! teams, usage types or budgets appends to `data_changes` (a statement trigger; appends
 //! never wait on each other), and the version is the weight those rows add up to in the
 //! reader's snapshot. A cached entry is used only while the version it was computed at is

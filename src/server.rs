@@ -116,7 +116,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/statement", get(crate::statements::download::statement))
         .route(
-            crate::ui::links::ENFORCEMENT_AUDIT_CSV,
+            crate::ui::links::ACTION_TRAIL_CSV,
             get(crate::enforcement::download::audit_csv),
         )
         .leptos_routes_with_context(&state, routes, provide_state.clone(), {

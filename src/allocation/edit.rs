@@ -27,15 +27,6 @@ pub enum RuleEdit {
     },
 }
 
-/// The month a preview covers: the last whole calendar month before `today`.
-pub fn preview_month(today: NaiveDate) -> DateRange {
-    let this_month = today.with_day(1).unwrap_or(today);
-    let from = this_month
-        .checked_sub_months(chrono::Months::new(1))
-        .unwrap_or(this_month);
-    DateRange { from, to: this_month }
-}
-
 /// The rules after `edit`, checked against the database.
 async fn edited(conn: &mut sqlx::PgConnection, edit: &RuleEdit) -> Result<Vec<SharedRule>, AppError> {
     let mut rules = rule_store::list(conn).await?;
@@ -130,13 +121,13 @@ mod tests {
     fn the_preview_covers_the_last_whole_month() {
         let day = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).expect("date");
         assert_eq!(
-            preview_month(day(2026, 11, 23)),
+            reads::preview_month(day(2026, 11, 23)),
             DateRange {
                 from: day(2026, 10, 1),
                 to: day(2026, 11, 1)
             }
         );
-        assert_eq!(preview_month(day(2026, 1, 1)).from, day(2025, 12, 1));
+        assert_eq!(reads::preview_month(day(2026, 1, 1)).from, day(2025, 12, 1));
         assert_eq!(
             parse_month("2026-12"),
             Ok(DateRange {

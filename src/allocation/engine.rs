@@ -1,5 +1,5 @@
 //! The allocation of one day's spend to teams, with no I/O. The precedence, applied in this
-//! order to each project's daily total (the rollup's, so every view reconciles with it):
+//! order to each project's daily total (the daily totals', so every view reconciles with it):
 //!
 //! 1. a project a team owns is that team's (`Direct`);
 //! 2. an unowned or untagged project's spend is divided among its user tag values: its
@@ -106,7 +106,7 @@ impl Amounts {
     }
 }
 
-/// One project's day in one linked account: its total from the rollup, and for an unowned
+/// One project's day in one linked account: its daily total, and for an unowned
 /// project the shares the user and service grains give in that account.
 #[derive(Debug, Clone, Default)]
 pub struct ProjectDay {

@@ -1,5 +1,5 @@
 //! What follows a change to the cost facts, in the transaction that made it: the daily
-//! per-project rollup of the changed days (`costs::rollups`), then their allocation and
+//! per-project totals of the changed days (`costs::daily_totals`), then their allocation and
 //! page rollups. Every writer of facts ends here, so pages never see facts and figures
 //! that disagree.
 
@@ -12,10 +12,10 @@ use crate::period::DateRange;
 /// transaction.
 pub async fn written(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
     // The allocation's lock first, as every rewrite of the allocation takes it: a writer
-    // holding it (a start-up fill, a mapping change) reads the rollup's rows, and no two
-    // writers may take the rollup's rows and the lock in opposite orders.
+    // holding it (a start-up fill, a mapping change) reads the daily totals, and no two
+    // writers may take the daily totals' rows and the lock in opposite orders.
     super::store::lock(conn).await?;
-    crate::costs::rollups::refresh(conn, range).await?;
+    crate::costs::daily_totals::refresh(conn, range).await?;
     super::store::refresh(conn, range).await
 }
 

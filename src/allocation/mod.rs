@@ -1,10 +1,10 @@
 //! Allocation: who each dollar belongs to. One precedence (the project's team, then the user
-//! tag's team, then the shared-cost rules, then Unassigned; see `engine`) is applied to every
-//! day's spend and stored beside the rollup, so every view, budget and statement reads the
-//! same answer.
+//! tag's team, then the account's team, then the shared-cost rules, then Unassigned; see
+//! `engine`) is applied to every day's spend and stored beside the daily totals, so every
+//! view, budget and statement reads the same answer. The page rollups derive from it.
 //!
-//! It sits just above `auth` and below `costs`, whose rollup refresh rewrites the allocation
-//! of the same days in the same transaction; it reads the cost tables by SQL only.
+//! It sits above `costs`: `facts::written`, called in the transaction that wrote facts,
+//! rewrites the daily totals and then the allocation of the same days.
 
 pub mod api;
 pub mod model;

@@ -201,7 +201,7 @@ pub struct PartLine {
 
 /// The shared-cost rules page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RulesPage {
+pub struct RulesData {
     pub rules: Vec<SharedRule>,
     pub is_admin: bool,
     /// For the form's suggestions.

@@ -1,4 +1,4 @@
-//! A mapping change: which days and which owners' rollup rows it rewrites. Moving a project
+//! A mapping change: which days and which owners' page-rollup rows it rewrites. Moving a project
 //! or a user tag between teams changes the allocation only on the days the moved value has
 //! spend, and the owned-spend rollup only of the project's old and new owners.
 

@@ -10,6 +10,7 @@ use super::model::{PartLine, Preview, PreviewRow, SharedRule};
 use super::spans::Cover;
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, DateRange, Metric};
+use chrono::{Datelike, NaiveDate};
 
 /// SQL keeping the rows of `alias` of the team named by parameter `$n`, whose `team_id` is
 /// NULL for Unassigned: an equality or an IS NULL, so an index on `team_id` serves either.
@@ -152,5 +153,48 @@ fn row_for(table: &mut BTreeMap<String, PreviewRow>, team: String) -> &mut Previ
         team,
         now: Decimal::ZERO,
         proposed: Decimal::ZERO,
+    })
+}
+
+/// The month a preview covers: the last whole calendar month before `today`.
+pub fn preview_month(today: NaiveDate) -> DateRange {
+    let this_month = today.with_day(1).unwrap_or(today);
+    let from = this_month
+        .checked_sub_months(chrono::Months::new(1))
+        .unwrap_or(this_month);
+    DateRange { from, to: this_month }
+}
+
+/// The Shared-cost rules page: the rules, the teams and services a rule can name, and the
+/// projects no team owns with their spend in the preview month.
+pub async fn rules_page(
+    conn: &mut PgConnection,
+    is_admin: bool,
+    today: chrono::NaiveDate,
+) -> Result<super::model::RulesData, sqlx::Error> {
+    let month = preview_month(today);
+    let rules = super::rule_store::list(conn).await?;
+    let teams = sqlx::query_scalar("select name from teams order by name")
+        .fetch_all(&mut *conn)
+        .await?;
+    let services = sqlx::query_scalar("select distinct service from costs_by_service where day >= $1 order by 1")
+        .bind(month.from)
+        .fetch_all(&mut *conn)
+        .await?;
+    let unowned = sqlx::query_as(
+        "select r.project, sum(r.unblended) from daily_project_costs r left join projects p on p.name = r.project
+         where p.team_id is null and r.day >= $1 and r.day < $2
+         group by 1 order by 2 desc, 1 limit 50",
+    )
+    .bind(month.from)
+    .bind(month.to)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(super::model::RulesData {
+        rules,
+        is_admin,
+        teams,
+        services,
+        unowned,
     })
 }

@@ -1,5 +1,5 @@
 //! The allocation in Postgres: each day's spend as `engine` allocates it, rewritten in the
-//! caller's transaction wherever what it depends on changes: the rollup (ingestion, the
+//! caller's transaction wherever what it depends on changes: the daily totals (ingestion, the
 //! demo, a catalogue update), project and user mappings, teams, and the shared-cost rules.
 
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use crate::period::DateRange;
 const BATCH: usize = 20_000;
 
 #[derive(sqlx::FromRow)]
-struct RollupRow {
+struct TotalRow {
     day: NaiveDate,
     project: String,
     account_id: String,
@@ -59,7 +59,7 @@ pub async fn compute(
     let teams: Vec<i64> = sqlx::query_scalar("select id from teams order by id")
         .fetch_all(&mut *conn)
         .await?;
-    let rollup: Vec<RollupRow> = sqlx::query_as(
+    let totals: Vec<TotalRow> = sqlx::query_as(
         "select r.day, r.project, r.account_id, p.team_id, a.team_id as account_team_id, r.unblended, r.amortized,
                 r.gpu_unblended, r.gpu_amortized, r.estimated,
                 r.credit_unblended, r.credit_amortized, r.refund_unblended, r.refund_amortized,
@@ -117,7 +117,7 @@ pub async fn compute(
     let mut user_shares = group(users);
     let mut service_shares = group(services);
     let mut days: Vec<(NaiveDate, bool, Vec<ProjectDay>)> = Vec::new();
-    for row in rollup {
+    for row in totals {
         if days.last().is_none_or(|d| d.0 != row.day) {
             days.push((row.day, false, Vec::new()));
         }
@@ -205,7 +205,7 @@ pub async fn lock(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
 /// Days allocated at a time: memory stays flat however long the history.
 const CHUNK_DAYS: u64 = 31;
 
-/// Rewrites the allocation of `range` from the rollup, the mappings and the stored rules,
+/// Rewrites the allocation of `range` from the daily totals, the mappings and the stored rules,
 /// with the page rollups of the same days. Call it in the transaction that changed any of them.
 pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
     refresh_runs(conn, &[range], &Owners::All).await
@@ -325,8 +325,8 @@ pub async fn refresh_every_day(conn: &mut PgConnection, owners: &Owners) -> Resu
     }
 }
 
-/// Allocates the days the rollup has and the allocation lacks: after the upgrade that
-/// added allocation, or anything else that wrote the rollup alone. True when it wrote any.
+/// Allocates the days the daily totals have and the allocation lacks: after the upgrade that
+/// added allocation, or anything else that wrote the daily totals alone. True when it wrote any.
 pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
     // Replicas starting together after an upgrade: one fills, the others go on serving
     // instead of waiting out the lock timeout and failing their start.
@@ -347,7 +347,7 @@ pub async fn fill_gaps(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
     Ok(!missing.is_empty() || filled)
 }
 
-/// Days allocated before the allocation kept accounts (rows with account '') whose rollup
+/// Days allocated before the allocation kept accounts (rows with account '') whose daily totals
 /// now has them: the upgrade that added accounts to the allocation left them so, their
 /// totals right, until they are rewritten. History older than Cost Explorer keeps stays
 /// without accounts for good, so this runs at every start: its days are found by one probe

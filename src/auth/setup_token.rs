@@ -6,6 +6,11 @@
 
 use std::sync::{Arc, Mutex};
 
+/// The setup token `serve` provided to this request's server functions.
+pub fn provided() -> Result<SetupToken, crate::error::AppError> {
+    crate::ctx::get::<SetupToken>()
+}
+
 /// The token `serve` printed, if setup needs one. Shared by the server's clones.
 #[derive(Debug, Clone, Default)]
 pub struct SetupToken(Arc<Mutex<Option<String>>>);

@@ -1,5 +1,6 @@
 //! Who may change which budget: admins any; leads the budgets of their own teams and
-//! their projects; viewers none. Also the scopes a caller may choose in the form.
+//! their projects; viewers none. Also the scopes a caller may choose in the form, and a
+//! caller's save or delete, each checked and written in one transaction.
 
 use sqlx::PgConnection;
 
@@ -56,4 +57,37 @@ pub async fn choices(conn: &mut PgConnection, caller: &Caller) -> Result<ScopeCh
         teams,
         projects,
     })
+}
+
+/// Saves `spec` as budget `id` (a new one when `None`) for `caller`, who must be allowed to
+/// edit both the budget as stored and the scope it moves to. Returns its id.
+pub async fn save(
+    pool: &sqlx::PgPool,
+    caller: &Caller,
+    id: Option<i64>,
+    spec: &super::BudgetSpec,
+) -> Result<i64, AppError> {
+    let mut tx = pool.begin().await?;
+    if let Some(id) = id {
+        let existing = store::get(&mut tx, id)
+            .await?
+            .ok_or_else(|| AppError::NotFound("no such budget".into()))?;
+        require_edit(&mut tx, caller, &existing.spec.scope).await?;
+    }
+    require_edit(&mut tx, caller, &spec.scope).await?;
+    let saved = store::save(&mut tx, &caller.into(), id, spec).await?;
+    tx.commit().await?;
+    Ok(saved)
+}
+
+/// Deletes budget `id` for `caller`, who must be allowed to edit it.
+pub async fn delete(pool: &sqlx::PgPool, caller: &Caller, id: i64) -> Result<(), AppError> {
+    let mut tx = pool.begin().await?;
+    let existing = store::get(&mut tx, id)
+        .await?
+        .ok_or_else(|| AppError::NotFound("no such budget".into()))?;
+    require_edit(&mut tx, caller, &existing.spec.scope).await?;
+    store::delete(&mut tx, &caller.into(), id).await?;
+    tx.commit().await?;
+    Ok(())
 }

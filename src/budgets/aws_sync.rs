@@ -23,6 +23,7 @@ use sqlx::PgPool;
 use crate::aws::budgets::AwsBudgets;
 use crate::aws::budgets::SyncError;
 
+use super::model::AwsBudgetRow;
 use super::{Budget, BudgetScope, ThresholdKind, evaluate, store};
 use crate::format::{count, usd};
 use crate::period::BudgetPeriod;
@@ -32,15 +33,6 @@ use crate::period::{Credits, Metric};
 pub const NAME_PREFIX: &str = "burnrate-";
 /// AWS allows at most 10 email subscribers per notification.
 pub const MAX_SUBSCRIBERS: usize = 10;
-
-/// An AWS budget as the UI lists it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct AwsBudgetSummary {
-    pub name: String,
-    pub limit: String,
-    pub time_unit: String,
-    pub managed: bool,
-}
 
 /// What a sync did, by AWS budget name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -72,12 +64,12 @@ impl std::fmt::Display for SyncReport {
 }
 
 /// Every budget in the account as the UI lists it, by name.
-pub async fn summaries(aws: &AwsBudgets) -> Result<Vec<AwsBudgetSummary>, SyncError> {
-    let mut list: Vec<AwsBudgetSummary> = aws
+pub async fn summaries(aws: &AwsBudgets) -> Result<Vec<AwsBudgetRow>, SyncError> {
+    let mut list: Vec<AwsBudgetRow> = aws
         .list()
         .await?
         .iter()
-        .map(|b| AwsBudgetSummary {
+        .map(|b| AwsBudgetRow {
             name: b.budget_name().to_string(),
             // Dollars as every page shows them; another unit as AWS gives it.
             limit: b

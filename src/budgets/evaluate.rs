@@ -44,8 +44,8 @@ pub struct ScopeFilter<'a> {
 /// Where a scope's daily spend is read: a team's from its allocation (the Teams table's
 /// figure: its projects, unowned spend its user tags carry and its shares of shared-cost
 /// rules), the organisation's from every team's and Unassigned's, which add up to the
-/// rollup's; both from the allocation per team and day. A project's, and an account's, from
-/// the rollup rows (an account's: every project's in it). Either way `r` has day and the
+/// daily totals'; both from the allocation per team and day. A project's, and an account's, from
+/// the daily totals (an account's: every project's in it). Either way `r` has day and the
 /// metric columns with their credit and refund parts; $3 is the team id, $4 the project.
 fn daily_source(scope: ScopeFilter<'_>) -> String {
     match (scope.team_id, scope.project, scope.account) {
@@ -72,7 +72,7 @@ fn project_source(scope: ScopeFilter<'_>) -> String {
     }
 }
 
-/// The rollup rows in one account (its ID is 12 digits: see `AccountId::sql_literal`).
+/// The daily totals in one account (its ID is 12 digits: see `AccountId::sql_literal`).
 fn account_rows(id: &crate::period::AccountId) -> String {
     format!(
         "(select * from daily_project_costs where $3::bigint is null and $4::text is null and account_id = {}) r",

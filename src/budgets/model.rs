@@ -294,7 +294,7 @@ pub struct BudgetLine {
 
 /// The list page, with what the caller may create.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BudgetList {
+pub struct BudgetsData {
     pub budgets: Vec<BudgetLine>,
     pub choices: ScopeChoices,
     /// Admins may push budgets to AWS.
@@ -302,7 +302,7 @@ pub struct BudgetList {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BudgetDetail {
+pub struct BudgetData {
     pub line: BudgetLine,
     pub choices: ScopeChoices,
     pub burn_svg: crate::codec::Svg,

@@ -8,6 +8,8 @@ pub mod forecast;
 pub mod model;
 
 #[cfg(feature = "ssr")]
+pub mod daily_totals;
+#[cfg(feature = "ssr")]
 pub mod download;
 #[cfg(feature = "ssr")]
 pub mod export;
@@ -15,8 +17,6 @@ pub mod export;
 pub mod grain;
 #[cfg(feature = "ssr")]
 pub mod queries;
-#[cfg(feature = "ssr")]
-pub mod rollups;
 #[cfg(feature = "ssr")]
 pub mod settlement;
 #[cfg(feature = "ssr")]

@@ -1,4 +1,4 @@
-//! Shared reads of the daily rollup: the newest day with data, the days a comparison may
+//! Shared reads of the daily totals: the newest day with data, the days a comparison may
 //! use, the days not yet final and the note charts add for them.
 
 use chrono::NaiveDate;

@@ -1,4 +1,4 @@
-//! Writing daily cost facts: one window of days is replaced whole, with its rollup, inside
+//! Writing daily cost facts: one window of days is replaced whole, with its daily totals, inside
 //! the caller's transaction. Demo loading and ingestion both write through here.
 
 use rust_decimal::Decimal;
@@ -334,7 +334,7 @@ pub async fn record_usage_types(conn: &mut PgConnection, names: &[String]) -> Re
     Ok(written.rows_affected())
 }
 
-/// What the rollups read of each usage type: its GPUs (GPU spend), and its purchase option,
+/// What the daily totals and page rollups read of each usage type: its GPUs (GPU spend), and its purchase option,
 /// family, GPU model and workload (the page rollups' breakdowns).
 type UsageTypeRow = (
     String,

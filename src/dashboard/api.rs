@@ -3,11 +3,11 @@
 
 use leptos::prelude::*;
 
-use super::model::{Overview, ScopeView, TeamsView};
+use super::model::{OverviewData, ScopeData, TeamsData};
 use crate::error::AppError;
 
 /// The Overview figures for `?period=`, `?metric=`, `?credits=`, `?team=` and `?account=`,
-/// read from the daily rollup and the allocation.
+/// read from the daily totals and the allocation.
 #[server(prefix = "/api", endpoint = "overview")]
 pub async fn get_overview(
     period: Option<String>,
@@ -15,30 +15,28 @@ pub async fn get_overview(
     credits: Option<String>,
     team: Option<String>,
     account: Option<String>,
-) -> Result<Overview, AppError> {
-    crate::error::with_status(
-        async {
-            let request = CostRequest::new(period, metric, credits, account)?;
-            let team = team.filter(|t| !t.is_empty());
-            if let Some(name) = &team
-                && !super::store::overview::team_exists(&request.pool, name).await?
-            {
-                return Err(AppError::invalid("team", format!("there is no team named {name:?}")));
-            }
-            let compute = super::store::overview::overview(
-                &request.pool,
-                request.period,
-                request.basis,
-                request.today,
-                super::store::overview::Narrowed {
-                    team: team.as_deref(),
-                    account: request.account.as_ref(),
-                },
-            );
-            request.cached("overview", team.as_deref().unwrap_or(""), compute).await
+) -> Result<OverviewData, AppError> {
+    crate::error::respond(async {
+        let request = CostRequest::new(period, metric, credits, account)?;
+        let team = team.filter(|t| !t.is_empty());
+        if let Some(name) = &team
+            && !super::store::overview::team_exists(&request.pool, name).await?
+        {
+            return Err(AppError::invalid("team", format!("there is no team named {name:?}")));
         }
-        .await,
-    )
+        let compute = super::store::overview::overview(
+            &request.pool,
+            request.period,
+            request.basis,
+            request.today,
+            super::store::overview::Narrowed {
+                team: team.as_deref(),
+                account: request.account.as_ref(),
+            },
+        );
+        request.cached("overview", team.as_deref().unwrap_or(""), compute).await
+    })
+    .await
 }
 
 #[server(prefix = "/api", endpoint = "teams")]
@@ -47,21 +45,19 @@ pub async fn get_teams(
     metric: Option<String>,
     credits: Option<String>,
     account: Option<String>,
-) -> Result<TeamsView, AppError> {
-    crate::error::with_status(
-        async {
-            let request = CostRequest::new(period, metric, credits, account)?;
-            let compute = super::store::breakdown::teams_in(
-                &request.pool,
-                request.period,
-                request.basis,
-                request.today,
-                request.account.as_ref(),
-            );
-            request.cached("teams", "", compute).await
-        }
-        .await,
-    )
+) -> Result<TeamsData, AppError> {
+    crate::error::respond(async {
+        let request = CostRequest::new(period, metric, credits, account)?;
+        let compute = super::store::breakdown::teams_in(
+            &request.pool,
+            request.period,
+            request.basis,
+            request.today,
+            request.account.as_ref(),
+        );
+        request.cached("teams", "", compute).await
+    })
+    .await
 }
 
 #[server(prefix = "/api", endpoint = "scope")]
@@ -72,29 +68,27 @@ pub async fn get_scope(
     metric: Option<String>,
     credits: Option<String>,
     account: Option<String>,
-) -> Result<ScopeView, AppError> {
-    crate::error::with_status(
-        async {
-            let request = CostRequest::new(period, metric, credits, account)?;
-            let scope = match kind.as_str() {
-                "team" => super::model::Scope::Team(name),
-                "project" => super::model::Scope::Project(name),
-                _ => return Err(AppError::invalid("kind", "expected team or project")),
-            };
-            // Debug output quotes the name, so no name can forge another key.
-            let detail = format!("{scope:?}");
-            let compute = super::store::breakdown::scope_in(
-                &request.pool,
-                scope,
-                request.period,
-                request.basis,
-                request.today,
-                request.account.as_ref(),
-            );
-            request.cached("scope", &detail, compute).await
-        }
-        .await,
-    )
+) -> Result<ScopeData, AppError> {
+    crate::error::respond(async {
+        let request = CostRequest::new(period, metric, credits, account)?;
+        let scope = match kind.as_str() {
+            "team" => super::model::Scope::Team(name),
+            "project" => super::model::Scope::Project(name),
+            _ => return Err(AppError::invalid("kind", "expected team or project")),
+        };
+        // Debug output quotes the name, so no name can forge another key.
+        let detail = format!("{scope:?}");
+        let compute = super::store::breakdown::scope_in(
+            &request.pool,
+            scope,
+            request.period,
+            request.basis,
+            request.today,
+            request.account.as_ref(),
+        );
+        request.cached("scope", &detail, compute).await
+    })
+    .await
 }
 
 /// What every dashboard server function starts with: valid filters, what it reads from,

@@ -30,7 +30,7 @@ pub struct ProjectChange {
 
 /// Everything the Overview page shows for one period and metric.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Overview {
+pub struct OverviewData {
     pub period: Period,
     pub metric: Metric,
     /// Net of credits and refunds, or before them.
@@ -92,7 +92,7 @@ pub struct TeamLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TeamsView {
+pub struct TeamsData {
     pub period: Period,
     pub metric: Metric,
     /// Net of credits and refunds, or before them.
@@ -150,7 +150,7 @@ pub struct AccountLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScopeView {
+pub struct ScopeData {
     pub scope: Scope,
     pub period: Period,
     pub metric: Metric,

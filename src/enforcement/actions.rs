@@ -3,7 +3,7 @@
 //!
 //! Each step decides in one short transaction, under the enforcement decision lock and the
 //! action's row lock: the action must be in the state the step expects, and its violation
-//! must still hold (`judge`), or it is cancelled with the reason in the audit log. A flag is
+//! must still hold (`judge`), or it is cancelled with the reason in the action trail. A flag is
 //! set there and then; a notify email is queued in the alert outbox; a stop is claimed with a
 //! lease and its AWS calls run after the commit (`stop_run`). Nothing is shown as executed
 //! before AWS or the SMTP server says so.
@@ -103,9 +103,9 @@ pub(super) async fn run(
         Trigger::Automatic | Trigger::Prepare => None,
     };
     if let Some(event) = event {
-        super::audit::append(
+        super::trail::append(
             &mut tx,
-            &super::audit::Entry::new(actor, event, row.id, &row.project, &row.action),
+            &super::trail::Entry::new(actor, event, row.id, &row.project, &row.action),
         )
         .await?;
     }

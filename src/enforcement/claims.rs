@@ -11,7 +11,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::audit::{self, Entry};
+use super::trail::{self, Entry};
 
 /// `pg_advisory_xact_lock` key for enforcement decisions ("burnrate enforce" in ASCII).
 const DECISIONS_LOCK: i64 = 0x0062_7572_6e65_6e66;
@@ -151,7 +151,7 @@ async fn settle(
         let entry = Entry::new(actor, settled.event, row.id, &row.project, &row.action)
             .response(&settled.message)
             .request_id(settled.request_id.clone());
-        audit::append(&mut tx, &entry).await?;
+        trail::append(&mut tx, &entry).await?;
     }
     tx.commit().await?;
     Ok(true)
@@ -198,7 +198,7 @@ pub async fn set_status(
     .bind(message)
     .execute(&mut *conn)
     .await?;
-    audit::append(
+    trail::append(
         conn,
         &Entry::new(actor, event, row.id, &row.project, &row.action).response(message),
     )
@@ -232,7 +232,7 @@ pub async fn release(
     }
     if let Some((actor, event)) = event {
         let entry = Entry::new(actor, event, row.id, &row.project, &row.action).response(message);
-        audit::append(&mut tx, &entry).await?;
+        trail::append(&mut tx, &entry).await?;
     }
     tx.commit().await?;
     Ok(true)

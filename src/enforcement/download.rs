@@ -1,6 +1,6 @@
-//! `GET /api/enforcement_audit.csv`: the enforcement audit log as a download.
+//! `GET /api/enforcement_audit.csv`: the action trail as a download.
 
-/// `GET /api/enforcement_audit.csv`: the whole audit log, oldest first.
+/// `GET /api/enforcement_audit.csv`: the whole action trail, oldest first.
 pub async fn audit_csv(
     axum::extract::State(pool): axum::extract::State<sqlx::PgPool>,
     caller: Option<axum::Extension<crate::auth::Caller>>,
@@ -11,7 +11,7 @@ pub async fn audit_csv(
         return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
     }
     let body = match pool.acquire().await {
-        Ok(mut conn) => super::audit::csv(&mut conn).await,
+        Ok(mut conn) => super::trail::csv(&mut conn).await,
         Err(e) => Err(e),
     };
     match body {

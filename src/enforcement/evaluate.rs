@@ -194,9 +194,9 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                         reason.key(),
                         policy.mode
                     );
-                    super::audit::append(
+                    super::trail::append(
                         &mut tx,
-                        &super::audit::Entry::new("system", "proposed", action_id, &project, action).response(&note),
+                        &super::trail::Entry::new("system", "proposed", action_id, &project, action).response(&note),
                     )
                     .await?;
                 }

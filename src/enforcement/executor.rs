@@ -8,6 +8,11 @@ use super::aws_stop::AwsFailure;
 use crate::aws::budgets::AwsBudgets;
 use crate::outbox::AlertSender;
 
+/// The executor `serve` provided to this request's server functions.
+pub fn current() -> Result<Arc<Executor>, crate::error::AppError> {
+    crate::ctx::get::<Arc<Executor>>()
+}
+
 /// What actions need from the outside world.
 #[derive(Clone)]
 pub struct Executor {

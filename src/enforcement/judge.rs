@@ -151,9 +151,9 @@ pub async fn apply(
     .bind(&message)
     .execute(&mut *conn)
     .await?;
-    super::audit::append(
+    super::trail::append(
         conn,
-        &super::audit::Entry::new(actor, event, row.id, &row.project, &row.action).response(&message),
+        &super::trail::Entry::new(actor, event, row.id, &row.project, &row.action).response(&message),
     )
     .await
 }

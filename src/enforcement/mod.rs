@@ -21,9 +21,9 @@ pub mod actions;
 #[cfg(feature = "ssr")]
 pub mod approvals;
 #[cfg(feature = "ssr")]
-pub mod audit;
-#[cfg(feature = "ssr")]
 pub mod aws_stop;
+#[cfg(feature = "ssr")]
+pub mod changes;
 #[cfg(feature = "ssr")]
 pub mod claims;
 #[cfg(feature = "ssr")]
@@ -48,3 +48,5 @@ pub mod reverse;
 pub mod stop_run;
 #[cfg(feature = "ssr")]
 pub mod store;
+#[cfg(feature = "ssr")]
+pub mod trail;

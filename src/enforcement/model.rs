@@ -67,7 +67,7 @@ pub struct ApprovalVersion {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalsView {
+pub struct ApprovalsData {
     pub current: Vec<Approval>,
     pub history: Vec<ApprovalVersion>,
     pub today: NaiveDate,
@@ -101,10 +101,10 @@ pub struct ActionState {
     pub last_message: Option<String>,
 }
 
-/// One audit log entry.
+/// One entry of the action trail.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
-pub struct AuditRow {
+pub struct TrailRow {
     pub id: i64,
     pub at: String,
     pub actor: String,
@@ -118,10 +118,10 @@ pub struct AuditRow {
 
 /// Everything `/enforcement` shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EnforcementView {
+pub struct EnforcementData {
     pub violations: Vec<ViolationRow>,
     pub policies: Vec<super::policy::Policy>,
-    pub audit: Vec<AuditRow>,
+    pub trail: Vec<TrailRow>,
     pub teams: Vec<String>,
     pub is_admin: bool,
 }

@@ -142,9 +142,9 @@ async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize,
         let Verdict::Cancel { why, lifts: true } = judge::judge(&mut tx, &row, today).await? else {
             continue;
         };
-        let entry = super::audit::Entry::new("system", "disarmed", row.id, &row.project, &row.action)
+        let entry = super::trail::Entry::new("system", "disarmed", row.id, &row.project, &row.action)
             .response(&format!("lifting the stop: {why}"));
-        super::audit::append(&mut tx, &entry).await?;
+        super::trail::append(&mut tx, &entry).await?;
         let claim = claims::claim(&mut tx, &row, exec.lease).await?;
         tx.commit().await?;
         let row = claims::ActionRow {

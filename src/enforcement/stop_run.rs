@@ -441,9 +441,9 @@ pub async fn clean_up(pool: &PgPool, aws: &AwsBudgets, row: &ActionRow) -> Resul
     .await?;
     // Audited when something was there to delete.
     if done.rows_affected() == 1 && row.aws_budget_name.is_some() {
-        let entry = super::audit::Entry::new("system", "cleaned_up", row.id, &row.project, &row.action)
+        let entry = super::trail::Entry::new("system", "cleaned_up", row.id, &row.project, &row.action)
             .response(&format!("deleted AWS budget {budget} and its action"));
-        super::audit::append(&mut tx, &entry).await?;
+        super::trail::append(&mut tx, &entry).await?;
     }
     tx.commit().await?;
     Ok(done.rows_affected() == 1)

@@ -38,7 +38,7 @@ impl std::fmt::Display for BenchReport {
             f,
             "ingest benchmark: {} rows ({} days x {PROJECTS} projects x {SECONDS} values x 3 group-by pairs)\n\
              make and parse pages: {:.2} s ({} rows/s)\n\
-             store (COPY to staging, replace the window, rollup, commit-equivalent): {:.2} s ({} rows/s)\n\
+             store (COPY to staging, replace the window, totals and allocation, commit-equivalent): {:.2} s ({} rows/s)\n\
              overall: {} rows/s\n\
              peak RSS: {}",
             self.rows,

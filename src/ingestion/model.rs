@@ -13,7 +13,7 @@ pub struct ScheduleStatus {
 
 /// The Ingestion page's data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IngestionOverview {
+pub struct IngestionData {
     pub schedule: ScheduleStatus,
     pub runs: Vec<RunSummary>,
     /// Usage types naming an accelerator instance type the GPU catalogue does not know:

@@ -9,6 +9,11 @@ use crate::config::IngestSettings;
 /// What the schedule is doing, shared with the Ingestion page.
 pub type SharedStatus = Arc<RwLock<ScheduleStatus>>;
 
+/// The schedule's status `serve` provided to this request's server functions.
+pub fn shared() -> Result<SharedStatus, crate::error::AppError> {
+    crate::ctx::get::<SharedStatus>()
+}
+
 pub fn initial_status(settings: &IngestSettings) -> ScheduleStatus {
     match settings.interval {
         None => ScheduleStatus {

@@ -12,10 +12,11 @@ use sqlx::PgPool;
 use super::facts::AccountUsage;
 use super::insights::{self, Insights, Sources};
 use super::ledger;
-use super::model::{Decision, Kind, Opportunity, SavingsAvailable, SavingsPage};
+use super::model::{Decision, Kind, Opportunity, SavingsAvailable, SavingsData};
 use super::store;
 use crate::auth::Caller;
 use crate::config::Config;
+use crate::error::AppError;
 use crate::page_data::PageDataCache;
 use crate::period::AccountId;
 
@@ -127,7 +128,7 @@ pub async fn page(
     caller: &Caller,
     filters: &Filters<'_>,
     idle_alert_hours: u32,
-) -> Result<SavingsPage, sqlx::Error> {
+) -> Result<SavingsData, sqlx::Error> {
     let (team, kind, account) = (filters.team, filters.kind, filters.account.as_ref());
     let opportunities = opportunities(pool, insights, caller, filters).await?;
     // Measured from the facts: the same for every caller until the data changes.
@@ -162,7 +163,7 @@ pub async fn page(
     let opportunities_total = opportunities.len();
     let mut opportunities = opportunities;
     opportunities.truncate(super::model::PAGE_ROWS);
-    Ok(SavingsPage {
+    Ok(SavingsData {
         opportunities_total,
         from: insights.window.map(|w| w.from),
         to: insights.window.map(|w| w.to),
@@ -201,4 +202,70 @@ pub async fn available(
         count: open.len(),
         monthly_saving: open.iter().map(|r| r.monthly_saving).sum(),
     })
+}
+
+/// Records `caller`'s decision on the recommendation `key` (the server's own proposal,
+/// never an amount the browser sent), if they may decide for its team.
+pub async fn decide(
+    pool: &PgPool,
+    insights: &Insights,
+    caller: &Caller,
+    key: &str,
+    (decision, reason): (Decision, &str),
+) -> Result<(), AppError> {
+    let Some(recommendation) = insights.recommendations.iter().find(|r| r.key() == key) else {
+        return Err(AppError::NotFound(
+            "that recommendation is no longer proposed; reload the page".into(),
+        ));
+    };
+    let ids = team_ids(pool).await?;
+    if !may_decide(caller, &recommendation.team, &ids) {
+        return Err(AppError::Forbidden(
+            "only admins and the team's leads decide on its recommendations".into(),
+        ));
+    }
+    let mut tx = pool.begin().await?;
+    let today = chrono::Utc::now().date_naive();
+    store::decide(&mut tx, &caller.into(), recommendation, decision, reason, today).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Snoozes the idle alerts of `resource`, which the server itself sees idle now, if
+/// `caller` may decide for its team.
+pub async fn snooze(
+    pool: &PgPool,
+    insights: &Insights,
+    caller: &Caller,
+    resource: &str,
+    (hours, reason): (u32, &str),
+) -> Result<(), AppError> {
+    let Some(idle) = insights.idle_now.iter().find(|i| i.resource == resource) else {
+        return Err(AppError::NotFound(
+            "that resource is not idle now; reload the page".into(),
+        ));
+    };
+    let ids = team_ids(pool).await?;
+    if !may_decide(caller, &idle.team, &ids) {
+        return Err(AppError::Forbidden(
+            "only admins and the team's leads snooze its idle alerts".into(),
+        ));
+    }
+    let mut tx = pool.begin().await?;
+    super::idle_alerts::snooze(&mut tx, &caller.into(), idle, hours, reason).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Declares what `project` runs, audited as `caller`'s; true when it changed.
+pub async fn save_project_facts(
+    pool: &PgPool,
+    caller: &Caller,
+    project: &str,
+    facts: super::model::ProjectFacts,
+) -> Result<bool, AppError> {
+    let mut tx = pool.begin().await?;
+    let changed = store::set_project_facts(&mut tx, &caller.into(), project, facts).await?;
+    tx.commit().await?;
+    Ok(changed)
 }

@@ -81,7 +81,7 @@ pub struct MonthRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StatementsPage {
+pub struct StatementsData {
     /// Every month with spend, or with `?account=` every month with spend in that account
     /// (its totals that account's).
     pub months: Vec<MonthRow>,

@@ -274,3 +274,22 @@ pub async fn months(
         })
         .collect())
 }
+
+/// The Statements page: the months (of one account when `account` is set), the teams and
+/// the accounts to choose from.
+pub async fn page(
+    conn: &mut PgConnection,
+    account: Option<&AccountId>,
+) -> Result<super::model::StatementsData, sqlx::Error> {
+    let months = months(conn, account).await?;
+    let teams = sqlx::query_scalar("select name from teams order by name")
+        .fetch_all(&mut *conn)
+        .await?;
+    let accounts = crate::costs::accounts::known(&mut *conn).await?;
+    Ok(super::model::StatementsData {
+        months,
+        teams,
+        account: account.map(ToString::to_string),
+        accounts,
+    })
+}

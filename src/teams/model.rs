@@ -28,7 +28,7 @@ pub struct Unmapped {
 
 /// The Teams admin page's data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TeamMappings {
+pub struct TeamsAdminData {
     pub teams: Vec<TeamRow>,
     pub unmapped: Vec<Unmapped>,
 }

@@ -18,7 +18,7 @@ pub fn budget_href(id: i64) -> String {
 pub const SAVINGS_CSV: &str = "/api/savings.csv";
 
 /// The enforcement audit log as CSV (`enforcement::download`).
-pub const ENFORCEMENT_AUDIT_CSV: &str = "/api/enforcement_audit.csv";
+pub const ACTION_TRAIL_CSV: &str = "/api/enforcement_audit.csv";
 
 /// `/teams/<name>` or `/projects/<name>` narrowed to one AWS account when `account` is set,
 /// so following a link keeps the page's `?account=`.

@@ -5,29 +5,15 @@
 
 mod common;
 
-mod accounts;
 mod allocation;
+mod as_code;
 mod auth;
-mod breakdown;
 mod budgets;
-mod credits;
+mod costs;
+mod dashboard;
+mod db;
 mod enforcement;
-mod enforcement_actions;
-mod enforcement_safety;
-mod export;
-mod faults;
-mod first_run;
-mod http;
 mod ingestion;
-mod ingestion_cli;
-mod open_bill;
-mod overview_queries;
-mod page_cache;
-mod page_rollups;
-mod private_cluster;
-mod reallocation;
 mod savings;
-mod schema_and_rollups;
+mod server;
 mod statements;
-mod teams_config;
-mod to_date_rows;

@@ -3,108 +3,14 @@
 //! final, a later restatement shown as an adjustment on the next month, and the HTTP and
 //! CLI forms.
 
-use std::str::FromStr;
-
+use crate::common::bills::{bill, d, row, seed, write};
 use crate::common::{day, spawn_app};
-use burnrate::allocation::facts::replace_window;
-use burnrate::audit_log::Actor;
 use burnrate::auth::Role;
-use burnrate::costs::store::{CostBatch, CostRow};
-use burnrate::period::DateRange;
+use burnrate::costs::store::CostBatch;
 use burnrate::statements::render::csv;
 use burnrate::statements::store::statement;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
-
-fn d(text: &str) -> Decimal {
-    Decimal::from_str(text).expect("decimal")
-}
-
-pub(crate) fn row(on: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> CostRow {
-    CostRow {
-        account: "111122223333".to_string(),
-        day: on,
-        project: project.into(),
-        dimension: dimension.into(),
-        unblended: d(cost),
-        amortized: d(cost),
-        usage_quantity: Decimal::ONE,
-        estimated: false,
-    }
-}
-
-/// One day's bill: `train` (ml) 100 of usage less a 10 credit; untagged 30 of NAT gateway
-/// plus 3 of tax, shared evenly by ml and web; `site` (web) 20.
-pub(crate) fn bill(on: chrono::NaiveDate, train_usage: &str) -> CostBatch {
-    let train_net = (d(train_usage) - d("10")).to_string();
-    CostBatch {
-        by_usage_type: vec![
-            row(on, "train", "USE1-BoxUsage:g5.xlarge", &train_net),
-            row(on, "", "USE1-NatGateway-Hours", "30"),
-            row(on, "", "NoUsageType", "3"),
-            row(on, "site", "USE1-BoxUsage:m5.large", "20"),
-        ],
-        by_user: vec![
-            row(on, "train", "alice", &train_net),
-            row(on, "", "", "33"),
-            row(on, "site", "bob", "20"),
-        ],
-        by_service: vec![
-            row(on, "train", "Amazon Elastic Compute Cloud - Compute", &train_net),
-            row(on, "", "EC2 - Other", "30"),
-            row(on, "", "Tax", "3"),
-            row(on, "site", "Amazon Elastic Compute Cloud - Compute", "20"),
-        ],
-        by_record_type: vec![
-            row(on, "train", "Usage", train_usage),
-            row(on, "train", "Credit", "-10"),
-            row(on, "", "Usage", "30"),
-            row(on, "", "Tax", "3"),
-            row(on, "site", "Usage", "20"),
-        ],
-        ..CostBatch::default()
-    }
-}
-
-pub(crate) async fn write(pool: &PgPool, on: chrono::NaiveDate, batch: CostBatch) {
-    let mut tx = pool.begin().await.expect("tx");
-    replace_window(
-        &mut tx,
-        DateRange {
-            from: on,
-            to: on + chrono::Days::new(1),
-        },
-        &batch,
-    )
-    .await
-    .expect("facts");
-    tx.commit().await.expect("commit");
-}
-
-pub(crate) async fn seed(pool: &PgPool) {
-    let file = burnrate::as_code::parse(
-        "teams:
-  - name: ml-research
-    owners: [ml@example.com]
-    projects: [train]
-  - name: web
-    owners: [web@example.com]
-    projects: [site]
-shared_costs:
-  - name: Untagged
-    untagged: true
-    split: even
-    teams: [ml-research, web]
-",
-    )
-    .expect("valid");
-    burnrate::as_code::apply(pool, &Actor::system("test"), &file, false)
-        .await
-        .expect("teams");
-    for on in [day(2026, 10, 15), day(2026, 10, 31)] {
-        write(pool, on, bill(on, "100")).await;
-    }
-}
 
 const OCTOBER: &str = "month,team,section,item,unblended,amortized
 2026-10,ml-research,direct,train,200.00,200.00
@@ -353,7 +259,7 @@ async fn the_statement_is_served_as_csv_and_printable_html_to_signed_in_users(po
     // The Statements page lists each month with its total, and says which are frozen.
     let page = app.post_form_as("/api/statements", "", &viewer).await;
     assert_eq!(page.status, 200, "{}", page.body);
-    let listed: burnrate::statements::model::StatementsPage = serde_json::from_str(&page.body).expect("json");
+    let listed: burnrate::statements::model::StatementsData = serde_json::from_str(&page.body).expect("json");
     let months: Vec<(String, Decimal, bool)> = listed
         .months
         .iter()

@@ -7,7 +7,7 @@ use crate::budgets::api::{ListAwsBudgets, SyncAwsBudgets};
 use crate::ui::table::TableHead;
 
 #[component]
-pub fn AwsBudgets(can_sync: bool) -> impl IntoView {
+pub fn AwsBudgetsPanel(can_sync: bool) -> impl IntoView {
     let load = ServerAction::<ListAwsBudgets>::new();
     let sync = ServerAction::<SyncAwsBudgets>::new();
     view! {

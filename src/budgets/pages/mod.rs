@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::budgets::api::{DeleteBudget, RetryAlert, SaveBudget, get_budget, list_budgets};
-use crate::budgets::model::{BudgetDetail, BudgetLine};
+use crate::budgets::model::{BudgetData, BudgetLine};
 use crate::budgets::{Budget, BudgetScope, BudgetStatus, ScopeChoices, Threshold};
 use crate::error::AppError;
 use crate::format::{count, tag_label, usd};
@@ -38,7 +38,7 @@ pub fn BudgetsPage() -> impl IntoView {
                                 <BudgetForm budget=None choices=choices action=save/>
                             </details>
                         })}
-                        <aws::AwsBudgets can_sync=list.can_sync/>
+                        <aws::AwsBudgetsPanel can_sync=list.can_sync/>
                     })}
     }
 }
@@ -157,7 +157,7 @@ pub fn BudgetPage() -> impl IntoView {
 }
 
 #[component]
-fn BudgetBody(detail: BudgetDetail, save: ServerAction<SaveBudget>, retry: ServerAction<RetryAlert>) -> impl IntoView {
+fn BudgetBody(detail: BudgetData, save: ServerAction<SaveBudget>, retry: ServerAction<RetryAlert>) -> impl IntoView {
     let status = detail.line.status;
     let budget = status.budget.clone();
     let spec = budget.spec.clone();

@@ -7,7 +7,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 use rust_decimal::Decimal;
 
 use crate::dashboard::api::{get_scope, get_teams};
-use crate::dashboard::model::{Line, Scope, ScopeView, TeamsView};
+use crate::dashboard::model::{Line, Scope, ScopeData, TeamsData};
 use crate::format::{number, percent, percent_value, tag_label, usd};
 use crate::savings::pages::{ProjectFactsForm, SavingsAvailableNote};
 use crate::ui::account_picker::{AccountNote, AccountPicker};
@@ -49,7 +49,7 @@ pub fn TeamsPage() -> impl IntoView {
     view! {
         <PageHeader title="Teams"/>
         <FilterBar/>
-        {loaded(data, |view: TeamsView| match view.latest_day {
+        {loaded(data, |view: TeamsData| match view.latest_day {
             None => view! { <NoCostData/> }.into_any(),
             Some(_) => view! { <TeamsBody view/> }.into_any(),
         })}
@@ -57,7 +57,7 @@ pub fn TeamsPage() -> impl IntoView {
 }
 
 #[component]
-fn TeamsBody(view: TeamsView) -> impl IntoView {
+fn TeamsBody(view: TeamsData) -> impl IntoView {
     let total = view.total;
     let account = view.account.clone();
     let csv = export_href(view.range, "team", view.metric, account.as_deref());
@@ -155,7 +155,7 @@ fn ScopePage(kind: &'static str) -> impl IntoView {
 }
 
 #[component]
-fn ScopeBody(view: ScopeView) -> impl IntoView {
+fn ScopeBody(view: ScopeData) -> impl IntoView {
     let (title, parent, csv_filter) = match &view.scope {
         Scope::Team(name) => (format!("Team {name}"), Some(("/teams", "Teams")), "team"),
         Scope::Project(name) => (format!("Project {}", tag_label(name)), None, "project"),

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use crate::dashboard::api::get_overview;
-use crate::dashboard::model::{Overview, ProjectChange};
+use crate::dashboard::model::{OverviewData, ProjectChange};
 use crate::format::{UNASSIGNED_TEAM, count, percent, tag_label, usd};
 use crate::ui::account_picker::AccountPicker;
 use crate::ui::chart::{Chart, OpenDaysLegend};
@@ -43,7 +43,7 @@ pub fn OverviewPage() -> impl IntoView {
 
 /// Narrows the Overview to one team; kept in `?team=` beside the period and metric.
 #[component]
-fn TeamFilter(data: Overview) -> impl IntoView {
+fn TeamFilter(data: OverviewData) -> impl IntoView {
     let options = std::iter::once(UNASSIGNED_TEAM.to_string())
         .chain(data.all_teams.iter().cloned())
         .map(|team| (team.clone(), team))
@@ -55,7 +55,7 @@ fn TeamFilter(data: Overview) -> impl IntoView {
 /// A GET form that sets one narrowing (`field`) of the Overview to one of `options`
 /// (value, label), keeping the period, metric, credits and the other narrowing (`kept`).
 fn narrowing_form(
-    data: &Overview,
+    data: &OverviewData,
     (field, label, every): (&'static str, &'static str, &'static str),
     options: Vec<(String, String)>,
     current: Option<String>,
@@ -86,7 +86,7 @@ fn narrowing_form(
 }
 
 #[component]
-fn OverviewBody(data: Overview) -> impl IntoView {
+fn OverviewBody(data: OverviewData) -> impl IntoView {
     if data.latest_day.is_none() {
         return view! { <crate::ui::page::NoCostData/> }.into_any();
     }

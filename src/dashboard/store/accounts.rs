@@ -10,7 +10,7 @@ use crate::dashboard::model::{AccountLine, Scope};
 use crate::period::{AccountId, Basis, DateRange};
 
 /// Each account with the scope's spend in `range`, largest first: a team's from the
-/// allocation (every step), a project's from its rollup rows. Spend stored before accounts
+/// allocation (every step), a project's from its daily totals. Spend stored before accounts
 /// were has the account ''.
 pub async fn by_account(
     pool: &PgPool,
@@ -58,7 +58,7 @@ pub async fn by_account(
 }
 
 /// What a page reads its per-team days from, as `alias`: the page rollup, or with
-/// `?account=` the allocation's rows in that account (the rollups are kept for the whole
+/// `?account=` the allocation's rows in that account (the page rollups are kept for the whole
 /// organisation).
 pub fn team_days(account: Option<&AccountId>, alias: &str) -> String {
     match account {

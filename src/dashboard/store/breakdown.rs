@@ -12,7 +12,7 @@ use super::scope_figures::{self, Projects};
 use crate::allocation;
 use crate::charts::{self, Series};
 use crate::costs::queries;
-use crate::dashboard::model::{Scope, ScopeView, TeamLine, TeamsView};
+use crate::dashboard::model::{Scope, ScopeData, TeamLine, TeamsData};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{AccountId, Basis, DateRange, Period};
 
@@ -22,7 +22,7 @@ pub async fn teams(
     period: Period,
     basis: impl Into<Basis>,
     today: NaiveDate,
-) -> Result<TeamsView, sqlx::Error> {
+) -> Result<TeamsData, sqlx::Error> {
     teams_in(pool, period, basis, today, None).await
 }
 
@@ -33,7 +33,7 @@ pub async fn teams_in(
     basis: impl Into<Basis>,
     today: NaiveDate,
     account: Option<&AccountId>,
-) -> Result<TeamsView, sqlx::Error> {
+) -> Result<TeamsData, sqlx::Error> {
     let team_days = accounts::team_days(account, "r");
     let basis = basis.into();
     let range = period.range(today);
@@ -93,7 +93,7 @@ pub async fn teams_in(
     );
     let budgets =
         crate::budgets::evaluate::uses(pool, today, |b| matches!(b, crate::budgets::BudgetScope::Team(_))).await?;
-    Ok(TeamsView {
+    Ok(TeamsData {
         budgets,
         period,
         metric: basis.metric,
@@ -142,7 +142,7 @@ pub async fn scope(
     period: Period,
     basis: impl Into<Basis>,
     today: NaiveDate,
-) -> Result<ScopeView, sqlx::Error> {
+) -> Result<ScopeData, sqlx::Error> {
     scope_in(pool, scope, period, basis, today, None).await
 }
 
@@ -156,7 +156,7 @@ pub async fn scope_in(
     basis: impl Into<Basis>,
     today: NaiveDate,
     account: Option<&AccountId>,
-) -> Result<ScopeView, sqlx::Error> {
+) -> Result<ScopeData, sqlx::Error> {
     let basis = basis.into();
     let range = period.range(today);
     let queries::Compared {
@@ -182,7 +182,7 @@ pub async fn scope_in(
         },
         async {
             // A team's totals are its allocation, the figure the Teams table and its budgets
-            // use; a project's, its rollup rows.
+            // use; a project's, its daily totals.
             let (total, previous_total, parts) = match &scope {
                 Scope::Team(name) => {
                     let days = accounts::team_days(account, "a");
@@ -225,7 +225,7 @@ pub async fn scope_in(
         &figures.daily,
         &open_days.provisional,
     );
-    Ok(ScopeView {
+    Ok(ScopeData {
         flagged,
         budgets,
         scope,
@@ -253,7 +253,7 @@ pub async fn scope_in(
     })
 }
 
-/// A project's spend in `range` (in one account when `account` is set), from its rollup rows.
+/// A project's spend in `range` (in one account when `account` is set), from its daily totals.
 async fn project_total(
     pool: &PgPool,
     name: &str,

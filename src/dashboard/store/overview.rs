@@ -9,14 +9,14 @@ use crate::allocation::spans::Cover;
 use crate::costs::Forecast;
 use crate::costs::forecast;
 use crate::costs::queries::{Compared, days_with_data, latest_day, open_days};
-use crate::dashboard::model::{Line, Overview, ProjectChange, TeamSpend};
+use crate::dashboard::model::{Line, OverviewData, ProjectChange, TeamSpend};
 use crate::dashboard::store::accounts;
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{AccountId, Basis, Credits, DateRange, Period};
 
 /// The allocation per team and day `r` (in one account with `?account=`) with its team `t`
-/// (none for Unassigned). Its figures have the rollup's column names, and every day's rows
-/// add up to the rollup's.
+/// (none for Unassigned). Its figures have the daily totals' column names, and every day's rows
+/// add up to theirs.
 fn allocated(account: Option<&AccountId>) -> String {
     format!(
         "{} left join teams t on t.id = r.team_id",
@@ -49,7 +49,7 @@ pub async fn overview<'a>(
     basis: impl Into<Basis>,
     today: NaiveDate,
     narrowed: impl Into<Narrowed<'a>>,
-) -> Result<Overview, sqlx::Error> {
+) -> Result<OverviewData, sqlx::Error> {
     let narrowed = narrowed.into();
     let Narrowed { team, account } = narrowed;
     let basis = basis.into();
@@ -114,7 +114,7 @@ pub async fn overview<'a>(
         &open_days.provisional,
         budget_line,
     );
-    Ok(Overview {
+    Ok(OverviewData {
         team: team.map(str::to_string),
         all_teams,
         account: account.map(ToString::to_string),

@@ -3,7 +3,7 @@
 //! user or project; a project's, and a team's in one linked account, from their own rows of
 //! the facts, through their project-first indexes.
 //!
-//! Projects follow the credits switch (the rollup knows each project-day's credits and
+//! Projects follow the credits switch (the daily totals know each project-day's credits and
 //! refunds). Cost Explorer reports credits inside the user, service and usage-type groups, so
 //! those breakdowns are always net (the page says so).
 

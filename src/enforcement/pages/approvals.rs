@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::enforcement::api::{RevokeApproval, SaveApproval, list_approvals};
-use crate::enforcement::model::ApprovalsView;
+use crate::enforcement::model::ApprovalsData;
 use crate::format::{tag_label, usd};
 use crate::ui::links::scope_href;
 use crate::ui::page::PageHeader;
@@ -25,7 +25,7 @@ pub fn ApprovalsPage() -> impl IntoView {
 
 #[component]
 fn ApprovalsBody(
-    view: ApprovalsView,
+    view: ApprovalsData,
     save: ServerAction<SaveApproval>,
     revoke: ServerAction<RevokeApproval>,
 ) -> impl IntoView {

@@ -1,10 +1,10 @@
 //! `/enforcement`: recorded violations with each action's state and the admins' Approve,
-//! Retry and Reverse buttons; the policies and their form; the audit log with its CSV.
+//! Retry and Reverse buttons; the policies and their form; the action trail with its CSV.
 
 use leptos::prelude::*;
 
 use crate::enforcement::api::{ActOnAction, RemovePolicy, SavePolicy, get_enforcement};
-use crate::enforcement::model::{ActionState, AuditRow, EnforcementView, ViolationRow};
+use crate::enforcement::model::{ActionState, EnforcementData, TrailRow, ViolationRow};
 use crate::enforcement::policy::Policy;
 use crate::format::{tag_label, usd};
 use crate::ui::links::scope_href;
@@ -37,7 +37,7 @@ pub fn EnforcementPage() -> impl IntoView {
 
 #[component]
 fn Board(
-    view: EnforcementView,
+    view: EnforcementData,
     act: ServerAction<ActOnAction>,
     save: ServerAction<SavePolicy>,
     remove: ServerAction<RemovePolicy>,
@@ -61,7 +61,7 @@ fn Board(
         <Policies policies=view.policies is_admin remove/>
         {is_admin.then(|| view! { <super::policy_form::PolicyForm teams=view.teams action=save/> })}
         <h2>"Audit log"</h2>
-        <Audit rows=view.audit/>
+        <ActionTrail rows=view.trail/>
     }
 }
 
@@ -182,10 +182,10 @@ fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePo
 }
 
 #[component]
-fn Audit(rows: Vec<AuditRow>) -> impl IntoView {
+fn ActionTrail(rows: Vec<TrailRow>) -> impl IntoView {
     view! {
         <p class="hint">"Every proposal, approval, execution, reversal and failure; nothing is ever deleted. The latest 200 are shown. "
-            <a download href=crate::ui::links::ENFORCEMENT_AUDIT_CSV data-testid="audit-csv">"Download the whole log (CSV)"</a></p>
+            <a download href=crate::ui::links::ACTION_TRAIL_CSV data-testid="audit-csv">"Download the whole log (CSV)"</a></p>
         <table class="data" data-testid="audit-table">
             <TableHead columns=&["When (UTC)", "Who", "Event", "Project", "Action", "AWS request id", "Response"]/>
             <tbody>

@@ -266,7 +266,7 @@ pub const PAGE_ROWS: usize = 200;
 
 /// The Savings page's data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavingsPage {
+pub struct SavingsData {
     pub from: Option<NaiveDate>,
     pub to: Option<NaiveDate>,
     /// The largest [`PAGE_ROWS`] opportunities after the filters; the CSV has them all.

@@ -7,7 +7,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::format::{count, number, percent_value, tag_label, usd};
 use crate::savings::api::{DecideSavings, SnoozeIdle, get_savings};
-use crate::savings::model::{Decision, Kind, Opportunity, SavingsPage as Page};
+use crate::savings::model::{Decision, Kind, Opportunity, SavingsData};
 use crate::ui::links::{SAVINGS_CSV, account_query, scope_href_in};
 use crate::ui::page::PageHeader;
 use crate::ui::table::TableHead;
@@ -35,7 +35,11 @@ pub fn SavingsPage() -> impl IntoView {
 }
 
 #[component]
-fn SavingsBody(page: Page, decide: ServerAction<DecideSavings>, snooze: ServerAction<SnoozeIdle>) -> impl IntoView {
+fn SavingsBody(
+    page: SavingsData,
+    decide: ServerAction<DecideSavings>,
+    snooze: ServerAction<SnoozeIdle>,
+) -> impl IntoView {
     let query = use_query_map();
     let team = move || query.read().get("team").unwrap_or_default();
     let kind = move || query.read().get("kind").unwrap_or_default();

@@ -297,6 +297,7 @@ pub async fn serve_on_loopback(app: axum::Router) -> SocketAddr {
     addr
 }
 
+pub mod bills;
 pub mod ce_fake;
 pub mod moto;
 pub mod prometheus;

@@ -22,9 +22,7 @@ use burnrate::period::DateRange;
 #[derive(Clone)]
 pub struct Line<'a>(pub &'a str, pub &'a str, pub NaiveDate, pub Decimal, pub Decimal);
 
-pub fn d(text: &str) -> Decimal {
-    text.parse().expect("decimal")
-}
+pub use crate::common::bills::d;
 
 pub fn day(n: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 10, 1).expect("date") + chrono::Days::new(u64::from(n))

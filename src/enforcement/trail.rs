@@ -1,9 +1,11 @@
-//! The enforcement audit log: one row per proposal, approval, execution, reversal, retry and
-//! failure. The table refuses updates and deletes, so what happened stays written.
+//! The action trail (table `enforcement_audit`): one row per proposal, approval, execution,
+//! reversal, retry and failure of an enforcement action, apart from the audit log of
+//! changes (`audit_log`). The table refuses updates and deletes, so what happened stays
+//! written.
 
 use sqlx::PgConnection;
 
-use super::model::AuditRow;
+use super::model::TrailRow;
 use crate::format::csv::{CsvStyle, text};
 
 /// One entry about to be appended.
@@ -60,7 +62,7 @@ pub async fn append(conn: &mut PgConnection, entry: &Entry<'_>) -> Result<(), sq
 }
 
 /// The newest `limit` entries, newest first.
-pub async fn recent(conn: &mut PgConnection, limit: i64) -> Result<Vec<AuditRow>, sqlx::Error> {
+pub async fn recent(conn: &mut PgConnection, limit: i64) -> Result<Vec<TrailRow>, sqlx::Error> {
     sqlx::query_as(
         "select id, to_char(at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') as at, actor, event, action_id,
                 project, action, aws_request_id, response

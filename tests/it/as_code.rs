@@ -2,16 +2,14 @@
 
 use crate::common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::database_url;
 use sqlx::PgPool;
 
 fn burnrate(database: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_burnrate"))
+    crate::common::burnrate_command(database)
         .args(args)
-        .env("DATABASE_URL", database)
-        .env("RUST_LOG", "warn")
         .output()
         .expect("burnrate runs")
 }

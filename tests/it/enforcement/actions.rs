@@ -207,7 +207,7 @@ async fn a_manual_stop_runs_once_approved_after_aws_sees_the_breach_and_reverses
             .await
             .is_err()
     );
-    let csv = burnrate::enforcement::audit::csv(&mut conn).await.expect("csv");
+    let csv = burnrate::enforcement::trail::csv(&mut conn).await.expect("csv");
     assert!(csv.starts_with("id,at,actor,event,action_id,project,action,aws_request_id,response\n"));
     assert_eq!(
         csv.lines().count(),

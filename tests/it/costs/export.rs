@@ -2,6 +2,7 @@
 
 use crate::common;
 
+use crate::common::bills::row;
 use crate::common::{day, load_demo};
 use burnrate::costs::export::{Granularity, csv, parse_keys};
 use burnrate::costs::store::{CostBatch, CostRow};
@@ -9,20 +10,6 @@ use burnrate::period::{DateRange, Metric};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 use std::str::FromStr;
-
-fn row(d: chrono::NaiveDate, project: &str, dimension: &str, cost: &str) -> CostRow {
-    let cost = Decimal::from_str(cost).expect("literal");
-    CostRow {
-        account: "111122223333".to_string(),
-        day: d,
-        project: project.into(),
-        dimension: dimension.into(),
-        unblended: cost,
-        amortized: cost,
-        usage_quantity: Decimal::ONE,
-        estimated: false,
-    }
-}
 
 async fn write(pool: &PgPool, batch: CostBatch) {
     let mut tx = pool.begin().await.expect("tx");

@@ -1,17 +1,13 @@
 //! The schema, the fact store and the rollup, on a real PostgreSQL database.
 
 use crate::common;
+use crate::common::bills::d;
 
 use crate::common::{day, load_demo};
 use burnrate::costs::store::{CostBatch, CostRow};
 use burnrate::period::DateRange;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
-use std::str::FromStr;
-
-fn dec(s: &str) -> Decimal {
-    Decimal::from_str(s).expect("test literal")
-}
 
 async fn sum(pool: &PgPool, sql: &str) -> Decimal {
     sqlx::query_scalar(sql).fetch_one(pool).await.expect("sum query")
@@ -88,7 +84,7 @@ async fn demo_organisation_has_the_promised_shape(pool: PgPool) {
     )
     .await;
     assert!(
-        untagged_share > dec("5") && untagged_share < dec("11"),
+        untagged_share > d("5") && untagged_share < d("11"),
         "untagged {untagged_share}%"
     );
     // Cost Explorer flags the whole open bill Estimated: 1–9 February.
@@ -113,16 +109,10 @@ async fn demo_data_is_deterministic(pool: PgPool) {
     assert_eq!(first, second);
 }
 
-fn row(d: chrono::NaiveDate, project: &str, dimension: &str, unblended: &str) -> CostRow {
+fn row(on: chrono::NaiveDate, project: &str, dimension: &str, unblended: &str) -> CostRow {
     CostRow {
-        account: "111122223333".to_string(),
-        day: d,
-        project: project.into(),
-        dimension: dimension.into(),
-        unblended: dec(unblended),
-        amortized: dec(unblended),
-        usage_quantity: dec("1.5"),
-        estimated: false,
+        usage_quantity: d("1.5"),
+        ..crate::common::bills::row(on, project, dimension, unblended)
     }
 }
 
@@ -171,13 +161,10 @@ async fn replacing_a_window_replaces_its_facts_and_rollup_and_keeps_other_days(p
     tx.commit().await.expect("commit");
     assert_eq!(written, 4, "one row in each of the four grains");
 
-    assert_eq!(
-        sum(&pool, "select sum(unblended) from costs_by_user").await,
-        dec("5.01")
-    );
+    assert_eq!(sum(&pool, "select sum(unblended) from costs_by_user").await, d("5.01"));
     assert_eq!(
         sum(&pool, "select sum(unblended) from daily_project_costs").await,
-        dec("5.01")
+        d("5.01")
     );
     let untagged: i64 = sqlx::query_scalar("select count(*) from daily_project_costs where project = ''")
         .fetch_one(&pool)
@@ -241,10 +228,10 @@ async fn a_failed_write_leaves_the_previous_data_whole(pool: PgPool) {
             .is_err()
     );
     drop(tx);
-    assert_eq!(sum(&pool, "select sum(unblended) from costs_by_user").await, dec("7"));
+    assert_eq!(sum(&pool, "select sum(unblended) from costs_by_user").await, d("7"));
     assert_eq!(
         sum(&pool, "select sum(unblended) from daily_project_costs").await,
-        dec("7")
+        d("7")
     );
 }
 

@@ -5,8 +5,8 @@
 //! usage less a 10 credit; untagged 30 of NAT gateway and 3 of tax, shared evenly by
 //! ml-research and web; `site` (web) 20.
 
+use crate::common::bills::{d, seed};
 use crate::common::{self, day};
-use crate::statements::seed;
 use burnrate::auth::Role;
 use burnrate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
 use burnrate::dashboard::model::Scope;
@@ -14,11 +14,6 @@ use burnrate::dashboard::store::{breakdown, overview};
 use burnrate::period::{Basis, Credits, Metric, Period};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
-use std::str::FromStr;
-
-fn d(text: &str) -> Decimal {
-    Decimal::from_str(text).expect("decimal")
-}
 
 const NET: Basis = Basis {
     metric: Metric::Unblended,
@@ -50,7 +45,7 @@ async fn the_overview_and_teams_leave_credits_out_before_credits(pool: PgPool) {
     assert_eq!(net.total, d("286"));
     assert_eq!(gross.total, d("306"));
     assert_eq!(gross.credits, Credits::Gross);
-    let train = |o: &burnrate::dashboard::model::Overview| {
+    let train = |o: &burnrate::dashboard::model::OverviewData| {
         o.top_projects
             .iter()
             .find(|p| p.project == "train")
@@ -199,7 +194,7 @@ async fn a_refund_is_left_out_before_credits_as_a_credit_is(pool: PgPool) {
     seed(&pool).await;
     // 20 October: the usual bill, but site (web) is refunded 5 of its 20.
     let on = day(2026, 10, 20);
-    let mut batch = crate::statements::bill(on, "100");
+    let mut batch = crate::common::bills::bill(on, "100");
     for rows in [&mut batch.by_usage_type, &mut batch.by_user, &mut batch.by_service] {
         for row in rows.iter_mut().filter(|r| r.project == "site") {
             row.unblended = d("15");
@@ -208,12 +203,12 @@ async fn a_refund_is_left_out_before_credits_as_a_credit_is(pool: PgPool) {
     }
     batch
         .by_record_type
-        .push(crate::statements::row(on, "site", "Refund", "-5"));
-    crate::statements::write(&pool, on, batch).await;
+        .push(crate::common::bills::row(on, "site", "Refund", "-5"));
+    crate::common::bills::write(&pool, on, batch).await;
     let net = breakdown::teams(&pool, october(), NET, today()).await.expect("net");
     let gross = breakdown::teams(&pool, october(), GROSS, today()).await.expect("gross");
     let web =
-        |view: &burnrate::dashboard::model::TeamsView| view.teams.iter().find(|t| t.team == "web").expect("web").spend;
+        |view: &burnrate::dashboard::model::TeamsData| view.teams.iter().find(|t| t.team == "web").expect("web").spend;
     // web: 20 + 20 + 15 of site and 3 × 16.50 of the shared untagged spend.
     assert_eq!(web(&net), d("104.5"));
     assert_eq!(web(&gross), d("109.5"));

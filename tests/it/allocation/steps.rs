@@ -3,8 +3,7 @@
 //! budgets on allocated spend, rules as code, mapping changes, and the preview over HTTP
 //! matching what a save then shows.
 
-use std::str::FromStr;
-
+use crate::common::bills::d;
 use crate::common::{day, spawn_app};
 use burnrate::allocation::facts::replace_window;
 use burnrate::audit_log::Actor;
@@ -15,23 +14,10 @@ use burnrate::period::{DateRange, Metric, Period};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-fn d(text: &str) -> Decimal {
-    Decimal::from_str(text).expect("decimal")
-}
-
 const DAY: (i32, u32, u32) = (2026, 10, 20);
 
 fn row(project: &str, dimension: &str, cost: &str) -> CostRow {
-    CostRow {
-        account: "111122223333".to_string(),
-        day: day(DAY.0, DAY.1, DAY.2),
-        project: project.into(),
-        dimension: dimension.into(),
-        unblended: d(cost),
-        amortized: d(cost),
-        usage_quantity: Decimal::ONE,
-        estimated: false,
-    }
+    crate::common::bills::row(day(DAY.0, DAY.1, DAY.2), project, dimension, cost)
 }
 
 /// Three teams; `train` owned by ml-research; `sandbox` and `k8s-shared` owned by nobody;

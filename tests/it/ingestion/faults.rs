@@ -1,8 +1,8 @@
 //! Faults exercised for real on loopback, every loop bounded: a `burnrate ingest` killed
 //! with SIGKILL inside its database write, and a PostgreSQL restart under light load.
 //! (Hanging AWS endpoints, SMTP servers that stall or refuse some recipients, and senders
-//! killed mid-send are exercised in `ingestion_cli.rs`, `budgets.rs` and
-//! `enforcement_safety.rs`.)
+//! killed mid-send are exercised in `ingestion/cli.rs`, `budgets.rs` and
+//! `enforcement/safety.rs`.)
 
 use crate::common;
 

@@ -1,4 +1,4 @@
-//! The daily per-project and per-account rollup that pages read. It is derived from `costs_by_usage_type`
+//! The daily totals per project and linked account (`daily_project_costs`) that pages read. It is derived from `costs_by_usage_type`
 //! (the grain that knows GPU and spot), whose daily totals equal the other grains', with
 //! each project-day's credits, refunds and tax from the record-type grain. The allocation to
 //! teams of the same days is rewritten after it (`allocation::facts::written`).
@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 
 use crate::period::DateRange;
 
-/// Rewrites the rollup rows of `range` from the facts. Call it through
+/// Rewrites the daily totals of `range` from the facts. Call it through
 /// `allocation::facts::written`, in the transaction that wrote the facts, so the two never
 /// disagree and the allocation's lock is taken first.
 pub async fn refresh(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {

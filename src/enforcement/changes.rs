@@ -1,0 +1,84 @@
+//! An admin's change to approvals, policies or one action: each checked, written and
+//! committed in its own transaction, which disarms what the change stops from holding and
+//! wakes the enforcement loop (`judge::commit_and_disarm`). What the server functions call.
+
+use sqlx::PgPool;
+
+use super::executor::Executor;
+use super::model::Approval;
+use super::policy::{Policy, SaveError};
+use crate::auth::Caller;
+use crate::error::AppError;
+
+async fn commit(
+    tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    caller: &Caller,
+    executor: &Executor,
+) -> Result<(), AppError> {
+    Ok(super::judge::commit_and_disarm(tx, &caller.email, &executor.wake).await?)
+}
+
+/// Adds an approval, or replaces the project's current one with a new version.
+pub async fn save_approval(
+    pool: &PgPool,
+    executor: &Executor,
+    caller: &Caller,
+    approval: &Approval,
+) -> Result<(), AppError> {
+    let mut tx = pool.begin().await?;
+    super::approvals::set(&mut tx, &caller.into(), approval).await?;
+    commit(tx, caller, executor).await
+}
+
+pub async fn revoke_approval(
+    pool: &PgPool,
+    executor: &Executor,
+    caller: &Caller,
+    project: &str,
+) -> Result<(), AppError> {
+    let mut tx = pool.begin().await?;
+    if !super::approvals::revoke(&mut tx, &caller.into(), project).await? {
+        return Err(AppError::NotFound(format!(
+            "no current approval for project {project:?}"
+        )));
+    }
+    commit(tx, caller, executor).await
+}
+
+/// Saves the organisation default or a team's override.
+pub async fn save_policy(pool: &PgPool, executor: &Executor, caller: &Caller, policy: &Policy) -> Result<(), AppError> {
+    let mut tx = pool.begin().await?;
+    super::policy::save(&mut tx, &caller.into(), policy)
+        .await
+        .map_err(|e| match e {
+            SaveError::Invalid(field) => AppError::InvalidFields(vec![field]),
+            SaveError::Database(e) => e.into(),
+        })?;
+    commit(tx, caller, executor).await
+}
+
+/// Removes a team's override; the organisation default governs the team again.
+pub async fn remove_policy(pool: &PgPool, executor: &Executor, caller: &Caller, team: &str) -> Result<(), AppError> {
+    let mut tx = pool.begin().await?;
+    if !super::policy::remove_override(&mut tx, &caller.into(), team).await? {
+        return Err(AppError::NotFound(format!("no policy override for team {team:?}")));
+    }
+    commit(tx, caller, executor).await
+}
+
+/// `approve`, `retry` or `reverse` one action; returns what happened, in words.
+pub async fn act(pool: &PgPool, executor: &Executor, caller: &Caller, id: i64, step: &str) -> Result<String, AppError> {
+    use super::actions::{self, ActionError};
+    let today = chrono::Utc::now().date_naive();
+    let result = match step {
+        "approve" => actions::approve(pool, executor, id, &caller.email, today).await,
+        "retry" => actions::retry(pool, executor, id, &caller.email, today).await,
+        "reverse" => super::reverse::reverse(pool, executor, id, &caller.email).await,
+        _ => return Err(AppError::invalid("step", "expected approve, retry or reverse")),
+    };
+    result.map_err(|e| match e {
+        ActionError::NotFound(id) => AppError::NotFound(format!("enforcement action {id}")),
+        ActionError::Refused(message) => AppError::invalid("action", message),
+        ActionError::Database(e) => e.into(),
+    })
+}

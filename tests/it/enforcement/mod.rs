@@ -1,0 +1,5 @@
+//! Enforcement: judging, the actions and their safety under faults.
+
+mod actions;
+mod evaluate;
+mod safety;
