@@ -148,11 +148,13 @@ impl From<sqlx::Error> for AppError {
     }
 }
 
-/// Every server function's envelope: runs its body and passes the result through, setting
-/// the HTTP status of an error (server_fn answers every error with 500 otherwise).
+/// Every server function's envelope, around its awaited body: passes the result through,
+/// setting the HTTP status of an error (server_fn answers every error with 500 otherwise).
+/// It takes the result, not the body's future: a future passed into an async function is
+/// held twice in its state, and the pages that render server functions in place would
+/// then overflow a test thread's stack.
 #[cfg(feature = "ssr")]
-pub async fn respond<T>(body: impl Future<Output = Result<T, AppError>>) -> Result<T, AppError> {
-    let result = body.await;
+pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
     if let Err(err) = &result
         && let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
     {

@@ -1,7 +1,7 @@
 //! Changing the shared-cost rules from the page: one rule added, replaced, moved or removed,
 //! checked, saved and allocated again in one transaction, or previewed without saving.
 
-use chrono::{Datelike, NaiveDate};
+use chrono::NaiveDate;
 use sqlx::PgPool;
 
 use super::model::{Preview, SharedRule};
