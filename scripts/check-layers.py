@@ -86,13 +86,16 @@ def strip_comments_and_strings(text):
         elif c == "r" and re.match(r'r#*"', text[i:]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
             hashes = re.match(r"r(#*)\"", text[i:]).group(1)
             end = text.find('"' + hashes, i + 2 + len(hashes))
-            out.append('""')
-            i = n if end < 0 else end + 1 + len(hashes)
+            stop = n if end < 0 else end + 1 + len(hashes)
+            # Emptied, but its lines kept: a multi-line SQL string is lines of code.
+            out.append('""' + '\n""' * text.count("\n", i, stop))
+            i = stop
         elif c == '"':
+            start = i
             i += 1
             while i < n and text[i] != '"':
                 i += 2 if text[i] == "\\" else 1
-            out.append('""')
+            out.append('""' + '\n""' * text.count("\n", start, i))
             i += 1
         elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[i:]):
             i += len(re.match(r"'(\\.|[^\\'])'", text[i:]).group(0))
@@ -104,10 +107,11 @@ def strip_comments_and_strings(text):
 
 
 def code_lines(text):
-    """Lines of code: comments, blank lines and inline `mod tests { … }` left out."""
+    """Lines of code: comments, blank lines and an inline `#[cfg(test)] mod tests { … }`
+    left out; a string literal counts with all its lines."""
     code = strip_comments_and_strings(text)
     for start, end, name in sorted(inline_modules_at(code), reverse=True):
-        if name == "tests":
+        if name == "tests" and code[:start].rstrip().endswith("#[cfg(test)]"):
             code = code[:start] + code[end:]
     return sum(1 for line in code.splitlines() if line.strip())
 
@@ -260,48 +264,61 @@ def self_test():
     import subprocess
     import tempfile
 
+    # Each case: the tree, and a piece of the message it must fail with (None: it passes).
     cases = {
-        "cycle": {"lib.rs": "", "a.rs": "use crate::b::X;", "b.rs": "use crate::c::Y;", "c.rs": "use crate::d::Z;",
-                  "d.rs": "fn f() { crate::a::g(); }"},
-        "ui imports a feature": {"lib.rs": "", "ui/mod.rs": "", "ui/page.rs": "use crate::budgets::Budget;",
-                                 "budgets/mod.rs": ""},
-        "feature imports the server": {"lib.rs": "", "costs/mod.rs": "use crate::server::AppState;", "server.rs": ""},
-        "primitive imports a feature": {"lib.rs": "", "period.rs": "use crate::{costs::X};", "costs/mod.rs": ""},
-        "long file": {"lib.rs": "", "big.rs": "x\n" * MAX_LINES + "x"},
-        "feature imports a feature above it": {"lib.rs": "", "costs/mod.rs": "use crate::dashboard::Page;",
-                                               "dashboard/mod.rs": ""},
-        "feature imports one of its own tier": {"lib.rs": "", "budgets/mod.rs": "use crate::savings::Kind;",
-                                                "savings/mod.rs": ""},
-        "two files import each other": {"lib.rs": "", "costs/mod.rs": "", "costs/a.rs": "use super::b::X;",
-                                        "costs/b.rs": "use super::a::Y;"},
-        "module without a tier": {"lib.rs": "", "gadgets/mod.rs": ""},
-        "feature imports the app": {"lib.rs": "", "budgets/pages.rs": "use crate::app::Shell;", "app.rs": "",
-                                    "budgets/mod.rs": ""},
-        "modules in a loop through a re-export": {"lib.rs": "", "a/mod.rs": "pub use x::X;", "a/x.rs": "use crate::b::Y;",
-                                                  "b/mod.rs": "use crate::a::X;"},
-        "feature calls a job": {"lib.rs": "", "ingestion/mod.rs": "fn f() { crate::jobs::after(); }", "jobs.rs": ""},
-        "unchecked server function": {"lib.rs": "", "teams/api.rs":
-                                      '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    Ok(1)\n}\n'},
-        "clean": {"lib.rs": "", "ui/mod.rs": "use crate::format::usd;", "format/mod.rs": "",
-                  "costs/mod.rs": "use crate::ui::x; // use crate::server::Y;\nconst S: &str = \"crate::app::Z\";",
-                  "server.rs": "use crate::costs::Q;", "app.rs": "", "period.rs": "mod tests { use super::*; }",
-                  "dashboard/mod.rs": "use crate::costs::Q;",
-                  "format/notes.rs": "// a line of prose\n" * (MAX_LINES + 10) + "fn f() {}\n#[cfg(test)]\nmod tests {\n"
-                  + "    fn t() {}\n" * (MAX_LINES + 10) + "}\n",
-                  "teams/api.rs": '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    crate::auth::require_admin()?;\n}\n',
-                  "auth/api.rs": '#[server(prefix = "/api", endpoint = "login")]\npub async fn login() -> R {\n    Ok(())\n}\n'},
+        "cycle": ({"lib.rs": "", "costs/mod.rs": "", "costs/a.rs": "use super::b::X;", "costs/b.rs": "use super::c::Y;",
+                   "costs/c.rs": "use super::d::Z;", "costs/d.rs": "fn f() { super::a::g(); }"}, "import cycle of 4 files"),
+        "ui imports a feature": ({"lib.rs": "", "ui/mod.rs": "", "ui/page.rs": "use crate::budgets::Budget;",
+                                  "budgets/mod.rs": ""}, "budgets is above ui"),
+        "feature imports the server": ({"lib.rs": "", "costs/mod.rs": "use crate::server::AppState;", "server.rs": ""},
+                                       "only composition files may"),
+        "primitive imports a feature": ({"lib.rs": "", "period.rs": "use crate::{costs::X};", "costs/mod.rs": ""},
+                                        "costs is above period"),
+        "long file": ({"lib.rs": "", "costs/mod.rs": "", "costs/big.rs": "x\n" * MAX_LINES + "x"},
+                      f"{MAX_LINES + 1} lines of code"),
+        "long string": ({"lib.rs": "", "costs/mod.rs": "const S: &str = \"" + "x\n" * MAX_LINES + "\";"},
+                        f"{MAX_LINES + 1} lines of code"),
+        "feature imports a feature above it": ({"lib.rs": "", "costs/mod.rs": "use crate::dashboard::Page;",
+                                                "dashboard/mod.rs": ""}, "higher tier"),
+        "feature imports one of its own tier": ({"lib.rs": "", "budgets/mod.rs": "use crate::savings::Kind;",
+                                                 "savings/mod.rs": ""}, "own tier"),
+        "two files import each other": ({"lib.rs": "", "costs/mod.rs": "", "costs/a.rs": "use super::b::X;",
+                                         "costs/b.rs": "use super::a::Y;"}, "import cycle of 2 files"),
+        "module without a tier": ({"lib.rs": "", "gadgets/mod.rs": ""}, "has no tier"),
+        "feature imports the app": ({"lib.rs": "", "budgets/pages.rs": "use crate::app::Shell;", "app.rs": "",
+                                     "budgets/mod.rs": ""}, "only composition files may"),
+        "modules in a loop through a re-export": ({"lib.rs": "", "format/mod.rs": "pub use x::X;",
+                                                   "format/x.rs": "use crate::period::Y;",
+                                                   "period.rs": "use crate::format::X;"}, "in a loop"),
+        "feature calls a job": ({"lib.rs": "", "ingestion/mod.rs": "fn f() { crate::jobs::after(); }", "jobs.rs": ""},
+                                "only composition files may"),
+        "unchecked server function": ({"lib.rs": "", "teams/mod.rs": "", "teams/api.rs":
+                                       '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    Ok(1)\n}\n'},
+                                      "does not check the caller"),
+        "clean": ({"lib.rs": "", "ui/mod.rs": "use crate::format::usd;", "format/mod.rs": "",
+                   "costs/mod.rs": "use crate::ui::x; // use crate::server::Y;\nconst S: &str = \"crate::app::Z\";",
+                   "server.rs": "use crate::costs::Q;", "app.rs": "", "period.rs": "mod tests { use super::*; }",
+                   "dashboard/mod.rs": "use crate::costs::Q;",
+                   "format/notes.rs": "// a line of prose\n" * (MAX_LINES + 10) + "fn f() {}\n#[cfg(test)]\nmod tests {\n"
+                   + "    fn t() {}\n" * (MAX_LINES + 10) + "}\n",
+                   "teams/api.rs": '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    crate::auth::require_admin()?;\n}\n',
+                   "auth/api.rs": '#[server(prefix = "/api", endpoint = "login")]\npub async fn login() -> R {\n    Ok(())\n}\n'},
+                  None),
     }
     failed = False
-    for name, tree in cases.items():
+    for name, (tree, expected) in cases.items():
         with tempfile.TemporaryDirectory() as root:
             for rel, text in tree.items():
                 os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
                 with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
                     f.write(text)
             env = dict(os.environ, CHECK_LAYERS_SRC=root)
-            code = subprocess.run([sys.executable, __file__], env=env, capture_output=True).returncode
-            if (code == 0) != (name == "clean"):
-                print(f"self-test: {name!r} exited {code}", file=sys.stderr)
+            run = subprocess.run([sys.executable, __file__], env=env, capture_output=True, text=True)
+            if expected is None and run.returncode != 0:
+                print(f"self-test: {name!r} should pass: {run.stderr.strip()}", file=sys.stderr)
+                failed = True
+            elif expected is not None and (run.returncode == 0 or expected not in run.stderr):
+                print(f"self-test: {name!r} should fail with {expected!r}: {run.stderr.strip()}", file=sys.stderr)
                 failed = True
     if failed:
         sys.exit(1)

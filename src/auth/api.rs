@@ -33,7 +33,7 @@ fn state() -> Result<Services, AppError> {
 /// Who is signed in, or `None`.
 #[server(prefix = "/api", endpoint = "me")]
 pub async fn get_me() -> Result<Option<Caller>, AppError> {
-    Ok(super::caller().ok())
+    crate::error::respond(Ok(super::caller().ok()))
 }
 
 /// Signs in and starts a new session (any session the browser had is ended: the id
@@ -103,7 +103,7 @@ pub async fn setup_needed() -> Result<bool, AppError> {
 /// server listens beyond loopback). Public, for the setup page.
 #[server(prefix = "/api", endpoint = "setup_token_required")]
 pub async fn setup_token_required() -> Result<bool, AppError> {
-    Ok(setup_token::provided()?.current().is_some())
+    crate::error::respond(setup_token::provided().map(|token| token.current().is_some()))
 }
 
 /// Creates the first admin and signs them in; refused once any admin exists.

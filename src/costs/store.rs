@@ -66,7 +66,11 @@ const CHUNK: usize = 20_000;
 /// usage types. Returns the number of fact rows written. Run it inside a transaction, and
 /// rewrite what derives from the facts in it too (`allocation::facts::replace_window` does
 /// both): readers then see the old window or the new one, never a mix.
-pub async fn replace_window(conn: &mut PgConnection, range: DateRange, batch: &CostBatch) -> Result<u64, sqlx::Error> {
+pub(crate) async fn replace_window(
+    conn: &mut PgConnection,
+    range: DateRange,
+    batch: &CostBatch,
+) -> Result<u64, sqlx::Error> {
     for grain in Grain::ALL {
         delete_window(conn, grain.table(), range).await?;
         copy_rows(conn, grain.table(), grain, batch.rows(grain)).await?;
@@ -128,7 +132,7 @@ impl Staging {
     /// Replaces every fact in `range` with the staged rows, then records dimensions, as
     /// [`replace_window`] does (the caller then calls `allocation::facts::written`).
     /// Returns the rows written.
-    pub async fn replace_window(&self, conn: &mut PgConnection, range: DateRange) -> Result<u64, sqlx::Error> {
+    pub(crate) async fn replace_window(&self, conn: &mut PgConnection, range: DateRange) -> Result<u64, sqlx::Error> {
         let mut written = 0;
         for grain in Grain::ALL {
             delete_window(conn, grain.table(), range).await?;
@@ -283,7 +287,7 @@ async fn record_dimensions(conn: &mut PgConnection, range: DateRange) -> Result<
     .await?;
 
     // Only types not stored yet: one a newer catalogue reads differently is read again by
-    // `refresh_usage_types`, which rebuilds every day that uses it, not just this window's.
+    // `allocation::facts::reread_usage_types`, which rebuilds every day that uses it, not just this window's.
     let new: Vec<String> = sqlx::query_scalar(
         "select distinct c.usage_type from costs_by_usage_type c
          where c.day >= $1 and c.day < $2

@@ -48,12 +48,17 @@ pub const IAM_POLICY: &str = r#"{
 
 #[server(prefix = "/api", endpoint = "first_steps")]
 pub async fn get_first_steps() -> Result<FirstSteps, AppError> {
-    let caller = crate::auth::caller()?;
-    if caller.role != crate::auth::Role::Admin {
-        return Ok(FirstSteps::default());
-    }
-    let pool = crate::ctx::pool()?;
-    Ok(store::first_steps(&pool).await?)
+    crate::error::respond(
+        async {
+            let caller = crate::auth::caller()?;
+            if caller.role != crate::auth::Role::Admin {
+                return Ok(FirstSteps::default());
+            }
+            let pool = crate::ctx::pool()?;
+            Ok(store::first_steps(&pool).await?)
+        }
+        .await,
+    )
 }
 
 #[cfg(feature = "ssr")]

@@ -121,6 +121,9 @@ pub struct TrailRow {
 pub struct EnforcementData {
     pub violations: Vec<ViolationRow>,
     pub policies: Vec<super::policy::Policy>,
+    /// Named `audit` on the wire, as before the action trail had its own name, so a page
+    /// and a server of neighbouring versions still understand each other.
+    #[serde(rename = "audit")]
     pub trail: Vec<TrailRow>,
     pub teams: Vec<String>,
     pub is_admin: bool,

@@ -286,7 +286,9 @@ async fn stage_and_replace(
         .replace_window(&mut tx, window)
         .await
         .map_err(duplicate_group_error)?;
-    crate::allocation::facts::written(&mut tx, window).await?;
+    crate::allocation::facts::written(&mut tx, window)
+        .await
+        .map_err(duplicate_group_error)?;
     let days = &agreement.days;
     crate::costs::accounts::record(
         &mut tx,

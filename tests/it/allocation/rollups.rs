@@ -2,7 +2,6 @@
 //! team (and Unassigned), the Team page's breakdowns and totals read from month-to-date rows
 //! equal the same figures summed from the facts and the allocation's rows, and keep
 //! doing so after a mapping change, a restated day and a declared workload.
-
 //!
 //! Their month-to-date rows: each one equals the sum of its key's day rows from
 //! the first of its month through its day, there is one on every day from the key's first
