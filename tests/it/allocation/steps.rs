@@ -25,7 +25,8 @@ fn row(project: &str, dimension: &str, cost: &str) -> CostRow {
 /// train 100, sandbox 60 (alice 30, bob 20, no user 10), untagged 40 (carol; by service
 /// 30 NAT gateway and 10 CloudWatch), k8s-shared 30.
 async fn seed(pool: &PgPool) {
-    let file = burnrate::as_code::parse(
+    crate::common::import_config(
+        pool,
         "teams:
   - name: ml-research
     owners: [ml@example.com]
@@ -38,10 +39,7 @@ async fn seed(pool: &PgPool) {
     users: [bob]
 ",
     )
-    .expect("valid teams");
-    burnrate::as_code::apply(pool, &Actor::system("test"), &file, false)
-        .await
-        .expect("teams");
+    .await;
     let batch = CostBatch {
         by_usage_type: vec![
             row("train", "USE1-BoxUsage:g5.xlarge", "100.00"),
@@ -86,10 +84,7 @@ const RULES: &str = "shared_costs:
 ";
 
 async fn import(pool: &PgPool, text: &str) -> Vec<String> {
-    let file = burnrate::as_code::parse(text).expect("valid file");
-    burnrate::as_code::apply(pool, &Actor::system("test"), &file, false)
-        .await
-        .expect("imported")
+    crate::common::import_config(pool, text).await
 }
 
 /// (team, spend, own projects, via user tag, shared) per Teams-table row.

@@ -5,7 +5,6 @@
 use std::str::FromStr;
 
 use burnrate::allocation::facts::replace_window;
-use burnrate::audit_log::Actor;
 use burnrate::costs::store::{CostBatch, CostRow};
 use burnrate::period::DateRange;
 use rust_decimal::Decimal;
@@ -79,7 +78,8 @@ pub async fn write(pool: &PgPool, on: chrono::NaiveDate, batch: CostBatch) {
 }
 
 pub async fn seed(pool: &PgPool) {
-    let file = burnrate::as_code::parse(
+    crate::common::import_config(
+        pool,
         "teams:
   - name: ml-research
     owners: [ml@example.com]
@@ -94,10 +94,7 @@ shared_costs:
     teams: [ml-research, web]
 ",
     )
-    .expect("valid");
-    burnrate::as_code::apply(pool, &Actor::system("test"), &file, false)
-        .await
-        .expect("teams");
+    .await;
     for on in [day(2026, 10, 15), day(2026, 10, 31)] {
         write(pool, on, bill(on, "100")).await;
     }

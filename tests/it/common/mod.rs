@@ -232,6 +232,15 @@ pub const FAST_BACKOFF: burnrate::ingestion::cost_explorer::Backoff = burnrate::
     max_attempts: 4,
 };
 
+/// Imports `text` as `burnrate config import` would (teams, budgets, policies, rules), as
+/// the system; returns the changes it made.
+pub async fn import_config(pool: &PgPool, text: &str) -> Vec<String> {
+    let file = burnrate::as_code::parse(text).expect("a valid config file");
+    burnrate::as_code::apply(pool, &Actor::system("test"), &file, false)
+        .await
+        .expect("imported")
+}
+
 pub fn today() -> NaiveDate {
     chrono::Utc::now().date_naive()
 }

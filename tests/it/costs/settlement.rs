@@ -12,7 +12,6 @@ use sqlx::PgPool;
 
 use crate::common::ce_fake::{CostExplorerFake, LineItem};
 use crate::common::{FAST_BACKOFF as FAST, cost_explorer_at, day};
-use burnrate::audit_log::Actor;
 use burnrate::config::IngestSettings;
 use burnrate::costs::settlement::period_is_settled;
 use burnrate::ingestion::cost_explorer::CostExplorer;
@@ -44,7 +43,8 @@ fn items() -> Vec<LineItem> {
 }
 
 async fn seed(pool: &PgPool) {
-    let file = burnrate::as_code::parse(
+    crate::common::import_config(
+        pool,
         "teams:
   - name: ml-research
     owners: [ml@example.com]
@@ -58,10 +58,7 @@ budgets:
     recipients: [finance@example.com]
 ",
     )
-    .expect("valid");
-    burnrate::as_code::apply(pool, &Actor::system("test"), &file, false)
-        .await
-        .expect("applied");
+    .await;
 }
 
 async fn ingest(pool: &PgPool, ce: &CostExplorer, today: NaiveDate) {

@@ -328,10 +328,7 @@ async fn a_user_in_two_accounts_is_weighed_once(pool: PgPool) {
     ])
     .await;
     fake.with(|s| s.today = Some(day(2026, 11, 20)));
-    let file = burnrate::as_code::parse("teams:\n  - name: ml-research\n    users: [alice]\n").expect("valid");
-    burnrate::as_code::apply(&pool, &burnrate::audit_log::Actor::system("test"), &file, false)
-        .await
-        .expect("teams");
+    crate::common::import_config(&pool, "teams:\n  - name: ml-research\n    users: [alice]\n").await;
     ingest(
         &pool,
         &fake,
