@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The layering check (docs/ARCHITECTURE.md, "Tiers"): fails when
 
-- `crate::server`, `crate::app`, `crate::jobs` or `crate::cli` is imported outside the
+- `crate::server`, `crate::app`, `crate::jobs`, `crate::cli` or `crate::page_cache` is imported outside the
   composition files (lib.rs, main.rs, cli/, server.rs, jobs.rs, app.rs);
 - a primitive (PRIMITIVES) imports anything but primitives, or src/ui/ imports a feature;
 - a feature imports a feature of a higher tier (TIERS), or one of its own tier that

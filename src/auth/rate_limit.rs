@@ -1,7 +1,7 @@
 //! Sign-in rate limits, kept in PostgreSQL so they hold across restarts and replicas.
 //! Limits apply to any email string, known or not, so they reveal nothing about accounts.
 //!
-//! Two limits, both per client address (`auth::client_address`): failures for one account
+//! Two limits, both per client address (`crate::client_address`): failures for one account
 //! from one address, and failures from one address over every account. Failures from one
 //! address never refuse a correct password from another, so nobody can lock the
 //! organisation, or one colleague, out. Each attempt is claimed (recorded as a failure)

@@ -1,4 +1,4 @@
-//! Budgets: a limit on spend at org, team or project scope for a calendar period, with
+//! Budgets: a limit on spend at org, team, project or account scope for a calendar period, with
 //! thresholds that queue alert emails exactly once, kept in sync with AWS Budgets.
 
 pub mod api;

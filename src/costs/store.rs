@@ -1,5 +1,6 @@
-//! Writing daily cost facts: one window of days is replaced whole, with its daily totals, inside
-//! the caller's transaction. Demo loading and ingestion both write through here.
+//! Writing daily cost facts: one window of days is replaced whole inside the caller's
+//! transaction, where `allocation::facts::written` then derives its daily totals and
+//! allocation. Demo loading and ingestion both write through here.
 
 use rust_decimal::Decimal;
 use sqlx::PgConnection;

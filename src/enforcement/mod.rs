@@ -7,7 +7,7 @@
 //! and reverses them, deciding under `claims`' locks after `judge` has checked the violation
 //! still holds; `stop_run` makes a stop's AWS calls with no transaction open; `reconcile`
 //! follows AWS until it has finished and cleans up; `notify` queues emails in the alert
-//! outbox; `audit` keeps the append-only log.
+//! outbox; `trail` keeps the append-only action trail.
 
 pub mod api;
 pub mod model;

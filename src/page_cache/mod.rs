@@ -1,6 +1,6 @@
 //! Rendered dashboard pages, kept per caller, URL, UTC day and data version.
 //!
-//! With its data already computed (`costs::cache`), the Overview still costs several
+//! With its data already computed (`page_data::PageDataCache`), the Overview still costs several
 //! milliseconds of CPU to render as HTML, and at 32 concurrent viewers that rendering is
 //! what fills the two cores. The HTML of the dashboard pages changes only when the data
 //! version (bumped by every cost, team, budget and enforcement write), the day, the URL or
@@ -101,7 +101,7 @@ pub async fn serve_cached(State(pages): State<PageCache>, request: Request, next
         return next.run(request).await;
     };
     // Read with the session (`auth::sessions::authenticate`); the render's data is read
-    // against the same version (`costs::cache::request_version`).
+    // against the same version (`page_data::request_version`).
     let Some(&RequestVersion(version)) = request.extensions().get::<RequestVersion>() else {
         return next.run(request).await;
     };

@@ -1,6 +1,7 @@
 //! Chargeback statements: per month and team, usage by project and shared-cost rule,
 //! credits, refunds, tax and the total, from the allocation; frozen once the month is final.
-//! Above `dashboard` (it reads budgets and the allocation), below `as_code`.
+//! In the tier of `dashboard` (it reads the allocation and budgets' tables by SQL), below
+//! `as_code`.
 
 pub mod api;
 pub mod model;

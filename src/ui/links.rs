@@ -17,7 +17,7 @@ pub fn budget_href(id: i64) -> String {
 /// The Savings page's recommendations as CSV (`savings::download`); `?team=&kind=` filter.
 pub const SAVINGS_CSV: &str = "/api/savings.csv";
 
-/// The enforcement audit log as CSV (`enforcement::download`).
+/// The enforcement action trail as CSV (`enforcement::download`).
 pub const ACTION_TRAIL_CSV: &str = "/api/enforcement_audit.csv";
 
 /// `/teams/<name>` or `/projects/<name>` narrowed to one AWS account when `account` is set,
