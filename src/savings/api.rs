@@ -36,7 +36,7 @@ pub async fn get_savings(
             let filters = super::service::Filters {
                 team: team.as_deref(),
                 kind,
-                account: super::service::account_usage(&pool, &insights, account.as_ref()).await?,
+                account: super::service::account_usage(&pool, &cache, &insights, account.as_ref()).await?,
             };
             Ok(super::service::page(&pool, &cache, &insights, &caller, &filters, hours).await?)
         }

@@ -32,7 +32,7 @@ pub async fn savings_csv(
     };
     let insights = super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await;
     let filtered = match insights {
-        Ok(insights) => super::service::account_usage(&pool, &insights, account.as_ref())
+        Ok(insights) => super::service::account_usage(&pool, &cache, &insights, account.as_ref())
             .await
             .map(|account| (insights, account)),
         Err(error) => Err(error),

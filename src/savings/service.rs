@@ -63,7 +63,7 @@ pub fn may_decide(caller: &Caller, team: &str, ids: &HashMap<String, i64>) -> bo
 pub struct Filters<'a> {
     pub team: Option<&'a str>,
     pub kind: Option<Kind>,
-    pub account: Option<AccountUsage>,
+    pub account: Option<Arc<AccountUsage>>,
 }
 
 impl Filters<'_> {
@@ -79,16 +79,27 @@ impl Filters<'_> {
 }
 
 /// `?account=` as what that account holds in the recommendations' window.
+/// Read once per data version, account and window (two scans of the account's rows), not
+/// on every view of the page or its CSV.
 pub async fn account_usage(
     pool: &PgPool,
+    cache: &PageDataCache,
     insights: &Insights,
     account: Option<&AccountId>,
-) -> Result<Option<AccountUsage>, sqlx::Error> {
+) -> Result<Option<Arc<AccountUsage>>, sqlx::Error> {
     let Some(account) = account else {
         return Ok(None);
     };
-    let mut conn = pool.acquire().await?;
-    Ok(Some(AccountUsage::read(&mut conn, account, insights.window).await?))
+    let window = insights
+        .window
+        .map(|w| format!("{}..{}", w.from, w.to))
+        .unwrap_or_default();
+    let key = format!("savings-account|{account}|{window}");
+    let compute = async {
+        let mut conn = pool.acquire().await?;
+        Ok::<_, sqlx::Error>(Arc::new(AccountUsage::read(&mut conn, account, insights.window).await?))
+    };
+    Ok(Some(cache.get_or_compute(pool, key, compute).await?))
 }
 
 /// The opportunities with their decisions, filtered.

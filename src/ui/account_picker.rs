@@ -1,6 +1,6 @@
 //! `?account=`: the linked-AWS-account narrowing every cost page offers, and the line that
 //! says a page shows one account only. The page's other filters (period, metric, credits,
-//! team, kind) are kept, so narrowing and widening change nothing else.
+//! team) are kept, so narrowing and widening change nothing else.
 
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -8,8 +8,8 @@ use leptos_router::hooks::{use_location, use_query_map};
 
 use crate::format::url_encode;
 
-/// The query parameters a change of account keeps.
-const KEPT: [&str; 8] = ["period", "month", "from", "to", "metric", "credits", "team", "kind"];
+/// The query parameters a change of account keeps (the Overview's team among them).
+const KEPT: [&str; 7] = ["period", "month", "from", "to", "metric", "credits", "team"];
 
 /// The current page's other filters, as (name, value). Read once, untracked: every page
 /// that shows the picker reads its data through a resource keyed by all of these, so a

@@ -843,7 +843,7 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
             host: String::new(),
         };
     let in_serving = burnrate::savings::service::Filters {
-        account: Some(held),
+        account: Some(std::sync::Arc::new(held)),
         ..Default::default()
     };
     let g5 = "USE1-BoxUsage:g5.xlarge";
