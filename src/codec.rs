@@ -14,6 +14,8 @@ use std::cell::Cell;
 
 use leptos::prelude::*;
 use leptos::server::codee::{Decoder, Encoder};
+
+use crate::error::AppError;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -70,18 +72,33 @@ impl<T: DeserializeOwned> Decoder<T> for Json {
     }
 }
 
-/// A resource (as `Resource::new`) whose data uses [`Json`].
+/// A page's data (as `Resource::new`), encoded with [`Json`]. On the server, a page whose
+/// data fails answers with the error's status, as the server function's own response would
+/// (`AppError`'s encoding sets it there): a 404 or 503 page is never cached as a 200.
 #[track_caller]
 pub fn resource<T, S, Fut>(
     source: impl Fn() -> S + Send + Sync + 'static,
     fetcher: impl Fn(S) -> Fut + Send + Sync + 'static,
-) -> Resource<T, Json>
+) -> Resource<Result<T, AppError>, Json>
 where
     T: Serialize + DeserializeOwned + Send + Sync + 'static,
     S: Send + Sync + Clone + PartialEq + 'static,
-    Fut: Future<Output = T> + Send + 'static,
+    Fut: Future<Output = Result<T, AppError>> + Send + 'static,
 {
-    Resource::new_with_options(source, fetcher, false)
+    let fetch = move |s: S| {
+        // Boxed, so the future the resource holds carries a pointer, not a second copy of the
+        // server function's state (page renders run on a test thread's small stack).
+        let data = Box::pin(fetcher(s));
+        async move {
+            let data = data.await;
+            #[cfg(feature = "ssr")]
+            if let Err(err) = &data {
+                err.set_response_status();
+            }
+            data
+        }
+    };
+    Resource::new_with_options(source, fetch, false)
 }
 
 #[cfg(test)]

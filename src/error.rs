@@ -3,8 +3,9 @@
 //!
 //! - **`AppError` at the server-function boundary.** Server functions and the HTTP handlers
 //!   beside them return it. Details (SQL, AWS, I/O) are logged on the server; users see a
-//!   plain message and the HTTP status that fits it (`respond`, every server function's
-//!   envelope). Validation failures name their field (`InvalidInput`, `InvalidFields`).
+//!   plain message and the HTTP status that fits it, set in `AppError`'s encoding for a
+//!   server function's response, and by `codec::resource` for a page rendered on the server
+//!   whose data failed. Validation failures name their field (`InvalidInput`, `InvalidFields`).
 //! - **Typed errors in stores and domain code:** `sqlx::Error` from SQL, and a
 //!   `thiserror` enum where callers or tests must tell kinds apart (`IngestError`,
 //!   `aws::budgets::SyncError`, `aws::budgets::AwsError`,
@@ -27,6 +28,7 @@
 
 use http::StatusCode;
 use leptos::prelude::{FromServerFnError, ServerFnErrorErr};
+use leptos::server_fn::Encodes;
 use leptos::server_fn::codec::JsonEncoding;
 use serde::{Deserialize, Serialize};
 
@@ -134,6 +136,30 @@ impl FromServerFnError for AppError {
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         AppError::ServerFn(value)
     }
+
+    /// Encodes the error for a server function's response, and gives that response the
+    /// error's status: server_fn would answer every error with 500. So no server function
+    /// needs an envelope of its own.
+    fn ser(&self) -> leptos::server_fn::Bytes {
+        #[cfg(feature = "ssr")]
+        self.set_response_status();
+        // As server_fn's own encoding: an error that cannot be encoded is sent as that.
+        JsonEncoding::encode(self).unwrap_or_else(|e| {
+            let unencodable = AppError::ServerFn(ServerFnErrorErr::Serialization(e.to_string()));
+            JsonEncoding::encode(&unencodable).unwrap_or_default()
+        })
+    }
+}
+
+impl AppError {
+    /// Sets the status of the response being built, when there is one (a server function's
+    /// call, or a page rendered on the server).
+    #[cfg(feature = "ssr")]
+    pub fn set_response_status(&self) {
+        if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+            response.set_status(self.status());
+        }
+    }
 }
 
 #[cfg(feature = "ssr")]
@@ -146,21 +172,6 @@ impl From<sqlx::Error> for AppError {
         tracing::error!(error = %err, "database error");
         AppError::Internal
     }
-}
-
-/// Every server function's envelope, around its awaited body: passes the result through,
-/// setting the HTTP status of an error (server_fn answers every error with 500 otherwise).
-/// It takes the result, not the body's future: a future passed into an async function is
-/// held twice in its state, and the pages that render server functions in place would
-/// then overflow a test thread's stack.
-#[cfg(feature = "ssr")]
-pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
-    if let Err(err) = &result
-        && let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
-    {
-        response.set_status(err.status());
-    }
-    result
 }
 
 /// True when `err` says the database cannot be reached or is shutting down, restarting or

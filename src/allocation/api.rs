@@ -8,16 +8,11 @@ use crate::error::AppError;
 
 #[server(prefix = "/api", endpoint = "allocation/rules")]
 pub async fn get_allocation_rules() -> Result<RulesData, AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::caller()?;
-            let pool = crate::ctx::pool()?;
-            let mut conn = pool.acquire().await?;
-            let today = chrono::Utc::now().date_naive();
-            Ok(super::reads::rules_page(&mut conn, caller.is_admin(), today).await?)
-        }
-        .await,
-    )
+    let caller = crate::auth::caller()?;
+    let pool = crate::ctx::pool()?;
+    let mut conn = pool.acquire().await?;
+    let today = chrono::Utc::now().date_naive();
+    Ok(super::reads::rules_page(&mut conn, caller.is_admin(), today).await?)
 }
 
 /// The form's fields: `original` names the rule being replaced (empty for a new one);
@@ -54,15 +49,10 @@ pub async fn save_allocation_rule(
     split: String,
     teams: Option<String>,
 ) -> Result<Vec<String>, AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let edit = save_edit(original, name, selector, values, split, teams);
-            let pool = crate::ctx::pool()?;
-            super::edit::apply(&pool, &crate::audit_log::Actor::from(&caller), edit).await
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let edit = save_edit(original, name, selector, values, split, teams);
+    let pool = crate::ctx::pool()?;
+    super::edit::apply(&pool, &crate::audit_log::Actor::from(&caller), edit).await
 }
 
 /// Each team's spend in a month (`YYYY-MM`; last month when absent) now and with the rule
@@ -77,35 +67,25 @@ pub async fn preview_allocation_rule(
     teams: Option<String>,
     month: Option<String>,
 ) -> Result<Preview, AppError> {
-    crate::error::respond(
-        async {
-            crate::auth::require_admin()?;
-            let month = match month.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
-                None => super::reads::preview_month(chrono::Utc::now().date_naive()),
-                Some(text) => super::edit::parse_month(text).map_err(|m| AppError::invalid("month", m))?,
-            };
-            let edit = save_edit(original, name, selector, values, split, teams);
-            let pool = crate::ctx::pool()?;
-            super::edit::preview(&pool, edit, crate::period::Metric::Unblended, month).await
-        }
-        .await,
-    )
+    crate::auth::require_admin()?;
+    let month = match month.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+        None => super::reads::preview_month(chrono::Utc::now().date_naive()),
+        Some(text) => super::edit::parse_month(text).map_err(|m| AppError::invalid("month", m))?,
+    };
+    let edit = save_edit(original, name, selector, values, split, teams);
+    let pool = crate::ctx::pool()?;
+    super::edit::preview(&pool, edit, crate::period::Metric::Unblended, month).await
 }
 
 /// Removes a rule (`action` delete) or moves it one place earlier (`action` up).
 #[server(prefix = "/api", endpoint = "allocation/rules/change")]
 pub async fn change_allocation_rule(name: String, action: String) -> Result<Vec<String>, AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let edit = match action.as_str() {
-                "delete" => super::edit::RuleEdit::Delete { name },
-                "up" => super::edit::RuleEdit::MoveUp { name },
-                _ => return Err(AppError::invalid("action", "expected delete or up")),
-            };
-            let pool = crate::ctx::pool()?;
-            super::edit::apply(&pool, &crate::audit_log::Actor::from(&caller), edit).await
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let edit = match action.as_str() {
+        "delete" => super::edit::RuleEdit::Delete { name },
+        "up" => super::edit::RuleEdit::MoveUp { name },
+        _ => return Err(AppError::invalid("action", "expected delete or up")),
+    };
+    let pool = crate::ctx::pool()?;
+    super::edit::apply(&pool, &crate::audit_log::Actor::from(&caller), edit).await
 }

@@ -420,20 +420,23 @@ mod tests {
         }
     }
 
+    /// A user's share of an unowned project's day: net spend and own credit.
+    fn user(name: &str, team: Option<i64>, net: &str, credit: &str) -> UserShare {
+        UserShare {
+            user: name.into(),
+            team,
+            net: d(net),
+            credit: d(credit),
+            ..UserShare::default()
+        }
+    }
+
     fn unowned(project: &str, u: &str, users: &[(&str, Option<i64>, &str)], services: &[(&str, &str)]) -> ProjectDay {
         ProjectDay {
             project: project.into(),
             team: None,
             amounts: amounts(u, u),
-            users: users
-                .iter()
-                .map(|(n, t, c)| UserShare {
-                    user: n.to_string(),
-                    team: *t,
-                    net: d(c),
-                    ..UserShare::default()
-                })
-                .collect(),
+            users: users.iter().map(|(n, t, c)| user(n, *t, c, "0")).collect(),
             services: services.iter().map(|(n, c)| (n.to_string(), d(c))).collect(),
             ..ProjectDay::default()
         }
@@ -708,19 +711,8 @@ mod tests {
         shared.amounts.credit_unblended = d("-100.00");
         shared.amounts.credit_amortized = d("-100.00");
         shared.users = vec![
-            UserShare {
-                user: "alice".into(),
-                team: Some(ML),
-                net: d("0.00"),
-                credit: d("-100.00"),
-                ..UserShare::default()
-            },
-            UserShare {
-                user: "bob".into(),
-                team: Some(WEB),
-                net: d("100.00"),
-                ..UserShare::default()
-            },
+            user("alice", Some(ML), "0.00", "-100.00"),
+            user("bob", Some(WEB), "100.00", "0"),
         ];
         let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
         let parts: Vec<(Option<i64>, Decimal, Decimal)> = rows
@@ -743,19 +735,8 @@ mod tests {
         shared.amounts.credit_unblended = d("-50.00");
         shared.amounts.tax_unblended = d("8.00");
         shared.users = vec![
-            UserShare {
-                user: "alice".into(),
-                team: Some(ML),
-                net: d("50.00"),
-                credit: d("-50.00"),
-                ..UserShare::default()
-            },
-            UserShare {
-                user: "bob".into(),
-                team: Some(WEB),
-                net: d("300.00"),
-                ..UserShare::default()
-            },
+            user("alice", Some(ML), "50.00", "-50.00"),
+            user("bob", Some(WEB), "300.00", "0"),
         ];
         let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
         let tax: Vec<(Option<i64>, Decimal)> = rows.iter().map(|r| (r.team, r.amounts.tax_unblended)).collect();

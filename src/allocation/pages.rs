@@ -9,7 +9,7 @@ use super::model::{Preview, SharedRule, SplitKind};
 use crate::format::{count, tag_label, usd};
 use crate::ui::forms::{FormError, field_error};
 use crate::ui::page::{PageHeader, loaded};
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn AllocationRulesPage() -> impl IntoView {
@@ -53,33 +53,30 @@ fn RulesTable(
         return view! { <p data-testid="no-rules">"No shared-cost rules: spend no team or user tag claims stays Unassigned."</p> }.into_any();
     }
     view! {
-        <table class="data" data-testid="rules-table">
-            <TableHead columns=&["Order", "Rule", "Takes", "Divided", ""]/>
-            <tbody>
-                {rules.into_iter().enumerate().map(|(n, rule)| {
-                    let name = rule.name.clone();
-                    view! {
-                        <tr data-testid="rule-row">
-                            <td class="num">{count(n + 1)}</td>
-                            <th scope="row">{rule.name.clone()}</th>
-                            <td>{rule.selector.label()}</td>
-                            <td>{rule.split_label()}</td>
-                            <td>{is_admin.then(|| view! {
-                                <ActionForm action=change attr:class="inline">
-                                    <input type="hidden" name="name" value=name.clone()/>
-                                    <button type="submit" name="action" value="up" disabled=n == 0>"Move up"</button>
-                                    <button type="submit" name="action" value="delete" class="danger">"Delete"</button>
-                                </ActionForm>
-                                <details>
-                                    <summary>"Edit"</summary>
-                                    <RuleForm rule=Some(rule.clone()) teams=vec![] services=vec![] save/>
-                                </details>
-                            })}</td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid="rules-table" columns=&["Order", "Rule", "Takes", "Divided", ""]>
+            {rules.into_iter().enumerate().map(|(n, rule)| {
+                let name = rule.name.clone();
+                view! {
+                    <tr data-testid="rule-row">
+                        <td class="num">{count(n + 1)}</td>
+                        <th scope="row">{rule.name.clone()}</th>
+                        <td>{rule.selector.label()}</td>
+                        <td>{rule.split_label()}</td>
+                        <td>{is_admin.then(|| view! {
+                            <ActionForm action=change attr:class="inline">
+                                <input type="hidden" name="name" value=name.clone()/>
+                                <button type="submit" name="action" value="up" disabled=n == 0>"Move up"</button>
+                                <button type="submit" name="action" value="delete" class="danger">"Delete"</button>
+                            </ActionForm>
+                            <details>
+                                <summary>"Edit"</summary>
+                                <RuleForm rule=Some(rule.clone()) teams=vec![] services=vec![] save/>
+                            </details>
+                        })}</td>
+                    </tr>
+                }
+            }).collect_view()}
+        </DataTable>
     }
     .into_any()
 }
@@ -90,14 +87,11 @@ fn UnownedTable(unowned: Vec<(String, rust_decimal::Decimal)>) -> impl IntoView 
         view! {
             <details class="card">
                 <summary>"Projects no team owns, last month"</summary>
-                <table class="data" data-testid="unowned-table">
-                    <TableHead columns=&["Project", "Unblended (USD)"]/>
-                    <tbody>
-                        {unowned.into_iter().map(|(project, spend)| view! {
-                            <tr><td>{tag_label(&project).to_string()}</td><td class="num">{usd(spend)}</td></tr>
-                        }).collect_view()}
-                    </tbody>
-                </table>
+                <DataTable testid="unowned-table" columns=&["Project", "Unblended (USD)"]>
+                    {unowned.into_iter().map(|(project, spend)| view! {
+                        <tr><td>{tag_label(&project).to_string()}</td><td class="num">{usd(spend)}</td></tr>
+                    }).collect_view()}
+                </DataTable>
             </details>
         }
     })
@@ -172,10 +166,7 @@ fn PreviewTable(preview: Preview, save: ServerAction<SaveAllocationRule>) -> imp
     view! {
         <section class="card" data-testid="preview">
             <h3>{format!("What this would move, {} – {} (unblended)", preview.from, preview.to)}</h3>
-            <table class="data">
-                <TableHead columns=&["Team", "Now", "With this rule", "Moves"]/>
-                <tbody>{rows}</tbody>
-            </table>
+            <DataTable columns=&["Team", "Now", "With this rule", "Moves"]>{rows}</DataTable>
             {rule.map(|rule| view! {
                 <ActionForm action=save attr:class="inline">
                     <input type="hidden" name="original" value=preview.original.clone().unwrap_or_default()/>

@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
 use super::model::{PartLine, Preview, PreviewRow, SharedRule};
-use super::spans::Cover;
+use super::spans::{BindCover, Cover};
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{Basis, DateRange, Metric};
 use chrono::{Datelike, NaiveDate};
@@ -56,10 +56,7 @@ pub async fn parts_in(
         team = team_is("a", 1, team)
     ))
     .bind(team)
-    .bind(&cover.spans)
-    .bind(&cover.days)
-    .bind(&cover.parts)
-    .bind(&cover.signs)
+    .bind_cover(cover)
     .fetch_all(conn)
     .await
 }
@@ -197,4 +194,22 @@ pub async fn rules_page(
         services,
         unowned,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preview_covers_the_last_whole_month() {
+        let day = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).expect("date");
+        assert_eq!(
+            preview_month(day(2026, 11, 23)),
+            DateRange {
+                from: day(2026, 10, 1),
+                to: day(2026, 11, 1)
+            }
+        );
+        assert_eq!(preview_month(day(2026, 1, 1)).from, day(2025, 12, 1));
+    }
 }

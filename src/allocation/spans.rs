@@ -167,6 +167,21 @@ fn next_month(first: NaiveDate) -> NaiveDate {
     first.checked_add_months(Months::new(1)).unwrap_or(first)
 }
 
+/// Binds a [`Cover`]'s four arrays where [`Cover::sql`] placed them: after the query's
+/// earlier parameters, so call it where the `$n` it was given falls in the chain.
+pub trait BindCover<'q> {
+    fn bind_cover(self, cover: &'q Cover) -> Self;
+}
+
+impl<'q, O> BindCover<'q> for sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments> {
+    fn bind_cover(self, cover: &'q Cover) -> Self {
+        self.bind(&cover.spans)
+            .bind(&cover.days)
+            .bind(&cover.parts)
+            .bind(&cover.signs)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

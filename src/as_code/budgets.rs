@@ -307,29 +307,22 @@ mod tests {
                 ("100%".to_string(), vec!["finance@example.com".to_string()]),
             ]
         );
-        let errors = errors_in(
-            "budgets:
-  - name: GPU
-    scope: {org: true}
-    period: monthly
-    amount: \"10\"
-    thresholds: [{percent: 80, recipients: [director]}, {percent: 90, to: [x@example.com]}]
-",
-        );
+        let errors = errors_in(&org_budget_with(
+            "thresholds: [{percent: 80, recipients: [director]}, {percent: 90, to: [x@example.com]}]",
+        ));
         assert_eq!(
             errors,
             ["line 6: a threshold has `percent:` and optionally `type:` (actual or forecasted) and `recipients:`",]
         );
-        let errors = errors_in(
-            "budgets:
-  - name: GPU
-    scope: {org: true}
-    period: monthly
-    amount: \"10\"
-    thresholds: [{percent: 80, recipients: [director]}]
-",
-        );
+        let errors = errors_in(&org_budget_with("thresholds: [{percent: 80, recipients: [director]}]"));
         assert_eq!(errors, ["line 6: thresholds: \"director\" is not an email address"]);
+    }
+
+    /// A monthly organisation budget named GPU whose sixth line is `line`.
+    fn org_budget_with(line: &str) -> String {
+        format!(
+            "budgets:\n  - name: GPU\n    scope: {{org: true}}\n    period: monthly\n    amount: \"10\"\n    {line}\n"
+        )
     }
 
     fn errors_in(text: &str) -> Vec<String> {

@@ -29,7 +29,7 @@ use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
 use sqlx::{Acquire, PgPool};
 
 use crate::audit_log::Actor;
-use crate::teams::store;
+use crate::teams::{mapping, store};
 use shared_costs::FileRule;
 
 /// The sections this version reads.
@@ -51,7 +51,7 @@ impl fmt::Display for FileError {
 /// A checked file. A section is `None` when the file leaves it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigFile {
-    pub teams: Option<store::Mappings>,
+    pub teams: Option<mapping::Mappings>,
     pub budgets: Option<Vec<budgets::FileBudget>>,
     pub approvals: Option<Vec<crate::enforcement::Approval>>,
     pub policies: Option<Vec<policies::FilePolicy>>,
@@ -251,7 +251,7 @@ pub async fn apply_reporting(
     let mut reallocate_all = false;
     if let Some(desired) = &file.teams {
         let current = store::load(&mut tx).await?;
-        let team_changes = store::diff(&current, desired);
+        let team_changes = mapping::diff(&current, desired);
         moved = store::apply_moving(&mut tx, actor, &team_changes).await?;
         changes.extend(team_changes.iter().map(ToString::to_string));
     }

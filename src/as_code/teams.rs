@@ -19,7 +19,7 @@ use saphyr::{MarkedYaml, Scalar, YamlData};
 use super::{Errors, list, quote, text};
 use super::{account_id, number_text};
 use crate::savings::model::{Model, Precision, ProjectFacts, Workload};
-use crate::teams::store::{Mappings, TeamMapping};
+use crate::teams::mapping::{Mappings, TeamMapping};
 
 /// What each listed project declares, by tag value.
 pub type ProjectFactsMap = BTreeMap<String, ProjectFacts>;

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::api::list_audit;
 use super::model::AuditEntry;
 use crate::ui::page::PageHeader;
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn AuditPage() -> impl IntoView {
@@ -15,20 +15,17 @@ pub fn AuditPage() -> impl IntoView {
         {crate::ui::page::loaded(entries, |list: Vec<AuditEntry>| match list.is_empty() {
                     true => view! { <crate::ui::page::EmptyState><p>"No changes recorded yet."</p></crate::ui::page::EmptyState> }.into_any(),
                     false => view! {
-                        <table class="data" data-testid="audit-table">
-                            <TableHead columns=&["When", "Who", "Action", "Subject", "Details"]/>
-                            <tbody>
-                                {list.into_iter().map(|e| view! {
-                                    <tr data-testid="audit-row">
-                                        <td>{e.at}</td>
-                                        <td>{e.actor}</td>
-                                        <td>{e.action}</td>
-                                        <td>{e.subject}</td>
-                                        <td><code>{e.details}</code></td>
-                                    </tr>
-                                }).collect_view()}
-                            </tbody>
-                        </table>
+                        <DataTable testid="audit-table" columns=&["When", "Who", "Action", "Subject", "Details"]>
+                            {list.into_iter().map(|e| view! {
+                                <tr data-testid="audit-row">
+                                    <td>{e.at}</td>
+                                    <td>{e.actor}</td>
+                                    <td>{e.action}</td>
+                                    <td>{e.subject}</td>
+                                    <td><code>{e.details}</code></td>
+                                </tr>
+                            }).collect_view()}
+                        </DataTable>
                     }.into_any(),
         })}
     }

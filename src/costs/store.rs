@@ -266,26 +266,22 @@ fn push_escaped(buffer: &mut String, value: &str) {
 /// New tag values in the window's facts appear as unmapped projects and users so admins
 /// can assign them; new usage types are parsed once into the catalogue.
 async fn record_dimensions(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    for new_tag_values in [
         "insert into projects (name)
          select project from costs_by_user where day >= $1 and day < $2 and project <> ''
          union select project from costs_by_usage_type where day >= $1 and day < $2 and project <> ''
          union select project from costs_by_service where day >= $1 and day < $2 and project <> ''
          on conflict do nothing",
-    )
-    .bind(range.from)
-    .bind(range.to)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
         "insert into tagged_users (name)
          select distinct user_name from costs_by_user where day >= $1 and day < $2 and user_name <> ''
          on conflict do nothing",
-    )
-    .bind(range.from)
-    .bind(range.to)
-    .execute(&mut *conn)
-    .await?;
+    ] {
+        sqlx::query(new_tag_values)
+            .bind(range.from)
+            .bind(range.to)
+            .execute(&mut *conn)
+            .await?;
+    }
 
     // Only types not stored yet: one a newer catalogue reads differently is read again by
     // `allocation::facts::reread_usage_types`, which rebuilds every day that uses it, not just this window's.

@@ -16,29 +16,24 @@ pub async fn get_overview(
     team: Option<String>,
     account: Option<String>,
 ) -> Result<OverviewData, AppError> {
-    crate::error::respond(
-        async {
-            let request = CostRequest::new(period, metric, credits, account)?;
-            let team = team.filter(|t| !t.is_empty());
-            if let Some(name) = &team
-                && !super::store::overview::team_exists(&request.pool, name).await?
-            {
-                return Err(AppError::invalid("team", format!("there is no team named {name:?}")));
-            }
-            let compute = super::store::overview::overview(
-                &request.pool,
-                request.period,
-                request.basis,
-                request.today,
-                super::store::overview::Narrowed {
-                    team: team.as_deref(),
-                    account: request.account.as_ref(),
-                },
-            );
-            request.cached("overview", team.as_deref().unwrap_or(""), compute).await
-        }
-        .await,
-    )
+    let request = CostRequest::new(period, metric, credits, account)?;
+    let team = team.filter(|t| !t.is_empty());
+    if let Some(name) = &team
+        && !super::reads::overview::team_exists(&request.pool, name).await?
+    {
+        return Err(AppError::invalid("team", format!("there is no team named {name:?}")));
+    }
+    let compute = super::reads::overview::overview(
+        &request.pool,
+        request.period,
+        request.basis,
+        request.today,
+        super::reads::overview::Narrowed {
+            team: team.as_deref(),
+            account: request.account.as_ref(),
+        },
+    );
+    request.cached("overview", team.as_deref().unwrap_or(""), compute).await
 }
 
 #[server(prefix = "/api", endpoint = "teams")]
@@ -48,20 +43,15 @@ pub async fn get_teams(
     credits: Option<String>,
     account: Option<String>,
 ) -> Result<TeamsData, AppError> {
-    crate::error::respond(
-        async {
-            let request = CostRequest::new(period, metric, credits, account)?;
-            let compute = super::store::breakdown::teams_in(
-                &request.pool,
-                request.period,
-                request.basis,
-                request.today,
-                request.account.as_ref(),
-            );
-            request.cached("teams", "", compute).await
-        }
-        .await,
-    )
+    let request = CostRequest::new(period, metric, credits, account)?;
+    let compute = super::reads::breakdown::teams_in(
+        &request.pool,
+        request.period,
+        request.basis,
+        request.today,
+        request.account.as_ref(),
+    );
+    request.cached("teams", "", compute).await
 }
 
 #[server(prefix = "/api", endpoint = "scope")]
@@ -73,28 +63,23 @@ pub async fn get_scope(
     credits: Option<String>,
     account: Option<String>,
 ) -> Result<ScopeData, AppError> {
-    crate::error::respond(
-        async {
-            let request = CostRequest::new(period, metric, credits, account)?;
-            let scope = match kind.as_str() {
-                "team" => super::model::Scope::Team(name),
-                "project" => super::model::Scope::Project(name),
-                _ => return Err(AppError::invalid("kind", "expected team or project")),
-            };
-            // Debug output quotes the name, so no name can forge another key.
-            let detail = format!("{scope:?}");
-            let compute = super::store::breakdown::scope_in(
-                &request.pool,
-                scope,
-                request.period,
-                request.basis,
-                request.today,
-                request.account.as_ref(),
-            );
-            request.cached("scope", &detail, compute).await
-        }
-        .await,
-    )
+    let request = CostRequest::new(period, metric, credits, account)?;
+    let scope = match kind.as_str() {
+        "team" => super::model::Scope::Team(name),
+        "project" => super::model::Scope::Project(name),
+        _ => return Err(AppError::invalid("kind", "expected team or project")),
+    };
+    // Debug output quotes the name, so no name can forge another key.
+    let detail = format!("{scope:?}");
+    let compute = super::reads::breakdown::scope_in(
+        &request.pool,
+        scope,
+        request.period,
+        request.basis,
+        request.today,
+        request.account.as_ref(),
+    );
+    request.cached("scope", &detail, compute).await
 }
 
 /// What every dashboard server function starts with: valid filters, what it reads from,

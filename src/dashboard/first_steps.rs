@@ -48,21 +48,16 @@ pub const IAM_POLICY: &str = r#"{
 
 #[server(prefix = "/api", endpoint = "first_steps")]
 pub async fn get_first_steps() -> Result<FirstSteps, AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::caller()?;
-            if caller.role != crate::auth::Role::Admin {
-                return Ok(FirstSteps::default());
-            }
-            let pool = crate::ctx::pool()?;
-            Ok(store::first_steps(&pool).await?)
-        }
-        .await,
-    )
+    let caller = crate::auth::caller()?;
+    if caller.role != crate::auth::Role::Admin {
+        return Ok(FirstSteps::default());
+    }
+    let pool = crate::ctx::pool()?;
+    Ok(reads::first_steps(&pool).await?)
 }
 
 #[cfg(feature = "ssr")]
-mod store {
+mod reads {
     use super::FirstSteps;
 
     /// `demo` is the actor of everything the demo wrote; anything else is a person (or the

@@ -6,4 +6,4 @@ pub mod first_steps;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]
-pub mod store;
+pub mod reads;

@@ -11,22 +11,17 @@ use crate::error::AppError;
 
 #[server(prefix = "/api", endpoint = "approvals")]
 pub async fn list_approvals() -> Result<ApprovalsData, AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::caller()?;
-            let pool = &crate::ctx::pool()?;
-            let mut conn = pool.acquire().await?;
-            let current = super::approvals::current(&mut conn).await?;
-            let history = super::approvals::history(&mut conn).await?;
-            Ok(ApprovalsData {
-                current,
-                history,
-                today: chrono::Utc::now().date_naive(),
-                is_admin: caller.is_admin(),
-            })
-        }
-        .await,
-    )
+    let caller = crate::auth::caller()?;
+    let pool = &crate::ctx::pool()?;
+    let mut conn = pool.acquire().await?;
+    let current = super::approvals::current(&mut conn).await?;
+    let history = super::approvals::history(&mut conn).await?;
+    Ok(ApprovalsData {
+        current,
+        history,
+        today: chrono::Utc::now().date_naive(),
+        is_admin: caller.is_admin(),
+    })
 }
 
 /// Adds an approval, or replaces the project's current one with a new version (admins).
@@ -38,67 +33,47 @@ pub async fn save_approval(
     cap: String,
     expires: String,
 ) -> Result<(), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let input = super::approvals::ApprovalInput {
-                project,
-                approver,
-                reason,
-                cap,
-                expires,
-            };
-            let approval = super::approvals::validate(&input).map_err(AppError::InvalidFields)?;
-            let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
-            super::changes::save_approval(&pool, &executor, &caller, &approval).await
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let input = super::approvals::ApprovalInput {
+        project,
+        approver,
+        reason,
+        cap,
+        expires,
+    };
+    let approval = super::approvals::validate(&input).map_err(AppError::InvalidFields)?;
+    let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
+    super::changes::save_approval(&pool, &executor, &caller, &approval).await
 }
 
 #[server(prefix = "/api", endpoint = "revoke_approval")]
 pub async fn revoke_approval(project: String) -> Result<(), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
-            super::changes::revoke_approval(&pool, &executor, &caller, &project).await
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
+    super::changes::revoke_approval(&pool, &executor, &caller, &project).await
 }
 
 #[server(prefix = "/api", endpoint = "enforcement")]
 pub async fn get_enforcement() -> Result<EnforcementData, AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::caller()?;
-            let pool = &crate::ctx::pool()?;
-            let violations = super::store::recorded(pool).await?;
-            let mut conn = pool.acquire().await?;
-            Ok(EnforcementData {
-                violations,
-                policies: super::policy::all(&mut conn).await?,
-                trail: super::trail::recent(&mut conn, 200).await?,
-                teams: super::store::team_names(&mut conn).await?,
-                is_admin: caller.is_admin(),
-            })
-        }
-        .await,
-    )
+    let caller = crate::auth::caller()?;
+    let pool = &crate::ctx::pool()?;
+    let violations = super::store::recorded(pool).await?;
+    let mut conn = pool.acquire().await?;
+    Ok(EnforcementData {
+        violations,
+        policies: super::policy::all(&mut conn).await?,
+        trail: super::trail::recent(&mut conn, 200).await?,
+        teams: super::store::team_names(&mut conn).await?,
+        is_admin: caller.is_admin(),
+    })
 }
 
 /// `approve`, `retry` or `reverse` one action (admins).
 #[server(prefix = "/api", endpoint = "enforcement_action")]
 pub async fn act_on_action(id: i64, step: String) -> Result<String, AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
-            super::changes::act(&pool, &executor, &caller, id, &step).await
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
+    super::changes::act(&pool, &executor, &caller, id, &step).await
 }
 
 /// Saves the org default (empty team) or a team's override (admins). The actions come as
@@ -120,45 +95,35 @@ pub async fn save_policy(
     instance_ids: Option<String>,
     instance_region: Option<String>,
 ) -> Result<(), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let actions = [("notify", notify), ("flag", flag), ("stop", stop)]
-                .into_iter()
-                .filter(|(_, on)| on.is_some())
-                .map(|(name, _)| name.to_string())
-                .collect();
-            let input = super::policy::PolicyInput {
-                team,
-                limit,
-                period,
-                metric: metric.unwrap_or_default(),
-                actions,
-                mode,
-                stop_type: stop_type.unwrap_or_default(),
-                execution_role_arn: execution_role_arn.unwrap_or_default(),
-                iam_policy_arn: iam_policy_arn.unwrap_or_default(),
-                iam_roles: iam_roles.unwrap_or_default(),
-                instance_ids: instance_ids.unwrap_or_default(),
-                instance_region: instance_region.unwrap_or_default(),
-            };
-            let policy = super::policy::validate(&input).map_err(AppError::InvalidFields)?;
-            let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
-            super::changes::save_policy(&pool, &executor, &caller, &policy).await
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let actions = [("notify", notify), ("flag", flag), ("stop", stop)]
+        .into_iter()
+        .filter(|(_, on)| on.is_some())
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let input = super::policy::PolicyInput {
+        team,
+        limit,
+        period,
+        metric: metric.unwrap_or_default(),
+        actions,
+        mode,
+        stop_type: stop_type.unwrap_or_default(),
+        execution_role_arn: execution_role_arn.unwrap_or_default(),
+        iam_policy_arn: iam_policy_arn.unwrap_or_default(),
+        iam_roles: iam_roles.unwrap_or_default(),
+        instance_ids: instance_ids.unwrap_or_default(),
+        instance_region: instance_region.unwrap_or_default(),
+    };
+    let policy = super::policy::validate(&input).map_err(AppError::InvalidFields)?;
+    let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
+    super::changes::save_policy(&pool, &executor, &caller, &policy).await
 }
 
 /// Removes a team's override; the org default governs the team again (admins).
 #[server(prefix = "/api", endpoint = "remove_policy")]
 pub async fn remove_policy(team: String) -> Result<(), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
-            super::changes::remove_policy(&pool, &executor, &caller, &team).await
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
+    super::changes::remove_policy(&pool, &executor, &caller, &team).await
 }

@@ -43,17 +43,8 @@ pub fn fast_gzip(body: &[u8]) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Read;
-
     use super::*;
-
-    fn gunzip(data: &[u8]) -> Vec<u8> {
-        let mut plain = Vec::new();
-        flate2::read::GzDecoder::new(data)
-            .read_to_end(&mut plain)
-            .expect("a valid gzip stream");
-        plain
-    }
+    use crate::page_cache::gzip::tests::gunzip;
 
     #[test]
     fn a_page_compresses_and_decompresses_to_itself() {

@@ -75,12 +75,13 @@ fn stored_block(out: &mut Vec<u8>, data: &[u8]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::io::Read;
 
     use super::*;
 
-    fn gunzip(data: &[u8]) -> Vec<u8> {
+    /// The bytes a gzip stream decompresses to.
+    pub(in crate::page_cache) fn gunzip(data: &[u8]) -> Vec<u8> {
         let mut plain = Vec::new();
         flate2::read::GzDecoder::new(data)
             .read_to_end(&mut plain)

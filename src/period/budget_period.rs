@@ -68,32 +68,13 @@ mod tests {
 
     #[test]
     fn periods_are_calendar_aligned() {
+        use BudgetPeriod::{Annual, Monthly, Quarterly};
         for (period, on, from, to) in [
-            (
-                BudgetPeriod::Monthly,
-                day(2026, 11, 22),
-                day(2026, 11, 1),
-                day(2026, 12, 1),
-            ),
-            (
-                BudgetPeriod::Monthly,
-                day(2026, 12, 31),
-                day(2026, 12, 1),
-                day(2027, 1, 1),
-            ),
-            (
-                BudgetPeriod::Quarterly,
-                day(2026, 11, 22),
-                day(2026, 10, 1),
-                day(2027, 1, 1),
-            ),
-            (
-                BudgetPeriod::Quarterly,
-                day(2026, 3, 31),
-                day(2026, 1, 1),
-                day(2026, 4, 1),
-            ),
-            (BudgetPeriod::Annual, day(2026, 2, 28), day(2026, 1, 1), day(2027, 1, 1)),
+            (Monthly, day(2026, 11, 22), day(2026, 11, 1), day(2026, 12, 1)),
+            (Monthly, day(2026, 12, 31), day(2026, 12, 1), day(2027, 1, 1)),
+            (Quarterly, day(2026, 11, 22), day(2026, 10, 1), day(2027, 1, 1)),
+            (Quarterly, day(2026, 3, 31), day(2026, 1, 1), day(2026, 4, 1)),
+            (Annual, day(2026, 2, 28), day(2026, 1, 1), day(2027, 1, 1)),
         ] {
             let range = period.containing(on);
             assert_eq!((range.from, range.to), (from, to), "{period:?} {on}");

@@ -22,26 +22,21 @@ pub async fn get_savings(
     kind: Option<String>,
     account: Option<String>,
 ) -> Result<SavingsData, AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::caller()?;
-            let kind = super::model::Kind::filter(kind.as_deref()).map_err(|m| AppError::invalid("kind", m))?;
-            let account = crate::period::AccountId::parse_filter(account.as_deref())
-                .map_err(|m| AppError::invalid("account", m))?;
-            let team = team.filter(|t| !t.is_empty());
-            let insights = insights().await?;
-            let pool = crate::ctx::pool()?;
-            let cache = crate::ctx::page_data()?;
-            let hours = crate::ctx::config()?.savings.idle_alert_hours;
-            let filters = super::service::Filters {
-                team: team.as_deref(),
-                kind,
-                account: super::service::account_usage(&pool, &cache, &insights, account.as_ref()).await?,
-            };
-            Ok(super::service::page(&pool, &cache, &insights, &caller, &filters, hours).await?)
-        }
-        .await,
-    )
+    let caller = crate::auth::caller()?;
+    let kind = super::model::Kind::filter(kind.as_deref()).map_err(|m| AppError::invalid("kind", m))?;
+    let account =
+        crate::period::AccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?;
+    let team = team.filter(|t| !t.is_empty());
+    let insights = insights().await?;
+    let pool = crate::ctx::pool()?;
+    let cache = crate::ctx::page_data()?;
+    let hours = crate::ctx::config()?.savings.idle_alert_hours;
+    let filters = super::service::Filters {
+        team: team.as_deref(),
+        kind,
+        account: super::service::account_usage(&pool, &cache, &insights, account.as_ref()).await?,
+    };
+    Ok(super::service::page(&pool, &cache, &insights, &caller, &filters, hours).await?)
 }
 
 /// Accepts or dismisses a recommendation (`decision`: accepted, dismissed, or open to take
@@ -49,50 +44,40 @@ pub async fn get_savings(
 #[server(prefix = "/api", endpoint = "savings/decide")]
 pub async fn decide_savings(key: String, decision: String, reason: String) -> Result<(), AppError> {
     use super::model::Decision;
-    crate::error::respond(
-        async {
-            let caller = crate::auth::caller()?;
-            let decision = match decision.as_str() {
-                "accepted" => Decision::Accepted,
-                "dismissed" => Decision::Dismissed,
-                "open" => Decision::Open,
-                _ => return Err(AppError::invalid("decision", "expected accepted, dismissed or open")),
-            };
-            let reason = reason.trim();
-            if reason.is_empty() || reason.chars().count() > 2000 {
-                return Err(AppError::invalid("reason", "say why, in at most 2,000 characters"));
-            }
-            let insights = insights().await?;
-            super::service::decide(&crate::ctx::pool()?, &insights, &caller, &key, (decision, reason)).await?;
-            Ok(())
-        }
-        .await,
-    )
+    let caller = crate::auth::caller()?;
+    let decision = match decision.as_str() {
+        "accepted" => Decision::Accepted,
+        "dismissed" => Decision::Dismissed,
+        "open" => Decision::Open,
+        _ => return Err(AppError::invalid("decision", "expected accepted, dismissed or open")),
+    };
+    let reason = reason.trim();
+    if reason.is_empty() || reason.chars().count() > 2000 {
+        return Err(AppError::invalid("reason", "say why, in at most 2,000 characters"));
+    }
+    let insights = insights().await?;
+    super::service::decide(&crate::ctx::pool()?, &insights, &caller, &key, (decision, reason)).await?;
+    Ok(())
 }
 
 /// Snoozes the idle alerts of one GPU or endpoint that is idle now, for 1 to 168 hours, with
 /// a reason. Admins snooze any; leads those of their teams' projects.
 #[server(prefix = "/api", endpoint = "savings/idle/snooze")]
 pub async fn snooze_idle(resource: String, hours: String, reason: String) -> Result<(), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::caller()?;
-            let hours: u32 = hours
-                .trim()
-                .parse()
-                .ok()
-                .filter(|h| super::idle_alerts::SNOOZE_HOURS.contains(h))
-                .ok_or_else(|| AppError::invalid("hours", "whole hours from 1 to 168"))?;
-            let reason = reason.trim();
-            if reason.is_empty() || reason.chars().count() > 2000 {
-                return Err(AppError::invalid("reason", "say why, in at most 2,000 characters"));
-            }
-            let insights = insights().await?;
-            super::service::snooze(&crate::ctx::pool()?, &insights, &caller, &resource, (hours, reason)).await?;
-            Ok(())
-        }
-        .await,
-    )
+    let caller = crate::auth::caller()?;
+    let hours: u32 = hours
+        .trim()
+        .parse()
+        .ok()
+        .filter(|h| super::idle_alerts::SNOOZE_HOURS.contains(h))
+        .ok_or_else(|| AppError::invalid("hours", "whole hours from 1 to 168"))?;
+    let reason = reason.trim();
+    if reason.is_empty() || reason.chars().count() > 2000 {
+        return Err(AppError::invalid("reason", "say why, in at most 2,000 characters"));
+    }
+    let insights = insights().await?;
+    super::service::snooze(&crate::ctx::pool()?, &insights, &caller, &resource, (hours, reason)).await?;
+    Ok(())
 }
 
 /// Open opportunities and their monthly sum, for the organisation, a team or a project.
@@ -101,32 +86,22 @@ pub async fn get_savings_available(
     team: Option<String>,
     project: Option<String>,
 ) -> Result<SavingsAvailable, AppError> {
-    crate::error::respond(
-        async {
-            crate::auth::caller()?;
-            let insights = insights().await?;
-            let pool = crate::ctx::pool()?;
-            Ok(super::service::available(&pool, &insights, team.as_deref(), project.as_deref()).await?)
-        }
-        .await,
-    )
+    crate::auth::caller()?;
+    let insights = insights().await?;
+    let pool = crate::ctx::pool()?;
+    Ok(super::service::available(&pool, &insights, team.as_deref(), project.as_deref()).await?)
 }
 
 /// What a project declares it runs, and whether the caller may change it (admins).
 #[server(prefix = "/api", endpoint = "project/workload")]
 pub async fn get_project_facts(project: String) -> Result<(ProjectFacts, bool), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::caller()?;
-            let pool = crate::ctx::pool()?;
-            let mut conn = pool.acquire().await?;
-            Ok((
-                super::store::project_facts(&mut conn, &project).await?,
-                caller.is_admin(),
-            ))
-        }
-        .await,
-    )
+    let caller = crate::auth::caller()?;
+    let pool = crate::ctx::pool()?;
+    let mut conn = pool.acquire().await?;
+    Ok((
+        super::store::project_facts(&mut conn, &project).await?,
+        caller.is_admin(),
+    ))
 }
 
 /// Declares a project's workload and model (admins). An empty `params_b` and `precision`
@@ -139,33 +114,28 @@ pub async fn save_project_facts(
     precision: String,
 ) -> Result<bool, AppError> {
     use super::model::{Model, Precision, Workload};
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            if project.is_empty() || project.contains('\0') {
-                return Err(AppError::invalid("project", "name a project"));
-            }
-            let workload = Workload::parse(&workload)
-                .ok_or_else(|| AppError::invalid("workload", "expected training, batch, serving, dev or unknown"))?;
-            let model = match (params_b.trim(), precision.trim()) {
-                ("", "") => None,
-                (params, precision) => {
-                    let params_b = params
-                        .parse::<rust_decimal::Decimal>()
-                        .ok()
-                        .filter(|p| *p > rust_decimal::Decimal::ZERO && *p <= rust_decimal::Decimal::from(100_000))
-                        .ok_or_else(|| AppError::invalid("params_b", "billions of parameters, e.g. 7 or 0.5"))?;
-                    let precision = Precision::parse(precision)
-                        .ok_or_else(|| AppError::invalid("precision", "expected fp32, bf16, fp16, int8 or int4"))?;
-                    Some(Model { params_b, precision })
-                }
-            };
-            let facts = ProjectFacts { workload, model };
-            let changed = super::service::save_project_facts(&crate::ctx::pool()?, &caller, &project, facts).await?;
-            Ok(changed)
+    let caller = crate::auth::require_admin()?;
+    if project.is_empty() || project.contains('\0') {
+        return Err(AppError::invalid("project", "name a project"));
+    }
+    let workload = Workload::parse(&workload)
+        .ok_or_else(|| AppError::invalid("workload", "expected training, batch, serving, dev or unknown"))?;
+    let model = match (params_b.trim(), precision.trim()) {
+        ("", "") => None,
+        (params, precision) => {
+            let params_b = params
+                .parse::<rust_decimal::Decimal>()
+                .ok()
+                .filter(|p| *p > rust_decimal::Decimal::ZERO && *p <= rust_decimal::Decimal::from(100_000))
+                .ok_or_else(|| AppError::invalid("params_b", "billions of parameters, e.g. 7 or 0.5"))?;
+            let precision = Precision::parse(precision)
+                .ok_or_else(|| AppError::invalid("precision", "expected fp32, bf16, fp16, int8 or int4"))?;
+            Some(Model { params_b, precision })
         }
-        .await,
-    )
+    };
+    let facts = ProjectFacts { workload, model };
+    let changed = super::service::save_project_facts(&crate::ctx::pool()?, &caller, &project, facts).await?;
+    Ok(changed)
 }
 
 /// The what-if calculator, computed here so the page works without JavaScript too. Each
@@ -180,21 +150,16 @@ pub async fn get_what_if(
     days: Option<String>,
     tokens_per_day: Option<String>,
 ) -> Result<WhatIf, AppError> {
-    crate::error::respond(
-        async {
-            crate::auth::caller()?;
-            let query = super::model::WhatIfQuery {
-                params_b,
-                precision,
-                workload,
-                instances,
-                hours_per_day,
-                days,
-                tokens_per_day,
-            };
-            let insights = insights().await?;
-            Ok(super::what_if::compute(query, &insights))
-        }
-        .await,
-    )
+    crate::auth::caller()?;
+    let query = super::model::WhatIfQuery {
+        params_b,
+        precision,
+        workload,
+        instances,
+        hours_per_day,
+        days,
+        tokens_per_day,
+    };
+    let insights = insights().await?;
+    Ok(super::what_if::compute(query, &insights))
 }

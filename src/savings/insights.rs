@@ -35,6 +35,22 @@ pub struct Insights {
     pub observed_spot: BTreeMap<(bool, String), Decimal>,
 }
 
+impl Insights {
+    /// Before any settled day has data: the prices, and nothing judged.
+    pub fn without_data(pricing: Pricing) -> Insights {
+        Insights {
+            window: None,
+            recommendations: Vec::new(),
+            utilisation: Vec::new(),
+            gpus: Vec::new(),
+            idle_now: Vec::new(),
+            utilisation_note: None,
+            pricing,
+            observed_spot: BTreeMap::new(),
+        }
+    }
+}
+
 /// What utilisation would add, shown when no source is configured.
 pub const WITHOUT_UTILISATION: &str = "Set BURNRATE_PROMETHEUS_URL to a Prometheus holding NVIDIA DCGM exporter series, or BURNRATE_CLOUDWATCH=on for SageMaker endpoints and the CloudWatch agent's NVIDIA metrics, to add \
      utilisation per GPU and project (the mean of five-minute step means, by SM activity where published), idle \
@@ -124,16 +140,7 @@ pub async fn compute(
     let mut conn = pool.acquire().await?;
     let pricing = pricing::load(&mut conn).await?;
     let Some(window) = facts::window(&mut conn, days).await? else {
-        return Ok(Insights {
-            window: None,
-            recommendations: Vec::new(),
-            utilisation: Vec::new(),
-            gpus: Vec::new(),
-            idle_now: Vec::new(),
-            utilisation_note: None,
-            pricing,
-            observed_spot: BTreeMap::new(),
-        });
+        return Ok(Insights::without_data(pricing));
     };
     let usage = facts::usage(&mut conn, window).await?;
     drop(conn);

@@ -143,14 +143,8 @@ mod tests {
 
     fn insights() -> Insights {
         Insights {
-            window: None,
-            recommendations: Vec::new(),
-            utilisation: Vec::new(),
-            gpus: Vec::new(),
-            idle_now: Vec::new(),
-            utilisation_note: None,
-            pricing: Pricing::default(),
             observed_spot: [((false, "g6.xlarge".to_string()), Decimal::new(7, 1))].into(),
+            ..Insights::without_data(Pricing::default())
         }
     }
 

@@ -7,15 +7,10 @@ use crate::error::AppError;
 
 #[server(prefix = "/api", endpoint = "statements")]
 pub async fn get_statements(account: Option<String>) -> Result<StatementsData, AppError> {
-    crate::error::respond(
-        async {
-            crate::auth::caller()?;
-            let account = crate::period::AccountId::parse_filter(account.as_deref())
-                .map_err(|m| AppError::invalid("account", m))?;
-            let pool = crate::ctx::pool()?;
-            let mut conn = pool.acquire().await?;
-            Ok(super::store::page(&mut conn, account.as_ref()).await?)
-        }
-        .await,
-    )
+    crate::auth::caller()?;
+    let account =
+        crate::period::AccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?;
+    let pool = crate::ctx::pool()?;
+    let mut conn = pool.acquire().await?;
+    Ok(super::store::page(&mut conn, account.as_ref()).await?)
 }

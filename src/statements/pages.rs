@@ -9,7 +9,7 @@ use crate::format::{url_encode, usd};
 use crate::ui::account_picker::{AccountNote, AccountPicker};
 use crate::ui::links::account_query;
 use crate::ui::page::{PageHeader, loaded};
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn StatementsPage() -> impl IntoView {
@@ -37,38 +37,35 @@ pub fn StatementsPage() -> impl IntoView {
                         <option value="Unassigned">"Unassigned"</option>
                     </select>
                 </label>
-                <table class="data" data-testid="statements-table">
-                    <TableHead columns=&["Month", "Total (unblended)", "Status", "Statement"]/>
-                    <tbody>
-                        {page.months.clone().into_iter().map(|m| {
-                            let month = m.month.clone();
-                            let account = account.clone();
-                            let account_shown = account.is_some();
-                            let href = move |format: &str| {
-                                let team = team.get();
-                                format!("/api/statement?month={}&format={format}{}{}", month,
-                                    if team.is_empty() { String::new() } else { format!("&team={}", url_encode(&team)) },
-                                    account_query('&', account.as_deref()))
-                            };
-                            let (csv, html) = (href.clone(), href);
-                            view! {
-                                <tr data-testid="statement-row">
-                                    <th scope="row">{m.month.clone()}</th>
-                                    <td class="num">{usd(m.total)}</td>
-                                    <td>{match (&account_shown, &m.frozen_at) {
-                                        (true, _) => "the account's part, computed when opened".to_string(),
-                                        (false, Some(at)) => format!("frozen {at}"),
-                                        (false, None) => "provisional, or final and not yet opened".to_string(),
-                                    }}</td>
-                                    <td>
-                                        <a download href=move || csv("csv")>"CSV"</a> " · "
-                                        <a target="_blank" rel="noopener" href=move || html("html")>"Printable"</a>
-                                    </td>
-                                </tr>
-                            }
-                        }).collect_view()}
-                    </tbody>
-                </table>
+                <DataTable testid="statements-table" columns=&["Month", "Total (unblended)", "Status", "Statement"]>
+                    {page.months.clone().into_iter().map(|m| {
+                        let month = m.month.clone();
+                        let account = account.clone();
+                        let account_shown = account.is_some();
+                        let href = move |format: &str| {
+                            let team = team.get();
+                            format!("/api/statement?month={}&format={format}{}{}", month,
+                                if team.is_empty() { String::new() } else { format!("&team={}", url_encode(&team)) },
+                                account_query('&', account.as_deref()))
+                        };
+                        let (csv, html) = (href.clone(), href);
+                        view! {
+                            <tr data-testid="statement-row">
+                                <th scope="row">{m.month.clone()}</th>
+                                <td class="num">{usd(m.total)}</td>
+                                <td>{match (&account_shown, &m.frozen_at) {
+                                    (true, _) => "the account's part, computed when opened".to_string(),
+                                    (false, Some(at)) => format!("frozen {at}"),
+                                    (false, None) => "provisional, or final and not yet opened".to_string(),
+                                }}</td>
+                                <td>
+                                    <a download href=move || csv("csv")>"CSV"</a> " · "
+                                    <a target="_blank" rel="noopener" href=move || html("html")>"Printable"</a>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </DataTable>
             }
         })}
     }

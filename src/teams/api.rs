@@ -10,27 +10,22 @@ use crate::error::AppError;
 
 #[server(prefix = "/api", endpoint = "admin/teams")]
 pub async fn list_team_mappings() -> Result<TeamsAdminData, AppError> {
-    crate::error::respond(
-        async {
-            crate::auth::require_admin()?;
-            let pool = &crate::ctx::pool()?;
-            let mut conn = pool.acquire().await?;
-            let teams = super::store::load(&mut conn)
-                .await?
-                .into_iter()
-                .map(|(name, m)| TeamRow {
-                    name,
-                    owners: m.owners.into_iter().collect(),
-                    projects: m.projects.into_iter().collect(),
-                    users: m.users.into_iter().collect(),
-                    accounts: m.accounts.into_iter().collect(),
-                })
-                .collect();
-            let unmapped = super::store::unmapped(&mut conn).await?;
-            Ok(TeamsAdminData { teams, unmapped })
-        }
-        .await,
-    )
+    crate::auth::require_admin()?;
+    let pool = &crate::ctx::pool()?;
+    let mut conn = pool.acquire().await?;
+    let teams = super::store::load(&mut conn)
+        .await?
+        .into_iter()
+        .map(|(name, m)| TeamRow {
+            name,
+            owners: m.owners.into_iter().collect(),
+            projects: m.projects.into_iter().collect(),
+            users: m.users.into_iter().collect(),
+            accounts: m.accounts.into_iter().collect(),
+        })
+        .collect();
+    let unmapped = super::store::unmapped(&mut conn).await?;
+    Ok(TeamsAdminData { teams, unmapped })
 }
 
 /// Creates a team (`original` empty) or replaces one's name, owners, projects, users and
@@ -46,46 +41,30 @@ pub async fn save_team(
     // Absent (a client from before accounts): the team keeps the accounts it has.
     accounts: Option<String>,
 ) -> Result<(), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let edit =
-                super::edit::TeamEdit::validate(&original, &name, &owners, &projects, &users, accounts.as_deref())?;
-            let pool = crate::ctx::pool()?;
-            super::edit::save(&pool, &(&caller).into(), edit).await?;
-            // Disarmed enforcement actions lose their AWS side at once.
-            crate::enforcement::executor::current()?.wake.notify_one();
-            Ok(())
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let edit = super::edit::TeamEdit::validate(&original, &name, &owners, &projects, &users, accounts.as_deref())?;
+    let pool = crate::ctx::pool()?;
+    super::edit::save(&pool, &(&caller).into(), edit).await?;
+    // Disarmed enforcement actions lose their AWS side at once.
+    crate::enforcement::executor::current()?.wake.notify_one();
+    Ok(())
 }
 
 #[server(prefix = "/api", endpoint = "admin/delete_team")]
 pub async fn delete_team(name: String) -> Result<(), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let pool = crate::ctx::pool()?;
-            super::edit::delete(&pool, &(&caller).into(), &name).await?;
-            crate::enforcement::executor::current()?.wake.notify_one();
-            Ok(())
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let pool = crate::ctx::pool()?;
+    super::edit::delete(&pool, &(&caller).into(), &name).await?;
+    crate::enforcement::executor::current()?.wake.notify_one();
+    Ok(())
 }
 
 /// Maps one unmapped project, user or AWS account to a team.
 #[server(prefix = "/api", endpoint = "admin/assign")]
 pub async fn assign(kind: String, name: String, team: String) -> Result<(), AppError> {
-    crate::error::respond(
-        async {
-            let caller = crate::auth::require_admin()?;
-            let pool = crate::ctx::pool()?;
-            super::edit::assign(&pool, &(&caller).into(), &kind, &name, &team).await?;
-            crate::enforcement::executor::current()?.wake.notify_one();
-            Ok(())
-        }
-        .await,
-    )
+    let caller = crate::auth::require_admin()?;
+    let pool = crate::ctx::pool()?;
+    super::edit::assign(&pool, &(&caller).into(), &kind, &name, &team).await?;
+    crate::enforcement::executor::current()?.wake.notify_one();
+    Ok(())
 }

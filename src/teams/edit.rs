@@ -2,7 +2,8 @@
 
 use sqlx::{Acquire, PgPool};
 
-use super::store::{self, Mappings, TeamMapping};
+use super::mapping::{self, Mappings, TeamMapping};
+use super::store;
 use crate::audit_log::Actor;
 use crate::error::AppError;
 use crate::period::AccountId;
@@ -100,7 +101,7 @@ async fn update(
     let current = store::load(&mut tx).await?;
     let mut desired = current.clone();
     change(&mut desired)?;
-    let changes = store::diff(&current, &desired);
+    let changes = mapping::diff(&current, &desired);
     let moved = store::apply_moving(&mut tx, actor, &changes).await?;
     // A project moved to another team falls under that team's policy: actions that no
     // longer hold are disarmed in this transaction (their AWS side goes on the next pass).
@@ -108,7 +109,7 @@ async fn update(
         crate::enforcement::judge::disarm_stale(&mut tx, &actor.label, chrono::Utc::now().date_naive()).await?;
     }
     // Who owns a project or a user tag decides who pays on the days it has spend.
-    if changes.iter().any(store::Change::moves_spend) {
+    if changes.iter().any(mapping::Change::moves_spend) {
         crate::allocation::moves::refresh_moved(&mut tx, &moved).await?;
     }
     tx.commit().await?;

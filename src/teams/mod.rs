@@ -1,10 +1,12 @@
 //! Teams: which projects and tagged users each team owns, and who owns each team.
 //! Unmapped spend is shown as "Unassigned". Edited on `/admin/teams` or as code
-//! (`burnrate config import/export`); both apply a whole-state diff through `store`.
+//! (`burnrate config import/export`); both apply a whole-state diff (`mapping::diff`) through `store`.
 
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod edit;
+#[cfg(feature = "ssr")]
+pub mod mapping;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]

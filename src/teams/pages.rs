@@ -8,7 +8,7 @@ use super::model::{TeamRow, Unmapped};
 use crate::format::{tag_label, usd};
 use crate::ui::forms::FormError;
 use crate::ui::page::PageHeader;
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn TeamsAdminPage() -> impl IntoView {
@@ -48,36 +48,33 @@ fn UnmappedTable(rows: Vec<Unmapped>, teams: Vec<String>, action: ServerAction<A
     }
     view! {
         <h2>"Unassigned"</h2>
-        <table class="data" data-testid="unmapped-table">
-            <TableHead columns=&["Kind", "Name", "Spend, last 30 days", "Assign to"]/>
-            <tbody>
-                {rows.into_iter().map(|row| {
-                    let label = format!("Team for {} {}", row.kind, row.name);
-                    let shown = match row.detail.as_str() {
-                        "" => tag_label(&row.name).to_string(),
-                        detail => format!("{} ({detail})", row.name),
-                    };
-                    let options = teams.iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view();
-                    view! {
-                        <tr data-testid="unmapped-row">
-                            <td>{row.kind.clone()}</td>
-                            <td>{shown}</td>
-                            <td class="num">{usd(row.spend_30d)}</td>
-                            <td>
-                                <ActionForm action attr:class="inline">
-                                    <input type="hidden" name="kind" value=row.kind/>
-                                    <input type="hidden" name="name" value=row.name/>
-                                    <select name="team" aria-label=label required>
-                                        {options}
-                                    </select>
-                                    <button type="submit">"Assign"</button>
-                                </ActionForm>
-                            </td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid="unmapped-table" columns=&["Kind", "Name", "Spend, last 30 days", "Assign to"]>
+            {rows.into_iter().map(|row| {
+                let label = format!("Team for {} {}", row.kind, row.name);
+                let shown = match row.detail.as_str() {
+                    "" => tag_label(&row.name).to_string(),
+                    detail => format!("{} ({detail})", row.name),
+                };
+                let options = teams.iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view();
+                view! {
+                    <tr data-testid="unmapped-row">
+                        <td>{row.kind.clone()}</td>
+                        <td>{shown}</td>
+                        <td class="num">{usd(row.spend_30d)}</td>
+                        <td>
+                            <ActionForm action attr:class="inline">
+                                <input type="hidden" name="kind" value=row.kind/>
+                                <input type="hidden" name="name" value=row.name/>
+                                <select name="team" aria-label=label required>
+                                    {options}
+                                </select>
+                                <button type="submit">"Assign"</button>
+                            </ActionForm>
+                        </td>
+                    </tr>
+                }
+            }).collect_view()}
+        </DataTable>
     }
     .into_any()
 }

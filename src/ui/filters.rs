@@ -112,6 +112,27 @@ fn chip(
     }
 }
 
+/// What a cost page's URL asks for, as text its server function validates: the period
+/// (see [`period_value`]), metric, credits and account.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostFilters {
+    pub period: Option<String>,
+    pub metric: Option<String>,
+    pub credits: Option<String>,
+    pub account: Option<String>,
+}
+
+impl CostFilters {
+    pub fn read(query: &leptos_router::params::ParamsMap) -> CostFilters {
+        CostFilters {
+            period: period_value(query),
+            metric: query.get("metric"),
+            credits: query.get("credits"),
+            account: query.get("account"),
+        }
+    }
+}
+
 /// `?period=`, or what the month picker or range form put in the URL instead.
 pub fn period_value(query: &leptos_router::params::ParamsMap) -> Option<String> {
     Period::query_value(

@@ -10,14 +10,10 @@ where
     T: Clone + Send + Sync + 'static,
 {
     move || {
-        result
-            .get()
-            .and_then(Result::err)
-            .and_then(|err| err.for_field(field))
-            .map(|message| {
-                view! { <span class="field-error" role="alert" data-testid=format!("error-{field}")>{message}</span> }
-                    .into_any()
-            })
+        last_error(result).and_then(|err| err.for_field(field)).map(|message| {
+            view! { <span class="field-error" role="alert" data-testid=format!("error-{field}")>{message}</span> }
+                .into_any()
+        })
     }
 }
 
@@ -29,12 +25,18 @@ where
     T: Clone + Send + Sync + 'static,
 {
     move || {
-        result
-            .get()
-            .and_then(Result::err)
+        last_error(result)
             .filter(|err| !(beside_fields && matches!(err, AppError::InvalidFields(_) | AppError::InvalidInput { .. })))
             .map(|err| view! { <p class="error" role="alert" data-testid="form-error">{err.to_string()}</p> })
     }
+}
+
+/// The last submission's error, if it failed.
+fn last_error<T>(result: Signal<Option<Result<T, AppError>>>) -> Option<AppError>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    result.get().and_then(Result::err)
 }
 
 /// The action's version as of its last successful submission. Data keyed on it reloads

@@ -11,3 +11,20 @@ pub fn TableHead(columns: &'static [&'static str]) -> impl IntoView {
         </thead>
     }
 }
+
+/// A data table: its header of plain column names and a body of the rows it is given.
+#[component]
+pub fn DataTable(
+    /// The `data-testid` the browser tests find the table by.
+    #[prop(optional)]
+    testid: Option<&'static str>,
+    columns: &'static [&'static str],
+    children: Children,
+) -> impl IntoView {
+    view! {
+        <table class="data" data-testid=testid>
+            <TableHead columns/>
+            <tbody>{children()}</tbody>
+        </table>
+    }
+}

@@ -901,10 +901,9 @@ async fn the_cli_disables_enables_and_deletes_accounts(pool: PgPool) {
     create_account(&pool, "temp@example.com", Role::Viewer).await;
     let url = common::database_url(&pool).await;
     let admin = |args: &[&str]| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"))
+        let output = crate::common::burnrate_command(&url)
             .arg("admin")
             .args(args)
-            .env("DATABASE_URL", &url)
             .env("RUST_LOG", "warn")
             .output()
             .expect("burnrate runs");

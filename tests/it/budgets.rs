@@ -4,10 +4,10 @@
 
 use crate::common;
 
+use crate::common::budgets::spec;
 use crate::common::{day, spawn_app};
 use burnrate::audit_log::Actor;
 use burnrate::auth::Role;
-use burnrate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
 use burnrate::budgets::{BudgetScope, BudgetSpec, EvaluatedAndSent, evaluate, evaluate_and_send, store};
 use burnrate::mail::SmtpSettings;
 use burnrate::outbox::{AlertSender, RetryPolicy};
@@ -17,9 +17,7 @@ use std::time::Duration;
 
 const XSS: &str = "<img src=x onerror=alert(1)>";
 
-fn today() -> chrono::NaiveDate {
-    day(2026, 11, 22)
-}
+use crate::common::scenario_today as today;
 
 /// Two teams and three projects with flat daily spend from November 1st to 21st (today, the
 /// 22nd, has no figures yet):
@@ -40,21 +38,6 @@ async fn seed(pool: &PgPool) {
         let november = (day(2026, 11, 1), day(2026, 11, 21));
         common::add_project_costs(pool, project, Some(team), november, unblended, amortized).await;
     }
-}
-
-fn spec(name: &str, scope: (&str, &str), amount: &str, thresholds: &str, recipients: &str) -> BudgetSpec {
-    validate(&BudgetInput {
-        name: name.into(),
-        scope_kind: scope.0.into(),
-        scope_name: scope.1.into(),
-        period: "monthly".into(),
-        amount: amount.into(),
-        metric: "unblended".into(),
-        credits: String::new(),
-        thresholds: threshold_lines(thresholds),
-        recipients: recipient_list(recipients),
-    })
-    .expect("valid budget")
 }
 
 async fn save(pool: &PgPool, id: Option<i64>, spec: &BudgetSpec) -> i64 {
@@ -742,13 +725,13 @@ async fn aws_budgets_sync_is_idempotent_and_touches_only_burnrate_budgets(pool: 
 #[sqlx::test]
 async fn cost_pages_show_each_budget_in_its_scope(pool: PgPool) {
     use burnrate::dashboard::model::Scope;
-    use burnrate::dashboard::store::breakdown;
+    use burnrate::dashboard::reads::breakdown;
     use burnrate::period::{Metric, Period};
     seed(&pool).await;
     let team = team_budget(&pool).await;
     let org = save(&pool, None, &spec("org", ("org", ""), "30000", "100", "")).await;
     let overview =
-        burnrate::dashboard::store::overview::overview(&pool, Period::MonthToDate, Metric::Unblended, today(), None)
+        burnrate::dashboard::reads::overview::overview(&pool, Period::MonthToDate, Metric::Unblended, today(), None)
             .await
             .expect("overview");
     assert_eq!(
@@ -1084,10 +1067,9 @@ async fn an_alert_whose_sender_is_killed_mid_send_is_delivered_after_the_lease_e
     let marker = smtp.slow_marker.clone().expect("marker path");
     let url = common::database_url(&pool).await;
     let evaluate = || {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"));
+        let mut command = crate::common::burnrate_command(&url);
         command
             .args(["budgets", "evaluate"])
-            .env("DATABASE_URL", &url)
             .env("SMTP_URL", smtp.url())
             .env("SMTP_FROM", "burnrate@example.com")
             // Each SMTP step waits at most 1 s, so a delivery's lease lasts 10 s.

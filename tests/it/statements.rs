@@ -307,10 +307,9 @@ async fn the_cli_writes_the_contracted_csv_and_names_bad_input(pool: PgPool) {
     seed(&pool).await;
     let url = crate::common::database_url(&pool).await;
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"))
+        crate::common::burnrate_command(&url)
             .arg("statement")
             .args(args)
-            .env("DATABASE_URL", &url)
             .env("RUST_LOG", "warn")
             .output()
             .expect("burnrate runs")

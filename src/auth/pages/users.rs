@@ -7,7 +7,7 @@ use crate::auth::api::{ChangeAccount, CreateAccount, ResetPassword, SetRole, lis
 use crate::auth::model::AccountSummary;
 use crate::ui::forms::FormError;
 use crate::ui::page::PageHeader;
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
@@ -40,41 +40,38 @@ pub fn UsersPage() -> impl IntoView {
         <FormError result=reset.value().into()/>
         <FormError result=lifecycle.value().into()/>
         {crate::ui::page::loaded(accounts, move |list| view! {
-                        <table class="data" data-testid="accounts-table">
-                            <TableHead columns=&["Email", "Name", "Role", "Reset password", "Created", "Access"]/>
-                            <tbody>
-                                {list.into_iter().map(|account| {
-                                    let role_label = format!("Role of {}", account.email);
-                                    let password_label = format!("New password for {}", account.email);
-                                    view! {
-                                    <tr data-testid="account-row" data-disabled=account.disabled.to_string()>
-                                        <th scope="row">{account.email.clone()}</th>
-                                        <td>{account.display_name.clone()}</td>
-                                        <td>
-                                            <ActionForm action=change_role attr:class="inline">
-                                                <input type="hidden" name="account_id" value=account.id/>
-                                                <select name="role" aria-label=role_label>
-                                                    {Role::ALL.into_iter().map(|r| view! {
-                                                        <option value=r.key() selected=r == account.role>{r.key()}</option>
-                                                    }).collect_view()}
-                                                </select>
-                                                <button type="submit">"Save"</button>
-                                            </ActionForm>
-                                        </td>
-                                        <td>
-                                            <ActionForm action=reset attr:class="inline">
-                                                <input type="hidden" name="account_id" value=account.id/>
-                                                <input type="password" name="password" autocomplete="new-password"
-                                                    minlength="12" required aria-label=password_label/>
-                                                <button type="submit">"Reset"</button>
-                                            </ActionForm>
-                                        </td>
-                                        <td>{account.created_at.clone()}</td>
-                                        <td>{lifecycle_buttons(&account, lifecycle)}</td>
-                                    </tr>
-                                }}).collect_view()}
-                            </tbody>
-                        </table>
+                        <DataTable testid="accounts-table" columns=&["Email", "Name", "Role", "Reset password", "Created", "Access"]>
+                            {list.into_iter().map(|account| {
+                                let role_label = format!("Role of {}", account.email);
+                                let password_label = format!("New password for {}", account.email);
+                                view! {
+                                <tr data-testid="account-row" data-disabled=account.disabled.to_string()>
+                                    <th scope="row">{account.email.clone()}</th>
+                                    <td>{account.display_name.clone()}</td>
+                                    <td>
+                                        <ActionForm action=change_role attr:class="inline">
+                                            <input type="hidden" name="account_id" value=account.id/>
+                                            <select name="role" aria-label=role_label>
+                                                {Role::ALL.into_iter().map(|r| view! {
+                                                    <option value=r.key() selected=r == account.role>{r.key()}</option>
+                                                }).collect_view()}
+                                            </select>
+                                            <button type="submit">"Save"</button>
+                                        </ActionForm>
+                                    </td>
+                                    <td>
+                                        <ActionForm action=reset attr:class="inline">
+                                            <input type="hidden" name="account_id" value=account.id/>
+                                            <input type="password" name="password" autocomplete="new-password"
+                                                minlength="12" required aria-label=password_label/>
+                                            <button type="submit">"Reset"</button>
+                                        </ActionForm>
+                                    </td>
+                                    <td>{account.created_at.clone()}</td>
+                                    <td>{lifecycle_buttons(&account, lifecycle)}</td>
+                                </tr>
+                            }}).collect_view()}
+                        </DataTable>
                     })}
         <section class="narrow">
             <h2>"Add a user"</h2>

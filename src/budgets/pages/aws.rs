@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::budgets::api::{ListAwsBudgets, SyncAwsBudgets};
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn AwsBudgetsPanel(can_sync: bool) -> impl IntoView {
@@ -27,19 +27,16 @@ pub fn AwsBudgetsPanel(can_sync: bool) -> impl IntoView {
                 Err(err) => crate::ui::page::error_text(&err).into_any(),
                 Ok(rows) if rows.is_empty() => view! { <p>"The AWS account has no budgets."</p> }.into_any(),
                 Ok(rows) => view! {
-                    <table class="data" data-testid="aws-budgets-table">
-                        <TableHead columns=&["AWS budget", "Limit", "Period", "Managed by"]/>
-                        <tbody>
-                            {rows.into_iter().map(|row| view! {
-                                <tr>
-                                    <td>{row.name}</td>
-                                    <td>{row.limit}</td>
-                                    <td>{row.time_unit}</td>
-                                    <td>{if row.managed { "burnrate" } else { "AWS (read-only here)" }}</td>
-                                </tr>
-                            }).collect_view()}
-                        </tbody>
-                    </table>
+                    <DataTable testid="aws-budgets-table" columns=&["AWS budget", "Limit", "Period", "Managed by"]>
+                        {rows.into_iter().map(|row| view! {
+                            <tr>
+                                <td>{row.name}</td>
+                                <td>{row.limit}</td>
+                                <td>{row.time_unit}</td>
+                                <td>{if row.managed { "burnrate" } else { "AWS (read-only here)" }}</td>
+                            </tr>
+                        }).collect_view()}
+                    </DataTable>
                 }.into_any(),
             })}
         </section>

@@ -16,7 +16,7 @@ use crate::period::BudgetPeriod;
 use crate::ui::chart::Chart;
 use crate::ui::links::scope_href;
 use crate::ui::page::PageHeader;
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 /// AWS Budgets emails at most this many subscribers per notification.
 const AWS_EMAIL_SUBSCRIBERS: usize = 10;
@@ -55,28 +55,25 @@ fn BudgetTable(lines: Vec<BudgetLine>) -> impl IntoView {
         .into_any();
     }
     view! {
-        <table class="data" data-testid="budgets-table">
-            <TableHead columns=&["Budget", "Scope", "Period", "Budget (USD)", "Counts", "Spend", "Used", "Forecast", "Status"]/>
-            <tbody>
-                {lines.into_iter().map(|line| {
-                    let status = line.status;
-                    let spec = &status.budget.spec;
-                    view! {
-                        <tr data-testid="budget-row">
-                            <th scope="row"><a href=crate::ui::links::budget_href(status.budget.id)>{spec.name.clone()}</a></th>
-                            <td><ScopeLink scope=spec.scope.clone()/></td>
-                            <td>{format!("{} ({} – {})", spec.period.key(), status.period.from, status.period.last_day())}</td>
-                            <td class="num">{usd(spec.amount)}</td>
-                            <td data-testid="budget-counts" title=spec.counts()>{format!("{}, {}", spec.metric.key(), spec.credits.key())}</td>
-                            <td class="num" data-testid="budget-spend" data-value=status.spend.to_string()>{usd(status.spend)}</td>
-                            <td class="num" data-testid="budget-used">{status.percent_used()}</td>
-                            <td class="num">{usd(status.forecast)}</td>
-                            <td><StatusBadge status=status.clone()/></td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid="budgets-table" columns=&["Budget", "Scope", "Period", "Budget (USD)", "Counts", "Spend", "Used", "Forecast", "Status"]>
+            {lines.into_iter().map(|line| {
+                let status = line.status;
+                let spec = &status.budget.spec;
+                view! {
+                    <tr data-testid="budget-row">
+                        <th scope="row"><a href=crate::ui::links::budget_href(status.budget.id)>{spec.name.clone()}</a></th>
+                        <td><ScopeLink scope=spec.scope.clone()/></td>
+                        <td>{format!("{} ({} – {})", spec.period.key(), status.period.from, status.period.last_day())}</td>
+                        <td class="num">{usd(spec.amount)}</td>
+                        <td data-testid="budget-counts" title=spec.counts()>{format!("{}, {}", spec.metric.key(), spec.credits.key())}</td>
+                        <td class="num" data-testid="budget-spend" data-value=status.spend.to_string()>{usd(status.spend)}</td>
+                        <td class="num" data-testid="budget-used">{status.percent_used()}</td>
+                        <td class="num">{usd(status.forecast)}</td>
+                        <td><StatusBadge status=status.clone()/></td>
+                    </tr>
+                }
+            }).collect_view()}
+        </DataTable>
     }
     .into_any()
 }
@@ -222,33 +219,30 @@ fn AlertHistory(
     }
     view! {
         <h2>"Alert history"</h2>
-        <table class="data" data-testid="alert-history">
-            <TableHead columns=&["Period", "Threshold", "Spend then", "Status", "Attempts", "Delivery per recipient", "SMTP reply", "Queued", "Sent"]/>
-            <tbody>
-                {alerts.into_iter().map(|(id, alert)| view! {
-                    <tr data-testid="alert-row">
-                        <td>{alert.period_start.to_string()}</td>
-                        <td>{alert.threshold.shown()}</td>
-                        <td class="num">{usd(alert.spend)}</td>
-                        <td data-testid="alert-status">{alert.status.clone()}
-                            {(is_admin && alert.status == "failed").then(|| view! {
-                                <ActionForm action=retry attr:class="inline">
-                                    <input type="hidden" name="alert_id" value=id/>
-                                    <button type="submit">"Retry"</button>
-                                </ActionForm>
-                            })}
-                        </td>
-                        <td class="num">{count(alert.attempts)}</td>
-                        <td data-testid="alert-deliveries">
-                            {if alert.deliveries.is_empty() { alert.recipients.join(", ") } else { alert.deliveries.join("; ") }}
-                        </td>
-                        <td>{alert.last_reply.unwrap_or_default()}</td>
-                        <td>{alert.created_at}</td>
-                        <td>{alert.sent_at.unwrap_or_default()}</td>
-                    </tr>
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid="alert-history" columns=&["Period", "Threshold", "Spend then", "Status", "Attempts", "Delivery per recipient", "SMTP reply", "Queued", "Sent"]>
+            {alerts.into_iter().map(|(id, alert)| view! {
+                <tr data-testid="alert-row">
+                    <td>{alert.period_start.to_string()}</td>
+                    <td>{alert.threshold.shown()}</td>
+                    <td class="num">{usd(alert.spend)}</td>
+                    <td data-testid="alert-status">{alert.status.clone()}
+                        {(is_admin && alert.status == "failed").then(|| view! {
+                            <ActionForm action=retry attr:class="inline">
+                                <input type="hidden" name="alert_id" value=id/>
+                                <button type="submit">"Retry"</button>
+                            </ActionForm>
+                        })}
+                    </td>
+                    <td class="num">{count(alert.attempts)}</td>
+                    <td data-testid="alert-deliveries">
+                        {if alert.deliveries.is_empty() { alert.recipients.join(", ") } else { alert.deliveries.join("; ") }}
+                    </td>
+                    <td>{alert.last_reply.unwrap_or_default()}</td>
+                    <td>{alert.created_at}</td>
+                    <td>{alert.sent_at.unwrap_or_default()}</td>
+                </tr>
+            }).collect_view()}
+        </DataTable>
     }
     .into_any()
 }

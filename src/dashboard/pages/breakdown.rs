@@ -12,7 +12,7 @@ use crate::format::{number, percent, percent_value, tag_label, usd};
 use crate::savings::pages::{ProjectFactsForm, SavingsAvailableNote};
 use crate::ui::account_picker::{AccountNote, AccountPicker};
 use crate::ui::chart::{Chart, OpenDaysLegend};
-use crate::ui::filters::FilterBar;
+use crate::ui::filters::{CostFilters, FilterBar};
 use crate::ui::links::{export_href, scope_href_in};
 use crate::ui::page::{NoCostData, PageHeader, loaded};
 use crate::ui::table::TableHead;
@@ -34,18 +34,8 @@ fn change_text(now: Decimal, before: Decimal) -> String {
 #[component]
 pub fn TeamsPage() -> impl IntoView {
     let query = use_query_map();
-    let filters = move || {
-        let q = query.read();
-        (
-            crate::ui::filters::period_value(&q),
-            q.get("metric"),
-            q.get("credits"),
-            q.get("account"),
-        )
-    };
-    let data = crate::codec::resource(filters, |(period, metric, credits, account)| {
-        get_teams(period, metric, credits, account)
-    });
+    let filters = move || CostFilters::read(&query.read());
+    let data = crate::codec::resource(filters, |f| get_teams(f.period, f.metric, f.credits, f.account));
     view! {
         <PageHeader title="Teams"/>
         <FilterBar/>
@@ -138,18 +128,13 @@ fn ScopePage(kind: &'static str) -> impl IntoView {
     let params = use_params_map();
     let query = use_query_map();
     let inputs = move || {
-        let q = query.read();
-        let name = params.read().get(kind).unwrap_or_default();
         (
-            name,
-            crate::ui::filters::period_value(&q),
-            q.get("metric"),
-            q.get("credits"),
-            q.get("account"),
+            params.read().get(kind).unwrap_or_default(),
+            CostFilters::read(&query.read()),
         )
     };
-    let data = crate::codec::resource(inputs, move |(name, period, metric, credits, account)| {
-        get_scope(kind.to_string(), name, period, metric, credits, account)
+    let data = crate::codec::resource(inputs, move |(name, f)| {
+        get_scope(kind.to_string(), name, f.period, f.metric, f.credits, f.account)
     });
     loaded(data, |view| view! { <ScopeBody view/> })
 }

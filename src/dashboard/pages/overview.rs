@@ -9,7 +9,7 @@ use crate::dashboard::model::{OverviewData, ProjectChange};
 use crate::format::{UNASSIGNED_TEAM, count, percent, tag_label, usd};
 use crate::ui::account_picker::AccountPicker;
 use crate::ui::chart::{Chart, OpenDaysLegend};
-use crate::ui::filters::FilterBar;
+use crate::ui::filters::{CostFilters, FilterBar};
 use crate::ui::links::{export_href, scope_href_in};
 use crate::ui::page::{PageHeader, loaded};
 use crate::ui::table::TableHead;
@@ -20,16 +20,10 @@ pub fn OverviewPage() -> impl IntoView {
     let query = use_query_map();
     let filters = move || {
         let q = query.read();
-        (
-            crate::ui::filters::period_value(&q),
-            q.get("metric"),
-            q.get("credits"),
-            q.get("team"),
-            q.get("account"),
-        )
+        (CostFilters::read(&q), q.get("team"))
     };
-    let overview = crate::codec::resource(filters, |(period, metric, credits, team, account)| {
-        get_overview(period, metric, credits, team, account)
+    let overview = crate::codec::resource(filters, |(f, team)| {
+        get_overview(f.period, f.metric, f.credits, team, f.account)
     });
 
     view! {

@@ -7,7 +7,7 @@ use crate::enforcement::model::ApprovalsData;
 use crate::format::{tag_label, usd};
 use crate::ui::links::scope_href;
 use crate::ui::page::PageHeader;
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
@@ -36,31 +36,28 @@ fn ApprovalsBody(
             .into_any()
     } else {
         view! {
-            <table class="data" data-testid="approvals-table">
-                <TableHead columns=&["Project", "Approver", "Reason", "Cap per period", "Expires", "State", ""]/>
-                <tbody>
-                    {view.current.into_iter().map(|a| {
-                        let expired = a.expires < today;
-                        let project = a.project.clone();
-                        view! {
-                            <tr data-testid="approval-row">
-                                <th scope="row"><a href=scope_href("projects", &a.project)>{tag_label(&a.project).to_string()}</a></th>
-                                <td>{a.approver}</td>
-                                <td>{a.reason}</td>
-                                <td class="num">{usd(a.cap)}</td>
-                                <td>{a.expires.to_string()}</td>
-                                <td>{if expired { "expired" } else { "in force" }}</td>
-                                <td>{is_admin.then(|| view! {
-                                    <ActionForm action=revoke attr:class="inline">
-                                        <input type="hidden" name="project" value=project/>
-                                        <button type="submit" class="danger">"Revoke"</button>
-                                    </ActionForm>
-                                })}</td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
-            </table>
+            <DataTable testid="approvals-table" columns=&["Project", "Approver", "Reason", "Cap per period", "Expires", "State", ""]>
+                {view.current.into_iter().map(|a| {
+                    let expired = a.expires < today;
+                    let project = a.project.clone();
+                    view! {
+                        <tr data-testid="approval-row">
+                            <th scope="row"><a href=scope_href("projects", &a.project)>{tag_label(&a.project).to_string()}</a></th>
+                            <td>{a.approver}</td>
+                            <td>{a.reason}</td>
+                            <td class="num">{usd(a.cap)}</td>
+                            <td>{a.expires.to_string()}</td>
+                            <td>{if expired { "expired" } else { "in force" }}</td>
+                            <td>{is_admin.then(|| view! {
+                                <ActionForm action=revoke attr:class="inline">
+                                    <input type="hidden" name="project" value=project/>
+                                    <button type="submit" class="danger">"Revoke"</button>
+                                </ActionForm>
+                            })}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </DataTable>
         }.into_any()
     };
     let history = view
@@ -87,10 +84,7 @@ fn ApprovalsBody(
         {is_admin.then(|| view! { <ApprovalForm action=save/> })}
         <details class="chart-table">
             <summary>"History: every version of every approval"</summary>
-            <table class="data" data-testid="approval-history">
-                <TableHead columns=&["Project", "Cap", "Expires", "Approver", "Recorded", "Ended"]/>
-                <tbody>{history}</tbody>
-            </table>
+            <DataTable testid="approval-history" columns=&["Project", "Cap", "Expires", "Approver", "Recorded", "Ended"]>{history}</DataTable>
         </details>
     }
 }

@@ -9,7 +9,7 @@ use crate::enforcement::policy::Policy;
 use crate::format::{tag_label, usd};
 use crate::ui::links::scope_href;
 use crate::ui::page::PageHeader;
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn EnforcementPage() -> impl IntoView {
@@ -114,34 +114,31 @@ fn Violations(rows: Vec<ViolationRow>, is_admin: bool, act: ServerAction<ActOnAc
         return view! { <p data-testid="no-violations">"No violations recorded."</p> }.into_any();
     }
     view! {
-        <table class="data" data-testid="violations-table">
-            <TableHead columns=&["Project", "Team", "Period", "Spend", "Limit", "Reason", "Actions", "Last seen"]/>
-            <tbody>
-                {rows.into_iter().map(|row| {
-                    let approved_now = row.approved_now;
-                    let actions = row.actions.into_iter().map(|state| view! {
-                        <li data-testid="action" data-action=state.action.clone() data-status=state.status.clone() data-id=state.id.to_string()>
-                            <strong>{state.action.clone()}</strong> " " <span class=format!("status status-{}", state.status)>{state.status.replace('_', " ")}</span>
-                            " (" {state.mode.clone()} ")"
-                            {state.last_message.clone().map(|m| view! { <br/><small>{m}</small> })}
-                            {is_admin.then(|| action_buttons(&state, approved_now, act))}
-                        </li>
-                    }).collect_view();
-                    view! {
-                        <tr data-testid="violation-row">
-                            <th scope="row"><a href=scope_href("projects", &row.project)>{tag_label(&row.project).to_string()}</a></th>
-                            <td>{row.team}</td>
-                            <td>{row.period_start.to_string()}</td>
-                            <td class="num">{usd(row.spend)}</td>
-                            <td class="num">{usd(row.limit)}</td>
-                            <td>{row.reason.replace('_', " ")}</td>
-                            <td><ul class="actions">{actions}</ul></td>
-                            <td>{row.last_seen}</td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid="violations-table" columns=&["Project", "Team", "Period", "Spend", "Limit", "Reason", "Actions", "Last seen"]>
+            {rows.into_iter().map(|row| {
+                let approved_now = row.approved_now;
+                let actions = row.actions.into_iter().map(|state| view! {
+                    <li data-testid="action" data-action=state.action.clone() data-status=state.status.clone() data-id=state.id.to_string()>
+                        <strong>{state.action.clone()}</strong> " " <span class=format!("status status-{}", state.status)>{state.status.replace('_', " ")}</span>
+                        " (" {state.mode.clone()} ")"
+                        {state.last_message.clone().map(|m| view! { <br/><small>{m}</small> })}
+                        {is_admin.then(|| action_buttons(&state, approved_now, act))}
+                    </li>
+                }).collect_view();
+                view! {
+                    <tr data-testid="violation-row">
+                        <th scope="row"><a href=scope_href("projects", &row.project)>{tag_label(&row.project).to_string()}</a></th>
+                        <td>{row.team}</td>
+                        <td>{row.period_start.to_string()}</td>
+                        <td class="num">{usd(row.spend)}</td>
+                        <td class="num">{usd(row.limit)}</td>
+                        <td>{row.reason.replace('_', " ")}</td>
+                        <td><ul class="actions">{actions}</ul></td>
+                        <td>{row.last_seen}</td>
+                    </tr>
+                }
+            }).collect_view()}
+        </DataTable>
     }
     .into_any()
 }
@@ -149,35 +146,32 @@ fn Violations(rows: Vec<ViolationRow>, is_admin: bool, act: ServerAction<ActOnAc
 #[component]
 fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePolicy>) -> impl IntoView {
     view! {
-        <table class="data" data-testid="policies-table">
-            <TableHead columns=&["Applies to", "Limit", "Period", "Judged on", "Actions", "Mode", "Stop through AWS", ""]/>
-            <tbody>
-                {policies.into_iter().map(|p| {
-                    let stop = p.stop.as_ref().map(|s| match s.stop_type.as_str() {
-                        "APPLY_IAM_POLICY" => format!("deny policy {} on {}", s.iam_policy_arn, s.iam_roles.join(", ")),
-                        _ => format!("stop {} in {}", s.instance_ids.join(", "), s.instance_region),
-                    }).unwrap_or_else(|| "—".into());
-                    let team = p.team.clone();
-                    view! {
-                        <tr data-testid="policy-row">
-                            <th scope="row">{p.team.clone().unwrap_or_else(|| "Org default".into())}</th>
-                            <td class="num">{usd(p.limit)}</td>
-                            <td>{p.period}</td>
-                            <td data-testid="policy-metric">{p.metric.key()}</td>
-                            <td>{p.actions.join(", ")}</td>
-                            <td data-testid="policy-mode">{p.mode}</td>
-                            <td>{stop}</td>
-                            <td>{(is_admin && team.is_some()).then(|| view! {
-                                <ActionForm action=remove attr:class="inline">
-                                    <input type="hidden" name="team" value=team.clone().unwrap_or_default()/>
-                                    <button type="submit" class="danger">"Use the org default"</button>
-                                </ActionForm>
-                            })}</td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid="policies-table" columns=&["Applies to", "Limit", "Period", "Judged on", "Actions", "Mode", "Stop through AWS", ""]>
+            {policies.into_iter().map(|p| {
+                let stop = p.stop.as_ref().map(|s| match s.stop_type.as_str() {
+                    "APPLY_IAM_POLICY" => format!("deny policy {} on {}", s.iam_policy_arn, s.iam_roles.join(", ")),
+                    _ => format!("stop {} in {}", s.instance_ids.join(", "), s.instance_region),
+                }).unwrap_or_else(|| "—".into());
+                let team = p.team.clone();
+                view! {
+                    <tr data-testid="policy-row">
+                        <th scope="row">{p.team.clone().unwrap_or_else(|| "Org default".into())}</th>
+                        <td class="num">{usd(p.limit)}</td>
+                        <td>{p.period}</td>
+                        <td data-testid="policy-metric">{p.metric.key()}</td>
+                        <td>{p.actions.join(", ")}</td>
+                        <td data-testid="policy-mode">{p.mode}</td>
+                        <td>{stop}</td>
+                        <td>{(is_admin && team.is_some()).then(|| view! {
+                            <ActionForm action=remove attr:class="inline">
+                                <input type="hidden" name="team" value=team.clone().unwrap_or_default()/>
+                                <button type="submit" class="danger">"Use the org default"</button>
+                            </ActionForm>
+                        })}</td>
+                    </tr>
+                }
+            }).collect_view()}
+        </DataTable>
     }
 }
 
@@ -186,21 +180,18 @@ fn ActionTrail(rows: Vec<TrailRow>) -> impl IntoView {
     view! {
         <p class="hint">"Every proposal, approval, execution, reversal and failure; nothing is ever deleted. The latest 200 are shown. "
             <a download href=crate::ui::links::ACTION_TRAIL_CSV data-testid="audit-csv">"Download the whole log (CSV)"</a></p>
-        <table class="data" data-testid="audit-table">
-            <TableHead columns=&["When (UTC)", "Who", "Event", "Project", "Action", "AWS request id", "Response"]/>
-            <tbody>
-                {rows.into_iter().map(|r| view! {
-                    <tr data-testid="audit-row" data-event=r.event.clone()>
-                        <td>{r.at}</td>
-                        <td>{r.actor}</td>
-                        <td>{r.event.clone()}</td>
-                        <td>{tag_label(&r.project).to_string()}</td>
-                        <td>{r.action} " #" {r.action_id}</td>
-                        <td><code>{r.aws_request_id.unwrap_or_default()}</code></td>
-                        <td>{r.response.unwrap_or_default()}</td>
-                    </tr>
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid="audit-table" columns=&["When (UTC)", "Who", "Event", "Project", "Action", "AWS request id", "Response"]>
+            {rows.into_iter().map(|r| view! {
+                <tr data-testid="audit-row" data-event=r.event.clone()>
+                    <td>{r.at}</td>
+                    <td>{r.actor}</td>
+                    <td>{r.event.clone()}</td>
+                    <td>{tag_label(&r.project).to_string()}</td>
+                    <td>{r.action} " #" {r.action_id}</td>
+                    <td><code>{r.aws_request_id.unwrap_or_default()}</code></td>
+                    <td>{r.response.unwrap_or_default()}</td>
+                </tr>
+            }).collect_view()}
+        </DataTable>
     }
 }

@@ -10,7 +10,7 @@ use crate::savings::api::{DecideSavings, SnoozeIdle, get_savings};
 use crate::savings::model::{Decision, Kind, Opportunity, SavingsData};
 use crate::ui::links::{SAVINGS_CSV, account_query, scope_href_in};
 use crate::ui::page::PageHeader;
-use crate::ui::table::TableHead;
+use crate::ui::table::{DataTable, TableHead};
 
 #[component]
 pub fn SavingsPage() -> impl IntoView {
@@ -245,10 +245,7 @@ fn Ledger(entries: Vec<crate::savings::model::LedgerEntry>) -> impl IntoView {
         .collect_view();
     view! {
         <h2>"Ledger"</h2>
-        <table class="data" data-testid="ledger-table">
-            <TableHead columns=&["Kind", "Project", "Usage type", "Accepted", "Reason", "Proposed a month", "30 days before", "After, per 30 days", "Realised a month"]/>
-            <tbody>{rows}</tbody>
-        </table>
+        <DataTable testid="ledger-table" columns=&["Kind", "Project", "Usage type", "Accepted", "Reason", "Proposed a month", "30 days before", "After, per 30 days", "Realised a month"]>{rows}</DataTable>
     }
     .into_any()
 }
@@ -277,10 +274,7 @@ fn UtilisationTable(rows: Vec<crate::savings::model::Utilisation>) -> impl IntoV
             })
             .collect_view();
         view! {
-            <table class="data" data-testid="utilisation-table">
-                <TableHead columns=&["Project or host", "GPUs", "Judged by", "Mean", "p50 / p95", "Band (on the mean)", "Observed GPU-hours (coverage)", "Idle GPU-hours", "Idle now", "Peak memory"]/>
-                <tbody>{body}</tbody>
-            </table>
+            <DataTable testid="utilisation-table" columns=&["Project or host", "GPUs", "Judged by", "Mean", "p50 / p95", "Band (on the mean)", "Observed GPU-hours (coverage)", "Idle GPU-hours", "Idle now", "Peak memory"]>{body}</DataTable>
         }
     })
 }
@@ -326,10 +320,7 @@ fn GpuTable(rows: Vec<crate::savings::model::GpuUse>, total: usize) -> impl Into
         view! {
             <h3>"Per GPU"</h3>
             {more.map(|m| view! { <p class="hint">{m}</p> })}
-            <table class="data" data-testid="gpu-table">
-                <TableHead columns=&["Project or host", "GPU", "Judged by", "Mean", "p50 / p95", "GPU util mean", "SM activity mean", "Tensor mean", "SM occupancy mean", "Peak memory", "Verdict"]/>
-                <tbody>{body}</tbody>
-            </table>
+            <DataTable testid="gpu-table" columns=&["Project or host", "GPU", "Judged by", "Mean", "p50 / p95", "GPU util mean", "SM activity mean", "Tensor mean", "SM occupancy mean", "Peak memory", "Verdict"]>{body}</DataTable>
         }
     })
 }
@@ -381,10 +372,7 @@ fn IdleNowTable(
             <h3>"Idle now"</h3>
             <p class="hint">{format!("A GPU or endpoint idle for more than {alert_hours} hours emails its team's owners once per idle stretch. A lead of the team or an admin can snooze that for 1 to 168 hours.")}</p>
             <crate::ui::forms::FormError result/>
-            <table class="data" data-testid="idle-table">
-                <TableHead columns=&["Resource", "Project", "Team", "GPUs", "Hours idle", "Spent while idle", "Alerts"]/>
-                <tbody>{body}</tbody>
-            </table>
+            <DataTable testid="idle-table" columns=&["Resource", "Project", "Team", "GPUs", "Hours idle", "Spent while idle", "Alerts"]>{body}</DataTable>
         }
     })
 }

@@ -11,7 +11,7 @@ use crate::format::{number, percent_value, quantity, usd, usd_precise};
 use crate::savings::api::get_what_if;
 use crate::savings::model::{Precision, WhatIf, WhatIfQuery, WhatIfRow, Workload};
 use crate::ui::page::PageHeader;
-use crate::ui::table::TableHead;
+use crate::ui::table::DataTable;
 
 #[component]
 pub fn WhatIfPage() -> impl IntoView {
@@ -98,43 +98,37 @@ fn WhatIfBody(answer: WhatIf) -> impl IntoView {
         })}
         <h2>"Self-hosted endpoint or managed per-token"</h2>
         <p data-testid="what-if-endpoint">{answer.endpoint_monthly.map(|m| format!("An always-on endpoint on the cheapest fit bills {} a month, traffic or not.", usd(m)))}</p>
-        <table class="data" data-testid="what-if-managed">
-            <TableHead columns=&["Managed model", "Per million tokens", "A month at your volume", "Break-even, tokens a day"]/>
-            <tbody>
-                {answer.managed.into_iter().map(|m| view! {
-                    <tr>
-                        <td>{m.name}</td>
-                        <td class="num">{usd(m.usd_per_million_tokens)}</td>
-                        <td class="num" data-testid="managed-monthly">{usd(m.monthly)}</td>
-                        <td class="num">{m.break_even_tokens_per_day.map(|t| number(t, 0)).unwrap_or_default()}</td>
-                    </tr>
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid="what-if-managed" columns=&["Managed model", "Per million tokens", "A month at your volume", "Break-even, tokens a day"]>
+            {answer.managed.into_iter().map(|m| view! {
+                <tr>
+                    <td>{m.name}</td>
+                    <td class="num">{usd(m.usd_per_million_tokens)}</td>
+                    <td class="num" data-testid="managed-monthly">{usd(m.monthly)}</td>
+                    <td class="num">{m.break_even_tokens_per_day.map(|t| number(t, 0)).unwrap_or_default()}</td>
+                </tr>
+            }).collect_view()}
+        </DataTable>
     }
 }
 
 #[component]
 fn PriceTable(rows: Vec<WhatIfRow>, testid: &'static str) -> impl IntoView {
     view! {
-        <table class="data" data-testid=testid>
-            <TableHead columns=&["Instance type", "Accelerators", "GPU memory", "$/h", "On-demand", "Spot", "Commitment"]/>
-            <tbody>
-                {rows.into_iter().map(|r| view! {
-                    <tr data-testid="what-if-row">
-                        <td><code>{r.instance_type}</code></td>
-                        <td>{r.accelerators}</td>
-                        <td class="num">{quantity(r.total_memory_gib, 1)} " GiB"</td>
-                        <td class="num">{usd_precise(r.hourly, 4)}</td>
-                        <td class="num" data-testid="on-demand">{usd(r.on_demand)}</td>
-                        <td class="num">{match r.spot {
-                            Some(spot) => format!("{} ({} off{})", usd(spot), percent_value(r.spot_discount * rust_decimal::Decimal::ONE_HUNDRED), if r.spot_observed { ", observed" } else { "" }),
-                            None => "not for serving".to_string(),
-                        }}</td>
-                        <td class="num">{usd(r.commitment)}</td>
-                    </tr>
-                }).collect_view()}
-            </tbody>
-        </table>
+        <DataTable testid=testid columns=&["Instance type", "Accelerators", "GPU memory", "$/h", "On-demand", "Spot", "Commitment"]>
+            {rows.into_iter().map(|r| view! {
+                <tr data-testid="what-if-row">
+                    <td><code>{r.instance_type}</code></td>
+                    <td>{r.accelerators}</td>
+                    <td class="num">{quantity(r.total_memory_gib, 1)} " GiB"</td>
+                    <td class="num">{usd_precise(r.hourly, 4)}</td>
+                    <td class="num" data-testid="on-demand">{usd(r.on_demand)}</td>
+                    <td class="num">{match r.spot {
+                        Some(spot) => format!("{} ({} off{})", usd(spot), percent_value(r.spot_discount * rust_decimal::Decimal::ONE_HUNDRED), if r.spot_observed { ", observed" } else { "" }),
+                        None => "not for serving".to_string(),
+                    }}</td>
+                    <td class="num">{usd(r.commitment)}</td>
+                </tr>
+            }).collect_view()}
+        </DataTable>
     }
 }

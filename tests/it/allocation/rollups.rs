@@ -9,7 +9,7 @@
 //! and resumes is carried over the gap and left out of ranges where it has none.
 
 use burnrate::dashboard::model::Line;
-use burnrate::dashboard::store::scope_figures;
+use burnrate::dashboard::reads::scope_figures;
 use burnrate::format::UNASSIGNED_TEAM;
 use burnrate::period::{Basis, Credits, DateRange, Metric};
 use chrono::{Days, NaiveDate};
@@ -202,7 +202,7 @@ async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) 
 /// The Overview's projects (the organisation's, with their owners and the period before)
 /// for `range`, against the rollup's rows.
 async fn assert_overview_projects_match(pool: &PgPool, range: DateRange, when: &str) {
-    let overview = burnrate::dashboard::store::overview::overview(
+    let overview = burnrate::dashboard::reads::overview::overview(
         pool,
         burnrate::period::Period::Custom(range),
         Metric::Unblended,

@@ -9,7 +9,7 @@ use burnrate::allocation::facts::replace_window;
 use burnrate::audit_log::Actor;
 use burnrate::auth::Role;
 use burnrate::costs::store::{CostBatch, CostRow};
-use burnrate::dashboard::store::breakdown;
+use burnrate::dashboard::reads::breakdown;
 use burnrate::period::{DateRange, Metric, Period};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -150,22 +150,9 @@ async fn each_step_claims_what_the_steps_before_it_left_and_every_cent_is_counte
         ]
     );
     // A team's budget judges its allocated spend.
-    let budget = burnrate::budgets::spec::validate(&burnrate::budgets::spec::BudgetInput {
-        name: "web monthly".into(),
-        scope_kind: "team".into(),
-        scope_name: "web".into(),
-        period: "monthly".into(),
-        amount: "40.00".into(),
-        metric: "unblended".into(),
-        credits: String::new(),
-        thresholds: burnrate::budgets::spec::threshold_lines("50\n80"),
-        recipients: vec![],
-    })
-    .expect("budget");
+    let budget = crate::common::budgets::spec("web monthly", ("team", "web"), "40.00", "50\n80", "");
+    let id = crate::common::budgets::save(&pool, &budget).await;
     let mut conn = pool.acquire().await.expect("connection");
-    let id = burnrate::budgets::store::save(&mut conn, &Actor::system("test"), None, &budget)
-        .await
-        .expect("saved");
     let budget = burnrate::budgets::store::get(&mut conn, id)
         .await
         .expect("read")

@@ -15,9 +15,7 @@ use sqlx::PgPool;
 use super::budget_actions_fake::BudgetActionsFake;
 use super::day;
 
-pub fn today() -> chrono::NaiveDate {
-    day(2026, 11, 22)
-}
+pub use super::scenario_today as today;
 
 /// `gpu-burner` spent USD 150 this month in team `strict`, whose policy (limit 100) is set
 /// by `policy_sql`; `orphan` (no team) spent 2,500 under the org default (dry-run).

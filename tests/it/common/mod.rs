@@ -245,6 +245,12 @@ pub fn today() -> NaiveDate {
     chrono::Utc::now().date_naive()
 }
 
+/// The fixed today of the budget and enforcement scenarios: 22 November 2026, so November
+/// to date has 21 days of spend.
+pub fn scenario_today() -> NaiveDate {
+    day(2026, 11, 22)
+}
+
 /// Adds `project` (in `team`, if any; nothing for untagged '') and the same rollup figures
 /// for every day from `from` to `last`, with no GPU or spot part, and allocates those days.
 pub async fn add_project_costs(
@@ -307,6 +313,7 @@ pub async fn serve_on_loopback(app: axum::Router) -> SocketAddr {
 }
 
 pub mod bills;
+pub mod budgets;
 pub mod ce_fake;
 pub mod moto;
 pub mod prometheus;

@@ -217,7 +217,7 @@ async fn downloads_defuse_formulas_while_the_cli_stays_verbatim_unless_asked(poo
 
     let url = common::database_url(&pool).await;
     let export = |extra: &[&str]| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"))
+        let output = crate::common::burnrate_command(&url)
             .args([
                 "export",
                 "--from",
@@ -228,7 +228,6 @@ async fn downloads_defuse_formulas_while_the_cli_stays_verbatim_unless_asked(poo
                 "project,service",
             ])
             .args(extra)
-            .env("DATABASE_URL", &url)
             .env("RUST_LOG", "warn")
             .output()
             .expect("burnrate runs");

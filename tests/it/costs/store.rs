@@ -371,18 +371,7 @@ async fn edits_wait_on_an_open_ingestion_only_to_reallocate_the_days_it_adds(poo
         .expect("pool");
     let actor = Actor::system("test");
     let mut conn = impatient.acquire().await.expect("connection");
-    let budget = burnrate::budgets::spec::validate(&burnrate::budgets::spec::BudgetInput {
-        name: "ml monthly".into(),
-        scope_kind: "team".into(),
-        scope_name: "ml".into(),
-        period: "monthly".into(),
-        amount: "1000".into(),
-        metric: "unblended".into(),
-        credits: String::new(),
-        thresholds: burnrate::budgets::spec::threshold_lines("80"),
-        recipients: vec![],
-    })
-    .expect("valid");
+    let budget = crate::common::budgets::spec("ml monthly", ("team", "ml"), "1000", "80", "");
     burnrate::budgets::store::save(&mut conn, &actor, None, &budget)
         .await
         .expect("a budget saves");
@@ -400,7 +389,7 @@ async fn edits_wait_on_an_open_ingestion_only_to_reallocate_the_days_it_adds(poo
     drop(conn);
     // A team edit that moves no spend (an owner) rewrites no allocation, so it waits on
     // nothing the ingestion holds.
-    let mut owners = burnrate::teams::store::TeamMapping::default();
+    let mut owners = burnrate::teams::mapping::TeamMapping::default();
     owners.owners.insert("ops@example.com".into());
     let edit = burnrate::teams::edit::TeamEdit {
         original: Some("platform".into()),

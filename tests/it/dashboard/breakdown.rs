@@ -5,7 +5,7 @@ use crate::common;
 use crate::common::{day, load_demo};
 use burnrate::auth::Role;
 use burnrate::dashboard::model::Scope;
-use burnrate::dashboard::store::breakdown;
+use burnrate::dashboard::reads::breakdown;
 use burnrate::demo::org::HOSTILE_PROJECT;
 use burnrate::period::{Metric, Period};
 use burnrate::ui::links::scope_href;

@@ -8,9 +8,9 @@
 use crate::common::bills::{d, seed};
 use crate::common::{self, day};
 use burnrate::auth::Role;
-use burnrate::budgets::spec::{BudgetInput, recipient_list, threshold_lines, validate};
+use burnrate::budgets::spec::{BudgetInput, validate};
 use burnrate::dashboard::model::Scope;
-use burnrate::dashboard::store::{breakdown, overview};
+use burnrate::dashboard::reads::{breakdown, overview};
 use burnrate::period::{Basis, Credits, Metric, Period};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -147,15 +147,8 @@ async fn a_budget_counts_spend_net_or_before_credits_as_it_says(pool: PgPool) {
     let mut standing = Vec::new();
     for credits in ["net", "gross"] {
         let spec = validate(&BudgetInput {
-            name: format!("ml {credits}"),
-            scope_kind: "team".into(),
-            scope_name: "ml-research".into(),
-            period: "monthly".into(),
-            amount: "1000".into(),
-            metric: "unblended".into(),
             credits: credits.into(),
-            thresholds: threshold_lines("50"),
-            recipients: recipient_list(""),
+            ..crate::common::budgets::input(&format!("ml {credits}"), ("team", "ml-research"), "1000", "50", "")
         })
         .expect("valid");
         let id = burnrate::budgets::store::save(&mut conn, &burnrate::audit_log::Actor::system("test"), None, &spec)

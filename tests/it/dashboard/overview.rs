@@ -3,7 +3,7 @@
 use crate::common;
 
 use crate::common::{day, load_demo};
-use burnrate::dashboard::store::overview as queries;
+use burnrate::dashboard::reads::overview as queries;
 use burnrate::period::{Metric, Period};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -110,7 +110,7 @@ async fn a_team_filter_narrows_every_figure_to_that_team(pool: PgPool) {
 async fn spend_of_unowned_projects_goes_to_user_tags_shared_rules_or_unassigned(pool: PgPool) {
     load_demo(&pool, day(TODAY.0, TODAY.1, TODAY.2)).await;
     let today = day(TODAY.0, TODAY.1, TODAY.2);
-    let teams = burnrate::dashboard::store::breakdown::teams(&pool, Period::Last90Days, Metric::Unblended, today)
+    let teams = burnrate::dashboard::reads::breakdown::teams(&pool, Period::Last90Days, Metric::Unblended, today)
         .await
         .expect("teams");
     let unassigned = teams
@@ -232,7 +232,7 @@ async fn on_period_edges_flat_spend_shows_no_change_and_forecasts_the_whole_mont
         assert_eq!(forecast.expected, Decimal::from(100 * month_days), "{today}");
         assert_eq!(forecast.projected_days, month_days - days_with_data, "{today}");
 
-        let teams = burnrate::dashboard::store::breakdown::teams(&pool, Period::MonthToDate, Metric::Unblended, today)
+        let teams = burnrate::dashboard::reads::breakdown::teams(&pool, Period::MonthToDate, Metric::Unblended, today)
             .await
             .expect("teams");
         if days_with_data > 0 {

@@ -9,9 +9,7 @@ use burnrate::audit_log::Actor;
 use burnrate::enforcement::evaluate::{CSV_HEADER, evaluate};
 use sqlx::PgPool;
 
-fn today() -> chrono::NaiveDate {
-    day(2026, 11, 22)
-}
+use crate::common::scenario_today as today;
 
 /// November spend per project: `at-limit` exactly 1,000.00, `over` 1,000.01, the rest as named.
 async fn seed(pool: &PgPool) {
@@ -275,9 +273,8 @@ async fn policies_as_code_replace_overrides_whole_and_round_trip(pool: PgPool) {
 async fn the_cli_prints_the_contracted_csv(pool: PgPool) {
     seed(&pool).await;
     let url = common::database_url(&pool).await;
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"))
+    let output = crate::common::burnrate_command(&url)
         .args(["enforce", "evaluate"])
-        .env("DATABASE_URL", url)
         .output()
         .expect("runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));

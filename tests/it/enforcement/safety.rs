@@ -455,23 +455,15 @@ async fn budgets_sync_lists_orphaned_enforcement_budgets_and_prune_deletes_only_
     create_in_aws(&pool, &exec, 999_999, "gone").await;
     let url = common::database_url(&pool).await;
     let sync = |prune: bool| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_burnrate"));
-        for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("AWS_") || n.starts_with("BURNRATE_")) {
-            command.env_remove(name);
-        }
+        let mut command = crate::common::burnrate_command(&url);
         command
             .args(["budgets", "sync"])
             .args(prune.then_some("--prune"))
-            .env("DATABASE_URL", &url)
             .env("AWS_ENDPOINT_URL_BUDGETS", fake.endpoint())
             .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
             .env("AWS_SECRET_ACCESS_KEY", "test-secret")
             .env("AWS_ACCOUNT_ID", "123456789012")
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_CONFIG_FILE", "/nonexistent/burnrate-test")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/burnrate-test")
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("RUST_LOG", "warn");
+            .env("AWS_REGION", "us-east-1");
         command
     };
     // The fake answers on this test's runtime, so the CLI runs off it.

@@ -473,18 +473,18 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
     };
     let basis = burnrate::period::Basis::from(burnrate::period::Metric::Unblended);
     let team = burnrate::dashboard::model::Scope::Team("ml-research".into());
-    let lines = burnrate::dashboard::store::accounts::by_account(&pool, &team, range, basis)
+    let lines = burnrate::dashboard::reads::accounts::by_account(&pool, &team, range, basis)
         .await
         .expect("accounts");
     let lines: Vec<(&str, bool, Decimal)> = lines.iter().map(|l| (l.id.as_str(), l.mapped, l.spend)).collect();
     assert_eq!(lines, [(RESEARCH, true, Decimal::from(200))]);
     // A project in two accounts is one point a day on its page's chart, and two accounts.
-    let web_api = burnrate::dashboard::store::scope_figures::project(&pool, "web-api", range, basis)
+    let web_api = burnrate::dashboard::reads::scope_figures::project(&pool, "web-api", range, basis)
         .await
         .expect("figures");
     assert_eq!(web_api.daily, [(on, "web-api".to_string(), Decimal::from(35))]);
     let project = burnrate::dashboard::model::Scope::Project("web-api".into());
-    let lines = burnrate::dashboard::store::accounts::by_account(&pool, &project, range, basis)
+    let lines = burnrate::dashboard::reads::accounts::by_account(&pool, &project, range, basis)
         .await
         .expect("accounts");
     let lines: Vec<(&str, Decimal)> = lines.iter().map(|l| (l.id.as_str(), l.spend)).collect();
@@ -620,7 +620,7 @@ async fn days_allocated_before_accounts_are_allocated_again_per_account(pool: Pg
 #[sqlx::test]
 async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
     use burnrate::dashboard::model::Scope;
-    use burnrate::dashboard::store::breakdown;
+    use burnrate::dashboard::reads::breakdown;
     use burnrate::period::{AccountId, Metric, Period};
     let today = chrono::Utc::now().date_naive();
     // The last day of the month before last: settled, so its month's statement is final.
@@ -704,9 +704,9 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
         [("Amazon Elastic Compute Cloud - Compute".to_string(), usd(5))]
     );
     assert_eq!(lines(&project.by_family), [("g5 (A10G)".to_string(), usd(5))]);
-    let figures = burnrate::dashboard::store::scope_figures::from_facts(
+    let figures = burnrate::dashboard::reads::scope_figures::from_facts(
         &pool,
-        burnrate::dashboard::store::scope_figures::Projects::OwnedBy("web"),
+        burnrate::dashboard::reads::scope_figures::Projects::OwnedBy("web"),
         range,
         Metric::Unblended.into(),
         Some(&serving),

@@ -11,11 +11,6 @@ use crate::common::{database_url, today};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-/// The binary with a clean AWS environment: no profile files, no instance metadata.
-fn burnrate(database: &str) -> Command {
-    common::burnrate_command(database)
-}
-
 fn with_credentials(mut command: Command) -> Command {
     command
         .env("AWS_ACCESS_KEY_ID", "AKIDCLITEST")
@@ -44,7 +39,7 @@ async fn ingest_uses_the_service_endpoint_variable_and_exits_zero(pool: PgPool) 
     let url = database_url(&pool).await;
     let fake = fake_with_recent_spend().await;
     let from = today() - chrono::Days::new(10);
-    let mut command = with_credentials(burnrate(&url));
+    let mut command = with_credentials(common::burnrate_command(&url));
     command
         .args(["ingest", "--from", &from.to_string(), "--to", &today().to_string()])
         .env("AWS_ENDPOINT_URL_COST_EXPLORER", fake.endpoint())
@@ -61,11 +56,11 @@ async fn ingest_uses_the_service_endpoint_variable_and_exits_zero(pool: PgPool) 
         .expect("sum");
     assert_eq!(stored, fake.total(from, today(), "SERVICE"));
 
-    let mut bad = with_credentials(burnrate(&url));
+    let mut bad = with_credentials(common::burnrate_command(&url));
     bad.args(["ingest", "--from", "2026-11-10", "--to", "2026-11-01"]);
     let output = run(bad).await;
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-    let mut half = with_credentials(burnrate(&url));
+    let mut half = with_credentials(common::burnrate_command(&url));
     half.args(["ingest", "--from", "2026-11-10"]);
     assert_eq!(run(half).await.status.code(), Some(2));
 }
@@ -75,7 +70,7 @@ async fn an_aws_error_exits_one_with_the_message(pool: PgPool) {
     let url = database_url(&pool).await;
     let fake = fake_with_recent_spend().await;
     fake.with(|s| s.fail_next = Some(("DataUnavailableException".into(), "Data is not available yet".into())));
-    let mut command = with_credentials(burnrate(&url));
+    let mut command = with_credentials(common::burnrate_command(&url));
     command.arg("ingest").env("AWS_ENDPOINT_URL", fake.endpoint());
     let output = run(command).await;
     assert_eq!(output.status.code(), Some(1));
@@ -89,7 +84,7 @@ async fn an_aws_error_exits_one_with_the_message(pool: PgPool) {
 #[sqlx::test]
 async fn without_credentials_ingest_fails_and_serve_still_starts_and_says_why(pool: PgPool) {
     let url = database_url(&pool).await;
-    let mut command = burnrate(&url);
+    let mut command = common::burnrate_command(&url);
     command.arg("ingest");
     let output = run(command).await;
     assert_eq!(output.status.code(), Some(1));
@@ -102,7 +97,7 @@ async fn without_credentials_ingest_fails_and_serve_still_starts_and_says_why(po
         .and_then(|l| l.local_addr())
         .expect("port")
         .port();
-    let mut serve = burnrate(&url);
+    let mut serve = common::burnrate_command(&url);
     serve
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
         .stdout(Stdio::null())
@@ -142,7 +137,7 @@ async fn a_second_ingest_exits_three_and_a_killed_run_leaves_the_old_data(pool: 
     let fake = fake_with_recent_spend().await;
     let from = (today() - chrono::Days::new(10)).to_string();
     let window = ["ingest", "--from", from.as_str(), "--to", &today().to_string()].map(str::to_string);
-    let mut first = with_credentials(burnrate(&url));
+    let mut first = with_credentials(common::burnrate_command(&url));
     first.args(&window).env("AWS_ENDPOINT_URL", fake.endpoint());
     assert!(run(first).await.status.success());
     let before: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_user")
@@ -157,7 +152,7 @@ async fn a_second_ingest_exits_three_and_a_killed_run_leaves_the_old_data(pool: 
             item.unblended += Decimal::ONE;
         }
     });
-    let mut slow = with_credentials(burnrate(&url));
+    let mut slow = with_credentials(common::burnrate_command(&url));
     slow.args(&window)
         .env("AWS_ENDPOINT_URL", fake.endpoint())
         .stdout(Stdio::null())
@@ -175,7 +170,7 @@ async fn a_second_ingest_exits_three_and_a_killed_run_leaves_the_old_data(pool: 
     }
     assert!(started, "the slow run reached Cost Explorer");
 
-    let mut second = with_credentials(burnrate(&url));
+    let mut second = with_credentials(common::burnrate_command(&url));
     second.args(&window).env("AWS_ENDPOINT_URL", fake.endpoint());
     let output = run(second).await;
     assert_eq!(output.status.code(), Some(3));
@@ -191,7 +186,7 @@ async fn a_second_ingest_exits_three_and_a_killed_run_leaves_the_old_data(pool: 
 
     // The next run takes the freed lock and records the dead one as interrupted.
     fake.with(|s| s.delay = Duration::ZERO);
-    let mut next = with_credentials(burnrate(&url));
+    let mut next = with_credentials(common::burnrate_command(&url));
     next.args(&window).env("AWS_ENDPOINT_URL", fake.endpoint());
     assert!(run(next).await.status.success());
     let statuses: Vec<(String, Option<String>)> =
@@ -353,27 +348,16 @@ async fn ingest_from_cron_evaluates_budgets_and_sends_their_alerts(pool: PgPool)
         sqlx::query(statement).execute(&pool).await.expect("seed");
     }
     // A small team budget: the ten days of sample spend cross its threshold.
-    let mut conn = pool.acquire().await.expect("connection");
     let spec = burnrate::budgets::spec::validate(&burnrate::budgets::spec::BudgetInput {
-        name: "ml annual".into(),
-        scope_kind: "team".into(),
-        scope_name: "ml".into(),
         period: "annual".into(),
-        amount: "10".into(),
-        metric: "unblended".into(),
-        credits: String::new(),
-        thresholds: burnrate::budgets::spec::threshold_lines("100"),
-        recipients: vec![],
+        ..common::budgets::input("ml annual", ("team", "ml"), "10", "100", "")
     })
     .expect("valid");
-    burnrate::budgets::store::save(&mut conn, &burnrate::audit_log::Actor::system("test"), None, &spec)
-        .await
-        .expect("budget");
-    drop(conn);
+    common::budgets::save(&pool, &spec).await;
     let smtp = common::smtp::start().await;
 
     let from = today() - chrono::Days::new(10);
-    let mut command = with_credentials(burnrate(&url));
+    let mut command = with_credentials(common::burnrate_command(&url));
     command
         .args(["ingest", "--from", &from.to_string(), "--to", &today().to_string()])
         .env("AWS_ENDPOINT_URL_COST_EXPLORER", fake.endpoint())
@@ -406,7 +390,7 @@ async fn an_aws_endpoint_that_hangs_fails_the_run_at_the_timeout_and_frees_the_l
     // The endpoint takes ten minutes to answer; the run waits one second for it.
     fake.with(|s| s.delay = Duration::from_secs(600));
     let from = today() - chrono::Days::new(3);
-    let mut command = with_credentials(burnrate(&url));
+    let mut command = with_credentials(common::burnrate_command(&url));
     command
         .args(["ingest", "--from", &from.to_string(), "--to", &today().to_string()])
         .env("AWS_ENDPOINT_URL_COST_EXPLORER", fake.endpoint())

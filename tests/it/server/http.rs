@@ -4,7 +4,7 @@ use crate::common;
 
 use crate::common::{load_demo, spawn_app, today};
 use burnrate::auth::Role;
-use burnrate::dashboard::store::overview as queries;
+use burnrate::dashboard::reads::overview as queries;
 use burnrate::period::{Metric, Period};
 use rust_decimal::Decimal;
 use sqlx::PgPool;

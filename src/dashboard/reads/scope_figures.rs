@@ -14,7 +14,7 @@ use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use crate::allocation::reads::team_is;
-use crate::allocation::spans::Cover;
+use crate::allocation::spans::{BindCover, Cover};
 use crate::dashboard::model::Line;
 use crate::period::{AccountId, Basis, DateRange};
 
@@ -71,10 +71,7 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
         team = team_is("s", 1, name),
     ))
     .bind(name)
-    .bind(&cover.spans)
-    .bind(&cover.days)
-    .bind(&cover.parts)
-    .bind(&cover.signs)
+    .bind_cover(&cover)
     .fetch_all(pool)
     .await?;
     let mut figures = Figures::default();
@@ -131,10 +128,7 @@ pub async fn team(pool: &PgPool, name: &str, range: DateRange, basis: Basis) -> 
         day_rows("project", "s.key = any($6)")
     ))
     .bind(name)
-    .bind(&days.spans)
-    .bind(&days.days)
-    .bind(&days.parts)
-    .bind(&days.signs)
+    .bind_cover(&days)
     .bind(&shown)
     .fetch_all(pool)
     .await?;

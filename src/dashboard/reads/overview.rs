@@ -5,12 +5,12 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use crate::allocation::spans::Cover;
+use crate::allocation::spans::{BindCover, Cover};
 use crate::costs::Forecast;
 use crate::costs::forecast;
 use crate::costs::queries::{Compared, days_with_data, latest_day, open_days};
 use crate::dashboard::model::{Line, OverviewData, ProjectChange, TeamSpend};
-use crate::dashboard::store::accounts;
+use crate::dashboard::reads::accounts;
 use crate::format::UNASSIGNED_TEAM;
 use crate::period::{AccountId, Basis, Credits, DateRange, Period};
 
@@ -306,10 +306,7 @@ async fn project_changes(
     ))
     .bind(UNASSIGNED_TEAM)
     .bind(team)
-    .bind(&cover.spans)
-    .bind(&cover.days)
-    .bind(&cover.parts)
-    .bind(&cover.signs)
+    .bind_cover(&cover)
     .fetch_all(pool)
     .await?;
     all.sort_by(|a, b| b.spend.cmp(&a.spend).then_with(|| a.project.cmp(&b.project)));

@@ -82,10 +82,7 @@ pub async fn teams_in(
     let open_days = queries::open_days(pool, range).await?;
     let chart_svg = chart(
         &format!("Daily spend by team, {}", range.label()),
-        &format!(
-            "Stacked daily spend per team; the table below the chart has the same numbers.{}",
-            queries::provisional_note(&open_days.provisional)
-        ),
+        "Stacked daily spend per team; the table below the chart has the same numbers.",
         range,
         &order,
         &daily,
@@ -111,7 +108,8 @@ pub async fn teams_in(
     })
 }
 
-/// Stacked daily bars in `order` (largest first), every day of `range` on the axis.
+/// Stacked daily bars in `order` (largest first), every day of `range` on the axis; the
+/// description ends with the note on provisional days.
 fn chart(
     title: &str,
     description: &str,
@@ -120,6 +118,7 @@ fn chart(
     daily: &[(NaiveDate, String, Decimal)],
     provisional: &[NaiveDate],
 ) -> String {
+    let description = format!("{description}{}", queries::provisional_note(provisional));
     let days: Vec<NaiveDate> = range.from.iter_days().take_while(|d| *d < range.to).collect();
     let series: Vec<Series> = order
         .iter()
@@ -132,7 +131,7 @@ fn chart(
                 .collect(),
         })
         .collect();
-    charts::stacked_daily(title, description, &days, &series, provisional)
+    charts::stacked_daily(title, &description, &days, &series, provisional)
 }
 
 /// A Team or Project page for every account.
@@ -216,10 +215,7 @@ pub async fn scope_in(
     )?;
     let chart_svg = chart(
         &format!("Daily spend of {}, by project", scope.name()),
-        &format!(
-            "Stacked daily spend per project; the tables below have the exact figures.{}",
-            queries::provisional_note(&open_days.provisional)
-        ),
+        "Stacked daily spend per project; the tables below have the exact figures.",
         range,
         &figures.order,
         &figures.daily,

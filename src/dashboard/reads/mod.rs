@@ -1,4 +1,4 @@
-//! The dashboard's SQL: the Overview (`overview`) and the Teams, Team and Project pages
+//! The dashboard's reads (it owns no table, so it has no store): the Overview (`overview`) and the Teams, Team and Project pages
 //! (`breakdown`), each assembling cost figures with budget use and enforcement flags.
 
 pub mod accounts;
