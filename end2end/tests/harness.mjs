@@ -41,10 +41,10 @@ function serverEnv(url) {
   };
 }
 
-/** Runs the burnrate CLI against `databaseUrl`; resolves with its stdout. */
-export function burnrateCli(databaseUrl, args) {
+/** Runs the burnrate CLI against `databaseUrl`, with `env` added; resolves with its stdout. */
+export function burnrateCli(databaseUrl, args, env = {}) {
   return new Promise((resolve, reject) => {
-    execFile(process.env.BURNRATE_BIN, args, { env: serverEnv(databaseUrl), maxBuffer: 64 << 20 },
+    execFile(process.env.BURNRATE_BIN, args, { env: { ...serverEnv(databaseUrl), ...env }, maxBuffer: 64 << 20 },
       (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
   });
 }
@@ -170,6 +170,36 @@ export async function startPrometheus(projects) {
       child.kill('SIGTERM');
       await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** moto (target/pyenv, from scripts/setup.sh --tests) on a free loopback port, with a
+ * boto3 runner for setting up and reading the AWS side; stop() ends it. */
+export async function startMoto() {
+  const port = await freePort();
+  const child = spawn('../target/pyenv/bin/moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try { if ((await fetch(`${url}/moto-api/`)).ok) break; } catch { /* starting */ }
+    if (Date.now() > deadline) throw new Error('moto did not become ready in 30 s');
+    await sleep(250);
+  }
+  const env = { AWS_ENDPOINT_URL: url, AWS_ACCESS_KEY_ID: 'AKIDE2E', AWS_SECRET_ACCESS_KEY: 'e2e-secret', AWS_REGION: 'us-east-1' };
+  return {
+    url,
+    env,
+    /** Runs a Python snippet with `ec2` (boto3, us-east-1, against moto) bound; its stdout. */
+    python(snippet) {
+      const script = `import boto3\nec2 = boto3.client("ec2", region_name="us-east-1", endpoint_url="${url}", aws_access_key_id="x", aws_secret_access_key="x")\n${snippet}`;
+      return new Promise((resolve, reject) => {
+        execFile('../target/pyenv/bin/python', ['-c', script], (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout.trim())));
+      });
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
     },
   };
 }

@@ -16,7 +16,15 @@
 //!     period: monthly
 //!     actions: [notify, flag, stop]
 //!     mode: manual
-//!     stop:
+//!     stop:                            # the project's own GPUs, found by its tag
+//!       resources: [ec2, notebooks]    # also training_jobs, processing_jobs, endpoints
+//!       regions: [us-east-1, us-west-2] # BURNRATE_AWS_REGIONS when left out
+//!   - team: research
+//!     limit: "5000.00"
+//!     period: monthly
+//!     actions: [stop]
+//!     mode: manual
+//!     stop:                            # or through an AWS Budgets action, as before:
 //!       type: RUN_SSM_DOCUMENTS        # or APPLY_IAM_POLICY with policy_arn and roles
 //!       execution_role_arn: "arn:aws:iam::123456789012:role/budgets-actions"
 //!       instance_ids: [i-0abc12345def67890]
@@ -35,13 +43,15 @@ use crate::audit_log::Actor;
 use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};
 
 const POLICY_KEYS: [&str; 8] = ["key", "team", "limit", "period", "metric", "actions", "mode", "stop"];
-const STOP_KEYS: [&str; 6] = [
+const STOP_KEYS: [&str; 8] = [
     "type",
     "execution_role_arn",
     "policy_arn",
     "roles",
     "instance_ids",
     "region",
+    "resources",
+    "regions",
 ];
 
 /// A checked policy with the line it starts on, for errors found when applying.
@@ -164,7 +174,8 @@ fn read_stop<'a, 'input>(
     let YamlData::Mapping(fields) = &node.data else {
         errors.add(
             node,
-            "`stop` must be a mapping with type, execution_role_arn and its targets",
+            "`stop` must be a mapping: resources (and regions), or an AWS Budgets action's type, \
+             execution_role_arn and its targets",
         );
         return;
     };
@@ -180,6 +191,17 @@ fn read_stop<'a, 'input>(
             );
             continue;
         };
+        if matches!(*field, "resources" | "regions") {
+            let values = list(value, field, errors).into_iter().map(|(_, v)| v);
+            if *field == "resources" {
+                nodes.insert("stop_resources".to_string(), value);
+                input.stop_resources = values.collect();
+            } else {
+                nodes.insert("stop_regions".to_string(), value);
+                input.stop_regions = values.collect::<Vec<_>>().join("\n");
+            }
+            continue;
+        }
         // Field names as `policy::validate` reports them, so its errors land on these lines.
         let (target, name) = match *field {
             "type" => (&mut input.stop_type, "stop_type"),
@@ -313,6 +335,13 @@ pub(super) fn render(policies: &[Policy]) -> String {
         if let Some(stop) = &p.stop {
             let list = |items: &[String]| items.iter().map(|i| quote(i)).collect::<Vec<_>>().join(", ");
             out.push_str("    stop:\n");
+            if stop.on_resources() {
+                out.push_str(&format!("      resources: [{}]\n", stop.resources.join(", ")));
+                if !stop.regions.is_empty() {
+                    out.push_str(&format!("      regions: [{}]\n", list(&stop.regions)));
+                }
+                continue;
+            }
             out.push_str(&format!("      type: {}\n", stop.stop_type));
             out.push_str(&format!(
                 "      execution_role_arn: {}\n",
@@ -400,6 +429,72 @@ mod tests {
                 "line 16: this policy has no `period:`",
                 "line 16: this policy has no `actions:`",
                 "line 16: this policy has no `mode:`",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stop_on_the_projects_resources_parses_round_trips_and_names_bad_lines() {
+        let text = "policies:
+  - limit: \"1000.00\"
+    period: monthly
+    actions: [stop]
+    mode: manual
+    stop:
+      resources: [training_jobs, ec2]
+      regions: [us-west-2, eu-central-1]
+  - team: research
+    limit: \"10\"
+    period: monthly
+    actions: [flag, stop]
+    mode: dry-run
+    stop: {}
+";
+        let policies = parse(text).expect("valid").policies.expect("section");
+        let org = policies[0].policy.stop.clone().expect("stop");
+        // Kinds in their documented order; no AWS Budgets action.
+        assert_eq!(org.resources, ["ec2", "training_jobs"]);
+        assert_eq!(org.regions, ["us-west-2", "eu-central-1"]);
+        assert!(org.on_resources() && org.stop_type.is_empty());
+        // A bare `stop:` stops what a reversal restores, in BURNRATE_AWS_REGIONS.
+        let team = policies[1].policy.stop.clone().expect("stop");
+        assert_eq!(team.resources, ["ec2", "notebooks"]);
+        assert!(team.regions.is_empty());
+        let rendered = render(&policies.iter().map(|p| p.policy.clone()).collect::<Vec<_>>());
+        let again = parse(&rendered).expect("round trip").policies.expect("section");
+        assert_eq!(
+            again.iter().map(|p| p.policy.stop.clone()).collect::<Vec<_>>(),
+            policies.iter().map(|p| p.policy.stop.clone()).collect::<Vec<_>>()
+        );
+
+        let bad = "policies:
+  - limit: \"1000.00\"
+    period: monthly
+    actions: [stop]
+    mode: manual
+    stop:
+      resources: [ec2, gpus]
+      regions: [us-east-1, mars-1]
+  - team: a
+    limit: \"10\"
+    period: monthly
+    actions: [stop]
+    mode: manual
+    stop:
+      type: RUN_SSM_DOCUMENTS
+      execution_role_arn: \"arn:aws:iam::123456789012:role/budgets-actions\"
+      instance_ids: [i-0abc12345def67890]
+      region: us-east-1
+      resources: [ec2]
+";
+        let errors: Vec<String> = parse(bad).expect_err("invalid").iter().map(|e| e.to_string()).collect();
+        assert_eq!(
+            errors,
+            [
+                "line 7: stop_resources: \"gpus\" is not one of ec2, notebooks, training_jobs, processing_jobs, endpoints",
+                "line 8: stop_regions: \"mars-1\" is not an AWS region name such as us-east-1",
+                "line 15: stop_type: a stop acts either on the project's resources (resources:, regions:) or through an AWS \
+                 Budgets action (type:), not both",
             ]
         );
     }

@@ -229,3 +229,18 @@ pub async fn summaries(pool: &PgPool) -> Result<Vec<AccountSummary>, sqlx::Error
         })
         .collect())
 }
+
+/// `emails` without those of disabled accounts: a disabled person gets no alert or
+/// enforcement mail, as owner, admin or listed recipient. Addresses with no account stay.
+pub async fn without_disabled(conn: &mut sqlx::PgConnection, emails: Vec<String>) -> Result<Vec<String>, sqlx::Error> {
+    let disabled: Vec<String> = sqlx::query_scalar(
+        "select lower(email) from accounts where disabled_at is not null and lower(email) = any($1)",
+    )
+    .bind(emails.iter().map(|e| e.to_lowercase()).collect::<Vec<_>>())
+    .fetch_all(conn)
+    .await?;
+    Ok(emails
+        .into_iter()
+        .filter(|e| !disabled.contains(&e.to_lowercase()))
+        .collect())
+}

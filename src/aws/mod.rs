@@ -98,6 +98,52 @@ where
     }
 }
 
+/// Error codes AWS uses for "slow down" and "try again": throttling
+/// (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/throttling.html>,
+/// <https://docs.aws.amazon.com/sagemaker/latest/APIReference/CommonErrors.html>) and its own
+/// passing faults. A call refused with one of these is asked again later, never recorded as
+/// a final failure.
+const TRANSIENT_CODES: [&str; 10] = [
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "RequestThrottled",
+    "TooManyRequestsException",
+    "ServiceUnavailable",
+    "Unavailable",
+    "InternalError",
+    "InternalFailure",
+    "InsufficientInstanceCapacity",
+];
+
+/// True when asking again later may succeed: throttling, a 5xx, a timeout, a lost
+/// connection or credentials that could not be refreshed. False for AWS's own refusals
+/// (permissions, a wrong state, an unknown resource) and for a request burnrate built wrong.
+pub fn is_transient<E>(err: &aws_sdk_sts::error::SdkError<E, aws_sdk_sts::config::http::HttpResponse>) -> bool
+where
+    E: aws_sdk_sts::error::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    use aws_sdk_sts::error::SdkError;
+    match err {
+        SdkError::ConstructionFailure(_) => false,
+        SdkError::ServiceError(service) => {
+            service.err().code().is_some_and(|code| TRANSIENT_CODES.contains(&code))
+                || service.raw().status().is_server_error()
+        }
+        _ => true,
+    }
+}
+
+/// True when AWS may have acted without burnrate hearing it: the request may have left
+/// and no answer came back (a timeout, a lost connection).
+pub fn is_ambiguous<E, R>(err: &aws_sdk_sts::error::SdkError<E, R>) -> bool {
+    use aws_sdk_sts::error::SdkError;
+    matches!(
+        err,
+        SdkError::TimeoutError(_) | SdkError::ResponseError(_) | SdkError::DispatchFailure(_)
+    )
+}
+
 pub fn https_client() -> aws_sdk_costexplorer::config::SharedHttpClient {
     aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))

@@ -346,7 +346,8 @@ async fn queue(
     }
     let filter = scope_filter(conn, &budget.spec.scope).await?;
     let top = top_projects(conn, filter, status.period, budget.spec.basis(), 3).await?;
-    let recipients = for_threshold(recipients(conn, budget).await?, &budget.spec, threshold);
+    let every = for_threshold(recipients(conn, budget).await?, &budget.spec, threshold);
+    let recipients = crate::auth::accounts::without_disabled(conn, every).await?;
     let message = email::compose(status, threshold, &top, public_url);
     // The alert and its deliveries commit together. A concurrent evaluator may have queued
     // it since the check: the unique index decides. With no one to tell, the alert is failed
@@ -401,7 +402,7 @@ pub fn for_threshold(mut every: Vec<String>, spec: &BudgetSpec, threshold: Thres
 
 /// The scope's team owners (for the org: the admins; for an account: the admins and the
 /// owners of the team it is mapped to) plus the budget's extra addresses: who hears of
-/// every threshold.
+/// every threshold. Disabled accounts hear of none.
 pub async fn recipients(conn: &mut PgConnection, budget: &Budget) -> Result<Vec<String>, sqlx::Error> {
     let owners: Vec<String> = match &budget.spec.scope {
         BudgetScope::Org => {
@@ -435,5 +436,5 @@ pub async fn recipients(conn: &mut PgConnection, budget: &Budget) -> Result<Vec<
         .collect();
     all.sort();
     all.dedup();
-    Ok(all)
+    crate::auth::accounts::without_disabled(conn, all).await
 }

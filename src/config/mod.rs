@@ -50,6 +50,9 @@ pub struct Config {
     pub trusted_proxies: crate::client_address::TrustedProxies,
     /// DCGM utilisation through Prometheus, and the weekly savings digest.
     pub savings: SavingsSettings,
+    /// `BURNRATE_AWS_REGIONS`: the regions CloudWatch is read in and resource stops look in;
+    /// empty means the SDK's own region.
+    pub aws_regions: Vec<String>,
 }
 
 /// The scheme, host and port users reach burnrate at.
@@ -269,6 +272,7 @@ impl Config {
         let savings = savings::read(&get, timeouts.aws_operation, &ingest.tag_project)?;
         Ok(Config {
             savings,
+            aws_regions: savings::regions(&get)?,
             smtp,
             timeouts,
             trusted_proxies,

@@ -48,26 +48,28 @@ pub struct SavingsSettings {
     pub weekly_digest: bool,
 }
 
+/// An AWS region name: `us-east-1`, `eu-central-2`, `us-gov-west-1`.
+pub fn is_region(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('-').collect();
+    parts.len() >= 3
+        && parts[0].len() == 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+        && parts.last().is_some_and(|p| p.chars().all(|c| c.is_ascii_digit()))
+}
+
 /// `BURNRATE_AWS_REGIONS`: region names such as `us-east-1` or `us-gov-west-1`.
 pub fn regions(get: &impl Fn(&str) -> Option<String>) -> Result<Vec<String>, ConfigError> {
     let Some(text) = get("BURNRATE_AWS_REGIONS") else {
         return Ok(Vec::new());
-    };
-    let valid = |r: &str| {
-        let parts: Vec<&str> = r.split('-').collect();
-        parts.len() >= 3
-            && parts[0].len() == 2
-            && parts
-                .iter()
-                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
-            && parts.last().is_some_and(|p| p.chars().all(|c| c.is_ascii_digit()))
     };
     let regions: Vec<String> = text
         .split(',')
         .map(|r| r.trim().to_string())
         .filter(|r| !r.is_empty())
         .collect();
-    if regions.is_empty() || !regions.iter().all(|r| valid(r)) {
+    if regions.is_empty() || !regions.iter().all(|r| is_region(r)) {
         return Err(ConfigError {
             variable: "BURNRATE_AWS_REGIONS",
             value: Some(text),

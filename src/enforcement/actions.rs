@@ -11,10 +11,11 @@
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
+use super::claims::Intent;
 use super::claims::{self, ActionRow};
 use super::executor::Executor;
 use super::judge::{self, Verdict};
-use super::stop_run::{self, Intent};
+use super::stop_run;
 
 /// Why a requested step was refused before anything ran.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +55,12 @@ fn refusal(row: &ActionRow, trigger: Trigger) -> Option<String> {
             "the policy is in dry-run mode: its actions are only recorded; switch the policy to manual to run them"
                 .into(),
         );
+    }
+    if let Some(until) = row.snoozed_until.filter(|_| trigger != Trigger::Prepare) {
+        return Some(format!(
+            "the stop is snoozed until {}; it runs once the snooze ends",
+            until.format("%Y-%m-%d %H:%M UTC")
+        ));
     }
     if row.status != trigger.expected_status() {
         let verb = match trigger {

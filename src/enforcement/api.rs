@@ -57,7 +57,7 @@ pub async fn revoke_approval(project: String) -> Result<(), AppError> {
 pub async fn get_enforcement() -> Result<EnforcementData, AppError> {
     let caller = crate::auth::caller()?;
     let pool = &crate::ctx::pool()?;
-    let violations = super::store::recorded(pool).await?;
+    let violations = super::store::recorded(pool, &caller).await?;
     let mut conn = pool.acquire().await?;
     Ok(EnforcementData {
         violations,
@@ -74,6 +74,16 @@ pub async fn act_on_action(id: i64, step: String) -> Result<String, AppError> {
     let caller = crate::auth::require_admin()?;
     let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
     super::changes::act(&pool, &executor, &caller, id, &step).await
+}
+
+/// Snoozes a pending or executed stop for 1 to 72 hours (admins, and leads of the project's
+/// team); an executed one is reversed until the snooze ends.
+#[server(prefix = "/api", endpoint = "snooze_stop")]
+pub async fn snooze_stop(id: i64, hours: String, reason: String) -> Result<String, AppError> {
+    let caller = crate::auth::caller()?;
+    let snooze = super::snooze::validate(&hours, &reason).map_err(AppError::InvalidFields)?;
+    let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
+    super::changes::snooze(&pool, &executor, &caller, id, &snooze).await
 }
 
 /// Saves the org default (empty team) or a team's override (admins). The actions come as
@@ -94,8 +104,27 @@ pub async fn save_policy(
     iam_roles: Option<String>,
     instance_ids: Option<String>,
     instance_region: Option<String>,
+    stop_ec2: Option<String>,
+    stop_notebooks: Option<String>,
+    stop_training_jobs: Option<String>,
+    stop_processing_jobs: Option<String>,
+    stop_endpoints: Option<String>,
+    stop_regions: Option<String>,
 ) -> Result<(), AppError> {
     let caller = crate::auth::require_admin()?;
+    // The form offers both ways of stopping; the chosen one's fields count.
+    let on_resources = stop_type.as_deref().is_none_or(|t| t.trim().is_empty());
+    let stop_resources = [
+        ("ec2", stop_ec2),
+        ("notebooks", stop_notebooks),
+        ("training_jobs", stop_training_jobs),
+        ("processing_jobs", stop_processing_jobs),
+        ("endpoints", stop_endpoints),
+    ]
+    .into_iter()
+    .filter(|(_, on)| on_resources && on.is_some())
+    .map(|(kind, _)| kind.to_string())
+    .collect();
     let actions = [("notify", notify), ("flag", flag), ("stop", stop)]
         .into_iter()
         .filter(|(_, on)| on.is_some())
@@ -114,6 +143,8 @@ pub async fn save_policy(
         iam_roles: iam_roles.unwrap_or_default(),
         instance_ids: instance_ids.unwrap_or_default(),
         instance_region: instance_region.unwrap_or_default(),
+        stop_resources,
+        stop_regions: stop_regions.filter(|_| on_resources).unwrap_or_default(),
     };
     let policy = super::policy::validate(&input).map_err(AppError::InvalidFields)?;
     let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);

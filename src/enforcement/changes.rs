@@ -68,7 +68,7 @@ pub async fn remove_policy(pool: &PgPool, executor: &Executor, caller: &Caller, 
 
 /// `approve`, `retry` or `reverse` one action; returns what happened, in words.
 pub async fn act(pool: &PgPool, executor: &Executor, caller: &Caller, id: i64, step: &str) -> Result<String, AppError> {
-    use super::actions::{self, ActionError};
+    use super::actions;
     let today = chrono::Utc::now().date_naive();
     let result = match step {
         "approve" => actions::approve(pool, executor, id, &caller.email, today).await,
@@ -76,9 +76,36 @@ pub async fn act(pool: &PgPool, executor: &Executor, caller: &Caller, id: i64, s
         "reverse" => super::reverse::reverse(pool, executor, id, &caller.email).await,
         _ => return Err(AppError::invalid("step", "expected approve, retry or reverse")),
     };
-    result.map_err(|e| match e {
+    result.map_err(refused)
+}
+
+fn refused(e: super::actions::ActionError) -> AppError {
+    use super::actions::ActionError;
+    match e {
         ActionError::NotFound(id) => AppError::NotFound(format!("enforcement action {id}")),
         ActionError::Refused(message) => AppError::invalid("action", message),
         ActionError::Database(e) => e.into(),
-    })
+    }
+}
+
+/// Snoozes a stop, for an admin or a lead of the project's team; returns its status after.
+pub async fn snooze(
+    pool: &PgPool,
+    executor: &Executor,
+    caller: &Caller,
+    id: i64,
+    snooze: &super::snooze::Snooze,
+) -> Result<String, AppError> {
+    let row = super::claims::read(&mut *pool.acquire().await?, id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("enforcement action {id}")))?;
+    let allowed = caller.is_admin() || row.team_id.is_some_and(|team| caller.can_edit_team(team));
+    if !allowed {
+        return Err(AppError::Forbidden(
+            "only an admin or a lead of the project's team may snooze its stop".into(),
+        ));
+    }
+    super::snooze::snooze(pool, executor, id, &caller.email, snooze)
+        .await
+        .map_err(refused)
 }

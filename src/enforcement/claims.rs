@@ -25,6 +25,62 @@ pub async fn lock_decisions(conn: &mut PgConnection) -> Result<(), sqlx::Error> 
     Ok(())
 }
 
+/// What a claim on a stop is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// Run it: an admin's approval or retry, or automatic mode.
+    Run { by_admin: bool },
+    /// Create its AWS budget and action only, so AWS evaluates it before an admin approves.
+    Prepare,
+    /// Undo it (REVERSE_BUDGET_ACTION).
+    Reverse,
+}
+
+/// How a claimed run ends.
+pub enum Step {
+    /// End the claim with this outcome.
+    End(Settled<'static>),
+    /// Nothing happened in AWS: back to the status it was claimed from, with why.
+    Release(String),
+    /// Another run took the claim over, or the claim was ended meanwhile: nothing to write.
+    Lost,
+    /// AWS may or may not have acted (no answer): the claim stays until its lease expires and
+    /// the next pass settles it from what AWS reports.
+    Keep,
+}
+
+/// Ends `claim` on `row` as `step` says, and returns the status the action is in after. A
+/// failed reversal leaves the stop in force (`executed`, with why).
+pub async fn end(
+    conn: &mut PgConnection,
+    row: &ActionRow,
+    claim: i64,
+    actor: &str,
+    intent: Intent,
+    step: Step,
+) -> Result<String, sqlx::Error> {
+    let from = row.claimed_from.clone().unwrap_or_else(|| row.status.clone());
+    match step {
+        Step::Lost | Step::Keep => {}
+        Step::Release(message) => {
+            // Waiting on AWS is not an event: the message says why, the status is unchanged.
+            release(conn, row, claim, None, &message).await?;
+        }
+        Step::End(mut settled) => {
+            if intent == Intent::Reverse && settled.status == "failed" {
+                settled.status = "executed";
+                settled.message = format!("reversal failed: {}", settled.message);
+            }
+            finish(conn, row, claim, actor, &settled).await?;
+        }
+    }
+    let status: Option<String> = sqlx::query_scalar("select status from enforcement_actions where id = $1")
+        .bind(row.id)
+        .fetch_optional(conn)
+        .await?;
+    Ok(status.unwrap_or(from))
+}
+
 /// An action with its violation, as the runner and the judge need it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ActionRow {
@@ -35,6 +91,11 @@ pub struct ActionRow {
     pub aws_budget_name: Option<String>,
     pub aws_action_id: Option<String>,
     pub aws_cleanup: bool,
+    /// The stop acts on the project's own resources (`resources::run`), not through an AWS
+    /// Budgets action.
+    pub stops_resources: bool,
+    /// A lead or admin holds the stop until then (`snooze`).
+    pub snoozed_until: Option<chrono::DateTime<chrono::Utc>>,
     pub claim: Option<i64>,
     pub claimed_from: Option<String>,
     pub project: String,
@@ -47,7 +108,7 @@ pub struct ActionRow {
 }
 
 const SELECT_ROW: &str = "select a.id, a.action, a.mode, a.status, a.aws_budget_name, a.aws_action_id, a.aws_cleanup,
-        a.claim, a.claimed_from, v.project, t.name as team, t.id as team_id, v.period_start, v.spend,
+        a.stops_resources, a.snoozed_until, a.claim, a.claimed_from, v.project, t.name as team, t.id as team_id, v.period_start, v.spend,
         v.spend_limit, v.reason
      from enforcement_actions a join violations v on v.id = a.violation_id
      left join projects p on p.name = v.project left join teams t on t.id = p.team_id";
@@ -133,7 +194,7 @@ async fn settle(
         "update enforcement_actions
          set status = $3, last_message = $4, aws_status = coalesce($5, aws_status),
              claim = null, lease_until = null, claimed_from = null, updated_at = now(),
-             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and action = 'stop')
+             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and action = 'stop' and not stops_resources)
          where id = $1 and {condition}"
     ))
     .bind(row.id)
@@ -190,7 +251,7 @@ pub async fn set_status(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "update enforcement_actions set status = $2, last_message = $3, updated_at = now(),
-             aws_cleanup = aws_cleanup or ($2 in ('reversed', 'cancelled') and action = 'stop')
+             aws_cleanup = aws_cleanup or ($2 in ('reversed', 'cancelled') and action = 'stop' and not stops_resources)
          where id = $1",
     )
     .bind(row.id)

@@ -21,6 +21,14 @@ pub struct Executor {
     /// `None`: resolved from the standard AWS chain when a stop needs it.
     pub aws: Option<Arc<AwsBudgets>>,
     pub tag_key: String,
+    /// The user tag key, shown beside each resource a stop lists.
+    pub user_tag_key: String,
+    /// `BURNRATE_AWS_REGIONS`: where a resource stop looks when its policy names no region;
+    /// empty means the SDK's own region.
+    pub aws_regions: Vec<String>,
+    /// The AWS configuration resource stops use; `None`: the standard chain's, read when a
+    /// stop needs it.
+    pub sdk: Option<aws_config::SdkConfig>,
     pub public_url: Option<String>,
     /// How long a claim on a stop lasts: longer than its AWS calls can take, so a live run
     /// is never overtaken, while a dead one's claim expires and the next pass resumes it.
@@ -36,11 +44,31 @@ impl Executor {
             alerts: alerts.clone(),
             aws: None,
             tag_key: config.ingest.tag_project.clone(),
+            user_tag_key: config.ingest.tag_user.clone(),
+            aws_regions: config.aws_regions.clone(),
+            sdk: None,
             public_url: config.public_url.as_ref().map(|u| u.origin.clone()),
             // A stop makes at most six AWS calls, each bounded by the operation timeout.
             lease: config.timeouts.aws_operation.saturating_mul(10),
             wake: Default::default(),
         }
+    }
+
+    /// The AWS configuration resource stops call with.
+    pub(super) async fn sdk(&self) -> aws_config::SdkConfig {
+        match &self.sdk {
+            Some(sdk) => sdk.clone(),
+            None => crate::aws::sdk_config_from_environment().await,
+        }
+    }
+
+    /// Where a resource stop looks when its policy names no region.
+    pub(super) async fn regions(&self) -> Vec<String> {
+        if !self.aws_regions.is_empty() {
+            return self.aws_regions.clone();
+        }
+        let sdk = self.sdk().await;
+        vec![sdk.region().map_or_else(|| "us-east-1".to_string(), |r| r.to_string())]
     }
 
     pub(super) async fn aws(&self) -> Result<Arc<AwsBudgets>, AwsFailure> {

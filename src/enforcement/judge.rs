@@ -16,8 +16,9 @@ pub enum Verdict {
     /// The violation holds and the policy still wants this action in this mode.
     Holds,
     /// The violation no longer holds (why, in words): the action must not run. `lifts`: the
-    /// reason also lifts a stop already in force (the project is approved, or the period
-    /// is over).
+    /// reason also lifts a stop already in force (the project is approved, the period is
+    /// over, the limit is above the spend, the policy drops the action, or no policy
+    /// governs the project's team); a violation now of another reason does not.
     Cancel { why: String, lifts: bool },
     /// The policy now runs this action in another mode: dry-run records it, manual waits
     /// for an admin.
@@ -28,7 +29,7 @@ pub enum Verdict {
 /// and spend, and the policy that governs its team now.
 pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -> Result<Verdict, sqlx::Error> {
     let Some(policy) = policy::for_team(conn, row.team.as_deref()).await? else {
-        return Ok(cancel("no policy governs the project's team any more".into(), false));
+        return Ok(cancel("no policy governs the project's team any more".into(), true));
     };
     let Some(period) = BudgetPeriod::parse(&policy.period) else {
         return Ok(cancel(
@@ -48,7 +49,7 @@ pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -
         ));
     }
     if !policy.actions.contains(&row.action) {
-        return Ok(cancel(format!("the policy no longer includes {}", row.action), false));
+        return Ok(cancel(format!("the policy no longer includes {}", row.action), true));
     }
     let range = if row.period_start == current.from {
         current
@@ -63,7 +64,7 @@ pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -
                 usd(spend),
                 usd(policy.limit)
             ),
-            false,
+            true,
         ));
     }
     let as_of = if range == current { today } else { range.last_day() };
@@ -142,7 +143,7 @@ pub async fn apply(
     };
     sqlx::query(
         "update enforcement_actions set mode = $2, status = $3, last_message = $4, updated_at = now(),
-             aws_cleanup = aws_cleanup or (action = 'stop' and mode <> 'dry-run')
+             aws_cleanup = aws_cleanup or (action = 'stop' and mode <> 'dry-run' and not stops_resources)
          where id = $1",
     )
     .bind(row.id)

@@ -5,7 +5,9 @@
 //! per team) set the limit, the actions (notify, flag, stop) and the mode (dry-run, manual,
 //! automatic); evaluation records each violation's actions once; `actions` runs, retries
 //! and reverses them, deciding under `claims`' locks after `judge` has checked the violation
-//! still holds; `stop_run` makes a stop's AWS calls with no transaction open; `reconcile`
+//! still holds; `stop_run` makes a stop's AWS calls with no transaction open, through an
+//! AWS Budgets action or, for a policy listing `resources`, on the project's own resources
+//! (`resources`); `reconcile`
 //! follows AWS until it has finished and cleans up; `notify` queues emails in the alert
 //! outbox; `trail` keeps the append-only action trail.
 
@@ -43,7 +45,11 @@ pub mod orphans;
 #[cfg(feature = "ssr")]
 pub mod reconcile;
 #[cfg(feature = "ssr")]
+pub mod resources;
+#[cfg(feature = "ssr")]
 pub mod reverse;
+#[cfg(feature = "ssr")]
+pub mod snooze;
 #[cfg(feature = "ssr")]
 pub mod stop_run;
 #[cfg(feature = "ssr")]

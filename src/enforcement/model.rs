@@ -87,6 +87,9 @@ pub struct ViolationRow {
     pub last_seen: String,
     /// The project holds an approval in force now, so executed actions may be reversed.
     pub approved_now: bool,
+    /// The caller may snooze this violation's stop: an admin, or a lead of its team.
+    #[serde(default)]
+    pub can_snooze: bool,
 }
 
 /// One action of a violation.
@@ -99,6 +102,40 @@ pub struct ActionState {
     pub status: String,
     /// The last outcome in words (SMTP reply, AWS message, why it waits).
     pub last_message: Option<String>,
+    /// Held until then (UTC), by whom and why (`snooze`).
+    #[serde(default)]
+    pub snoozed_until: Option<String>,
+    #[serde(default)]
+    pub snoozed_by: Option<String>,
+    #[serde(default)]
+    pub snooze_reason: Option<String>,
+    /// A stop on the project's resources: each one it found or acted on.
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", sqlx(skip))]
+    pub resources: Vec<StopResource>,
+}
+
+/// One resource a stop found running under the project's tag, and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopResource {
+    pub region: String,
+    /// `ec2`, `notebook`, `training_job`, `processing_job` or `endpoint`.
+    pub kind: String,
+    /// The instance ID, or the notebook's, job's or endpoint's name (from AWS: untrusted).
+    pub resource_id: String,
+    pub instance_type: String,
+    pub gpus: Decimal,
+    /// List price across the resource, from the catalogue; `None` for an unknown type.
+    pub usd_per_hour: Option<Decimal>,
+    /// Hours since it was launched or created, when AWS says.
+    pub age_hours: Option<i64>,
+    /// The `user` tag's value, when present (from AWS: untrusted).
+    pub user: Option<String>,
+    /// `listed`, `skipped`, `requested`, `stopping`, `stopped`, `failed`, `starting`,
+    /// `restarted` or `gone`.
+    pub status: String,
+    /// Why it is left running, AWS's message, or what reversal cannot undo.
+    pub note: Option<String>,
 }
 
 /// One entry of the action trail.

@@ -9,15 +9,17 @@ use super::claims::ActionRow;
 use crate::format::{tag_label, usd};
 use crate::mail::compose::{Body, escape, facts_message, one_line};
 
-/// The team's owners and every admin: who hears of a violation and subscribes to its stop.
+/// The team's owners and every admin, less disabled accounts: who hears of a violation and
+/// subscribes to its stop.
 pub async fn recipients(conn: &mut PgConnection, team_id: Option<i64>) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
+    let all = sqlx::query_scalar(
         "select email from team_owners where team_id = $1
          union select email from accounts where role = 'admin' order by 1",
     )
     .bind(team_id)
-    .fetch_all(conn)
-    .await
+    .fetch_all(&mut *conn)
+    .await?;
+    crate::auth::accounts::without_disabled(conn, all).await
 }
 
 /// A notify email: its subject and body.

@@ -4,12 +4,21 @@
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-/// How a `stop` action acts, through an AWS Budgets action.
+/// How a `stop` action acts: on the project's own resources (`resources`), or through an
+/// AWS Budgets action (`stop_type` and its targets).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StopConfig {
     /// `APPLY_IAM_POLICY` (attach a deny policy for GPU instance launches to roles) or
-    /// `RUN_SSM_DOCUMENTS` (STOP_EC2_INSTANCES for the listed instances).
+    /// `RUN_SSM_DOCUMENTS` (STOP_EC2_INSTANCES for the listed instances); empty for a stop
+    /// on the project's resources.
     pub stop_type: String,
+    /// The kinds a stop on the project's resources reaches: `ec2`, `notebooks`,
+    /// `training_jobs`, `processing_jobs`, `endpoints`. Empty: an AWS Budgets action.
+    #[serde(default)]
+    pub resources: Vec<String>,
+    /// Where it looks; empty means `BURNRATE_AWS_REGIONS` (else the SDK's region).
+    #[serde(default)]
+    pub regions: Vec<String>,
     /// The role AWS Budgets assumes to act.
     pub execution_role_arn: String,
     pub iam_policy_arn: String,
@@ -36,6 +45,18 @@ pub struct Policy {
     pub stop: Option<StopConfig>,
 }
 
+impl StopConfig {
+    /// True when the stop acts on the project's own resources, found by its tag.
+    pub fn on_resources(&self) -> bool {
+        !self.resources.is_empty()
+    }
+}
+
+/// The kinds a resource stop may list, as the policy names them.
+pub const RESOURCE_KINDS: [&str; 5] = ["ec2", "notebooks", "training_jobs", "processing_jobs", "endpoints"];
+/// What a resource stop reaches when its policy lists no kinds: what a reversal restores.
+pub const DEFAULT_RESOURCE_KINDS: [&str; 2] = ["ec2", "notebooks"];
+
 pub const ACTIONS: [&str; 3] = ["notify", "flag", "stop"];
 pub const MODES: [&str; 3] = ["dry-run", "manual", "automatic"];
 pub const STOP_TYPES: [&str; 2] = ["APPLY_IAM_POLICY", "RUN_SSM_DOCUMENTS"];
@@ -56,6 +77,13 @@ pub struct PolicyInput {
     pub iam_roles: String,
     pub instance_ids: String,
     pub instance_region: String,
+    /// The kinds a stop on the project's resources reaches (none: the defaults, when no
+    /// `stop_type` is given).
+    #[serde(default)]
+    pub stop_resources: Vec<String>,
+    /// Regions, one per line or comma-separated.
+    #[serde(default)]
+    pub stop_regions: String,
 }
 
 #[cfg(feature = "ssr")]
@@ -90,6 +118,56 @@ mod store {
                 .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
     }
 
+    /// A stop on the project's resources: the kinds it reaches (the defaults when none are
+    /// listed) and its regions. Fields of an AWS Budgets action are refused beside it.
+    fn resource_stop(input: &PolicyInput, errors: &mut Vec<FieldError>) -> StopConfig {
+        let mut resources: Vec<String> = Vec::new();
+        for kind in input.stop_resources.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
+            match RESOURCE_KINDS.iter().find(|k| **k == kind) {
+                Some(k) if !resources.iter().any(|r| r == k) => resources.push(k.to_string()),
+                Some(_) => {}
+                None => errors.push(FieldError::new(
+                    "stop_resources",
+                    format!("{kind:?} is not one of {}", RESOURCE_KINDS.join(", ")),
+                )),
+            }
+        }
+        if resources.is_empty() {
+            resources = DEFAULT_RESOURCE_KINDS.iter().map(|k| k.to_string()).collect();
+        }
+        resources.sort_by_key(|k| RESOURCE_KINDS.iter().position(|x| x == k));
+        let regions = list(&input.stop_regions);
+        if let Some(bad) = regions.iter().find(|r| !crate::config::savings::is_region(r)) {
+            errors.push(FieldError::new(
+                "stop_regions",
+                format!("{bad:?} is not an AWS region name such as us-east-1"),
+            ));
+        }
+        let budgets_fields = [
+            &input.execution_role_arn,
+            &input.iam_policy_arn,
+            &input.iam_roles,
+            &input.instance_ids,
+        ];
+        if budgets_fields.iter().any(|f| !f.trim().is_empty()) {
+            errors.push(FieldError::new(
+                "stop_type",
+                "a stop on the project's resources takes no execution role, policy, roles or instance ids: those \
+                 are an AWS Budgets action's (give its type)",
+            ));
+        }
+        StopConfig {
+            stop_type: String::new(),
+            execution_role_arn: String::new(),
+            iam_policy_arn: String::new(),
+            iam_roles: Vec::new(),
+            instance_ids: Vec::new(),
+            instance_region: String::new(),
+            resources,
+            regions,
+        }
+    }
+
     /// Every problem with its field, or the policy. The team (if any) is checked by `save`.
     pub fn validate(input: &PolicyInput) -> Result<Policy, Vec<FieldError>> {
         let mut errors = Vec::new();
@@ -120,7 +198,9 @@ mod store {
         if !MODES.contains(&input.mode.trim()) {
             errors.push(FieldError::new("mode", "choose dry-run, manual or automatic"));
         }
-        let stop = if actions.iter().any(|a| a == "stop") {
+        let stop = if actions.iter().any(|a| a == "stop") && input.stop_type.trim().is_empty() {
+            Some(resource_stop(input, &mut errors))
+        } else if actions.iter().any(|a| a == "stop") {
             let config = StopConfig {
                 stop_type: input.stop_type.trim().to_string(),
                 execution_role_arn: input.execution_role_arn.trim().to_string(),
@@ -128,7 +208,16 @@ mod store {
                 iam_roles: list(&input.iam_roles),
                 instance_ids: list(&input.instance_ids),
                 instance_region: input.instance_region.trim().to_string(),
+                resources: Vec::new(),
+                regions: Vec::new(),
             };
+            if !input.stop_resources.is_empty() || !input.stop_regions.trim().is_empty() {
+                errors.push(FieldError::new(
+                    "stop_type",
+                    "a stop acts either on the project's resources (resources:, regions:) or through an AWS \
+                     Budgets action (type:), not both",
+                ));
+            }
             if !is_account_arn(&config.execution_role_arn, "role") {
                 errors.push(FieldError::new(
                     "execution_role_arn",
@@ -214,11 +303,13 @@ mod store {
         iam_roles: Vec<String>,
         instance_ids: Vec<String>,
         instance_region: Option<String>,
+        stop_resources: Vec<String>,
+        stop_regions: Vec<String>,
     }
 
     const SELECT: &str =
         "select p.key, t.name as team, p.spend_limit, p.period, p.metric, p.actions, p.mode, p.stop_type, p.execution_role_arn,
-                p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region
+                p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region, p.stop_resources, p.stop_regions
          from enforcement_policies p left join teams t on t.id = p.team_id";
 
     fn from_row(row: PolicyRow) -> Policy {
@@ -231,13 +322,15 @@ mod store {
             metric: crate::period::Metric::parse(Some(&row.metric)).unwrap_or_default(),
             actions: row.actions,
             mode: row.mode,
-            stop: row.stop_type.map(|stop_type| StopConfig {
-                stop_type,
+            stop: (row.stop_type.is_some() || !row.stop_resources.is_empty()).then(|| StopConfig {
+                stop_type: row.stop_type.unwrap_or_default(),
                 execution_role_arn: row.execution_role_arn.unwrap_or_default(),
                 iam_policy_arn: row.iam_policy_arn.unwrap_or_default(),
                 iam_roles: row.iam_roles,
                 instance_ids: row.instance_ids,
                 instance_region: row.instance_region.unwrap_or_default(),
+                resources: row.stop_resources,
+                regions: row.stop_regions,
             }),
         }
     }
@@ -284,18 +377,19 @@ mod store {
         let stop = policy.stop.as_ref();
         sqlx::query(
             "insert into enforcement_policies (team_id, spend_limit, period, actions, mode, stop_type, execution_role_arn,
-                    iam_policy_arn, iam_roles, instance_ids, instance_region, key, metric)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14)
+                    iam_policy_arn, iam_roles, instance_ids, instance_region, key, metric, stop_resources, stop_regions)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14, $15, $16)
              on conflict (coalesce(team_id, 0)) do update set spend_limit = $2, period = $3, actions = $4, mode = $5,
                 stop_type = $6, execution_role_arn = $7, iam_policy_arn = $8, iam_roles = $9, instance_ids = $10,
-                instance_region = $11, key = coalesce($12, enforcement_policies.key), metric = $14, updated_at = now()",
+                instance_region = $11, key = coalesce($12, enforcement_policies.key), metric = $14,
+                stop_resources = $15, stop_regions = $16, updated_at = now()",
         )
         .bind(team_id)
         .bind(policy.limit)
         .bind(&policy.period)
         .bind(&policy.actions)
         .bind(&policy.mode)
-        .bind(stop.map(|s| s.stop_type.clone()))
+        .bind(stop.map(|s| s.stop_type.clone()).filter(|t| !t.is_empty()))
         .bind(stop.map(|s| s.execution_role_arn.clone()))
         .bind(stop.map(|s| s.iam_policy_arn.clone()).filter(|a| !a.is_empty()))
         .bind(stop.map(|s| s.iam_roles.clone()).unwrap_or_default())
@@ -304,6 +398,8 @@ mod store {
         .bind(&policy.key)
         .bind(default_key(policy.team.as_deref()))
         .bind(policy.metric.key())
+        .bind(stop.map(|s| s.resources.clone()).unwrap_or_default())
+        .bind(stop.map(|s| s.regions.clone()).unwrap_or_default())
         .execute(&mut *conn)
         .await
         .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {

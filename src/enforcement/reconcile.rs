@@ -11,9 +11,11 @@ use sqlx::PgPool;
 
 use super::actions::{self, Trigger};
 use super::claims;
+use super::claims::Intent;
 use super::executor::Executor;
 use super::judge::{self, Verdict};
-use super::stop_run::{self, Intent};
+use super::resources;
+use super::stop_run;
 
 /// Actions one step of a pass looks at, so a pass always ends.
 const STEP_LIMIT: i64 = 1000;
@@ -61,12 +63,31 @@ pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<Pa
             continue;
         };
         drop(conn);
-        stop_run::resume(pool, exec, &row, claim).await?;
+        if row.stops_resources {
+            resources::run::resume(pool, &row, claim).await?;
+        } else {
+            stop_run::resume(pool, exec, &row, claim).await?;
+        }
         report.changed += 1;
+    }
+    for id in ids(
+        pool,
+        "select id from enforcement_actions
+         where action = 'stop' and stops_resources and status in ('executing', 'reversing') order by id limit $1",
+    )
+    .await?
+    {
+        let Some(row) = claims::read(&mut *pool.acquire().await?, id).await? else {
+            continue;
+        };
+        if resources::run::track(pool, exec, &row).await? {
+            report.changed += 1;
+        }
     }
     let in_flight = ids(
         pool,
-        "select id from enforcement_actions where action = 'stop' and status in ('executing', 'reversing') order by id limit $1",
+        "select id from enforcement_actions
+         where action = 'stop' and not stops_resources and status in ('executing', 'reversing') order by id limit $1",
     )
     .await?;
     if !in_flight.is_empty() {
@@ -84,14 +105,16 @@ pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<Pa
             Err(failure) => tracing::warn!(error = %failure.message, "cannot poll AWS budget actions"),
         }
     }
+    report.changed += super::snooze::wake(pool).await?;
     report.changed += lift(pool, exec, today).await?;
     clean_up(pool, exec).await?;
+    list_proposals(pool, exec).await?;
     let waiting = ids(
         pool,
         "select id from enforcement_actions
-         where (mode = 'automatic' and status = 'proposed')
+         where snoozed_until is null and ((mode = 'automatic' and status = 'proposed')
             or (mode = 'manual' and status = 'awaiting_approval' and action = 'stop'
-                and aws_action_id is null and not aws_cleanup)
+                and aws_action_id is null and not aws_cleanup and not stops_resources))
          order by id limit $1",
     )
     .await?;
@@ -118,8 +141,10 @@ pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<Pa
     Ok(report)
 }
 
-/// Reverses executed stops whose project is now approved or whose period has ended: a stop
-/// lasts for the period it was for, and never against an approval.
+/// Reverses executed stops no longer justified: the project is approved, the period has
+/// ended, the limit is now above the spend, the policy drops `stop`, switches to dry-run or
+/// manual, or no longer governs the project's team (it moved). A stop lasts for the period
+/// it was for, and never against an approval.
 async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize, sqlx::Error> {
     let mut lifted = 0;
     for id in ids(
@@ -139,8 +164,11 @@ async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize,
         if row.status != "executed" {
             continue;
         }
-        let Verdict::Cancel { why, lifts: true } = judge::judge(&mut tx, &row, today).await? else {
-            continue;
+        let why = match judge::judge(&mut tx, &row, today).await? {
+            Verdict::Cancel { why, lifts: true } => why,
+            // A stop stays in force only in the mode that ran it, or once made automatic.
+            Verdict::Switch { mode, .. } if mode != "automatic" => format!("the policy is now in {mode} mode"),
+            _ => continue,
         };
         let entry = super::trail::Entry::new("system", "disarmed", row.id, &row.project, &row.action)
             .response(&format!("lifting the stop: {why}"));
@@ -177,6 +205,43 @@ async fn clean_up(pool: &PgPool, exec: &Executor) -> Result<(), sqlx::Error> {
     for id in due {
         if let Some(row) = claims::read(&mut *pool.acquire().await?, id).await? {
             stop_run::clean_up(pool, &aws, &row).await?;
+        }
+    }
+    Ok(())
+}
+
+/// How often a proposed resource stop lists the project's resources again.
+const RELIST_MINUTES: i32 = 10;
+
+/// Lists again the resources of proposed resource stops (dry-run, and manual ones awaiting
+/// approval), so a proposal shows what a stop would touch now. Only violations evaluation
+/// saw in the last day, a bounded number per pass, and no lock held while AWS answers.
+async fn list_proposals(pool: &PgPool, exec: &Executor) -> Result<(), sqlx::Error> {
+    let due: Vec<i64> = sqlx::query_scalar(
+        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
+         where a.action = 'stop' and a.status in ('proposed', 'awaiting_approval') and a.mode <> 'automatic'
+           and v.last_seen_at > now() - interval '1 day'
+           and (a.resources_listed_at is null or a.resources_listed_at < now() - make_interval(mins => $1))
+         order by a.resources_listed_at nulls first, a.id limit 20",
+    )
+    .bind(RELIST_MINUTES)
+    .fetch_all(pool)
+    .await?;
+    for id in due {
+        let Some(row) = claims::read(&mut *pool.acquire().await?, id).await? else {
+            continue;
+        };
+        match resources::run::plan(pool, exec, &row).await? {
+            Some(plan) => {
+                resources::run::list_proposal(pool, exec, &row, &plan).await?;
+            }
+            // A stop through an AWS Budgets action: nothing to list; looked at again later.
+            None => {
+                sqlx::query("update enforcement_actions set resources_listed_at = now() where id = $1")
+                    .bind(id)
+                    .execute(pool)
+                    .await?;
+            }
         }
     }
     Ok(())

@@ -4,9 +4,10 @@
 use sqlx::PgPool;
 
 use super::actions::ActionError;
+use super::claims::Intent;
 use super::claims::{self, ActionRow};
 use super::executor::Executor;
-use super::stop_run::{self, Intent};
+use super::stop_run;
 
 /// Undoes an executed flag or stop (REVERSE_BUDGET_ACTION); an email cannot be undone.
 pub async fn reverse(pool: &PgPool, exec: &Executor, id: i64, actor: &str) -> Result<String, ActionError> {

@@ -6,22 +6,11 @@ use aws_sdk_budgets::types::ExecutionType;
 use sqlx::PgPool;
 
 use super::aws_stop::{self, AwsFailure, StopTarget};
-use super::claims::{self, ActionRow, Settled};
+use super::claims::{self, ActionRow, Intent, Settled, Step};
 use super::executor::Executor;
 use super::{notify, policy};
 use crate::aws::budgets::AwsBudgets;
 use crate::period::BudgetPeriod;
-
-/// What a claim on a stop is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    /// Run it: an admin's approval or retry, or automatic mode.
-    Run { by_admin: bool },
-    /// Create its AWS budget and action only, so AWS evaluates it before an admin approves.
-    Prepare,
-    /// Undo it (REVERSE_BUDGET_ACTION).
-    Reverse,
-}
 
 fn settled(status: &'static str, event: &'static str, message: String) -> Settled<'static> {
     Settled {
@@ -83,7 +72,8 @@ async fn prepared(
     Ok(Ok(Some((budget, action))))
 }
 
-/// Runs a claimed stop for `intent` and ends the claim; returns the status it ended in.
+/// Runs a claimed stop for `intent` and ends the claim; returns the status it ended in. A
+/// stop on the project's resources runs in `resources::run`.
 pub async fn run_claimed(
     pool: &PgPool,
     exec: &Executor,
@@ -92,6 +82,11 @@ pub async fn run_claimed(
     actor: &str,
     (intent, today): (Intent, chrono::NaiveDate),
 ) -> Result<String, sqlx::Error> {
+    let on_resources = row.stops_resources
+        || (intent != Intent::Reverse && super::resources::run::plan(pool, exec, row).await?.is_some());
+    if on_resources {
+        return super::resources::run::run_claimed(pool, exec, row, claim, actor, (intent, today)).await;
+    }
     // Well inside the lease: a run that overstays is left for `resume`, which asks AWS.
     let bound = exec.lease.mul_f64(0.8);
     let outcome = match exec.aws().await {
@@ -101,40 +96,7 @@ pub async fn run_claimed(
         },
         Err(failure) => Step::End(failed(failure)),
     };
-    let mut conn = pool.acquire().await?;
-    let from = row.claimed_from.clone().unwrap_or_else(|| row.status.clone());
-    match outcome {
-        Step::Lost | Step::Keep => {}
-        Step::Release(message) => {
-            // Waiting on AWS is not an event: the message says why, the status is unchanged.
-            claims::release(&mut conn, row, claim, None, &message).await?;
-        }
-        Step::End(mut settled) => {
-            if intent == Intent::Reverse && settled.status == "failed" {
-                // A failed reversal leaves the stop in force.
-                settled.status = "executed";
-                settled.message = format!("reversal failed: {}", settled.message);
-            }
-            claims::finish(&mut conn, row, claim, actor, &settled).await?;
-        }
-    }
-    let status: Option<String> = sqlx::query_scalar("select status from enforcement_actions where id = $1")
-        .bind(row.id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(status.unwrap_or(from))
-}
-
-enum Step {
-    /// End the claim with this outcome.
-    End(Settled<'static>),
-    /// Nothing happened in AWS: back to the status it was claimed from, with why.
-    Release(String),
-    /// Another run took the claim over, or the claim was ended meanwhile: nothing to write.
-    Lost,
-    /// AWS may or may not have acted (no answer): the claim stays until its lease expires and
-    /// `resume` settles it from what AWS reports.
-    Keep,
+    claims::end(&mut *pool.acquire().await?, row, claim, actor, intent, outcome).await
 }
 
 async fn step(

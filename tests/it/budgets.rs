@@ -1135,3 +1135,33 @@ async fn an_alert_whose_sender_is_killed_mid_send_is_delivered_after_the_lease_e
     to.sort();
     assert_eq!(to, ["owner@example.com", "slow@example.com"]);
 }
+
+#[sqlx::test]
+async fn disabled_accounts_get_no_budget_mail(pool: PgPool) {
+    seed(&pool).await;
+    // The team's owner and an escalation address each have an account; both are disabled.
+    common::create_account(&pool, "owner@example.com", Role::Lead).await;
+    common::create_account(&pool, "gone@example.com", Role::Admin).await;
+    sqlx::query("update accounts set disabled_at = now() where email in ('owner@example.com', 'gone@example.com')")
+        .execute(&pool)
+        .await
+        .expect("disabled");
+    half_crossed_budget(&pool, "gone@example.com, kept@example.com").await;
+    let smtp = common::smtp::start().await;
+    let sender = AlertSender::new(Some(&smtp_settings(&smtp.url())), RetryPolicy::default());
+    evaluate_and_send(&pool, &sender, None, today(), true)
+        .await
+        .expect("evaluate");
+    let recipients: Vec<String> = sqlx::query_scalar("select recipient from alert_deliveries order by recipient")
+        .fetch_all(&pool)
+        .await
+        .expect("deliveries");
+    assert_eq!(recipients, ["kept@example.com"]);
+    assert_eq!(
+        smtp.messages()
+            .iter()
+            .flat_map(|m| m.rcpt_to.clone())
+            .collect::<Vec<_>>(),
+        ["kept@example.com"]
+    );
+}

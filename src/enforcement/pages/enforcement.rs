@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::enforcement::api::{ActOnAction, RemovePolicy, SavePolicy, get_enforcement};
+use crate::enforcement::api::{ActOnAction, RemovePolicy, SavePolicy, SnoozeStop, get_enforcement};
 use crate::enforcement::model::{ActionState, EnforcementData, TrailRow, ViolationRow};
 use crate::enforcement::policy::Policy;
 use crate::format::{tag_label, usd};
@@ -16,13 +16,22 @@ pub fn EnforcementPage() -> impl IntoView {
     let act = ServerAction::<ActOnAction>::new();
     let save = ServerAction::<SavePolicy>::new();
     let remove = ServerAction::<RemovePolicy>::new();
+    let snooze = ServerAction::<SnoozeStop>::new();
     let saved = crate::ui::forms::saved_version(save);
     let data = crate::codec::resource(
-        move || (act.version().get(), saved.get(), remove.version().get()),
+        move || {
+            (
+                act.version().get(),
+                saved.get(),
+                remove.version().get(),
+                snooze.version().get(),
+            )
+        },
         |_| get_enforcement(),
     );
     let act_error = move || {
-        act.value().get().and_then(Result::err).map(|err| {
+        let snoozed = snooze.value().get().and_then(Result::err);
+        act.value().get().and_then(Result::err).or(snoozed).map(|err| {
             view! { <p class="error" role="alert" data-testid="action-error">{err.to_string()}</p> }
         })
     };
@@ -31,7 +40,7 @@ pub fn EnforcementPage() -> impl IntoView {
         <p class="hint">"Projects above their policy's spend limit without a valid approval, as recorded after each ingestion and by "
             <code>"burnrate enforce evaluate"</code> ". Dry-run policies only record what they would do; manual ones wait for an admin; automatic ones act at once."</p>
         {act_error}
-        {crate::ui::page::loaded(data, move |view| view! { <Board view act save remove/> })}
+        {crate::ui::page::loaded(data, move |view| view! { <Board view act save remove snooze/> })}
     }
 }
 
@@ -41,6 +50,7 @@ fn Board(
     act: ServerAction<ActOnAction>,
     save: ServerAction<SavePolicy>,
     remove: ServerAction<RemovePolicy>,
+    snooze: ServerAction<SnoozeStop>,
 ) -> impl IntoView {
     let is_admin = view.is_admin;
     let reversible: Vec<String> = view
@@ -56,7 +66,7 @@ fn Board(
             </p>
         })}
         <h2>"Violations"</h2>
-        <Violations rows=view.violations is_admin act/>
+        <Violations rows=view.violations is_admin act snooze/>
         <h2>"Policies"</h2>
         <Policies policies=view.policies is_admin remove/>
         {is_admin.then(|| view! { <super::policy_form::PolicyForm teams=view.teams action=save/> })}
@@ -109,20 +119,27 @@ fn action_buttons(state: &ActionState, approved_now: bool, act: ServerAction<Act
 }
 
 #[component]
-fn Violations(rows: Vec<ViolationRow>, is_admin: bool, act: ServerAction<ActOnAction>) -> impl IntoView {
+fn Violations(
+    rows: Vec<ViolationRow>,
+    is_admin: bool,
+    act: ServerAction<ActOnAction>,
+    snooze: ServerAction<SnoozeStop>,
+) -> impl IntoView {
     if rows.is_empty() {
         return view! { <p data-testid="no-violations">"No violations recorded."</p> }.into_any();
     }
     view! {
         <DataTable testid="violations-table" columns=&["Project", "Team", "Period", "Spend", "Limit", "Reason", "Actions", "Last seen"]>
             {rows.into_iter().map(|row| {
-                let approved_now = row.approved_now;
+                let (approved_now, can_snooze) = (row.approved_now, row.can_snooze);
                 let actions = row.actions.into_iter().map(|state| view! {
                     <li data-testid="action" data-action=state.action.clone() data-status=state.status.clone() data-id=state.id.to_string()>
                         <strong>{state.action.clone()}</strong> " " <span class=format!("status status-{}", state.status)>{state.status.replace('_', " ")}</span>
                         " (" {state.mode.clone()} ")"
                         {state.last_message.clone().map(|m| view! { <br/><small>{m}</small> })}
                         {is_admin.then(|| action_buttons(&state, approved_now, act))}
+                        <super::snooze::SnoozeControl state=state.clone() can_snooze snooze/>
+                        <super::stop_resources::StopResources resources=state.resources.clone()/>
                     </li>
                 }).collect_view();
                 view! {
@@ -146,9 +163,14 @@ fn Violations(rows: Vec<ViolationRow>, is_admin: bool, act: ServerAction<ActOnAc
 #[component]
 fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePolicy>) -> impl IntoView {
     view! {
-        <DataTable testid="policies-table" columns=&["Applies to", "Limit", "Period", "Judged on", "Actions", "Mode", "Stop through AWS", ""]>
+        <DataTable testid="policies-table" columns=&["Applies to", "Limit", "Period", "Judged on", "Actions", "Mode", "What stop does", ""]>
             {policies.into_iter().map(|p| {
                 let stop = p.stop.as_ref().map(|s| match s.stop_type.as_str() {
+                    _ if s.on_resources() => format!(
+                        "the project's {} in {}",
+                        s.resources.join(", ").replace('_', " "),
+                        if s.regions.is_empty() { "BURNRATE_AWS_REGIONS".to_string() } else { s.regions.join(", ") }
+                    ),
                     "APPLY_IAM_POLICY" => format!("deny policy {} on {}", s.iam_policy_arn, s.iam_roles.join(", ")),
                     _ => format!("stop {} in {}", s.instance_ids.join(", "), s.instance_region),
                 }).unwrap_or_else(|| "—".into());

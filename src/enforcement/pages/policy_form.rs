@@ -41,7 +41,7 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                     <legend>"Actions"</legend>
                     <label><input type="checkbox" name="notify" value="on" checked/> " notify (email the team owners and finance admins)"</label>
                     <label><input type="checkbox" name="flag" value="on" checked/> " flag (a badge on the project, team and Overview)"</label>
-                    <label><input type="checkbox" name="stop" value="on"/> " stop (an AWS Budgets action)"</label>
+                    <label><input type="checkbox" name="stop" value="on"/> " stop (the project's own GPUs, or an AWS Budgets action)"</label>
                 </fieldset>
                 {field_error("actions")}
                 <label>"Mode"
@@ -53,24 +53,39 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                 </label>
                 {field_error("mode")}
                 <fieldset>
-                    <legend>"Stop through AWS Budgets (when stop is ticked)"</legend>
-                    <label>"Type"
+                    <legend>"What stop does (when stop is ticked)"</legend>
+                    <label>"How"
                         <select name="stop_type">
-                            <option value="APPLY_IAM_POLICY">"APPLY_IAM_POLICY: attach a deny policy for GPU launches"</option>
-                            <option value="RUN_SSM_DOCUMENTS">"RUN_SSM_DOCUMENTS: stop EC2 instances"</option>
+                            <option value="">"stop the project's own GPU resources, found by its tag"</option>
+                            <option value="APPLY_IAM_POLICY">"AWS Budgets action APPLY_IAM_POLICY: attach a deny policy for GPU launches"</option>
+                            <option value="RUN_SSM_DOCUMENTS">"AWS Budgets action RUN_SSM_DOCUMENTS: stop listed EC2 instances"</option>
                         </select>
                     </label>
                     {field_error("stop_type")}
-                    <label>"Execution role ARN" <input type="text" name="execution_role_arn" placeholder="arn:aws:iam::123456789012:role/budgets-actions"/></label>
-                    {field_error("execution_role_arn")}
-                    <label>"Deny policy ARN" <input type="text" name="iam_policy_arn" placeholder="arn:aws:iam::123456789012:policy/deny-gpu-launch"/></label>
-                    {field_error("iam_policy_arn")}
-                    <label>"IAM roles to attach it to (one per line)" <textarea name="iam_roles" rows="2"></textarea></label>
-                    {field_error("iam_roles")}
-                    <label>"EC2 instance ids (one per line)" <textarea name="instance_ids" rows="2"></textarea></label>
-                    {field_error("instance_ids")}
-                    <label>"Instances' region" <input type="text" name="instance_region" placeholder="us-east-1"/></label>
-                    {field_error("instance_region")}
+                    <fieldset>
+                        <legend>"The project's own resources"</legend>
+                        <label><input type="checkbox" name="stop_ec2" value="on" checked/> " EC2 instances (stopped, never terminated; reversal starts them)"</label>
+                        <label><input type="checkbox" name="stop_notebooks" value="on" checked/> " SageMaker notebooks (reversal starts them)"</label>
+                        <label><input type="checkbox" name="stop_training_jobs" value="on"/> " training jobs (progress since the last checkpoint is lost; cannot be restarted)"</label>
+                        <label><input type="checkbox" name="stop_processing_jobs" value="on"/> " processing jobs (cannot be restarted)"</label>
+                        <label><input type="checkbox" name="stop_endpoints" value="on"/> " real-time endpoints (deleted, config kept; reversal creates them again)"</label>
+                        {field_error("stop_resources")}
+                        <label>"Regions (comma-separated; empty: BURNRATE_AWS_REGIONS)" <input type="text" name="stop_regions" placeholder="us-east-1, us-west-2"/></label>
+                        {field_error("stop_regions")}
+                    </fieldset>
+                    <fieldset>
+                        <legend>"Through an AWS Budgets action"</legend>
+                        <label>"Execution role ARN" <input type="text" name="execution_role_arn" placeholder="arn:aws:iam::123456789012:role/budgets-actions"/></label>
+                        {field_error("execution_role_arn")}
+                        <label>"Deny policy ARN" <input type="text" name="iam_policy_arn" placeholder="arn:aws:iam::123456789012:policy/deny-gpu-launch"/></label>
+                        {field_error("iam_policy_arn")}
+                        <label>"IAM roles to attach it to (one per line)" <textarea name="iam_roles" rows="2"></textarea></label>
+                        {field_error("iam_roles")}
+                        <label>"EC2 instance ids (one per line)" <textarea name="instance_ids" rows="2"></textarea></label>
+                        {field_error("instance_ids")}
+                        <label>"Instances' region" <input type="text" name="instance_region" placeholder="us-east-1"/></label>
+                        {field_error("instance_region")}
+                    </fieldset>
                 </fieldset>
                 <crate::ui::forms::FormError result beside_fields=true/>
                 <button type="submit">"Save policy"</button>

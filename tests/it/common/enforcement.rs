@@ -20,6 +20,11 @@ pub use super::scenario_today as today;
 /// `gpu-burner` spent USD 150 this month in team `strict`, whose policy (limit 100) is set
 /// by `policy_sql`; `orphan` (no team) spent 2,500 under the org default (dry-run).
 pub async fn seed(pool: &PgPool, policy_sql: &str) {
+    seed_on(pool, policy_sql, day(2026, 11, 10)).await;
+}
+
+/// [`seed`], with the spend on `spent_on`.
+pub async fn seed_on(pool: &PgPool, policy_sql: &str, spent_on: chrono::NaiveDate) {
     sqlx::query("insert into teams (name) values ('strict')")
         .execute(pool)
         .await
@@ -29,7 +34,7 @@ pub async fn seed(pool: &PgPool, policy_sql: &str) {
         .await
         .expect("owner");
     super::create_account(pool, "finance@example.com", Role::Admin).await;
-    let one_day = (day(2026, 11, 10), day(2026, 11, 10));
+    let one_day = (spent_on, spent_on);
     super::add_project_costs(pool, "gpu-burner", Some("strict"), one_day, "150.00", "150.00").await;
     super::add_project_costs(pool, "orphan", None, one_day, "2500.00", "2500.00").await;
     sqlx::query(policy_sql).execute(pool).await.expect("policy");
@@ -54,7 +59,35 @@ pub async fn executor(fake: &BudgetActionsFake, smtp_url: Option<String>) -> Exe
         alerts: AlertSender::new(smtp.as_ref(), Default::default()),
         aws: Some(Arc::new(AwsBudgets::new(&sdk, "123456789012".into()))),
         tag_key: "project".into(),
+        user_tag_key: "user".into(),
+        aws_regions: vec!["us-east-1".into()],
+        sdk: Some(sdk),
         public_url: Some("https://costs.example.com".into()),
+        lease: std::time::Duration::from_secs(60),
+        wake: Default::default(),
+    }
+}
+
+/// A stop on the project's own GPUs: EC2 instances and notebooks in us-east-1 and us-west-2,
+/// in `mode`, for team `strict` (limit 100).
+pub fn resource_policy(mode: &str) -> String {
+    format!(
+        "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions)
+         select id, 100, '{{flag,stop}}', '{mode}', '{{ec2,notebooks}}', '{{us-east-1,us-west-2}}' from teams"
+    )
+}
+
+/// An executor whose resource stops call AWS as `sdk` says (moto on loopback), with no AWS
+/// Budgets at hand.
+pub fn resource_executor(sdk: &aws_config::SdkConfig) -> Executor {
+    Executor {
+        alerts: AlertSender::new(None, Default::default()),
+        aws: None,
+        tag_key: "project".into(),
+        user_tag_key: "user".into(),
+        aws_regions: vec!["us-east-1".into()],
+        sdk: Some(sdk.clone()),
+        public_url: None,
         lease: std::time::Duration::from_secs(60),
         wake: Default::default(),
     }

@@ -364,5 +364,6 @@ pub async fn database_url(pool: &PgPool) -> String {
         None => panic!("DATABASE_URL has no database part"),
     }
 }
+pub mod aws_proxy;
 pub mod budget_actions_fake;
 pub mod enforcement;

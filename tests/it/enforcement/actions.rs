@@ -396,3 +396,23 @@ async fn only_admins_act_and_set_policies_and_every_policy_field_is_checked(pool
     assert!(csv.body.contains(",admin@example.com,approved,"), "{}", csv.body);
     assert!(csv.body.contains(",admin@example.com,executed,"), "{}", csv.body);
 }
+
+#[sqlx::test]
+async fn disabled_accounts_get_no_enforcement_mail(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    crate::common::create_account(&pool, "cfo@example.com", burnrate::auth::Role::Admin).await;
+    crate::common::create_account(&pool, "owner@example.com", burnrate::auth::Role::Lead).await;
+    sqlx::query("update accounts set disabled_at = now() where email in ('finance@example.com', 'owner@example.com')")
+        .execute(&pool)
+        .await
+        .expect("disabled");
+    let team: i64 = sqlx::query_scalar("select id from teams where name = 'strict'")
+        .fetch_one(&pool)
+        .await
+        .expect("team");
+    let mut conn = pool.acquire().await.expect("connection");
+    let recipients = burnrate::enforcement::notify::recipients(&mut conn, Some(team))
+        .await
+        .expect("recipients");
+    assert_eq!(recipients, ["cfo@example.com"]);
+}

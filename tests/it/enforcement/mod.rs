@@ -2,4 +2,5 @@
 
 mod actions;
 mod evaluate;
+mod resources;
 mod safety;

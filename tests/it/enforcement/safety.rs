@@ -577,10 +577,7 @@ async fn an_approval_committed_after_the_claim_still_stops_the_call_to_aws(pool:
         &row,
         claim,
         "system",
-        (
-            burnrate::enforcement::stop_run::Intent::Run { by_admin: false },
-            today(),
-        ),
+        (burnrate::enforcement::claims::Intent::Run { by_admin: false }, today()),
     )
     .await
     .expect("run");

@@ -1,0 +1,78 @@
+// A stop on the project's own GPUs, in Chromium: an admin makes the org policy a manual
+// stop of the project's EC2 GPUs, evaluation lists the violating project's tagged GPU
+// instance (in moto, through the real AWS SDK) under its stop, the admin approves it and
+// sees it stopped, then reverses it and sees it running again.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { burnrateCli, openPage, signIn, startMoto, startServer, waitForHydration } from './harness.mjs';
+
+let moto;
+let server;
+before(async () => {
+  moto = await startMoto();
+  server = await startServer({ ...moto.env, BURNRATE_AWS_REGIONS: 'us-east-1' });
+});
+after(async () => { await server?.stop(); await moto?.stop(); });
+
+const stateOf = (id) => moto.python(
+  `print(ec2.describe_instances(InstanceIds=["${id}"])["Reservations"][0]["Instances"][0]["State"]["Name"])`);
+
+test('a manual stop lists the project\\'s GPU instance, stops exactly it when approved, and reversal starts it', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.admin, '/enforcement');
+  await waitForHydration(page);
+
+  // The org default becomes a manual stop of the project's own EC2 GPUs.
+  await page.click('[data-testid="policy-form"] summary');
+  await page.fill('[data-testid="policy-form"] input[name="limit"]', '1000.00');
+  await page.uncheck('[data-testid="policy-form"] input[name="notify"]');
+  await page.uncheck('[data-testid="policy-form"] input[name="flag"]');
+  await page.check('[data-testid="policy-form"] input[name="stop"]');
+  await page.uncheck('[data-testid="policy-form"] input[name="stop_notebooks"]');
+  await page.selectOption('[data-testid="policy-form"] select[name="mode"]', 'manual');
+  await page.click('button:text-is("Save policy")');
+  await page.waitForSelector('[data-testid="policy-mode"]:text-is("manual")');
+
+  // The largest project the org default judges, and a GPU instance it runs (plus a CPU one).
+  const { rows } = await server.db.query(
+    `select v.project from violations v left join projects p on p.name = v.project
+     where p.team_id is null and v.project not like '%<%' order by v.spend desc limit 1`);
+  assert.ok(rows.length, 'the demo has an unassigned project over the org limit');
+  const { project } = rows[0];
+  const launch = (type) => moto.python(
+    `r = ec2.run_instances(ImageId="ami-12c6146b", InstanceType="${type}", MinCount=1, MaxCount=1,
+        TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": "project", "Value": ${JSON.stringify(project)}},
+                                                                {"Key": "user", "Value": "alice"}]}])
+print(r["Instances"][0]["InstanceId"])`);
+  const gpu = await launch('g5.xlarge');
+  const cpu = await launch('m5.large');
+
+  await burnrateCli(server.databaseUrl, ['enforce', 'evaluate'], { ...moto.env, BURNRATE_AWS_REGIONS: 'us-east-1' });
+  const { rows: stops } = await server.db.query(
+    `select a.id from enforcement_actions a join violations v on v.id = a.violation_id
+     where a.action = 'stop' and v.project = $1 and a.status = 'awaiting_approval'`, [project]);
+  assert.equal(stops.length, 1);
+  const id = stops[0].id;
+
+  await page.reload();
+  await waitForHydration(page);
+  const listed = `[data-testid="action"][data-id="${id}"] [data-testid="stop-resource"]`;
+  await page.waitForSelector(`${listed}[data-id="${gpu}"][data-status="listed"]`);
+  assert.equal(await page.locator(`${listed}[data-id="${cpu}"]`).count(), 0, 'a CPU instance is not a stop\\'s');
+  const cells = await page.locator(`${listed}[data-id="${gpu}"] td`).allTextContents();
+  assert.ok(cells.includes('g5.xlarge') && cells.includes('1') && cells.includes('alice'), cells.join(' | '));
+
+  await page.click(`[data-testid="approve-${id}"]`);
+  await page.waitForSelector(`[data-testid="action"][data-id="${id}"][data-status="executed"]`);
+  await page.waitForSelector(`${listed}[data-id="${gpu}"][data-status="stopped"]`);
+  assert.equal(await stateOf(gpu), 'stopped');
+  assert.equal(await stateOf(cpu), 'running');
+
+  await page.click(`[data-testid="reverse-${id}"]`);
+  await page.waitForSelector(`[data-testid="action"][data-id="${id}"][data-status="reversed"]`);
+  await page.waitForSelector(`${listed}[data-id="${gpu}"][data-status="restarted"]`);
+  assert.equal(await stateOf(gpu), 'running');
+
+  assert.deepEqual(problems.pageErrors, []);
+  assert.deepEqual(problems.consoleErrors, []);
+});

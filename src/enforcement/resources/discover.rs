@@ -1,0 +1,329 @@
+//! Finds what a project runs in one region: its EC2 instances (pending or running) through
+//! `DescribeInstances` with a `tag:<key>` filter, and its SageMaker notebooks (InService),
+//! training and processing jobs (InProgress) and real-time endpoints (InService) through
+//! their List calls and `ListTags`, since SageMaker's lists cannot filter by tag.
+//!
+//! Only reads: the SDK's standard retries (backoff on throttling and 5xx) are safe here.
+//! Sources, for the states and fields read:
+//! - <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html>
+//!   (`tag:<key>` and `instance-state-name` filters, `RootDeviceType`, `InstanceLifecycle`);
+//! - <https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html>
+//!   (members carry `aws:autoscaling:groupName`);
+//! - <https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListNotebookInstances.html>,
+//!   `ListTrainingJobs`, `ListProcessingJobs`, `ListEndpoints` (`StatusEquals`), `ListTags`,
+//!   `DescribeTrainingJob` (`ResourceConfig`), `DescribeProcessingJob`
+//!   (`ProcessingResources.ClusterConfig`), `DescribeEndpointConfig` (`ProductionVariants`).
+
+use aws_sdk_ec2::types::{DeviceType, Filter};
+
+use super::{CallError, Clients, Found, Kind};
+
+/// The tag keys that name a resource's project and user.
+#[derive(Debug, Clone, Copy)]
+pub struct Tags<'a> {
+    pub project_key: &'a str,
+    pub user_key: &'a str,
+    pub project: &'a str,
+}
+
+fn time(t: Option<&aws_sdk_ec2::primitives::DateTime>) -> Option<chrono::DateTime<chrono::Utc>> {
+    t.and_then(|t| chrono::DateTime::from_timestamp(t.secs(), t.subsec_nanos()))
+}
+
+/// Everything of `kinds` the project runs in `region`, accelerated or not (the caller keeps
+/// what a stop is for).
+pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>, kinds: &[Kind]) -> Result<Vec<Found>, CallError> {
+    let mut found = Vec::new();
+    if kinds.contains(&Kind::Ec2) {
+        found.extend(instances(&readers.ec2, region, tags).await?);
+    }
+    let sagemaker: Vec<Kind> = kinds.iter().copied().filter(|k| k.sagemaker()).collect();
+    if !sagemaker.is_empty() {
+        found.extend(sagemaker_resources(&readers.sagemaker, region, tags, &sagemaker).await?);
+    }
+    Ok(found)
+}
+
+async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> Result<Vec<Found>, CallError> {
+    let mut out = Vec::new();
+    let mut pages = ec2
+        .describe_instances()
+        .filters(
+            Filter::builder()
+                .name(format!("tag:{}", tags.project_key))
+                .values(tags.project)
+                .build(),
+        )
+        .filters(
+            Filter::builder()
+                .name("instance-state-name")
+                .values("pending")
+                .values("running")
+                .build(),
+        )
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| CallError::from_sdk("EC2", "DescribeInstances", &e))?;
+        for instance in page.reservations().iter().flat_map(|r| r.instances()) {
+            let Some(id) = instance.instance_id() else { continue };
+            let tag = |key: &str| {
+                instance
+                    .tags()
+                    .iter()
+                    .find(|t| t.key() == Some(key))
+                    .and_then(|t| t.value())
+                    .map(str::to_string)
+            };
+            let skip = if instance.root_device_type() == Some(&DeviceType::InstanceStore) {
+                Some("its root volume is instance store, which does not survive a stop: left running".to_string())
+            } else {
+                tag("aws:autoscaling:groupName").map(|group| {
+                    format!(
+                        "a member of Auto Scaling group {group:?}, which would replace it if stopped: left running \
+                         (scale the group down instead)"
+                    )
+                })
+            };
+            out.push(Found {
+                region: region.to_string(),
+                kind: Kind::Ec2,
+                id: id.to_string(),
+                instance_type: instance
+                    .instance_type()
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_default(),
+                instances: 1,
+                launched_at: time(instance.launch_time()),
+                user: tag(tags.user_key).filter(|u| !u.is_empty()),
+                skip,
+                endpoint_config: None,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Maps a SageMaker call's error, named.
+fn sagemaker_error<E>(
+    call: &'static str,
+) -> impl Fn(aws_sdk_sagemaker::error::SdkError<E, aws_sdk_sagemaker::config::http::HttpResponse>) -> CallError
+where
+    E: aws_sdk_sagemaker::error::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    move |e| CallError::from_sdk("SageMaker", call, &e)
+}
+
+/// The project's and user's tag values on a SageMaker resource.
+async fn tagged(
+    sagemaker: &aws_sdk_sagemaker::Client,
+    arn: &str,
+    tags: Tags<'_>,
+) -> Result<Option<Option<String>>, CallError> {
+    let mut pages = sagemaker.list_tags().resource_arn(arn).into_paginator().send();
+    let (mut project, mut user) = (None, None);
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| CallError::from_sdk("SageMaker", "ListTags", &e))?;
+        for tag in page.tags() {
+            if tag.key() == Some(tags.project_key) {
+                project = tag.value().map(str::to_string);
+            } else if tag.key() == Some(tags.user_key) {
+                user = tag.value().map(str::to_string).filter(|u| !u.is_empty());
+            }
+        }
+    }
+    Ok((project.as_deref() == Some(tags.project)).then_some(user))
+}
+
+async fn sagemaker_resources(
+    sagemaker: &aws_sdk_sagemaker::Client,
+    region: &str,
+    tags: Tags<'_>,
+    kinds: &[Kind],
+) -> Result<Vec<Found>, CallError> {
+    let mut out = Vec::new();
+    let found = |kind, id: &str, instance_type: String, instances: i32, launched| Found {
+        region: region.to_string(),
+        kind,
+        id: id.to_string(),
+        instance_type,
+        instances,
+        launched_at: launched,
+        user: None,
+        skip: None,
+        endpoint_config: None,
+    };
+    if kinds.contains(&Kind::Notebook) {
+        use aws_sdk_sagemaker::types::NotebookInstanceStatus;
+        let mut pages = sagemaker
+            .list_notebook_instances()
+            .status_equals(NotebookInstanceStatus::InService)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(sagemaker_error("ListNotebookInstances"))?;
+            for notebook in page.notebook_instances() {
+                let (Some(name), Some(arn)) = (notebook.notebook_instance_name(), notebook.notebook_instance_arn())
+                else {
+                    continue;
+                };
+                let Some(user) = tagged(sagemaker, arn, tags).await? else {
+                    continue;
+                };
+                let instance_type = notebook
+                    .instance_type()
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_default();
+                out.push(Found {
+                    user,
+                    ..found(Kind::Notebook, name, instance_type, 1, time(notebook.creation_time()))
+                });
+            }
+        }
+    }
+    if kinds.contains(&Kind::TrainingJob) {
+        use aws_sdk_sagemaker::types::TrainingJobStatus;
+        let mut pages = sagemaker
+            .list_training_jobs()
+            .status_equals(TrainingJobStatus::InProgress)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(sagemaker_error("ListTrainingJobs"))?;
+            for job in page.training_job_summaries() {
+                let (Some(name), Some(arn)) = (job.training_job_name(), job.training_job_arn()) else {
+                    continue;
+                };
+                let Some(user) = tagged(sagemaker, arn, tags).await? else {
+                    continue;
+                };
+                let described = sagemaker
+                    .describe_training_job()
+                    .training_job_name(name)
+                    .send()
+                    .await
+                    .map_err(sagemaker_error("DescribeTrainingJob"))?;
+                let config = described.resource_config();
+                let instance_type = config
+                    .and_then(|c| c.instance_type())
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_default();
+                let count = config.and_then(|c| c.instance_count()).unwrap_or(1);
+                out.push(Found {
+                    user,
+                    ..found(Kind::TrainingJob, name, instance_type, count, time(job.creation_time()))
+                });
+            }
+        }
+    }
+    if kinds.contains(&Kind::ProcessingJob) {
+        use aws_sdk_sagemaker::types::ProcessingJobStatus;
+        let mut pages = sagemaker
+            .list_processing_jobs()
+            .status_equals(ProcessingJobStatus::InProgress)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(sagemaker_error("ListProcessingJobs"))?;
+            for job in page.processing_job_summaries() {
+                let (Some(name), Some(arn)) = (job.processing_job_name(), job.processing_job_arn()) else {
+                    continue;
+                };
+                let Some(user) = tagged(sagemaker, arn, tags).await? else {
+                    continue;
+                };
+                let described = sagemaker
+                    .describe_processing_job()
+                    .processing_job_name(name)
+                    .send()
+                    .await
+                    .map_err(sagemaker_error("DescribeProcessingJob"))?;
+                let cluster = described.processing_resources().and_then(|r| r.cluster_config());
+                let instance_type = cluster
+                    .and_then(|c| c.instance_type())
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_default();
+                let count = cluster.and_then(|c| c.instance_count()).unwrap_or(1);
+                out.push(Found {
+                    user,
+                    ..found(
+                        Kind::ProcessingJob,
+                        name,
+                        instance_type,
+                        count,
+                        time(job.creation_time()),
+                    )
+                });
+            }
+        }
+    }
+    if kinds.contains(&Kind::Endpoint) {
+        out.extend(endpoints(sagemaker, region, tags).await?);
+    }
+    Ok(out)
+}
+
+/// InService real-time endpoints, each with its config (recorded before a deletion) and its
+/// variants' instances. A serverless variant has no instance of its own and adds none.
+async fn endpoints(
+    sagemaker: &aws_sdk_sagemaker::Client,
+    region: &str,
+    tags: Tags<'_>,
+) -> Result<Vec<Found>, CallError> {
+    use aws_sdk_sagemaker::types::EndpointStatus;
+    let mut out = Vec::new();
+    let mut pages = sagemaker
+        .list_endpoints()
+        .status_equals(EndpointStatus::InService)
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(sagemaker_error("ListEndpoints"))?;
+        for endpoint in page.endpoints() {
+            let (Some(name), Some(arn)) = (endpoint.endpoint_name(), endpoint.endpoint_arn()) else {
+                continue;
+            };
+            let Some(user) = tagged(sagemaker, arn, tags).await? else {
+                continue;
+            };
+            let described = sagemaker
+                .describe_endpoint()
+                .endpoint_name(name)
+                .send()
+                .await
+                .map_err(sagemaker_error("DescribeEndpoint"))?;
+            let config_name = described.endpoint_config_name().unwrap_or_default().to_string();
+            let config = sagemaker
+                .describe_endpoint_config()
+                .endpoint_config_name(&config_name)
+                .send()
+                .await
+                .map_err(sagemaker_error("DescribeEndpointConfig"))?;
+            let variants: Vec<(String, i32)> = config
+                .production_variants()
+                .iter()
+                .filter_map(|v| {
+                    Some((
+                        v.instance_type()?.as_str().to_string(),
+                        v.initial_instance_count().unwrap_or(1),
+                    ))
+                })
+                .collect();
+            let Some((instance_type, _)) = variants.first().cloned() else {
+                continue;
+            };
+            out.push(Found {
+                region: region.to_string(),
+                kind: Kind::Endpoint,
+                id: name.to_string(),
+                instance_type,
+                instances: variants.iter().map(|(_, n)| n).sum(),
+                launched_at: time(endpoint.creation_time()),
+                user,
+                skip: None,
+                endpoint_config: Some(config_name),
+            });
+        }
+    }
+    Ok(out)
+}

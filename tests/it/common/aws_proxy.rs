@@ -1,0 +1,190 @@
+//! A loopback proxy in front of moto that brings real AWS's faults to the real SDK:
+//! throttling on every other call it is told to throttle, and a `kill -9` of a burnrate
+//! process right after AWS has carried out a call, before its answer reaches burnrate.
+//!
+//! The errors are AWS's own, as documented: EC2 answers throttling with HTTP 503 and the
+//! code `RequestLimitExceeded` in its XML error response
+//! (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/throttling.html>,
+//! <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html>); SageMaker
+//! (awsJson1_1) with HTTP 400 and `__type` `ThrottlingException`
+//! (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/CommonErrors.html>).
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+
+#[derive(Debug, Default)]
+pub struct ProxyState {
+    /// Every call forwarded to moto: its action (EC2 `Action=`, SageMaker target) and body.
+    pub forwarded: Vec<(String, String)>,
+    /// Calls whose action is listed here are throttled every other time (each action
+    /// alternating on its own: its first call is refused, its second served, …).
+    pub throttle: Vec<String>,
+    throttle_toggle: std::collections::HashMap<String, bool>,
+    /// How many calls were answered with throttling.
+    pub throttled: usize,
+    /// After forwarding the first call of this action, SIGKILL this process before answering.
+    pub kill_after: Option<(String, u32)>,
+}
+
+#[derive(Clone)]
+pub struct AwsProxy {
+    pub addr: SocketAddr,
+    pub state: Arc<Mutex<ProxyState>>,
+    upstream: String,
+}
+
+struct Shared {
+    state: Arc<Mutex<ProxyState>>,
+    upstream: String,
+    client: reqwest::Client,
+}
+
+impl AwsProxy {
+    pub async fn start(upstream: &str) -> AwsProxy {
+        let state = Arc::new(Mutex::new(ProxyState::default()));
+        let shared = Arc::new(Shared {
+            state: state.clone(),
+            upstream: upstream.to_string(),
+            client: reqwest::Client::new(),
+        });
+        let app = axum::Router::new().fallback(forward).with_state(shared);
+        let addr = super::serve_on_loopback(app).await;
+        AwsProxy {
+            addr,
+            state,
+            upstream: upstream.to_string(),
+        }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn upstream(&self) -> &str {
+        &self.upstream
+    }
+
+    pub fn with<T>(&self, f: impl FnOnce(&mut ProxyState) -> T) -> T {
+        f(&mut self.state.lock().expect("proxy state"))
+    }
+
+    /// How many forwarded calls of `action` named `needle` in their body.
+    pub fn calls_naming(&self, action: &str, needle: &str) -> usize {
+        self.with(|s| {
+            s.forwarded
+                .iter()
+                .filter(|(a, body)| a == action && body.contains(needle))
+                .count()
+        })
+    }
+}
+
+/// The call's action: EC2's `Action=` form field, or SageMaker's `X-Amz-Target` operation.
+fn action_of(headers: &HeaderMap, body: &str) -> String {
+    if let Some(target) = headers.get("x-amz-target").and_then(|v| v.to_str().ok()) {
+        return target.rsplit('.').next().unwrap_or(target).to_string();
+    }
+    body.split('&')
+        .find_map(|pair| pair.strip_prefix("Action="))
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn throttled(sagemaker: bool) -> Response {
+    if sagemaker {
+        let body = r#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#;
+        (
+            StatusCode::BAD_REQUEST,
+            [
+                ("content-type", "application/x-amz-json-1.1"),
+                ("x-amzn-requestid", "proxy-throttle"),
+            ],
+            body,
+        )
+            .into_response()
+    } else {
+        let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error><Code>RequestLimitExceeded</Code>\
+                    <Message>Request limit exceeded.</Message></Error></Errors><RequestID>proxy-throttle</RequestID></Response>";
+        (StatusCode::SERVICE_UNAVAILABLE, [("content-type", "text/xml")], body).into_response()
+    }
+}
+
+async fn forward(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let text = String::from_utf8_lossy(&body).into_owned();
+    let action = action_of(&headers, &text);
+    let sagemaker = headers.contains_key("x-amz-target");
+    let throttle = {
+        let mut state = shared.state.lock().expect("proxy state");
+        if state.throttle.contains(&action) {
+            let toggle = state.throttle_toggle.entry(action.clone()).or_insert(false);
+            *toggle = !*toggle;
+            let refuse = *toggle;
+            state.throttled += usize::from(refuse);
+            refuse
+        } else {
+            false
+        }
+    };
+    if throttle {
+        return throttled(sagemaker);
+    }
+    let mut request = shared
+        .client
+        .request(
+            method,
+            format!(
+                "{}{}",
+                shared.upstream,
+                uri.path_and_query().map_or("/", |p| p.as_str())
+            ),
+        )
+        .body(body);
+    for (name, value) in headers.iter().filter(|(n, _)| *n != "host" && *n != "content-length") {
+        request = request.header(name, value);
+    }
+    let answer = match request.send().await {
+        Ok(answer) => answer,
+        Err(err) => return (StatusCode::BAD_GATEWAY, err.to_string()).into_response(),
+    };
+    let kill = {
+        let mut state = shared.state.lock().expect("proxy state");
+        state.forwarded.push((action.clone(), text));
+        match &state.kill_after {
+            Some((after, pid)) if *after == action => {
+                let pid = *pid;
+                state.kill_after = None;
+                Some(pid)
+            }
+            _ => None,
+        }
+    };
+    if let Some(pid) = kill {
+        // AWS has acted; the caller dies before it hears so.
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+        return (StatusCode::SERVICE_UNAVAILABLE, "killed").into_response();
+    }
+    let status = answer.status();
+    let mut response = Response::builder().status(status.as_u16());
+    for (name, value) in answer.headers() {
+        if name != "content-length" && name != "transfer-encoding" {
+            response = response.header(name.as_str(), value.as_bytes());
+        }
+    }
+    let bytes = answer.bytes().await.unwrap_or_default();
+    response
+        .body(axum::body::Body::from(bytes))
+        .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+}
