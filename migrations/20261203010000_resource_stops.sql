@@ -29,8 +29,10 @@ create table enforcement_resources (
     usd_per_hour numeric,
     launched_at timestamptz,
     user_tag text,
+    -- held: left stopped on reversal because another stop in force holds it stopped;
+    -- restart_failed: AWS refused to start it again (the stop stays in force).
     status text not null check (status in ('listed', 'skipped', 'requested', 'stopping', 'stopped', 'failed',
-                                           'starting', 'restarted', 'gone')),
+                                           'starting', 'restarted', 'held', 'restart_failed', 'gone')),
     -- Why it was skipped, AWS's message for a failure, or what reversal cannot undo.
     note text,
     -- An endpoint's config, recorded before it is deleted, so reversal can create it again.
@@ -40,6 +42,7 @@ create table enforcement_resources (
 );
 create index enforcement_resources_moving on enforcement_resources (action_id)
     where status in ('requested', 'stopping', 'starting');
+create index enforcement_resources_resource on enforcement_resources (region, kind, resource_id);
 
 -- When the stop last listed the project's resources (dry-run and manual stops are listed
 -- again now and then, so what an admin approves is what runs).

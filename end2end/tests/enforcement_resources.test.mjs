@@ -17,7 +17,7 @@ after(async () => { await server?.stop(); await moto?.stop(); });
 const stateOf = (id) => moto.python(
   `print(ec2.describe_instances(InstanceIds=["${id}"])["Reservations"][0]["Instances"][0]["State"]["Name"])`);
 
-test('a manual stop lists the project\\'s GPU instance, stops exactly it when approved, and reversal starts it', async () => {
+test("a manual stop lists the project's GPU instance, stops exactly it when approved, and reversal starts it", async () => {
   const { page, problems } = await openPage(server.browser);
   await signIn(page, server.baseUrl, server.accounts.admin, '/enforcement');
   await waitForHydration(page);
@@ -58,7 +58,7 @@ print(r["Instances"][0]["InstanceId"])`);
   await waitForHydration(page);
   const listed = `[data-testid="action"][data-id="${id}"] [data-testid="stop-resource"]`;
   await page.waitForSelector(`${listed}[data-id="${gpu}"][data-status="listed"]`);
-  assert.equal(await page.locator(`${listed}[data-id="${cpu}"]`).count(), 0, 'a CPU instance is not a stop\\'s');
+  assert.equal(await page.locator(`${listed}[data-id="${cpu}"]`).count(), 0, "a CPU instance is not a stop's");
   const cells = await page.locator(`${listed}[data-id="${gpu}"] td`).allTextContents();
   assert.ok(cells.includes('g5.xlarge') && cells.includes('1') && cells.includes('alice'), cells.join(' | '));
 

@@ -127,6 +127,8 @@ fn aws_error<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt:
 /// A Budgets client for one account.
 pub struct AwsBudgets {
     client: aws_sdk_budgets::Client,
+    /// The same client with the SDK's retries off, for calls that change things.
+    acting: aws_sdk_budgets::Client,
     account_id: String,
     account_source: AccountSource,
 }
@@ -154,13 +156,19 @@ impl AwsBudgets {
     }
 
     /// A client from an explicit SDK configuration, with the SDK's standard retries (Budgets
-    /// calls are free, unlike Cost Explorer's).
+    /// calls are free, unlike Cost Explorer's) for reads and syncs, and a twin without them
+    /// for a stop's calls that change things ([`AwsBudgets::acting`]).
     pub fn new(sdk_config: &aws_config::SdkConfig, account_id: String) -> AwsBudgets {
         let config = aws_sdk_budgets::config::Builder::from(sdk_config)
             .retry_config(aws_config::retry::RetryConfig::standard())
             .build();
+        let acting = config
+            .to_builder()
+            .retry_config(aws_config::retry::RetryConfig::disabled())
+            .build();
         AwsBudgets {
             client: aws_sdk_budgets::Client::from_conf(config),
+            acting: aws_sdk_budgets::Client::from_conf(acting),
             account_id,
             account_source: AccountSource::Credentials,
         }
@@ -169,6 +177,13 @@ impl AwsBudgets {
     /// The underlying client, for reading back what a sync wrote and for budget actions.
     pub fn client(&self) -> &aws_sdk_budgets::Client {
         &self.client
+    }
+
+    /// The client for a stop's budget-action calls that change things (create, execute,
+    /// delete): never retried by the SDK, so an answer lost on the way does not send the call
+    /// again; the stop's claim and AWS's record of the action resolve it.
+    pub fn acting(&self) -> &aws_sdk_budgets::Client {
+        &self.acting
     }
 
     pub fn account_id(&self) -> &str {

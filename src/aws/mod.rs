@@ -134,16 +134,6 @@ where
     }
 }
 
-/// True when AWS may have acted without burnrate hearing it: the request may have left
-/// and no answer came back (a timeout, a lost connection).
-pub fn is_ambiguous<E, R>(err: &aws_sdk_sts::error::SdkError<E, R>) -> bool {
-    use aws_sdk_sts::error::SdkError;
-    matches!(
-        err,
-        SdkError::TimeoutError(_) | SdkError::ResponseError(_) | SdkError::DispatchFailure(_)
-    )
-}
-
 pub fn https_client() -> aws_sdk_costexplorer::config::SharedHttpClient {
     aws_smithy_http_client::Builder::new()
         .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))

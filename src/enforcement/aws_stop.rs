@@ -35,6 +35,8 @@ pub struct AwsFailure {
     pub request_id: Option<String>,
     /// AWS did not answer (timeout, connection lost): it may or may not have acted.
     pub ambiguous: bool,
+    /// Throttling, a 5xx, a timeout: asked again on the next pass, never recorded as final.
+    pub transient: bool,
 }
 
 fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(call: &str, err: SdkError<E>) -> AwsFailure {
@@ -42,6 +44,7 @@ fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(call: &str, er
         message: crate::aws::budgets::describe_error(call, &err),
         request_id: err.request_id().map(str::to_string),
         ambiguous: err.as_service_error().is_none(),
+        transient: crate::aws::is_transient(&err),
     }
 }
 
@@ -52,6 +55,7 @@ impl AwsFailure {
             message: message.into(),
             request_id: None,
             ambiguous: false,
+            transient: false,
         }
     }
 }
@@ -155,7 +159,7 @@ pub async fn prepare(aws: &AwsBudgets, target: &StopTarget<'_>, stop: &StopConfi
         ));
     }
     let action = aws
-        .client()
+        .acting()
         .create_budget_action()
         .account_id(aws.account_id())
         .budget_name(&name)
@@ -190,7 +194,7 @@ fn is_not_found<E: ProvideErrorMetadata>(err: &SdkError<E>) -> bool {
 }
 
 /// The action already on `budget`, if a previous try created one.
-async fn existing_action(aws: &AwsBudgets, budget: &str) -> Result<Option<String>, AwsFailure> {
+pub(super) async fn existing_action(aws: &AwsBudgets, budget: &str) -> Result<Option<String>, AwsFailure> {
     let out = aws
         .client()
         .describe_budget_actions_for_budget()
@@ -241,7 +245,7 @@ pub async fn last_event(aws: &AwsBudgets, budget: &str, action_id: &str) -> Resu
 /// Deletes one budget action; one already gone counts as deleted.
 async fn delete_action(aws: &AwsBudgets, budget: &str, action_id: &str) -> Result<(), AwsFailure> {
     let out = aws
-        .client()
+        .acting()
         .delete_budget_action()
         .account_id(aws.account_id())
         .budget_name(budget)
@@ -265,7 +269,7 @@ pub async fn delete(aws: &AwsBudgets, budget: &str, action_id: Option<&str>) -> 
         delete_action(aws, budget, &other).await?;
     }
     let out = aws
-        .client()
+        .acting()
         .delete_budget()
         .account_id(aws.account_id())
         .budget_name(budget)
@@ -286,7 +290,7 @@ pub async fn execute(
     execution: ExecutionType,
 ) -> Result<Option<String>, AwsFailure> {
     let out = aws
-        .client()
+        .acting()
         .execute_budget_action()
         .account_id(aws.account_id())
         .budget_name(budget)

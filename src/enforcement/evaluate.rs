@@ -166,9 +166,11 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                 // holding (an approval since revoked) is proposed again. Either way the row
                 // comes back and is audited.
                 let proposed: Option<i64> = sqlx::query_scalar(
-                    "insert into enforcement_actions (violation_id, action, mode, status) values ($1, $2, $3, $4)
+                    "insert into enforcement_actions (violation_id, action, mode, status, stops_resources)
+                     values ($1, $2, $3, $4, $5)
                      on conflict (violation_id, action) do update
                         set mode = excluded.mode, status = excluded.status, updated_at = now(),
+                            stops_resources = enforcement_actions.stops_resources or excluded.stops_resources,
                             -- Out of a mode with an AWS side: that side goes (manual prepares anew).
                             aws_cleanup = enforcement_actions.aws_cleanup
                                 or (enforcement_actions.action = 'stop' and enforcement_actions.mode <> excluded.mode
@@ -182,6 +184,8 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
                 .bind(action)
                 .bind(&policy.mode)
                 .bind(status)
+                // A stop on the project's resources has no AWS budget to prepare or clean up.
+                .bind(*action == "stop" && policy.stop.as_ref().is_some_and(|s| s.on_resources()))
                 .fetch_optional(&mut *tx)
                 .await?;
                 if let Some(action_id) = proposed {

@@ -1,6 +1,9 @@
 //! `burnrate-enforce-*` budgets in AWS that no enforcement action needs any more: left by a
 //! run that died between creating and recording them, by a database restored from backup,
-//! or by cleanup that AWS refused. `burnrate budgets sync` lists them; `--prune` deletes them.
+//! or by cleanup that AWS refused. `burnrate budgets sync` lists them; `--prune` deletes them,
+//! but never one whose action AWS ran and has not undone: that one is reversed first
+//! (deleting it would leave its deny policy attached or its instances stopped), and deleted
+//! by a later prune once AWS reports the reversal done.
 
 use sqlx::PgPool;
 
@@ -41,6 +44,34 @@ pub struct NotPruned {
     pub why: String,
 }
 
+/// Why the orphan must stay for now, asking AWS where its action stands: an execution in
+/// force is reversed (REVERSE_BUDGET_ACTION) and the budget kept until AWS has undone it; one
+/// AWS is still running or undoing is left to finish. `None`: safe to delete.
+async fn in_force(aws: &AwsBudgets, name: &str) -> Option<String> {
+    let action = match aws_stop::existing_action(aws, name).await {
+        Ok(Some(action)) => action,
+        Ok(None) => return None,
+        Err(failure) => return Some(failure.message),
+    };
+    match aws_stop::status(aws, name, &action).await {
+        Ok(Some(status)) if status == "EXECUTION_SUCCESS" => {
+            let reverse = aws_sdk_budgets::types::ExecutionType::ReverseBudgetAction;
+            Some(match aws_stop::execute(aws, name, &action, reverse).await {
+                Ok(_) => "its action is in force in AWS: reversal requested; prune again once AWS has undone it".into(),
+                Err(failure) => format!(
+                    "its action is in force in AWS and reversing it failed: {}",
+                    failure.message
+                ),
+            })
+        }
+        Ok(Some(status)) if status.ends_with("_IN_PROGRESS") => Some(format!(
+            "AWS reports its action as {status}; prune again once AWS has finished"
+        )),
+        Ok(_) => None,
+        Err(failure) => Some(failure.message),
+    }
+}
+
 /// Deletes each orphan with its budget actions, checking just before each that no action
 /// has started using it since it was listed; returns those left in place, and why.
 pub async fn prune(pool: &PgPool, aws: &AwsBudgets, orphans: &[String]) -> Vec<NotPruned> {
@@ -54,6 +85,13 @@ pub async fn prune(pool: &PgPool, aws: &AwsBudgets, orphans: &[String]) -> Vec<N
             failures.push(NotPruned {
                 name: name.clone(),
                 why: "an enforcement action uses it now; left alone".into(),
+            });
+            continue;
+        }
+        if let Some(why) = in_force(aws, name).await {
+            failures.push(NotPruned {
+                name: name.clone(),
+                why,
             });
             continue;
         }

@@ -80,7 +80,7 @@ pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<Pa
         let Some(row) = claims::read(&mut *pool.acquire().await?, id).await? else {
             continue;
         };
-        if resources::run::track(pool, exec, &row).await? {
+        if resources::run::track(pool, exec, &row, today).await? {
             report.changed += 1;
         }
     }

@@ -62,6 +62,12 @@ pub async fn snooze(
     if row.action != "stop" {
         return Err(ActionError::Refused("only a stop can be snoozed".into()));
     }
+    if let Some(until) = row.snoozed_until {
+        return Err(ActionError::Refused(format!(
+            "the stop is already snoozed until {}",
+            until.format("%Y-%m-%d %H:%M UTC")
+        )));
+    }
     if !matches!(row.status.as_str(), "proposed" | "awaiting_approval" | "executed") {
         return Err(ActionError::Refused(format!(
             "the stop is {}; only a pending or executed stop can be snoozed",
@@ -109,7 +115,7 @@ pub async fn wake(pool: &PgPool) -> Result<usize, sqlx::Error> {
                            else a.status end,
              snoozed_until = null, snooze_reason = null, snoozed_by = null, updated_at = now()
          from violations v
-         where v.id = a.violation_id and a.snoozed_until <= now() and a.status <> 'running'
+         where v.id = a.violation_id and a.snoozed_until <= now() and a.status not in ('running', 'reversing')
          returning a.id, v.project, a.action",
     )
     .fetch_all(&mut *tx)

@@ -29,6 +29,19 @@ fn failed(failure: AwsFailure) -> Settled<'static> {
     }
 }
 
+/// A failed call's step: a passing fault (throttling, a 5xx, a timeout) leaves the stop where
+/// it was claimed from, for the next pass; AWS's own refusal fails it.
+fn failing(failure: AwsFailure) -> Step {
+    if failure.transient {
+        Step::Release(format!(
+            "AWS did not succeed this time ({}); tried again on the next pass",
+            failure.message
+        ))
+    } else {
+        Step::End(failed(failure))
+    }
+}
+
 /// The stop's AWS budget and action: recorded ones, or ones created now (and recorded at
 /// once, fenced by the claim). `Ok(None)`: the claim was lost meanwhile.
 async fn prepared(
@@ -94,7 +107,7 @@ pub async fn run_claimed(
             Ok(outcome) => outcome?,
             Err(_) => Step::Keep,
         },
-        Err(failure) => Step::End(failed(failure)),
+        Err(failure) => failing(failure),
     };
     claims::end(&mut *pool.acquire().await?, row, claim, actor, intent, outcome).await
 }
@@ -119,7 +132,7 @@ async fn step(
                 failure.message
             )));
         }
-        Err(failure) => return Ok(Step::End(failed(failure))),
+        Err(failure) => return Ok(failing(failure)),
     };
     if intent == Intent::Prepare {
         return Ok(Step::Release(format!(
@@ -141,7 +154,7 @@ async fn step(
                 "AWS has no budget action {action} on {budget} (deleted outside burnrate?); Retry creates it again"
             )))));
         }
-        Err(failure) => return Ok(Step::End(failed(failure))),
+        Err(failure) => return Ok(failing(failure)),
     };
     let execution = match status.as_str() {
         "PENDING" => ExecutionType::ApproveBudgetAction,
@@ -185,7 +198,7 @@ async fn step(
                 tracing::warn!(action = row.id, error = %failure.message, "AWS did not answer an execution; resumed from AWS's record");
                 Step::Keep
             }
-            Err(failure) => Step::End(failed(failure)),
+            Err(failure) => failing(failure),
         },
     )
 }
@@ -225,7 +238,7 @@ async fn reverse(aws: &AwsBudgets, row: &ActionRow) -> Step {
             };
             return Step::End(in_flight(to, "reversal_started", action, &status, None));
         }
-        Err(failure) => return Step::End(failed(failure)),
+        Err(failure) => return failing(failure),
         _ => {}
     }
     Step::End(
@@ -240,6 +253,7 @@ async fn reverse(aws: &AwsBudgets, row: &ActionRow) -> Step {
                 )
             },
             Err(failure) if failure.ambiguous => return Step::Keep,
+            Err(failure) if failure.transient => return failing(failure),
             Err(failure) => failed(failure),
         },
     )

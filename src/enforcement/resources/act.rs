@@ -187,8 +187,15 @@ pub async fn stop(writers: &Clients, kind: Kind, id: &str) -> Result<Seen, CallE
 }
 
 /// Asks AWS to bring `id` back: start an instance or notebook, create an endpoint again
-/// from its recorded config. Jobs cannot be restarted.
-pub async fn start(writers: &Clients, kind: Kind, id: &str, endpoint_config: Option<&str>) -> Result<Seen, CallError> {
+/// from its recorded config, carrying the project tag `(key, value)` (AWS keeps an
+/// endpoint's tags only while it exists). Jobs cannot be restarted.
+pub async fn start(
+    writers: &Clients,
+    kind: Kind,
+    id: &str,
+    endpoint_config: Option<&str>,
+    (tag_key, project): (&str, &str),
+) -> Result<Seen, CallError> {
     match kind {
         Kind::Ec2 => writers
             .ec2
@@ -216,6 +223,12 @@ pub async fn start(writers: &Clients, kind: Kind, id: &str, endpoint_config: Opt
             .create_endpoint()
             .endpoint_name(id)
             .endpoint_config_name(endpoint_config.unwrap_or_default())
+            .tags(
+                aws_sdk_sagemaker::types::Tag::builder()
+                    .key(tag_key)
+                    .value(project)
+                    .build(),
+            )
             .send()
             .await
             .map(|_| Seen::Starting)

@@ -104,6 +104,20 @@ async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> R
     Ok(out)
 }
 
+/// One resource's read: a passing fault fails the whole discovery (asked again on the next
+/// pass); AWS's refusal for this one resource (it ended or was deleted between the list and
+/// this call, or may not be read) skips it, so one vanished job does not stop the stop.
+fn one<T>(result: Result<T, CallError>) -> Result<Option<T>, CallError> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(err) if err.transient => Err(err),
+        Err(err) => {
+            tracing::info!(error = %err.message, "a resource vanished or cannot be read while listing; skipped");
+            Ok(None)
+        }
+    }
+}
+
 /// Maps a SageMaker call's error, named.
 fn sagemaker_error<E>(
     call: &'static str,
@@ -167,7 +181,7 @@ async fn sagemaker_resources(
                 else {
                     continue;
                 };
-                let Some(user) = tagged(sagemaker, arn, tags).await? else {
+                let Some(Some(user)) = one(tagged(sagemaker, arn, tags).await)? else {
                     continue;
                 };
                 let instance_type = notebook
@@ -194,15 +208,18 @@ async fn sagemaker_resources(
                 let (Some(name), Some(arn)) = (job.training_job_name(), job.training_job_arn()) else {
                     continue;
                 };
-                let Some(user) = tagged(sagemaker, arn, tags).await? else {
+                let Some(Some(user)) = one(tagged(sagemaker, arn, tags).await)? else {
                     continue;
                 };
-                let described = sagemaker
+                let Some(described) = one(sagemaker
                     .describe_training_job()
                     .training_job_name(name)
                     .send()
                     .await
-                    .map_err(sagemaker_error("DescribeTrainingJob"))?;
+                    .map_err(sagemaker_error("DescribeTrainingJob")))?
+                else {
+                    continue;
+                };
                 let config = described.resource_config();
                 let instance_type = config
                     .and_then(|c| c.instance_type())
@@ -229,15 +246,18 @@ async fn sagemaker_resources(
                 let (Some(name), Some(arn)) = (job.processing_job_name(), job.processing_job_arn()) else {
                     continue;
                 };
-                let Some(user) = tagged(sagemaker, arn, tags).await? else {
+                let Some(Some(user)) = one(tagged(sagemaker, arn, tags).await)? else {
                     continue;
                 };
-                let described = sagemaker
+                let Some(described) = one(sagemaker
                     .describe_processing_job()
                     .processing_job_name(name)
                     .send()
                     .await
-                    .map_err(sagemaker_error("DescribeProcessingJob"))?;
+                    .map_err(sagemaker_error("DescribeProcessingJob")))?
+                else {
+                    continue;
+                };
                 let cluster = described.processing_resources().and_then(|r| r.cluster_config());
                 let instance_type = cluster
                     .and_then(|c| c.instance_type())
@@ -283,22 +303,28 @@ async fn endpoints(
             let (Some(name), Some(arn)) = (endpoint.endpoint_name(), endpoint.endpoint_arn()) else {
                 continue;
             };
-            let Some(user) = tagged(sagemaker, arn, tags).await? else {
+            let Some(Some(user)) = one(tagged(sagemaker, arn, tags).await)? else {
                 continue;
             };
-            let described = sagemaker
+            let Some(described) = one(sagemaker
                 .describe_endpoint()
                 .endpoint_name(name)
                 .send()
                 .await
-                .map_err(sagemaker_error("DescribeEndpoint"))?;
+                .map_err(sagemaker_error("DescribeEndpoint")))?
+            else {
+                continue;
+            };
             let config_name = described.endpoint_config_name().unwrap_or_default().to_string();
-            let config = sagemaker
+            let Some(config) = one(sagemaker
                 .describe_endpoint_config()
                 .endpoint_config_name(&config_name)
                 .send()
                 .await
-                .map_err(sagemaker_error("DescribeEndpointConfig"))?;
+                .map_err(sagemaker_error("DescribeEndpointConfig")))?
+            else {
+                continue;
+            };
             let variants: Vec<(String, i32)> = config
                 .production_variants()
                 .iter()

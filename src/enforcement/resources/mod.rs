@@ -1,8 +1,8 @@
 //! A stop that reaches the violating project's own resources: what it runs, found by the
 //! same project tag that bills it, in every configured region (`discover`); each resource
 //! stopped, and restarted on reversal, through its own AWS call (`act`); every resource its
-//! own row (`store`); the claimed run, its tracking until AWS confirms, and its reversal
-//! (`run`).
+//! own row (`store`); stopping them (`stopping`) and restarting them (`restarting`); the
+//! claimed run and its tracking until AWS confirms (`run`).
 //!
 //! Never destroys: EC2 instances are stopped, never terminated; an endpoint is deleted only
 //! when the policy lists `endpoints`, after its config is recorded, and reversal creates it
@@ -10,7 +10,9 @@
 
 pub mod act;
 pub mod discover;
+pub mod restarting;
 pub mod run;
+pub mod stopping;
 pub mod store;
 
 use rust_decimal::Decimal;

@@ -1,19 +1,21 @@
-//! A resource stop, claimed: list what the project runs, confirm the violation still holds
-//! under the decision lock, then stop each resource with its own call and record each
-//! outcome; tracking re-describes what AWS is still stopping or starting until AWS confirms
-//! it; reversal restarts exactly the resources this stop stopped.
+//! A resource stop, claimed: list what the project runs and confirm the violation still
+//! holds under the decision lock, then end the claim as `executing` (or, to reverse,
+//! `reversing`). Tracking makes the stop and start calls, one resource at a time, at once
+//! and at every pass until AWS confirms each: one tracker per stop (a session advisory
+//! lock), and a stop under way stops more only while its violation still holds.
 //!
 //! No AWS call is made with a transaction open. Each resource is marked `requested` before
-//! its call, so a run killed between the call and its record is found by the next pass,
-//! which re-describes the resource and acts only on what AWS reports: nothing is stopped
-//! twice or forgotten. A transient failure (throttling, a 5xx, a timeout) leaves the
-//! resource where it was for the next pass; only AWS's own refusal is recorded as failed.
+//! its stop call (`stopping`), so a process killed between the call and its record is found
+//! by the next pass, which re-describes the resource and acts only on what AWS reports. A
+//! transient failure (throttling, a 5xx, a timeout) leaves the resource where it was for
+//! the next pass; only AWS's own refusal is recorded as failed.
 
 use aws_config::SdkConfig;
 use sqlx::PgPool;
 
-use super::act::{self, Seen};
 use super::discover::{self, Tags};
+use super::restarting;
+use super::stopping::{self, Stopping};
 use super::store::{self, ResourceRow};
 use super::{CallError, Clients, Found, Kind};
 use crate::enforcement::claims::{self, ActionRow, Intent, Settled, Step};
@@ -109,7 +111,12 @@ pub async fn run_claimed(
 ) -> Result<String, sqlx::Error> {
     let sdk = exec.sdk().await;
     let outcome = match intent {
-        Intent::Reverse => Step::End(reverse(pool, &sdk, row).await?),
+        // The calls are made by tracking, once the claim has ended (below).
+        Intent::Reverse => Step::End(settled(
+            "reversing",
+            "reversal_started",
+            "restarting what the stop stopped; burnrate shows it done when AWS confirms each".into(),
+        )),
         _ => match plan(pool, exec, row).await? {
             None => Step::End(settled(
                 "failed",
@@ -119,7 +126,21 @@ pub async fn run_claimed(
             Some(plan) => run(pool, exec, &sdk, row, claim, &plan, (intent, today)).await?,
         },
     };
-    claims::end(&mut *pool.acquire().await?, row, claim, actor, intent, outcome).await
+    let status = claims::end(&mut *pool.acquire().await?, row, claim, actor, intent, outcome).await?;
+    if !matches!(status.as_str(), "executing" | "reversing") {
+        return Ok(status);
+    }
+    // The AWS calls, one resource at a time, by the same path every later pass takes: no
+    // claim's lease to outlast, one tracker per stop.
+    let Some(row) = claims::read(&mut *pool.acquire().await?, row.id).await? else {
+        return Ok(status);
+    };
+    track(pool, exec, &row, today).await?;
+    let now: Option<String> = sqlx::query_scalar("select status from enforcement_actions where id = $1")
+        .bind(row.id)
+        .fetch_optional(pool)
+        .await?;
+    Ok(now.unwrap_or(status))
 }
 
 async fn run(
@@ -134,8 +155,12 @@ async fn run(
     let found = match discover_all(sdk, exec, row, plan).await {
         Ok(found) => found,
         Err(err) if err.transient => {
+            let again = match intent {
+                Intent::Run { by_admin: true } => "try again in a minute",
+                _ => "tried again on the next pass",
+            };
             return Ok(Step::Release(format!(
-                "listing the project's resources did not succeed ({}); tried again on the next pass",
+                "listing the project's resources did not succeed ({}); {again}",
                 err.message
             )));
         }
@@ -166,8 +191,11 @@ async fn run(
     if !crate::enforcement::judge::confirm(&mut *pool.acquire().await?, row.id, claim, exec.lease, today).await? {
         return Ok(Step::Lost);
     }
-    let rows = advance(pool, sdk, row.id).await?;
-    Ok(Step::End(stop_outcome(&rows)))
+    Ok(Step::End(settled(
+        "executing",
+        "started",
+        "stopping the project's resources; burnrate shows it done when AWS confirms each".into(),
+    )))
 }
 
 /// "3 resources would be stopped (2 skipped)" and the like.
@@ -181,215 +209,70 @@ fn describe_listing(rows: &[ResourceRow]) -> String {
     }
 }
 
-/// Where a stop stands once its calls are made: executing while AWS is still stopping
-/// something, executed once every resource is settled, failed when AWS refused them all.
-fn stop_outcome(rows: &[ResourceRow]) -> Settled<'static> {
-    let count = |status: &str| rows.iter().filter(|r| r.status == status).count();
-    let (moving, stopped, failed) = (
-        count("requested") + count("stopping") + count("listed"),
-        count("stopped"),
-        count("failed"),
-    );
-    let summary = format!(
-        "{stopped} stopped, {moving} stopping, {failed} failed, {} left running, {} gone",
-        count("skipped"),
-        count("gone")
-    );
-    if moving > 0 {
-        settled(
-            "executing",
-            "started",
-            format!("stopping the project's resources: {summary}; burnrate shows it done when AWS confirms each"),
-        )
-    } else if failed > 0 && stopped == 0 {
-        settled(
-            "failed",
-            "failed",
-            format!("AWS refused to stop the project's resources: {summary}"),
-        )
-    } else {
-        settled("executed", "executed", format!("the project's resources: {summary}"))
+/// The project tag a stop's recreated endpoints carry.
+fn project_tag<'a>(exec: &'a Executor, row: &'a ActionRow) -> restarting::Tag<'a> {
+    restarting::Tag {
+        key: &exec.tag_key,
+        value: &row.project,
     }
 }
 
-/// Moves every resource of a stop in progress on by one step: a listed one is stopped, a
-/// requested one (a run that died after marking it) is re-described and stopped only if AWS
-/// still runs it, a stopping one is re-described. Returns the rows as they now stand.
-async fn advance(pool: &PgPool, sdk: &SdkConfig, action_id: i64) -> Result<Vec<ResourceRow>, sqlx::Error> {
-    let rows = store::of_action(&mut *pool.acquire().await?, action_id).await?;
-    for r in rows {
-        let Some(kind) = r.kind() else { continue };
-        let writers = Clients::acting(sdk, &r.region);
-        let mut conn = pool.acquire().await?;
-        match r.status.as_str() {
-            "listed" => {
-                if !store::set_status(&mut conn, r.id, &["listed"], "requested", None).await? {
-                    continue;
-                }
-                let answer = act::stop(&writers, kind, &r.resource_id).await;
-                record_stop(&mut conn, &r, kind, answer).await?;
-            }
-            "requested" => match act::describe(&writers, kind, &r.resource_id).await {
-                Ok(Seen::Running) | Ok(Seen::Starting) => {
-                    let answer = act::stop(&writers, kind, &r.resource_id).await;
-                    record_stop(&mut conn, &r, kind, answer).await?;
-                }
-                Ok(seen) => record_seen(&mut conn, &r, kind, seen).await?,
-                Err(err) => note_transient(&mut conn, &r, &err).await?,
-            },
-            "stopping" => match act::describe(&writers, kind, &r.resource_id).await {
-                Ok(seen) => record_seen(&mut conn, &r, kind, seen).await?,
-                Err(err) => note_transient(&mut conn, &r, &err).await?,
-            },
-            _ => {}
-        }
-    }
-    store::of_action(&mut *pool.acquire().await?, action_id).await
-}
-
-fn job_note(kind: Kind) -> Option<&'static str> {
-    (!kind.restorable())
-        .then_some("progress since the job's last checkpoint is lost, and reversal cannot bring the job back")
-}
-
-/// Records what AWS answered a stop call.
-async fn record_stop(
-    conn: &mut sqlx::PgConnection,
-    r: &ResourceRow,
-    kind: Kind,
-    answer: Result<Seen, CallError>,
-) -> Result<(), sqlx::Error> {
-    match answer {
-        Ok(seen) => record_seen(conn, r, kind, seen).await,
-        Err(err) if err.transient => note_transient(conn, r, &err).await,
-        Err(err) if err.code.as_deref() == Some("UnsupportedOperation") => {
-            let note = format!("AWS cannot stop it ({}): left running, never terminated", err.message);
-            store::set_status(conn, r.id, &["requested"], "skipped", Some(&note))
-                .await
-                .map(drop)
-        }
-        Err(err) => store::set_status(conn, r.id, &["requested"], "failed", Some(&err.message))
-            .await
-            .map(drop),
-    }
-}
-
-/// Records where AWS reports a resource of a stop in progress.
-async fn record_seen(
-    conn: &mut sqlx::PgConnection,
-    r: &ResourceRow,
-    kind: Kind,
-    seen: Seen,
-) -> Result<(), sqlx::Error> {
-    let from = &["requested", "stopping"];
-    match seen {
-        Seen::Stopped => store::set_status(conn, r.id, from, "stopped", job_note(kind)).await,
-        Seen::Stopping => store::set_status(conn, r.id, from, "stopping", job_note(kind)).await,
-        Seen::Gone => {
-            store::set_status(
-                conn,
-                r.id,
-                from,
-                "gone",
-                Some("it ended or was removed outside burnrate"),
-            )
-            .await
-        }
-        // Still running after AWS accepted the stop: asked again from `requested`.
-        Seen::Running | Seen::Starting => store::set_status(conn, r.id, from, "requested", None).await,
-        Seen::Other(state) => {
-            let note = format!("AWS reports it as {state}");
-            store::set_status(conn, r.id, from, "failed", Some(&note)).await
-        }
-    }
-    .map(drop)
-}
-
-/// A passing AWS fault: the resource stays where it is, with why, for the next pass.
-async fn note_transient(conn: &mut sqlx::PgConnection, r: &ResourceRow, err: &CallError) -> Result<(), sqlx::Error> {
-    if !err.transient {
-        return store::set_status(
-            conn,
-            r.id,
-            &["requested", "stopping", "starting"],
-            "failed",
-            Some(&err.message),
-        )
-        .await
-        .map(drop);
-    }
-    let note = format!("{}; asked again on the next pass", err.message);
-    store::set_status(conn, r.id, &[r.status.as_str()], &r.status, Some(&note))
-        .await
-        .map(drop)
-}
-
-/// Restarts what this stop stopped: instances and notebooks are started, endpoints created
-/// again from their recorded config. Jobs stay stopped (AWS cannot restart them).
-async fn reverse(pool: &PgPool, sdk: &SdkConfig, row: &ActionRow) -> Result<Settled<'static>, sqlx::Error> {
-    let rows = store::of_action(&mut *pool.acquire().await?, row.id).await?;
-    for r in rows.iter().filter(|r| r.status == "stopped") {
-        let Some(kind) = r.kind().filter(|k| k.restorable()) else {
-            continue;
-        };
-        let writers = Clients::acting(sdk, &r.region);
-        let mut conn = pool.acquire().await?;
-        if !store::set_status(&mut conn, r.id, &["stopped"], "starting", None).await? {
-            continue;
-        }
-        match act::start(&writers, kind, &r.resource_id, r.endpoint_config.as_deref()).await {
-            Ok(Seen::Running) => store::set_status(&mut conn, r.id, &["starting"], "restarted", None).await?,
-            Ok(_) => true,
-            Err(err) if err.transient => {
-                // Not started: back to stopped, so the next reversal asks again.
-                let note = format!("{}; asked again on the next pass", err.message);
-                store::set_status(&mut conn, r.id, &["starting"], "stopped", Some(&note)).await?
-            }
-            Err(err) => store::set_status(&mut conn, r.id, &["starting"], "failed", Some(&err.message)).await?,
-        };
-    }
-    let rows = store::of_action(&mut *pool.acquire().await?, row.id).await?;
-    Ok(reverse_outcome(&rows))
-}
-
-fn reverse_outcome(rows: &[ResourceRow]) -> Settled<'static> {
-    let count = |status: &str| rows.iter().filter(|r| r.status == status).count();
-    let restorable_stopped = rows
-        .iter()
-        .filter(|r| r.status == "stopped" && r.kind().is_some_and(Kind::restorable))
-        .count();
-    let summary = format!(
-        "{} restarted, {} starting, {} still stopped, {} failed",
-        count("restarted"),
-        count("starting"),
-        count("stopped"),
-        count("failed")
-    );
-    if count("starting") > 0 || restorable_stopped > 0 {
-        settled(
-            "reversing",
-            "reversal_started",
-            format!("restarting what the stop stopped: {summary}"),
-        )
-    } else {
-        settled(
-            "reversed",
-            "reversed",
-            format!("restarted what the stop stopped: {summary}"),
-        )
-    }
-}
+/// `pg_try_advisory_lock` key space for tracking one resource stop ("reso" in ASCII, then
+/// the action id): one tracker at a time per stop, across passes and replicas.
+const TRACK_LOCK: i64 = 0x7265_736f_0000_0000;
 
 /// Follows an unclaimed `executing` or `reversing` resource stop one step, and records it
-/// done once AWS has confirmed every resource. Returns true when the action moved on.
-pub async fn track(pool: &PgPool, exec: &Executor, row: &ActionRow) -> Result<bool, sqlx::Error> {
+/// done once AWS has confirmed every resource. A stop under way stops more resources only
+/// while its violation still holds (judged under the decision lock); otherwise it ends with
+/// what it stopped, for the lift to restart. Returns true when the action moved on.
+pub async fn track(
+    pool: &PgPool,
+    exec: &Executor,
+    row: &ActionRow,
+    today: chrono::NaiveDate,
+) -> Result<bool, sqlx::Error> {
+    // A session lock, not a transaction: held across the AWS calls, it locks no row, and it
+    // ends with the connection if this process dies.
+    let mut guard = pool.acquire().await?;
+    let ours: bool = sqlx::query_scalar("select pg_try_advisory_lock($1)")
+        .bind(TRACK_LOCK + row.id)
+        .fetch_one(&mut *guard)
+        .await?;
+    if !ours {
+        return Ok(false);
+    }
+    let moved = track_locked(pool, exec, row, today).await;
+    sqlx::query("select pg_advisory_unlock($1)")
+        .bind(TRACK_LOCK + row.id)
+        .execute(&mut *guard)
+        .await?;
+    moved
+}
+
+async fn track_locked(
+    pool: &PgPool,
+    exec: &Executor,
+    row: &ActionRow,
+    today: chrono::NaiveDate,
+) -> Result<bool, sqlx::Error> {
     let sdk = exec.sdk().await;
     let next = match row.status.as_str() {
-        "executing" => stop_outcome(&advance(pool, &sdk, row.id).await?),
-        "reversing" => {
-            follow_starts(pool, &sdk, row.id).await?;
-            reverse(pool, &sdk, row).await?
+        "executing" => {
+            let may = if still_holds(pool, row.id, today).await? {
+                Stopping::Continue
+            } else {
+                Stopping::Hold
+            };
+            stopping::outcome(&stopping::advance(pool, &sdk, row.id, may).await?, may)
         }
+        "reversing" => match restarting::step(pool, &sdk, row.id, project_tag(exec, row)).await? {
+            // A reversal AWS refused leaves the stop in force, with why.
+            failed if failed.status == "failed" => Settled {
+                message: format!("reversal failed: {}", failed.message),
+                ..settled("executed", "failed", String::new())
+            },
+            next => next,
+        },
         _ => return Ok(false),
     };
     if next.status == row.status {
@@ -399,55 +282,30 @@ pub async fn track(pool: &PgPool, exec: &Executor, row: &ActionRow) -> Result<bo
     claims::transition(&mut conn, row, &row.status, &next).await
 }
 
-/// Re-describes what a reversal is starting.
-async fn follow_starts(pool: &PgPool, sdk: &SdkConfig, action_id: i64) -> Result<(), sqlx::Error> {
-    let rows = store::of_action(&mut *pool.acquire().await?, action_id).await?;
-    for r in rows.iter().filter(|r| r.status == "starting") {
-        let Some(kind) = r.kind() else { continue };
-        let writers = Clients::acting(sdk, &r.region);
-        let mut conn = pool.acquire().await?;
-        match act::describe(&writers, kind, &r.resource_id).await {
-            Ok(Seen::Running) => store::set_status(&mut conn, r.id, &["starting"], "restarted", None).await?,
-            Ok(Seen::Gone) => {
-                store::set_status(&mut conn, r.id, &["starting"], "gone", Some("removed outside burnrate")).await?
-            }
-            Ok(_) => false,
-            Err(err) => {
-                note_transient(&mut conn, r, &err).await?;
-                false
-            }
-        };
-    }
-    Ok(())
+/// True when the stop's violation still holds today, judged under the decision lock.
+async fn still_holds(pool: &PgPool, id: i64, today: chrono::NaiveDate) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    claims::lock_decisions(&mut tx).await?;
+    let Some(row) = claims::lock(&mut tx, id).await? else {
+        return Ok(false);
+    };
+    let verdict = crate::enforcement::judge::judge(&mut tx, &row, today).await?;
+    tx.commit().await?;
+    Ok(verdict == crate::enforcement::judge::Verdict::Holds)
 }
 
-/// Ends the claim of a resource stop whose runner died: its resources' rows say where it
-/// stands, and tracking carries on from there.
+/// Ends the claim of a resource stop whose runner died. A claimed run makes no stop or
+/// start call (tracking does, after the claim), so nothing was done in AWS: the stop returns
+/// to where it was claimed from, to run again.
 pub async fn resume(pool: &PgPool, row: &ActionRow, claim: i64) -> Result<(), sqlx::Error> {
-    let reversing = row.claimed_from.as_deref() == Some("executed");
-    let rows = store::of_action(&mut *pool.acquire().await?, row.id).await?;
-    let acted = rows.iter().any(|r| !matches!(r.status.as_str(), "listed" | "skipped"));
     let mut conn = pool.acquire().await?;
-    let message = "the run was interrupted; each resource is re-described with AWS and the stop carries on";
-    match (reversing, acted) {
-        (true, _) => {
-            let settled = settled("reversing", "interrupted", message.into());
-            claims::finish(&mut conn, row, claim, "system", &settled).await?;
-        }
-        (false, true) => {
-            let settled = settled("executing", "interrupted", message.into());
-            claims::finish(&mut conn, row, claim, "system", &settled).await?;
-        }
-        (false, false) => {
-            claims::release(
-                &mut conn,
-                row,
-                claim,
-                Some(("system", "interrupted")),
-                "the run was interrupted before it stopped anything",
-            )
-            .await?;
-        }
-    }
+    claims::release(
+        &mut conn,
+        row,
+        claim,
+        Some(("system", "interrupted")),
+        "the run was interrupted before it stopped or restarted anything; it runs again",
+    )
+    .await?;
     Ok(())
 }

@@ -39,6 +39,8 @@ pub struct ActionsState {
     pub actions: Vec<FakeAction>,
     /// The next call fails with this `__type` and message.
     pub fail_next: Option<(String, String)>,
+    /// The next call of this operation fails with this `__type` and message.
+    pub fail_next_of: Option<(String, String, String)>,
     /// The next execution to finish (approve, retry or reverse) ends in *_FAILURE with this
     /// reason, as when the execution role lacks a permission.
     pub fail_next_execution: Option<String>,
@@ -264,6 +266,11 @@ fn respond(state: &mut ActionsState, headers: &HeaderMap, body: &str) -> Respons
         return error(&request_id, "AccessDeniedException", "Request is not signed");
     }
     if let Some((kind, message)) = state.fail_next.take() {
+        return error(&request_id, &kind, &message);
+    }
+    if state.fail_next_of.as_ref().is_some_and(|(op, _, _)| op == operation)
+        && let Some((_, kind, message)) = state.fail_next_of.take()
+    {
         return error(&request_id, &kind, &message);
     }
     let Ok(request) = serde_json::from_str::<Value>(body) else {

@@ -625,3 +625,98 @@ async fn an_execution_aws_did_not_answer_is_settled_from_aws_not_marked_failed(p
     assert_eq!(status(&pool, stop).await, "executed");
     assert_eq!(executions(&fake), ["APPROVE_BUDGET_ACTION"]);
 }
+
+#[sqlx::test]
+async fn prune_reverses_an_orphans_action_in_force_before_deleting_it(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    // An orphan whose action AWS ran: its instances are stopped in AWS.
+    let action = create_in_aws(&pool, &exec, 999_999, "gone").await;
+    let orphan = "burnrate-enforce-999999";
+    fake.breach(orphan);
+    let aws = exec.aws.clone().expect("aws");
+    burnrate::enforcement::aws_stop::execute(
+        &aws,
+        orphan,
+        &action,
+        aws_sdk_budgets::types::ExecutionType::ApproveBudgetAction,
+    )
+    .await
+    .expect("approved");
+    fake.finish();
+    let status = |fake: &BudgetActionsFake| fake.with(|s| s.actions[0].status.clone());
+    assert_eq!(status(&fake), "EXECUTION_SUCCESS");
+
+    let names = vec![orphan.to_string()];
+    let kept = burnrate::enforcement::orphans::prune(&pool, &aws, &names).await;
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].why.contains("reversal requested"), "{}", kept[0].why);
+    assert_eq!(status(&fake), "REVERSE_IN_PROGRESS", "reversed, not deleted");
+    assert!(fake.with(|s| s.budgets.contains_key(orphan)));
+    // While AWS undoes it, the budget stays.
+    let kept = burnrate::enforcement::orphans::prune(&pool, &aws, &names).await;
+    assert!(kept[0].why.contains("REVERSE_IN_PROGRESS"), "{}", kept[0].why);
+
+    fake.finish();
+    assert!(
+        burnrate::enforcement::orphans::prune(&pool, &aws, &names)
+            .await
+            .is_empty()
+    );
+    assert!(!fake.with(|s| s.budgets.contains_key(orphan)), "deleted once undone");
+}
+
+#[sqlx::test]
+async fn throttling_never_fails_an_automatic_stop_or_takes_a_manual_one_out_of_approval(pool: PgPool) {
+    seed(&pool, AUTOMATIC_IAM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    fake.breach(&format!("burnrate-enforce-{stop}"));
+
+    // AWS throttles the execution (reads are retried by the SDK; a call that changes things
+    // is not): the stop stays proposed, to run on the next pass.
+    throttle_next_execution(&fake);
+    reconcile::pass(&pool, &exec, today()).await.expect("pass");
+    assert_eq!(status(&pool, stop).await, "proposed");
+    assert!(last_message(&pool, stop).await.contains("tried again on the next pass"));
+    reconcile::pass(&pool, &exec, today()).await.expect("pass");
+    assert_eq!(status(&pool, stop).await, "executing");
+    assert!(!audit(&pool, stop).await.iter().any(|(event, _)| event == "failed"));
+}
+
+#[sqlx::test]
+async fn a_manual_stop_approved_while_aws_throttles_still_awaits_approval(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    assert_eq!(status(&pool, stop).await, "awaiting_approval");
+    fake.breach(&format!("burnrate-enforce-{stop}"));
+    throttle_next_execution(&fake);
+    let after = actions::approve(&pool, &exec, stop, "finance@example.com", today())
+        .await
+        .expect("approve");
+    assert_eq!(after, "awaiting_approval");
+    assert!(last_message(&pool, stop).await.contains("Rate exceeded"));
+    // Approved again once AWS answers, it runs.
+    let after = actions::approve(&pool, &exec, stop, "finance@example.com", today())
+        .await
+        .expect("approve");
+    assert_eq!(after, "executing");
+}
+
+/// AWS answers the next ExecuteBudgetAction with throttling, as documented for AWS Budgets
+/// (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/CommonErrors.html>).
+fn throttle_next_execution(fake: &BudgetActionsFake) {
+    fake.with(|s| {
+        s.fail_next_of = Some((
+            "ExecuteBudgetAction".into(),
+            "ThrottlingException".into(),
+            "Rate exceeded".into(),
+        ))
+    });
+}

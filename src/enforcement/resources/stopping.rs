@@ -1,0 +1,194 @@
+//! Stopping a claimed or tracked stop's resources, one AWS call and one row each, and where
+//! the stop stands after.
+//!
+//! A resource is marked `requested` (compare-and-set from `listed`) before its stop call, so
+//! a run killed between the call and its record is found by the next pass, which
+//! re-describes the resource and asks again only if AWS still runs it. A call refused by AWS
+//! is checked against a fresh describe before it is recorded as failed: a resource that was
+//! terminated or finished meanwhile is `gone`, one still pending is asked again later.
+
+use aws_config::SdkConfig;
+use sqlx::{PgConnection, PgPool};
+
+use super::act::{self, Seen};
+use super::store::{self, ResourceRow};
+use super::{CallError, Clients, Kind};
+use crate::enforcement::claims::Settled;
+
+/// Whether more resources may be stopped: the violation still holds (`judge`, under the
+/// decision lock). When it does not, nothing more is stopped and what was is left for the
+/// lift to restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopping {
+    Continue,
+    Hold,
+}
+
+/// Moves every resource of a stop in progress on by one step, and returns the rows as they
+/// now stand. A listed one is stopped; a requested one is re-described and stopped again
+/// only if AWS still runs it; a stopping one is re-described. Under `Hold` nothing is
+/// stopped: a requested one AWS still runs goes back to `listed`.
+pub async fn advance(
+    pool: &PgPool,
+    sdk: &SdkConfig,
+    action_id: i64,
+    may: Stopping,
+) -> Result<Vec<ResourceRow>, sqlx::Error> {
+    let rows = store::of_action(&mut *pool.acquire().await?, action_id).await?;
+    for r in rows {
+        let Some(kind) = r.kind() else { continue };
+        let clients = Clients::acting(sdk, &r.region);
+        let mut conn = pool.acquire().await?;
+        match (r.status.as_str(), may) {
+            ("listed", Stopping::Continue) => {
+                if !store::set_status(&mut conn, r.id, &["listed"], "requested", None).await? {
+                    continue;
+                }
+                let answer = act::stop(&clients, kind, &r.resource_id).await;
+                record_stop(&mut conn, &clients, &r, kind, answer).await?;
+            }
+            ("requested", _) => match act::describe(&clients, kind, &r.resource_id).await {
+                Ok(Seen::Running | Seen::Starting) if may == Stopping::Continue => {
+                    let answer = act::stop(&clients, kind, &r.resource_id).await;
+                    record_stop(&mut conn, &clients, &r, kind, answer).await?;
+                }
+                Ok(Seen::Running | Seen::Starting) => {
+                    let note = "not stopped: the violation no longer holds";
+                    store::set_status(&mut conn, r.id, &["requested"], "listed", Some(note)).await?;
+                }
+                Ok(seen) => record_seen(&mut conn, &r, kind, seen).await?,
+                Err(err) => note_fault(&mut conn, &r, "requested", &err).await?,
+            },
+            ("stopping", _) => match act::describe(&clients, kind, &r.resource_id).await {
+                Ok(seen) => record_seen(&mut conn, &r, kind, seen).await?,
+                Err(err) => note_fault(&mut conn, &r, "stopping", &err).await?,
+            },
+            _ => {}
+        }
+    }
+    store::of_action(&mut *pool.acquire().await?, action_id).await
+}
+
+fn job_note(kind: Kind) -> Option<&'static str> {
+    (!kind.restorable())
+        .then_some("progress since the job's last checkpoint is lost, and reversal cannot bring the job back")
+}
+
+/// Records what AWS answered a stop call on a `requested` resource.
+async fn record_stop(
+    conn: &mut PgConnection,
+    clients: &Clients,
+    r: &ResourceRow,
+    kind: Kind,
+    answer: Result<Seen, CallError>,
+) -> Result<(), sqlx::Error> {
+    let err = match answer {
+        Ok(seen) => return record_seen(conn, r, kind, seen).await,
+        Err(err) if err.transient => return note_fault(conn, r, "requested", &err).await,
+        Err(err) => err,
+    };
+    if err.code.as_deref() == Some("UnsupportedOperation") {
+        let note = format!("AWS cannot stop it ({}): left running, never terminated", err.message);
+        return store::set_status(conn, r.id, &["requested"], "skipped", Some(&note))
+            .await
+            .map(drop);
+    }
+    // Refused: where does it stand now? Ended meanwhile, or still pending, is no failure.
+    match act::describe(clients, kind, &r.resource_id).await {
+        Ok(Seen::Starting) => {
+            let note = format!("{}; it is still starting, asked again on the next pass", err.message);
+            store::set_status(conn, r.id, &["requested"], "requested", Some(&note))
+                .await
+                .map(drop)
+        }
+        Ok(seen @ (Seen::Stopped | Seen::Stopping | Seen::Gone)) => record_seen(conn, r, kind, seen).await,
+        _ => store::set_status(conn, r.id, &["requested"], "failed", Some(&err.message))
+            .await
+            .map(drop),
+    }
+}
+
+/// Records where AWS reports a resource of a stop in progress.
+async fn record_seen(conn: &mut PgConnection, r: &ResourceRow, kind: Kind, seen: Seen) -> Result<(), sqlx::Error> {
+    let from = &["requested", "stopping"];
+    match seen {
+        Seen::Stopped => store::set_status(conn, r.id, from, "stopped", job_note(kind)).await,
+        Seen::Stopping => store::set_status(conn, r.id, from, "stopping", job_note(kind)).await,
+        Seen::Gone => {
+            store::set_status(
+                conn,
+                r.id,
+                from,
+                "gone",
+                Some("it ended or was removed outside burnrate"),
+            )
+            .await
+        }
+        // Still running after AWS accepted the stop: asked again from `requested`.
+        Seen::Running | Seen::Starting => store::set_status(conn, r.id, from, "requested", None).await,
+        Seen::Other(state) => {
+            let note = format!("AWS reports it as {state}");
+            store::set_status(conn, r.id, from, "failed", Some(&note)).await
+        }
+    }
+    .map(drop)
+}
+
+/// A failed describe or call on a resource in `status`: a passing fault leaves it there,
+/// with why, for the next pass; AWS's own refusal fails it.
+pub(super) async fn note_fault(
+    conn: &mut PgConnection,
+    r: &ResourceRow,
+    status: &str,
+    err: &CallError,
+) -> Result<(), sqlx::Error> {
+    if err.transient {
+        let note = format!("{}; asked again on the next pass", err.message);
+        return store::set_status(conn, r.id, &[status], status, Some(&note))
+            .await
+            .map(drop);
+    }
+    store::set_status(conn, r.id, &[status], "failed", Some(&err.message))
+        .await
+        .map(drop)
+}
+
+/// Where a stop stands once its calls are made: executing while AWS is still stopping
+/// something (or, while the violation holds, something is still to be stopped), executed
+/// once every resource is settled, failed when AWS refused them all.
+pub fn outcome(rows: &[ResourceRow], may: Stopping) -> Settled<'static> {
+    let count = |status: &str| rows.iter().filter(|r| r.status == status).count();
+    let waiting = if may == Stopping::Continue { count("listed") } else { 0 };
+    let (moving, stopped, failed) = (
+        count("requested") + count("stopping") + waiting,
+        count("stopped"),
+        count("failed"),
+    );
+    let summary = format!(
+        "{stopped} stopped, {moving} stopping, {failed} failed, {} left running, {} gone",
+        count("skipped"),
+        count("gone")
+    );
+    let settled = |status, event, message| Settled {
+        status,
+        event,
+        message,
+        request_id: None,
+        aws_status: None,
+    };
+    if moving > 0 {
+        settled(
+            "executing",
+            "started",
+            format!("stopping the project's resources: {summary}; burnrate shows it done when AWS confirms each"),
+        )
+    } else if failed > 0 && stopped == 0 {
+        settled(
+            "failed",
+            "failed",
+            format!("AWS refused to stop the project's resources: {summary}"),
+        )
+    } else {
+        settled("executed", "executed", format!("the project's resources: {summary}"))
+    }
+}
