@@ -6,7 +6,10 @@
 alter table enforcement_policies
     add column stop_resources text[] not null default '{}'
         check (stop_resources <@ array['ec2', 'notebooks', 'training_jobs', 'processing_jobs', 'endpoints']),
-    add column stop_regions text[] not null default '{}';
+    add column stop_regions text[] not null default '{}',
+    -- Another AWS account the stop acts in, through the role BURNRATE_AWS_ASSUME_ROLE names
+    -- there; null: the account burnrate's own credentials are in.
+    add column stop_account text check (stop_account ~ '^[0-9]{12}$');
 -- A stop has its kinds of resource, or an AWS Budgets action's type and role.
 alter table enforcement_policies drop constraint enforcement_policies_check;
 alter table enforcement_policies add constraint enforcement_policies_stop_check
@@ -18,6 +21,8 @@ alter table enforcement_policies add constraint enforcement_policies_stop_check
 create table enforcement_resources (
     id bigint generated always as identity primary key,
     action_id bigint not null references enforcement_actions (id) on delete cascade,
+    -- The account it runs in ('' for burnrate's own), so tracking uses its credentials.
+    account_id text not null default '',
     region text not null,
     kind text not null check (kind in ('ec2', 'notebook', 'training_job', 'processing_job', 'endpoint')),
     -- The instance ID, or the notebook's, job's or endpoint's name.
@@ -38,11 +43,11 @@ create table enforcement_resources (
     -- An endpoint's config, recorded before it is deleted, so reversal can create it again.
     endpoint_config text,
     updated_at timestamptz not null default now(),
-    unique (action_id, region, kind, resource_id)
+    unique (action_id, account_id, region, kind, resource_id)
 );
 create index enforcement_resources_moving on enforcement_resources (action_id)
     where status in ('requested', 'stopping', 'starting');
-create index enforcement_resources_resource on enforcement_resources (region, kind, resource_id);
+create index enforcement_resources_resource on enforcement_resources (account_id, region, kind, resource_id);
 
 -- When the stop last listed the project's resources (dry-run and manual stops are listed
 -- again now and then, so what an admin approves is what runs).

@@ -19,6 +19,7 @@
 //!     stop:                            # the project's own GPUs, found by its tag
 //!       resources: [ec2, notebooks]    # also training_jobs, processing_jobs, endpoints
 //!       regions: [us-east-1, us-west-2] # BURNRATE_AWS_REGIONS when left out
+//!       account: "210987654321"       # another account, through BURNRATE_AWS_ASSUME_ROLE
 //!   - team: research
 //!     limit: "5000.00"
 //!     period: monthly
@@ -43,7 +44,7 @@ use crate::audit_log::Actor;
 use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};
 
 const POLICY_KEYS: [&str; 8] = ["key", "team", "limit", "period", "metric", "actions", "mode", "stop"];
-const STOP_KEYS: [&str; 8] = [
+const STOP_KEYS: [&str; 9] = [
     "type",
     "execution_role_arn",
     "policy_arn",
@@ -52,6 +53,7 @@ const STOP_KEYS: [&str; 8] = [
     "region",
     "resources",
     "regions",
+    "account",
 ];
 
 /// A checked policy with the line it starts on, for errors found when applying.
@@ -191,6 +193,14 @@ fn read_stop<'a, 'input>(
             );
             continue;
         };
+        if *field == "account" {
+            nodes.insert("stop_account".to_string(), value);
+            match text(value) {
+                Some(v) => input.stop_account = v,
+                None => errors.add(value, "`account` must be text: the 12-digit account ID, quoted"),
+            }
+            continue;
+        }
         if matches!(*field, "resources" | "regions") {
             let values = list(value, field, errors).into_iter().map(|(_, v)| v);
             if *field == "resources" {
@@ -339,6 +349,9 @@ pub(super) fn render(policies: &[Policy]) -> String {
                 out.push_str(&format!("      resources: [{}]\n", stop.resources.join(", ")));
                 if !stop.regions.is_empty() {
                     out.push_str(&format!("      regions: [{}]\n", list(&stop.regions)));
+                }
+                if let Some(account) = &stop.account {
+                    out.push_str(&format!("      account: \"{account}\"\n"));
                 }
                 continue;
             }

@@ -53,6 +53,41 @@ pub struct Config {
     /// `BURNRATE_AWS_REGIONS`: the regions CloudWatch is read in and resource stops look in;
     /// empty means the SDK's own region.
     pub aws_regions: Vec<String>,
+    /// `BURNRATE_AWS_ASSUME_ROLE` and `BURNRATE_AWS_EXTERNAL_ID`: how a stop acts in another
+    /// account its policy names.
+    pub assume_role: Option<AssumeRole>,
+}
+
+/// The role burnrate assumes in another account: `pattern` with `{account_id}` replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssumeRole {
+    pub pattern: String,
+    pub external_id: Option<String>,
+}
+
+impl AssumeRole {
+    /// The role's ARN in `account`.
+    pub fn role_in(&self, account: &str) -> String {
+        self.pattern.replace("{account_id}", account)
+    }
+
+    fn read(get: &impl Fn(&str) -> Option<String>) -> Result<Option<AssumeRole>, ConfigError> {
+        let Some(pattern) = get("BURNRATE_AWS_ASSUME_ROLE") else {
+            return Ok(None);
+        };
+        let valid = pattern.starts_with("arn:aws") && pattern.contains(":iam::{account_id}:role/");
+        if !valid {
+            return Err(ConfigError {
+                variable: "BURNRATE_AWS_ASSUME_ROLE",
+                value: Some(pattern),
+                expected: "an IAM role ARN with {account_id}, e.g. arn:aws:iam::{account_id}:role/burnrate-enforcer",
+            });
+        }
+        Ok(Some(AssumeRole {
+            pattern,
+            external_id: get("BURNRATE_AWS_EXTERNAL_ID"),
+        }))
+    }
 }
 
 /// The scheme, host and port users reach burnrate at.
@@ -163,6 +198,10 @@ Environment variables:
                       instances running the CloudWatch agent's NVIDIA metrics) [default: off]
   BURNRATE_AWS_REGIONS  Regions to read, comma-separated, e.g. us-east-1,us-west-2
                       [default: the SDK's region]
+  BURNRATE_AWS_ASSUME_ROLE  The role a stop assumes in another account its policy names,
+                      with {account_id}, e.g. arn:aws:iam::{account_id}:role/burnrate-enforcer
+                      [default: unset, stops act in burnrate's own account only]
+  BURNRATE_AWS_EXTERNAL_ID  The external ID that role's trust policy requires [default: none]
   BURNRATE_IDLE_ALERT_HOURS  Email a project's team owners when a GPU or endpoint has been
                       idle this many hours, 1-720 [default: 4]
   BURNRATE_SAVINGS_DIGEST  weekly (Mondays, to team owners) or off [default: weekly]
@@ -273,6 +312,7 @@ impl Config {
         Ok(Config {
             savings,
             aws_regions: savings::regions(&get)?,
+            assume_role: AssumeRole::read(&get)?,
             smtp,
             timeouts,
             trusted_proxies,
@@ -341,6 +381,28 @@ mod tests {
     fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Config::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn the_role_to_assume_in_another_account_is_a_pattern_with_its_account_id() {
+        assert_eq!(config(&[]).expect("defaults").assume_role, None);
+        let c = config(&[
+            (
+                "BURNRATE_AWS_ASSUME_ROLE",
+                "arn:aws:iam::{account_id}:role/burnrate-enforcer",
+            ),
+            ("BURNRATE_AWS_EXTERNAL_ID", "ext-42"),
+        ])
+        .expect("valid");
+        let role = c.assume_role.expect("set");
+        assert_eq!(
+            role.role_in("210987654321"),
+            "arn:aws:iam::210987654321:role/burnrate-enforcer"
+        );
+        assert_eq!(role.external_id.as_deref(), Some("ext-42"));
+        let err = config(&[("BURNRATE_AWS_ASSUME_ROLE", "arn:aws:iam::210987654321:role/fixed")])
+            .expect_err("no {account_id}");
+        assert_eq!(err.variable, "BURNRATE_AWS_ASSUME_ROLE");
     }
 
     #[test]

@@ -110,6 +110,7 @@ pub async fn save_policy(
     stop_processing_jobs: Option<String>,
     stop_endpoints: Option<String>,
     stop_regions: Option<String>,
+    stop_account: Option<String>,
 ) -> Result<(), AppError> {
     let caller = crate::auth::require_admin()?;
     // The form offers both ways of stopping; the chosen one's fields count.
@@ -145,6 +146,7 @@ pub async fn save_policy(
         instance_region: instance_region.unwrap_or_default(),
         stop_resources,
         stop_regions: stop_regions.filter(|_| on_resources).unwrap_or_default(),
+        stop_account: stop_account.filter(|_| on_resources).unwrap_or_default(),
     };
     let policy = super::policy::validate(&input).map_err(AppError::InvalidFields)?;
     let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);

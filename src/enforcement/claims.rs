@@ -155,6 +155,19 @@ pub struct Settled<'a> {
     pub aws_status: Option<String>,
 }
 
+impl<'a> Settled<'a> {
+    /// An outcome with no AWS request id or status to record.
+    pub fn new(status: &'a str, event: &'a str, message: String) -> Settled<'a> {
+        Settled {
+            status,
+            event,
+            message,
+            request_id: None,
+            aws_status: None,
+        }
+    }
+}
+
 /// Ends `claim` on `row` with `settled` and its audit entry, in one transaction. False when
 /// the claim is no longer this caller's (its lease expired and another run took it over):
 /// then nothing is written, and the other run's record stands.

@@ -29,6 +29,8 @@ pub struct Executor {
     /// The AWS configuration resource stops use; `None`: the standard chain's, read when a
     /// stop needs it.
     pub sdk: Option<aws_config::SdkConfig>,
+    /// How a stop acts in another account its policy names; `None`: it cannot.
+    pub assume_role: Option<crate::config::AssumeRole>,
     pub public_url: Option<String>,
     /// How long a claim on a stop lasts: longer than its AWS calls can take, so a live run
     /// is never overtaken, while a dead one's claim expires and the next pass resumes it.
@@ -47,6 +49,7 @@ impl Executor {
             user_tag_key: config.ingest.tag_user.clone(),
             aws_regions: config.aws_regions.clone(),
             sdk: None,
+            assume_role: config.assume_role.clone(),
             public_url: config.public_url.as_ref().map(|u| u.origin.clone()),
             // A stop makes at most six AWS calls, each bounded by the operation timeout.
             lease: config.timeouts.aws_operation.saturating_mul(10),
@@ -60,6 +63,32 @@ impl Executor {
             Some(sdk) => sdk.clone(),
             None => crate::aws::sdk_config_from_environment().await,
         }
+    }
+
+    /// The AWS configuration for acting in `account` ('' for burnrate's own): its own
+    /// credentials, or the role `BURNRATE_AWS_ASSUME_ROLE` names there (with the external
+    /// ID), assumed through STS and refreshed as they expire.
+    pub(super) async fn sdk_in(&self, account: &str) -> Result<aws_config::SdkConfig, String> {
+        let own = self.sdk().await;
+        if account.is_empty() {
+            return Ok(own);
+        }
+        let Some(assume) = &self.assume_role else {
+            return Err(format!(
+                "the policy names account {account}, but BURNRATE_AWS_ASSUME_ROLE is not set: burnrate cannot act there"
+            ));
+        };
+        let mut role = aws_config::sts::AssumeRoleProvider::builder(assume.role_in(account))
+            .session_name("burnrate-enforcement")
+            .configure(&own);
+        if let Some(id) = &assume.external_id {
+            role = role.external_id(id);
+        }
+        let provider = role.build().await;
+        Ok(own
+            .into_builder()
+            .credentials_provider(aws_credential_types::provider::SharedCredentialsProvider::new(provider))
+            .build())
     }
 
     /// Where a resource stop looks when its policy names no region.

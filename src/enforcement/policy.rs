@@ -19,6 +19,10 @@ pub struct StopConfig {
     /// Where it looks; empty means `BURNRATE_AWS_REGIONS` (else the SDK's region).
     #[serde(default)]
     pub regions: Vec<String>,
+    /// Another AWS account it acts in, through the role `BURNRATE_AWS_ASSUME_ROLE` names
+    /// there; `None`: the account of burnrate's own credentials.
+    #[serde(default)]
+    pub account: Option<String>,
     /// The role AWS Budgets assumes to act.
     pub execution_role_arn: String,
     pub iam_policy_arn: String,
@@ -84,6 +88,9 @@ pub struct PolicyInput {
     /// Regions, one per line or comma-separated.
     #[serde(default)]
     pub stop_regions: String,
+    /// The 12-digit account a stop on the project's resources acts in; empty: burnrate's own.
+    #[serde(default)]
+    pub stop_account: String,
 }
 
 #[cfg(feature = "ssr")]
@@ -143,6 +150,16 @@ mod store {
                 format!("{bad:?} is not an AWS region name such as us-east-1"),
             ));
         }
+        let account = match input.stop_account.trim() {
+            "" => None,
+            id => match crate::period::AccountId::parse(id) {
+                Ok(id) => Some(id.as_str().to_string()),
+                Err(message) => {
+                    errors.push(FieldError::new("stop_account", message));
+                    None
+                }
+            },
+        };
         let budgets_fields = [
             &input.execution_role_arn,
             &input.iam_policy_arn,
@@ -165,6 +182,7 @@ mod store {
             instance_region: String::new(),
             resources,
             regions,
+            account,
         }
     }
 
@@ -210,8 +228,12 @@ mod store {
                 instance_region: input.instance_region.trim().to_string(),
                 resources: Vec::new(),
                 regions: Vec::new(),
+                account: None,
             };
-            if !input.stop_resources.is_empty() || !input.stop_regions.trim().is_empty() {
+            if !input.stop_resources.is_empty()
+                || !input.stop_regions.trim().is_empty()
+                || !input.stop_account.trim().is_empty()
+            {
                 errors.push(FieldError::new(
                     "stop_type",
                     "a stop acts either on the project's resources (resources:, regions:) or through an AWS \
@@ -305,11 +327,13 @@ mod store {
         instance_region: Option<String>,
         stop_resources: Vec<String>,
         stop_regions: Vec<String>,
+        stop_account: Option<String>,
     }
 
     const SELECT: &str =
         "select p.key, t.name as team, p.spend_limit, p.period, p.metric, p.actions, p.mode, p.stop_type, p.execution_role_arn,
-                p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region, p.stop_resources, p.stop_regions
+                p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region, p.stop_resources, p.stop_regions,
+                p.stop_account
          from enforcement_policies p left join teams t on t.id = p.team_id";
 
     fn from_row(row: PolicyRow) -> Policy {
@@ -331,6 +355,7 @@ mod store {
                 instance_region: row.instance_region.unwrap_or_default(),
                 resources: row.stop_resources,
                 regions: row.stop_regions,
+                account: row.stop_account,
             }),
         }
     }
@@ -377,12 +402,13 @@ mod store {
         let stop = policy.stop.as_ref();
         sqlx::query(
             "insert into enforcement_policies (team_id, spend_limit, period, actions, mode, stop_type, execution_role_arn,
-                    iam_policy_arn, iam_roles, instance_ids, instance_region, key, metric, stop_resources, stop_regions)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14, $15, $16)
+                    iam_policy_arn, iam_roles, instance_ids, instance_region, key, metric, stop_resources, stop_regions,
+                    stop_account)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14, $15, $16, $17)
              on conflict (coalesce(team_id, 0)) do update set spend_limit = $2, period = $3, actions = $4, mode = $5,
                 stop_type = $6, execution_role_arn = $7, iam_policy_arn = $8, iam_roles = $9, instance_ids = $10,
                 instance_region = $11, key = coalesce($12, enforcement_policies.key), metric = $14,
-                stop_resources = $15, stop_regions = $16, updated_at = now()",
+                stop_resources = $15, stop_regions = $16, stop_account = $17, updated_at = now()",
         )
         .bind(team_id)
         .bind(policy.limit)
@@ -400,6 +426,7 @@ mod store {
         .bind(policy.metric.key())
         .bind(stop.map(|s| s.resources.clone()).unwrap_or_default())
         .bind(stop.map(|s| s.regions.clone()).unwrap_or_default())
+        .bind(stop.and_then(|s| s.account.clone()))
         .execute(&mut *conn)
         .await
         .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {

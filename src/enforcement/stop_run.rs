@@ -12,20 +12,10 @@ use super::{notify, policy};
 use crate::aws::budgets::AwsBudgets;
 use crate::period::BudgetPeriod;
 
-fn settled(status: &'static str, event: &'static str, message: String) -> Settled<'static> {
-    Settled {
-        status,
-        event,
-        message,
-        request_id: None,
-        aws_status: None,
-    }
-}
-
 fn failed(failure: AwsFailure) -> Settled<'static> {
     Settled {
         request_id: failure.request_id,
-        ..settled("failed", "failed", failure.message)
+        ..Settled::new("failed", "failed", failure.message)
     }
 }
 
@@ -171,7 +161,7 @@ async fn step(
                  limit (it evaluates budgets up to three times a day); try again after its next evaluation"
             );
             return Ok(match intent {
-                Intent::Run { by_admin: true } => Step::End(settled("failed", "failed", why)),
+                Intent::Run { by_admin: true } => Step::End(Settled::new("failed", "failed", why)),
                 _ => Step::Release(why),
             });
         }
@@ -219,7 +209,7 @@ fn in_flight(
     Settled {
         request_id,
         aws_status: Some(what.to_string()),
-        ..settled(status, event, message)
+        ..Settled::new(status, event, message)
     }
 }
 
@@ -246,7 +236,7 @@ async fn reverse(aws: &AwsBudgets, row: &ActionRow) -> Step {
             Ok(request_id) => Settled {
                 request_id,
                 aws_status: Some("REVERSE_BUDGET_ACTION accepted".into()),
-                ..settled(
+                ..Settled::new(
                     "reversing",
                     "reversal_started",
                     format!("AWS budget action {action} on {budget}: reversal accepted; AWS undoes it now"),
@@ -274,9 +264,9 @@ pub async fn track(pool: &PgPool, aws: &AwsBudgets, row: &ActionRow) -> Result<b
     };
     let next = match (row.status.as_str(), status.as_deref()) {
         ("executing", Some("EXECUTION_SUCCESS")) => {
-            settled("executed", "executed", format!("AWS ran budget action {action}"))
+            Settled::new("executed", "executed", format!("AWS ran budget action {action}"))
         }
-        ("executing", Some("EXECUTION_FAILURE")) => settled(
+        ("executing", Some("EXECUTION_FAILURE")) => Settled::new(
             "failed",
             "failed",
             format!(
@@ -285,9 +275,9 @@ pub async fn track(pool: &PgPool, aws: &AwsBudgets, row: &ActionRow) -> Result<b
             ),
         ),
         ("reversing", Some("REVERSE_SUCCESS")) => {
-            settled("reversed", "reversed", format!("AWS undid budget action {action}"))
+            Settled::new("reversed", "reversed", format!("AWS undid budget action {action}"))
         }
-        ("reversing", Some("REVERSE_FAILURE")) => settled(
+        ("reversing", Some("REVERSE_FAILURE")) => Settled::new(
             "executed",
             "failed",
             format!(
@@ -295,19 +285,19 @@ pub async fn track(pool: &PgPool, aws: &AwsBudgets, row: &ActionRow) -> Result<b
                 failure_reason(aws, budget, action).await
             ),
         ),
-        (_, None) => settled(
+        (_, None) => Settled::new(
             "failed",
             "failed",
             format!("AWS no longer has budget action {action} on {budget}"),
         ),
         ("executing", Some("EXECUTION_IN_PROGRESS")) | ("reversing", Some("REVERSE_IN_PROGRESS")) => return Ok(false),
         // AWS moved it somewhere no execution leads (reset or changed outside burnrate).
-        ("executing", Some(other)) => settled(
+        ("executing", Some(other)) => Settled::new(
             "failed",
             "failed",
             format!("AWS reports budget action {action} as {other}, not running it"),
         ),
-        ("reversing", Some(other)) => settled(
+        ("reversing", Some(other)) => Settled::new(
             "executed",
             "failed",
             format!("reversal failed: AWS reports budget action {action} as {other}"),
@@ -365,7 +355,7 @@ pub async fn resume(pool: &PgPool, exec: &Executor, row: &ActionRow, claim: i64)
         Some(status) => {
             let settled = Settled {
                 aws_status: Some(seen.clone()),
-                ..settled(status, "interrupted", message)
+                ..Settled::new(status, "interrupted", message)
             };
             claims::finish(&mut conn, row, claim, "system", &settled).await?;
         }

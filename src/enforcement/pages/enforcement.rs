@@ -167,9 +167,10 @@ fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePo
             {policies.into_iter().map(|p| {
                 let stop = p.stop.as_ref().map(|s| match s.stop_type.as_str() {
                     _ if s.on_resources() => format!(
-                        "the project's {} in {}",
+                        "the project's {} in {}{}",
                         s.resources.join(", ").replace('_', " "),
-                        if s.regions.is_empty() { "BURNRATE_AWS_REGIONS".to_string() } else { s.regions.join(", ") }
+                        if s.regions.is_empty() { "BURNRATE_AWS_REGIONS".to_string() } else { s.regions.join(", ") },
+                        s.account.as_ref().map(|a| format!(", account {a}")).unwrap_or_default()
                     ),
                     "APPLY_IAM_POLICY" => format!("deny policy {} on {}", s.iam_policy_arn, s.iam_roles.join(", ")),
                     _ => format!("stop {} in {}", s.instance_ids.join(", "), s.instance_region),

@@ -72,6 +72,8 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                         {field_error("stop_resources")}
                         <label>"Regions (comma-separated; empty: BURNRATE_AWS_REGIONS)" <input type="text" name="stop_regions" placeholder="us-east-1, us-west-2"/></label>
                         {field_error("stop_regions")}
+                        <label>"Another AWS account (12 digits; empty: burnrate's own; needs BURNRATE_AWS_ASSUME_ROLE)" <input type="text" name="stop_account" inputmode="numeric" placeholder="210987654321"/></label>
+                        {field_error("stop_account")}
                     </fieldset>
                     <fieldset>
                         <legend>"Through an AWS Budgets action"</legend>

@@ -86,6 +86,7 @@ async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> R
                 })
             };
             out.push(Found {
+                account: String::new(),
                 region: region.to_string(),
                 kind: Kind::Ec2,
                 id: id.to_string(),
@@ -157,6 +158,7 @@ async fn sagemaker_resources(
 ) -> Result<Vec<Found>, CallError> {
     let mut out = Vec::new();
     let found = |kind, id: &str, instance_type: String, instances: i32, launched| Found {
+        account: String::new(),
         region: region.to_string(),
         kind,
         id: id.to_string(),
@@ -339,6 +341,7 @@ async fn endpoints(
                 continue;
             };
             out.push(Found {
+                account: String::new(),
                 region: region.to_string(),
                 kind: Kind::Endpoint,
                 id: name.to_string(),

@@ -118,12 +118,44 @@ impl Clients {
     }
 }
 
+/// The AWS configuration for each account a stop acts in, each made once per pass.
+pub struct Accounts<'a> {
+    exec: &'a crate::enforcement::executor::Executor,
+    configs: std::collections::HashMap<String, aws_config::SdkConfig>,
+}
+
+impl<'a> Accounts<'a> {
+    pub fn new(exec: &'a crate::enforcement::executor::Executor) -> Accounts<'a> {
+        Accounts {
+            exec,
+            configs: Default::default(),
+        }
+    }
+
+    /// The configuration for `account` ('' for burnrate's own): a role assumed there, when
+    /// the policy names another account.
+    pub async fn sdk(&mut self, account: &str) -> Result<aws_config::SdkConfig, CallError> {
+        if let Some(sdk) = self.configs.get(account) {
+            return Ok(sdk.clone());
+        }
+        let sdk = self.exec.sdk_in(account).await.map_err(|message| CallError {
+            message,
+            code: None,
+            transient: false,
+        })?;
+        self.configs.insert(account.to_string(), sdk.clone());
+        Ok(sdk)
+    }
+}
+
 /// What a stop lists when the policy names no kinds: those a reversal fully restores.
 pub const DEFAULT_KINDS: [Kind; 2] = [Kind::Ec2, Kind::Notebook];
 
 /// One running resource under the project's tag, as discovery found it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Found {
+    /// The account it runs in ('' for burnrate's own).
+    pub account: String,
     pub region: String,
     pub kind: Kind,
     /// The instance ID, or the notebook's, job's or endpoint's name.

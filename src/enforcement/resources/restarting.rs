@@ -5,12 +5,11 @@
 //! stopped is left stopped (`held`). A start AWS refuses is `restart_failed`, and the
 //! reversal fails with it: the stop stays in force, with why.
 
-use aws_config::SdkConfig;
 use sqlx::PgPool;
 
 use super::act::{self, Seen};
 use super::store::{self, ResourceRow};
-use super::{Clients, Kind};
+use super::{Accounts, Clients, Kind};
 use crate::enforcement::claims::Settled;
 
 /// The project tag a recreated endpoint carries, so its spend stays attributed.
@@ -25,6 +24,7 @@ async fn held_elsewhere(pool: &PgPool, r: &ResourceRow) -> Result<bool, sqlx::Er
         "select exists (
            select 1 from enforcement_resources o join enforcement_actions a on a.id = o.action_id
            where o.action_id <> $1 and o.region = $2 and o.kind = $3 and o.resource_id = $4
+             and o.account_id = $5
              and o.status in ('requested', 'stopping', 'stopped')
              and a.status in ('running', 'executing', 'executed'))",
     )
@@ -32,6 +32,7 @@ async fn held_elsewhere(pool: &PgPool, r: &ResourceRow) -> Result<bool, sqlx::Er
     .bind(&r.region)
     .bind(&r.kind)
     .bind(&r.resource_id)
+    .bind(&r.account_id)
     .fetch_one(pool)
     .await
 }
@@ -40,7 +41,7 @@ async fn held_elsewhere(pool: &PgPool, r: &ResourceRow) -> Result<bool, sqlx::Er
 /// returns where the reversal stands.
 pub async fn step(
     pool: &PgPool,
-    sdk: &SdkConfig,
+    accounts: &mut Accounts<'_>,
     action_id: i64,
     tag: Tag<'_>,
 ) -> Result<Settled<'static>, sqlx::Error> {
@@ -52,9 +53,15 @@ pub async fn step(
         if !matches!(r.status.as_str(), "stopped" | "starting") {
             continue;
         }
-        let clients = Clients::acting(sdk, &r.region);
         let mut conn = pool.acquire().await?;
         let from = r.status.as_str();
+        let clients = match accounts.sdk(&r.account_id).await {
+            Ok(sdk) => Clients::acting(&sdk, &r.region),
+            Err(err) => {
+                super::stopping::note_fault(&mut conn, r, from, &err).await?;
+                continue;
+            }
+        };
         let seen = match act::describe(&clients, kind, &r.resource_id).await {
             Ok(seen) => seen,
             Err(err) => {
@@ -123,13 +130,7 @@ fn outcome(rows: &[ResourceRow]) -> Settled<'static> {
             .filter(|r| r.status == "stopped" && !r.kind().is_some_and(Kind::restorable))
             .count(),
     );
-    let settled = |status, event, message| Settled {
-        status,
-        event,
-        message,
-        request_id: None,
-        aws_status: None,
-    };
+    let settled = Settled::new;
     if pending > 0 {
         settled(
             "reversing",

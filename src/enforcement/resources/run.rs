@@ -10,14 +10,13 @@
 //! transient failure (throttling, a 5xx, a timeout) leaves the resource where it was for
 //! the next pass; only AWS's own refusal is recorded as failed.
 
-use aws_config::SdkConfig;
 use sqlx::PgPool;
 
 use super::discover::{self, Tags};
 use super::restarting;
 use super::stopping::{self, Stopping};
 use super::store::{self, ResourceRow};
-use super::{CallError, Clients, Found, Kind};
+use super::{Accounts, CallError, Clients, Found, Kind};
 use crate::enforcement::claims::{self, ActionRow, Intent, Settled, Step};
 use crate::enforcement::executor::Executor;
 use crate::enforcement::policy;
@@ -27,6 +26,8 @@ use crate::enforcement::policy;
 pub struct Plan {
     pub kinds: Vec<Kind>,
     pub regions: Vec<String>,
+    /// The account it acts in ('' for burnrate's own).
+    pub account: String,
 }
 
 /// The plan of the policy that governs `row`'s team now, when its stop lists resources;
@@ -43,21 +44,16 @@ pub async fn plan(pool: &PgPool, exec: &Executor, row: &ActionRow) -> Result<Opt
     } else {
         stop.regions.clone()
     };
-    Ok(Some(Plan { kinds, regions }))
-}
-
-fn settled(status: &'static str, event: &'static str, message: String) -> Settled<'static> {
-    Settled {
-        status,
-        event,
-        message,
-        request_id: None,
-        aws_status: None,
-    }
+    Ok(Some(Plan {
+        kinds,
+        regions,
+        account: stop.account.unwrap_or_default(),
+    }))
 }
 
 /// The project's accelerated resources of the plan's kinds in every region of the plan.
-async fn discover_all(sdk: &SdkConfig, exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<Vec<Found>, CallError> {
+async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<Vec<Found>, CallError> {
+    let sdk = Accounts::new(exec).sdk(&plan.account).await?;
     let tags = Tags {
         project_key: &exec.tag_key,
         user_key: &exec.user_tag_key,
@@ -65,9 +61,12 @@ async fn discover_all(sdk: &SdkConfig, exec: &Executor, row: &ActionRow, plan: &
     };
     let mut found = Vec::new();
     for region in &plan.regions {
-        let readers = Clients::reading(sdk, region);
+        let readers = Clients::reading(&sdk, region);
         let listed = discover::running(&readers, region, tags, &plan.kinds).await?;
-        found.extend(listed.into_iter().filter(Found::is_accelerated));
+        found.extend(listed.into_iter().filter(Found::is_accelerated).map(|f| Found {
+            account: plan.account.clone(),
+            ..f
+        }));
     }
     Ok(found)
 }
@@ -76,8 +75,7 @@ async fn discover_all(sdk: &SdkConfig, exec: &Executor, row: &ActionRow, plan: &
 /// a stop would touch. Recorded only while the stop is still a proposal. Returns whether it
 /// recorded a listing.
 pub async fn list_proposal(pool: &PgPool, exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<bool, sqlx::Error> {
-    let sdk = exec.sdk().await;
-    let found = match discover_all(&sdk, exec, row, plan).await {
+    let found = match discover_all(exec, row, plan).await {
         Ok(found) => found,
         Err(err) => {
             tracing::warn!(action = row.id, error = %err.message, "listing a stop's resources failed; tried again next pass");
@@ -109,21 +107,20 @@ pub async fn run_claimed(
     actor: &str,
     (intent, today): (Intent, chrono::NaiveDate),
 ) -> Result<String, sqlx::Error> {
-    let sdk = exec.sdk().await;
     let outcome = match intent {
         // The calls are made by tracking, once the claim has ended (below).
-        Intent::Reverse => Step::End(settled(
+        Intent::Reverse => Step::End(Settled::new(
             "reversing",
             "reversal_started",
             "restarting what the stop stopped; burnrate shows it done when AWS confirms each".into(),
         )),
         _ => match plan(pool, exec, row).await? {
-            None => Step::End(settled(
+            None => Step::End(Settled::new(
                 "failed",
                 "failed",
                 "the policy no longer stops the project's resources".into(),
             )),
-            Some(plan) => run(pool, exec, &sdk, row, claim, &plan, (intent, today)).await?,
+            Some(plan) => run(pool, exec, row, claim, &plan, (intent, today)).await?,
         },
     };
     let status = claims::end(&mut *pool.acquire().await?, row, claim, actor, intent, outcome).await?;
@@ -146,13 +143,12 @@ pub async fn run_claimed(
 async fn run(
     pool: &PgPool,
     exec: &Executor,
-    sdk: &SdkConfig,
     row: &ActionRow,
     claim: i64,
     plan: &Plan,
     (intent, today): (Intent, chrono::NaiveDate),
 ) -> Result<Step, sqlx::Error> {
-    let found = match discover_all(sdk, exec, row, plan).await {
+    let found = match discover_all(exec, row, plan).await {
         Ok(found) => found,
         Err(err) if err.transient => {
             let again = match intent {
@@ -164,7 +160,7 @@ async fn run(
                 err.message
             )));
         }
-        Err(err) => return Ok(Step::End(settled("failed", "failed", err.message))),
+        Err(err) => return Ok(Step::End(Settled::new("failed", "failed", err.message))),
     };
     {
         let mut tx = pool.begin().await?;
@@ -191,7 +187,7 @@ async fn run(
     if !crate::enforcement::judge::confirm(&mut *pool.acquire().await?, row.id, claim, exec.lease, today).await? {
         return Ok(Step::Lost);
     }
-    Ok(Step::End(settled(
+    Ok(Step::End(Settled::new(
         "executing",
         "started",
         "stopping the project's resources; burnrate shows it done when AWS confirms each".into(),
@@ -255,7 +251,7 @@ async fn track_locked(
     row: &ActionRow,
     today: chrono::NaiveDate,
 ) -> Result<bool, sqlx::Error> {
-    let sdk = exec.sdk().await;
+    let mut accounts = Accounts::new(exec);
     let next = match row.status.as_str() {
         "executing" => {
             let may = if still_holds(pool, row.id, today).await? {
@@ -263,13 +259,13 @@ async fn track_locked(
             } else {
                 Stopping::Hold
             };
-            stopping::outcome(&stopping::advance(pool, &sdk, row.id, may).await?, may)
+            stopping::outcome(&stopping::advance(pool, &mut accounts, row.id, may).await?, may)
         }
-        "reversing" => match restarting::step(pool, &sdk, row.id, project_tag(exec, row)).await? {
+        "reversing" => match restarting::step(pool, &mut accounts, row.id, project_tag(exec, row)).await? {
             // A reversal AWS refused leaves the stop in force, with why.
             failed if failed.status == "failed" => Settled {
                 message: format!("reversal failed: {}", failed.message),
-                ..settled("executed", "failed", String::new())
+                ..Settled::new("executed", "failed", String::new())
             },
             next => next,
         },

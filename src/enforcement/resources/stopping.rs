@@ -7,12 +7,11 @@
 //! is checked against a fresh describe before it is recorded as failed: a resource that was
 //! terminated or finished meanwhile is `gone`, one still pending is asked again later.
 
-use aws_config::SdkConfig;
 use sqlx::{PgConnection, PgPool};
 
 use super::act::{self, Seen};
 use super::store::{self, ResourceRow};
-use super::{CallError, Clients, Kind};
+use super::{Accounts, CallError, Clients, Kind};
 use crate::enforcement::claims::Settled;
 
 /// Whether more resources may be stopped: the violation still holds (`judge`, under the
@@ -30,15 +29,24 @@ pub enum Stopping {
 /// stopped: a requested one AWS still runs goes back to `listed`.
 pub async fn advance(
     pool: &PgPool,
-    sdk: &SdkConfig,
+    accounts: &mut Accounts<'_>,
     action_id: i64,
     may: Stopping,
 ) -> Result<Vec<ResourceRow>, sqlx::Error> {
     let rows = store::of_action(&mut *pool.acquire().await?, action_id).await?;
     for r in rows {
         let Some(kind) = r.kind() else { continue };
-        let clients = Clients::acting(sdk, &r.region);
+        if !matches!(r.status.as_str(), "listed" | "requested" | "stopping") {
+            continue;
+        }
         let mut conn = pool.acquire().await?;
+        let clients = match accounts.sdk(&r.account_id).await {
+            Ok(sdk) => Clients::acting(&sdk, &r.region),
+            Err(err) => {
+                note_fault(&mut conn, &r, &r.status, &err).await?;
+                continue;
+            }
+        };
         match (r.status.as_str(), may) {
             ("listed", Stopping::Continue) => {
                 if !store::set_status(&mut conn, r.id, &["listed"], "requested", None).await? {
@@ -169,13 +177,7 @@ pub fn outcome(rows: &[ResourceRow], may: Stopping) -> Settled<'static> {
         count("skipped"),
         count("gone")
     );
-    let settled = |status, event, message| Settled {
-        status,
-        event,
-        message,
-        request_id: None,
-        aws_status: None,
-    };
+    let settled = Settled::new;
     if moving > 0 {
         settled(
             "executing",

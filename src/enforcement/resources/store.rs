@@ -11,6 +11,7 @@ use super::{Found, Kind};
 pub struct ResourceRow {
     pub id: i64,
     pub action_id: i64,
+    pub account_id: String,
     pub region: String,
     pub kind: String,
     pub resource_id: String,
@@ -30,7 +31,7 @@ impl ResourceRow {
     }
 }
 
-const COLUMNS: &str = "id, action_id, region, kind, resource_id, instance_type, gpus, usd_per_hour, launched_at, \
+const COLUMNS: &str = "id, action_id, account_id, region, kind, resource_id, instance_type, gpus, usd_per_hour, launched_at, \
                        user_tag, status, note, endpoint_config";
 
 /// Makes the stop's listing what was just found: new resources are added as `listed` (or
@@ -41,12 +42,12 @@ const COLUMNS: &str = "id, action_id, region, kind, resource_id, instance_type, 
 pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Found]) -> Result<(), sqlx::Error> {
     let keys: Vec<String> = found
         .iter()
-        .map(|f| format!("{}/{}/{}", f.region, f.kind.key(), f.id))
+        .map(|f| format!("{}/{}/{}/{}", f.account, f.region, f.kind.key(), f.id))
         .collect();
     sqlx::query(
         "delete from enforcement_resources
          where action_id = $1 and status in ('listed', 'skipped')
-           and not (region || '/' || kind || '/' || resource_id = any($2))",
+           and not (account_id || '/' || region || '/' || kind || '/' || resource_id = any($2))",
     )
     .bind(action_id)
     .bind(&keys)
@@ -57,9 +58,9 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
         let status = if f.skip.is_some() { "skipped" } else { "listed" };
         sqlx::query(
             "insert into enforcement_resources (action_id, region, kind, resource_id, instance_type, gpus, usd_per_hour,
-                                                launched_at, user_tag, status, note, endpoint_config)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-             on conflict (action_id, region, kind, resource_id) do update
+                                                launched_at, user_tag, status, note, endpoint_config, account_id)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+             on conflict (action_id, account_id, region, kind, resource_id) do update
                 set instance_type = excluded.instance_type, gpus = excluded.gpus, usd_per_hour = excluded.usd_per_hour,
                     launched_at = excluded.launched_at, user_tag = excluded.user_tag, status = excluded.status,
                     note = excluded.note, endpoint_config = excluded.endpoint_config, updated_at = now()
@@ -77,6 +78,7 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
         .bind(status)
         .bind(&f.skip)
         .bind(&f.endpoint_config)
+        .bind(&f.account)
         .execute(&mut *conn)
         .await?;
     }
@@ -90,7 +92,7 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
 /// The stop's resources, in a stable order.
 pub async fn of_action(conn: &mut PgConnection, action_id: i64) -> Result<Vec<ResourceRow>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "select {COLUMNS} from enforcement_resources where action_id = $1 order by region, kind, resource_id"
+        "select {COLUMNS} from enforcement_resources where action_id = $1 order by account_id, region, kind, resource_id"
     ))
     .bind(action_id)
     .fetch_all(conn)
@@ -100,7 +102,7 @@ pub async fn of_action(conn: &mut PgConnection, action_id: i64) -> Result<Vec<Re
 /// The resources of several stops, for a page.
 pub async fn of_actions(conn: &mut PgConnection, action_ids: &[i64]) -> Result<Vec<ResourceRow>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "select {COLUMNS} from enforcement_resources where action_id = any($1) order by action_id, region, kind, resource_id"
+        "select {COLUMNS} from enforcement_resources where action_id = any($1) order by action_id, account_id, region, kind, resource_id"
     ))
     .bind(action_ids)
     .fetch_all(conn)

@@ -462,3 +462,89 @@ async fn a_snooze_holds_the_stop_then_ends_by_itself(pool: PgPool) {
     assert!(snoozed < ended, "{events:?}");
     assert_eq!(events.last().map(String::as_str), Some("executed"), "{events:?}");
 }
+
+#[sqlx::test]
+async fn a_stop_naming_another_account_acts_there_through_the_assumed_role(pool: PgPool) {
+    const AWAY: &str = "210987654321";
+    let moto = moto::start().await;
+    let proxy = AwsProxy::start(&moto.endpoint).await;
+    let own = aws_config_at(&moto.endpoint, "AKIDTEST").await;
+    // burnrate's own account runs the project too: a stop naming the other account leaves it.
+    let home_gpu = launch(&ec2(&own, EAST), "g5.xlarge", "gpu-burner", None).await;
+    // The other account, as the role there sees it (moto keeps each account's resources apart
+    // and serves a request in the account of the role its credentials were assumed from).
+    let assumed = aws_sdk_sts::Client::new(&own)
+        .assume_role()
+        .role_arn(format!("arn:aws:iam::{AWAY}:role/setup"))
+        .role_session_name("setup")
+        .send()
+        .await
+        .expect("assumed");
+    let keys = assumed.credentials().expect("credentials");
+    let away = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new(EAST))
+        .endpoint_url(&moto.endpoint)
+        .http_client(burnrate::aws::https_client())
+        .credentials_provider(aws_credential_types::Credentials::new(
+            keys.access_key_id(),
+            keys.secret_access_key(),
+            Some(keys.session_token().to_string()),
+            None,
+            "test",
+        ))
+        .load()
+        .await;
+    let away_gpu = launch(&ec2(&away, EAST), "g5.xlarge", "gpu-burner", Some("carol")).await;
+    seed(
+        &pool,
+        &format!(
+            "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions, stop_account)
+             select id, 100, '{{stop}}', 'automatic', '{{ec2}}', '{{us-east-1}}', '{AWAY}' from teams"
+        ),
+    )
+    .await;
+    let via_proxy = aws_config_at(&proxy.endpoint(), "AKIDTEST").await;
+
+    // Without a role to assume, the stop cannot act there, and says why.
+    let exec = resource_executor(&via_proxy);
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    assert_eq!(status(&pool, stop).await, "failed");
+    assert!(
+        crate::common::enforcement::last_message(&pool, stop)
+            .await
+            .contains("BURNRATE_AWS_ASSUME_ROLE is not set"),
+        "{}",
+        crate::common::enforcement::last_message(&pool, stop).await
+    );
+
+    let exec = burnrate::enforcement::executor::Executor {
+        assume_role: Some(burnrate::config::AssumeRole {
+            pattern: "arn:aws:iam::{account_id}:role/burnrate-enforcer".into(),
+            external_id: Some("burnrate-e2e".into()),
+        }),
+        ..resource_executor(&via_proxy)
+    };
+    burnrate::enforcement::actions::retry(&pool, &exec, stop, "finance@example.com", today())
+        .await
+        .expect("retried");
+    passes_until(&pool, &exec, stop, "executed").await;
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("select account_id, resource_id, status from enforcement_resources where action_id = $1")
+            .bind(stop)
+            .fetch_all(&pool)
+            .await
+            .expect("rows");
+    assert_eq!(rows, [(AWAY.to_string(), away_gpu.clone(), "stopped".to_string())]);
+    assert_eq!(state(&ec2(&away, EAST), &away_gpu).await, "stopped");
+    assert_eq!(state(&ec2(&own, EAST), &home_gpu).await, "running");
+    // The role in that account, with the external ID its trust policy requires.
+    assert_eq!(
+        proxy.calls_naming(
+            "AssumeRole",
+            "RoleArn=arn%3Aaws%3Aiam%3A%3A210987654321%3Arole%2Fburnrate-enforcer"
+        ),
+        proxy.calls_naming("AssumeRole", "ExternalId=burnrate-e2e")
+    );
+    assert!(proxy.calls_naming("AssumeRole", "ExternalId=burnrate-e2e") >= 1);
+}
