@@ -1,6 +1,6 @@
 // Enforcement in Chromium: an admin switches the org policy to manual, a violation appears
 // after `burnrate enforce evaluate`, the admin approves its flag, the badge and the audit log
-// show it, the project is approved afterwards and the offered reversal removes the flag.
+// show it, and once the project is approved the flag is lifted by itself.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { burnrateCli, openPage, signIn, startServer, waitForHydration } from './harness.mjs';
@@ -9,7 +9,7 @@ let server;
 before(async () => { server = await startServer(); });
 after(async () => { await server?.stop(); });
 
-test('a manual flag is approved, audited, shown, and reversed once the project is approved', async () => {
+test('a manual flag is approved, audited, shown, and lifted by itself once the project is approved', async () => {
   const { page, problems } = await openPage(server.browser);
   await signIn(page, server.baseUrl, server.accounts.admin, '/enforcement');
   await waitForHydration(page);
@@ -67,14 +67,19 @@ test('a manual flag is approved, audited, shown, and reversed once the project i
   // The demo's approvals are listed too (each with a hidden project field for Revoke).
   await page.waitForSelector(`[data-testid="approval-row"]:has-text("${project}")`);
 
-  await page.goto(`${server.baseUrl}/enforcement`);
-  await waitForHydration(page);
-  await page.waitForSelector('[data-testid="reversal-offer"]');
-  await page.click(`[data-testid="reverse-${id}"]`);
-  await page.waitForSelector(`[data-testid="action"][data-id="${id}"][data-status="reversed"]`);
+  // The approval woke the enforcement loop, which lifts the flag by itself: no longer
+  // justified, it is removed, disarmed and reversed in the action trail by the system.
+  let reversed = false;
+  for (let look = 0; look < 20 && !reversed; look += 1) {
+    await page.goto(`${server.baseUrl}/enforcement`);
+    await waitForHydration(page);
+    reversed = (await page.locator(`[data-testid="action"][data-id="${id}"][data-status="reversed"]`).count()) > 0;
+    if (!reversed) await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  assert.ok(reversed, 'the flag was lifted once the project was approved');
   const { rows: last } = await server.db.query(
-    "select event from enforcement_audit where action_id = $1 order by id desc limit 1", [id]);
-  assert.equal(last[0].event, 'reversed');
+    "select event, actor from enforcement_audit where action_id = $1 order by id desc limit 2", [id]);
+  assert.deepEqual(last.map((r) => [r.event, r.actor]), [['reversed', 'system'], ['disarmed', 'system']]);
 
   await page.goto(`${server.baseUrl}/`);
   await page.waitForSelector('[data-testid="burn-chart"], [data-testid="empty-state"], h1');

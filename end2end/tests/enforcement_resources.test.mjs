@@ -14,6 +14,18 @@ before(async () => {
 });
 after(async () => { await server?.stop(); await moto?.stop(); });
 
+/** Reloads the page until `selector` shows, for up to 150 s (two passes of the loop). */
+async function reloadUntil(page, selector) {
+  const deadline = Date.now() + 150_000;
+  for (;;) {
+    if ((await page.locator(selector).count()) > 0) return;
+    if (Date.now() > deadline) throw new Error(`${selector} did not show within 150 s`);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await page.reload();
+    await waitForHydration(page);
+  }
+}
+
 const stateOf = (id) => moto.python(
   `print(ec2.describe_instances(InstanceIds=["${id}"])["Reservations"][0]["Instances"][0]["State"]["Name"])`);
 
@@ -51,11 +63,19 @@ print(r["Instances"][0]["InstanceId"])`);
   const gpu = await launch('g5.xlarge');
   const cpu = await launch('m5.large');
 
-  await burnrateCli(server.databaseUrl, ['enforce', 'evaluate'], { ...moto.env, BURNRATE_AWS_REGIONS: 'us-east-1' });
-  const { rows: stops } = await server.db.query(
-    `select a.id from enforcement_actions a join violations v on v.id = a.violation_id
-     where a.action = 'stop' and v.project = $1 and a.status = 'awaiting_approval'`, [project]);
+  // Each enforcement pass lists the resources of up to 20 proposed stops; the demo has more
+  // projects over the limit than that, so evaluate until this one's are listed.
+  const stopOf = async () => (await server.db.query(
+    `select a.id, a.resources_listed_at is not null as listed from enforcement_actions a
+       join violations v on v.id = a.violation_id
+     where a.action = 'stop' and v.project = $1 and a.status = 'awaiting_approval'`, [project])).rows;
+  for (let pass = 0; pass < 6; pass += 1) {
+    await burnrateCli(server.databaseUrl, ['enforce', 'evaluate'], { ...moto.env, BURNRATE_AWS_REGIONS: 'us-east-1' });
+    if ((await stopOf())[0]?.listed) break;
+  }
+  const stops = await stopOf();
   assert.equal(stops.length, 1);
+  assert.ok(stops[0].listed, 'the stop lists its resources');
   const id = stops[0].id;
 
   await page.reload();
@@ -66,14 +86,16 @@ print(r["Instances"][0]["InstanceId"])`);
   const cells = await page.locator(`${listed}[data-id="${gpu}"] td`).allTextContents();
   assert.ok(cells.includes('g5.xlarge') && cells.includes('1') && cells.includes('alice'), cells.join(' | '));
 
+  // AWS answers StopInstances with `stopping`: the stop is executing until a pass of the
+  // server's enforcement loop (every minute) sees the instance stopped.
   await page.click(`[data-testid="approve-${id}"]`);
-  await page.waitForSelector(`[data-testid="action"][data-id="${id}"][data-status="executed"]`);
+  await reloadUntil(page, `[data-testid="action"][data-id="${id}"][data-status="executed"]`);
   await page.waitForSelector(`${listed}[data-id="${gpu}"][data-status="stopped"]`);
   assert.equal(await stateOf(gpu), 'stopped');
   assert.equal(await stateOf(cpu), 'running');
 
   await page.click(`[data-testid="reverse-${id}"]`);
-  await page.waitForSelector(`[data-testid="action"][data-id="${id}"][data-status="reversed"]`);
+  await reloadUntil(page, `[data-testid="action"][data-id="${id}"][data-status="reversed"]`);
   await page.waitForSelector(`${listed}[data-id="${gpu}"][data-status="restarted"]`);
   assert.equal(await stateOf(gpu), 'running');
 

@@ -65,6 +65,7 @@ pub async fn get_enforcement() -> Result<EnforcementData, AppError> {
         trail: super::trail::recent(&mut conn, 200).await?,
         teams: super::store::team_names(&mut conn).await?,
         is_admin: caller.is_admin(),
+        unjustified: super::reconcile::unjustified(pool, chrono::Utc::now().date_naive()).await?,
     })
 }
 

@@ -67,6 +67,8 @@ pub struct StopTarget<'a> {
     pub tag_key: &'a str,
     pub limit: Decimal,
     pub period: BudgetPeriod,
+    /// The cost the policy judges: the budget tracks the same.
+    pub metric: crate::period::Metric,
     pub subscribers: &'a [String],
 }
 
@@ -97,6 +99,12 @@ pub async fn prepare(aws: &AwsBudgets, target: &StopTarget<'_>, stop: &StopConfi
                 .map_err(build)?,
         )
         .filter_expression(filter)
+        // The policy's metric, as the documented `Metrics` field of a budget with a
+        // `FilterExpression` takes it (API_budgets_Budget.html): not always unblended.
+        .metrics(match target.metric {
+            crate::period::Metric::Amortized => aws_sdk_budgets::types::Metric::AmortizedCost,
+            crate::period::Metric::Unblended => aws_sdk_budgets::types::Metric::UnblendedCost,
+        })
         .build()
         .map_err(build)?;
     let created = aws

@@ -100,6 +100,18 @@ pub async fn judge(conn: &mut PgConnection, row: &ActionRow, today: NaiveDate) -
     Ok(Verdict::Holds)
 }
 
+impl Verdict {
+    /// Why a stop in force is no longer justified, when it is not: the reason lifts it, or
+    /// the policy left the mode that ran it (a stop stays in force once made automatic).
+    pub fn lifts_a_stop(self) -> Option<String> {
+        match self {
+            Verdict::Cancel { why, lifts: true } => Some(why),
+            Verdict::Switch { mode, .. } if mode != "automatic" => Some(format!("the policy is now in {mode} mode")),
+            _ => None,
+        }
+    }
+}
+
 fn cancel(why: String, lifts: bool) -> Verdict {
     Verdict::Cancel { why, lifts }
 }

@@ -164,6 +164,9 @@ pub struct EnforcementData {
     pub trail: Vec<TrailRow>,
     pub teams: Vec<String>,
     pub is_admin: bool,
+    /// Stops still in force whose justification has gone: (action id, project, why).
+    #[serde(default)]
+    pub unjustified: Vec<(i64, String, String)>,
 }
 
 #[cfg(test)]

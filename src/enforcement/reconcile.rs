@@ -13,7 +13,7 @@ use super::actions::{self, Trigger};
 use super::claims;
 use super::claims::Intent;
 use super::executor::Executor;
-use super::judge::{self, Verdict};
+use super::judge;
 use super::resources;
 use super::stop_run;
 
@@ -141,17 +141,19 @@ pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<Pa
     Ok(report)
 }
 
-/// Reverses executed stops no longer justified: the project is approved, the period has
-/// ended, the limit is now above the spend, the policy drops `stop`, switches to dry-run or
-/// manual, or no longer governs the project's team (it moved). A stop lasts for the period
-/// it was for, and never against an approval.
+/// Reverses executed stops and flags no longer justified: the project is approved, the
+/// period has ended, the limit is now above the spend, the policy drops the action,
+/// switches to dry-run or manual, or no longer governs the project's team (it moved). A stop
+/// lasts for the period it was for, and never against an approval; a flag is removed in the
+/// decision's transaction.
 async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize, sqlx::Error> {
     let mut lifted = 0;
     for id in ids(
         pool,
         // A stop whose reversal failed waits for an admin rather than being retried each minute.
         "select id from enforcement_actions
-         where action = 'stop' and status = 'executed' and coalesce(last_message, '') not like 'reversal failed%'
+         where action in ('stop', 'flag') and status = 'executed'
+           and coalesce(last_message, '') not like 'reversal failed%'
          order by id limit $1",
     )
     .await?
@@ -164,15 +166,19 @@ async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize,
         if row.status != "executed" {
             continue;
         }
-        let why = match judge::judge(&mut tx, &row, today).await? {
-            Verdict::Cancel { why, lifts: true } => why,
-            // A stop stays in force only in the mode that ran it, or once made automatic.
-            Verdict::Switch { mode, .. } if mode != "automatic" => format!("the policy is now in {mode} mode"),
-            _ => continue,
+        let Some(why) = judge::judge(&mut tx, &row, today).await?.lifts_a_stop() else {
+            continue;
         };
         let entry = super::trail::Entry::new("system", "disarmed", row.id, &row.project, &row.action)
-            .response(&format!("lifting the stop: {why}"));
+            .response(&format!("lifting the {}: {why}", row.action));
         super::trail::append(&mut tx, &entry).await?;
+        if row.action == "flag" {
+            let message = format!("flag removed: {why}");
+            claims::set_status(&mut tx, &row, "system", ("reversed", "reversed"), &message).await?;
+            tx.commit().await?;
+            lifted += 1;
+            continue;
+        }
         let claim = claims::claim(&mut tx, &row, exec.lease).await?;
         tx.commit().await?;
         let row = claims::ActionRow {
@@ -208,6 +214,27 @@ async fn clean_up(pool: &PgPool, exec: &Executor) -> Result<(), sqlx::Error> {
         }
     }
     Ok(())
+}
+
+/// Stops still in force whose justification has gone, with why: those the lift could not
+/// reverse (AWS refused), and those the next pass is about to. For the Enforcement page.
+pub async fn unjustified(pool: &PgPool, today: NaiveDate) -> Result<Vec<(i64, String, String)>, sqlx::Error> {
+    let mut out = Vec::new();
+    for id in ids(
+        pool,
+        "select id from enforcement_actions where action = 'stop' and status = 'executed' order by id limit $1",
+    )
+    .await?
+    {
+        let mut conn = pool.acquire().await?;
+        let Some(row) = claims::read(&mut conn, id).await? else {
+            continue;
+        };
+        if let Some(why) = judge::judge(&mut conn, &row, today).await?.lifts_a_stop() {
+            out.push((row.id, row.project, why));
+        }
+    }
+    Ok(out)
 }
 
 /// How often a proposed resource stop lists the project's resources again.

@@ -46,7 +46,8 @@ async fn prepared(
     }
     let mut conn = pool.acquire().await?;
     let policy = policy::for_team(&mut conn, row.team.as_deref()).await?;
-    let Some((stop, period)) = policy.and_then(|p| Some((p.stop?, BudgetPeriod::parse(&p.period)?))) else {
+    let Some((stop, period, metric)) = policy.and_then(|p| Some((p.stop?, BudgetPeriod::parse(&p.period)?, p.metric)))
+    else {
         return Ok(Err(AwsFailure::new(
             "the policy has no stop configuration (type, execution role and targets)",
         )));
@@ -59,6 +60,7 @@ async fn prepared(
         tag_key: &exec.tag_key,
         limit: row.spend_limit,
         period,
+        metric,
         subscribers: &subscribers,
     };
     let aws_stop::Prepared {

@@ -65,6 +65,17 @@ fn Board(
                 "Approved since their actions ran: " {reversible.join(", ")} ". Reverse their flags and stops below."
             </p>
         })}
+        {(!view.unjustified.is_empty()).then(|| view! {
+            <div class="notice" role="status" data-testid="unjustified-stops">
+                <p><strong>"Stops still in force that are no longer justified"</strong>
+                    " (lifted at the next pass; one AWS refused to undo stays here until an admin reverses it):"</p>
+                <ul>
+                    {view.unjustified.iter().map(|(id, project, why)| view! {
+                        <li data-id=id.to_string()>{tag_label(project).to_string()} ": " {why.clone()}</li>
+                    }).collect_view()}
+                </ul>
+            </div>
+        })}
         <h2>"Violations"</h2>
         <Violations rows=view.violations is_admin act snooze/>
         <h2>"Policies"</h2>

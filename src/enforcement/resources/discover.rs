@@ -337,7 +337,14 @@ async fn endpoints(
                     ))
                 })
                 .collect();
-            let Some((instance_type, _)) = variants.first().cloned() else {
+            // The type shown is an accelerated variant's, when any variant is one.
+            let accelerated = |t: &str| crate::catalogue::looks_like_accelerator(t.strip_prefix("ml.").unwrap_or(t));
+            let Some((instance_type, _)) = variants
+                .iter()
+                .find(|(t, _)| accelerated(t))
+                .or(variants.first())
+                .cloned()
+            else {
                 continue;
             };
             out.push(Found {

@@ -5,8 +5,8 @@ use crate::common;
 
 use crate::common::budget_actions_fake::BudgetActionsFake;
 use burnrate::auth::Role;
-use burnrate::enforcement::actions;
 use burnrate::enforcement::evaluate::evaluate_and_act;
+use burnrate::enforcement::{actions, reconcile};
 use sqlx::PgPool;
 
 use crate::common::enforcement::*;
@@ -312,10 +312,13 @@ async fn switching_a_policy_out_of_dry_run_makes_its_open_proposals_actionable(p
     let events: Vec<String> = audit(&pool, flag).await.into_iter().map(|(e, _)| e).collect();
     assert_eq!(events, ["proposed", "proposed", "approved", "executed"]);
 
-    // Back to dry-run: the executed flag stays as it is; nothing else becomes runnable.
+    // Back to dry-run: the executed flag is no longer justified, so the pass lifts it, as it
+    // lifts a stop (#35); nothing else becomes runnable.
     set_org_mode(&pool, "dry-run").await;
     evaluate_and_act(&pool, today(), &exec).await.expect("third");
-    assert_eq!(status(&pool, flag).await, "executed");
+    assert_eq!(status(&pool, flag).await, "reversed");
+    let events: Vec<String> = audit(&pool, flag).await.into_iter().map(|(e, _)| e).collect();
+    assert_eq!(events[4..], ["disarmed", "reversed"]);
     let notify = action_id(&pool, "orphan", "notify").await;
     assert_eq!(status(&pool, notify).await, "proposed");
     assert!(refused(actions::approve(&pool, &exec, notify, "finance@example.com", today()).await).contains("dry-run"));
@@ -415,4 +418,46 @@ async fn disabled_accounts_get_no_enforcement_mail(pool: PgPool) {
         .await
         .expect("recipients");
     assert_eq!(recipients, ["cfo@example.com"]);
+}
+
+#[sqlx::test]
+async fn a_stop_left_in_force_without_justification_is_listed_on_the_enforcement_page(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    fake.breach(&format!("burnrate-enforce-{stop}"));
+    actions::approve(&pool, &exec, stop, "finance@example.com", today())
+        .await
+        .expect("approved");
+    fake.finish();
+    reconcile::pass(&pool, &exec, today()).await.expect("pass");
+    assert_eq!(status(&pool, stop).await, "executed");
+    assert!(reconcile::unjustified(&pool, today()).await.expect("read").is_empty());
+
+    // Approved since; AWS refuses to undo the stop, so it stays in force, unjustified.
+    sqlx::query(
+        "insert into approvals (key, project, approver, reason, cap, expires, created_by)
+         values ('gpu-burner', 'gpu-burner', 'cfo@example.com', 'launch week', 5000, '2026-12-31', 'finance@example.com')",
+    )
+    .execute(&pool)
+    .await
+    .expect("approval");
+    fake.with(|s| s.fail_next_execution = Some("the execution role may not detach the policy".into()));
+    reconcile::pass(&pool, &exec, today()).await.expect("lift");
+    fake.finish();
+    reconcile::pass(&pool, &exec, today()).await.expect("follow");
+    assert_eq!(status(&pool, stop).await, "executed");
+    assert!(last_message(&pool, stop).await.starts_with("reversal failed"));
+    let listed = reconcile::unjustified(&pool, today()).await.expect("read");
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].0, listed[0].1.as_str()), (stop, "gpu-burner"));
+    assert!(listed[0].2.contains("approved"), "{}", listed[0].2);
+
+    let app = common::spawn_app(pool.clone()).await;
+    let admin = app.session_for("cfo@example.com", Role::Admin).await;
+    let page = app.post_form_as("/api/enforcement", "", &admin).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("\"unjustified\":[["), "{}", page.body);
 }

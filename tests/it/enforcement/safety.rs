@@ -305,6 +305,7 @@ async fn create_in_aws(
         tag_key: "project",
         limit: Decimal::from(100),
         period: burnrate::period::BudgetPeriod::Monthly,
+        metric: burnrate::period::Metric::Unblended,
         subscribers: &subscribers,
     };
     let burnrate::enforcement::aws_stop::Prepared { action_id: action, .. } =
@@ -719,4 +720,29 @@ fn throttle_next_execution(fake: &BudgetActionsFake) {
             "Rate exceeded".into(),
         ))
     });
+}
+
+#[sqlx::test]
+async fn a_stops_aws_budget_tracks_the_policys_metric_through_the_documented_tag_filter(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    sqlx::query("update enforcement_policies set metric = 'amortized'")
+        .execute(&pool)
+        .await
+        .expect("amortized");
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    let budget = fake
+        .with(|s| s.budgets.get(&format!("burnrate-enforce-{stop}")).cloned())
+        .expect("the manual stop's budget is prepared");
+    // Budget.Metrics (API_budgets_Budget.html) and a FilterExpression on the tag's value
+    // (API_budgets_TagValues.html), never the deprecated CostFilters.
+    assert_eq!(budget["Metrics"], serde_json::json!(["AmortizedCost"]), "{budget}");
+    assert_eq!(
+        budget["FilterExpression"]["Tags"],
+        serde_json::json!({"Key": "project", "Values": ["gpu-burner"], "MatchOptions": ["EQUALS"]}),
+        "{budget}"
+    );
+    assert!(budget.get("CostFilters").is_none(), "{budget}");
 }
