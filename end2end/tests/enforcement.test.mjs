@@ -54,7 +54,7 @@ test('a manual flag is approved, audited, shown, and lifted by itself once the p
   await page.waitForSelector('[data-testid="flag-badge"]');
   assert.ok((await page.textContent('[data-testid="flag-badge"]')).includes(project));
 
-  // Approving the project afterwards offers the reversal.
+  // Approving the project afterwards lifts the flag.
   await page.goto(`${server.baseUrl}/approvals`);
   await waitForHydration(page);
   await page.click('[data-testid="new-approval"] summary');

@@ -216,13 +216,16 @@ async fn clean_up(pool: &PgPool, exec: &Executor) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-/// Stops still in force whose justification has gone, with why: those the lift could not
-/// reverse (AWS refused), and those the next pass is about to. For the Enforcement page.
+/// Stops still in force whose justification has gone, with why: those whose reversal AWS
+/// refused (the lift reverses every other one at its next pass, within a minute). At most
+/// 200, judged without the decision lock: for the Enforcement page.
 pub async fn unjustified(pool: &PgPool, today: NaiveDate) -> Result<Vec<(i64, String, String)>, sqlx::Error> {
     let mut out = Vec::new();
     for id in ids(
         pool,
-        "select id from enforcement_actions where action = 'stop' and status = 'executed' order by id limit $1",
+        "select id from enforcement_actions
+         where action = 'stop' and status = 'executed' and last_message like 'reversal failed%'
+         order by id desc limit least($1, 200)",
     )
     .await?
     {

@@ -62,7 +62,7 @@ fn Board(
     view! {
         {(!reversible.is_empty()).then(|| view! {
             <p class="notice" role="status" data-testid="reversal-offer">
-                "Approved since their actions ran: " {reversible.join(", ")} ". Reverse their flags and stops below."
+                "Approved since their actions ran: " {reversible.join(", ")} ". The enforcement loop lifts their flags and stops within a minute; reverse them below to do it now."
             </p>
         })}
         {(!view.unjustified.is_empty()).then(|| view! {

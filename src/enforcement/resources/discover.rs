@@ -347,13 +347,19 @@ async fn endpoints(
             else {
                 continue;
             };
+            // Instances of that type only: a CPU variant beside it adds no GPU.
+            let instances = variants
+                .iter()
+                .filter(|(t, _)| *t == instance_type)
+                .map(|(_, n)| n)
+                .sum();
             out.push(Found {
                 account: String::new(),
                 region: region.to_string(),
                 kind: Kind::Endpoint,
                 id: name.to_string(),
                 instance_type,
-                instances: variants.iter().map(|(_, n)| n).sum(),
+                instances,
                 launched_at: time(endpoint.creation_time()),
                 user,
                 skip: None,

@@ -58,14 +58,14 @@ pub async fn step(
         let clients = match accounts.sdk(&r.account_id).await {
             Ok(sdk) => Clients::acting(&sdk, &r.region),
             Err(err) => {
-                super::stopping::note_fault(&mut conn, r, from, &err).await?;
+                restart_fault(&mut conn, r, from, &err).await?;
                 continue;
             }
         };
         let seen = match act::describe(&clients, kind, &r.resource_id).await {
             Ok(seen) => seen,
             Err(err) => {
-                super::stopping::note_fault(&mut conn, r, from, &err).await?;
+                restart_fault(&mut conn, r, from, &err).await?;
                 continue;
             }
         };
@@ -89,6 +89,23 @@ pub async fn step(
     }
     let rows = store::of_action(&mut *pool.acquire().await?, action_id).await?;
     Ok(outcome(&rows))
+}
+
+/// A failed describe or credential on a resource being restarted: a passing fault leaves
+/// it for the next pass; anything else is `restart_failed`, so the reversal fails loudly and
+/// the stop stays in force.
+async fn restart_fault(
+    conn: &mut sqlx::PgConnection,
+    r: &ResourceRow,
+    from: &str,
+    err: &super::CallError,
+) -> Result<(), sqlx::Error> {
+    if err.transient {
+        return super::stopping::note_fault(conn, r, from, err).await;
+    }
+    store::set_status(conn, r.id, &[from], "restart_failed", Some(&err.message))
+        .await
+        .map(drop)
 }
 
 async fn start(

@@ -78,7 +78,16 @@ pub async fn list_proposal(pool: &PgPool, exec: &Executor, row: &ActionRow, plan
     let found = match discover_all(exec, row, plan).await {
         Ok(found) => found,
         Err(err) => {
-            tracing::warn!(action = row.id, error = %err.message, "listing a stop's resources failed; tried again next pass");
+            tracing::warn!(action = row.id, error = %err.message, "listing a stop's resources failed; tried again later");
+            // Looked at now, so other stops' listings take their turn; the reason is shown.
+            sqlx::query(
+                "update enforcement_actions set resources_listed_at = now(), last_message = $2
+                 where id = $1 and status in ('proposed', 'awaiting_approval')",
+            )
+            .bind(row.id)
+            .bind(format!("listing the project's resources failed: {}", err.message))
+            .execute(pool)
+            .await?;
             return Ok(false);
         }
     };
@@ -107,6 +116,16 @@ pub async fn run_claimed(
     actor: &str,
     (intent, today): (Intent, chrono::NaiveDate),
 ) -> Result<String, sqlx::Error> {
+    if intent == Intent::Reverse {
+        // Reversing again (an admin's Reverse after AWS refused a start) tries those again.
+        sqlx::query(
+            "update enforcement_resources set status = 'stopped', updated_at = now()
+             where action_id = $1 and status = 'restart_failed'",
+        )
+        .bind(row.id)
+        .execute(pool)
+        .await?;
+    }
     let outcome = match intent {
         // The calls are made by tracking, once the claim has ended (below).
         Intent::Reverse => Step::End(Settled::new(
