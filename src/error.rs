@@ -60,6 +60,10 @@ pub enum AppError {
     /// The database cannot serve the request just now (restarting, unreachable, overloaded).
     #[error("the database is unavailable just now; try again in a few seconds")]
     Unavailable,
+    /// Another enforcement decision held the lock this one waited for (SQLSTATE 55P03,
+    /// `lock_timeout`): nothing was changed; the caller tries again.
+    #[error("{0}")]
+    Busy(String),
     #[error("{0}")]
     ServerFn(ServerFnErrorErr),
 }
@@ -79,7 +83,7 @@ impl AppError {
             AppError::Unauthorized | AppError::SignInFailed => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
-            AppError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Unavailable | AppError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal | AppError::ServerFn(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -158,6 +162,9 @@ impl AppError {
     pub fn set_response_status(&self) {
         if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
             response.set_status(self.status());
+            if matches!(self, AppError::Unavailable | AppError::Busy(_)) {
+                response.insert_header(http::header::RETRY_AFTER, http::HeaderValue::from_static("5"));
+            }
         }
     }
 }
@@ -165,6 +172,12 @@ impl AppError {
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(err: sqlx::Error) -> Self {
+        if is_lock_timeout(&err) {
+            tracing::warn!("a decision waited too long for the enforcement lock");
+            return AppError::Busy(
+                "another enforcement decision is in progress; nothing was changed, try again in a few seconds".into(),
+            );
+        }
         if is_unavailable(&err) {
             tracing::warn!(error = %err, "database unavailable");
             return AppError::Unavailable;
@@ -172,6 +185,12 @@ impl From<sqlx::Error> for AppError {
         tracing::error!(error = %err, "database error");
         AppError::Internal
     }
+}
+
+/// True when a lock wait ran past `lock_timeout` (SQLSTATE 55P03, lock_not_available).
+#[cfg(feature = "ssr")]
+pub fn is_lock_timeout(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some("55P03"))
 }
 
 /// True when `err` says the database cannot be reached or is shutting down, restarting or

@@ -322,12 +322,13 @@ pub async fn apply_reporting(
     if dry_run {
         tx.rollback().await?;
     } else {
-        // Approvals and policies change what enforcement may do: actions that no longer hold
-        // are disarmed in the same transaction (their AWS side goes on the next pass).
-        if file.approvals.is_some() || file.policies.is_some() || file.teams.is_some() {
-            crate::enforcement::judge::disarm_stale(&mut tx, &actor.label, chrono::Utc::now().date_naive()).await?;
-        }
         tx.commit().await?;
+        // Approvals, policies and teams change what enforcement may do: actions that no
+        // longer hold are disarmed once the import has committed, not across its allocation
+        // rewrite (their AWS side goes on the next pass).
+        if file.approvals.is_some() || file.policies.is_some() || file.teams.is_some() {
+            crate::enforcement::judge::disarm_after_change(pool, &actor.label).await?;
+        }
     }
     Ok(Applied { changes, rewrite })
 }

@@ -20,6 +20,8 @@
 //!       resources: [ec2, notebooks]    # also training_jobs, processing_jobs, endpoints
 //!       regions: [us-east-1, us-west-2] # BURNRATE_AWS_REGIONS when left out
 //!       account: "210987654321"       # another account, through BURNRATE_AWS_ASSUME_ROLE
+//!       policy_arn: "arn:aws:iam::210987654321:policy/deny-gpu-launch" # optional: relaunch
+//!       roles: [ml-training]           # prevented, the deny policy attached to these roles
 //!   - team: research
 //!     limit: "5000.00"
 //!     period: monthly
@@ -353,6 +355,10 @@ pub(super) fn render(policies: &[Policy]) -> String {
                 if let Some(account) = &stop.account {
                     out.push_str(&format!("      account: \"{account}\"\n"));
                 }
+                if !stop.iam_roles.is_empty() {
+                    out.push_str(&format!("      policy_arn: {}\n", quote(&stop.iam_policy_arn)));
+                    out.push_str(&format!("      roles: [{}]\n", list(&stop.iam_roles)));
+                }
                 continue;
             }
             out.push_str(&format!("      type: {}\n", stop.stop_type));
@@ -462,6 +468,15 @@ mod tests {
     actions: [flag, stop]
     mode: dry-run
     stop: {}
+  - team: platform
+    limit: \"10\"
+    period: monthly
+    actions: [stop]
+    mode: automatic
+    stop:
+      resources: [ec2]
+      policy_arn: \"arn:aws:iam::123456789012:policy/deny-gpu-launch\"
+      roles: [ml-training, batch-runner]
 ";
         let policies = parse(text).expect("valid").policies.expect("section");
         let org = policies[0].policy.stop.clone().expect("stop");
@@ -473,6 +488,14 @@ mod tests {
         let team = policies[1].policy.stop.clone().expect("stop");
         assert_eq!(team.resources, ["ec2", "notebooks"]);
         assert!(team.regions.is_empty());
+        // Relaunch prevented: the deny policy and its roles ride along, with no Budgets type.
+        let guarded = policies[2].policy.stop.clone().expect("stop");
+        assert_eq!(guarded.iam_roles, ["ml-training", "batch-runner"]);
+        assert_eq!(
+            guarded.iam_policy_arn,
+            "arn:aws:iam::123456789012:policy/deny-gpu-launch"
+        );
+        assert!(guarded.on_resources() && guarded.stop_type.is_empty());
         let rendered = render(&policies.iter().map(|p| p.policy.clone()).collect::<Vec<_>>());
         let again = parse(&rendered).expect("round trip").policies.expect("section");
         assert_eq!(
@@ -499,6 +522,15 @@ mod tests {
       instance_ids: [i-0abc12345def67890]
       region: us-east-1
       resources: [ec2]
+  - team: b
+    limit: \"10\"
+    period: monthly
+    actions: [stop]
+    mode: manual
+    stop:
+      resources: [ec2]
+      roles: [\"arn:aws:iam::123456789012:role/ml\"]
+      execution_role_arn: \"arn:aws:iam::123456789012:role/budgets-actions\"
 ";
         let errors: Vec<String> = parse(bad).expect_err("invalid").iter().map(|e| e.to_string()).collect();
         assert_eq!(
@@ -508,6 +540,11 @@ mod tests {
                 "line 8: stop_regions: \"mars-1\" is not an AWS region name such as us-east-1",
                 "line 15: stop_type: a stop acts either on the project's resources (resources:, regions:) or through an AWS \
                  Budgets action (type:), not both",
+                "line 20: iam_policy_arn: expected the deny policy's ARN, arn:aws:iam::123456789012:policy/NAME",
+                "line 27: iam_roles: \"arn:aws:iam::123456789012:role/ml\" is not an IAM role name (letters, digits \
+                 and +=,.@_-, at most 64)",
+                "line 28: execution_role_arn: a stop on the project's resources takes no execution role or instance \
+                 ids: those are an AWS Budgets action's (give its type)",
             ]
         );
     }

@@ -85,8 +85,12 @@ pub(super) async fn run(
     trigger: Trigger,
     today: NaiveDate,
 ) -> Result<String, ActionError> {
+    let wait = match trigger {
+        Trigger::Approve | Trigger::Retry => claims::Wait::Request,
+        Trigger::Automatic | Trigger::Prepare => claims::Wait::Pass,
+    };
     let mut tx = pool.begin().await?;
-    claims::lock_decisions(&mut tx).await?;
+    claims::lock_decisions(&mut tx, wait).await?;
     let row = claims::lock(&mut tx, id).await?.ok_or(ActionError::NotFound(id))?;
     if let Some(why) = refusal(&row, trigger) {
         return Err(ActionError::Refused(why));

@@ -14,10 +14,33 @@ use sqlx::PgConnection;
 use super::trail::{self, Entry};
 
 /// `pg_advisory_xact_lock` key for enforcement decisions ("burnrate enforce" in ASCII).
-const DECISIONS_LOCK: i64 = 0x0062_7572_6e65_6e66;
+pub const DECISIONS_LOCK: i64 = 0x0062_7572_6e65_6e66;
 
-/// Waits for the enforcement decision lock; released when the transaction ends.
-pub async fn lock_decisions(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+/// How long a decision waits for another to finish before giving up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// A person's request: a few seconds, then a 503 with `Retry-After` (SQLSTATE 55P03,
+    /// `AppError::Busy`), never a hung page.
+    Request,
+    /// The enforcement pass and evaluation: longer, then the pass fails and runs again.
+    Pass,
+}
+
+impl Wait {
+    fn timeout(self) -> &'static str {
+        match self {
+            Wait::Request => "5s",
+            Wait::Pass => "60s",
+        }
+    }
+}
+
+/// Waits for the enforcement decision lock, at most `wait`; released when the transaction
+/// ends. The same bound applies to the row locks the transaction takes after it.
+pub async fn lock_decisions(conn: &mut PgConnection, wait: Wait) -> Result<(), sqlx::Error> {
+    sqlx::query(&format!("set local lock_timeout = '{}'", wait.timeout()))
+        .execute(&mut *conn)
+        .await?;
     sqlx::query("select pg_advisory_xact_lock($1)")
         .bind(DECISIONS_LOCK)
         .execute(conn)

@@ -3,7 +3,7 @@
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgPool};
 
 use super::claims::ActionRow;
 use super::{Reason, approvals, policy};
@@ -173,35 +173,94 @@ pub async fn apply(
 
 /// Judges every action that has not run (proposed, awaiting approval, failed) and disarms
 /// those that no longer hold: called, under the decision lock, in the same transaction as an
-/// approval, a policy change or a config import, and at the start of every enforcement pass.
-/// Returns how many changed.
-pub async fn disarm_stale(conn: &mut PgConnection, actor: &str, today: NaiveDate) -> Result<usize, sqlx::Error> {
-    super::claims::lock_decisions(conn).await?;
-    // Dry-run proposals stay `proposed` for ever as a record; only those of periods that can
-    // still be current (a year covers the longest) may be switched to a new mode.
-    let ids: Vec<i64> = sqlx::query_scalar(
-        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
-         where a.status in ('proposed', 'awaiting_approval', 'failed')
-           and (a.mode <> 'dry-run' or v.period_start > $1::date - 366)
-         order by a.id desc limit 10000",
-    )
-    .bind(today)
-    .fetch_all(&mut *conn)
-    .await?;
+/// approval, a policy change, a team change or a config import. Returns how many changed.
+pub async fn disarm_stale(
+    conn: &mut PgConnection,
+    actor: &str,
+    today: NaiveDate,
+    wait: super::claims::Wait,
+) -> Result<usize, sqlx::Error> {
+    super::claims::lock_decisions(conn, wait).await?;
     let mut changed = 0;
-    for id in ids {
-        let Some(row) = super::claims::lock(conn, id).await? else {
-            continue;
-        };
-        let verdict = judge(conn, &row, today).await?;
-        // A dry-run proposal stays a record of what would have happened.
-        if verdict == Verdict::Holds || (row.mode == "dry-run" && matches!(verdict, Verdict::Cancel { .. })) {
-            continue;
-        }
-        apply(conn, &row, actor, &verdict).await?;
-        changed += 1;
+    for id in not_run(conn, today, true, 10_000).await? {
+        changed += usize::from(disarm_if_stale(conn, id, actor, today).await?);
     }
     Ok(changed)
+}
+
+/// The enforcement pass's share of [`disarm_stale`]: the actions that may still run, each
+/// judged in a short transaction of its own, at most `limit`. Dry-run proposals are left
+/// out: their verdict changes only with a policy, approval or team change, and each of those
+/// re-judges them as it commits, so the per-minute pass never re-judges a year of them.
+pub async fn disarm_stale_in_pass(pool: &PgPool, today: NaiveDate, limit: i64) -> Result<usize, sqlx::Error> {
+    let ids = not_run(&mut *pool.acquire().await?, today, false, limit).await?;
+    let mut changed = 0;
+    for id in ids {
+        let mut tx = pool.begin().await?;
+        super::claims::lock_decisions(&mut tx, super::claims::Wait::Pass).await?;
+        changed += usize::from(disarm_if_stale(&mut tx, id, "system", today).await?);
+        tx.commit().await?;
+    }
+    Ok(changed)
+}
+
+/// Actions that have not run, newest first. Dry-run proposals stay `proposed` for ever as a
+/// record; only those of periods that can still be current (a year covers the longest) may
+/// be switched to a new mode, and only when `dry_run` is asked for.
+async fn not_run(
+    conn: &mut PgConnection,
+    today: NaiveDate,
+    dry_run: bool,
+    limit: i64,
+) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
+         where a.status in ('proposed', 'awaiting_approval', 'failed')
+           and (a.mode <> 'dry-run' or ($3 and v.period_start > $1::date - 366))
+         order by a.id desc limit $2",
+    )
+    .bind(today)
+    .bind(limit)
+    .bind(dry_run)
+    .fetch_all(conn)
+    .await
+}
+
+/// Judges action `id` (locked here) and disarms it when it no longer holds; true when it
+/// changed. A dry-run proposal stays a record of what would have happened.
+async fn disarm_if_stale(conn: &mut PgConnection, id: i64, actor: &str, today: NaiveDate) -> Result<bool, sqlx::Error> {
+    let Some(row) = super::claims::lock(conn, id).await? else {
+        return Ok(false);
+    };
+    if !matches!(row.status.as_str(), "proposed" | "awaiting_approval" | "failed") {
+        return Ok(false);
+    }
+    let verdict = judge(conn, &row, today).await?;
+    if verdict == Verdict::Holds || (row.mode == "dry-run" && matches!(verdict, Verdict::Cancel { .. })) {
+        return Ok(false);
+    }
+    apply(conn, &row, actor, &verdict).await?;
+    Ok(true)
+}
+
+/// Disarms the actions a team change or config import stops from holding, in a transaction
+/// of its own after the change has committed: the decision lock is never held across the
+/// allocation rewrite such a change makes. Until it runs, the judgement under the lock
+/// before any AWS call (`confirm`) keeps a stale action from acting. The change stands
+/// whatever happens here: a disarm that waited too long for the lock is left to the pass.
+pub async fn disarm_after_change(pool: &PgPool, actor: &str) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let today = chrono::Utc::now().date_naive();
+    match disarm_stale(&mut tx, actor, today, super::claims::Wait::Pass).await {
+        Ok(_) => tx.commit().await,
+        Err(err) if crate::error::is_lock_timeout(&err) => {
+            tracing::warn!(
+                "disarming after a change waited too long for the enforcement lock; the next pass judges again"
+            );
+            Ok(())
+        }
+        Err(err) => Err(err),
+    }
 }
 
 /// Disarms, in `tx`, the actions an approval or policy change stops from holding, commits,
@@ -211,7 +270,13 @@ pub async fn commit_and_disarm(
     actor: &str,
     wake: &tokio::sync::Notify,
 ) -> Result<(), sqlx::Error> {
-    disarm_stale(&mut tx, actor, chrono::Utc::now().date_naive()).await?;
+    disarm_stale(
+        &mut tx,
+        actor,
+        chrono::Utc::now().date_naive(),
+        super::claims::Wait::Request,
+    )
+    .await?;
     tx.commit().await?;
     wake.notify_one();
     Ok(())
@@ -229,7 +294,7 @@ pub async fn confirm(
     today: chrono::NaiveDate,
 ) -> Result<bool, sqlx::Error> {
     let mut tx = sqlx::Acquire::begin(conn).await?;
-    super::claims::lock_decisions(&mut tx).await?;
+    super::claims::lock_decisions(&mut tx, super::claims::Wait::Pass).await?;
     let Some(row) = super::claims::lock(&mut tx, id).await? else {
         return Ok(false);
     };

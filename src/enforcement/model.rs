@@ -118,8 +118,11 @@ pub struct ActionState {
 /// One resource a stop found running under the project's tag, and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StopResource {
+    /// The AWS account it runs in; empty for burnrate's own.
+    #[serde(default)]
+    pub account: String,
     pub region: String,
-    /// `ec2`, `notebook`, `training_job`, `processing_job` or `endpoint`.
+    /// `ec2`, `notebook`, `training_job`, `processing_job`, `endpoint` or `iam_role`.
     pub kind: String,
     /// The instance ID, or the notebook's, job's or endpoint's name (from AWS: untrusted).
     pub resource_id: String,
@@ -132,7 +135,7 @@ pub struct StopResource {
     /// The `user` tag's value, when present (from AWS: untrusted).
     pub user: Option<String>,
     /// `listed`, `skipped`, `requested`, `stopping`, `stopped`, `failed`, `starting`,
-    /// `restarted` or `gone`.
+    /// `restarted`, `held`, `restart_failed` or `gone`.
     pub status: String,
     /// Why it is left running, AWS's message, or what reversal cannot undo.
     pub note: Option<String>,

@@ -125,8 +125,35 @@ mod store {
                 .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
     }
 
+    /// The deny policy and the roles it is attached to: an AWS Budgets `APPLY_IAM_POLICY`
+    /// action's, or a resource stop's relaunch guard.
+    fn deny_policy_fields(policy_arn: &str, roles: &[String], errors: &mut Vec<FieldError>) {
+        if !is_account_arn(policy_arn, "policy") {
+            errors.push(FieldError::new(
+                "iam_policy_arn",
+                "expected the deny policy's ARN, arn:aws:iam::123456789012:policy/NAME",
+            ));
+        }
+        // IAM role names: 1 to 64 of letters, digits and +=,.@_-
+        // (<https://docs.aws.amazon.com/IAM/latest/APIReference/API_Role.html>).
+        let bad = roles
+            .iter()
+            .find(|r| r.len() > 64 || !r.bytes().all(|b| b.is_ascii_alphanumeric() || b"+=,.@_-".contains(&b)));
+        if let Some(role) = bad {
+            errors.push(FieldError::new(
+                "iam_roles",
+                format!("{role:?} is not an IAM role name (letters, digits and +=,.@_-, at most 64)"),
+            ));
+        } else if !(1..=100).contains(&roles.len()) {
+            errors.push(FieldError::new(
+                "iam_roles",
+                "name 1 to 100 IAM roles to attach the policy to",
+            ));
+        }
+    }
+
     /// A stop on the project's resources: the kinds it reaches (the defaults when none are
-    /// listed) and its regions. Fields of an AWS Budgets action are refused beside it.
+    /// listed), its regions, and optionally a deny policy for the roles that launch GPUs.
     fn resource_stop(input: &PolicyInput, errors: &mut Vec<FieldError>) -> StopConfig {
         let mut resources: Vec<String> = Vec::new();
         for kind in input.stop_resources.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
@@ -160,24 +187,29 @@ mod store {
                 }
             },
         };
-        let budgets_fields = [
-            &input.execution_role_arn,
-            &input.iam_policy_arn,
-            &input.iam_roles,
-            &input.instance_ids,
+        // Optionally, relaunch prevented: burnrate attaches the deny policy to these roles
+        // itself, and detaches it on reversal. An execution role and instance ids are an
+        // AWS Budgets action's alone.
+        let (iam_policy_arn, iam_roles) = (input.iam_policy_arn.trim().to_string(), list(&input.iam_roles));
+        let budgets_only = [
+            ("execution_role_arn", &input.execution_role_arn),
+            ("instance_ids", &input.instance_ids),
         ];
-        if budgets_fields.iter().any(|f| !f.trim().is_empty()) {
+        if let Some((field, _)) = budgets_only.iter().find(|(_, value)| !value.trim().is_empty()) {
             errors.push(FieldError::new(
-                "stop_type",
-                "a stop on the project's resources takes no execution role, policy, roles or instance ids: those \
-                 are an AWS Budgets action's (give its type)",
+                field,
+                "a stop on the project's resources takes no execution role or instance ids: those are an AWS \
+                 Budgets action's (give its type)",
             ));
+        }
+        if !iam_policy_arn.is_empty() || !iam_roles.is_empty() {
+            deny_policy_fields(&iam_policy_arn, &iam_roles, errors);
         }
         StopConfig {
             stop_type: String::new(),
             execution_role_arn: String::new(),
-            iam_policy_arn: String::new(),
-            iam_roles: Vec::new(),
+            iam_policy_arn,
+            iam_roles,
             instance_ids: Vec::new(),
             instance_region: String::new(),
             resources,
@@ -247,20 +279,7 @@ mod store {
                 ));
             }
             match config.stop_type.as_str() {
-                "APPLY_IAM_POLICY" => {
-                    if !is_account_arn(&config.iam_policy_arn, "policy") {
-                        errors.push(FieldError::new(
-                            "iam_policy_arn",
-                            "expected the deny policy's ARN, arn:aws:iam::123456789012:policy/NAME",
-                        ));
-                    }
-                    if !(1..=100).contains(&config.iam_roles.len()) {
-                        errors.push(FieldError::new(
-                            "iam_roles",
-                            "name 1 to 100 IAM roles to attach the policy to",
-                        ));
-                    }
-                }
+                "APPLY_IAM_POLICY" => deny_policy_fields(&config.iam_policy_arn, &config.iam_roles, &mut errors),
                 "RUN_SSM_DOCUMENTS" => {
                     let bad = config.instance_ids.iter().find(|id| {
                         !(id.starts_with("i-") && id.len() >= 10 && id[2..].bytes().all(|b| b.is_ascii_hexdigit()))

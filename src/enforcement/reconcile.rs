@@ -43,11 +43,7 @@ async fn status_of(pool: &PgPool, id: i64) -> Result<Option<String>, sqlx::Error
 /// One pass as of `today`.
 pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<PassReport, sqlx::Error> {
     let mut report = PassReport::default();
-    {
-        let mut tx = pool.begin().await?;
-        report.changed += judge::disarm_stale(&mut tx, "system", today).await?;
-        tx.commit().await?;
-    }
+    report.changed += judge::disarm_stale_in_pass(pool, today, STEP_LIMIT).await?;
     // Runs whose runner died: the lease expired. AWS's record decides where they stand.
     for id in ids(
         pool,
@@ -159,7 +155,7 @@ async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize,
     .await?
     {
         let mut tx = pool.begin().await?;
-        claims::lock_decisions(&mut tx).await?;
+        claims::lock_decisions(&mut tx, claims::Wait::Pass).await?;
         let Some(row) = claims::lock(&mut tx, id).await? else {
             continue;
         };

@@ -64,6 +64,7 @@ pub async fn recorded(pool: &PgPool, caller: &crate::auth::Caller) -> Result<Vec
             .iter()
             .filter(|r| r.action_id == action_id)
             .map(|r| StopResource {
+                account: r.account_id.clone(),
                 region: r.region.clone(),
                 kind: r.kind.clone(),
                 resource_id: r.resource_id.clone(),

@@ -103,16 +103,17 @@ async fn update(
     change(&mut desired)?;
     let changes = mapping::diff(&current, &desired);
     let moved = store::apply_moving(&mut tx, actor, &changes).await?;
-    // A project moved to another team falls under that team's policy: actions that no
-    // longer hold are disarmed in this transaction (their AWS side goes on the next pass).
-    if !changes.is_empty() {
-        crate::enforcement::judge::disarm_stale(&mut tx, &actor.label, chrono::Utc::now().date_naive()).await?;
-    }
     // Who owns a project or a user tag decides who pays on the days it has spend.
     if changes.iter().any(mapping::Change::moves_spend) {
         crate::allocation::moves::refresh_moved(&mut tx, &moved).await?;
     }
     tx.commit().await?;
+    // A project moved to another team falls under that team's policy: actions that no
+    // longer hold are disarmed once the move has committed, not across its allocation
+    // rewrite (their AWS side goes on the next pass).
+    if !changes.is_empty() {
+        crate::enforcement::judge::disarm_after_change(pool, &actor.label).await?;
+    }
     Ok(changes.len())
 }
 

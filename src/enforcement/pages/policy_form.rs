@@ -76,13 +76,16 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                         {field_error("stop_account")}
                     </fieldset>
                     <fieldset>
-                        <legend>"Through an AWS Budgets action"</legend>
-                        <label>"Execution role ARN" <input type="text" name="execution_role_arn" placeholder="arn:aws:iam::123456789012:role/budgets-actions"/></label>
-                        {field_error("execution_role_arn")}
+                        <legend>"A deny policy for GPU launches (APPLY_IAM_POLICY; optional beside the project's own resources: prevents relaunch, detached on reversal)"</legend>
                         <label>"Deny policy ARN" <input type="text" name="iam_policy_arn" placeholder="arn:aws:iam::123456789012:policy/deny-gpu-launch"/></label>
                         {field_error("iam_policy_arn")}
                         <label>"IAM roles to attach it to (one per line)" <textarea name="iam_roles" rows="2"></textarea></label>
                         {field_error("iam_roles")}
+                    </fieldset>
+                    <fieldset>
+                        <legend>"Through an AWS Budgets action"</legend>
+                        <label>"Execution role ARN" <input type="text" name="execution_role_arn" placeholder="arn:aws:iam::123456789012:role/budgets-actions"/></label>
+                        {field_error("execution_role_arn")}
                         <label>"EC2 instance ids (one per line)" <textarea name="instance_ids" rows="2"></textarea></label>
                         {field_error("instance_ids")}
                         <label>"Instances' region" <input type="text" name="instance_region" placeholder="us-east-1"/></label>

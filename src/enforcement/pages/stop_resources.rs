@@ -17,6 +17,7 @@ fn kind_label(kind: &str) -> &'static str {
         }
         "processing_job" => "SageMaker processing job (cannot be restarted)",
         "endpoint" => "SageMaker endpoint (deleted; reversal creates it again from its config)",
+        "iam_role" => "IAM role (the deny policy is attached, so it cannot launch GPUs; reversal detaches it)",
         _ => "resource",
     }
 }
@@ -25,13 +26,13 @@ fn kind_label(kind: &str) -> &'static str {
 pub fn StopResources(resources: Vec<StopResource>) -> impl IntoView {
     (!resources.is_empty()).then(|| {
         view! {
-            <DataTable testid="stop-resources" columns=&["Resource", "Region", "Instance type", "GPUs", "$/hour", "Age", "User", "Status"]>
+            <DataTable testid="stop-resources" columns=&["Resource", "Where", "Instance type", "GPUs", "$/hour", "Age", "User", "Status"]>
                 {resources.into_iter().map(|r| {
                     let (id, region, status) = (r.resource_id.clone(), r.region.clone(), r.status.clone());
                     view! {
                     <tr data-testid="stop-resource" data-id=id data-status=status data-region=region>
                         <td><span title=kind_label(&r.kind)>{r.kind.replace('_', " ")}</span> " " <code>{r.resource_id}</code></td>
-                        <td>{r.region}</td>
+                        <td>{r.region} {(!r.account.is_empty()).then(|| view! { <br/><small>"account " {r.account}</small> })}</td>
                         <td>{r.instance_type}</td>
                         <td class="num">{r.gpus.normalize().to_string()}</td>
                         <td class="num">{r.usd_per_hour.map(usd).unwrap_or_else(|| "unknown".into())}</td>

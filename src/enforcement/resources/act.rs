@@ -14,6 +14,11 @@
 //!   a stopped job cannot be restarted.
 //! - Endpoints (`DescribeEndpoint`): `Creating`, `InService`, `Deleting`, `Failed`, …; once
 //!   deleted, `DescribeEndpoint` answers `ValidationException` ("Could not find endpoint").
+//! - IAM roles (<https://docs.aws.amazon.com/IAM/latest/APIReference/API_AttachRolePolicy.html>,
+//!   `DetachRolePolicy`, `ListAttachedRolePolicies`): the deny policy is attached (the role
+//!   "stopped") or not ("running"); attaching an attached policy changes nothing; an unknown
+//!   role or policy answers `NoSuchEntity`. IAM is eventually consistent, so a change is
+//!   confirmed by the next describe, as for the other kinds.
 
 use super::{CallError, Clients, Kind};
 
@@ -56,14 +61,49 @@ fn job_state(name: &str) -> Seen {
 }
 
 fn not_found(err: &CallError) -> bool {
-    matches!(err.code.as_deref(), Some("InvalidInstanceID.NotFound"))
+    matches!(err.code.as_deref(), Some("InvalidInstanceID.NotFound" | "NoSuchEntity"))
         || (err.code.as_deref() == Some("ValidationException")
             && (err.message.contains("Could not find") || err.message.contains("RecordNotFound")))
 }
 
-/// Where `id` stands now.
-pub async fn describe(writers: &Clients, kind: Kind, id: &str) -> Result<Seen, CallError> {
+fn iam_error<E>(
+    call: &'static str,
+) -> impl Fn(aws_sdk_iam::error::SdkError<E, aws_sdk_iam::config::http::HttpResponse>) -> CallError
+where
+    E: aws_sdk_iam::error::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    move |e| CallError::from_sdk("IAM", call, &e)
+}
+
+/// The deny policy a role's row attaches, as recorded.
+fn deny_policy(restore_from: Option<&str>) -> Result<&str, CallError> {
+    restore_from.filter(|p| !p.is_empty()).ok_or_else(|| CallError {
+        message: "no deny policy is recorded for this role".into(),
+        code: None,
+        transient: false,
+    })
+}
+
+/// Whether `policy` is attached to `role`: the role is held ("stopped") while it is.
+async fn role_state(iam: &aws_sdk_iam::Client, role: &str, policy: &str) -> Result<Seen, CallError> {
+    let mut pages = iam
+        .list_attached_role_policies()
+        .role_name(role)
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(iam_error("ListAttachedRolePolicies"))?;
+        if page.attached_policies().iter().any(|p| p.policy_arn() == Some(policy)) {
+            return Ok(Seen::Stopped);
+        }
+    }
+    Ok(Seen::Running)
+}
+
+/// Where `id` stands now. `restore_from` is a role's deny policy (unused for other kinds).
+pub async fn describe(writers: &Clients, kind: Kind, id: &str, restore_from: Option<&str>) -> Result<Seen, CallError> {
     let seen = match kind {
+        Kind::Role => role_state(&writers.iam, id, deny_policy(restore_from)?).await,
         Kind::Ec2 => writers
             .ec2
             .describe_instances()
@@ -135,9 +175,19 @@ pub async fn describe(writers: &Clients, kind: Kind, id: &str) -> Result<Seen, C
     }
 }
 
-/// Asks AWS to stop `id` (delete, for an endpoint): what AWS answered it is now.
-pub async fn stop(writers: &Clients, kind: Kind, id: &str) -> Result<Seen, CallError> {
+/// Asks AWS to stop `id` (delete, for an endpoint; attach the deny policy, for a role): what
+/// AWS answered it is now.
+pub async fn stop(writers: &Clients, kind: Kind, id: &str, restore_from: Option<&str>) -> Result<Seen, CallError> {
     match kind {
+        Kind::Role => writers
+            .iam
+            .attach_role_policy()
+            .role_name(id)
+            .policy_arn(deny_policy(restore_from)?)
+            .send()
+            .await
+            .map(|_| Seen::Stopped)
+            .map_err(iam_error("AttachRolePolicy")),
         Kind::Ec2 => writers
             .ec2
             .stop_instances()
@@ -188,15 +238,25 @@ pub async fn stop(writers: &Clients, kind: Kind, id: &str) -> Result<Seen, CallE
 
 /// Asks AWS to bring `id` back: start an instance or notebook, create an endpoint again
 /// from its recorded config, carrying the project tag `(key, value)` (AWS keeps an
-/// endpoint's tags only while it exists). Jobs cannot be restarted.
+/// endpoint's tags only while it exists), detach a role's deny policy. Jobs cannot be
+/// restarted.
 pub async fn start(
     writers: &Clients,
     kind: Kind,
     id: &str,
-    endpoint_config: Option<&str>,
+    restore_from: Option<&str>,
     (tag_key, project): (&str, &str),
 ) -> Result<Seen, CallError> {
     match kind {
+        Kind::Role => writers
+            .iam
+            .detach_role_policy()
+            .role_name(id)
+            .policy_arn(deny_policy(restore_from)?)
+            .send()
+            .await
+            .map(|_| Seen::Running)
+            .map_err(iam_error("DetachRolePolicy")),
         Kind::Ec2 => writers
             .ec2
             .start_instances()
@@ -222,7 +282,7 @@ pub async fn start(
             .sagemaker
             .create_endpoint()
             .endpoint_name(id)
-            .endpoint_config_name(endpoint_config.unwrap_or_default())
+            .endpoint_config_name(restore_from.unwrap_or_default())
             .tags(
                 aws_sdk_sagemaker::types::Tag::builder()
                     .key(tag_key)

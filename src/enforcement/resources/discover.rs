@@ -98,7 +98,7 @@ async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> R
                 launched_at: time(instance.launch_time()),
                 user: tag(tags.user_key).filter(|u| !u.is_empty()),
                 skip,
-                endpoint_config: None,
+                restore_from: None,
             });
         }
     }
@@ -167,7 +167,7 @@ async fn sagemaker_resources(
         launched_at: launched,
         user: None,
         skip: None,
-        endpoint_config: None,
+        restore_from: None,
     };
     if kinds.contains(&Kind::Notebook) {
         use aws_sdk_sagemaker::types::NotebookInstanceStatus;
@@ -363,7 +363,7 @@ async fn endpoints(
                 launched_at: time(endpoint.creation_time()),
                 user,
                 skip: None,
-                endpoint_config: Some(config_name),
+                restore_from: Some(config_name),
             });
         }
     }

@@ -6,7 +6,9 @@
 //!
 //! Never destroys: EC2 instances are stopped, never terminated; an endpoint is deleted only
 //! when the policy lists `endpoints`, after its config is recorded, and reversal creates it
-//! again from that config (the config and model stay in SageMaker).
+//! again from that config (the config and model stay in SageMaker). Optionally, relaunch is
+//! prevented: the policy's deny policy is attached to the roles it names (`AttachRolePolicy`),
+//! each role its own row, detached again on reversal.
 
 pub mod act;
 pub mod discover;
@@ -25,15 +27,18 @@ pub enum Kind {
     TrainingJob,
     ProcessingJob,
     Endpoint,
+    /// An IAM role the policy's deny policy is attached to, so it cannot launch GPUs again.
+    Role,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Ec2,
         Kind::Notebook,
         Kind::TrainingJob,
         Kind::ProcessingJob,
         Kind::Endpoint,
+        Kind::Role,
     ];
 
     /// The policy's word (`stop: resources: [ec2, notebooks]`).
@@ -44,6 +49,8 @@ impl Kind {
             Kind::TrainingJob => "training_jobs",
             Kind::ProcessingJob => "processing_jobs",
             Kind::Endpoint => "endpoints",
+            // Not a kind `resources:` lists: the roles come with the deny policy.
+            Kind::Role => "roles",
         }
     }
 
@@ -55,6 +62,7 @@ impl Kind {
             Kind::TrainingJob => "training_job",
             Kind::ProcessingJob => "processing_job",
             Kind::Endpoint => "endpoint",
+            Kind::Role => "iam_role",
         }
     }
 
@@ -63,7 +71,9 @@ impl Kind {
     }
 
     pub fn from_policy_key(key: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.policy_key() == key)
+        Kind::ALL
+            .into_iter()
+            .find(|k| *k != Kind::Role && k.policy_key() == key)
     }
 
     /// True when reversal brings it back as it was: AWS cannot restart a stopped job.
@@ -73,14 +83,18 @@ impl Kind {
 
     /// True for SageMaker, whose `ml.` types are priced apart from EC2's.
     pub fn sagemaker(self) -> bool {
-        self != Kind::Ec2
+        matches!(
+            self,
+            Kind::Notebook | Kind::TrainingJob | Kind::ProcessingJob | Kind::Endpoint
+        )
     }
 }
 
-/// EC2 and SageMaker clients for one region.
+/// EC2 and SageMaker clients for one region, and IAM's (global).
 pub struct Clients {
     pub ec2: aws_sdk_ec2::Client,
     pub sagemaker: aws_sdk_sagemaker::Client,
+    pub iam: aws_sdk_iam::Client,
 }
 
 impl Clients {
@@ -111,6 +125,13 @@ impl Clients {
             sagemaker: aws_sdk_sagemaker::Client::from_conf(
                 aws_sdk_sagemaker::config::Builder::from(sdk)
                     .region(region)
+                    .retry_config(retry.clone())
+                    .build(),
+            ),
+            // IAM is global: its endpoint signs for us-east-1 in the commercial partition.
+            iam: aws_sdk_iam::Client::from_conf(
+                aws_sdk_iam::config::Builder::from(sdk)
+                    .region(aws_config::Region::new(IAM_REGION))
                     .retry_config(retry)
                     .build(),
             ),
@@ -148,6 +169,11 @@ impl<'a> Accounts<'a> {
     }
 }
 
+/// The region IAM's global endpoint is reached through.
+const IAM_REGION: &str = "us-east-1";
+/// What a role's row shows as its region: IAM is not regional.
+pub const GLOBAL: &str = "global";
+
 /// What a stop lists when the policy names no kinds: those a reversal fully restores.
 pub const DEFAULT_KINDS: [Kind; 2] = [Kind::Ec2, Kind::Notebook];
 
@@ -168,8 +194,9 @@ pub struct Found {
     /// Why it must be left running, when it must (an instance-store root, an Auto Scaling
     /// group member).
     pub skip: Option<String>,
-    /// An endpoint's config, which reversal creates it again from.
-    pub endpoint_config: Option<String>,
+    /// What reversal restores it from: an endpoint's config (created again from it), or the
+    /// deny policy attached to a role (detached).
+    pub restore_from: Option<String>,
 }
 
 impl Found {

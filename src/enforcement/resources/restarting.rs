@@ -1,6 +1,6 @@
 //! Reversing a resource stop: restart exactly what it stopped. Instances and notebooks are
-//! started, endpoints created again from their recorded config with the project's tag; jobs
-//! stay stopped (AWS cannot restart them). Each resource is described first, so a start sent
+//! started, endpoints created again from their recorded config with the project's tag, a
+//! role's deny policy detached; jobs stay stopped (AWS cannot restart them). Each resource is described first, so a start sent
 //! before a lost answer is not sent twice, and one that another stop in force still holds
 //! stopped is left stopped (`held`). A start AWS refuses is `restart_failed`, and the
 //! reversal fails with it: the stop stays in force, with why.
@@ -62,7 +62,7 @@ pub async fn step(
                 continue;
             }
         };
-        let seen = match act::describe(&clients, kind, &r.resource_id).await {
+        let seen = match act::describe(&clients, kind, &r.resource_id, r.restore_from.as_deref()).await {
             Ok(seen) => seen,
             Err(err) => {
                 restart_fault(&mut conn, r, from, &err).await?;
@@ -119,7 +119,7 @@ async fn start(
     if !store::set_status(conn, r.id, &[from], "starting", None).await? {
         return Ok(false);
     }
-    let config = r.endpoint_config.as_deref();
+    let config = r.restore_from.as_deref();
     match act::start(clients, kind, &r.resource_id, config, (tag.key, tag.value)).await {
         Ok(Seen::Running) => store::set_status(conn, r.id, &["starting"], "restarted", None).await,
         Ok(_) => Ok(true),

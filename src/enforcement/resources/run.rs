@@ -28,6 +28,8 @@ pub struct Plan {
     pub regions: Vec<String>,
     /// The account it acts in ('' for burnrate's own).
     pub account: String,
+    /// Relaunch prevented: the deny policy's ARN and the roles it is attached to.
+    pub deny: Option<(String, Vec<String>)>,
 }
 
 /// The plan of the policy that governs `row`'s team now, when its stop lists resources;
@@ -44,14 +46,17 @@ pub async fn plan(pool: &PgPool, exec: &Executor, row: &ActionRow) -> Result<Opt
     } else {
         stop.regions.clone()
     };
+    let deny = (!stop.iam_roles.is_empty()).then(|| (stop.iam_policy_arn.clone(), stop.iam_roles.clone()));
     Ok(Some(Plan {
         kinds,
         regions,
         account: stop.account.unwrap_or_default(),
+        deny,
     }))
 }
 
-/// The project's accelerated resources of the plan's kinds in every region of the plan.
+/// The project's accelerated resources of the plan's kinds in every region of the plan, and
+/// the roles its deny policy is attached to (IAM is global: one row each).
 async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<Vec<Found>, CallError> {
     let sdk = Accounts::new(exec).sdk(&plan.account).await?;
     let tags = Tags {
@@ -66,6 +71,20 @@ async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<V
         found.extend(listed.into_iter().filter(Found::is_accelerated).map(|f| Found {
             account: plan.account.clone(),
             ..f
+        }));
+    }
+    if let Some((policy, roles)) = &plan.deny {
+        found.extend(roles.iter().map(|role| Found {
+            account: plan.account.clone(),
+            region: super::GLOBAL.to_string(),
+            kind: Kind::Role,
+            id: role.clone(),
+            instance_type: String::new(),
+            instances: 0,
+            launched_at: None,
+            user: None,
+            skip: None,
+            restore_from: Some(policy.clone()),
         }));
     }
     Ok(found)
@@ -215,12 +234,18 @@ async fn run(
 
 /// "3 resources would be stopped (2 skipped)" and the like.
 fn describe_listing(rows: &[ResourceRow]) -> String {
-    let listed = rows.iter().filter(|r| r.status == "listed").count();
-    let skipped = rows.iter().filter(|r| r.status == "skipped").count();
-    match (listed, skipped) {
+    let (roles, resources): (Vec<&ResourceRow>, Vec<&ResourceRow>) =
+        rows.iter().partition(|r| r.kind() == Some(Kind::Role));
+    let listed = resources.iter().filter(|r| r.status == "listed").count();
+    let skipped = resources.iter().filter(|r| r.status == "skipped").count();
+    let what = match (listed, skipped) {
         (0, 0) => "the project runs no GPU resources of the listed kinds now".into(),
         (n, 0) => format!("{n} of the project's GPU resources would be stopped"),
         (n, s) => format!("{n} of the project's GPU resources would be stopped; {s} would be left running"),
+    };
+    match roles.len() {
+        0 => what,
+        n => format!("{what}; the deny policy would be attached to {n} role(s), so they cannot launch GPUs"),
     }
 }
 
@@ -300,7 +325,7 @@ async fn track_locked(
 /// True when the stop's violation still holds today, judged under the decision lock.
 async fn still_holds(pool: &PgPool, id: i64, today: chrono::NaiveDate) -> Result<bool, sqlx::Error> {
     let mut tx = pool.begin().await?;
-    claims::lock_decisions(&mut tx).await?;
+    claims::lock_decisions(&mut tx, claims::Wait::Pass).await?;
     let Some(row) = claims::lock(&mut tx, id).await? else {
         return Ok(false);
     };

@@ -52,12 +52,12 @@ pub async fn advance(
                 if !store::set_status(&mut conn, r.id, &["listed"], "requested", None).await? {
                     continue;
                 }
-                let answer = act::stop(&clients, kind, &r.resource_id).await;
+                let answer = act::stop(&clients, kind, &r.resource_id, r.restore_from.as_deref()).await;
                 record_stop(&mut conn, &clients, &r, kind, answer).await?;
             }
-            ("requested", _) => match act::describe(&clients, kind, &r.resource_id).await {
+            ("requested", _) => match act::describe(&clients, kind, &r.resource_id, r.restore_from.as_deref()).await {
                 Ok(Seen::Running | Seen::Starting) if may == Stopping::Continue => {
-                    let answer = act::stop(&clients, kind, &r.resource_id).await;
+                    let answer = act::stop(&clients, kind, &r.resource_id, r.restore_from.as_deref()).await;
                     record_stop(&mut conn, &clients, &r, kind, answer).await?;
                 }
                 Ok(Seen::Running | Seen::Starting) => {
@@ -67,7 +67,7 @@ pub async fn advance(
                 Ok(seen) => record_seen(&mut conn, &r, kind, seen).await?,
                 Err(err) => note_fault(&mut conn, &r, "requested", &err).await?,
             },
-            ("stopping", _) => match act::describe(&clients, kind, &r.resource_id).await {
+            ("stopping", _) => match act::describe(&clients, kind, &r.resource_id, r.restore_from.as_deref()).await {
                 Ok(seen) => record_seen(&mut conn, &r, kind, seen).await?,
                 Err(err) => note_fault(&mut conn, &r, "stopping", &err).await?,
             },
@@ -77,9 +77,15 @@ pub async fn advance(
     store::of_action(&mut *pool.acquire().await?, action_id).await
 }
 
-fn job_note(kind: Kind) -> Option<&'static str> {
-    (!kind.restorable())
-        .then_some("progress since the job's last checkpoint is lost, and reversal cannot bring the job back")
+/// What a stop of this kind means beyond "stopped".
+fn stop_note(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::TrainingJob | Kind::ProcessingJob => {
+            Some("progress since the job's last checkpoint is lost, and reversal cannot bring the job back")
+        }
+        Kind::Role => Some("the deny policy is attached: this role cannot launch GPUs until the stop is reversed"),
+        _ => None,
+    }
 }
 
 /// Records what AWS answered a stop call on a `requested` resource.
@@ -101,8 +107,14 @@ async fn record_stop(
             .await
             .map(drop);
     }
+    // A role or deny policy IAM does not know is a configuration error, not a role gone.
+    if kind == Kind::Role {
+        return store::set_status(conn, r.id, &["requested"], "failed", Some(&err.message))
+            .await
+            .map(drop);
+    }
     // Refused: where does it stand now? Ended meanwhile, or still pending, is no failure.
-    match act::describe(clients, kind, &r.resource_id).await {
+    match act::describe(clients, kind, &r.resource_id, r.restore_from.as_deref()).await {
         Ok(Seen::Starting) => {
             let note = format!("{}; it is still starting, asked again on the next pass", err.message);
             store::set_status(conn, r.id, &["requested"], "requested", Some(&note))
@@ -120,8 +132,8 @@ async fn record_stop(
 async fn record_seen(conn: &mut PgConnection, r: &ResourceRow, kind: Kind, seen: Seen) -> Result<(), sqlx::Error> {
     let from = &["requested", "stopping"];
     match seen {
-        Seen::Stopped => store::set_status(conn, r.id, from, "stopped", job_note(kind)).await,
-        Seen::Stopping => store::set_status(conn, r.id, from, "stopping", job_note(kind)).await,
+        Seen::Stopped => store::set_status(conn, r.id, from, "stopped", stop_note(kind)).await,
+        Seen::Stopping => store::set_status(conn, r.id, from, "stopping", stop_note(kind)).await,
         Seen::Gone => {
             store::set_status(
                 conn,

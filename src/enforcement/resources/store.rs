@@ -22,7 +22,7 @@ pub struct ResourceRow {
     pub user_tag: Option<String>,
     pub status: String,
     pub note: Option<String>,
-    pub endpoint_config: Option<String>,
+    pub restore_from: Option<String>,
 }
 
 impl ResourceRow {
@@ -32,7 +32,7 @@ impl ResourceRow {
 }
 
 const COLUMNS: &str = "id, action_id, account_id, region, kind, resource_id, instance_type, gpus, usd_per_hour, launched_at, \
-                       user_tag, status, note, endpoint_config";
+                       user_tag, status, note, restore_from";
 
 /// Makes the stop's listing what was just found: new resources are added as `listed` (or
 /// `skipped`, with why), listed ones no longer running go, and rows the stop has in hand
@@ -58,12 +58,12 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
         let status = if f.skip.is_some() { "skipped" } else { "listed" };
         sqlx::query(
             "insert into enforcement_resources (action_id, region, kind, resource_id, instance_type, gpus, usd_per_hour,
-                                                launched_at, user_tag, status, note, endpoint_config, account_id)
+                                                launched_at, user_tag, status, note, restore_from, account_id)
              values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
              on conflict (action_id, account_id, region, kind, resource_id) do update
                 set instance_type = excluded.instance_type, gpus = excluded.gpus, usd_per_hour = excluded.usd_per_hour,
                     launched_at = excluded.launched_at, user_tag = excluded.user_tag, status = excluded.status,
-                    note = excluded.note, endpoint_config = excluded.endpoint_config, updated_at = now()
+                    note = excluded.note, restore_from = excluded.restore_from, updated_at = now()
                 where enforcement_resources.status in ('listed', 'skipped', 'restarted', 'gone', 'failed')",
         )
         .bind(action_id)
@@ -77,7 +77,7 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
         .bind(&f.user)
         .bind(status)
         .bind(&f.skip)
-        .bind(&f.endpoint_config)
+        .bind(&f.restore_from)
         .bind(&f.account)
         .execute(&mut *conn)
         .await?;

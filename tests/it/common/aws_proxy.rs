@@ -1,6 +1,8 @@
 //! A loopback proxy in front of moto that brings real AWS's faults to the real SDK:
 //! throttling on every other call it is told to throttle, and a `kill -9` of a burnrate
-//! process right after AWS has carried out a call, before its answer reaches burnrate.
+//! process right after AWS has carried out a call, before its answer reaches burnrate. Where
+//! moto answers unlike AWS, a test names AWS's documented answer (`refuse`, `rewrite`) and
+//! cites its source.
 //!
 //! The errors are AWS's own, as documented: EC2 answers throttling with HTTP 503 and the
 //! code `RequestLimitExceeded` in its XML error response
@@ -29,6 +31,88 @@ pub struct ProxyState {
     pub throttled: usize,
     /// After forwarding the first call of this action, SIGKILL this process before answering.
     pub kill_after: Option<(String, u32)>,
+    /// Where moto is not faithful, AWS's documented answer instead: a call of this action
+    /// naming this text in its body is refused with this EC2 error code and message.
+    pub refuse: Vec<Refusal>,
+    /// Where moto is not faithful, AWS's documented field instead: in an answer to this
+    /// action, the first `from` after `after` becomes `to`.
+    pub rewrite: Vec<Rewrite>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub action: String,
+    pub naming: String,
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Rewrite {
+    pub action: String,
+    /// Text that marks the XML `<item>` to change (an `<instanceId>…</instanceId>`).
+    pub in_item_with: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// EC2's XML error answer (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html>).
+fn ec2_error(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error><Code>{code}</Code>\
+         <Message>{message}</Message></Error></Errors><RequestID>proxy-refusal</RequestID></Response>"
+    );
+    (status, [("content-type", "text/xml")], body).into_response()
+}
+
+/// The `<item>` and `</item>` tags of an XML body, in order: (offset, opens).
+fn item_tags(body: &str) -> impl Iterator<Item = (usize, bool)> + '_ {
+    body.match_indices('<').filter_map(|(i, _)| {
+        let rest = &body[i..];
+        if rest.starts_with("<item>") {
+            Some((i, true))
+        } else if rest.starts_with("</item>") {
+            Some((i, false))
+        } else {
+            None
+        }
+    })
+}
+
+/// The bounds of the innermost `<item>…</item>` around `at`.
+fn item_around(body: &str, at: usize) -> Option<(usize, usize)> {
+    let mut open: Vec<usize> = Vec::new();
+    // The innermost item open at `at`: its start, and how many items are open there.
+    let mut around: Option<(usize, usize)> = None;
+    for (i, opens) in item_tags(body) {
+        if around.is_none() && i >= at {
+            around = Some((*open.last()?, open.len()));
+        }
+        if opens {
+            open.push(i);
+            continue;
+        }
+        if let Some((start, depth)) = around
+            && open.len() == depth
+        {
+            return Some((start, i + "</item>".len()));
+        }
+        open.pop();
+    }
+    None
+}
+
+fn rewritten(body: String, rewrites: &[Rewrite]) -> String {
+    let mut body = body;
+    for r in rewrites {
+        let Some((start, end)) = body.find(&r.in_item_with).and_then(|at| item_around(&body, at)) else {
+            continue;
+        };
+        if let Some(at) = body[start..end].find(&r.from) {
+            body.replace_range(start + at..start + at + r.from.len(), &r.to);
+        }
+    }
+    body
 }
 
 #[derive(Clone)]
@@ -108,9 +192,11 @@ fn throttled(sagemaker: bool) -> Response {
         )
             .into_response()
     } else {
-        let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error><Code>RequestLimitExceeded</Code>\
-                    <Message>Request limit exceeded.</Message></Error></Errors><RequestID>proxy-throttle</RequestID></Response>";
-        (StatusCode::SERVICE_UNAVAILABLE, [("content-type", "text/xml")], body).into_response()
+        ec2_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "RequestLimitExceeded",
+            "Request limit exceeded.",
+        )
     }
 }
 
@@ -139,6 +225,17 @@ async fn forward(
     if throttle {
         return throttled(sagemaker);
     }
+    let refusal = shared
+        .state
+        .lock()
+        .expect("proxy state")
+        .refuse
+        .iter()
+        .find(|r| r.action == action && text.contains(&r.naming))
+        .cloned();
+    if let Some(r) = refusal {
+        return ec2_error(StatusCode::BAD_REQUEST, &r.code, &r.message);
+    }
     let mut request = shared
         .client
         .request(
@@ -157,17 +254,19 @@ async fn forward(
         Ok(answer) => answer,
         Err(err) => return (StatusCode::BAD_GATEWAY, err.to_string()).into_response(),
     };
-    let kill = {
+    let (kill, rewrites) = {
         let mut state = shared.state.lock().expect("proxy state");
+        let rewrites: Vec<Rewrite> = state.rewrite.iter().filter(|r| r.action == action).cloned().collect();
         state.forwarded.push((action.clone(), text));
-        match &state.kill_after {
+        let kill = match &state.kill_after {
             Some((after, pid)) if *after == action => {
                 let pid = *pid;
                 state.kill_after = None;
                 Some(pid)
             }
             _ => None,
-        }
+        };
+        (kill, rewrites)
     };
     if let Some(pid) = kill {
         // AWS has acted; the caller dies before it hears so.
@@ -184,6 +283,11 @@ async fn forward(
         }
     }
     let bytes = answer.bytes().await.unwrap_or_default();
+    let bytes = if rewrites.is_empty() {
+        bytes
+    } else {
+        Bytes::from(rewritten(String::from_utf8_lossy(&bytes).into_owned(), &rewrites))
+    };
     response
         .body(axum::body::Body::from(bytes))
         .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())

@@ -367,3 +367,4 @@ pub async fn database_url(pool: &PgPool) -> String {
 pub mod aws_proxy;
 pub mod budget_actions_fake;
 pub mod enforcement;
+pub mod sagemaker_fake;

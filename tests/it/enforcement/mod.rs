@@ -2,5 +2,7 @@
 
 mod actions;
 mod evaluate;
+mod locks;
+mod resource_kinds;
 mod resources;
 mod safety;

@@ -10,6 +10,7 @@ use crate::common::budget_actions_fake::BudgetActionsFake;
 use crate::common::day;
 use crate::common::enforcement::*;
 use burnrate::audit_log::Actor;
+use burnrate::enforcement::claims::Wait;
 use burnrate::enforcement::evaluate::evaluate_and_act;
 use burnrate::enforcement::{Approval, actions, approvals, judge, policy, reconcile};
 use rust_decimal::Decimal;
@@ -28,7 +29,7 @@ async fn approve_project(pool: &PgPool, project: &str, on: chrono::NaiveDate) {
     };
     let actor = Actor::system("test");
     approvals::set(&mut tx, &actor, &approval).await.expect("approve");
-    judge::disarm_stale(&mut tx, "cfo@example.com", on)
+    judge::disarm_stale(&mut tx, "cfo@example.com", on, Wait::Request)
         .await
         .expect("disarm");
     tx.commit().await.expect("commit");
@@ -45,7 +46,7 @@ async fn switch_mode(pool: &PgPool, mode: &str) {
     policy::save(&mut tx, &Actor::system("test"), &current)
         .await
         .expect("save");
-    judge::disarm_stale(&mut tx, "admin@example.com", today())
+    judge::disarm_stale(&mut tx, "admin@example.com", today(), Wait::Request)
         .await
         .expect("disarm");
     tx.commit().await.expect("commit");

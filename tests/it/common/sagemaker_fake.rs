@@ -1,0 +1,420 @@
+//! A SageMaker fake on loopback for training jobs, processing jobs and real-time endpoints,
+//! whose stop, delete and create moto does not model as AWS does (moto 5 has no
+//! StopTrainingJob, and its endpoints change state at once). It follows the SageMaker API
+//! reference for the calls burnrate makes (awsJson1_1, target prefix `SageMaker.`, errors
+//! as HTTP 400 with `__type`, `x-amzn-RequestId` on every answer):
+//! - `ListTrainingJobs`, `ListProcessingJobs`, `ListEndpoints` with `StatusEquals`, paged by
+//!   `NextToken` with `MaxResults` (default 10);
+//!   <https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListTrainingJobs.html>;
+//! - `DescribeTrainingJob` (`ResourceConfig`), `DescribeProcessingJob`
+//!   (`ProcessingResources.ClusterConfig`), `DescribeEndpoint`, `DescribeEndpointConfig`
+//!   (`ProductionVariants`), `ListTags`;
+//! - `StopTrainingJob` and `StopProcessingJob` move an `InProgress` job to `Stopping`; AWS
+//!   then ends it `Stopped`, asynchronously (`settle` here). A job in any other state is
+//!   refused with `ValidationException`
+//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTrainingJob.html>);
+//! - `DeleteEndpoint` moves it to `Deleting`, then it is gone, with its tags: describing it
+//!   answers `ValidationException` "Could not find endpoint"
+//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteEndpoint.html>);
+//! - `CreateEndpoint` creates it `Creating`, then `InService`, with the tags it was given;
+//!   a name in use is refused
+//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html>).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+const ACCOUNT: &str = "123456789012";
+const CREATED: i64 = 1_793_000_000;
+
+/// A training or processing job: its status, instance type and count, tags.
+#[derive(Debug, Clone)]
+pub struct FakeJob {
+    pub status: String,
+    pub instance_type: String,
+    pub count: i64,
+    pub tags: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakeEndpoint {
+    pub status: String,
+    pub config: String,
+    pub tags: Vec<(String, String)>,
+}
+
+#[derive(Debug, Default)]
+pub struct SageMakerState {
+    pub training: BTreeMap<String, FakeJob>,
+    pub processing: BTreeMap<String, FakeJob>,
+    pub endpoints: BTreeMap<String, FakeEndpoint>,
+    /// Endpoint configs: their variants' (instance type, count).
+    pub configs: BTreeMap<String, Vec<(String, i64)>>,
+    /// Every call, by operation, with its request.
+    pub calls: Vec<(String, Value)>,
+    next_id: u64,
+}
+
+#[derive(Clone)]
+pub struct SageMakerFake {
+    pub addr: SocketAddr,
+    pub state: Arc<Mutex<SageMakerState>>,
+}
+
+impl SageMakerFake {
+    pub async fn start() -> SageMakerFake {
+        let state = Arc::new(Mutex::new(SageMakerState::default()));
+        let app = axum::Router::new()
+            .route("/", axum::routing::post(handle))
+            .with_state(state.clone());
+        let addr = super::serve_on_loopback(app).await;
+        SageMakerFake { addr, state }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn with<T>(&self, f: impl FnOnce(&mut SageMakerState) -> T) -> T {
+        f(&mut self.state.lock().expect("fake state"))
+    }
+
+    /// AWS's own work finishing: stopping jobs end stopped, deleting endpoints go, creating
+    /// ones come into service.
+    pub fn settle(&self) {
+        self.with(|s| {
+            for job in s.training.values_mut().chain(s.processing.values_mut()) {
+                if job.status == "Stopping" {
+                    job.status = "Stopped".into();
+                }
+            }
+            s.endpoints.retain(|_, e| e.status != "Deleting");
+            for endpoint in s.endpoints.values_mut() {
+                if endpoint.status == "Creating" {
+                    endpoint.status = "InService".into();
+                }
+            }
+        });
+    }
+
+    /// How many calls of `operation` were made.
+    pub fn count(&self, operation: &str) -> usize {
+        self.with(|s| s.calls.iter().filter(|(op, _)| op == operation).count())
+    }
+}
+
+/// A job tagged `project`, running `count` instances of `instance_type`.
+pub fn job(project: &str, instance_type: &str, count: i64) -> FakeJob {
+    FakeJob {
+        status: "InProgress".into(),
+        instance_type: instance_type.into(),
+        count,
+        tags: vec![("project".into(), project.into())],
+    }
+}
+
+fn arn(kind: &str, name: &str) -> String {
+    format!("arn:aws:sagemaker:us-east-1:{ACCOUNT}:{kind}/{name}")
+}
+
+fn answer(request_id: &str, status: StatusCode, body: Value) -> Response {
+    (
+        status,
+        [
+            ("content-type", "application/x-amz-json-1.1"),
+            ("x-amzn-requestid", request_id),
+        ],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn error(request_id: &str, kind: &str, message: &str) -> Response {
+    answer(
+        request_id,
+        StatusCode::BAD_REQUEST,
+        json!({"__type": kind, "Message": message}),
+    )
+}
+
+/// One page of `items` after `NextToken`, at most `MaxResults` (default 10).
+fn page(request: &Value, items: Vec<Value>, key: &str) -> Value {
+    let start: usize = request["NextToken"].as_str().and_then(|t| t.parse().ok()).unwrap_or(0);
+    let size = request["MaxResults"].as_u64().unwrap_or(10).clamp(1, 100) as usize;
+    let end = (start + size).min(items.len());
+    let mut out = json!({ key: items.get(start..end).unwrap_or_default() });
+    if end < items.len() {
+        out["NextToken"] = json!(end.to_string());
+    }
+    out
+}
+
+fn tags_json(tags: &[(String, String)]) -> Value {
+    Value::Array(tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect())
+}
+
+async fn handle(State(state): State<Arc<Mutex<SageMakerState>>>, headers: HeaderMap, body: String) -> Response {
+    let mut state = state.lock().expect("state");
+    respond(&mut state, &headers, &body)
+}
+
+fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Response {
+    state.next_id += 1;
+    let request_id = format!("sm-{:08}-0000-4000-8000-000000000000", state.next_id);
+    let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
+    let Some(operation) = target.strip_prefix("SageMaker.") else {
+        return error(
+            &request_id,
+            "UnknownOperationException",
+            &format!("unknown target {target}"),
+        );
+    };
+    if !headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.starts_with("AWS4-HMAC-SHA256 Credential="))
+    {
+        return error(&request_id, "AccessDeniedException", "Request is not signed");
+    }
+    let Ok(request) = serde_json::from_str::<Value>(body) else {
+        return error(&request_id, "ValidationException", "body is not JSON");
+    };
+    state.calls.push((operation.to_string(), request.clone()));
+    let ok = |body: Value| answer(&request_id, StatusCode::OK, body);
+    let wanted = request["StatusEquals"].as_str();
+    match operation {
+        "ListNotebookInstances" => ok(json!({"NotebookInstances": []})),
+        "ListTrainingJobs" | "ListProcessingJobs" => {
+            let training = operation == "ListTrainingJobs";
+            let (jobs, kind, key, prefix) = if training {
+                (&state.training, "training-job", "TrainingJobSummaries", "TrainingJob")
+            } else {
+                (
+                    &state.processing,
+                    "processing-job",
+                    "ProcessingJobSummaries",
+                    "ProcessingJob",
+                )
+            };
+            let items = jobs
+                .iter()
+                .filter(|(_, j)| wanted.is_none_or(|w| w == j.status))
+                .map(|(name, j)| {
+                    json!({
+                        format!("{prefix}Name"): name,
+                        format!("{prefix}Arn"): arn(kind, name),
+                        "CreationTime": CREATED,
+                        format!("{prefix}Status"): j.status,
+                    })
+                })
+                .collect();
+            ok(page(&request, items, key))
+        }
+        "DescribeTrainingJob" | "DescribeProcessingJob" => {
+            let training = operation == "DescribeTrainingJob";
+            let name = request[if training {
+                "TrainingJobName"
+            } else {
+                "ProcessingJobName"
+            }]
+            .as_str()
+            .unwrap_or("");
+            let jobs = if training { &state.training } else { &state.processing };
+            let Some(j) = jobs.get(name) else {
+                return error(
+                    &request_id,
+                    "ResourceNotFound",
+                    &format!("Requested resource not found: {name}"),
+                );
+            };
+            let cluster = json!({"InstanceType": j.instance_type, "InstanceCount": j.count, "VolumeSizeInGB": 50});
+            ok(if training {
+                json!({
+                    "TrainingJobName": name, "TrainingJobArn": arn("training-job", name),
+                    "TrainingJobStatus": j.status, "SecondaryStatus": "Training",
+                    "AlgorithmSpecification": {"TrainingInputMode": "File", "TrainingImage": "train:latest"},
+                    "RoleArn": format!("arn:aws:iam::{ACCOUNT}:role/sagemaker"),
+                    "ResourceConfig": cluster, "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
+                    "ModelArtifacts": {"S3ModelArtifacts": ""}, "CreationTime": CREATED,
+                })
+            } else {
+                json!({
+                    "ProcessingJobName": name, "ProcessingJobArn": arn("processing-job", name),
+                    "ProcessingJobStatus": j.status, "AppSpecification": {"ImageUri": "process:latest"},
+                    "RoleArn": format!("arn:aws:iam::{ACCOUNT}:role/sagemaker"),
+                    "ProcessingResources": {"ClusterConfig": cluster}, "CreationTime": CREATED,
+                })
+            })
+        }
+        "StopTrainingJob" | "StopProcessingJob" => {
+            let training = operation == "StopTrainingJob";
+            let name = request[if training {
+                "TrainingJobName"
+            } else {
+                "ProcessingJobName"
+            }]
+            .as_str()
+            .unwrap_or("");
+            let jobs = if training {
+                &mut state.training
+            } else {
+                &mut state.processing
+            };
+            match jobs.get_mut(name) {
+                None => error(
+                    &request_id,
+                    "ResourceNotFound",
+                    &format!("Requested resource not found: {name}"),
+                ),
+                Some(j) if j.status != "InProgress" => error(
+                    &request_id,
+                    "ValidationException",
+                    &format!("The request was rejected because the job is in status {}.", j.status),
+                ),
+                Some(j) => {
+                    j.status = "Stopping".into();
+                    ok(json!({}))
+                }
+            }
+        }
+        "ListEndpoints" => {
+            let items = state
+                .endpoints
+                .iter()
+                .filter(|(_, e)| wanted.is_none_or(|w| w == e.status))
+                .map(|(name, e)| {
+                    json!({
+                        "EndpointName": name, "EndpointArn": arn("endpoint", name),
+                        "CreationTime": CREATED, "LastModifiedTime": CREATED, "EndpointStatus": e.status,
+                    })
+                })
+                .collect();
+            ok(page(&request, items, "Endpoints"))
+        }
+        "DescribeEndpoint" => {
+            let name = request["EndpointName"].as_str().unwrap_or("");
+            match state.endpoints.get(name) {
+                None => error(
+                    &request_id,
+                    "ValidationException",
+                    &format!("Could not find endpoint \"{}\".", arn("endpoint", name)),
+                ),
+                Some(e) => ok(json!({
+                    "EndpointName": name, "EndpointArn": arn("endpoint", name),
+                    "EndpointConfigName": e.config, "EndpointStatus": e.status,
+                    "CreationTime": CREATED, "LastModifiedTime": CREATED,
+                })),
+            }
+        }
+        "DescribeEndpointConfig" => {
+            let name = request["EndpointConfigName"].as_str().unwrap_or("");
+            match state.configs.get(name) {
+                None => error(
+                    &request_id,
+                    "ValidationException",
+                    &format!(
+                        "Could not find endpoint configuration \"{}\".",
+                        arn("endpoint-config", name)
+                    ),
+                ),
+                Some(variants) => ok(json!({
+                    "EndpointConfigName": name, "EndpointConfigArn": arn("endpoint-config", name),
+                    "CreationTime": CREATED,
+                    "ProductionVariants": variants.iter().enumerate().map(|(i, (t, n))| json!({
+                        "VariantName": format!("variant-{i}"), "ModelName": "model",
+                        "InstanceType": t, "InitialInstanceCount": n,
+                    })).collect::<Vec<_>>(),
+                })),
+            }
+        }
+        "DeleteEndpoint" => {
+            let name = request["EndpointName"].as_str().unwrap_or("");
+            match state.endpoints.get_mut(name) {
+                None => error(
+                    &request_id,
+                    "ValidationException",
+                    &format!("Could not find endpoint \"{}\".", arn("endpoint", name)),
+                ),
+                Some(e) => {
+                    e.status = "Deleting".into();
+                    ok(json!({}))
+                }
+            }
+        }
+        "CreateEndpoint" => {
+            let name = request["EndpointName"].as_str().unwrap_or("").to_string();
+            let config = request["EndpointConfigName"].as_str().unwrap_or("").to_string();
+            if state.endpoints.contains_key(&name) {
+                return error(
+                    &request_id,
+                    "ValidationException",
+                    &format!(
+                        "Cannot create already existing endpoint \"{}\".",
+                        arn("endpoint", &name)
+                    ),
+                );
+            }
+            if !state.configs.contains_key(&config) {
+                return error(
+                    &request_id,
+                    "ValidationException",
+                    &format!("Could not find endpoint configuration \"{config}\"."),
+                );
+            }
+            let tags = request["Tags"]
+                .as_array()
+                .map(|tags| {
+                    tags.iter()
+                        .map(|t| {
+                            (
+                                t["Key"].as_str().unwrap_or("").to_string(),
+                                t["Value"].as_str().unwrap_or("").to_string(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let endpoint_arn = arn("endpoint", &name);
+            state.endpoints.insert(
+                name,
+                FakeEndpoint {
+                    status: "Creating".into(),
+                    config,
+                    tags,
+                },
+            );
+            ok(json!({"EndpointArn": endpoint_arn}))
+        }
+        "ListTags" => {
+            let resource = request["ResourceArn"].as_str().unwrap_or("");
+            let (kind, name) = resource
+                .rsplit_once(':')
+                .and_then(|(_, rest)| rest.split_once('/'))
+                .unwrap_or(("", ""));
+            let tags = match kind {
+                "training-job" => state.training.get(name).map(|j| &j.tags),
+                "processing-job" => state.processing.get(name).map(|j| &j.tags),
+                "endpoint" => state.endpoints.get(name).map(|e| &e.tags),
+                _ => None,
+            };
+            match tags {
+                Some(tags) => ok(json!({"Tags": tags_json(tags)})),
+                None => error(
+                    &request_id,
+                    "ValidationException",
+                    &format!("Resource {resource} not found"),
+                ),
+            }
+        }
+        other => error(
+            &request_id,
+            "UnknownOperationException",
+            &format!("{other} is not modelled"),
+        ),
+    }
+}

@@ -1,0 +1,150 @@
+//! The enforcement decision lock, held elsewhere: a person's decision that waits on it gets a
+//! clear 503 with `Retry-After` through the same `serve` path as the binary, and changes
+//! nothing; a team change commits its allocation rewrite without waiting on it, and disarms
+//! afterwards; the per-minute pass leaves dry-run proposals alone.
+
+use std::collections::BTreeSet;
+
+use burnrate::audit_log::Actor;
+use burnrate::auth::Role;
+use burnrate::enforcement::claims::DECISIONS_LOCK;
+use burnrate::enforcement::evaluate::evaluate_and_act;
+use burnrate::enforcement::reconcile;
+use burnrate::teams::edit::TeamEdit;
+use burnrate::teams::mapping::TeamMapping;
+use sqlx::PgPool;
+
+use crate::common::enforcement::{action_id, resource_executor, seed, status, today};
+
+const MANUAL_FLAG: &str = "insert into enforcement_policies (team_id, spend_limit, actions, mode)
+    select id, 100, '{flag}', 'manual' from teams";
+
+/// Holds the decision lock in a transaction of its own until the returned transaction ends.
+async fn hold_decisions(pool: &PgPool) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let mut holder = pool.begin().await.expect("holder");
+    sqlx::query("select pg_advisory_xact_lock($1)")
+        .bind(DECISIONS_LOCK)
+        .execute(&mut *holder)
+        .await
+        .expect("lock held");
+    holder
+}
+
+async fn executor() -> burnrate::enforcement::executor::Executor {
+    resource_executor(&crate::common::aws_config_at("http://127.0.0.1:9", "AKIDTEST").await)
+}
+
+#[sqlx::test]
+async fn a_decision_waiting_on_the_lock_gets_a_503_with_retry_after_and_changes_nothing(pool: PgPool) {
+    seed(&pool, MANUAL_FLAG).await;
+    evaluate_and_act(&pool, today(), &executor().await)
+        .await
+        .expect("evaluate");
+    let flag = action_id(&pool, "gpu-burner", "flag").await;
+    assert_eq!(status(&pool, flag).await, "awaiting_approval");
+    let app = crate::common::spawn_app(pool.clone()).await;
+    let admin = app.session_for("cfo@example.com", Role::Admin).await;
+    let approve = format!("id={flag}&step=approve");
+
+    let holder = hold_decisions(&pool).await;
+    let busy = app.post_form_as("/api/enforcement_action", &approve, &admin).await;
+    assert_eq!(busy.status, 503, "{}", busy.body);
+    assert_eq!(busy.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
+    assert!(
+        busy.body.contains("another enforcement decision is in progress"),
+        "{}",
+        busy.body
+    );
+    assert_eq!(status(&pool, flag).await, "awaiting_approval");
+
+    holder.rollback().await.expect("released");
+    let done = app.post_form_as("/api/enforcement_action", &approve, &admin).await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert_eq!(status(&pool, flag).await, "executed");
+}
+
+#[sqlx::test]
+async fn a_team_change_commits_its_move_without_waiting_on_the_decision_lock(pool: PgPool) {
+    seed(&pool, MANUAL_FLAG).await;
+    evaluate_and_act(&pool, today(), &executor().await)
+        .await
+        .expect("evaluate");
+    let flag = action_id(&pool, "gpu-burner", "flag").await;
+    sqlx::query("insert into teams (name) values ('relaxed')")
+        .execute(&pool)
+        .await
+        .expect("team");
+
+    let holder = hold_decisions(&pool).await;
+    let edit = TeamEdit {
+        original: Some("relaxed".into()),
+        name: "relaxed".into(),
+        mapping: TeamMapping {
+            owners: BTreeSet::from(["lead@example.com".to_string()]),
+            projects: BTreeSet::from(["gpu-burner".to_string()]),
+            users: BTreeSet::new(),
+            accounts: BTreeSet::new(),
+        },
+        keep_accounts: true,
+    };
+    let saving = tokio::spawn({
+        let pool = pool.clone();
+        async move { burnrate::teams::edit::save(&pool, &Actor::system("test"), edit).await }
+    });
+    // The move and its allocation rewrite commit while another decision holds the lock.
+    let mut moved = false;
+    for _ in 0..100 {
+        moved = sqlx::query_scalar(
+            "select exists (select 1 from projects p join teams t on t.id = p.team_id
+                            where p.name = 'gpu-burner' and t.name = 'relaxed')",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("read");
+        if moved {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(moved, "the team change waited on the decision lock before committing");
+    // Its disarm waits for the lock, then runs: team `relaxed` has no policy of its own, so
+    // the org default (none here) governs the project, and the flag no longer holds.
+    holder.rollback().await.expect("released");
+    let saved = saving.await.expect("joined");
+    assert!(saved.is_ok(), "{saved:?}");
+    assert_ne!(status(&pool, flag).await, "awaiting_approval");
+}
+
+#[sqlx::test]
+async fn the_per_minute_pass_leaves_dry_run_proposals_to_the_changes_that_rearm_them(pool: PgPool) {
+    seed(
+        &pool,
+        "insert into enforcement_policies (team_id, spend_limit, actions, mode)
+         select id, 100, '{flag}', 'dry-run' from teams",
+    )
+    .await;
+    let exec = executor().await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let flag = action_id(&pool, "gpu-burner", "flag").await;
+    assert_eq!(status(&pool, flag).await, "proposed");
+    // Changed behind every path's back (no policy save, import or team change): the pass
+    // does not re-judge the dry-run proposal, so it stays the record it was.
+    sqlx::query("update enforcement_policies set mode = 'manual'")
+        .execute(&pool)
+        .await
+        .expect("mode");
+    reconcile::pass(&pool, &exec, today()).await.expect("pass");
+    assert_eq!(status(&pool, flag).await, "proposed");
+    // A policy change through burnrate re-judges it as it commits: now awaiting approval.
+    let mut tx = pool.begin().await.expect("tx");
+    burnrate::enforcement::judge::disarm_stale(
+        &mut tx,
+        "cfo@example.com",
+        today(),
+        burnrate::enforcement::claims::Wait::Request,
+    )
+    .await
+    .expect("re-judged");
+    tx.commit().await.expect("commit");
+    assert_eq!(status(&pool, flag).await, "awaiting_approval");
+}
