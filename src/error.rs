@@ -60,8 +60,8 @@ pub enum AppError {
     /// The database cannot serve the request just now (restarting, unreachable, overloaded).
     #[error("the database is unavailable just now; try again in a few seconds")]
     Unavailable,
-    /// Another enforcement decision held the lock this one waited for (SQLSTATE 55P03,
-    /// `lock_timeout`): nothing was changed; the caller tries again.
+    /// Another change held a lock this one waited for past `lock_timeout` (SQLSTATE 55P03):
+    /// the transaction rolled back, nothing was changed; the caller tries again.
     #[error("{0}")]
     Busy(String),
     #[error("{0}")]
@@ -173,9 +173,11 @@ impl AppError {
 impl From<sqlx::Error> for AppError {
     fn from(err: sqlx::Error) -> Self {
         if is_lock_timeout(&err) {
-            tracing::warn!("a decision waited too long for the enforcement lock");
+            tracing::warn!("a request waited too long for a lock held by another change");
             return AppError::Busy(
-                "another enforcement decision is in progress; nothing was changed, try again in a few seconds".into(),
+                "another change holds what this one needs (a lock wait timed out); nothing was changed, try again \
+                 in a few seconds"
+                    .into(),
             );
         }
         if is_unavailable(&err) {

@@ -327,7 +327,7 @@ pub async fn apply_reporting(
         // longer hold are disarmed once the import has committed, not across its allocation
         // rewrite (their AWS side goes on the next pass).
         if file.approvals.is_some() || file.policies.is_some() || file.teams.is_some() {
-            crate::enforcement::judge::disarm_after_change(pool, &actor.label).await?;
+            crate::enforcement::judge::disarm_after_change(pool, &actor.label).await;
         }
     }
     Ok(Applied { changes, rewrite })

@@ -16,31 +16,19 @@ use super::trail::{self, Entry};
 /// `pg_advisory_xact_lock` key for enforcement decisions ("burnrate enforce" in ASCII).
 pub const DECISIONS_LOCK: i64 = 0x0062_7572_6e65_6e66;
 
-/// How long a decision waits for another to finish before giving up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
-    /// A person's request: a few seconds, then a 503 with `Retry-After` (SQLSTATE 55P03,
-    /// `AppError::Busy`), never a hung page.
-    Request,
-    /// The enforcement pass and evaluation: longer, then the pass fails and runs again.
-    Pass,
-}
-
-impl Wait {
-    fn timeout(self) -> &'static str {
-        match self {
-            Wait::Request => "5s",
-            Wait::Pass => "60s",
-        }
-    }
-}
-
-/// Waits for the enforcement decision lock, at most `wait`; released when the transaction
-/// ends. The same bound applies to the row locks the transaction takes after it.
-pub async fn lock_decisions(conn: &mut PgConnection, wait: Wait) -> Result<(), sqlx::Error> {
-    sqlx::query(&format!("set local lock_timeout = '{}'", wait.timeout()))
-        .execute(&mut *conn)
-        .await?;
+/// Waits for the enforcement decision lock; released when the transaction ends. The wait is
+/// bounded by the session's `lock_timeout` (`BURNRATE_DB_LOCK_TIMEOUT`), or 5 s on a
+/// connection that has none: past it the statement fails with SQLSTATE 55P03, which a
+/// person's request answers as `AppError::Busy` (503 with `Retry-After`) and the pass as a
+/// pass to run again. The bound holds for the row locks the transaction takes after it.
+pub async fn lock_decisions(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "select set_config('lock_timeout',
+                case when current_setting('lock_timeout') = '0' then '5s' else current_setting('lock_timeout') end,
+                true)",
+    )
+    .execute(&mut *conn)
+    .await?;
     sqlx::query("select pg_advisory_xact_lock($1)")
         .bind(DECISIONS_LOCK)
         .execute(conn)

@@ -85,7 +85,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
     // One decision at a time (see `claims`): evaluation, approvals and runs never interleave.
-    super::claims::lock_decisions(&mut tx, super::claims::Wait::Pass).await?;
+    super::claims::lock_decisions(&mut tx).await?;
     let policies: HashMap<Option<String>, Policy> = policy::all(&mut tx)
         .await?
         .into_iter()

@@ -174,13 +174,8 @@ pub async fn apply(
 /// Judges every action that has not run (proposed, awaiting approval, failed) and disarms
 /// those that no longer hold: called, under the decision lock, in the same transaction as an
 /// approval, a policy change, a team change or a config import. Returns how many changed.
-pub async fn disarm_stale(
-    conn: &mut PgConnection,
-    actor: &str,
-    today: NaiveDate,
-    wait: super::claims::Wait,
-) -> Result<usize, sqlx::Error> {
-    super::claims::lock_decisions(conn, wait).await?;
+pub async fn disarm_stale(conn: &mut PgConnection, actor: &str, today: NaiveDate) -> Result<usize, sqlx::Error> {
+    super::claims::lock_decisions(conn).await?;
     let mut changed = 0;
     for id in not_run(conn, today, true, 10_000).await? {
         changed += usize::from(disarm_if_stale(conn, id, actor, today).await?);
@@ -197,7 +192,7 @@ pub async fn disarm_stale_in_pass(pool: &PgPool, today: NaiveDate, limit: i64) -
     let mut changed = 0;
     for id in ids {
         let mut tx = pool.begin().await?;
-        super::claims::lock_decisions(&mut tx, super::claims::Wait::Pass).await?;
+        super::claims::lock_decisions(&mut tx).await?;
         changed += usize::from(disarm_if_stale(&mut tx, id, "system", today).await?);
         tx.commit().await?;
     }
@@ -247,19 +242,17 @@ async fn disarm_if_stale(conn: &mut PgConnection, id: i64, actor: &str, today: N
 /// of its own after the change has committed: the decision lock is never held across the
 /// allocation rewrite such a change makes. Until it runs, the judgement under the lock
 /// before any AWS call (`confirm`) keeps a stale action from acting. The change stands
-/// whatever happens here: a disarm that waited too long for the lock is left to the pass.
-pub async fn disarm_after_change(pool: &PgPool, actor: &str) -> Result<(), sqlx::Error> {
-    let mut tx = pool.begin().await?;
+/// whatever happens here: a failure is logged, and the pass judges the actions that may
+/// still run (dry-run proposals wait for the next change that re-judges them).
+pub async fn disarm_after_change(pool: &PgPool, actor: &str) {
     let today = chrono::Utc::now().date_naive();
-    match disarm_stale(&mut tx, actor, today, super::claims::Wait::Pass).await {
-        Ok(_) => tx.commit().await,
-        Err(err) if crate::error::is_lock_timeout(&err) => {
-            tracing::warn!(
-                "disarming after a change waited too long for the enforcement lock; the next pass judges again"
-            );
-            Ok(())
-        }
-        Err(err) => Err(err),
+    let disarmed = async {
+        let mut tx = pool.begin().await?;
+        disarm_stale(&mut tx, actor, today).await?;
+        tx.commit().await
+    };
+    if let Err(err) = disarmed.await {
+        tracing::warn!(error = %err, "judging enforcement actions after a change failed; the next pass judges them");
     }
 }
 
@@ -270,13 +263,7 @@ pub async fn commit_and_disarm(
     actor: &str,
     wake: &tokio::sync::Notify,
 ) -> Result<(), sqlx::Error> {
-    disarm_stale(
-        &mut tx,
-        actor,
-        chrono::Utc::now().date_naive(),
-        super::claims::Wait::Request,
-    )
-    .await?;
+    disarm_stale(&mut tx, actor, chrono::Utc::now().date_naive()).await?;
     tx.commit().await?;
     wake.notify_one();
     Ok(())
@@ -294,7 +281,7 @@ pub async fn confirm(
     today: chrono::NaiveDate,
 ) -> Result<bool, sqlx::Error> {
     let mut tx = sqlx::Acquire::begin(conn).await?;
-    super::claims::lock_decisions(&mut tx, super::claims::Wait::Pass).await?;
+    super::claims::lock_decisions(&mut tx).await?;
     let Some(row) = super::claims::lock(&mut tx, id).await? else {
         return Ok(false);
     };

@@ -155,7 +155,7 @@ async fn lift(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<usize,
     .await?
     {
         let mut tx = pool.begin().await?;
-        claims::lock_decisions(&mut tx, claims::Wait::Pass).await?;
+        claims::lock_decisions(&mut tx).await?;
         let Some(row) = claims::lock(&mut tx, id).await? else {
             continue;
         };

@@ -12,7 +12,7 @@ use super::stop_run;
 /// Undoes an executed flag or stop (REVERSE_BUDGET_ACTION); an email cannot be undone.
 pub async fn reverse(pool: &PgPool, exec: &Executor, id: i64, actor: &str) -> Result<String, ActionError> {
     let mut tx = pool.begin().await?;
-    claims::lock_decisions(&mut tx, claims::Wait::Request).await?;
+    claims::lock_decisions(&mut tx).await?;
     let row = claims::lock(&mut tx, id).await?.ok_or(ActionError::NotFound(id))?;
     if row.status != "executed" {
         return Err(ActionError::Refused(format!(

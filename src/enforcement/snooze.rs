@@ -57,7 +57,7 @@ pub async fn snooze(
     snooze: &Snooze,
 ) -> Result<String, ActionError> {
     let mut tx = pool.begin().await?;
-    claims::lock_decisions(&mut tx, claims::Wait::Request).await?;
+    claims::lock_decisions(&mut tx).await?;
     let row = claims::lock(&mut tx, id).await?.ok_or(ActionError::NotFound(id))?;
     if row.action != "stop" {
         return Err(ActionError::Refused("only a stop can be snoozed".into()));
@@ -107,7 +107,7 @@ pub async fn snooze(
 /// mode. Returns how many ended.
 pub async fn wake(pool: &PgPool) -> Result<usize, sqlx::Error> {
     let mut tx = pool.begin().await?;
-    claims::lock_decisions(&mut tx, claims::Wait::Pass).await?;
+    claims::lock_decisions(&mut tx).await?;
     let ended: Vec<(i64, String, String)> = sqlx::query_as(
         "update enforcement_actions a
          set status = case when a.status = 'reversed'

@@ -108,11 +108,12 @@ async fn update(
         crate::allocation::moves::refresh_moved(&mut tx, &moved).await?;
     }
     tx.commit().await?;
+    drop(conn);
     // A project moved to another team falls under that team's policy: actions that no
     // longer hold are disarmed once the move has committed, not across its allocation
     // rewrite (their AWS side goes on the next pass).
     if !changes.is_empty() {
-        crate::enforcement::judge::disarm_after_change(pool, &actor.label).await?;
+        crate::enforcement::judge::disarm_after_change(pool, &actor.label).await;
     }
     Ok(changes.len())
 }

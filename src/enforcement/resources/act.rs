@@ -17,8 +17,8 @@
 //! - IAM roles (<https://docs.aws.amazon.com/IAM/latest/APIReference/API_AttachRolePolicy.html>,
 //!   `DetachRolePolicy`, `ListAttachedRolePolicies`): the deny policy is attached (the role
 //!   "stopped") or not ("running"); attaching an attached policy changes nothing; an unknown
-//!   role or policy answers `NoSuchEntity`. IAM is eventually consistent, so a change is
-//!   confirmed by the next describe, as for the other kinds.
+//!   role or policy answers `NoSuchEntity`. IAM is eventually consistent, so an attach is
+//!   `stopping` and a detach `starting` until the next `ListAttachedRolePolicies` confirms it.
 
 use super::{CallError, Clients, Kind};
 
@@ -186,7 +186,8 @@ pub async fn stop(writers: &Clients, kind: Kind, id: &str, restore_from: Option<
             .policy_arn(deny_policy(restore_from)?)
             .send()
             .await
-            .map(|_| Seen::Stopped)
+            // Confirmed by the next ListAttachedRolePolicies: IAM is eventually consistent.
+            .map(|_| Seen::Stopping)
             .map_err(iam_error("AttachRolePolicy")),
         Kind::Ec2 => writers
             .ec2
@@ -255,8 +256,13 @@ pub async fn start(
             .policy_arn(deny_policy(restore_from)?)
             .send()
             .await
-            .map(|_| Seen::Running)
-            .map_err(iam_error("DetachRolePolicy")),
+            .map(|_| Seen::Starting)
+            .or_else(|e| match iam_error("DetachRolePolicy")(e) {
+                // Not attached (an answer lost after it was detached) or the role is gone:
+                // nothing of the stop is left on it.
+                err if err.code.as_deref() == Some("NoSuchEntity") => Ok(Seen::Running),
+                err => Err(err),
+            }),
         Kind::Ec2 => writers
             .ec2
             .start_instances()

@@ -18,25 +18,6 @@ pub struct Tag<'a> {
     pub value: &'a str,
 }
 
-/// True when another stop in force holds the same resource stopped.
-async fn held_elsewhere(pool: &PgPool, r: &ResourceRow) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar(
-        "select exists (
-           select 1 from enforcement_resources o join enforcement_actions a on a.id = o.action_id
-           where o.action_id <> $1 and o.region = $2 and o.kind = $3 and o.resource_id = $4
-             and o.account_id = $5
-             and o.status in ('requested', 'stopping', 'stopped')
-             and a.status in ('running', 'executing', 'executed'))",
-    )
-    .bind(r.action_id)
-    .bind(&r.region)
-    .bind(&r.kind)
-    .bind(&r.resource_id)
-    .bind(&r.account_id)
-    .fetch_one(pool)
-    .await
-}
-
 /// One step of the reversal: follows what is starting, starts what is still stopped, and
 /// returns where the reversal stands.
 pub async fn step(
@@ -75,7 +56,7 @@ pub async fn step(
             Seen::Gone if kind != Kind::Endpoint => {
                 store::set_status(&mut conn, r.id, &[from], "gone", Some("removed outside burnrate")).await?
             }
-            Seen::Stopped | Seen::Gone if held_elsewhere(pool, r).await? => {
+            Seen::Stopped | Seen::Gone if store::held_elsewhere(pool, r).await? => {
                 let note = "another stop in force holds it stopped";
                 store::set_status(&mut conn, r.id, &[from], "held", Some(note)).await?
             }

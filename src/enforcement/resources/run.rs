@@ -325,7 +325,7 @@ async fn track_locked(
 /// True when the stop's violation still holds today, judged under the decision lock.
 async fn still_holds(pool: &PgPool, id: i64, today: chrono::NaiveDate) -> Result<bool, sqlx::Error> {
     let mut tx = pool.begin().await?;
-    claims::lock_decisions(&mut tx, claims::Wait::Pass).await?;
+    claims::lock_decisions(&mut tx).await?;
     let Some(row) = claims::lock(&mut tx, id).await? else {
         return Ok(false);
     };

@@ -49,6 +49,9 @@ pub async fn advance(
         };
         match (r.status.as_str(), may) {
             ("listed", Stopping::Continue) => {
+                if kind == Kind::Role && already_denied(pool, &mut conn, &clients, &r).await? {
+                    continue;
+                }
                 if !store::set_status(&mut conn, r.id, &["listed"], "requested", None).await? {
                     continue;
                 }
@@ -75,6 +78,33 @@ pub async fn advance(
         }
     }
     store::of_action(&mut *pool.acquire().await?, action_id).await
+}
+
+/// A role that has the deny policy already, before this stop attaches it: held with another
+/// stop in force that attached it (both must end before it is detached), or left as it is
+/// when it was attached outside burnrate, so no reversal takes away a guard someone else set.
+/// True when it settled the row.
+async fn already_denied(
+    pool: &PgPool,
+    conn: &mut PgConnection,
+    clients: &Clients,
+    r: &ResourceRow,
+) -> Result<bool, sqlx::Error> {
+    match act::describe(clients, Kind::Role, &r.resource_id, r.restore_from.as_deref()).await {
+        Ok(Seen::Stopped) if store::held_elsewhere(pool, r).await? => {
+            let note =
+                "the deny policy is attached: this role cannot launch GPUs; another stop in force attached it too";
+            store::set_status(conn, r.id, &["listed"], "stopped", Some(note)).await?;
+            Ok(true)
+        }
+        Ok(Seen::Stopped) => {
+            let note = "the deny policy was already attached outside burnrate: left as it is, and reversal leaves it";
+            store::set_status(conn, r.id, &["listed"], "skipped", Some(note)).await?;
+            Ok(true)
+        }
+        // Not attached, or unknown: the attach call settles it (and names IAM's refusal).
+        _ => Ok(false),
+    }
 }
 
 /// What a stop of this kind means beyond "stopped".

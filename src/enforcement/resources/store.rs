@@ -131,3 +131,25 @@ pub async fn set_status(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// True when another stop in force holds the same resource stopped (a role: denied by the
+/// same policy).
+pub async fn held_elsewhere(pool: &sqlx::PgPool, r: &ResourceRow) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "select exists (
+           select 1 from enforcement_resources o join enforcement_actions a on a.id = o.action_id
+           where o.action_id <> $1 and o.region = $2 and o.kind = $3 and o.resource_id = $4
+             and o.account_id = $5
+             and (o.kind <> 'iam_role' or o.restore_from is not distinct from $6)
+             and o.status in ('requested', 'stopping', 'stopped')
+             and a.status in ('running', 'executing', 'executed'))",
+    )
+    .bind(r.action_id)
+    .bind(&r.region)
+    .bind(&r.kind)
+    .bind(&r.resource_id)
+    .bind(&r.account_id)
+    .bind(&r.restore_from)
+    .fetch_one(pool)
+    .await
+}

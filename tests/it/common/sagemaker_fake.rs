@@ -10,12 +10,17 @@
 //!   (`ProcessingResources.ClusterConfig`), `DescribeEndpoint`, `DescribeEndpointConfig`
 //!   (`ProductionVariants`), `ListTags`;
 //! - `StopTrainingJob` and `StopProcessingJob` move an `InProgress` job to `Stopping`; AWS
-//!   then ends it `Stopped`, asynchronously (`settle` here). A job in any other state is
-//!   refused with `ValidationException`
-//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTrainingJob.html>);
-//! - `DeleteEndpoint` moves it to `Deleting`, then it is gone, with its tags: describing it
-//!   answers `ValidationException` "Could not find endpoint"
-//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteEndpoint.html>);
+//!   then ends it `Stopped`, asynchronously (`settle` here)
+//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTrainingJob.html>,
+//!   `TrainingJobStatus` in `DescribeTrainingJob`). The reference lists only
+//!   `ResourceNotFound` for an unknown job; a job in any other state is refused here with
+//!   `ValidationException`, as AWS answers in practice (burnrate re-describes either way);
+//! - `DeleteEndpoint` moves it to `Deleting`, then it is gone
+//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteEndpoint.html>,
+//!   `EndpointStatus` in `DescribeEndpoint`); describing a deleted endpoint answers
+//!   `ValidationException` "Could not find endpoint", as AWS answers in practice. Its tags
+//!   go with it (tags belong to the resource; a new endpoint of the same name has only the
+//!   tags `CreateEndpoint` gives it);
 //! - `CreateEndpoint` creates it `Creating`, then `InService`, with the tags it was given;
 //!   a name in use is refused
 //!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html>).

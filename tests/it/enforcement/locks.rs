@@ -51,7 +51,7 @@ async fn a_decision_waiting_on_the_lock_gets_a_503_with_retry_after_and_changes_
     assert_eq!(busy.status, 503, "{}", busy.body);
     assert_eq!(busy.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("5"));
     assert!(
-        busy.body.contains("another enforcement decision is in progress"),
+        busy.body.contains("another change holds what this one needs") && busy.body.contains("nothing was changed"),
         "{}",
         busy.body
     );
@@ -108,11 +108,18 @@ async fn a_team_change_commits_its_move_without_waiting_on_the_decision_lock(poo
     }
     assert!(moved, "the team change waited on the decision lock before committing");
     // Its disarm waits for the lock, then runs: team `relaxed` has no policy of its own, so
-    // the org default (none here) governs the project, and the flag no longer holds.
+    // the org default (USD 1,000 a month) governs the project, and its $150 does not break it.
     holder.rollback().await.expect("released");
     let saved = saving.await.expect("joined");
     assert!(saved.is_ok(), "{saved:?}");
-    assert_ne!(status(&pool, flag).await, "awaiting_approval");
+    assert_eq!(status(&pool, flag).await, "cancelled");
+    assert!(
+        crate::common::enforcement::last_message(&pool, flag)
+            .await
+            .contains("within the policy limit $1,000.00"),
+        "{}",
+        crate::common::enforcement::last_message(&pool, flag).await
+    );
 }
 
 #[sqlx::test]
@@ -135,16 +142,18 @@ async fn the_per_minute_pass_leaves_dry_run_proposals_to_the_changes_that_rearm_
         .expect("mode");
     reconcile::pass(&pool, &exec, today()).await.expect("pass");
     assert_eq!(status(&pool, flag).await, "proposed");
-    // A policy change through burnrate re-judges it as it commits: now awaiting approval.
-    let mut tx = pool.begin().await.expect("tx");
-    burnrate::enforcement::judge::disarm_stale(
-        &mut tx,
-        "cfo@example.com",
-        today(),
-        burnrate::enforcement::claims::Wait::Request,
-    )
-    .await
-    .expect("re-judged");
-    tx.commit().await.expect("commit");
+    // A policy change through burnrate (here a config import, which judges right after it
+    // commits) re-judges it: now awaiting approval.
+    let text = "policies:
+  - team: strict
+    limit: \"100\"
+    period: monthly
+    actions: [flag]
+    mode: manual
+";
+    let file = burnrate::as_code::parse(text).expect("parses");
+    burnrate::as_code::apply(&pool, &Actor::system("test"), &file, false)
+        .await
+        .expect("imported");
     assert_eq!(status(&pool, flag).await, "awaiting_approval");
 }

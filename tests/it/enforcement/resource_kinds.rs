@@ -22,8 +22,6 @@ use burnrate::enforcement::evaluate::evaluate_and_act;
 use burnrate::enforcement::executor::Executor;
 use burnrate::enforcement::reconcile;
 
-const EAST: &str = "us-east-1";
-
 /// A stop of `kinds` in us-east-1 for team `strict` (limit 100), automatic, with more
 /// `(columns, values)`, each starting with a comma.
 fn policy(kinds: &str, (columns, values): (&str, &str)) -> String {
@@ -235,7 +233,7 @@ async fn a_deny_policy_keeps_the_named_roles_from_relaunching_until_reversal_det
     let moto = moto::start().await;
     let sdk = aws_config_at(&moto.endpoint, "AKIDTEST").await;
     let iam = aws_sdk_iam::Client::new(&sdk);
-    for role in ["ml-training", "unrelated"] {
+    for role in ["ml-training", "unrelated", "guarded"] {
         iam.create_role()
             .role_name(role)
             .assume_role_policy_document(TRUST)
@@ -251,10 +249,17 @@ async fn a_deny_policy_keeps_the_named_roles_from_relaunching_until_reversal_det
         .await
         .expect("policy");
     let deny = created.policy().and_then(|p| p.arn()).expect("arn").to_string();
+    // Someone attached the policy to `guarded` by hand: the stop leaves it, and so does reversal.
+    iam.attach_role_policy()
+        .role_name("guarded")
+        .policy_arn(&deny)
+        .send()
+        .await
+        .expect("attached by hand");
     let ec2 = aws_sdk_ec2::Client::new(&sdk);
     let gpu = launch(&ec2, "gpu-burner", false).await;
     // `ghost` names no role in the account: IAM's refusal is that row's failure alone.
-    let values = format!(", '{deny}', '{{ml-training,ghost}}'");
+    let values = format!(", '{deny}', '{{ml-training,ghost,guarded}}'");
     seed(&pool, &policy("ec2", (", iam_policy_arn, iam_roles", &values))).await;
     let exec = resource_executor(&sdk);
 
@@ -272,10 +277,12 @@ async fn a_deny_policy_keeps_the_named_roles_from_relaunching_until_reversal_det
         [
             row("ec2", &gpu, "g5.xlarge", 1, "stopped"),
             row("iam_role", "ghost", "", 0, "failed"),
+            row("iam_role", "guarded", "", 0, "skipped"),
             row("iam_role", "ml-training", "", 0, "stopped"),
         ]
     );
-    assert_eq!(attached(&iam, "ml-training").await, [deny.clone()]);
+    assert!(note(&pool, stop, "guarded").await.contains("outside burnrate"));
+    assert_eq!(attached(&iam, "ml-training").await, std::slice::from_ref(&deny));
     assert!(attached(&iam, "unrelated").await.is_empty());
     assert!(note(&pool, stop, "ghost").await.contains("AttachRolePolicy"));
     assert!(note(&pool, stop, "ml-training").await.contains("cannot launch GPUs"));
@@ -297,12 +304,14 @@ async fn a_deny_policy_keeps_the_named_roles_from_relaunching_until_reversal_det
     }
     assert_eq!(status(&pool, stop).await, "reversed");
     assert!(attached(&iam, "ml-training").await.is_empty());
+    assert_eq!(attached(&iam, "guarded").await, std::slice::from_ref(&deny));
     assert_eq!(state(&ec2, &gpu).await, "running");
     assert_eq!(
         rows(&pool, stop).await,
         [
             row("ec2", &gpu, "g5.xlarge", 1, "restarted"),
             row("iam_role", "ghost", "", 0, "failed"),
+            row("iam_role", "guarded", "", 0, "skipped"),
             row("iam_role", "ml-training", "", 0, "restarted"),
         ]
     );

@@ -10,7 +10,6 @@ use crate::common::budget_actions_fake::BudgetActionsFake;
 use crate::common::day;
 use crate::common::enforcement::*;
 use burnrate::audit_log::Actor;
-use burnrate::enforcement::claims::Wait;
 use burnrate::enforcement::evaluate::evaluate_and_act;
 use burnrate::enforcement::{Approval, actions, approvals, judge, policy, reconcile};
 use rust_decimal::Decimal;
@@ -29,7 +28,7 @@ async fn approve_project(pool: &PgPool, project: &str, on: chrono::NaiveDate) {
     };
     let actor = Actor::system("test");
     approvals::set(&mut tx, &actor, &approval).await.expect("approve");
-    judge::disarm_stale(&mut tx, "cfo@example.com", on, Wait::Request)
+    judge::disarm_stale(&mut tx, "cfo@example.com", on)
         .await
         .expect("disarm");
     tx.commit().await.expect("commit");
@@ -46,7 +45,7 @@ async fn switch_mode(pool: &PgPool, mode: &str) {
     policy::save(&mut tx, &Actor::system("test"), &current)
         .await
         .expect("save");
-    judge::disarm_stale(&mut tx, "admin@example.com", today(), Wait::Request)
+    judge::disarm_stale(&mut tx, "admin@example.com", today())
         .await
         .expect("disarm");
     tx.commit().await.expect("commit");
