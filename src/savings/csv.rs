@@ -6,7 +6,7 @@ use super::model::Recommendation;
 use crate::format::csv::{CsvStyle, text};
 
 pub const HEADER: &str =
-    "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail";
+    "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail,compounded_saving";
 
 /// The rows, in the order given (the caller sorts). Text cells come from AWS tags and
 /// people: verbatim for programs, defused for spreadsheets when `style` says so.
@@ -25,6 +25,7 @@ pub fn render(recommendations: &[Recommendation], style: CsvStyle) -> String {
             r.basis_cost.map(|d| d.normalize().to_string()).unwrap_or_default(),
             cents(r.monthly_saving),
             text(&r.detail, style),
+            cents(r.compounded_saving),
         ];
         out.push_str(&cells.join(","));
         out.push('\n');

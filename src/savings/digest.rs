@@ -102,7 +102,7 @@ pub async fn queue_week(
 }
 
 fn compose(team: &str, open: &[&Recommendation], public_url: Option<&str>) -> (String, String, String) {
-    let total: Decimal = open.iter().map(|r| r.monthly_saving).sum();
+    let total: Decimal = open.iter().map(|r| r.compounded_saving).sum();
     let subject = one_line(&format!(
         "burnrate: {} GPU savings for {team}, {} a month",
         open.len(),

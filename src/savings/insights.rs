@@ -176,6 +176,8 @@ pub async fn compute(
     recommendations.extend(utilisation_rows);
     recommendations.extend(idle_endpoints.into_iter().map(|(_, r)| r));
     let utilisation_note = (!notes.is_empty()).then(|| notes.join(" "));
+    // Across kinds first, from each row's own saving; then the per-usage-type figures.
+    super::compounding::compound_all(&mut recommendations, &super::compounding::Spend::of(&usage, window));
     compound(&mut recommendations, window);
     recommendations.retain(|r| r.monthly_saving > Decimal::ZERO);
     sort(&mut recommendations);

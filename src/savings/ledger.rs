@@ -50,7 +50,7 @@ pub async fn entries(conn: &mut PgConnection) -> Result<Vec<LedgerEntry>, sqlx::
 pub fn totals(opportunities: &[Opportunity], ledger: &[LedgerEntry]) -> LedgerTotals {
     let open = || opportunities.iter().filter(|o| o.decision == Decision::Open);
     LedgerTotals {
-        proposed: open().map(|o| o.recommendation.monthly_saving).sum(),
+        proposed: open().map(|o| o.recommendation.compounded_saving).sum(),
         proposed_rows: open().count(),
         accepted: ledger.iter().map(|e| e.proposed_monthly_saving).sum(),
         realised: ledger.iter().filter_map(|e| e.realised_monthly_saving).sum(),

@@ -211,7 +211,8 @@ pub async fn available(
         .collect();
     Ok(SavingsAvailable {
         count: open.len(),
-        monthly_saving: open.iter().map(|r| r.monthly_saving).sum(),
+        // Compounded across kinds: a project's figure never passes its GPU spend.
+        monthly_saving: open.iter().map(|r| r.compounded_saving).sum(),
     })
 }
 

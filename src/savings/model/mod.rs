@@ -183,8 +183,13 @@ pub struct Recommendation {
     /// Exact unblended spend of the project and usage type in the window; `None` for rows
     /// not tied to one usage type.
     pub basis_cost: Option<Decimal>,
-    /// Exact; rounded to cents only where shown or written.
+    /// Exact, per 30 days, this change on its own; rounded to cents only where shown or
+    /// written. Rows on one usage type count after the earlier ones on it (`insights::compound`).
     pub monthly_saving: Decimal,
+    /// What it saves after every earlier recommendation on the same project's GPU spend, all
+    /// kinds together (`compounding`): a project's sum never passes its spend. What totals add.
+    #[serde(default)]
+    pub compounded_saving: Decimal,
     pub detail: String,
     /// For utilisation rows: the unmapped host they are about (empty for a project); for an
     /// idle endpoint, `endpoint/<region>/<name>/<variant>`.

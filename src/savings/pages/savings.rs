@@ -104,7 +104,7 @@ fn SavingsBody(
             <strong>{usd(page.totals.proposed)}</strong>
             {format!(" a month could be saved across {} open recommendation{}", count(page.totals.proposed_rows), if page.totals.proposed_rows == 1 { "" } else { "s" })}
             {move || (!team().is_empty() || !kind().is_empty() || account().is_some()).then_some(" matching the filters")}
-            ". Rows on the same usage type are compounded (each counts only what the earlier ones leave), so together they never exceed that usage type's spend; idle and underused GPUs and commitments are counted on their own spend."
+            ". Recommendations on the same spend are compounded, all kinds together: each counts only what the earlier ones leave of its project's GPU spend (idle first, then right-size, spot, schedule, and commitments last), so a project's total never exceeds what it spends. Each row shows its own saving, and what it adds after the others."
         </p>
         <section class="cards" aria-label="Ledger">
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>
@@ -188,7 +188,12 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
             </td>
             <td data-label="Runs now" data-testid="runs-now">{o.now}</td>
             <td data-label="Recommended">{r.recommended}</td>
-            <td data-label="Saving a month" class="num" data-testid="monthly-saving">{usd(r.monthly_saving)}</td>
+            <td data-label="Saving a month" class="num">
+                <span data-testid="monthly-saving">{usd(r.monthly_saving)}</span>
+                {(r.compounded_saving != r.monthly_saving).then(|| view! {
+                    <br/><small class="muted" data-testid="compounded-saving">{format!("{} after the others", usd(r.compounded_saving))}</small>
+                })}
+            </td>
             <td data-label="Evidence">
                 <details class="why">
                     <summary aria-label=why_label>"Why"</summary>

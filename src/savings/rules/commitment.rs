@@ -101,6 +101,7 @@ pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
                 to: inputs.window.to,
                 basis_cost: None,
                 monthly_saving: monthly,
+                compounded_saving: Decimal::ZERO,
                 detail,
                 host: String::new(),
             })

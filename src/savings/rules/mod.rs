@@ -42,6 +42,7 @@ impl Inputs<'_> {
             to: self.window.to,
             basis_cost: Some(usage.spend),
             monthly_saving: self.window.per_30_days(saving_in_window),
+            compounded_saving: Decimal::ZERO,
             detail,
             host: String::new(),
         }

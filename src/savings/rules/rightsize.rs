@@ -1,9 +1,11 @@
 //! Right-sizing from model size. A model needs parameters × bytes per parameter × 1.2 of GPU
-//! memory to serve (weights plus about 20 % for the KV cache and activations), or × 4 to
-//! train (weights, gradients and optimiser state). The recommended type is the cheapest
-//! NVIDIA instance type in the catalogue whose total GPU memory holds that (same CPU
-//! architecture; bf16 models only on GPUs with native bf16). Saving = spend × (1 − price
-//! ratio), only when cheaper. Neuron types (inf2, trn) are named, never recommended.
+//! memory to serve (weights plus about 20 % for the KV cache and activations). To train with
+//! Adam in mixed precision it needs 16 bytes per parameter (bf16/fp16 weights 2 and gradients
+//! 2, an fp32 master copy 4, two fp32 moments 4 + 4), plus at least 20 % for activations.
+//! The recommended type is the cheapest NVIDIA instance type in the catalogue whose total GPU
+//! memory holds that (same CPU architecture; bf16 models only on GPUs with native bf16), so
+//! a run is never moved where it would not fit. Saving = spend × (1 − price ratio), only
+//! when cheaper. Neuron types (inf2, trn) are named, never recommended.
 
 use rust_decimal::Decimal;
 
@@ -16,15 +18,29 @@ use crate::usage_type::PurchaseOption;
 
 const GIB: u64 = 1 << 30;
 
+/// Bytes per parameter to train with Adam in mixed precision, whatever the weights' own
+/// precision: weights and gradients in 16 bits (2 + 2), an fp32 master copy (4) and Adam's two
+/// fp32 moments (4 + 4). Full-precision training needs the same 16 (4 × 4).
+const TRAINING_BYTES_PER_PARAMETER: u64 = 16;
+
+/// Bytes each parameter takes for the workload: the weights' precision to serve, 16 to
+/// train; `None` for work with no sizing rule (dev, unknown).
+fn bytes_per_parameter(model: Model, workload: Workload) -> Option<Decimal> {
+    match workload {
+        Workload::Serving | Workload::Batch => Some(model.precision.bytes()),
+        Workload::Training => Some(Decimal::from(TRAINING_BYTES_PER_PARAMETER)),
+        Workload::Dev | Workload::Unknown => None,
+    }
+}
+
+/// The least share activations add on top (they grow with batch size and sequence length).
+const ACTIVATIONS: Decimal = Decimal::from_parts(12, 0, 0, false, 1);
+
 /// GPU memory the model needs for the workload, in GiB; `None` for work with no sizing rule
-/// (dev, unknown).
+/// (dev, unknown). A type that holds this may still be too small for a large batch, never
+/// for the weights, gradients and optimiser state.
 pub fn memory_needed_gib(model: Model, workload: Workload) -> Option<Decimal> {
-    let factor = match workload {
-        Workload::Serving | Workload::Batch => Decimal::new(12, 1),
-        Workload::Training => Decimal::from(4),
-        Workload::Dev | Workload::Unknown => return None,
-    };
-    let bytes = model.params_b * Decimal::from(1_000_000_000u64) * model.precision.bytes() * factor;
+    let bytes = model.params_b * Decimal::from(1_000_000_000u64) * bytes_per_parameter(model, workload)? * ACTIVATIONS;
     Some(bytes / Decimal::from(GIB))
 }
 
@@ -107,8 +123,8 @@ fn rightsize(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
         workload.key(),
         quantity(need, 1),
         quantity(model.params_b, 3),
-        model.precision.bytes().normalize(),
-        if workload == Workload::Training { "4" } else { "1.2" },
+        bytes_per_parameter(model, workload).unwrap_or_default().normalize(),
+        ACTIVATIONS,
         current.name,
         current.accelerator_count.normalize(),
         current.accelerator,
@@ -127,4 +143,31 @@ fn rightsize(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
         u.spend * (Decimal::ONE - ratio),
         detail,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(params_b: &str, precision: Precision) -> Model {
+        Model {
+            params_b: params_b.parse().expect("decimal"),
+            precision,
+        }
+    }
+
+    #[test]
+    fn training_needs_16_bytes_a_parameter_and_a_fifth_more_for_activations() {
+        // 7 × 10⁹ × 16 × 1.2 ÷ 2³⁰ = 125.169754… GiB, whether the weights are bf16 or fp32.
+        let need = memory_needed_gib(model("7", Precision::Bf16), Workload::Training).expect("sized");
+        assert_eq!(need.round_dp(4), "125.1698".parse::<Decimal>().expect("decimal"));
+        assert_eq!(
+            memory_needed_gib(model("7", Precision::Fp32), Workload::Training),
+            Some(need)
+        );
+        // Serving keeps params × bytes × 1.2: 7 × 10⁹ × 2 × 1.2 ÷ 2³⁰ = 15.6462… GiB.
+        let serve = memory_needed_gib(model("7", Precision::Bf16), Workload::Serving).expect("sized");
+        assert_eq!(serve.round_dp(4), "15.6462".parse::<Decimal>().expect("decimal"));
+        assert_eq!(memory_needed_gib(model("7", Precision::Bf16), Workload::Dev), None);
+    }
 }

@@ -262,6 +262,7 @@ pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<
                 to: inputs.window.to,
                 basis_cost: hosting.map(|u| u.spend),
                 monthly_saving: saving,
+                compounded_saving: Decimal::ZERO,
                 detail: format!(
                     "no invocation in the last {} days (CloudWatch Invocations, {}); {} × {} at {} bills {} a month at zero traffic",
                     IDLE_ENDPOINT_DAYS,
@@ -368,6 +369,7 @@ impl Context<'_> {
             to: self.inputs.window.to,
             basis_cost: None,
             monthly_saving: saving,
+            compounded_saving: Decimal::ZERO,
             detail,
             host: if self.mapped {
                 String::new()

@@ -839,6 +839,7 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
             to,
             basis_cost: None,
             monthly_saving: usd(1),
+            compounded_saving: rust_decimal::Decimal::ZERO,
             detail: String::new(),
             host: String::new(),
         };

@@ -44,7 +44,9 @@ async fn the_csv_has_the_contracted_header_sorted_rows_and_exact_figures(pool: P
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail")
+        Some(
+            "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail,compounded_saving"
+        )
     );
     let rows: Vec<Vec<String>> = lines.map(split).collect();
     let kinds: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
@@ -61,6 +63,13 @@ async fn the_csv_has_the_contracted_header_sorted_rows_and_exact_figures(pool: P
     assert!(
         rows.iter()
             .all(|r| r[9].split('.').nth(1).is_some_and(|c| c.len() == 2)),
+        "{rows:?}"
+    );
+    // `compounded_saving`, after the existing columns: what a row adds after the others on
+    // its project's spend, in cents, never more than the row's own saving.
+    assert!(
+        rows.iter()
+            .all(|r| r.len() == 12 && r[11].split('.').nth(1).is_some_and(|c| c.len() == 2) && d(&r[11]) <= d(&r[9])),
         "{rows:?}"
     );
     let spot = rows
@@ -97,7 +106,7 @@ async fn an_empty_database_gives_the_header_alone(pool: PgPool) {
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail\n"
+        "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail,compounded_saving\n"
     );
 }
 

@@ -119,7 +119,7 @@ async fn the_window_is_the_last_settled_days_with_data(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn a_7b_model_on_g6_12xlarge_is_rightsized_to_one_l4(pool: PgPool) {
+async fn a_7b_model_on_g6_12xlarge_is_rightsized_to_one_l4_and_7b_training_only_where_it_fits(pool: PgPool) {
     seed(
         &pool,
         &[
@@ -133,7 +133,9 @@ async fn a_7b_model_on_g6_12xlarge_is_rightsized_to_one_l4(pool: PgPool) {
     declare(&pool, "chat", "serving", Some(("7", "bf16"))).await;
     // 70B bf16 needs 156.5 GiB: more than the 96 GiB it runs on, so it is sharded; no advice.
     declare(&pool, "big", "serving", Some(("70", "bf16"))).await;
-    // 7B training needs 7 × 2 × 4 = 52.2 GiB: cheapest NVIDIA fit is g6.12xlarge (96 GiB).
+    // 7B training with Adam needs 7 × 16 × 1.2 = 125.2 GiB: not g6.12xlarge (96 GiB), which
+    // the old rule (7 × 2 × 4 = 52.2 GiB) chose for a claimed 79 % saving; the cheapest
+    // NVIDIA bf16 fit is g6e.12xlarge (4 × 48 GiB L40S, $10.49264/h).
     declare(&pool, "tuner", "training", Some(("7", "bf16"))).await;
     let found = insights(&pool, 30).await;
     let rightsize = only(&found, Kind::Rightsize);
@@ -152,7 +154,7 @@ async fn a_7b_model_on_g6_12xlarge_is_rightsized_to_one_l4(pool: PgPool) {
     let tuner_spot = spot.iter().find(|r| r.project == "tuner").expect("tuner spot");
     assert_eq!(
         tuner_spot.monthly_saving.round_dp(10),
-        (d("2195.76") * d("0.65") * (d("4.6016") / d("21.957642")) * Decimal::from(3)).round_dp(10)
+        (d("2195.76") * d("0.65") * (d("10.49264") / d("21.957642")) * Decimal::from(3)).round_dp(10)
     );
     assert!(
         tuner_spot.detail.contains("counted after rightsize"),
@@ -160,11 +162,26 @@ async fn a_7b_model_on_g6_12xlarge_is_rightsized_to_one_l4(pool: PgPool) {
         tuner_spot.detail
     );
     let tuner = rightsize.iter().find(|r| r.project == "tuner").expect("tuner");
-    assert_eq!(tuner.recommended, "g6.12xlarge");
+    assert_eq!(tuner.recommended, "g6e.12xlarge");
     assert_eq!(
         tuner.monthly_saving,
-        d("2195.76") * (Decimal::ONE - d("4.6016") / d("21.957642")) * Decimal::from(3)
+        d("2195.76") * (Decimal::ONE - d("10.49264") / d("21.957642")) * Decimal::from(3)
     );
+    assert!(tuner.detail.contains("needs 125.2 GiB"), "{}", tuner.detail);
+    // Across kinds the same order holds: the right-size adds its own saving, spot what the
+    // smaller type leaves, and the tuner's rows together stay within its spend.
+    assert_eq!(tuner.compounded_saving, tuner.monthly_saving);
+    assert_eq!(
+        tuner_spot.compounded_saving.round_dp(10),
+        tuner_spot.monthly_saving.round_dp(10)
+    );
+    let tuner_total: Decimal = found
+        .recommendations
+        .iter()
+        .filter(|r| r.project == "tuner")
+        .map(|r| r.compounded_saving)
+        .sum();
+    assert!(tuner_total <= d("2195.76") * Decimal::from(3), "{tuner_total}");
 }
 
 #[sqlx::test]

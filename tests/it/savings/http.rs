@@ -102,7 +102,7 @@ async fn decisions_are_checked_on_the_server_and_audited(pool: PgPool) {
     let csv = app.get_as("/api/savings.csv?team=vision", &viewer).await;
     assert_eq!(csv.status, 200);
     assert!(csv.body.starts_with(
-        "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail\n"
+        "kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,monthly_saving,detail,compounded_saving\n"
     ));
     assert_eq!(csv.body.lines().count(), 2, "only vision's row: {}", csv.body);
     assert_eq!(app.get_as("/api/savings.csv?kind=nonsense", &viewer).await.status, 400);

@@ -9,6 +9,7 @@ mod formulas;
 mod http;
 mod idle_alerts;
 mod prometheus;
+mod seeds;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;

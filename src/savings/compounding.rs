@@ -1,0 +1,241 @@
+//! Savings on the same spend compound, never add: what each recommendation saves after the
+//! ones before it on the same project's GPU spend, all kinds together, so a project's savings
+//! never sum above what it spends.
+//!
+//! Order, from removing waste to buying it cheaper: an idle endpoint deleted, idle GPUs
+//! released, underused GPUs consolidated (these three on the project's whole GPU spend, or
+//! an endpoint on its hosting usage), then right-size, spot and a business-hours schedule on
+//! their usage type, and last a commitment on the on-demand spend the others leave of its
+//! instance family. Each row keeps its share of the spend it was computed on (its own
+//! saving ÷ that spend, per 30 days) and takes that share of what is left, never more than
+//! what is left; a row on a project with no GPU spend in the window saves nothing here.
+//! Unmapped hosts are no project's spend, so their rows count as they are.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+
+use super::facts::{Usage, Window};
+use super::model::{Kind, Recommendation};
+use crate::usage_type::PurchaseOption;
+
+/// One project's GPU usage type over the window, as the compounding needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spend {
+    pub project: String,
+    pub usage_type: String,
+    /// The instance family, with `ml.` for SageMaker, as a commitment row names it.
+    pub family: String,
+    pub on_demand: bool,
+    /// Per 30 days.
+    pub monthly: Decimal,
+}
+
+impl Spend {
+    pub fn of(usage: &[Usage], window: Window) -> Vec<Spend> {
+        usage
+            .iter()
+            .map(|u| Spend {
+                project: u.project.clone(),
+                usage_type: u.usage_type.clone(),
+                family: if u.is_ec2() {
+                    u.family.clone()
+                } else {
+                    format!("ml.{}", u.family)
+                },
+                on_demand: u.purchase == PurchaseOption::OnDemand,
+                monthly: window.per_30_days(u.spend),
+            })
+            .collect()
+    }
+}
+
+const ORDER: [Kind; 7] = [
+    Kind::IdleEndpoint,
+    Kind::IdleGpu,
+    Kind::Underused,
+    Kind::Rightsize,
+    Kind::Spot,
+    Kind::AlwaysOn,
+    Kind::Commitment,
+];
+
+/// Sets every row's `compounded_saving`: what it saves after the rows before it. Reads each
+/// row's own `monthly_saving`, so it runs before anything rewrites those.
+pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
+    // What is left of each usage type's spend, per 30 days, as rows take their part.
+    let mut left: BTreeMap<(&str, &str), Decimal> = BTreeMap::new();
+    for s in spend {
+        *left.entry((&s.project, &s.usage_type)).or_default() += s.monthly;
+    }
+    let whole = left.clone();
+    let project_whole =
+        |project: &str| -> Decimal { whole.iter().filter(|((p, _), _)| *p == project).map(|(_, v)| *v).sum() };
+    let mut order: Vec<usize> = (0..recommendations.len()).collect();
+    order.sort_by_key(|i| ORDER.iter().position(|k| *k == recommendations[*i].kind));
+    for i in order {
+        let r = &recommendations[i];
+        let saving = r.monthly_saving.max(Decimal::ZERO);
+        let compounded = if r.kind == Kind::Commitment {
+            commitment(r, saving, spend, &left)
+        } else if r.project.is_empty() {
+            saving
+        } else if let Some(spent) = whole.get(&(r.project.as_str(), r.usage_type.as_str())) {
+            let key = (r.project.as_str(), r.usage_type.as_str());
+            let remaining = left.get(&key).copied().unwrap_or_default();
+            let take = share(saving, *spent) * remaining;
+            left.insert(key, remaining - take);
+            take
+        } else {
+            // On the project's whole GPU spend: every usage type gives up the same share.
+            let spent = project_whole(&r.project);
+            let fraction = share(saving, spent);
+            let mut take = Decimal::ZERO;
+            for remaining in left.iter_mut().filter(|((p, _), _)| *p == r.project).map(|(_, v)| v) {
+                let part = fraction * *remaining;
+                *remaining -= part;
+                take += part;
+            }
+            take
+        };
+        recommendations[i].compounded_saving = compounded;
+    }
+}
+
+/// A saving's share of the spend it was computed on, at most all of it.
+fn share(saving: Decimal, spent: Decimal) -> Decimal {
+    if spent <= Decimal::ZERO {
+        return Decimal::ZERO;
+    }
+    (saving / spent).min(Decimal::ONE)
+}
+
+/// A commitment's saving on what the other rows leave of its family's on-demand spend.
+fn commitment(r: &Recommendation, saving: Decimal, spend: &[Spend], left: &BTreeMap<(&str, &str), Decimal>) -> Decimal {
+    let family = r.instance_type.strip_suffix(".*").unwrap_or(&r.instance_type);
+    let covered: Vec<&Spend> = spend.iter().filter(|s| s.on_demand && s.family == family).collect();
+    let before: Decimal = covered.iter().map(|s| s.monthly).sum();
+    let after: Decimal = covered
+        .iter()
+        .map(|s| {
+            let key = (s.project.as_str(), s.usage_type.as_str());
+            let whole: Decimal = spend
+                .iter()
+                .filter(|o| (o.project.as_str(), o.usage_type.as_str()) == key)
+                .map(|o| o.monthly)
+                .sum();
+            // One usage type may appear once per line; its left part is shared by them.
+            let remaining = left.get(&key).copied().unwrap_or_default();
+            if whole > Decimal::ZERO {
+                remaining * s.monthly / whole
+            } else {
+                Decimal::ZERO
+            }
+        })
+        .sum();
+    (saving * share(after, before)).min(after)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveDate;
+
+    use super::*;
+
+    fn d(text: &str) -> Decimal {
+        text.parse().expect("decimal")
+    }
+
+    fn row(kind: Kind, project: &str, usage_type: &str, saving: &str) -> Recommendation {
+        let day = NaiveDate::from_ymd_opt(2026, 11, 1).expect("day");
+        Recommendation {
+            kind,
+            team: "ml".into(),
+            project: project.into(),
+            usage_type: usage_type.into(),
+            instance_type: if kind == Kind::Commitment {
+                "g5.*".into()
+            } else {
+                "g5.12xlarge".into()
+            },
+            recommended: String::new(),
+            from: day,
+            to: day,
+            basis_cost: None,
+            monthly_saving: d(saving),
+            compounded_saving: Decimal::ZERO,
+            detail: String::new(),
+            host: String::new(),
+        }
+    }
+
+    fn spend(project: &str, usage_type: &str, monthly: &str) -> Spend {
+        Spend {
+            project: project.into(),
+            usage_type: usage_type.into(),
+            family: "g5".into(),
+            on_demand: true,
+            monthly: d(monthly),
+        }
+    }
+
+    #[test]
+    fn every_kind_on_one_project_compounds_and_never_passes_its_spend() {
+        // One project, $10,000 a month on two usage types; every kind proposes a saving that
+        // alone looks fine, together nearly twice the spend.
+        let spent = [
+            spend("train", "BoxUsage:g5.12xlarge", "6000"),
+            spend("train", "BoxUsage:g5.xlarge", "4000"),
+        ];
+        let mut rows = vec![
+            row(Kind::Commitment, "", "", "3000"),
+            row(Kind::AlwaysOn, "train", "BoxUsage:g5.xlarge", "2000"),
+            row(Kind::Spot, "train", "BoxUsage:g5.12xlarge", "3900"),
+            row(Kind::Rightsize, "train", "BoxUsage:g5.12xlarge", "3000"),
+            row(Kind::Underused, "train", "", "2000"),
+            row(Kind::IdleGpu, "train", "", "5000"),
+            row(Kind::IdleEndpoint, "train", "BoxUsage:g5.xlarge", "1000"),
+        ];
+        compound_all(&mut rows, &spent);
+        let by = |kind: Kind| rows.iter().find(|r| r.kind == kind).expect("row").compounded_saving;
+        // Worked by hand. Idle endpoint first: 1000 of g5.xlarge's 4000 (25 %): leaves 3000.
+        assert_eq!(by(Kind::IdleEndpoint), d("1000"));
+        // Idle GPUs, 50 % of the project's 10,000: half of 6000 and of 3000 = 4500; leaves 3000
+        // and 1500.
+        assert_eq!(by(Kind::IdleGpu), d("4500"));
+        // Underused, 20 %: 600 + 300 = 900; leaves 2400 and 1200.
+        assert_eq!(by(Kind::Underused), d("900"));
+        // Right-size, 3000 of 6000 (50 %) of the 2400 left: 1200; leaves 1200.
+        assert_eq!(by(Kind::Rightsize), d("1200"));
+        // Spot, 3900 of 6000 (65 %) of 1200: 780; leaves 420.
+        assert_eq!(by(Kind::Spot), d("780"));
+        // Schedule, 2000 of 4000 (50 %) of g5.xlarge's 1200 left: 600; leaves 600.
+        assert_eq!(by(Kind::AlwaysOn), d("600"));
+        // Commitment: 3000 on 10,000 of g5 on-demand, of which 1020 is left: 306.
+        assert_eq!(by(Kind::Commitment), d("306"));
+        let sum: Decimal = rows
+            .iter()
+            .filter(|r| r.project == "train")
+            .map(|r| r.compounded_saving)
+            .sum();
+        assert_eq!(sum, d("8980"));
+        assert!(sum <= d("10000"));
+        // Each row's own saving is kept.
+        assert_eq!(rows.iter().map(|r| r.monthly_saving).sum::<Decimal>(), d("19900"));
+    }
+
+    #[test]
+    fn a_saving_larger_than_its_spend_takes_all_of_it_and_nothing_more() {
+        let spent = [spend("p", "BoxUsage:g5.xlarge", "100")];
+        let mut rows = vec![
+            row(Kind::IdleGpu, "p", "", "250"),
+            row(Kind::Spot, "p", "BoxUsage:g5.xlarge", "65"),
+            // A project with no GPU spend in the window saves nothing here.
+            row(Kind::IdleGpu, "ghost", "", "40"),
+        ];
+        compound_all(&mut rows, &spent);
+        assert_eq!(rows[0].compounded_saving, d("100"));
+        assert_eq!(rows[1].compounded_saving, Decimal::ZERO);
+        assert_eq!(rows[2].compounded_saving, Decimal::ZERO);
+    }
+}
