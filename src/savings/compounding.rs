@@ -64,15 +64,16 @@ const ORDER: [Kind; 7] = [
 /// row's own `monthly_saving`, so it runs before anything rewrites those.
 pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
     // What is left of each usage type's spend, per 30 days, as rows take their part.
-    let mut left: BTreeMap<(&str, &str), Decimal> = BTreeMap::new();
+    let mut left: BTreeMap<(String, String), Decimal> = BTreeMap::new();
     for s in spend {
-        *left.entry((&s.project, &s.usage_type)).or_default() += s.monthly;
+        *left.entry((s.project.clone(), s.usage_type.clone())).or_default() += s.monthly;
     }
     let whole = left.clone();
     let project_whole =
-        |project: &str| -> Decimal { whole.iter().filter(|((p, _), _)| *p == project).map(|(_, v)| *v).sum() };
+        |project: &str| -> Decimal { whole.iter().filter(|((p, _), _)| p == project).map(|(_, v)| *v).sum() };
     let mut order: Vec<usize> = (0..recommendations.len()).collect();
     order.sort_by_key(|i| ORDER.iter().position(|k| *k == recommendations[*i].kind));
+    let mut compounded_of = vec![Decimal::ZERO; recommendations.len()];
     for i in order {
         let r = &recommendations[i];
         let saving = r.monthly_saving.max(Decimal::ZERO);
@@ -80,12 +81,15 @@ pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
             commitment(r, saving, spend, &left)
         } else if r.project.is_empty() {
             saving
-        } else if let Some(spent) = whole.get(&(r.project.as_str(), r.usage_type.as_str())) {
-            let key = (r.project.as_str(), r.usage_type.as_str());
-            let remaining = left.get(&key).copied().unwrap_or_default();
-            let take = share(saving, *spent) * remaining;
-            left.insert(key, remaining - take);
-            take
+        } else if let Some(spent) = whole.get(&(r.project.clone(), r.usage_type.clone())) {
+            match left.get_mut(&(r.project.clone(), r.usage_type.clone())) {
+                Some(remaining) => {
+                    let take = share(saving, *spent) * *remaining;
+                    *remaining -= take;
+                    take
+                }
+                None => Decimal::ZERO,
+            }
         } else {
             // On the project's whole GPU spend: every usage type gives up the same share.
             let spent = project_whole(&r.project);
@@ -98,7 +102,10 @@ pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
             }
             take
         };
-        recommendations[i].compounded_saving = compounded;
+        compounded_of[i] = compounded;
+    }
+    for (r, compounded) in recommendations.iter_mut().zip(compounded_of) {
+        r.compounded_saving = compounded;
     }
 }
 
@@ -111,17 +118,22 @@ fn share(saving: Decimal, spent: Decimal) -> Decimal {
 }
 
 /// A commitment's saving on what the other rows leave of its family's on-demand spend.
-fn commitment(r: &Recommendation, saving: Decimal, spend: &[Spend], left: &BTreeMap<(&str, &str), Decimal>) -> Decimal {
+fn commitment(
+    r: &Recommendation,
+    saving: Decimal,
+    spend: &[Spend],
+    left: &BTreeMap<(String, String), Decimal>,
+) -> Decimal {
     let family = r.instance_type.strip_suffix(".*").unwrap_or(&r.instance_type);
     let covered: Vec<&Spend> = spend.iter().filter(|s| s.on_demand && s.family == family).collect();
     let before: Decimal = covered.iter().map(|s| s.monthly).sum();
     let after: Decimal = covered
         .iter()
         .map(|s| {
-            let key = (s.project.as_str(), s.usage_type.as_str());
+            let key = (s.project.clone(), s.usage_type.clone());
             let whole: Decimal = spend
                 .iter()
-                .filter(|o| (o.project.as_str(), o.usage_type.as_str()) == key)
+                .filter(|o| o.project == s.project && o.usage_type == s.usage_type)
                 .map(|o| o.monthly)
                 .sum();
             // One usage type may appear once per line; its left part is shared by them.

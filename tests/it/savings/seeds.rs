@@ -97,10 +97,12 @@ async fn seed_000_the_fraud_model_leaves_the_g5_12xlarge_for_one_24_gib_gpu(pool
     // burnrate's catalogue also holds g6.xlarge (one L4, 24 GiB) at $0.8048/h, cheaper than
     // the seed's g5.xlarge at $1.00: it recommends that, for 4082.40 × (1 − 0.8048 / 5.67).
     assert_eq!(rightsize.recommended, "g6.xlarge");
+    // 4082.40 − 720 × 0.8048 = 4082.40 − 579.456 = 3502.944 (10 places: 0.8048 / 5.67 recurs).
     assert_eq!(
-        rightsize.monthly_saving,
-        d("4082.40") * (Decimal::ONE - d("0.8048") / d("5.67"))
+        rightsize.monthly_saving.round_dp(10),
+        (d("4082.40") * (Decimal::ONE - d("0.8048") / d("5.67"))).round_dp(10)
     );
+    assert_eq!(rightsize.monthly_saving.round_dp(2), d("3502.94"));
     assert!(rightsize.detail.contains("needs 15.6 GiB"), "{}", rightsize.detail);
     // The seed's own move, g5.12xlarge → g5.xlarge at its prices, on the same 720 hours:
     // (5.67 − 1.00) × 720 = $3,362.40, the seed's "$3,400" (it counts 730 hours a month).
