@@ -87,7 +87,7 @@ enum Command {
     },
     /// Write GPU savings recommendations as CSV to standard output, largest monthly saving
     /// first: kind,team,project,usage_type,instance_type,recommended,from,to,basis_cost,
-    /// monthly_saving,detail. Utilisation rows need BURNRATE_PROMETHEUS_URL.
+    /// monthly_saving,detail,compounded_saving. Utilisation rows need BURNRATE_PROMETHEUS_URL.
     #[command(after_help = ENV_HELP)]
     Insights {
         /// How many of the last settled days with data to look at.

@@ -9,7 +9,10 @@
 //! instance family. Each row keeps its share of the spend it was computed on (its own
 //! saving ÷ that spend, per 30 days) and takes that share of what is left, never more than
 //! what is left; a row on a project with no GPU spend in the window saves nothing here.
-//! Unmapped hosts are no project's spend, so their rows count as they are.
+//! Untagged spend is one more such "project". Rows about an unmapped host (a GPU no
+//! project's billing names) are no project's spend, so they count as they are. A commitment
+//! covers only what is left on demand: spot and a right-size move their usage type's rest
+//! off its family's on-demand price.
 
 use std::collections::BTreeMap;
 
@@ -63,10 +66,19 @@ const ORDER: [Kind; 7] = [
 /// Sets every row's `compounded_saving`: what it saves after the rows before it. Reads each
 /// row's own `monthly_saving`, so it runs before anything rewrites those.
 pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
-    // What is left of each usage type's spend, per 30 days, as rows take their part.
+    // What is left of each usage type's spend, per 30 days, as rows take their part; and
+    // what is left of it on demand, which is all a commitment can cover: spot moves the
+    // rest to spot prices, and a right-size to another type.
     let mut left: BTreeMap<(String, String), Decimal> = BTreeMap::new();
+    let mut on_demand_left: BTreeMap<(String, String), Decimal> = BTreeMap::new();
     for s in spend {
-        *left.entry((s.project.clone(), s.usage_type.clone())).or_default() += s.monthly;
+        // A refund-only line is no spend to save on.
+        let monthly = s.monthly.max(Decimal::ZERO);
+        let key = (s.project.clone(), s.usage_type.clone());
+        *left.entry(key.clone()).or_default() += monthly;
+        if s.on_demand {
+            *on_demand_left.entry(key).or_default() += monthly;
+        }
     }
     let whole = left.clone();
     let project_whole =
@@ -77,32 +89,40 @@ pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
     for i in order {
         let r = &recommendations[i];
         let saving = r.monthly_saving.max(Decimal::ZERO);
-        let compounded = if r.kind == Kind::Commitment {
-            commitment(r, saving, spend, &left)
-        } else if r.project.is_empty() {
+        let key = (r.project.clone(), r.usage_type.clone());
+        compounded_of[i] = if r.kind == Kind::Commitment {
+            commitment(r, saving, spend, &on_demand_left)
+        } else if r.project.is_empty() && !r.host.is_empty() {
+            // An unmapped host's GPUs: no project's spend to take it from.
             saving
-        } else if let Some(spent) = whole.get(&(r.project.clone(), r.usage_type.clone())) {
-            match left.get_mut(&(r.project.clone(), r.usage_type.clone())) {
-                Some(remaining) => {
-                    let take = share(saving, *spent) * *remaining;
-                    *remaining -= take;
-                    take
-                }
-                None => Decimal::ZERO,
+        } else if let Some(spent) = whole.get(&key) {
+            let fraction = share(saving, *spent);
+            let take = left.get(&key).copied().unwrap_or_default() * fraction;
+            if let Some(remaining) = left.get_mut(&key) {
+                *remaining -= take;
             }
+            if let Some(on_demand) = on_demand_left.get_mut(&key) {
+                *on_demand = match r.kind {
+                    Kind::Spot | Kind::Rightsize => Decimal::ZERO,
+                    _ => *on_demand * (Decimal::ONE - fraction),
+                };
+            }
+            take
         } else {
-            // On the project's whole GPU spend: every usage type gives up the same share.
-            let spent = project_whole(&r.project);
-            let fraction = share(saving, spent);
+            // On the project's whole GPU spend (the untagged spend's too): every usage type
+            // gives up the same share.
+            let fraction = share(saving, project_whole(&r.project));
             let mut take = Decimal::ZERO;
             for remaining in left.iter_mut().filter(|((p, _), _)| *p == r.project).map(|(_, v)| v) {
                 let part = fraction * *remaining;
                 *remaining -= part;
                 take += part;
             }
+            for on_demand in on_demand_left.iter_mut().filter(|((p, _), _)| *p == r.project).map(|(_, v)| v) {
+                *on_demand *= Decimal::ONE - fraction;
+            }
             take
         };
-        compounded_of[i] = compounded;
     }
     for (r, compounded) in recommendations.iter_mut().zip(compounded_of) {
         r.compounded_saving = compounded;
@@ -117,32 +137,24 @@ fn share(saving: Decimal, spent: Decimal) -> Decimal {
     (saving / spent).min(Decimal::ONE)
 }
 
-/// A commitment's saving on what the other rows leave of its family's on-demand spend.
+/// A commitment's saving on what the other rows leave on demand of its family's spend.
 fn commitment(
     r: &Recommendation,
     saving: Decimal,
     spend: &[Spend],
-    left: &BTreeMap<(String, String), Decimal>,
+    on_demand_left: &BTreeMap<(String, String), Decimal>,
 ) -> Decimal {
     let family = r.instance_type.strip_suffix(".*").unwrap_or(&r.instance_type);
+    // `facts::usage` has one line per project and usage type.
     let covered: Vec<&Spend> = spend.iter().filter(|s| s.on_demand && s.family == family).collect();
-    let before: Decimal = covered.iter().map(|s| s.monthly).sum();
+    let before: Decimal = covered.iter().map(|s| s.monthly.max(Decimal::ZERO)).sum();
     let after: Decimal = covered
         .iter()
         .map(|s| {
-            let key = (s.project.clone(), s.usage_type.clone());
-            let whole: Decimal = spend
-                .iter()
-                .filter(|o| o.project == s.project && o.usage_type == s.usage_type)
-                .map(|o| o.monthly)
-                .sum();
-            // One usage type may appear once per line; its left part is shared by them.
-            let remaining = left.get(&key).copied().unwrap_or_default();
-            if whole > Decimal::ZERO {
-                remaining * s.monthly / whole
-            } else {
-                Decimal::ZERO
-            }
+            on_demand_left
+                .get(&(s.project.clone(), s.usage_type.clone()))
+                .copied()
+                .unwrap_or_default()
         })
         .sum();
     (saving * share(after, before)).min(after)
@@ -223,8 +235,11 @@ mod tests {
         assert_eq!(by(Kind::Spot), d("780"));
         // Schedule, 2000 of 4000 (50 %) of g5.xlarge's 1200 left: 600; leaves 600.
         assert_eq!(by(Kind::AlwaysOn), d("600"));
-        // Commitment: 3000 on 10,000 of g5 on-demand, of which 1020 is left: 306.
-        assert_eq!(by(Kind::Commitment), d("306"));
+        // Commitment: 3000 on 10,000 of g5 on-demand. g5.12xlarge went to spot after its
+        // right-size, so none of it is on demand; g5.xlarge's on-demand part is what idle
+        // (25 %, 50 %), underused (20 %) and the schedule (50 %) leave: 4000 × 0.75 × 0.5 ×
+        // 0.8 × 0.5 = 600. 3000 × 600/10,000 = 180.
+        assert_eq!(by(Kind::Commitment), d("180"));
         let sum: Decimal = rows
             .iter()
             .filter(|r| r.project == "train")
@@ -249,5 +264,24 @@ mod tests {
         assert_eq!(rows[0].compounded_saving, d("100"));
         assert_eq!(rows[1].compounded_saving, Decimal::ZERO);
         assert_eq!(rows[2].compounded_saving, Decimal::ZERO);
+    }
+
+    #[test]
+    fn untagged_spend_compounds_like_a_project_and_an_unmapped_host_counts_as_it_is() {
+        // Untagged SageMaker hosting, $900 a month: an idle endpoint takes all of it, so the
+        // business-hours schedule on the same usage adds nothing.
+        let spent = [spend("", "Host:ml.g5.xlarge", "900")];
+        let mut host = row(Kind::IdleGpu, "", "", "75");
+        host.host = "10.0.3.7:9400".into();
+        let mut rows = vec![
+            row(Kind::AlwaysOn, "", "Host:ml.g5.xlarge", "578.57"),
+            row(Kind::IdleEndpoint, "", "Host:ml.g5.xlarge", "900"),
+            host,
+        ];
+        compound_all(&mut rows, &spent);
+        assert_eq!(rows[1].compounded_saving, d("900"));
+        assert_eq!(rows[0].compounded_saving, Decimal::ZERO);
+        // A GPU no project's billing names: its own figure.
+        assert_eq!(rows[2].compounded_saving, d("75"));
     }
 }

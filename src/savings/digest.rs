@@ -130,7 +130,7 @@ fn compose(team: &str, open: &[&Recommendation], public_url: Option<&str>) -> (S
             crate::format::tag_label(&r.project),
             r.instance_type,
             r.recommended,
-            usd(r.monthly_saving),
+            usd(r.compounded_saving),
             r.detail
         );
         body.text.push_str(&format!("- {line}\n"));

@@ -179,6 +179,11 @@ pub async fn compute(
     // Across kinds first, from each row's own saving; then the per-usage-type figures.
     super::compounding::compound_all(&mut recommendations, &super::compounding::Spend::of(&usage, window));
     compound(&mut recommendations, window);
+    // Never more than the row's figure on its usage type (the two compound the same rows
+    // there; this keeps recurring shares from differing in the last digit).
+    for r in &mut recommendations {
+        r.compounded_saving = r.compounded_saving.min(r.monthly_saving.max(Decimal::ZERO));
+    }
     recommendations.retain(|r| r.monthly_saving > Decimal::ZERO);
     sort(&mut recommendations);
     Ok(Insights {

@@ -104,7 +104,7 @@ fn SavingsBody(
             <strong>{usd(page.totals.proposed)}</strong>
             {format!(" a month could be saved across {} open recommendation{}", count(page.totals.proposed_rows), if page.totals.proposed_rows == 1 { "" } else { "s" })}
             {move || (!team().is_empty() || !kind().is_empty() || account().is_some()).then_some(" matching the filters")}
-            ". Recommendations on the same spend are compounded, all kinds together: each counts only what the earlier ones leave of its project's GPU spend (idle first, then right-size, spot, schedule, and commitments last), so a project's total never exceeds what it spends. Each row shows its own saving, and what it adds after the others."
+            ". Recommendations on the same spend are compounded, all kinds together: each counts only what the earlier ones leave of its project's GPU spend (idle first, then right-size, spot, schedule, and commitments last), so a project's total never exceeds what it spends. Each row shows its saving on its usage type; its "Why" says what it adds after the others."
         </p>
         <section class="cards" aria-label="Ledger">
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>
@@ -167,6 +167,10 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
     };
     let raw = (!r.usage_type.is_empty()).then(|| r.usage_type.clone());
     let basis = r.basis_cost.map(|b| format!("{} spent on it in the window.", usd(b)));
+    let after_others = format!(
+        "After the recommendations before it on the same spend, it adds {} a month.",
+        usd(r.compounded_saving)
+    );
     // Every row's two controls read alike; a screen reader hears which row each belongs to.
     let about = format!(
         "{} {}",
@@ -189,15 +193,13 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
             <td data-label="Runs now" data-testid="runs-now">{o.now}</td>
             <td data-label="Recommended">{r.recommended}</td>
             <td data-label="Saving a month" class="num">
-                <span data-testid="monthly-saving">{usd(r.monthly_saving)}</span>
-                {(r.compounded_saving != r.monthly_saving).then(|| view! {
-                    <br/><small class="muted" data-testid="compounded-saving">{format!("{} after the others", usd(r.compounded_saving))}</small>
-                })}
+                <span data-testid="monthly-saving" title=after_others.clone()>{usd(r.monthly_saving)}</span>
             </td>
             <td data-label="Evidence">
                 <details class="why">
                     <summary aria-label=why_label>"Why"</summary>
                     <p>{r.detail}</p>
+                    <p data-testid="compounded-saving">{after_others}</p>
                     {raw.map(|u| view! { <p>"Usage type " <code data-testid="usage-type">{u}</code></p> })}
                     {basis.map(|b| view! { <p>{b}</p> })}
                     <a href=evidence.0>{evidence.1}</a>

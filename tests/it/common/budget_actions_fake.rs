@@ -50,28 +50,11 @@ pub struct ActionsState {
     next_id: u64,
 }
 
-#[derive(Clone)]
-pub struct BudgetActionsFake {
-    pub addr: SocketAddr,
-    pub state: Arc<Mutex<ActionsState>>,
-}
+pub type BudgetActionsFake = super::LoopbackFake<ActionsState>;
 
 impl BudgetActionsFake {
     pub async fn start() -> BudgetActionsFake {
-        let state = Arc::new(Mutex::new(ActionsState::default()));
-        let app = axum::Router::new()
-            .route("/", axum::routing::post(handle))
-            .with_state(state.clone());
-        let addr = super::serve_on_loopback(app).await;
-        BudgetActionsFake { addr, state }
-    }
-
-    pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    pub fn with<T>(&self, f: impl FnOnce(&mut ActionsState) -> T) -> T {
-        f(&mut self.state.lock().expect("fake state"))
+        super::LoopbackFake::serve(ActionsState::default(), handle).await
     }
 
     /// AWS's periodic evaluation finding `budget` over its actions' thresholds.

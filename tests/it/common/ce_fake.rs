@@ -93,33 +93,16 @@ pub struct FakeState {
     pub arrivals: usize,
 }
 
-#[derive(Clone)]
-pub struct CostExplorerFake {
-    pub addr: SocketAddr,
-    pub state: Arc<Mutex<FakeState>>,
-}
+pub type CostExplorerFake = super::LoopbackFake<FakeState>;
 
 impl CostExplorerFake {
     pub async fn start(items: Vec<LineItem>) -> CostExplorerFake {
-        let state = Arc::new(Mutex::new(FakeState {
-            items,
-            page_size: 1000,
-            open_bill: true,
-            ..FakeState::default()
-        }));
-        let app = axum::Router::new()
-            .route("/", axum::routing::post(handle))
-            .with_state(state.clone());
-        let addr = super::serve_on_loopback(app).await;
-        CostExplorerFake { addr, state }
-    }
-
-    pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    pub fn with<T>(&self, f: impl FnOnce(&mut FakeState) -> T) -> T {
-        f(&mut self.state.lock().expect("fake state"))
+        super::LoopbackFake::serve(FakeState {
+                items,
+                page_size: 1000,
+                open_bill: true,
+                ..FakeState::default()
+            }, handle).await
     }
 
     pub fn request_count(&self) -> usize {

@@ -141,3 +141,46 @@ pub fn refused(result: Result<String, ActionError>) -> String {
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
+
+/// Approves gpu-burner (cap 5,000 through 2026-12-31) behind enforcement's back: a plain
+/// insert, no disarm, so only enforcement's own judgement can notice it.
+pub async fn approve_behind_the_back(pool: &PgPool) {
+    sqlx::query(
+        "insert into approvals (key, project, approver, reason, cap, expires, created_by)
+         values ('gpu-burner', 'gpu-burner', 'cfo@example.com', 'launch week', 5000, '2026-12-31', 'finance@example.com')",
+    )
+    .execute(pool)
+    .await
+    .expect("approval");
+}
+
+/// Runs enforcement passes until the stop is `want` (AWS confirms asynchronously: a stop is
+/// `executing`, a reversal `reversing`, until a pass re-describes its resources); at most
+/// five.
+pub async fn passes_until(pool: &PgPool, exec: &Executor, stop: i64, want: &str) {
+    for _ in 0..5 {
+        if status(pool, stop).await == want {
+            return;
+        }
+        burnrate::enforcement::reconcile::pass(pool, exec, today())
+            .await
+            .expect("pass");
+    }
+    assert_eq!(status(pool, stop).await, want);
+}
+
+/// Where moto says an EC2 instance stands (`running`, `stopped`, …).
+pub async fn instance_state(client: &aws_sdk_ec2::Client, id: &str) -> String {
+    let out = client
+        .describe_instances()
+        .instance_ids(id)
+        .send()
+        .await
+        .expect("describe");
+    out.reservations()[0].instances()[0]
+        .state()
+        .and_then(|s| s.name())
+        .expect("state")
+        .as_str()
+        .to_string()
+}

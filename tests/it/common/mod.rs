@@ -312,6 +312,45 @@ pub async fn serve_on_loopback(app: axum::Router) -> SocketAddr {
     addr
 }
 
+/// A fake AWS service on loopback: its address, and its state shared with the handler that
+/// answers `POST /` (every awsJson service burnrate calls posts there).
+pub struct LoopbackFake<S> {
+    pub addr: SocketAddr,
+    pub state: std::sync::Arc<std::sync::Mutex<S>>,
+}
+
+impl<S> Clone for LoopbackFake<S> {
+    fn clone(&self) -> Self {
+        LoopbackFake {
+            addr: self.addr,
+            state: self.state.clone(),
+        }
+    }
+}
+
+impl<S: Send + 'static> LoopbackFake<S> {
+    pub async fn serve<H, T>(state: S, handler: H) -> LoopbackFake<S>
+    where
+        H: axum::handler::Handler<T, std::sync::Arc<std::sync::Mutex<S>>>,
+        T: 'static,
+    {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(state));
+        let app = axum::Router::new()
+            .route("/", axum::routing::post(handler))
+            .with_state(state.clone());
+        let addr = serve_on_loopback(app).await;
+        LoopbackFake { addr, state }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn with<T>(&self, f: impl FnOnce(&mut S) -> T) -> T {
+        f(&mut self.state.lock().expect("fake state"))
+    }
+}
+
 pub mod bills;
 pub mod budgets;
 pub mod ce_fake;

@@ -65,28 +65,11 @@ pub struct SageMakerState {
     next_id: u64,
 }
 
-#[derive(Clone)]
-pub struct SageMakerFake {
-    pub addr: SocketAddr,
-    pub state: Arc<Mutex<SageMakerState>>,
-}
+pub type SageMakerFake = super::LoopbackFake<SageMakerState>;
 
 impl SageMakerFake {
     pub async fn start() -> SageMakerFake {
-        let state = Arc::new(Mutex::new(SageMakerState::default()));
-        let app = axum::Router::new()
-            .route("/", axum::routing::post(handle))
-            .with_state(state.clone());
-        let addr = super::serve_on_loopback(app).await;
-        SageMakerFake { addr, state }
-    }
-
-    pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    pub fn with<T>(&self, f: impl FnOnce(&mut SageMakerState) -> T) -> T {
-        f(&mut self.state.lock().expect("fake state"))
+        super::LoopbackFake::serve(SageMakerState::default(), handle).await
     }
 
     /// AWS's own work finishing: stopping jobs end stopped, deleting endpoints go, creating
@@ -145,6 +128,17 @@ fn error(request_id: &str, kind: &str, message: &str) -> Response {
         StatusCode::BAD_REQUEST,
         json!({"__type": kind, "Message": message}),
     )
+}
+
+/// The job a Describe or Stop call names.
+fn job_name(request: &Value, training: bool) -> &str {
+    let field = if training { "TrainingJobName" } else { "ProcessingJobName" };
+    request[field].as_str().unwrap_or("")
+}
+
+/// A job AWS does not know: `ResourceNotFound`, as the API reference lists.
+fn no_such_job(request_id: &str, name: &str) -> Response {
+    error(request_id, "ResourceNotFound", &format!("Requested resource not found: {name}"))
 }
 
 /// One page of `items` after `NextToken`, at most `MaxResults` (default 10).
@@ -222,20 +216,10 @@ fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Respo
         }
         "DescribeTrainingJob" | "DescribeProcessingJob" => {
             let training = operation == "DescribeTrainingJob";
-            let name = request[if training {
-                "TrainingJobName"
-            } else {
-                "ProcessingJobName"
-            }]
-            .as_str()
-            .unwrap_or("");
+            let name = job_name(&request, training);
             let jobs = if training { &state.training } else { &state.processing };
             let Some(j) = jobs.get(name) else {
-                return error(
-                    &request_id,
-                    "ResourceNotFound",
-                    &format!("Requested resource not found: {name}"),
-                );
+                return no_such_job(&request_id, name);
             };
             let cluster = json!({"InstanceType": j.instance_type, "InstanceCount": j.count, "VolumeSizeInGB": 50});
             ok(if training {
@@ -258,24 +242,14 @@ fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Respo
         }
         "StopTrainingJob" | "StopProcessingJob" => {
             let training = operation == "StopTrainingJob";
-            let name = request[if training {
-                "TrainingJobName"
-            } else {
-                "ProcessingJobName"
-            }]
-            .as_str()
-            .unwrap_or("");
+            let name = job_name(&request, training);
             let jobs = if training {
                 &mut state.training
             } else {
                 &mut state.processing
             };
             match jobs.get_mut(name) {
-                None => error(
-                    &request_id,
-                    "ResourceNotFound",
-                    &format!("Requested resource not found: {name}"),
-                ),
+                None => no_such_job(&request_id, name),
                 Some(j) if j.status != "InProgress" => error(
                     &request_id,
                     "ValidationException",

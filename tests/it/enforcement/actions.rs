@@ -437,13 +437,7 @@ async fn a_stop_left_in_force_without_justification_is_listed_on_the_enforcement
     assert!(reconcile::unjustified(&pool, today()).await.expect("read").is_empty());
 
     // Approved since; AWS refuses to undo the stop, so it stays in force, unjustified.
-    sqlx::query(
-        "insert into approvals (key, project, approver, reason, cap, expires, created_by)
-         values ('gpu-burner', 'gpu-burner', 'cfo@example.com', 'launch week', 5000, '2026-12-31', 'finance@example.com')",
-    )
-    .execute(&pool)
-    .await
-    .expect("approval");
+    crate::common::enforcement::approve_behind_the_back(&pool).await;
     fake.with(|s| s.fail_next_execution = Some("the execution role may not detach the policy".into()));
     reconcile::pass(&pool, &exec, today()).await.expect("lift");
     fake.finish();

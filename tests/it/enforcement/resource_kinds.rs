@@ -15,7 +15,9 @@ use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use crate::common::aws_proxy::{AwsProxy, Refusal, Rewrite};
-use crate::common::enforcement::{action_id, last_message, resource_executor, seed, status, today};
+use crate::common::enforcement::{
+    action_id, approve_behind_the_back, instance_state, last_message, passes_until, resource_executor, seed, status, today,
+};
 use crate::common::sagemaker_fake::{FakeEndpoint, SageMakerFake, job};
 use crate::common::{aws_config_at, moto};
 use burnrate::enforcement::evaluate::evaluate_and_act;
@@ -213,21 +215,6 @@ async fn launch(ec2: &aws_sdk_ec2::Client, project: &str, spot: bool) -> String 
     out.instances()[0].instance_id().expect("id").to_string()
 }
 
-async fn state(ec2: &aws_sdk_ec2::Client, id: &str) -> String {
-    let out = ec2
-        .describe_instances()
-        .instance_ids(id)
-        .send()
-        .await
-        .expect("describe");
-    out.reservations()[0].instances()[0]
-        .state()
-        .and_then(|s| s.name())
-        .expect("state")
-        .as_str()
-        .to_string()
-}
-
 #[sqlx::test]
 async fn a_deny_policy_keeps_the_named_roles_from_relaunching_until_reversal_detaches_it(pool: PgPool) {
     let moto = moto::start().await;
@@ -265,13 +252,7 @@ async fn a_deny_policy_keeps_the_named_roles_from_relaunching_until_reversal_det
 
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
     let stop = action_id(&pool, "gpu-burner", "stop").await;
-    for _ in 0..3 {
-        if status(&pool, stop).await == "executed" {
-            break;
-        }
-        pass(&pool, &exec).await;
-    }
-    assert_eq!(status(&pool, stop).await, "executed");
+    passes_until(&pool, &exec, stop, "executed").await;
     assert_eq!(
         rows(&pool, stop).await,
         [
@@ -286,26 +267,14 @@ async fn a_deny_policy_keeps_the_named_roles_from_relaunching_until_reversal_det
     assert!(attached(&iam, "unrelated").await.is_empty());
     assert!(note(&pool, stop, "ghost").await.contains("AttachRolePolicy"));
     assert!(note(&pool, stop, "ml-training").await.contains("cannot launch GPUs"));
-    assert_eq!(state(&ec2, &gpu).await, "stopped");
+    assert_eq!(instance_state(&ec2, &gpu).await, "stopped");
 
     // Approved: the stop is lifted, the instance started and the deny policy detached.
-    sqlx::query(
-        "insert into approvals (key, project, approver, reason, cap, expires, created_by)
-         values ('gpu-burner', 'gpu-burner', 'cfo@example.com', 'launch week', 5000, '2026-12-31', 'finance@example.com')",
-    )
-    .execute(&pool)
-    .await
-    .expect("approval");
-    for _ in 0..3 {
-        if status(&pool, stop).await == "reversed" {
-            break;
-        }
-        pass(&pool, &exec).await;
-    }
-    assert_eq!(status(&pool, stop).await, "reversed");
+    approve_behind_the_back(&pool).await;
+    passes_until(&pool, &exec, stop, "reversed").await;
     assert!(attached(&iam, "ml-training").await.is_empty());
     assert_eq!(attached(&iam, "guarded").await, std::slice::from_ref(&deny));
-    assert_eq!(state(&ec2, &gpu).await, "running");
+    assert_eq!(instance_state(&ec2, &gpu).await, "running");
     assert_eq!(
         rows(&pool, stop).await,
         [
@@ -402,13 +371,7 @@ async fn what_a_stop_cannot_stop_safely_is_left_running_with_why(pool: PgPool) {
 
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
     let stop = action_id(&pool, "gpu-burner", "stop").await;
-    for _ in 0..3 {
-        if status(&pool, stop).await == "executed" {
-            break;
-        }
-        pass(&pool, &exec).await;
-    }
-    assert_eq!(status(&pool, stop).await, "executed");
+    passes_until(&pool, &exec, stop, "executed").await;
     let statuses: Vec<(String, String)> = rows(&pool, stop).await.into_iter().map(|r| (r.1, r.4)).collect();
     let mut expected = vec![
         (plain.clone(), "stopped".to_string()),
@@ -428,9 +391,9 @@ async fn what_a_stop_cannot_stop_safely_is_left_running_with_why(pool: PgPool) {
             .await
             .contains("Auto Scaling group \"gpu-workers\"")
     );
-    assert_eq!(state(&ec2, &plain).await, "stopped");
+    assert_eq!(instance_state(&ec2, &plain).await, "stopped");
     for id in [&spot, &on_instance_store, &member] {
-        assert_eq!(state(&ec2, id).await, "running", "{id}");
+        assert_eq!(instance_state(&ec2, id).await, "running", "{id}");
     }
     // Nothing was terminated, and the group and instance-store instance were never asked.
     assert_eq!(proxy.calls_naming("TerminateInstances", ""), 0);

@@ -8,7 +8,10 @@ use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use crate::common::aws_proxy::AwsProxy;
-use crate::common::enforcement::{action_id, resource_executor, resource_policy, seed, seed_on, status, today};
+use crate::common::enforcement::{
+    action_id, approve_behind_the_back, instance_state, passes_until, resource_executor, resource_policy, seed, seed_on,
+    status, today,
+};
 use crate::common::{aws_config_at, moto};
 use burnrate::enforcement::evaluate::evaluate_and_act;
 use burnrate::enforcement::reconcile;
@@ -51,21 +54,6 @@ async fn launch(client: &aws_sdk_ec2::Client, instance_type: &str, project: &str
         .await
         .expect("moto launches the instance");
     out.instances()[0].instance_id().expect("id").to_string()
-}
-
-async fn state(client: &aws_sdk_ec2::Client, id: &str) -> String {
-    let out = client
-        .describe_instances()
-        .instance_ids(id)
-        .send()
-        .await
-        .expect("describe");
-    out.reservations()[0].instances()[0]
-        .state()
-        .and_then(|s| s.name())
-        .expect("state")
-        .as_str()
-        .to_string()
 }
 
 async fn notebook(client: &aws_sdk_sagemaker::Client, name: &str, project: &str) {
@@ -119,19 +107,6 @@ fn row(region: &str, kind: &str, id: &str, instance_type: &str, gpus: i64, statu
         status.into(),
         user.map(str::to_string),
     )
-}
-
-/// Runs enforcement passes until the stop is `want` (AWS confirms asynchronously: a stop is
-/// `executing`, a reversal `reversing`, until a pass re-describes its resources); at most
-/// five.
-async fn passes_until(pool: &PgPool, exec: &burnrate::enforcement::executor::Executor, stop: i64, want: &str) {
-    for _ in 0..5 {
-        if status(pool, stop).await == want {
-            return;
-        }
-        reconcile::pass(pool, exec, today()).await.expect("pass");
-    }
-    assert_eq!(status(pool, stop).await, want);
 }
 
 /// The project's fleet: a GPU instance in each region, a CPU instance and a stopped GPU
@@ -192,9 +167,9 @@ async fn a_dry_run_stop_lists_exactly_the_projects_running_gpus_in_each_region(p
     // Listing touched nothing.
     let east = ec2(&sdk, EAST);
     for id in [&fleet.east_gpu, &fleet.east_cpu, &fleet.others_gpu] {
-        assert_eq!(state(&east, id).await, "running", "{id}");
+        assert_eq!(instance_state(&east, id).await, "running", "{id}");
     }
-    assert_eq!(state(&ec2(&sdk, WEST), &fleet.west_gpu).await, "running");
+    assert_eq!(instance_state(&ec2(&sdk, WEST), &fleet.west_gpu).await, "running");
     assert_eq!(notebook_status(&sagemaker(&sdk, EAST), "burner-lab").await, "InService");
     // Each price is the catalogue's list price across the resource.
     let prices: Vec<(String, Option<Decimal>)> = sqlx::query_as(
@@ -227,12 +202,12 @@ async fn a_stop_stops_exactly_the_projects_gpus_and_reversal_restarts_exactly_th
     passes_until(&pool, &exec, stop, "executed").await;
     assert_eq!(listed(&pool, stop).await, expected(&fleet, "stopped"));
     let (east, west) = (ec2(&sdk, EAST), ec2(&sdk, WEST));
-    assert_eq!(state(&east, &fleet.east_gpu).await, "stopped");
-    assert_eq!(state(&west, &fleet.west_gpu).await, "stopped");
+    assert_eq!(instance_state(&east, &fleet.east_gpu).await, "stopped");
+    assert_eq!(instance_state(&west, &fleet.west_gpu).await, "stopped");
     assert_eq!(notebook_status(&sagemaker(&sdk, EAST), "burner-lab").await, "Stopped");
     // What the stop is not for keeps running: the CPU instance, another project's GPUs.
-    assert_eq!(state(&east, &fleet.east_cpu).await, "running");
-    assert_eq!(state(&east, &fleet.others_gpu).await, "running");
+    assert_eq!(instance_state(&east, &fleet.east_cpu).await, "running");
+    assert_eq!(instance_state(&east, &fleet.others_gpu).await, "running");
     assert_eq!(notebook_status(&sagemaker(&sdk, WEST), "other-lab").await, "InService");
 
     let reversed = burnrate::enforcement::reverse::reverse(&pool, &exec, stop, "finance@example.com")
@@ -241,11 +216,11 @@ async fn a_stop_stops_exactly_the_projects_gpus_and_reversal_restarts_exactly_th
     assert!(["reversing", "reversed"].contains(&reversed.as_str()), "{reversed}");
     passes_until(&pool, &exec, stop, "reversed").await;
     assert_eq!(listed(&pool, stop).await, expected(&fleet, "restarted"));
-    assert_eq!(state(&east, &fleet.east_gpu).await, "running");
-    assert_eq!(state(&west, &fleet.west_gpu).await, "running");
+    assert_eq!(instance_state(&east, &fleet.east_gpu).await, "running");
+    assert_eq!(instance_state(&west, &fleet.west_gpu).await, "running");
     assert_eq!(notebook_status(&sagemaker(&sdk, EAST), "burner-lab").await, "InService");
     // The instance that was stopped before the stop stays stopped.
-    assert_eq!(state(&east, &fleet.stopped_gpu).await, "stopped");
+    assert_eq!(instance_state(&east, &fleet.stopped_gpu).await, "stopped");
 }
 
 #[sqlx::test]
@@ -259,16 +234,10 @@ async fn an_approval_after_the_stop_lifts_it(pool: PgPool) {
     let stop = action_id(&pool, "gpu-burner", "stop").await;
     passes_until(&pool, &exec, stop, "executed").await;
 
-    sqlx::query(
-        "insert into approvals (key, project, approver, reason, cap, expires, created_by)
-         values ('gpu-burner', 'gpu-burner', 'cfo@example.com', 'launch week', 5000, '2026-12-31', 'finance@example.com')",
-    )
-    .execute(&pool)
-    .await
-    .expect("approval");
+    approve_behind_the_back(&pool).await;
     passes_until(&pool, &exec, stop, "reversed").await;
-    assert_eq!(state(&ec2(&sdk, EAST), &fleet.east_gpu).await, "running");
-    assert_eq!(state(&ec2(&sdk, WEST), &fleet.west_gpu).await, "running");
+    assert_eq!(instance_state(&ec2(&sdk, EAST), &fleet.east_gpu).await, "running");
+    assert_eq!(instance_state(&ec2(&sdk, WEST), &fleet.west_gpu).await, "running");
 }
 
 #[sqlx::test]
@@ -281,14 +250,14 @@ async fn switching_the_policy_to_dry_run_lifts_a_stop_in_force(pool: PgPool) {
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
     let stop = action_id(&pool, "gpu-burner", "stop").await;
     passes_until(&pool, &exec, stop, "executed").await;
-    assert_eq!(state(&ec2(&sdk, EAST), &fleet.east_gpu).await, "stopped");
+    assert_eq!(instance_state(&ec2(&sdk, EAST), &fleet.east_gpu).await, "stopped");
 
     sqlx::query("update enforcement_policies set mode = 'dry-run'")
         .execute(&pool)
         .await
         .expect("dry-run");
     passes_until(&pool, &exec, stop, "reversed").await;
-    assert_eq!(state(&ec2(&sdk, EAST), &fleet.east_gpu).await, "running");
+    assert_eq!(instance_state(&ec2(&sdk, EAST), &fleet.east_gpu).await, "running");
     assert_eq!(notebook_status(&sagemaker(&sdk, EAST), "burner-lab").await, "InService");
 }
 
@@ -324,8 +293,8 @@ async fn throttling_on_half_the_calls_still_converges(pool: PgPool) {
     assert_eq!(status(&pool, stop).await, "executed", "after {passes} passes");
     assert_eq!(listed(&pool, stop).await, expected(&fleet, "stopped"));
     let east = ec2(&aws_config_at(&moto.endpoint, "AKIDTEST").await, EAST);
-    assert_eq!(state(&east, &fleet.east_gpu).await, "stopped");
-    assert_eq!(state(&east, &fleet.east_cpu).await, "running");
+    assert_eq!(instance_state(&east, &fleet.east_gpu).await, "stopped");
+    assert_eq!(instance_state(&east, &fleet.east_cpu).await, "running");
     // Half the calls of each listed kind were refused with throttling along the way.
     assert!(proxy.with(|s| s.throttled) >= 3, "{}", proxy.with(|s| s.throttled));
 }
@@ -412,7 +381,7 @@ async fn a_snooze_holds_the_stop_then_ends_by_itself(pool: PgPool) {
     let stop = action_id(&pool, "gpu-burner", "stop").await;
     passes_until(&pool, &exec, stop, "executed").await;
     let east = ec2(&sdk, EAST);
-    assert_eq!(state(&east, &fleet.east_gpu).await, "stopped");
+    assert_eq!(instance_state(&east, &fleet.east_gpu).await, "stopped");
 
     // Who may snooze, and what: checked at the API.
     let app = crate::common::spawn_app(pool.clone()).await;
@@ -433,12 +402,12 @@ async fn a_snooze_holds_the_stop_then_ends_by_itself(pool: PgPool) {
         .expect("snoozed");
     assert!(["reversing", "reversed"].contains(&after.as_str()), "{after}");
     passes_until(&pool, &exec, stop, "reversed").await;
-    assert_eq!(state(&east, &fleet.east_gpu).await, "running");
+    assert_eq!(instance_state(&east, &fleet.east_gpu).await, "running");
     // While snoozed, the automatic policy does not stop it again.
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
     reconcile::pass(&pool, &exec, today()).await.expect("pass");
     assert_eq!(status(&pool, stop).await, "reversed");
-    assert_eq!(state(&east, &fleet.east_gpu).await, "running");
+    assert_eq!(instance_state(&east, &fleet.east_gpu).await, "running");
 
     // Two hours later the snooze ends by itself, and the stop, still justified, runs again.
     sqlx::query("update enforcement_actions set snoozed_until = now() - interval '1 second' where id = $1")
@@ -447,7 +416,7 @@ async fn a_snooze_holds_the_stop_then_ends_by_itself(pool: PgPool) {
         .await
         .expect("time passes");
     passes_until(&pool, &exec, stop, "executed").await;
-    assert_eq!(state(&east, &fleet.east_gpu).await, "stopped");
+    assert_eq!(instance_state(&east, &fleet.east_gpu).await, "stopped");
     let events: Vec<String> =
         sqlx::query_scalar("select event from enforcement_audit where action_id = $1 order by id")
             .bind(stop)
@@ -536,8 +505,8 @@ async fn a_stop_naming_another_account_acts_there_through_the_assumed_role(pool:
             .await
             .expect("rows");
     assert_eq!(rows, [(AWAY.to_string(), away_gpu.clone(), "stopped".to_string())]);
-    assert_eq!(state(&ec2(&away, EAST), &away_gpu).await, "stopped");
-    assert_eq!(state(&ec2(&own, EAST), &home_gpu).await, "running");
+    assert_eq!(instance_state(&ec2(&away, EAST), &away_gpu).await, "stopped");
+    assert_eq!(instance_state(&ec2(&own, EAST), &home_gpu).await, "running");
     // The role in that account, with the external ID its trust policy requires.
     assert_eq!(
         proxy.calls_naming(

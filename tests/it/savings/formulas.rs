@@ -245,3 +245,31 @@ async fn commitments_cover_60_percent_of_the_tenth_percentile(pool: PgPool) {
     // Coverage today: 480 reserved hours of 480 + 912.
     assert!(r.detail.contains("coverage today 34.5%"), "{}", r.detail);
 }
+
+#[sqlx::test]
+async fn savings_available_adds_what_each_row_adds_after_the_others(pool: PgPool) {
+    // A training project on one g5.xlarge on demand around the clock for 30 days: spot
+    // moves it off on-demand prices, and a Savings Plan for the g5 family proposes to cover
+    // the same steady hour. Each alone saves; together the commitment has nothing left on
+    // demand to cover.
+    seed(
+        &pool,
+        &daily("trainer", "USE1-BoxUsage:g5.xlarge", 0, 30, "24.144", "24"),
+    )
+    .await;
+    declare(&pool, "trainer", "training", None).await;
+    let found = insights(&pool, 30).await;
+    let spot = only(&found, Kind::Spot)[0].clone();
+    let commitment = only(&found, Kind::Commitment)[0].clone();
+    // 30 × 24.144 × 0.65
+    assert_eq!(spot.monthly_saving, d("470.808"));
+    assert_eq!(spot.compounded_saving, d("470.808"));
+    assert!(commitment.monthly_saving > Decimal::ZERO);
+    assert_eq!(commitment.compounded_saving, Decimal::ZERO);
+    // What the Overview says: the compounded total, not spot + commitment.
+    let available = burnrate::savings::service::available(&pool, &found, None, None)
+        .await
+        .expect("available");
+    assert_eq!(available.count, 2);
+    assert_eq!(available.monthly_saving, d("470.808"));
+}
