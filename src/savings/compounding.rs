@@ -118,7 +118,11 @@ pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
                 *remaining -= part;
                 take += part;
             }
-            for on_demand in on_demand_left.iter_mut().filter(|((p, _), _)| *p == r.project).map(|(_, v)| v) {
+            for on_demand in on_demand_left
+                .iter_mut()
+                .filter(|((p, _), _)| *p == r.project)
+                .map(|(_, v)| v)
+            {
                 *on_demand *= Decimal::ONE - fraction;
             }
             take

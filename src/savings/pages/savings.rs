@@ -104,7 +104,7 @@ fn SavingsBody(
             <strong>{usd(page.totals.proposed)}</strong>
             {format!(" a month could be saved across {} open recommendation{}", count(page.totals.proposed_rows), if page.totals.proposed_rows == 1 { "" } else { "s" })}
             {move || (!team().is_empty() || !kind().is_empty() || account().is_some()).then_some(" matching the filters")}
-            ". Recommendations on the same spend are compounded, all kinds together: each counts only what the earlier ones leave of its project's GPU spend (idle first, then right-size, spot, schedule, and commitments last), so a project's total never exceeds what it spends. Each row shows its saving on its usage type; its "Why" says what it adds after the others."
+            ". Recommendations on the same spend are compounded, all kinds together: each counts only what the earlier ones leave of its project's GPU spend (idle first, then right-size, spot, schedule, and commitments last), so a project's total never exceeds what it spends. Each row shows its saving on its usage type; its Why says what it adds after the others."
         </p>
         <section class="cards" aria-label="Ledger">
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>

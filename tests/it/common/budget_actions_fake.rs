@@ -16,7 +16,6 @@
 //! FAILURE with a reason in the action's history.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State;

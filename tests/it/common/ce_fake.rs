@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -97,12 +96,16 @@ pub type CostExplorerFake = super::LoopbackFake<FakeState>;
 
 impl CostExplorerFake {
     pub async fn start(items: Vec<LineItem>) -> CostExplorerFake {
-        super::LoopbackFake::serve(FakeState {
+        super::LoopbackFake::serve(
+            FakeState {
                 items,
                 page_size: 1000,
                 open_bill: true,
                 ..FakeState::default()
-            }, handle).await
+            },
+            handle,
+        )
+        .await
     }
 
     pub fn request_count(&self) -> usize {

@@ -26,7 +26,6 @@
 //!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html>).
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
@@ -132,13 +131,21 @@ fn error(request_id: &str, kind: &str, message: &str) -> Response {
 
 /// The job a Describe or Stop call names.
 fn job_name(request: &Value, training: bool) -> &str {
-    let field = if training { "TrainingJobName" } else { "ProcessingJobName" };
+    let field = if training {
+        "TrainingJobName"
+    } else {
+        "ProcessingJobName"
+    };
     request[field].as_str().unwrap_or("")
 }
 
 /// A job AWS does not know: `ResourceNotFound`, as the API reference lists.
 fn no_such_job(request_id: &str, name: &str) -> Response {
-    error(request_id, "ResourceNotFound", &format!("Requested resource not found: {name}"))
+    error(
+        request_id,
+        "ResourceNotFound",
+        &format!("Requested resource not found: {name}"),
+    )
 }
 
 /// One page of `items` after `NextToken`, at most `MaxResults` (default 10).

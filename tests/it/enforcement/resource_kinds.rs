@@ -16,7 +16,8 @@ use sqlx::PgPool;
 
 use crate::common::aws_proxy::{AwsProxy, Refusal, Rewrite};
 use crate::common::enforcement::{
-    action_id, approve_behind_the_back, instance_state, last_message, passes_until, resource_executor, seed, status, today,
+    action_id, approve_behind_the_back, instance_state, last_message, passes_until, resource_executor, seed, status,
+    today,
 };
 use crate::common::sagemaker_fake::{FakeEndpoint, SageMakerFake, job};
 use crate::common::{aws_config_at, moto};
