@@ -184,3 +184,21 @@ pub async fn instance_state(client: &aws_sdk_ec2::Client, id: &str) -> String {
         .as_str()
         .to_string()
 }
+
+/// A manual RUN_SSM_DOCUMENTS stop on gpu-burner, approved by an admin after AWS saw the
+/// breach, and run by AWS: the stop in force, its fake and executor.
+pub async fn manual_ssm_stop_in_force(pool: &PgPool) -> (BudgetActionsFake, Executor, i64) {
+    seed(pool, MANUAL_SSM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    burnrate::enforcement::evaluate::evaluate_and_act(pool, today(), &exec)
+        .await
+        .expect("evaluate");
+    let stop = action_id(pool, "gpu-burner", "stop").await;
+    fake.breach(&format!("burnrate-enforce-{stop}"));
+    burnrate::enforcement::actions::approve(pool, &exec, stop, "finance@example.com", today())
+        .await
+        .expect("approved");
+    fake.finish();
+    (fake, exec, stop)
+}

@@ -422,16 +422,7 @@ async fn disabled_accounts_get_no_enforcement_mail(pool: PgPool) {
 
 #[sqlx::test]
 async fn a_stop_left_in_force_without_justification_is_listed_on_the_enforcement_page(pool: PgPool) {
-    seed(&pool, MANUAL_SSM).await;
-    let fake = BudgetActionsFake::start().await;
-    let exec = executor(&fake, None).await;
-    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    let stop = action_id(&pool, "gpu-burner", "stop").await;
-    fake.breach(&format!("burnrate-enforce-{stop}"));
-    actions::approve(&pool, &exec, stop, "finance@example.com", today())
-        .await
-        .expect("approved");
-    fake.finish();
+    let (fake, exec, stop) = manual_ssm_stop_in_force(&pool).await;
     reconcile::pass(&pool, &exec, today()).await.expect("pass");
     assert_eq!(status(&pool, stop).await, "executed");
     assert!(reconcile::unjustified(&pool, today()).await.expect("read").is_empty());

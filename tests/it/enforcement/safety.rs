@@ -255,16 +255,7 @@ async fn a_stop_in_force_is_lifted_when_its_project_is_approved_or_its_period_en
 
 #[sqlx::test]
 async fn approving_a_project_lifts_its_stop_in_force(pool: PgPool) {
-    seed(&pool, MANUAL_SSM).await;
-    let fake = BudgetActionsFake::start().await;
-    let exec = executor(&fake, None).await;
-    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    let stop = action_id(&pool, "gpu-burner", "stop").await;
-    fake.breach(&format!("burnrate-enforce-{stop}"));
-    actions::approve(&pool, &exec, stop, "finance@example.com", today())
-        .await
-        .expect("approve");
-    fake.finish();
+    let (fake, exec, stop) = manual_ssm_stop_in_force(&pool).await;
     approve_project(&pool, "gpu-burner", today()).await;
     // Executing when approved: followed to executed, then reversed.
     reconcile::pass(&pool, &exec, today()).await.expect("pass");
