@@ -88,8 +88,9 @@ test('at 1400 px a recommendation reads on one or two lines, and at 390 px it is
   // The headline: the total, how many rows it sums, and what summing means.
   const headline = (await page.textContent('[data-testid="savings-headline"]')).replace(/\s+/g, ' ');
   const proposed = (await page.textContent('[data-testid="ledger-proposed"]')).trim();
-  // Every row is on the page (the demo has fewer than 200), an earlier test accepted one.
-  const open = await page.locator('[data-testid="savings-row"] .decision-status', { hasText: /^Open$/ }).count();
+  // Every row is on the page (the demo has fewer than 200), an earlier test accepted one;
+  // rows resting on an inferred workload are summed apart until a lead confirms it.
+  const open = await page.locator('[data-testid="savings-row"]:not(:has([data-testid="inferred"])) .decision-status', { hasText: /^Open$/ }).count();
   assert.ok(open > 1);
   assert.ok(headline.startsWith(`${proposed} a month could be saved across ${open} open recommendations.`), headline);
   assert.match(headline, /compounded/);
@@ -143,6 +144,57 @@ test('the what-if calculator computes without a page reload', async () => {
   assert.match(page.url(), /params_b=7/);
   assert.equal((await page.textContent('[data-testid="what-if-fits"] [data-testid="what-if-row"] code')).trim(), 'g6.xlarge');
   assert.equal((await page.textContent('[data-testid="managed-monthly"]')).trim(), '$1,800.00');
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  await page.close();
+});
+
+/** Cents from `$12,345.67`. */
+function cents(text) {
+  const match = /\$([\d,]+)\.(\d{2})/.exec(text);
+  assert.ok(match, `a dollar amount in ${text}`);
+  return Number(match[1].replace(/,/g, '')) * 100 + Number(match[2]);
+}
+
+test('a lead confirms a workload inferred from the bill, and the Overview total grows by its rows', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.lead, '/');
+  await waitForHydration(page);
+  const figure = async () => cents(await page.locator('[data-testid="savings-available-figure"]').textContent({ timeout: 30_000 }));
+  const before = await figure();
+  // The demo's rlhf-eval declares nothing: its weekly two-day sweeps read as training.
+  assert.match(await page.textContent('[data-testid="savings-to-confirm"]'), /resting on workloads inferred from the bill/);
+
+  await page.goto(`${server.baseUrl}/savings`);
+  await waitForHydration(page);
+  const inferredRows = () => page.locator('[data-testid="savings-row"]', { hasText: 'rlhf-eval', has: page.locator('[data-testid="inferred"]') });
+  await inferredRows().first().waitFor();
+  const adds = (await inferredRows().locator('[data-testid="compounded-saving"]').allTextContents()).map(cents);
+  assert.ok(adds.length >= 1 && adds.every((c) => c > 0), `${adds}`);
+  const inferred = inferredRows().first().locator('[data-testid="inferred"]');
+  assert.equal(await inferred.getAttribute('data-confidence'), 'medium');
+  await inferred.locator('summary').click();
+  assert.match(await inferred.textContent(), /inferred: bursty runs of \d+(–\d+)? h/);
+  // One click: the inferred workload is already chosen.
+  const form = inferred.locator('[data-testid="confirm-workload"]');
+  assert.equal(await form.locator('select[name="workload"]').inputValue(), 'training');
+  await form.locator('button[type="submit"]').click();
+  for (let attempt = 0; attempt < 40 && (await inferredRows().count()) > 0; attempt += 1) await sleep(250);
+  assert.equal(await inferredRows().count(), 0, 'its rows rest on a declared workload now');
+  const { rows: audited } = await server.db.query(
+    "select actor, details->'after'->>'workload' as workload from audit_log where action = 'project.workload' and subject = 'rlhf-eval'");
+  assert.deepEqual(audited, [{ actor: server.accounts.lead.email, workload: 'training' }]);
+
+  // The capped total now counts them: up by what they add after the rows before them
+  // (each shown rounded to the cent, so within a cent a row).
+  await page.goto(`${server.baseUrl}/`);
+  await waitForHydration(page);
+  const expected = before + adds.reduce((a, b) => a + b, 0);
+  let after = await figure();
+  for (let attempt = 0; attempt < 20 && Math.abs(after - expected) > adds.length; attempt += 1) {
+    await sleep(250);
+    after = await figure();
+  }
+  assert.ok(Math.abs(after - expected) <= adds.length, `before ${before}, rows ${adds}, after ${after}`);
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
 });

@@ -49,6 +49,8 @@ struct Line {
     /// Instances that run around the clock: exactly 24 hours each, every day, whatever the
     /// project's weight (an always-on box bills the same on a Sunday).
     always_on: Option<i64>,
+    /// Runs only two days in every seven (a weekly sweep); nothing bills in between.
+    weekly_runs: bool,
 }
 
 const fn line(
@@ -67,6 +69,7 @@ const fn line(
         quiet_at_weekends: false,
         reserved: false,
         always_on: None,
+        weekly_runs: false,
     }
 }
 
@@ -78,6 +81,16 @@ const fn always_on(mut l: Line, instances: i64) -> Line {
 const fn weekdays(mut l: Line) -> Line {
     l.quiet_at_weekends = true;
     l
+}
+
+const fn weekly_runs(mut l: Line) -> Line {
+    l.weekly_runs = true;
+    l
+}
+
+/// Whether a weekly sweep runs on `day`: two consecutive days of every seven.
+fn sweep_runs_on(day: NaiveDate) -> bool {
+    day.num_days_from_ce().rem_euclid(7) < 2
 }
 
 const fn reserved(mut l: Line) -> Line {
@@ -117,6 +130,10 @@ const RESEARCH_ALWAYS_ON: [Line; 5] = [
     weekdays(line("USE1-BoxUsage:g6.12xlarge", EC2, 46_016, 150, Some(0))),
     line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 150, None),
 ];
+const SWEEPS: [Line; 2] = [
+    weekly_runs(line("USE1-BoxUsage:g5.12xlarge", EC2, 56_720, 800, Some(0))),
+    line("USE1-EBS:VolumeUsage.gp3", EC2_OTHER, 800, 200, None),
+];
 const MANAGED_MODELS: [Line; 3] = [
     weekdays(line("USE1-Claude-3.5-Sonnet-output-tokens", BEDROCK, 150, 600, Some(0))),
     line("USE1-BoxUsage:g6.xlarge", EC2, 8_048, 300, Some(1)),
@@ -145,6 +162,7 @@ fn lines(workload: Workload) -> &'static [Line] {
         Workload::Data => &DATA,
         Workload::OversizedServing => &OVERSIZED_SERVING,
         Workload::ResearchAlwaysOn => &RESEARCH_ALWAYS_ON,
+        Workload::Sweeps => &SWEEPS,
     }
 }
 
@@ -252,6 +270,9 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
 
     for project in projects.iter().filter(|p| day >= p.starts) {
         for (index, line) in project.lines.iter().enumerate() {
+            if line.weekly_runs && !sweep_runs_on(day) {
+                continue;
+            }
             let base =
                 Decimal::from(DOLLARS_PER_WEIGHT * i64::from(project.weight) * line.share) / Decimal::ONE_THOUSAND;
             let (unblended, amortized) = if let Some(instances) = line.always_on {

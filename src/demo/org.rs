@@ -18,13 +18,17 @@ pub enum Workload {
     OversizedServing,
     /// Experiments whose GPU notebook is never switched off.
     ResearchAlwaysOn,
+    /// A two-day hyperparameter sweep every week on on-demand GPUs.
+    Sweeps,
 }
 
 /// What a demo project declares in burnrate (workload, and for some a model), as a team
-/// would after reading the Savings page's first suggestions.
+/// would after reading the Savings page's first suggestions. Two have declared nothing yet,
+/// as on a real account: their workloads are inferred from the bill.
 pub fn declared(project: &DemoProject) -> crate::savings::ProjectFacts {
     use crate::savings::model::{Model, Precision, Workload as Declared};
     let workload = match (project.name, project.workload) {
+        ("image-tagging", _) | (_, Workload::Sweeps) => Declared::Unknown,
         ("batch-inference", _) => Declared::Batch,
         (_, Workload::Training) => Declared::Training,
         (_, Workload::Serving | Workload::ManagedModels | Workload::OversizedServing) => Declared::Serving,
@@ -155,7 +159,7 @@ use Workload::*;
 
 pub const PROJECTS: [DemoProject; 30] = [
     project("llm-pretrain", Some(0), Training, 10, 13),
-    project("rlhf-eval", Some(0), Research, 3, 13),
+    project("rlhf-eval", Some(0), Sweeps, 3, 13),
     project("moe-experiments", Some(0), ResearchAlwaysOn, 4, 8),
     project("llm-finetune", Some(1), Training, 6, 13),
     project("tokenizer-lab", Some(1), Research, 1, 11),

@@ -138,6 +138,22 @@ pub async fn save_project_facts(
     Ok(changed)
 }
 
+/// Confirms or corrects the workload a project's bill suggests, in one click: it becomes the
+/// declared workload (audited), and the recommendations resting on it count in the totals.
+/// Admins confirm any project; leads those of their teams.
+#[server(prefix = "/api", endpoint = "project/workload/confirm")]
+pub async fn confirm_workload(project: String, workload: String) -> Result<bool, AppError> {
+    use super::model::Workload;
+    let caller = crate::auth::caller()?;
+    if project.is_empty() || project.contains('\0') {
+        return Err(AppError::invalid("project", "name a project"));
+    }
+    let workload = Workload::parse(&workload)
+        .filter(|w| *w != Workload::Unknown)
+        .ok_or_else(|| AppError::invalid("workload", "expected training, batch, serving or dev"))?;
+    super::service::confirm_workload(&crate::ctx::pool()?, &caller, &project, workload).await
+}
+
 /// The what-if calculator, computed here so the page works without JavaScript too. Each
 /// input is its own optional argument: a form left empty sends none of them.
 #[server(prefix = "/api", endpoint = "what_if")]

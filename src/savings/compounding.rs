@@ -194,6 +194,7 @@ mod tests {
             compounded_saving: Decimal::ZERO,
             detail: String::new(),
             host: String::new(),
+            inferred: None,
         }
     }
 

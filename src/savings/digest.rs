@@ -102,7 +102,12 @@ pub async fn queue_week(
 }
 
 fn compose(team: &str, open: &[&Recommendation], public_url: Option<&str>) -> (String, String, String) {
-    let total: Decimal = open.iter().map(|r| r.compounded_saving).sum();
+    // Rows on an inferred workload are listed (their detail says so) but not summed.
+    let total: Decimal = open
+        .iter()
+        .filter(|r| r.counts_in_totals())
+        .map(|r| r.compounded_saving)
+        .sum();
     let subject = one_line(&format!(
         "burnrate: {} GPU savings for {team}, {} a month",
         open.len(),

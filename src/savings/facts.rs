@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgConnection;
 
-use super::model::{ProjectFacts, Workload};
+use super::model::{Inferred, ProjectFacts, Workload};
 use crate::costs::settlement::SETTLED;
 use crate::period::DateRange;
 use crate::usage_type::{self, PurchaseOption, SageMakerUse};
@@ -81,17 +81,29 @@ pub struct Usage {
     pub hours: Decimal,
     /// Instance-hours per day with spend; days missing here had none.
     pub daily_hours: BTreeMap<NaiveDate, Decimal>,
+    /// What the project's bill suggests it runs, when it declares nothing (`inference`).
+    pub inferred: Option<Inferred>,
 }
 
 impl Usage {
     /// What the usage runs: SageMaker's own operation decides it (`Train:` is training,
-    /// `Host:` serving, `Notebk:` dev), whatever the project declares.
+    /// `Host:` serving, `Notebk:` dev), whatever the project declares; then what the project
+    /// declares; then what its bill suggests.
     pub fn workload(&self) -> Workload {
         match self.sagemaker {
             Some(SageMakerUse::Training) => Workload::Training,
             Some(SageMakerUse::Hosting) => Workload::Serving,
             Some(SageMakerUse::Notebook) => Workload::Dev,
-            _ => self.facts.workload,
+            _ => self.inference().map_or(self.facts.workload, |i| i.workload),
+        }
+    }
+
+    /// The inference this usage's workload comes from, if it comes from one.
+    pub fn inference(&self) -> Option<&Inferred> {
+        match self.sagemaker {
+            Some(SageMakerUse::Training | SageMakerUse::Hosting | SageMakerUse::Notebook) => None,
+            _ if self.facts.workload != Workload::Unknown => None,
+            _ => self.inferred.as_ref(),
         }
     }
 
@@ -162,6 +174,7 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
                 spend: Decimal::ZERO,
                 hours: Decimal::ZERO,
                 daily_hours: BTreeMap::new(),
+                inferred: None,
             });
         }
         if let Some(usage) = out.last_mut() {

@@ -10,6 +10,7 @@ use sqlx::PgPool;
 use super::cloudwatch::{self, Endpoint};
 use super::facts::{self, Window};
 use super::gpu_series::{GpuSeries, Grid};
+use super::inference;
 use super::model::{GpuUse, IdleNow, Recommendation, Utilisation};
 use super::pricing::{self, Pricing};
 use super::prometheus;
@@ -142,21 +143,20 @@ pub async fn compute(
     let Some(window) = facts::window(&mut conn, days).await? else {
         return Ok(Insights::without_data(pricing));
     };
-    let usage = facts::usage(&mut conn, window).await?;
+    let mut usage = facts::usage(&mut conn, window).await?;
     drop(conn);
+    // What projects that declare nothing most likely run, from their bill; utilisation
+    // (below) then confirms or weakens it.
+    let mut inferred = inference::infer(&usage, window);
+    inference::attach(&mut usage, &inferred);
+    let range_days = window.days();
+    let grid = Grid::ending(now.timestamp(), range_days, prometheus::STEP_SECONDS);
+    let (series, endpoints, notes) = read_utilisation(sources, grid).await;
     let inputs = Inputs {
         window,
         usage: &usage,
         pricing: &pricing,
     };
-    let mut recommendations = Vec::new();
-    recommendations.extend(rules::spot::recommend(&inputs));
-    recommendations.extend(rules::rightsize::recommend(&inputs));
-    recommendations.extend(rules::always_on::recommend(&inputs));
-    recommendations.extend(rules::commitment::recommend(&inputs));
-    let range_days = window.days();
-    let grid = Grid::ending(now.timestamp(), range_days, prometheus::STEP_SECONDS);
-    let (series, endpoints, notes) = read_utilisation(sources, grid).await;
     // An endpoint without an invocation for two weeks: its whole cost is the saving, and its
     // GPUs are not judged again as idle or underused.
     let idle_endpoints = rules::utilisation::idle_endpoints(&inputs, &endpoints, now.timestamp());
@@ -173,6 +173,18 @@ pub async fn compute(
         projects: utilisation,
         recommendations: utilisation_rows,
     } = assessment;
+    inference::corroborate(&mut inferred, &utilisation);
+    inference::attach(&mut usage, &inferred);
+    let inputs = Inputs {
+        window,
+        usage: &usage,
+        pricing: &pricing,
+    };
+    let mut recommendations = Vec::new();
+    recommendations.extend(rules::spot::recommend(&inputs));
+    recommendations.extend(rules::rightsize::recommend(&inputs));
+    recommendations.extend(rules::always_on::recommend(&inputs, &endpoints));
+    recommendations.extend(rules::commitment::recommend(&inputs));
     recommendations.extend(utilisation_rows);
     recommendations.extend(idle_endpoints.into_iter().map(|(_, r)| r));
     let utilisation_note = (!notes.is_empty()).then(|| notes.join(" "));

@@ -45,13 +45,19 @@ pub async fn entries(conn: &mut PgConnection) -> Result<Vec<LedgerEntry>, sqlx::
     Ok(out)
 }
 
-/// Proposed is what is still open; accepted what people took on; realised what the ledger
-/// measured so far.
+/// Proposed is what is still open (rows resting on an inferred workload wait for a lead to
+/// confirm it); accepted what people took on; realised what the ledger measured so far.
 pub fn totals(opportunities: &[Opportunity], ledger: &[LedgerEntry]) -> LedgerTotals {
-    let open = || opportunities.iter().filter(|o| o.decision == Decision::Open);
+    let open = |counted: bool| {
+        opportunities
+            .iter()
+            .filter(move |o| o.decision == Decision::Open && o.recommendation.counts_in_totals() == counted)
+    };
     LedgerTotals {
-        proposed: open().map(|o| o.recommendation.compounded_saving).sum(),
-        proposed_rows: open().count(),
+        proposed: open(true).map(|o| o.recommendation.compounded_saving).sum(),
+        proposed_rows: open(true).count(),
+        to_confirm: open(false).map(|o| o.recommendation.compounded_saving).sum(),
+        to_confirm_rows: open(false).count(),
         accepted: ledger.iter().map(|e| e.proposed_monthly_saving).sum(),
         realised: ledger.iter().filter_map(|e| e.realised_monthly_saving).sum(),
     }

@@ -21,6 +21,8 @@ pub mod gpu_series;
 #[cfg(feature = "ssr")]
 pub mod idle_alerts;
 #[cfg(feature = "ssr")]
+pub mod inference;
+#[cfg(feature = "ssr")]
 pub mod insights;
 #[cfg(feature = "ssr")]
 pub mod ledger;

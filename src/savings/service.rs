@@ -12,7 +12,7 @@ use sqlx::PgPool;
 use super::facts::AccountUsage;
 use super::insights::{self, Insights, Sources};
 use super::ledger;
-use super::model::{Decision, Kind, Opportunity, SavingsAvailable, SavingsData};
+use super::model::{Decision, Kind, Opportunity, Recommendation, SavingsAvailable, SavingsData};
 use super::store;
 use crate::auth::Caller;
 use crate::config::Config;
@@ -209,10 +209,14 @@ pub async fn available(
         .filter(|r| project.is_none_or(|p| r.project == p))
         .filter(|r| !decisions.contains_key(&r.key()))
         .collect();
+    let (counted, to_confirm): (Vec<&Recommendation>, Vec<&Recommendation>) =
+        open.into_iter().partition(|r| r.counts_in_totals());
     Ok(SavingsAvailable {
-        count: open.len(),
+        count: counted.len(),
         // Compounded across kinds: a project's figure never passes its GPU spend.
-        monthly_saving: open.iter().map(|r| r.compounded_saving).sum(),
+        monthly_saving: counted.iter().map(|r| r.compounded_saving).sum(),
+        to_confirm: to_confirm.len(),
+        to_confirm_saving: to_confirm.iter().map(|r| r.compounded_saving).sum(),
     })
 }
 
@@ -267,6 +271,33 @@ pub async fn snooze(
     super::idle_alerts::snooze(&mut tx, &caller.into(), idle, hours, reason).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Declares `project`'s workload as confirmed or corrected by `caller` (an admin, or a lead of
+/// the project's team), keeping the model it declares; true when it changed.
+pub async fn confirm_workload(
+    pool: &PgPool,
+    caller: &Caller,
+    project: &str,
+    workload: super::model::Workload,
+) -> Result<bool, AppError> {
+    let team: Option<String> =
+        sqlx::query_scalar("select t.name from projects p join teams t on t.id = p.team_id where p.name = $1")
+            .bind(project)
+            .fetch_optional(pool)
+            .await?;
+    let ids = team_ids(pool).await?;
+    if !may_decide(caller, team.as_deref().unwrap_or_default(), &ids) {
+        return Err(AppError::Forbidden(
+            "only admins and the team's leads confirm its workload".into(),
+        ));
+    }
+    let mut tx = pool.begin().await?;
+    let mut facts = store::project_facts(&mut tx, project).await?;
+    facts.workload = workload;
+    let changed = store::set_project_facts(&mut tx, &caller.into(), project, facts).await?;
+    tx.commit().await?;
+    Ok(changed)
 }
 
 /// Declares what `project` runs, audited as `caller`'s; true when it changed.

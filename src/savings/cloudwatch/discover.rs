@@ -251,6 +251,8 @@ pub(super) async fn endpoints(
                 recent_invocations: 0.0,
                 running_since: created,
                 quiet_since: None,
+                off_hours_invocations: 0.0,
+                off_hours_seen: 0,
             };
             let gpu = Gpu {
                 project: project.clone(),

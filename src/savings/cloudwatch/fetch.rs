@@ -142,6 +142,19 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
         // A step after the endpoint came up without an invocation is quiet: SageMaker lists it
         // InService, and CloudWatch has no point for a period without requests.
         let since = endpoint.running_since.unwrap_or(i64::MAX);
+        let (mut off_invocations, mut off_steps) = (0f64, 0i64);
+        for i in (0..grid.steps).filter(|i| grid.time(*i) - grid.step >= since) {
+            if !super::in_business_hours(grid.time(i) - grid.step) {
+                off_steps += 1;
+                off_invocations += reading
+                    .kernel
+                    .get(i)
+                    .filter(|v| !v.is_nan())
+                    .map_or(0.0, |v| f64::from(*v));
+            }
+        }
+        endpoint.off_hours_invocations = off_invocations;
+        endpoint.off_hours_seen = off_steps * grid.step / 3600;
         let quiet: Vec<bool> = (0..grid.steps)
             .map(|i| grid.time(i) > since && reading.kernel.get(i).is_none_or(|v| v.is_nan() || *v == 0.0))
             .collect();

@@ -67,6 +67,22 @@ pub struct Endpoint {
     pub running_since: Option<i64>,
     /// The start of the stretch without invocations that runs to now, if any.
     pub quiet_since: Option<i64>,
+    /// Invocations in the hours a business-hours schedule switches off ([`in_business_hours`]),
+    /// since it ran, and how many of those hours the read saw.
+    pub off_hours_invocations: f64,
+    pub off_hours_seen: i64,
+}
+
+/// Off-hours an endpoint's traffic must have been seen in, without one invocation, before a
+/// business-hours schedule is advised for it: one whole week's (168 − 60 hours).
+pub const OFF_HOURS_SEEN_AT_LEAST: i64 = 108;
+
+/// Whether a moment (unix seconds) falls in the hours the business-hours schedule keeps
+/// running: weekdays 08:00 to 20:00 UTC (12 h × 5 days, `rules::always_on`).
+pub fn in_business_hours(unix_seconds: i64) -> bool {
+    use chrono::{Datelike, Timelike, Weekday};
+    chrono::DateTime::from_timestamp(unix_seconds, 0)
+        .is_some_and(|t| !matches!(t.weekday(), Weekday::Sat | Weekday::Sun) && (8..20).contains(&t.hour()))
 }
 
 impl Endpoint {
@@ -77,6 +93,12 @@ impl Endpoint {
 
     /// No invocation in the last 14 days, having run all of them, and the read reached back
     /// that far (a shorter window knows nothing of the days before it).
+    /// Whether its traffic shows the hours a schedule would switch it off are idle: a week of
+    /// off-hours seen without one invocation.
+    pub fn idle_off_hours(&self) -> bool {
+        self.off_hours_seen >= OFF_HOURS_SEEN_AT_LEAST && self.off_hours_invocations == 0.0
+    }
+
     pub fn idle_for_two_weeks(&self, now: i64) -> bool {
         let two_weeks_ago = now - IDLE_ENDPOINT_DAYS * 86_400;
         self.recent_invocations == 0.0
@@ -282,6 +304,8 @@ mod tests {
             recent_invocations: 0.0,
             running_since: Some(now - 15 * 86_400),
             quiet_since: None,
+            off_hours_invocations: 0.0,
+            off_hours_seen: 0,
         };
         assert!(endpoint.idle_for_two_weeks(now));
         let young = Endpoint {

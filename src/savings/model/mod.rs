@@ -45,6 +45,34 @@ impl Workload {
     }
 }
 
+/// How sure an inferred workload is (`savings::inference` says what each level rests on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub fn key(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// A workload read from billing (and utilisation) for a project that declares none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inferred {
+    pub workload: Workload,
+    /// What it rests on, in words: "bursty runs of 6–40 h (3 runs)".
+    pub basis: String,
+    pub confidence: Confidence,
+}
+
 /// Numeric precision of a model's weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -195,6 +223,9 @@ pub struct Recommendation {
     /// idle endpoint, `endpoint/<region>/<name>/<variant>`.
     #[serde(default)]
     pub host: String,
+    /// The workload this row assumed, when it was inferred rather than declared.
+    #[serde(default)]
+    pub inferred: Option<Inferred>,
 }
 
 impl Recommendation {
@@ -208,6 +239,12 @@ impl Recommendation {
             }
             _ => [self.kind.key(), &self.project, &self.usage_type, &self.instance_type].join("\u{1f}"),
         }
+    }
+
+    /// Whether totals count it: not while it rests on an inferred workload nobody confirmed
+    /// (the row is listed, with its basis and confidence, and summed apart as "to confirm").
+    pub fn counts_in_totals(&self) -> bool {
+        self.inferred.is_none()
     }
 }
 
@@ -261,6 +298,12 @@ pub struct LedgerTotals {
     pub proposed: Decimal,
     /// How many open recommendations `proposed` sums.
     pub proposed_rows: usize,
+    /// Open recommendations resting on an inferred workload, and what they would add once
+    /// a lead confirms it: apart from `proposed`.
+    #[serde(default)]
+    pub to_confirm: Decimal,
+    #[serde(default)]
+    pub to_confirm_rows: usize,
     pub accepted: Decimal,
     pub realised: Decimal,
 }
@@ -302,6 +345,12 @@ pub struct SavingsData {
 pub struct SavingsAvailable {
     pub count: usize,
     pub monthly_saving: Decimal,
+    /// Open rows left out of the sum because they rest on an inferred workload, and what they
+    /// would add once a lead confirms it.
+    #[serde(default)]
+    pub to_confirm: usize,
+    #[serde(default)]
+    pub to_confirm_saving: Decimal,
 }
 
 /// The what-if calculator's inputs, as the URL carries them (all optional text, so any

@@ -6,7 +6,7 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::format::{count, number, percent_value, tag_label, usd};
-use crate::savings::api::{DecideSavings, SnoozeIdle, get_savings};
+use crate::savings::api::{ConfirmWorkload, DecideSavings, SnoozeIdle, get_savings};
 use crate::savings::model::{Decision, Kind, Opportunity, SavingsData};
 use crate::ui::links::{SAVINGS_CSV, account_query, scope_href_in};
 use crate::ui::page::PageHeader;
@@ -17,20 +17,28 @@ pub fn SavingsPage() -> impl IntoView {
     let query = use_query_map();
     let decide = ServerAction::<DecideSavings>::new();
     let snooze = ServerAction::<SnoozeIdle>::new();
+    let confirm = ServerAction::<ConfirmWorkload>::new();
     let filters = move || {
         let q = query.read();
         (q.get("team"), q.get("kind"), q.get("account"))
     };
     let data = crate::codec::resource(
-        move || (filters(), decide.version().get(), snooze.version().get()),
-        |((team, kind, account), _, _)| get_savings(team, kind, account),
+        move || {
+            (
+                filters(),
+                decide.version().get(),
+                snooze.version().get(),
+                confirm.version().get(),
+            )
+        },
+        |((team, kind, account), _, _, _)| get_savings(team, kind, account),
     );
     view! {
         <PageHeader title="GPU savings"/>
         <p class="hint">"Each recommendation says what to change, what it saves per 30 days, and the figures it rests on: "
             "this organisation's own spend and instance-hours over the last 30 settled days, and DCGM utilisation where Prometheus is configured. "
             <a href="/what-if">"What-if calculator"</a> "."</p>
-        {crate::ui::page::loaded(data, move |page| view! { <SavingsBody page decide snooze/> })}
+        {crate::ui::page::loaded(data, move |page| view! { <SavingsBody page decide snooze confirm/> })}
     }
 }
 
@@ -39,6 +47,7 @@ fn SavingsBody(
     page: SavingsData,
     decide: ServerAction<DecideSavings>,
     snooze: ServerAction<SnoozeIdle>,
+    confirm: ServerAction<ConfirmWorkload>,
 ) -> impl IntoView {
     let query = use_query_map();
     let team = move || query.read().get("team").unwrap_or_default();
@@ -97,14 +106,18 @@ fn SavingsBody(
     let rows = page
         .opportunities
         .into_iter()
-        .map(|o| view! { <OpportunityRow o decide/> })
+        .map(|o| view! { <OpportunityRow o decide confirm/> })
         .collect_view();
     view! {
         <p class="headline" data-testid="savings-headline">
             <strong>{usd(page.totals.proposed)}</strong>
             {format!(" a month could be saved across {} open recommendation{}", count(page.totals.proposed_rows), if page.totals.proposed_rows == 1 { "" } else { "s" })}
             {move || (!team().is_empty() || !kind().is_empty() || account().is_some()).then_some(" matching the filters")}
-            ". Recommendations on the same spend are compounded, all kinds together: each counts only what the earlier ones leave of its project's GPU spend (idle first, then right-size, spot, schedule, and commitments last), so a project's total never exceeds what it spends. Each row shows its saving on its usage type; its Why says what it adds after the others."
+            ". "
+            {(page.totals.to_confirm_rows > 0).then(|| view! {
+                <span data-testid="savings-to-confirm">{format!("{} more a month in {} recommendation{} resting on a workload inferred from the bill, counted once a lead confirms it. ", usd(page.totals.to_confirm), count(page.totals.to_confirm_rows), if page.totals.to_confirm_rows == 1 { "" } else { "s" })}</span>
+            })}
+            "Recommendations on the same spend are compounded, all kinds together: each counts only what the earlier ones leave of its project's GPU spend (idle first, then right-size, spot, schedule, and commitments last), so a project's total never exceeds what it spends. Each row shows its saving on its usage type; its Why says what it adds after the others."
         </p>
         <section class="cards" aria-label="Ledger">
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>
@@ -146,7 +159,11 @@ fn SavingsBody(
 /// what runs now in words, the change and its saving; the evidence and the decision's form
 /// open on demand.
 #[component]
-fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl IntoView {
+fn OpportunityRow(
+    o: Opportunity,
+    decide: ServerAction<DecideSavings>,
+    confirm: ServerAction<ConfirmWorkload>,
+) -> impl IntoView {
     let r = o.recommendation;
     // The project's page narrowed to the account the Savings page is (the row re-renders
     // with the page's data, which `?account=` drives).
@@ -191,7 +208,11 @@ fn OpportunityRow(o: Opportunity, decide: ServerAction<DecideSavings>) -> impl I
                 {(!r.team.is_empty()).then(|| view! { <span class="muted">{if r.project.is_empty() { "" } else { " · " }} {r.team.clone()}</span> })}
             </td>
             <td data-label="Runs now" data-testid="runs-now">{o.now}</td>
-            <td data-label="Recommended">{r.recommended}</td>
+            <td data-label="Recommended">{r.recommended}
+                {r.inferred.clone().map(|inferred| view! {
+                    <super::inferred::InferredWorkload inferred project=r.project.clone() may_confirm=o.can_decide confirm/>
+                })}
+            </td>
             <td data-label="Saving a month" class="num">
                 <span data-testid="monthly-saving" title=after_others.clone()>{usd(r.monthly_saving)}</span>
             </td>

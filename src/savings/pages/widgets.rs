@@ -41,10 +41,13 @@ fn AvailableFigure(team: Option<String>, project: Option<String>) -> impl IntoVi
             {move || Suspend::new({
                 let href = href.clone();
                 async move {
-                    data.await.ok().filter(|a| a.count > 0).map(|a| view! {
+                    data.await.ok().filter(|a| a.count + a.to_confirm > 0).map(|a| view! {
                         <p class="savings-available" data-testid="savings-available">
-                            "Savings available: " <strong>{usd(a.monthly_saving)}</strong> " a month in "
+                            "Savings available: " <strong data-testid="savings-available-figure">{usd(a.monthly_saving)}</strong> " a month in "
                             <a href=href>{count(a.count)} " GPU recommendation" {if a.count == 1 { "" } else { "s" }}</a> "."
+                            {(a.to_confirm > 0).then(|| view! {
+                                <span data-testid="savings-to-confirm">{format!(" {} more in {} resting on workloads inferred from the bill, once confirmed.", usd(a.to_confirm_saving), count(a.to_confirm))}</span>
+                            })}
                         </p>
                     })
                 }

@@ -1,13 +1,19 @@
-//! Always-on: SageMaker endpoints and notebooks, and EC2 GPU instances of dev or batch
-//! projects, that ran around the clock: at least 23 instance-hours per instance on every day
-//! of the window, weekends included. The instance count is the largest day's hours ÷ 24,
-//! rounded up. Saving = spend × the off-hours share of a business-hours schedule
-//! (12 h × 5 weekdays = 60 of 168 hours, so 108/168 = 64.3 %).
+//! Always-on: SageMaker notebooks, SageMaker endpoints whose traffic shows the off-hours are
+//! idle, and EC2 GPU instances of dev or batch projects (declared or inferred), that ran
+//! around the clock: at least 23 instance-hours per instance on every day of the window,
+//! weekends included. The instance count is the largest day's hours ÷ 24, rounded up.
+//! Saving = spend × the off-hours share of a business-hours schedule (12 h × 5 weekdays,
+//! 08:00–20:00 UTC = 60 of 168 hours, so 108/168 = 64.3 %).
+//!
+//! An endpoint serves production traffic: it is never told to keep business hours unless
+//! CloudWatch shows every endpoint of that project and type saw no invocation in a week or
+//! more of off-hours (`Endpoint::idle_off_hours`); without CloudWatch, no endpoint row.
 
 use chrono::{Datelike, Weekday};
 use rust_decimal::Decimal;
 
 use super::{Inputs, percent};
+use crate::savings::cloudwatch::Endpoint;
 use crate::savings::facts::Usage;
 use crate::savings::model::{Kind, Recommendation, Workload};
 use crate::usage_type::{PurchaseOption, SageMakerUse};
@@ -20,19 +26,49 @@ pub fn off_hours_share() -> Decimal {
     Decimal::from(WEEK_HOURS - SCHEDULE_HOURS) / Decimal::from(WEEK_HOURS)
 }
 
-pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
+pub fn recommend(inputs: &Inputs, endpoints: &[Endpoint]) -> Vec<Recommendation> {
     inputs
         .usage
         .iter()
-        .filter(|u| match u.sagemaker {
-            Some(use_) => matches!(use_, SageMakerUse::Hosting | SageMakerUse::Notebook),
-            None => u.purchase != PurchaseOption::Reserved && matches!(u.workload(), Workload::Dev | Workload::Batch),
+        .filter_map(|u| {
+            let traffic = match u.sagemaker {
+                Some(SageMakerUse::Hosting) => Some(quiet_off_hours(u, endpoints)?),
+                Some(SageMakerUse::Notebook) => None,
+                Some(_) => return None,
+                None if u.purchase != PurchaseOption::Reserved
+                    && matches!(u.workload(), Workload::Dev | Workload::Batch) =>
+                {
+                    None
+                }
+                None => return None,
+            };
+            always_on(inputs, u, traffic.unwrap_or_default())
         })
-        .filter_map(|u| always_on(inputs, u))
         .collect()
 }
 
-fn always_on(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
+/// What shows a project's endpoints of this type idle in the off-hours, if anything does.
+fn quiet_off_hours(u: &Usage, endpoints: &[Endpoint]) -> Option<String> {
+    let same: Vec<&Endpoint> = endpoints
+        .iter()
+        .filter(|e| {
+            e.project.as_deref() == Some(u.project.as_str())
+                && e.region == u.region
+                && e.instance_type == format!("ml.{}", u.instance_type)
+        })
+        .collect();
+    if same.is_empty() || !same.iter().all(|e| e.idle_off_hours()) {
+        return None;
+    }
+    let seen = same.iter().map(|e| e.off_hours_seen).min().unwrap_or_default();
+    Some(format!(
+        "; CloudWatch saw no invocation of {} in {} off-hours (outside weekdays 08:00–20:00 UTC)",
+        same.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
+        crate::format::count(seen)
+    ))
+}
+
+fn always_on(inputs: &Inputs, u: &Usage, traffic: String) -> Option<Recommendation> {
     let day_hours: Vec<(Weekday, Decimal)> = inputs
         .window
         .each_day()
@@ -65,7 +101,7 @@ fn always_on(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
     };
     let share = off_hours_share();
     let detail = format!(
-        "{} × {} ran at least {} hours every day of {} days{evidence}; a 12 h × 5 weekday schedule would save the off-hours share, {}",
+        "{} × {} ran at least {} hours every day of {} days{evidence}{traffic}; a 12 h × 5 weekday schedule would save the off-hours share, {}",
         crate::format::number(instances, 0),
         u.instance_type,
         crate::format::number(least, 1),

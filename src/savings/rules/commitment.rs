@@ -104,6 +104,7 @@ pub fn recommend(inputs: &Inputs) -> Vec<Recommendation> {
                 compounded_saving: Decimal::ZERO,
                 detail,
                 host: String::new(),
+                inferred: None,
             })
         })
         .collect()

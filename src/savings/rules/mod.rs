@@ -31,6 +31,15 @@ impl Inputs<'_> {
         saving_in_window: Decimal,
         detail: String,
     ) -> Recommendation {
+        let inferred = usage.inference().cloned();
+        let detail = match &inferred {
+            Some(i) => format!(
+                "{detail}; {} ({} confidence): not in the totals until a lead confirms the workload",
+                i.basis,
+                i.confidence.key()
+            ),
+            None => detail,
+        };
         Recommendation {
             kind,
             team: usage.team.clone().unwrap_or_default(),
@@ -45,6 +54,7 @@ impl Inputs<'_> {
             compounded_saving: Decimal::ZERO,
             detail,
             host: String::new(),
+            inferred,
         }
     }
 }

@@ -273,6 +273,7 @@ pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<
                     usd_precise(whole, 2)
                 ),
                 host: endpoint.resource(),
+                inferred: None,
             },
         ));
     }
@@ -376,6 +377,7 @@ impl Context<'_> {
             } else {
                 self.group["host:".len()..].to_string()
             },
+            inferred: None,
         }
     }
 }

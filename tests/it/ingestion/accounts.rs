@@ -842,6 +842,7 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
             compounded_saving: rust_decimal::Decimal::ZERO,
             detail: String::new(),
             host: String::new(),
+            inferred: None,
         };
     let in_serving = burnrate::savings::service::Filters {
         account: Some(std::sync::Arc::new(held)),

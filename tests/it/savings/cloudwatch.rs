@@ -119,6 +119,9 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
         "Sum over the last 14 days"
     );
     assert!(!chat.idle_for_two_weeks(now));
+    // Traffic every hour, nights and weekends too: no business-hours schedule for it.
+    assert!(chat.off_hours_invocations >= 120.0 * 108.0, "{chat:?}");
+    assert!(!chat.idle_off_hours());
     let idle = endpoint("idle-ep");
     assert_eq!(idle.recent_invocations, 0.0);
     assert!(
@@ -126,6 +129,8 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
         "no invocation while it ran 15 days: {idle:?}"
     );
     assert!(idle.quiet_since.is_some_and(|t| t <= now - 14 * 86_400));
+    // 15 days hold more than a week of off-hours (108 h), all without an invocation.
+    assert!(idle.off_hours_seen >= 108 && idle.idle_off_hours(), "{idle:?}");
 
     let gpu = |host: &str| {
         read.series
@@ -271,6 +276,18 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
         "{schedule:?}"
     );
     assert!(saving(idle_endpoint) + saving(schedule) <= d("600"), "{stdout}");
+    assert!(
+        schedule[10..]
+            .join(",")
+            .contains("CloudWatch saw no invocation of idle-ep"),
+        "{schedule:?}"
+    );
+    // The endpoint serving traffic at night and at weekends runs around the clock too, and
+    // is never told to keep business hours.
+    assert!(
+        !rows.iter().any(|r| r[0] == "always_on" && r[2] == "chat"),
+        "a production endpoint with off-hours traffic gets no schedule:\n{stdout}"
+    );
     assert!(
         !rows
             .iter()

@@ -8,6 +8,7 @@ mod digest;
 mod formulas;
 mod http;
 mod idle_alerts;
+mod inferred;
 mod prometheus;
 mod seeds;
 
