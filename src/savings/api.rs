@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::model::{ProjectFacts, SavingsAvailable, SavingsData, WhatIf};
+use super::model::{ProjectWorkload, SavingsAvailable, SavingsData, WhatIf};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
@@ -92,16 +92,13 @@ pub async fn get_savings_available(
     Ok(super::service::available(&pool, &insights, team.as_deref(), project.as_deref()).await?)
 }
 
-/// What a project declares it runs, and whether the caller may change it (admins).
+/// What a project declares it runs, what its bill suggests when it declares nothing, and
+/// what the caller may do: declare (admins), confirm the inference (admins, the team's leads).
 #[server(prefix = "/api", endpoint = "project/workload")]
-pub async fn get_project_facts(project: String) -> Result<(ProjectFacts, bool), AppError> {
+pub async fn get_project_facts(project: String) -> Result<ProjectWorkload, AppError> {
     let caller = crate::auth::caller()?;
-    let pool = crate::ctx::pool()?;
-    let mut conn = pool.acquire().await?;
-    Ok((
-        super::store::project_facts(&mut conn, &project).await?,
-        caller.is_admin(),
-    ))
+    let insights = insights().await?;
+    Ok(super::service::project_workload(&crate::ctx::pool()?, &insights, &caller, &project).await?)
 }
 
 /// Declares a project's workload and model (admins). An empty `params_b` and `precision`

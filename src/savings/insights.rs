@@ -11,7 +11,7 @@ use super::cloudwatch::{self, Endpoint};
 use super::facts::{self, Window};
 use super::gpu_series::{GpuSeries, Grid};
 use super::inference;
-use super::model::{GpuUse, IdleNow, Recommendation, Utilisation};
+use super::model::{GpuUse, IdleNow, Inferred, Recommendation, Utilisation};
 use super::pricing::{self, Pricing};
 use super::prometheus;
 use super::rules::{self, Inputs};
@@ -34,6 +34,8 @@ pub struct Insights {
     pub pricing: Pricing,
     /// The spot discount seen per (SageMaker?, instance type) in the window.
     pub observed_spot: BTreeMap<(bool, String), Decimal>,
+    /// What each project that declares nothing most likely runs, by its bill.
+    pub inferred: BTreeMap<String, Inferred>,
 }
 
 impl Insights {
@@ -48,6 +50,7 @@ impl Insights {
             utilisation_note: None,
             pricing,
             observed_spot: BTreeMap::new(),
+            inferred: BTreeMap::new(),
         }
     }
 }
@@ -207,6 +210,7 @@ pub async fn compute(
         utilisation_note,
         observed_spot: rules::spot::observed_discounts(&usage),
         pricing,
+        inferred,
     })
 }
 

@@ -273,6 +273,38 @@ pub async fn snooze(
     Ok(())
 }
 
+/// What the Project page shows of `project`'s workload, for `caller`.
+pub async fn project_workload(
+    pool: &PgPool,
+    insights: &Insights,
+    caller: &Caller,
+    project: &str,
+) -> Result<super::model::ProjectWorkload, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let facts = store::project_facts(&mut conn, project).await?;
+    drop(conn);
+    let team = team_of(pool, project).await?;
+    let ids = team_ids(pool).await?;
+    Ok(super::model::ProjectWorkload {
+        facts,
+        inferred: insights
+            .inferred
+            .get(project)
+            .filter(|_| facts.workload == super::model::Workload::Unknown)
+            .cloned(),
+        may_edit: caller.is_admin(),
+        may_confirm: may_decide(caller, team.as_deref().unwrap_or_default(), &ids),
+    })
+}
+
+/// The team owning `project`, if one does.
+async fn team_of(pool: &PgPool, project: &str) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("select t.name from projects p join teams t on t.id = p.team_id where p.name = $1")
+        .bind(project)
+        .fetch_optional(pool)
+        .await
+}
+
 /// Declares `project`'s workload as confirmed or corrected by `caller` (an admin, or a lead of
 /// the project's team), keeping the model it declares; true when it changed.
 pub async fn confirm_workload(
@@ -281,11 +313,7 @@ pub async fn confirm_workload(
     project: &str,
     workload: super::model::Workload,
 ) -> Result<bool, AppError> {
-    let team: Option<String> =
-        sqlx::query_scalar("select t.name from projects p join teams t on t.id = p.team_id where p.name = $1")
-            .bind(project)
-            .fetch_optional(pool)
-            .await?;
+    let team = team_of(pool, project).await?;
     let ids = team_ids(pool).await?;
     if !may_decide(caller, team.as_deref().unwrap_or_default(), &ids) {
         return Err(AppError::Forbidden(

@@ -132,6 +132,18 @@ pub struct ProjectFacts {
     pub model: Option<Model>,
 }
 
+/// What the Project page says a project runs, and what the caller may do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectWorkload {
+    pub facts: ProjectFacts,
+    /// What its bill suggests, when it declares no workload.
+    pub inferred: Option<Inferred>,
+    /// Admins declare the workload and model.
+    pub may_edit: bool,
+    /// Admins and the team's leads confirm an inferred workload.
+    pub may_confirm: bool,
+}
+
 /// The kinds of recommendation, in the CSV's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

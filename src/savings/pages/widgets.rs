@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::format::{count, quantity, usd};
-use crate::savings::api::{SaveProjectFacts, get_project_facts, get_savings_available};
+use crate::savings::api::{ConfirmWorkload, SaveProjectFacts, get_project_facts, get_savings_available};
 use crate::savings::model::{Precision, Workload};
 
 /// "Savings available: $X a month in N opportunities", linking to the Savings page filtered
@@ -60,17 +60,25 @@ fn AvailableFigure(team: Option<String>, project: Option<String>) -> impl IntoVi
 #[component]
 pub fn ProjectFactsForm(project: String) -> impl IntoView {
     let save = ServerAction::<SaveProjectFacts>::new();
+    let confirm = ServerAction::<ConfirmWorkload>::new();
     let saved = crate::ui::forms::saved_version(save);
+    let confirmed = crate::ui::forms::saved_version(confirm);
     let name = project.clone();
-    let facts = crate::codec::resource(move || (name.clone(), saved.get()), |(p, _)| get_project_facts(p));
+    let facts = crate::codec::resource(
+        move || (name.clone(), saved.get(), confirmed.get()),
+        |(p, _, _)| get_project_facts(p),
+    );
     view! {
         <section aria-label="Workload" data-testid="project-workload">
             <h2>"Workload"</h2>
-            {crate::ui::page::loaded(facts, move |(f, may_edit): (crate::savings::model::ProjectFacts, bool)| {
-                let model = f.model.map(|m| format!(", model {}B {}", quantity(m.params_b, 3), m.precision.key())).unwrap_or_default();
+            {crate::ui::page::loaded(facts, move |w: crate::savings::model::ProjectWorkload| {
+                let model = w.facts.model.map(|m| format!(", model {}B {}", quantity(m.params_b, 3), m.precision.key())).unwrap_or_default();
                 view! {
-                    <p data-testid="workload-now">{format!("Declared: {}{model}", f.workload.key())}</p>
-                    {may_edit.then(|| view! { <FactsForm project=project.clone() save/> })}
+                    <p data-testid="workload-now">{format!("Declared: {}{model}", w.facts.workload.key())}</p>
+                    {w.inferred.map(|inferred| view! {
+                        <super::inferred::InferredWorkload inferred project=project.clone() may_confirm=w.may_confirm confirm/>
+                    })}
+                    {w.may_edit.then(|| view! { <FactsForm project=project.clone() save/> })}
                 }
             })}
         </section>

@@ -24,9 +24,21 @@ fn undeclared_account() -> Vec<Line<'static>> {
         lines.push(Line("hosted", "USE1-Host:ml.g5.xlarge", day(n), d("33.792"), d("24")));
         // A two-day sweep every week on 8 × g5.12xlarge: 192 instance-hours a run day.
         if n % 7 == 2 || n % 7 == 3 {
-            lines.push(Line("sweeps", "USE1-BoxUsage:g5.12xlarge", day(n), d("1089.024"), d("192")));
+            lines.push(Line(
+                "sweeps",
+                "USE1-BoxUsage:g5.12xlarge",
+                day(n),
+                d("1089.024"),
+                d("192"),
+            ));
             // The same shape, but its team declared it serving.
-            lines.push(Line("declared", "USE1-BoxUsage:g5.12xlarge", day(n), d("1089.024"), d("192")));
+            lines.push(Line(
+                "declared",
+                "USE1-BoxUsage:g5.12xlarge",
+                day(n),
+                d("1089.024"),
+                d("192"),
+            ));
         }
         // A workstation used 9 hours each weekday, off at weekends.
         if !weekend {
@@ -50,7 +62,10 @@ async fn an_account_with_no_declarations_gets_inferred_advice_for_each_profile(p
     seed(&pool, &undeclared_account()).await;
     declare(&pool, "declared", "serving", None).await;
     let found = insights(&pool, 30).await;
-    assert_eq!((found.window.expect("window").from, found.window.expect("window").to), (day(0), day(28)));
+    assert_eq!(
+        (found.window.expect("window").from, found.window.expect("window").to),
+        (day(0), day(28))
+    );
 
     // Bursty runs: training, medium confidence (four runs), so spot at the default 65 %:
     // 8 run days × $1,089.024 = $8,712.192 in 28 days; × 0.65 × 30 / 28.
@@ -63,12 +78,19 @@ async fn an_account_with_no_declarations_gets_inferred_advice_for_each_profile(p
         (d("5662.9248") * Decimal::from(30) / Decimal::from(28)).round_dp(10)
     );
     let inferred = spot.inferred.as_ref().expect("the row says it rests on an inference");
-    assert_eq!((inferred.workload, inferred.confidence), (Workload::Training, Confidence::Medium));
+    assert_eq!(
+        (inferred.workload, inferred.confidence),
+        (Workload::Training, Confidence::Medium)
+    );
     assert_eq!(
         inferred.basis,
         "inferred: bursty runs of 48 h (4 runs in 28 days, up to 8 instances at once)"
     );
-    assert!(spot.detail.contains("not in the totals until a lead confirms"), "{}", spot.detail);
+    assert!(
+        spot.detail.contains("not in the totals until a lead confirms"),
+        "{}",
+        spot.detail
+    );
 
     // Weekday work, off at weekends: dev, high confidence; spot on its 20 weekdays × $9.054.
     let desk = rows_of(&found, "desk");
@@ -79,7 +101,10 @@ async fn an_account_with_no_declarations_gets_inferred_advice_for_each_profile(p
         (d("181.08") * d("0.65") * Decimal::from(30) / Decimal::from(28)).round_dp(10)
     );
     let inferred = desk[0].inferred.as_ref().expect("inferred");
-    assert_eq!((inferred.workload, inferred.confidence), (Workload::Dev, Confidence::High));
+    assert_eq!(
+        (inferred.workload, inferred.confidence),
+        (Workload::Dev, Confidence::High)
+    );
     assert!(inferred.basis.contains("off at weekends"), "{}", inferred.basis);
 
     // Flat around the clock reads as serving: no spot, no schedule, nothing at all.
@@ -87,7 +112,11 @@ async fn an_account_with_no_declarations_gets_inferred_advice_for_each_profile(p
     // A production endpoint without traffic evidence keeps its hours.
     assert!(rows_of(&found, "hosted").is_empty(), "{:?}", rows_of(&found, "hosted"));
     // Declared wins over the bill's shape.
-    assert!(rows_of(&found, "declared").is_empty(), "{:?}", rows_of(&found, "declared"));
+    assert!(
+        rows_of(&found, "declared").is_empty(),
+        "{:?}",
+        rows_of(&found, "declared")
+    );
     // SageMaker's own operation is a fact: training on spot, no inference to confirm.
     let tuner = rows_of(&found, "tuner");
     assert_eq!(tuner.len(), 1, "{tuner:?}");
@@ -131,8 +160,18 @@ async fn a_lead_confirms_an_inferred_workload_in_one_click_and_its_row_counts(po
     let confirm = |project: &str, workload: &str| format!("project={}&workload={workload}", encode(project));
     let url = "/api/project/workload/confirm";
     assert_eq!(app.post_form(url, &confirm("sweeps", "training")).await.status, 401);
-    assert_eq!(app.post_form_as(url, &confirm("sweeps", "training"), &viewer).await.status, 403);
-    assert_eq!(app.post_form_as(url, &confirm("sweeps", "training"), &other).await.status, 403);
+    assert_eq!(
+        app.post_form_as(url, &confirm("sweeps", "training"), &viewer)
+            .await
+            .status,
+        403
+    );
+    assert_eq!(
+        app.post_form_as(url, &confirm("sweeps", "training"), &other)
+            .await
+            .status,
+        403
+    );
     let unknown = app.post_form_as(url, &confirm("sweeps", "unknown"), &lead).await;
     assert_eq!(unknown.status, 400, "{}", unknown.body);
     assert!(unknown.body.contains("workload"), "{}", unknown.body);
