@@ -157,6 +157,12 @@ async fn a_lead_confirms_an_inferred_workload_in_one_click_and_its_row_counts(po
     assert!(page.body.contains("data-testid=\"inferred\""));
     assert!(!page.body.contains("data-testid=\"confirm-workload\""));
 
+    // The Project page says what the bill suggests, beside the declared workload.
+    let project = app.get_as("/projects/sweeps", &lead).await;
+    assert_eq!(project.status, 200);
+    assert!(project.body.contains("bursty runs of 48 h"), "{}", project.body);
+    assert!(project.body.contains("data-testid=\"confirm-workload\""));
+
     let confirm = |project: &str, workload: &str| format!("project={}&workload={workload}", encode(project));
     let url = "/api/project/workload/confirm";
     assert_eq!(app.post_form(url, &confirm("sweeps", "training")).await.status, 401);
