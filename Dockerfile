@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # Multi-stage build: the release build (scripts/build-release.sh, which makes the site with
 # scripts/build-site.sh), then a slim runtime image.
-# CI runs the same build (scripts/test.sh: SQLX_OFFLINE=true scripts/build-release.sh).
+# CI builds the same site (scripts/test.sh: scripts/build-release.sh --site-only) and serves
+# it from its debug server; run.sh builds the same release server as this.
 
 FROM rust:1.95-bookworm AS build
 RUN apt-get update \

@@ -14,7 +14,14 @@
 # sources and lock files, the tool and compiler versions, and the RUSTFLAGS,
 # CARGO_PROFILE_* and LEPTOS_* variables) or the site itself was replaced; otherwise only
 # the server is built (a no-op when it too is current).
+#
+# `--site-only` builds the site alone: scripts/test.sh serves it from the debug server its
+# tests already built.
 set -euo pipefail
+site_only=false
+if [ "${1:-}" = "--site-only" ]; then
+  site_only=true
+fi
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/leptos-env.sh
 source scripts/lib/leptos-env.sh
@@ -41,13 +48,15 @@ site_hash() { find target/site -type f -print0 2>/dev/null | sort -z | xargs -0 
 
 server_log=target/.server-build.log
 mkdir -p target
-# Its own process group (setsid): a failed site build (set -e) or Ctrl-C stops all of it,
-# rustc and the linker included, not only cargo.
-setsid "${SERVER_BUILD[@]}" >"$server_log" 2>&1 &
-server_pid=$!
-trap 'kill -- -"$server_pid" 2>/dev/null || true' EXIT
-trap 'exit 130' INT TERM
-echo "build-release: building the server in the background (log: $server_log)" >&2
+if ! $site_only; then
+  # Its own process group (setsid): a failed site build (set -e) or Ctrl-C stops all of it,
+  # rustc and the linker included, not only cargo.
+  setsid "${SERVER_BUILD[@]}" >"$server_log" 2>&1 &
+  server_pid=$!
+  trap 'kill -- -"$server_pid" 2>/dev/null || true' EXIT
+  trap 'exit 130' INT TERM
+  echo "build-release: building the server in the background (log: $server_log)" >&2
+fi
 
 if [ -d target/site/pkg ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs $(site_hash)" ]; then
   echo "build-release: the site is current (inputs unchanged)" >&2
@@ -57,6 +66,10 @@ else
   echo "$inputs $(site_hash)" > "$stamp"
 fi
 
+if $site_only; then
+  echo "build-release: target/site is ready" >&2
+  exit 0
+fi
 if ! wait "$server_pid"; then
   cat "$server_log" >&2
   echo "build-release: the server's build failed (its output is above)" >&2

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `serve --demo` with no AWS settings logs nothing at WARN or ERROR in its first 10 seconds
-# (the first five minutes of a newcomer). Uses the release binary and a database of its own
-# on the server DATABASE_URL names; every AWS variable is removed and HOME is empty.
+# (the first five minutes of a newcomer). Uses BURNRATE_BIN (default: the release binary) and
+# a database of its own on the server DATABASE_URL names; every AWS variable is removed and
+# HOME is empty.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="$PWD/target/release/burnrate"
+bin="${BURNRATE_BIN:-$PWD/target/release/burnrate}"
 work="$(mktemp -d)"
 name="burnrate_quiet_start_$(date +%s)"
 database="${DATABASE_URL%/*}/$name"
