@@ -19,7 +19,7 @@ use crate::dashboard::pages::overview::OverviewPage;
 use crate::enforcement::pages::approvals::ApprovalsPage;
 use crate::enforcement::pages::enforcement::EnforcementPage;
 use crate::ingestion::pages::IngestionPage;
-use crate::savings::pages::{SavingsPage, WhatIfPage};
+use crate::savings::pages::{SavingsPage, SavingsReportPage, WhatIfPage};
 use crate::statements::pages::StatementsPage;
 use crate::teams::pages::TeamsAdminPage;
 
@@ -67,6 +67,7 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("budgets") view={Lazy::<BudgetsRoute>::new()}/>
                     <Route path=(StaticSegment("budgets"), ParamSegment("id")) view={Lazy::<BudgetRoute>::new()}/>
                     <Route path=StaticSegment("savings") view={Lazy::<SavingsRoute>::new()}/>
+                    <Route path=(StaticSegment("savings"), StaticSegment("report")) view={Lazy::<SavingsReportRoute>::new()}/>
                     <Route path=StaticSegment("statements") view={Lazy::<StatementsRoute>::new()}/>
                     <Route path=StaticSegment("what-if") view={Lazy::<WhatIfRoute>::new()}/>
                     <Route path=StaticSegment("approvals") view={Lazy::<ApprovalsRoute>::new()}/>
@@ -155,6 +156,7 @@ lazy_pages! {
     BudgetsRoute => BudgetsPage,
     BudgetRoute => BudgetPage,
     SavingsRoute => SavingsPage,
+    SavingsReportRoute => SavingsReportPage,
     WhatIfRoute => WhatIfPage,
     ApprovalsRoute => ApprovalsPage,
     EnforcementRoute => EnforcementPage,

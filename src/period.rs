@@ -302,6 +302,21 @@ impl DateRange {
     }
 }
 
+/// `2026-10` as that month's days.
+pub fn parse_month(text: &str) -> Result<DateRange, String> {
+    let from = NaiveDate::parse_from_str(&format!("{}-01", text.trim()), "%Y-%m-%d")
+        .map_err(|_| format!("{text:?} is not a month such as 2026-10"))?;
+    let to = from
+        .checked_add_months(chrono::Months::new(1))
+        .ok_or_else(|| format!("{text:?} is out of range"))?;
+    Ok(DateRange { from, to })
+}
+
+/// `2026-10` for a month's first day.
+pub fn month_label(first: NaiveDate) -> String {
+    first.format("%Y-%m").to_string()
+}
+
 pub fn next_day(day: NaiveDate) -> NaiveDate {
     day.checked_add_days(Days::new(1)).unwrap_or(day)
 }

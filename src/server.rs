@@ -114,6 +114,14 @@ pub fn router(state: AppState) -> Router {
             crate::ui::links::SAVINGS_CSV,
             get(crate::savings::download::savings_csv),
         )
+        .route(
+            crate::ui::links::SAVINGS_REPORT_CSV,
+            get(crate::savings::download::savings_report_csv),
+        )
+        .route(
+            crate::ui::links::SAVINGS_REPORT_HTML,
+            get(crate::savings::download::savings_report_html),
+        )
         .route("/api/statement", get(crate::statements::download::statement))
         .route(
             crate::ui::links::ACTION_TRAIL_CSV,

@@ -1,7 +1,6 @@
 //! Changing the shared-cost rules from the page: one rule added, replaced, moved or removed,
 //! checked, saved and allocated again in one transaction, or previewed without saving.
 
-use chrono::NaiveDate;
 use sqlx::PgPool;
 
 use super::model::{Preview, SharedRule};
@@ -89,15 +88,7 @@ pub async fn apply(pool: &PgPool, actor: &Actor, edit: RuleEdit) -> Result<Vec<S
     Ok(changes)
 }
 
-/// `2026-10` as that month's days.
-pub fn parse_month(text: &str) -> Result<DateRange, String> {
-    let from = NaiveDate::parse_from_str(&format!("{}-01", text.trim()), "%Y-%m-%d")
-        .map_err(|_| format!("{text:?} is not a month such as 2026-10"))?;
-    let to = from
-        .checked_add_months(chrono::Months::new(1))
-        .ok_or_else(|| format!("{text:?} is out of range"))?;
-    Ok(DateRange { from, to })
-}
+pub use crate::period::parse_month;
 
 /// What `edit` would move in each team's spend over `month`, saving nothing.
 pub async fn preview(pool: &PgPool, edit: RuleEdit, metric: Metric, month: DateRange) -> Result<Preview, AppError> {
@@ -116,6 +107,7 @@ pub async fn preview(pool: &PgPool, edit: RuleEdit, metric: Metric, month: DateR
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::NaiveDate;
 
     #[test]
     fn a_preview_month_is_a_whole_calendar_month() {

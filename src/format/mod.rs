@@ -5,6 +5,8 @@
 pub mod amount;
 #[cfg(feature = "ssr")]
 pub mod csv;
+#[cfg(feature = "ssr")]
+pub mod printable;
 
 use rust_decimal::{Decimal, RoundingStrategy};
 

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::model::{ProjectWorkload, SavingsAvailable, SavingsData, WhatIf};
+use super::model::{ProjectWorkload, SavingsAvailable, SavingsData, SavingsReport, WhatIf};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
@@ -37,6 +37,17 @@ pub async fn get_savings(
         account: super::service::account_usage(&pool, &cache, &insights, account.as_ref()).await?,
     };
     Ok(super::service::page(&pool, &cache, &insights, &caller, &filters, hours).await?)
+}
+
+/// The monthly savings report (`month`: `2026-11`, default this month); every signed-in
+/// role reads it, as it reads the Savings page.
+#[server(prefix = "/api", endpoint = "savings/report")]
+pub async fn get_savings_report(month: Option<String>) -> Result<SavingsReport, AppError> {
+    crate::auth::caller()?;
+    let today = chrono::Utc::now().date_naive();
+    let month = super::service::report_month(month.as_deref(), today).map_err(|m| AppError::invalid("month", m))?;
+    let insights = insights().await?;
+    Ok(super::report::compute(&crate::ctx::pool()?, &insights, month, today).await?)
 }
 
 /// Accepts or dismisses a recommendation (`decision`: accepted, dismissed, or open to take

@@ -1,5 +1,6 @@
 //! `GET /api/savings.csv?team=&kind=&account=`: the Savings page's recommendations as a
-//! download, in the `burnrate insights` columns, Excel-safe.
+//! download, in the `burnrate insights` columns, Excel-safe; and the monthly savings report
+//! (`/api/savings/report.csv` and `.html`, `?month=2026-11`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -68,6 +69,81 @@ pub async fn savings_csv(
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "the export failed; see the server log",
+            )
+                .into_response()
+        }
+    }
+}
+
+pub async fn savings_report_csv(
+    State(pool): State<sqlx::PgPool>,
+    State(config): State<Arc<Config>>,
+    State(cache): State<PageDataCache>,
+    caller: Option<axum::Extension<crate::auth::Caller>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    savings_report(&pool, &config, &cache, caller.is_some(), &query, false).await
+}
+
+pub async fn savings_report_html(
+    State(pool): State<sqlx::PgPool>,
+    State(config): State<Arc<Config>>,
+    State(cache): State<PageDataCache>,
+    caller: Option<axum::Extension<crate::auth::Caller>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    savings_report(&pool, &config, &cache, caller.is_some(), &query, true).await
+}
+
+async fn savings_report(
+    pool: &sqlx::PgPool,
+    config: &Config,
+    cache: &PageDataCache,
+    signed_in: bool,
+    query: &HashMap<String, String>,
+    html: bool,
+) -> Response {
+    if !signed_in {
+        return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
+    }
+    let now = chrono::Utc::now();
+    let month = match super::service::report_month(query.get("month").map(String::as_str), now.date_naive()) {
+        Ok(month) => month,
+        Err(message) => return (StatusCode::BAD_REQUEST, format!("month: {message}")).into_response(),
+    };
+    let report = match super::service::cached_insights(pool, cache, config, now).await {
+        Ok(insights) => super::report::compute(pool, &insights, month, now.date_naive()).await,
+        Err(error) => Err(error),
+    };
+    match report {
+        Ok(report) if html => (
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
+                (header::CONTENT_SECURITY_POLICY, crate::format::printable::html_csp()),
+            ],
+            super::report_render::html(&report),
+        )
+            .into_response(),
+        Ok(report) => (
+            [
+                (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!(
+                        "attachment; filename=\"burnrate-savings-report-{}.csv\"",
+                        crate::period::month_label(report.month)
+                    ),
+                ),
+            ],
+            super::report_render::csv(&report, crate::format::csv::CsvStyle::ExcelSafe),
+        )
+            .into_response(),
+        Err(error) if crate::error::is_unavailable(&error) => crate::error::unavailable_response(),
+        Err(error) => {
+            tracing::error!(%error, "savings report failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the report failed; see the server log",
             )
                 .into_response()
         }

@@ -33,6 +33,10 @@ pub mod pricing;
 #[cfg(feature = "ssr")]
 pub mod prometheus;
 #[cfg(feature = "ssr")]
+pub mod report;
+#[cfg(feature = "ssr")]
+pub mod report_render;
+#[cfg(feature = "ssr")]
 pub mod rules;
 #[cfg(feature = "ssr")]
 pub mod service;

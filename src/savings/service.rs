@@ -273,6 +273,20 @@ pub async fn snooze(
     Ok(())
 }
 
+/// The report's month: `2026-11`, or this month when none is given; never after this month.
+pub fn report_month(text: Option<&str>, today: chrono::NaiveDate) -> Result<crate::period::DateRange, String> {
+    use chrono::Datelike;
+    let this_month = today.with_day(1).unwrap_or(today);
+    let month = match text.map(str::trim).filter(|t| !t.is_empty()) {
+        None => crate::period::parse_month(&crate::period::month_label(this_month))?,
+        Some(text) => crate::period::parse_month(text)?,
+    };
+    if month.from > this_month {
+        return Err(format!("{} has not begun", crate::period::month_label(month.from)));
+    }
+    Ok(month)
+}
+
 /// What the Project page shows of `project`'s workload, for `caller`.
 pub async fn project_workload(
     pool: &PgPool,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{Datelike, Months, NaiveDate};
+use chrono::{Months, NaiveDate};
 use sqlx::PgConnection;
 
 use super::adjust::{MonthLines, adjustments, apply};
@@ -22,13 +22,10 @@ pub fn month_range(first: NaiveDate) -> DateRange {
 
 /// `2026-10` as its first day.
 pub fn parse_month(text: &str) -> Result<NaiveDate, String> {
-    NaiveDate::parse_from_str(&format!("{}-01", text.trim()), "%Y-%m-%d")
-        .map_err(|_| format!("{text:?} is not a month such as 2026-10"))
+    crate::period::parse_month(text).map(|month| month.from)
 }
 
-pub fn month_label(first: NaiveDate) -> String {
-    format!("{:04}-{:02}", first.year(), first.month())
-}
+pub use crate::period::month_label;
 
 #[derive(sqlx::FromRow)]
 struct Frozen {

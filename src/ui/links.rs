@@ -16,6 +16,9 @@ pub fn budget_href(id: i64) -> String {
 
 /// The Savings page's recommendations as CSV (`savings::download`); `?team=&kind=` filter.
 pub const SAVINGS_CSV: &str = "/api/savings.csv";
+/// The monthly savings report as CSV, and as printable HTML (`?month=2026-11`).
+pub const SAVINGS_REPORT_CSV: &str = "/api/savings/report.csv";
+pub const SAVINGS_REPORT_HTML: &str = "/api/savings/report.html";
 
 /// The enforcement action trail as CSV (`enforcement::download`).
 pub const ACTION_TRAIL_CSV: &str = "/api/enforcement_audit.csv";

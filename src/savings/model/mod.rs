@@ -1,12 +1,14 @@
 //! GPU savings types both builds use: what a project runs, the recommendations, the Savings
 //! page and the what-if calculator.
 
+mod report;
 mod utilisation;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+pub use report::{LeverRow, SavingsReport, TeamRow};
 pub use utilisation::{ActivityMetric, GpuUse, IdleNow, IdleRow, Utilisation};
 
 /// What a project runs. The field values are a contract of the config file.

@@ -131,6 +131,7 @@ fn SavingsBody(
             {account_select}
             <button type="submit">"Filter"</button>
             <a href=csv_href data-testid="savings-csv" rel="external">"Download CSV"</a>
+            <a href="/savings/report" data-testid="savings-report-link">"Monthly report"</a>
         </Form>
         {move || account().map(|id| view! {
             <p class="hint" data-testid="account-note">"Recommendations on usage in AWS account " {id}

@@ -10,6 +10,7 @@ mod http;
 mod idle_alerts;
 mod inferred;
 mod prometheus;
+mod report;
 mod seeds;
 
 use chrono::NaiveDate;

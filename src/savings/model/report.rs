@@ -1,0 +1,68 @@
+//! The monthly savings report finance forwards: proposed, accepted and realised savings by
+//! lever and by team, against the month's GPU spend (`savings::report` computes it).
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::Kind;
+
+/// One lever (a kind of recommendation) in the month.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeverRow {
+    pub kind: Kind,
+    /// Open now and counted (compounded), a month's worth.
+    pub proposed: Decimal,
+    /// Accepted in the month, a month's worth each as proposed when accepted.
+    pub accepted: Decimal,
+    /// Dollars saved in the month's settled days by everything accepted before them.
+    pub realised: Decimal,
+    /// What the accepted changes' spend was per 30 days before each decision, and in the
+    /// month's days after it, per 30 days; `None` when no accepted change has a settled day
+    /// in the month.
+    pub before: Option<Decimal>,
+    pub after: Option<Decimal>,
+}
+
+impl LeverRow {
+    /// `after ÷ before − 1`: −0.58 for seed 002's "−58 %".
+    pub fn change(&self) -> Option<Decimal> {
+        match (self.before, self.after) {
+            (Some(before), Some(after)) if before > Decimal::ZERO => Some(after / before - Decimal::ONE),
+            _ => None,
+        }
+    }
+}
+
+/// One team (empty: no team) in the month.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamRow {
+    pub team: String,
+    pub gpu_spend: Decimal,
+    pub proposed: Decimal,
+    pub accepted: Decimal,
+    pub realised: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavingsReport {
+    /// The month's first day.
+    pub month: NaiveDate,
+    /// The days the spend covers (the month up to today) and the settled days realised
+    /// savings rest on (`to` exclusive; empty when none has settled).
+    pub spend_to: NaiveDate,
+    pub settled_to: NaiveDate,
+    pub gpu_spend: Decimal,
+    pub levers: Vec<LeverRow>,
+    pub teams: Vec<TeamRow>,
+    pub proposed: Decimal,
+    pub accepted: Decimal,
+    pub realised: Decimal,
+}
+
+impl SavingsReport {
+    /// A share of the month's GPU spend, when there was any.
+    pub fn share_of_spend(&self, amount: Decimal) -> Option<Decimal> {
+        (self.gpu_spend > Decimal::ZERO).then(|| amount / self.gpu_spend)
+    }
+}

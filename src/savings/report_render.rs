@@ -1,0 +1,138 @@
+//! The savings report as CSV (the header is a contract) and as a standalone HTML document
+//! that prints cleanly, in the statements' style.
+
+use std::fmt::Write as _;
+
+use rust_decimal::Decimal;
+
+use super::csv::cents;
+use super::model::SavingsReport;
+use crate::format::csv::{CsvStyle, text};
+use crate::format::printable::STYLE;
+use crate::format::{escape_html, percent_value, usd};
+use crate::period::month_label;
+
+pub const CSV_HEADER: &str = "month,by,name,gpu_spend,proposed,accepted,realised,before_per_30_days,after_per_30_days";
+
+/// One line per lever, per team, and the total; amounts to the cent.
+pub fn csv(report: &SavingsReport, style: CsvStyle) -> String {
+    let month = month_label(report.month);
+    let optional = |value: Option<Decimal>| value.map(cents).unwrap_or_default();
+    let mut out = format!("{CSV_HEADER}\n");
+    for l in &report.levers {
+        let _ = writeln!(
+            out,
+            "{month},lever,{},,{},{},{},{},{}",
+            l.kind.key(),
+            cents(l.proposed),
+            cents(l.accepted),
+            cents(l.realised),
+            optional(l.before),
+            optional(l.after)
+        );
+    }
+    for t in &report.teams {
+        let _ = writeln!(
+            out,
+            "{month},team,{},{},{},{},{},,",
+            text(&t.team, style),
+            cents(t.gpu_spend),
+            cents(t.proposed),
+            cents(t.accepted),
+            cents(t.realised)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{month},total,,{},{},{},{},,",
+        cents(report.gpu_spend),
+        cents(report.proposed),
+        cents(report.accepted),
+        cents(report.realised)
+    );
+    out
+}
+
+/// A share of the month's GPU spend, or a dash when it had none.
+fn share(report: &SavingsReport, amount: Decimal) -> String {
+    report
+        .share_of_spend(amount)
+        .map(|s| percent_value(s * Decimal::ONE_HUNDRED))
+        .unwrap_or_else(|| "–".into())
+}
+
+pub fn html(report: &SavingsReport) -> String {
+    let month = month_label(report.month);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>burnrate savings report {month}</title>\
+         <style>{STYLE}</style></head><body><h1>GPU savings report, {month}</h1><p class=\"note\">\
+         GPU spend from {} to {} (UTC). Proposed: open now, compounded so a project's never passes its spend. \
+         Accepted: in the month, a month's worth each as proposed. Realised: dollars saved on the month's \
+         settled days (to {}) against each change's 30 days before. Amounts in USD.</p>",
+        report.month,
+        report.spend_to.pred_opt().unwrap_or(report.spend_to),
+        report.settled_to.pred_opt().unwrap_or(report.settled_to),
+    );
+    let _ = write!(
+        out,
+        "<table><thead><tr><th></th><th class=\"num\">Amount</th><th class=\"num\">Of GPU spend</th></tr></thead><tbody>\
+         <tr><td>GPU spend</td><td class=\"num\">{}</td><td></td></tr>\
+         <tr><td>Proposed (a month)</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\
+         <tr><td>Accepted (a month)</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\
+         <tr class=\"total\"><td>Realised in the month</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\
+         </tbody></table>",
+        usd(report.gpu_spend),
+        usd(report.proposed),
+        share(report, report.proposed),
+        usd(report.accepted),
+        share(report, report.accepted),
+        usd(report.realised),
+        share(report, report.realised),
+    );
+    out.push_str(
+        "<section><h2>By lever</h2><table><thead><tr><th>Lever</th><th class=\"num\">Proposed</th>\
+         <th class=\"num\">Accepted</th><th class=\"num\">Realised</th><th class=\"num\">Before, per 30 days</th>\
+         <th class=\"num\">After, per 30 days</th><th class=\"num\">Change</th></tr></thead><tbody>",
+    );
+    for l in &report.levers {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            l.kind.label(),
+            usd(l.proposed),
+            usd(l.accepted),
+            usd(l.realised),
+            l.before.map(usd).unwrap_or_default(),
+            l.after.map(usd).unwrap_or_default(),
+            l.change()
+                .map(|c| percent_value(c * Decimal::ONE_HUNDRED))
+                .unwrap_or_default(),
+        );
+    }
+    out.push_str(
+        "</tbody></table></section><section><h2>By team</h2><table><thead><tr><th>Team</th>\
+         <th class=\"num\">GPU spend</th><th class=\"num\">Proposed</th><th class=\"num\">Accepted</th>\
+         <th class=\"num\">Realised</th><th class=\"num\">Realised, of its GPU spend</th></tr></thead><tbody>",
+    );
+    for t in &report.teams {
+        out.push_str("<tr><td>");
+        escape_html(&mut out, if t.team.is_empty() { "Unassigned" } else { &t.team });
+        let realised_share = (t.gpu_spend > Decimal::ZERO)
+            .then(|| percent_value(t.realised / t.gpu_spend * Decimal::ONE_HUNDRED))
+            .unwrap_or_else(|| "–".into());
+        let _ = write!(
+            out,
+            "</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{realised_share}</td></tr>",
+            usd(t.gpu_spend),
+            usd(t.proposed),
+            usd(t.accepted),
+            usd(t.realised),
+        );
+    }
+    out.push_str("</tbody></table></section></body></html>");
+    out
+}
