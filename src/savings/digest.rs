@@ -103,14 +103,12 @@ pub async fn queue_week(
 
 fn compose(team: &str, open: &[&Recommendation], public_url: Option<&str>) -> (String, String, String) {
     // Rows on an inferred workload are listed (their detail says so) but not summed.
-    let total: Decimal = open
-        .iter()
-        .filter(|r| r.counts_in_totals())
-        .map(|r| r.compounded_saving)
-        .sum();
+    let counted: Vec<&&Recommendation> = open.iter().filter(|r| r.counts_in_totals()).collect();
+    let total: Decimal = counted.iter().map(|r| r.compounded_saving).sum();
+    let to_confirm = open.len() - counted.len();
     let subject = one_line(&format!(
         "burnrate: {} GPU savings for {team}, {} a month",
-        open.len(),
+        counted.len(),
         usd(total)
     ));
     let link = format!(
@@ -118,14 +116,18 @@ fn compose(team: &str, open: &[&Recommendation], public_url: Option<&str>) -> (S
         public_url.unwrap_or(""),
         crate::format::url_encode(team)
     );
-    let mut body = facts_message(
-        &subject,
-        &[
-            ("Team", team.to_string()),
-            ("Open opportunities", open.len().to_string()),
-            ("Saving available", format!("{} per month", usd(total))),
-        ],
-    );
+    let mut facts = vec![
+        ("Team", team.to_string()),
+        ("Open opportunities", counted.len().to_string()),
+        ("Saving available", format!("{} per month", usd(total))),
+    ];
+    if to_confirm > 0 {
+        facts.push((
+            "Resting on a workload to confirm",
+            format!("{to_confirm} more, not in the saving above until a lead confirms it"),
+        ));
+    }
+    let mut body = facts_message(&subject, &facts);
     body.text.push_str("\nTop opportunities:\n");
     body.html.push_str("<h2>Top opportunities</h2><ol>");
     for r in open.iter().take(TOP) {
