@@ -4,7 +4,9 @@
 //! - EC2: the daily instance-hours of the project's GPU usage types over the window.
 //!   - Every day at least 23 instance-hours (one instance around the clock) and flat (daily
 //!     hours vary by at most 25 % around their mean, weekends like weekdays): serving.
-//!   - Weekends at most half of weekdays: dev (office hours; off at weekends is high confidence).
+//!   - Weekends at most half of weekdays, and hours on at least 80 % of the weekdays: dev
+//!     (office hours; off at weekends is high confidence). Runs on a few weekdays are not
+//!     office hours: they are the next profile.
 //!   - Days without any hours between runs: training, or batch when no run reaches 12 hours
 //!     per instance. A run is a stretch of consecutive days with hours; its length is its
 //!     instance-hours ÷ the most instances seen at once.
@@ -38,6 +40,8 @@ const FLAT_WITHIN_PERCENT: i64 = 25;
 const WEEKEND_AT_MOST_PERCENT: i64 = 50;
 /// Weekends at most this share of weekdays read as switched off at weekends.
 const WEEKEND_OFF_PERCENT: i64 = 10;
+/// Office work shows on at least this share of the weekdays.
+const WEEKDAYS_WORKED_PERCENT: i64 = 80;
 /// A run this long per instance reads as training rather than batch.
 const TRAINING_RUN_HOURS: i64 = 12;
 /// Utilisation that agrees with a training or batch inference, and below which dev agrees.
@@ -138,6 +142,15 @@ fn office_hours(days: &[(NaiveDate, Decimal)]) -> Option<Inferred> {
     };
     let (weekends, weekdays) = (average(true)?, average(false)?);
     if weekdays <= Decimal::ZERO || weekends > percent_of(weekdays, WEEKEND_AT_MOST_PERCENT) {
+        return None;
+    }
+    let (worked, all): (usize, usize) = days
+        .iter()
+        .filter(|(d, _)| !weekend(*d))
+        .fold((0, 0), |(worked, all), (_, h)| {
+            (worked + usize::from(!h.is_zero()), all + 1)
+        });
+    if Decimal::from(worked) < percent_of(Decimal::from(all), WEEKDAYS_WORKED_PERCENT) {
         return None;
     }
     let ratio = weekends / weekdays;
@@ -307,6 +320,9 @@ mod tests {
         assert!(quiet.basis.contains("40.0%"), "{}", quiet.basis);
         // Weekends at 60 %: not office hours, and never zero, so not bursty either.
         assert!(profile(&hours(w, |_, d| if weekend(d) { 60 } else { 100 }), w).is_none());
+        // Two weekdays in five, nothing at weekends: runs, not office hours.
+        let runs = profile(&hours(w, |i, _| if i % 7 < 2 { 9 } else { 0 }), w).expect("a profile");
+        assert_eq!(runs.workload, Workload::Batch);
     }
 
     #[test]
