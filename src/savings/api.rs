@@ -141,7 +141,7 @@ pub async fn save_project_facts(
             Some(Model { params_b, precision })
         }
     };
-    let facts = ProjectFacts { workload, model };
+    let facts = super::model::ProjectFacts { workload, model };
     let changed = super::service::save_project_facts(&crate::ctx::pool()?, &caller, &project, facts).await?;
     Ok(changed)
 }

@@ -106,11 +106,15 @@ fn compose(team: &str, open: &[&Recommendation], public_url: Option<&str>) -> (S
     let counted: Vec<&&Recommendation> = open.iter().filter(|r| r.counts_in_totals()).collect();
     let total: Decimal = counted.iter().map(|r| r.compounded_saving).sum();
     let to_confirm = open.len() - counted.len();
-    let subject = one_line(&format!(
-        "burnrate: {} GPU savings for {team}, {} a month",
-        counted.len(),
-        usd(total)
-    ));
+    let subject = one_line(&if counted.is_empty() {
+        format!("burnrate: {to_confirm} GPU savings for {team} to confirm")
+    } else {
+        format!(
+            "burnrate: {} GPU savings for {team}, {} a month",
+            counted.len(),
+            usd(total)
+        )
+    });
     let link = format!(
         "{}/savings?team={}",
         public_url.unwrap_or(""),

@@ -12,9 +12,9 @@
 //!     instance-hours ÷ the most instances seen at once.
 //!   - Anything else is left unknown: no rule guesses on it.
 //! - SageMaker: the operation in the usage type is the workload of that usage (`Train:`,
-//!   `Host:`, `Notebk:`), a fact, not an inference. A project whose EC2 hours fit no profile
-//!   borrows the workload of the SageMaker operation holding most of its GPU spend, at low
-//!   confidence.
+//!   `Host:`, `Notebk:`), a fact, not an inference. A project with no EC2 GPU usage is said
+//!   to run what the SageMaker operation holding most of its GPU spend runs, at low
+//!   confidence (its rows follow their own operations; this is what its page shows).
 //! - Utilisation, where known, raises the confidence one step when it agrees (training or
 //!   batch with a GPU mean of 60 % or more, dev below 40 %) and lowers it when it contradicts.
 //!
@@ -51,20 +51,27 @@ const DEV_MEAN_BELOW_PERCENT: i64 = 40;
 /// The inferred workload of every project that declares none and whose bill fits a profile.
 pub fn infer(usage: &[Usage], window: Window) -> BTreeMap<String, Inferred> {
     let mut by_project: BTreeMap<&str, Vec<&Usage>> = BTreeMap::new();
-    for u in usage.iter().filter(|u| u.facts.workload == Workload::Unknown) {
+    // Untagged spend is no project anyone can confirm a workload for.
+    for u in usage
+        .iter()
+        .filter(|u| u.facts.workload == Workload::Unknown && !u.project.is_empty())
+    {
         by_project.entry(&u.project).or_default().push(u);
     }
     by_project
         .into_iter()
         .filter_map(|(project, usages)| {
+            let ec2: Vec<&&Usage> = usages.iter().filter(|u| u.is_ec2()).collect();
+            if ec2.is_empty() {
+                return Some((project.to_string(), from_sagemaker(&usages)?));
+            }
             let mut hours: BTreeMap<NaiveDate, Decimal> = BTreeMap::new();
-            for u in usages.iter().filter(|u| u.is_ec2()) {
+            for u in ec2 {
                 for (day, h) in &u.daily_hours {
                     *hours.entry(*day).or_default() += *h;
                 }
             }
-            let found = profile(&hours, window).or_else(|| from_sagemaker(&usages))?;
-            Some((project.to_string(), found))
+            Some((project.to_string(), profile(&hours, window)?))
         })
         .collect()
 }
@@ -132,6 +139,11 @@ fn weekend(day: NaiveDate) -> bool {
 }
 
 fn office_hours(days: &[(NaiveDate, Decimal)]) -> Option<Inferred> {
+    // Never below one instance around the clock: a fleet that scales in at weekends, not
+    // office work.
+    if days.iter().all(|(_, h)| *h >= Decimal::from(ROUND_THE_CLOCK_HOURS)) {
+        return None;
+    }
     let average = |at_weekend: bool| {
         let picked: Vec<Decimal> = days
             .iter()
@@ -173,6 +185,12 @@ fn office_hours(days: &[(NaiveDate, Decimal)]) -> Option<Inferred> {
 }
 
 fn bursty(days: &[(NaiveDate, Decimal)], most: Decimal) -> Option<Inferred> {
+    // Days before a project started or after it stopped are not a pause between runs.
+    let first = days.iter().position(|(_, h)| !h.is_zero())?;
+    let last = days.iter().rposition(|(_, h)| !h.is_zero())?;
+    let active = &days[first..=last];
+    let window_days = days.len();
+    let days = active;
     if !days.iter().any(|(_, h)| h.is_zero()) {
         return None;
     }
@@ -197,10 +215,7 @@ fn bursty(days: &[(NaiveDate, Decimal)], most: Decimal) -> Option<Inferred> {
     } else {
         Workload::Batch
     };
-    let confidence = match runs.len() {
-        1 => Confidence::Low,
-        _ => Confidence::Medium,
-    };
+    let confidence = Confidence::Medium.min(confidence_for_days(window_days));
     let plural = if runs.len() == 1 { "" } else { "s" };
     let (shortest, longest) = (number(shortest, 0), number(longest, 0));
     let lengths = if shortest == longest {
@@ -213,7 +228,7 @@ fn bursty(days: &[(NaiveDate, Decimal)], most: Decimal) -> Option<Inferred> {
         basis: format!(
             "inferred: bursty run{plural} of {lengths} h ({} run{plural} in {} days, up to {} instances at once)",
             runs.len(),
-            days.len(),
+            window_days,
             number(instances, 0)
         ),
         confidence,
@@ -315,9 +330,14 @@ mod tests {
         assert_eq!((off.workload, off.confidence), (Workload::Dev, Confidence::High));
         assert!(off.basis.contains("off at weekends"), "{}", off.basis);
         // Weekends at 40 % of weekdays: still office-shaped, less sure.
-        let quiet = profile(&hours(w, |_, d| if weekend(d) { 40 } else { 100 }), w).expect("a profile");
+        let quiet = profile(&hours(w, |_, d| if weekend(d) { 4 } else { 10 }), w).expect("a profile");
         assert_eq!((quiet.workload, quiet.confidence), (Workload::Dev, Confidence::Medium));
         assert!(quiet.basis.contains("40.0%"), "{}", quiet.basis);
+        // A fleet that never drops below one instance around the clock but scales in at
+        // weekends is not office work.
+        assert!(
+            profile(&hours(w, |_, d| if weekend(d) { 40 } else { 100 }), w).is_none_or(|f| f.workload != Workload::Dev)
+        );
         // Weekends at 60 %: not office hours, and never zero, so not bursty either.
         assert!(profile(&hours(w, |_, d| if weekend(d) { 60 } else { 100 }), w).is_none());
         // Mondays only, nothing at weekends: short runs, not office hours.
@@ -341,8 +361,14 @@ mod tests {
         // Short runs: batch. One run alone: low confidence.
         let batch = profile(&hours(w, |i, _| if i % 7 == 0 { 6 } else { 0 }), w).expect("a profile");
         assert_eq!(batch.workload, Workload::Batch);
-        let once = profile(&hours(w, |i, _| if i == 10 { 40 } else { 0 }), w).expect("a profile");
-        assert_eq!(once.confidence, Confidence::Low);
+        // One run alone, or a fleet that started mid-window and runs on: no pause between
+        // runs, so no profile (it may be serving that began late).
+        assert!(profile(&hours(w, |i, _| if i == 10 { 40 } else { 0 }), w).is_none());
+        assert!(profile(&hours(w, |i, _| if i >= 14 { 72 } else { 0 }), w).is_none());
+        // Two runs in five days: a guess.
+        let short = window(5);
+        let guess = profile(&hours(short, |i, _| if i == 1 || i == 3 { 20 } else { 0 }), short).expect("a profile");
+        assert_eq!(guess.confidence, Confidence::Low);
         assert!(profile(&BTreeMap::new(), w).is_none(), "no hours, no profile");
     }
 

@@ -68,12 +68,11 @@ pub fn html(report: &SavingsReport) -> String {
         out,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>burnrate savings report {month}</title>\
          <style>{STYLE}</style></head><body><h1>GPU savings report, {month}</h1><p class=\"note\">\
-         GPU spend from {} to {} (UTC). Proposed: open now, compounded so a project's never passes its spend. \
+         GPU spend: {} (UTC). Proposed: open now, compounded so a project's never passes its spend. \
          Accepted: in the month, a month's worth each as proposed. Realised: dollars saved on the month's \
-         settled days (to {}) against each change's 30 days before. Amounts in USD.</p>",
-        report.month,
-        report.spend_to.pred_opt().unwrap_or(report.spend_to),
-        report.settled_to.pred_opt().unwrap_or(report.settled_to),
+         settled days ({}) against each change's 30 days before. Amounts in USD.</p>",
+        report.spend_days(),
+        report.settled_days(),
     );
     let _ = write!(
         out,
@@ -120,9 +119,11 @@ pub fn html(report: &SavingsReport) -> String {
     for t in &report.teams {
         out.push_str("<tr><td>");
         escape_html(&mut out, if t.team.is_empty() { "Unassigned" } else { &t.team });
-        let realised_share = (t.gpu_spend > Decimal::ZERO)
-            .then(|| percent_value(t.realised / t.gpu_spend * Decimal::ONE_HUNDRED))
-            .unwrap_or_else(|| "–".into());
+        let realised_share = if t.gpu_spend > Decimal::ZERO {
+            percent_value(t.realised / t.gpu_spend * Decimal::ONE_HUNDRED)
+        } else {
+            "–".into()
+        };
         let _ = write!(
             out,
             "</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\

@@ -336,6 +336,13 @@ pub async fn confirm_workload(
     }
     let mut tx = pool.begin().await?;
     let mut facts = store::project_facts(&mut tx, project).await?;
+    // A lead confirms what the bill suggests; changing a declared workload stays an admin's.
+    if !caller.is_admin() && facts.workload != super::model::Workload::Unknown {
+        return Err(AppError::Forbidden(format!(
+            "{project} already declares {}; only an admin changes a declared workload",
+            facts.workload.key()
+        )));
+    }
     facts.workload = workload;
     let changed = store::set_project_facts(&mut tx, &caller.into(), project, facts).await?;
     tx.commit().await?;

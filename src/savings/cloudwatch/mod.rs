@@ -91,14 +91,14 @@ impl Endpoint {
         format!("endpoint/{}/{}/{}", self.region, self.name, self.variant)
     }
 
-    /// No invocation in the last 14 days, having run all of them, and the read reached back
-    /// that far (a shorter window knows nothing of the days before it).
     /// Whether its traffic shows the hours a schedule would switch it off are idle: a week of
     /// off-hours seen without one invocation.
     pub fn idle_off_hours(&self) -> bool {
         self.off_hours_seen >= OFF_HOURS_SEEN_AT_LEAST && self.off_hours_invocations == 0.0
     }
 
+    /// No invocation in the last 14 days, having run all of them, and the read reached back
+    /// that far (a shorter window knows nothing of the days before it).
     pub fn idle_for_two_weeks(&self, now: i64) -> bool {
         let two_weeks_ago = now - IDLE_ENDPOINT_DAYS * 86_400;
         self.recent_invocations == 0.0

@@ -61,6 +61,22 @@ pub struct SavingsReport {
 }
 
 impl SavingsReport {
+    /// `2026-11-01 to 2026-11-26`, or that no day of the month has begun.
+    pub fn spend_days(&self) -> String {
+        match self.spend_to.pred_opt().filter(|last| *last >= self.month) {
+            Some(last) => format!("{} to {last}", self.month),
+            None => format!("no day of {} yet", crate::period::month_label(self.month)),
+        }
+    }
+
+    /// The last settled day the realised figures rest on, or that none of the month has settled.
+    pub fn settled_days(&self) -> String {
+        match self.settled_to.pred_opt().filter(|last| *last >= self.month) {
+            Some(last) => format!("settled to {last}"),
+            None => "no settled day yet".to_string(),
+        }
+    }
+
     /// A share of the month's GPU spend, when there was any.
     pub fn share_of_spend(&self, amount: Decimal) -> Option<Decimal> {
         (self.gpu_spend > Decimal::ZERO).then(|| amount / self.gpu_spend)

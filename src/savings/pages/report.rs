@@ -38,6 +38,7 @@ fn share(report: &SavingsReport, amount: rust_decimal::Decimal) -> String {
 fn ReportBody(report: SavingsReport) -> impl IntoView {
     let month = crate::period::month_label(report.month);
     let link = |base: &str| format!("{base}?month={}", url_encode(&month));
+    let (csv_href, html_href) = (link(SAVINGS_REPORT_CSV), link(SAVINGS_REPORT_HTML));
     let levers = report
         .levers
         .iter()
@@ -79,15 +80,15 @@ fn ReportBody(report: SavingsReport) -> impl IntoView {
         <Form method="GET" action="/savings/report" attr:class="filters">
             <label>"Month " <input type="month" name="month" value=month.clone() required/></label>
             <button type="submit">"Show"</button>
-            <a href=link(SAVINGS_REPORT_CSV) rel="external" data-testid="report-csv">"Download CSV"</a>
-            <a href=link(SAVINGS_REPORT_HTML) rel="external" target="_blank" data-testid="report-html">"Printable"</a>
+            <a href=csv_href rel="external" data-testid="report-csv">"Download CSV"</a>
+            <a href=html_href rel="external" target="_blank" data-testid="report-html">"Printable"</a>
         </Form>
         <section class="cards" aria-label="Totals">
             <div class="card"><h2>"GPU spend"</h2><p class="figure" data-testid="report-gpu-spend">{usd(report.gpu_spend)}</p>
-                <p class="hint">{format!("{} to {}", report.month, report.spend_to.pred_opt().unwrap_or(report.spend_to))}</p></div>
+                <p class="hint">{report.spend_days()}</p></div>
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="report-proposed">{usd(report.proposed)}</p><p class="hint">{format!("a month, {} of GPU spend", share(&report, report.proposed))}</p></div>
             <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="report-accepted">{usd(report.accepted)}</p><p class="hint">{format!("a month, {} of GPU spend", share(&report, report.accepted))}</p></div>
-            <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="report-realised">{usd(report.realised)}</p><p class="hint">{format!("in the month, {} of GPU spend", share(&report, report.realised))}</p></div>
+            <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="report-realised">{usd(report.realised)}</p><p class="hint">{format!("in the month, {} of GPU spend; {}", share(&report, report.realised), report.settled_days())}</p></div>
         </section>
         <h2>"By lever"</h2>
         <DataTable testid="report-levers" columns=&["Lever", "Proposed", "Accepted", "Realised", "Before, per 30 days", "After, per 30 days", "Change"]>{levers}</DataTable>
