@@ -201,6 +201,9 @@ async fn a_lead_confirms_an_inferred_workload_in_one_click_and_its_row_counts(po
     .await
     .expect("audited");
     assert_eq!((actor.as_str(), after.as_str()), ("lead@example.com", "training"));
+    // Declared now: a lead no longer changes it; that stays an admin's.
+    let again = app.post_form_as(url, &confirm("sweeps", "batch"), &lead).await;
+    assert_eq!(again.status, 403, "{}", again.body);
 
     // Declared now: the same row, no longer inferred, and counted in the total.
     let after = insights(&pool, 30).await;
