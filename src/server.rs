@@ -116,11 +116,11 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             crate::ui::links::SAVINGS_REPORT_CSV,
-            get(crate::savings::download::savings_report_csv),
+            get(crate::savings::download::savings_report),
         )
         .route(
             crate::ui::links::SAVINGS_REPORT_HTML,
-            get(crate::savings::download::savings_report_html),
+            get(crate::savings::download::savings_report),
         )
         .route("/api/statement", get(crate::statements::download::statement))
         .route(

@@ -75,43 +75,26 @@ pub async fn savings_csv(
     }
 }
 
-pub async fn savings_report_csv(
+/// The report as CSV or, at `SAVINGS_REPORT_HTML`, as the printable document.
+pub async fn savings_report(
     State(pool): State<sqlx::PgPool>,
     State(config): State<Arc<Config>>,
     State(cache): State<PageDataCache>,
     caller: Option<axum::Extension<crate::auth::Caller>>,
+    uri: axum::http::Uri,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    savings_report(&pool, &config, &cache, caller.is_some(), &query, false).await
-}
-
-pub async fn savings_report_html(
-    State(pool): State<sqlx::PgPool>,
-    State(config): State<Arc<Config>>,
-    State(cache): State<PageDataCache>,
-    caller: Option<axum::Extension<crate::auth::Caller>>,
-    Query(query): Query<HashMap<String, String>>,
-) -> Response {
-    savings_report(&pool, &config, &cache, caller.is_some(), &query, true).await
-}
-
-async fn savings_report(
-    pool: &sqlx::PgPool,
-    config: &Config,
-    cache: &PageDataCache,
-    signed_in: bool,
-    query: &HashMap<String, String>,
-    html: bool,
-) -> Response {
-    if !signed_in {
+    if caller.is_none() {
         return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
     }
+    let html = uri.path() == crate::ui::links::SAVINGS_REPORT_HTML;
+    let (pool, cache) = (&pool, &cache);
     let now = chrono::Utc::now();
     let month = match super::service::report_month(query.get("month").map(String::as_str), now.date_naive()) {
         Ok(month) => month,
         Err(message) => return (StatusCode::BAD_REQUEST, format!("month: {message}")).into_response(),
     };
-    let report = match super::service::cached_insights(pool, cache, config, now).await {
+    let report = match super::service::cached_insights(pool, cache, &config, now).await {
         Ok(insights) => super::report::compute(pool, &insights, month, now.date_naive()).await,
         Err(error) => Err(error),
     };
