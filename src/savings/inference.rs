@@ -89,13 +89,15 @@ pub fn profile(hours: &BTreeMap<NaiveDate, Decimal>, window: Window) -> Option<I
         .each_day()
         .map(|day| (day, hours.get(&day).copied().unwrap_or_default().max(Decimal::ZERO)))
         .collect();
-    let most = days.iter().map(|(_, h)| *h).max()?;
-    if most <= Decimal::ZERO {
-        return None;
-    }
-    round_the_clock(&days)
-        .or_else(|| office_hours(&days))
-        .or_else(|| bursty(&days, most))
+    // Days before the project's first hour or after its last say nothing of its shape: a
+    // fleet or a desk that started mid-window is read from the days it existed.
+    let first = days.iter().position(|(_, h)| !h.is_zero())?;
+    let last = days.iter().rposition(|(_, h)| !h.is_zero())?;
+    let active = &days[first..=last];
+    let most = active.iter().map(|(_, h)| *h).max()?;
+    round_the_clock(active)
+        .or_else(|| office_hours(active))
+        .or_else(|| bursty(active, most))
 }
 
 fn percent_of(value: Decimal, percent: i64) -> Decimal {
@@ -111,7 +113,13 @@ fn confidence_for_days(days: usize) -> Confidence {
     }
 }
 
+/// Fewer days than this, and "around the clock" says nothing.
+const ROUND_THE_CLOCK_DAYS: usize = 7;
+
 fn round_the_clock(days: &[(NaiveDate, Decimal)]) -> Option<Inferred> {
+    if days.len() < ROUND_THE_CLOCK_DAYS {
+        return None;
+    }
     let least = days.iter().map(|(_, h)| *h).min()?;
     let most = days.iter().map(|(_, h)| *h).max()?;
     if least < Decimal::from(ROUND_THE_CLOCK_HOURS) {
@@ -184,13 +192,8 @@ fn office_hours(days: &[(NaiveDate, Decimal)]) -> Option<Inferred> {
     })
 }
 
+/// `days` runs from the first day with hours to the last: an empty day inside is a pause.
 fn bursty(days: &[(NaiveDate, Decimal)], most: Decimal) -> Option<Inferred> {
-    // Days before a project started or after it stopped are not a pause between runs.
-    let first = days.iter().position(|(_, h)| !h.is_zero())?;
-    let last = days.iter().rposition(|(_, h)| !h.is_zero())?;
-    let active = &days[first..=last];
-    let window_days = days.len();
-    let days = active;
     if !days.iter().any(|(_, h)| h.is_zero()) {
         return None;
     }
@@ -215,8 +218,7 @@ fn bursty(days: &[(NaiveDate, Decimal)], most: Decimal) -> Option<Inferred> {
     } else {
         Workload::Batch
     };
-    let confidence = Confidence::Medium.min(confidence_for_days(window_days));
-    let plural = if runs.len() == 1 { "" } else { "s" };
+    let confidence = Confidence::Medium.min(confidence_for_days(days.len()));
     let (shortest, longest) = (number(shortest, 0), number(longest, 0));
     let lengths = if shortest == longest {
         shortest
@@ -226,10 +228,14 @@ fn bursty(days: &[(NaiveDate, Decimal)], most: Decimal) -> Option<Inferred> {
     Some(Inferred {
         workload,
         basis: format!(
-            "inferred: bursty run{plural} of {lengths} h ({} run{plural} in {} days, up to {} instances at once)",
+            "inferred: bursty runs of {lengths} h ({} runs in {} days, up to {} at once)",
             runs.len(),
-            window_days,
-            number(instances, 0)
+            days.len(),
+            if instances == Decimal::ONE {
+                "1 instance".to_string()
+            } else {
+                format!("{} instances", number(instances, 0))
+            }
         ),
         confidence,
     })
@@ -355,16 +361,20 @@ mod tests {
             (Workload::Training, Confidence::Medium)
         );
         assert_eq!(
-            found.basis,
-            "inferred: bursty runs of 48 h (4 runs in 28 days, up to 8 instances at once)"
+            found.basis, "inferred: bursty runs of 48 h (4 runs in 23 days, up to 8 instances at once)",
+            "counted from the first run to the last"
         );
-        // Short runs: batch. One run alone: low confidence.
+        // Short runs: batch.
         let batch = profile(&hours(w, |i, _| if i % 7 == 0 { 6 } else { 0 }), w).expect("a profile");
         assert_eq!(batch.workload, Workload::Batch);
-        // One run alone, or a fleet that started mid-window and runs on: no pause between
-        // runs, so no profile (it may be serving that began late).
+        // One run alone: no pause between runs, and a day says nothing of around the clock.
         assert!(profile(&hours(w, |i, _| if i == 10 { 40 } else { 0 }), w).is_none());
-        assert!(profile(&hours(w, |i, _| if i >= 14 { 72 } else { 0 }), w).is_none());
+        // A fleet that started mid-window and runs on is read from its 14 days: serving.
+        let late = profile(&hours(w, |i, _| if i >= 14 { 72 } else { 0 }), w).expect("a profile");
+        assert_eq!((late.workload, late.confidence), (Workload::Serving, Confidence::High));
+        // A desk used from the third week on, weekdays only: dev, read from its 12 days.
+        let desk = profile(&hours(w, |i, d| if i >= 14 && !weekend(d) { 9 } else { 0 }), w).expect("a profile");
+        assert_eq!((desk.workload, desk.confidence), (Workload::Dev, Confidence::Medium));
         // Two runs in five days: a guess.
         let short = window(5);
         let guess = profile(&hours(short, |i, _| if i == 1 || i == 3 { 20 } else { 0 }), short).expect("a profile");

@@ -327,15 +327,15 @@ pub async fn confirm_workload(
     project: &str,
     workload: super::model::Workload,
 ) -> Result<bool, AppError> {
-    let team = team_of(pool, project).await?;
     let ids = team_ids(pool).await?;
+    let mut tx = pool.begin().await?;
+    // Read under the row's lock: the team and the declaration checked are the ones written over.
+    let (mut facts, team) = store::project_facts_for_update(&mut tx, project).await?;
     if !may_decide(caller, team.as_deref().unwrap_or_default(), &ids) {
         return Err(AppError::Forbidden(
             "only admins and the team's leads confirm its workload".into(),
         ));
     }
-    let mut tx = pool.begin().await?;
-    let mut facts = store::project_facts(&mut tx, project).await?;
     // A lead confirms what the bill suggests; changing a declared workload stays an admin's.
     if !caller.is_admin() && facts.workload != super::model::Workload::Unknown {
         return Err(AppError::Forbidden(format!(

@@ -21,6 +21,37 @@ pub async fn project_facts(conn: &mut PgConnection, project: &str) -> Result<Pro
     Ok(row.map(facts_from_row).unwrap_or_default())
 }
 
+/// What a project declares and the team owning it, its row locked until the transaction
+/// ends, so a confirmation decides on what it then writes over.
+pub async fn project_facts_for_update(
+    conn: &mut PgConnection,
+    project: &str,
+) -> Result<(ProjectFacts, Option<String>), sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct Locked {
+        workload: String,
+        model_params_b: Option<Decimal>,
+        model_precision: Option<String>,
+        team: Option<String>,
+    }
+    let row: Option<Locked> = sqlx::query_as(
+        "select p.workload, p.model_params_b, p.model_precision, t.name as team
+         from projects p left join teams t on t.id = p.team_id
+         where p.name = $1
+         for update of p",
+    )
+    .bind(project)
+    .fetch_optional(conn)
+    .await?;
+    Ok(match row {
+        Some(r) => (
+            facts_from_row((r.workload, r.model_params_b, r.model_precision)),
+            r.team,
+        ),
+        None => (ProjectFacts::default(), None),
+    })
+}
+
 /// Every project's declared facts.
 pub async fn all_project_facts(conn: &mut PgConnection) -> Result<HashMap<String, ProjectFacts>, sqlx::Error> {
     let rows: Vec<(String, String, Option<Decimal>, Option<String>)> =

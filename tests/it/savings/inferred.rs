@@ -84,7 +84,7 @@ async fn an_account_with_no_declarations_gets_inferred_advice_for_each_profile(p
     );
     assert_eq!(
         inferred.basis,
-        "inferred: bursty runs of 48 h (4 runs in 28 days, up to 8 instances at once)"
+        "inferred: bursty runs of 48 h (4 runs in 23 days, up to 8 instances at once)"
     );
     assert!(
         spot.detail.contains("not in the totals until a lead confirms"),
