@@ -103,13 +103,21 @@ pub async fn get_savings_available(
     Ok(super::service::available(&pool, &insights, team.as_deref(), project.as_deref()).await?)
 }
 
-/// What a project declares it runs, what its bill suggests when it declares nothing, and
-/// what the caller may do: declare (admins), confirm the inference (admins, the team's leads).
+/// What a project declares it runs, and what the caller may do: declare (admins), confirm an
+/// inferred workload (admins, the team's leads).
 #[server(prefix = "/api", endpoint = "project/workload")]
 pub async fn get_project_facts(project: String) -> Result<ProjectWorkload, AppError> {
     let caller = crate::auth::caller()?;
-    let insights = insights().await?;
-    Ok(super::service::project_workload(&crate::ctx::pool()?, &insights, &caller, &project).await?)
+    Ok(super::service::project_workload(&crate::ctx::pool()?, &caller, &project).await?)
+}
+
+/// What a project's bill suggests it runs, when it declares nothing. Asked after the Project
+/// page has hydrated: it needs the recommendations, which take a second to compute at 10M
+/// facts after a data change (docs/PERFORMANCE.md), and the page's costs should not wait.
+#[server(prefix = "/api", endpoint = "project/workload/inferred")]
+pub async fn get_inferred_workload(project: String) -> Result<Option<super::model::Inferred>, AppError> {
+    crate::auth::caller()?;
+    Ok(insights().await?.inferred.get(&project).cloned())
 }
 
 /// Declares a project's workload and model (admins). An empty `params_b` and `precision`

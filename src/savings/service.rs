@@ -290,7 +290,6 @@ pub fn report_month(text: Option<&str>, today: chrono::NaiveDate) -> Result<crat
 /// What the Project page shows of `project`'s workload, for `caller`.
 pub async fn project_workload(
     pool: &PgPool,
-    insights: &Insights,
     caller: &Caller,
     project: &str,
 ) -> Result<super::model::ProjectWorkload, sqlx::Error> {
@@ -301,11 +300,6 @@ pub async fn project_workload(
     let ids = team_ids(pool).await?;
     Ok(super::model::ProjectWorkload {
         facts,
-        inferred: insights
-            .inferred
-            .get(project)
-            .filter(|_| facts.workload == super::model::Workload::Unknown)
-            .cloned(),
         may_edit: caller.is_admin(),
         may_confirm: may_decide(caller, team.as_deref().unwrap_or_default(), &ids),
     })

@@ -138,8 +138,6 @@ pub struct ProjectFacts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectWorkload {
     pub facts: ProjectFacts,
-    /// What its bill suggests, when it declares no workload.
-    pub inferred: Option<Inferred>,
     /// Admins declare the workload and model.
     pub may_edit: bool,
     /// Admins and the team's leads confirm an inferred workload.

@@ -4,7 +4,9 @@
 use leptos::prelude::*;
 
 use crate::format::{count, quantity, usd};
-use crate::savings::api::{ConfirmWorkload, SaveProjectFacts, get_project_facts, get_savings_available};
+use crate::savings::api::{
+    ConfirmWorkload, SaveProjectFacts, get_inferred_workload, get_project_facts, get_savings_available,
+};
 use crate::savings::model::{Precision, Workload};
 
 /// "Savings available: $X a month in N opportunities", linking to the Savings page filtered
@@ -75,13 +77,44 @@ pub fn ProjectFactsForm(project: String) -> impl IntoView {
                 let model = w.facts.model.map(|m| format!(", model {}B {}", quantity(m.params_b, 3), m.precision.key())).unwrap_or_default();
                 view! {
                     <p data-testid="workload-now">{format!("Declared: {}{model}", w.facts.workload.key())}</p>
-                    {w.inferred.map(|inferred| view! {
-                        <super::inferred::InferredWorkload inferred project=project.clone() may_confirm=w.may_confirm confirm/>
+                    {(w.facts.workload == Workload::Unknown).then(|| view! {
+                        <InferredNote project=project.clone() may_confirm=w.may_confirm confirm/>
                     })}
                     {w.may_edit.then(|| view! { <FactsForm project=project.clone() save/> })}
                 }
             })}
         </section>
+    }
+}
+
+/// What the bill suggests a project runs, fetched once the page has hydrated (as the
+/// "Savings available" note, and for the same reason: it needs the recommendations).
+#[component]
+fn InferredNote(project: String, may_confirm: bool, confirm: ServerAction<ConfirmWorkload>) -> impl IntoView {
+    let mounted = RwSignal::new(false);
+    Effect::new(move |_| mounted.set(true));
+    view! {
+        <Show when=move || mounted.get()>
+            <InferredLoaded project=project.clone() may_confirm confirm/>
+        </Show>
+    }
+}
+
+#[component]
+fn InferredLoaded(project: String, may_confirm: bool, confirm: ServerAction<ConfirmWorkload>) -> impl IntoView {
+    let name = project.clone();
+    let inferred = crate::codec::resource(move || name.clone(), get_inferred_workload);
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new({
+                let project = project.clone();
+                async move {
+                    inferred.await.ok().flatten().map(|inferred| view! {
+                        <super::inferred::InferredWorkload inferred project may_confirm confirm/>
+                    })
+                }
+            })}
+        </Transition>
     }
 }
 

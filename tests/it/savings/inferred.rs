@@ -157,11 +157,21 @@ async fn a_lead_confirms_an_inferred_workload_in_one_click_and_its_row_counts(po
     assert!(page.body.contains("data-testid=\"inferred\""));
     assert!(!page.body.contains("data-testid=\"confirm-workload\""));
 
-    // The Project page says what the bill suggests, beside the declared workload.
+    // The Project page shows the declared workload at once, and asks after hydration what
+    // the bill suggests (it needs the recommendations) and whether this lead may confirm it.
     let project = app.get_as("/projects/sweeps", &lead).await;
     assert_eq!(project.status, 200);
-    assert!(project.body.contains("bursty runs of 48 h"), "{}", project.body);
-    assert!(project.body.contains("data-testid=\"confirm-workload\""));
+    assert!(project.body.contains("Declared: unknown"), "{}", project.body);
+    let asked = format!("project={}", encode("sweeps"));
+    let inferred = app.post_form_as("/api/project/workload/inferred", &asked, &lead).await;
+    assert_eq!(inferred.status, 200, "{}", inferred.body);
+    assert!(inferred.body.contains("bursty runs of 48 h"), "{}", inferred.body);
+    let facts = app.post_form_as("/api/project/workload", &asked, &lead).await;
+    assert!(facts.body.contains("\"may_confirm\":true"), "{}", facts.body);
+    assert_eq!(
+        app.post_form("/api/project/workload/inferred", &asked).await.status,
+        401
+    );
 
     let confirm = |project: &str, workload: &str| format!("project={}&workload={workload}", encode(project));
     let url = "/api/project/workload/confirm";
