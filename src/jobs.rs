@@ -151,6 +151,20 @@ pub async fn ingest_on_schedule(pool: PgPool, settings: IngestSettings, status: 
                         false,
                         format!("Ingestion runs every {every}. Last run: {report}."),
                     );
+                    if settings.read_commitments {
+                        // A failure is recorded for the Savings page; the next run tries again.
+                        match crate::ingestion::commitments::refresh(
+                            &pool,
+                            &cost_explorer,
+                            chrono::Utc::now(),
+                            Backoff::default(),
+                        )
+                        .await
+                        {
+                            Ok(refresh) => tracing::info!("{refresh}"),
+                            Err(error) => tracing::warn!(%error, "owned commitments could not be stored"),
+                        }
+                    }
                     let today = chrono::Utc::now().date_naive();
                     // Failures are logged inside; the next run evaluates again.
                     let _ = after_ingestion(&pool, &workers, today).await;

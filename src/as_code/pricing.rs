@@ -11,6 +11,9 @@
 //!     - {instance_type: p4d.24xlarge, discount_percent: 12}
 //!   per_token:
 //!     - {name: "Llama 3.3 70B on Bedrock", usd_per_million_tokens: 0.72}
+//!   commitments:                         # quotes; the rest use the defaults
+//!     - {instance_type: p3.2xlarge, offer: reserved, term_years: 1, payment: no_upfront, usd_per_hour: 1.82}
+//!     - {instance_type: p4d.24xlarge, region: us-west-2, offer: savings_plan, term_years: 3, payment: all_upfront, discount_percent: 52}
 //! ```
 
 use rust_decimal::Decimal;
@@ -19,14 +22,16 @@ use saphyr::{MarkedYaml, Scalar, YamlData};
 use super::number_text;
 use super::{Errors, quote, text};
 use crate::savings::model::ProjectFacts;
-use crate::savings::pricing::{PriceOverride, Pricing, TokenPrice};
+use crate::savings::model::commitments::{Offer, Payment};
+use crate::savings::pricing::{CommitmentPrice, PriceOverride, Pricing, TokenPrice};
 
-const KEYS: [&str; 5] = [
+const KEYS: [&str; 6] = [
     "spot_discount_percent",
     "savings_plan_discount_percent",
     "negotiated_discount_percent",
     "overrides",
     "per_token",
+    "commitments",
 ];
 
 pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Pricing {
@@ -52,6 +57,7 @@ pub(super) fn read(node: &MarkedYaml, errors: &mut Errors) -> Pricing {
             }
             Some("overrides") => pricing.overrides = entries(value, "overrides", errors, read_override),
             Some("per_token") => pricing.per_token = entries(value, "per_token", errors, read_token_price),
+            Some("commitments") => pricing.commitments = entries(value, "commitments", errors, read_commitment_price),
             other => errors.add(
                 key,
                 format!(
@@ -118,17 +124,8 @@ fn read_override(node: &MarkedYaml, errors: &mut Errors) -> Option<PriceOverride
     };
     for (key, value) in fields {
         match text(key).as_deref() {
-            Some("instance_type") => match text(value) {
-                Some(t) if crate::catalogue::Catalogue::built_in().get(&t).is_some() => o.instance_type = t,
-                Some(t) => errors.add(value, format!("{t:?} is not in the GPU catalogue")),
-                None => errors.add(value, "`instance_type` must be text such as g5.xlarge"),
-            },
-            Some("region") => match text(value) {
-                Some(r) if !r.is_empty() && r.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
-                    o.region = Some(r)
-                }
-                _ => errors.add(value, "`region` must be an AWS region such as us-west-2"),
-            },
+            Some("instance_type") => o.instance_type = instance_type(value, errors).unwrap_or_default(),
+            Some("region") => o.region = region(value, errors),
             Some("usd_per_hour") => o.usd_per_hour = price(value, "usd_per_hour", errors),
             Some("discount_percent") => o.discount_percent = percent(value, "discount_percent", errors),
             other => errors.add(
@@ -149,6 +146,94 @@ fn read_override(node: &MarkedYaml, errors: &mut Errors) -> Option<PriceOverride
         return None;
     }
     Some(o)
+}
+
+/// A GPU catalogue type, or an error naming the value.
+fn instance_type(value: &MarkedYaml, errors: &mut Errors) -> Option<String> {
+    match text(value) {
+        Some(t) if crate::catalogue::Catalogue::built_in().get(&t).is_some() => Some(t),
+        Some(t) => {
+            errors.add(value, format!("{t:?} is not in the GPU catalogue"));
+            None
+        }
+        None => {
+            errors.add(value, "`instance_type` must be text such as g5.xlarge");
+            None
+        }
+    }
+}
+
+fn region(value: &MarkedYaml, errors: &mut Errors) -> Option<String> {
+    match text(value) {
+        Some(r) if !r.is_empty() && r.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => Some(r),
+        _ => {
+            errors.add(value, "`region` must be an AWS region such as us-west-2");
+            None
+        }
+    }
+}
+
+/// `{instance_type, region?, offer, term_years, payment, usd_per_hour | discount_percent}`.
+fn read_commitment_price(node: &MarkedYaml, errors: &mut Errors) -> Option<CommitmentPrice> {
+    let YamlData::Mapping(fields) = &node.data else {
+        errors.add(
+            node,
+            "each commitments entry is {instance_type: …, offer: reserved, term_years: 1, payment: no_upfront, usd_per_hour: …}",
+        );
+        return None;
+    };
+    let (mut instance, mut place, mut offer, mut years, mut payment) = (None, None, None, None, None);
+    let (mut usd_per_hour, mut discount_percent) = (None, None);
+    for (key, value) in fields {
+        match text(key).as_deref() {
+            Some("instance_type") => instance = instance_type(value, errors),
+            Some("region") => place = region(value, errors),
+            Some("offer") => match text(value).as_deref().and_then(Offer::parse) {
+                Some(o) => offer = Some(o),
+                None => errors.add(value, "`offer` must be savings_plan or reserved"),
+            },
+            Some("term_years") => match number_text(value).map(|(t, _)| t) {
+                Some(t) if t == "1" || t == "3" => years = t.parse::<u8>().ok(),
+                _ => errors.add(value, "`term_years` must be 1 or 3"),
+            },
+            Some("payment") => match text(value).as_deref().and_then(Payment::parse) {
+                Some(p) => payment = Some(p),
+                None => errors.add(value, "`payment` must be no_upfront, partial_upfront or all_upfront"),
+            },
+            Some("usd_per_hour") => usd_per_hour = price(value, "usd_per_hour", errors),
+            Some("discount_percent") => discount_percent = percent(value, "discount_percent", errors),
+            other => errors.add(
+                key,
+                format!(
+                    "unknown field {:?}; expected instance_type, region, offer, term_years, payment, usd_per_hour, discount_percent",
+                    other.unwrap_or("")
+                ),
+            ),
+        }
+    }
+    let (Some(instance_type), Some(offer), Some(years), Some(payment)) = (instance, offer, years, payment) else {
+        errors.add(
+            node,
+            "a commitments entry needs a valid `instance_type`, `offer`, `term_years` and `payment`",
+        );
+        return None;
+    };
+    if usd_per_hour.is_some() == discount_percent.is_some() {
+        errors.add(
+            node,
+            "a commitments entry needs `usd_per_hour` or `discount_percent`, not both",
+        );
+        return None;
+    }
+    Some(CommitmentPrice {
+        instance_type,
+        region: place,
+        offer,
+        years,
+        payment,
+        usd_per_hour,
+        discount_percent,
+    })
 }
 
 fn read_token_price(node: &MarkedYaml, errors: &mut Errors) -> Option<TokenPrice> {
@@ -215,6 +300,20 @@ pub(super) fn render(p: &Pricing) -> String {
             t.usd_per_million_tokens.normalize()
         ));
     }
+    out.push_str("  commitments:\n");
+    for c in &p.commitments {
+        let mut fields = vec![format!("instance_type: {}", quote(&c.instance_type))];
+        fields.extend(c.region.as_ref().map(|r| format!("region: {}", quote(r))));
+        fields.push(format!("offer: {}", c.offer.key()));
+        fields.push(format!("term_years: {}", c.years));
+        fields.push(format!("payment: {}", c.payment.key()));
+        fields.extend(c.usd_per_hour.map(|v| format!("usd_per_hour: {}", v.normalize())));
+        fields.extend(
+            c.discount_percent
+                .map(|v| format!("discount_percent: {}", v.normalize())),
+        );
+        out.push_str(&format!("    - {{{}}}\n", fields.join(", ")));
+    }
     out
 }
 
@@ -244,6 +343,26 @@ mod tests {
         assert_eq!(pricing.overrides.len(), 2);
         assert_eq!(pricing.per_token[0].usd_per_million_tokens, Decimal::new(72, 2));
         assert_eq!(parse(&render(&pricing)).expect("round trip").pricing, Some(pricing));
+    }
+
+    #[test]
+    fn commitment_quotes_parse_round_trip_and_name_what_is_wrong() {
+        let text = "pricing:\n  commitments:\n    - {instance_type: p3.2xlarge, offer: reserved, term_years: 1, payment: no_upfront, usd_per_hour: 1.82}\n    - {instance_type: p4d.24xlarge, region: us-west-2, offer: savings_plan, term_years: 3, payment: all_upfront, discount_percent: 52}\n";
+        let pricing = parse(text).expect("valid").pricing.expect("pricing");
+        assert_eq!(pricing.commitments.len(), 2);
+        assert_eq!(pricing.commitments[0].offer, Offer::Reserved);
+        assert_eq!(pricing.commitments[0].usd_per_hour, Some(Decimal::new(182, 2)));
+        assert_eq!(pricing.commitments[1].years, 3);
+        assert_eq!(pricing.commitments[1].payment, Payment::AllUpfront);
+        assert_eq!(pricing.commitments[1].region.as_deref(), Some("us-west-2"));
+        assert_eq!(parse(&render(&pricing)).expect("round trip").pricing, Some(pricing));
+
+        let bad = "pricing:\n  commitments:\n    - {instance_type: p3.2xlarge, offer: lease, term_years: 2, payment: no_upfront, usd_per_hour: 1}\n    - {instance_type: p3.2xlarge, offer: reserved, term_years: 1, payment: all_upfront, usd_per_hour: 1, discount_percent: 5}\n";
+        let errors: Vec<String> = parse(bad).expect_err("invalid").iter().map(|e| e.to_string()).collect();
+        let errors = errors.join("\n");
+        assert!(errors.contains("`offer` must be savings_plan or reserved"), "{errors}");
+        assert!(errors.contains("`term_years` must be 1 or 3"), "{errors}");
+        assert!(errors.contains("not both"), "{errors}");
     }
 
     #[test]

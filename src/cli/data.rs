@@ -68,6 +68,13 @@ pub(super) async fn ingest(config: Config, window: Option<DateRange>) -> ExitCod
         backoff: Backoff::default(),
     };
     let outcome = ingestion::run::run(&db.pool, &cost_explorer, Trigger::Cli, &options).await;
+    // The costs stand whatever this says; a failed read is shown and tried again next time.
+    let commitments = match &outcome {
+        Ok(Outcome::Finished(_)) if config.ingest.read_commitments => Some(
+            ingestion::commitments::refresh(&db.pool, &cost_explorer, chrono::Utc::now(), Backoff::default()).await,
+        ),
+        _ => None,
+    };
     // Cron mode: evaluate and alert after a successful run, as `serve` does after its own.
     let after = match &outcome {
         Ok(Outcome::Finished(_)) => {
@@ -80,6 +87,12 @@ pub(super) async fn ingest(config: Config, window: Option<DateRange>) -> ExitCod
     match outcome {
         Ok(Outcome::Finished(report)) => {
             println!("{report}");
+            match commitments {
+                Some(Ok(refresh @ ingestion::commitments::Refresh::Failed { .. })) => eprintln!("burnrate: {refresh}"),
+                Some(Ok(refresh)) => println!("{refresh}"),
+                Some(Err(error)) => eprintln!("burnrate: commitments: not stored: {error}"),
+                None => {}
+            }
             match after {
                 Some(Ok(done)) => {
                     println!("{done}");

@@ -16,6 +16,9 @@ pub struct IngestSettings {
     /// Cost-allocation tag keys (`BURNRATE_TAG_PROJECT`, `BURNRATE_TAG_USER`).
     pub tag_project: String,
     pub tag_user: String,
+    /// `BURNRATE_COMMITMENTS` (`on`, the default, or `off`): read owned Savings Plans and
+    /// Reserved Instances from Cost Explorer after ingestion, at most every 20 hours.
+    pub read_commitments: bool,
 }
 
 impl Default for IngestSettings {
@@ -26,6 +29,7 @@ impl Default for IngestSettings {
             restate_days: 3,
             tag_project: "project".into(),
             tag_user: "user".into(),
+            read_commitments: true,
         }
     }
 }
@@ -69,7 +73,19 @@ pub(super) fn ingest_settings(get: &impl Fn(&str) -> Option<String>) -> Result<I
             expected: "a cost-allocation tag key of 1-128 characters without '$'",
         }),
     };
+    let read_commitments = match get("BURNRATE_COMMITMENTS").as_deref() {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => {
+            return Err(ConfigError {
+                variable: "BURNRATE_COMMITMENTS",
+                value: Some(other.to_string()),
+                expected: "on or off",
+            });
+        }
+    };
     Ok(IngestSettings {
+        read_commitments,
         interval,
         backfill_since,
         restate_days,

@@ -58,7 +58,7 @@ impl Backoff {
 /// A Cost Explorer client.
 #[derive(Clone)]
 pub struct CostExplorer {
-    client: aws_sdk_costexplorer::Client,
+    pub(super) client: aws_sdk_costexplorer::Client,
     sdk_config: SdkConfig,
 }
 
@@ -195,7 +195,7 @@ impl CostExplorer {
 
     /// One request, counted, with throttling and dropped connections retried here (bounded,
     /// with backoff) and everything else returned as it failed.
-    async fn counted<T, E, F, Fut>(
+    pub(super) async fn counted<T, E, F, Fut>(
         &self,
         backoff: Backoff,
         meter: &mut RequestMeter,
@@ -244,7 +244,7 @@ fn is_account_id(id: &str) -> bool {
     id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn interval(range: DateRange) -> Result<DateInterval, IngestError> {
+pub(super) fn interval(range: DateRange) -> Result<DateInterval, IngestError> {
     DateInterval::builder()
         .start(range.from.to_string())
         .end(range.to.to_string())

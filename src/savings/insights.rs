@@ -11,6 +11,7 @@ use super::cloudwatch::{self, Endpoint};
 use super::facts::{self, Window};
 use super::gpu_series::{GpuSeries, Grid};
 use super::inference;
+use super::model::commitments::Commitments;
 use super::model::{GpuUse, IdleNow, Inferred, Recommendation, Utilisation};
 use super::pricing::{self, Pricing};
 use super::prometheus;
@@ -36,6 +37,8 @@ pub struct Insights {
     pub observed_spot: BTreeMap<(bool, String), Decimal>,
     /// What each project that declares nothing most likely runs, by its bill.
     pub inferred: BTreeMap<String, Inferred>,
+    /// Owned commitments, the options on the uncovered baseline, and AWS's recommendation.
+    pub commitments: Commitments,
 }
 
 impl Insights {
@@ -51,6 +54,7 @@ impl Insights {
             pricing,
             observed_spot: BTreeMap::new(),
             inferred: BTreeMap::new(),
+            commitments: Commitments::default(),
         }
     }
 }
@@ -187,7 +191,10 @@ pub async fn compute(
     recommendations.extend(rules::spot::recommend(&inputs));
     recommendations.extend(rules::rightsize::recommend(&inputs));
     recommendations.extend(rules::always_on::recommend(&inputs, &endpoints));
-    recommendations.extend(rules::commitment::recommend(&inputs));
+    let owned = super::commitments::store::load(pool).await?;
+    let (commitment_rows, mut commitments) = rules::commitment::recommend(&inputs, &owned.read);
+    commitments.read_problem = owned.problem;
+    recommendations.extend(commitment_rows);
     recommendations.extend(utilisation_rows);
     recommendations.extend(idle_endpoints.into_iter().map(|(_, r)| r));
     let utilisation_note = (!notes.is_empty()).then(|| notes.join(" "));
@@ -211,6 +218,7 @@ pub async fn compute(
         observed_spot: rules::spot::observed_discounts(&usage),
         pricing,
         inferred,
+        commitments,
     })
 }
 

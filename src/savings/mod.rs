@@ -7,6 +7,8 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod cloudwatch;
 #[cfg(feature = "ssr")]
+pub mod commitments;
+#[cfg(feature = "ssr")]
 pub mod compounding;
 #[cfg(feature = "ssr")]
 pub mod csv;

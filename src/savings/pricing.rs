@@ -1,12 +1,14 @@
 //! Prices as this organisation pays them: the catalogue's us-east-1 list prices, with the
 //! `pricing:` section of the config file on top (per-region prices, negotiated discounts,
-//! the default spot and Savings Plan discounts, and managed per-token prices).
+//! the default spot and Savings Plan discounts, quoted commitment prices, and managed
+//! per-token prices).
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use sqlx::PgConnection;
 
 use crate::catalogue::{self, Catalogue, InstanceType};
+use crate::savings::model::commitments::{Offer, Payment};
 
 /// The `pricing:` section, as stored (JSON) and as written back on export.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -21,6 +23,24 @@ pub struct Pricing {
     pub overrides: Vec<PriceOverride>,
     #[serde(default)]
     pub per_token: Vec<TokenPrice>,
+    /// Quoted commitment prices per instance type (and region).
+    #[serde(default)]
+    pub commitments: Vec<CommitmentPrice>,
+}
+
+/// A quoted commitment price for one instance type, in one region or everywhere: the
+/// effective $/h (upfront spread over the term plus the hourly bill), or a discount off
+/// on-demand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitmentPrice {
+    pub instance_type: String,
+    /// `None`: every region.
+    pub region: Option<String>,
+    pub offer: Offer,
+    pub years: u8,
+    pub payment: Payment,
+    pub usd_per_hour: Option<Decimal>,
+    pub discount_percent: Option<Decimal>,
 }
 
 /// A price for one instance type, in one region or everywhere: an hourly price that

@@ -190,6 +190,7 @@ pub async fn page(
         teams,
         accounts: crate::costs::accounts::known(pool).await?,
         spot_discount_percent: insights.pricing.spot_discount() * Decimal::ONE_HUNDRED,
+        commitments: insights.commitments.clone(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! GPU savings types both builds use: what a project runs, the recommendations, the Savings
 //! page and the what-if calculator.
 
+pub mod commitments;
 mod report;
 mod utilisation;
 
@@ -350,6 +351,9 @@ pub struct SavingsData {
     /// Every linked account Cost Explorer named (ID, name), for the account filter.
     pub accounts: Vec<(String, String)>,
     pub spot_discount_percent: Decimal,
+    /// Owned commitments, the options on the uncovered baseline, and AWS's recommendation.
+    #[serde(default)]
+    pub commitments: commitments::Commitments,
 }
 
 /// What the Overview, Team and Project pages show: open opportunities and their sum.

@@ -1,0 +1,409 @@
+//! Owned commitments from Cost Explorer: Savings Plans and Reserved Instance coverage and
+//! utilisation over the last 30 complete days, and AWS's Savings Plans purchase
+//! recommendation. Read at most once every 20 hours (the figures are daily, and each request
+//! costs USD 0.01), after a successful ingestion; a failed read keeps the last good figures,
+//! says why on the Savings page, and is tried again after the next ingestion.
+//!
+//! Shapes and limits are AWS's (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/>):
+//! every figure is a string; Savings Plans coverage pages on `NextToken`, Reserved Instance
+//! coverage and utilisation on `NextPageToken`; Savings Plans utilisation is not paged and
+//! cannot be grouped; GroupBy and Granularity exclude each other. The names of the grouped
+//! rows' `Attributes` keys are not documented, so the family and type are found by their key
+//! in either spelling (`INSTANCE_FAMILY` or `instanceFamily`).
+
+use std::collections::HashMap;
+
+use aws_sdk_costexplorer::types::{
+    AccountScope, DateInterval, Dimension, DimensionValues, Expression, Granularity, GroupDefinition,
+    GroupDefinitionType, LookbackPeriodInDays, PaymentOption, SupportedSavingsPlansType, TermInYears,
+};
+use chrono::{DateTime, Days, NaiveDate, Utc};
+use rust_decimal::Decimal;
+use sqlx::PgPool;
+
+use super::IngestError;
+use super::cost_explorer::{Backoff, CostExplorer, RequestMeter, interval};
+use super::response::parse_amount;
+use crate::period::DateRange;
+use crate::savings::commitments::{AwsPlan, CommitmentUse, Coverage, OwnedRead, store};
+use crate::savings::model::commitments::Offer;
+
+/// Hours between reads.
+pub const EVERY_HOURS: i64 = 20;
+/// Days read, ending the day before yesterday: AWS takes no End after the current date.
+pub const DAYS: u64 = 30;
+
+const EC2: &str = "Amazon Elastic Compute Cloud - Compute";
+const SAGEMAKER: &str = "Amazon SageMaker";
+
+/// What a refresh did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refresh {
+    /// A read in the last [`EVERY_HOURS`] stands.
+    NotDue,
+    Read {
+        requests: u32,
+    },
+    /// Recorded for the Savings page; the last good figures stay.
+    Failed {
+        requests: u32,
+        problem: String,
+    },
+}
+
+impl std::fmt::Display for Refresh {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cost = |r: &u32| crate::format::usd_precise(super::run::api_cost(*r), 2);
+        match self {
+            Refresh::NotDue => write!(f, "commitments: read within the last {EVERY_HOURS} hours"),
+            Refresh::Read { requests } => write!(
+                f,
+                "commitments: Savings Plans and Reserved Instances read ({requests} requests, {})",
+                cost(requests)
+            ),
+            Refresh::Failed { requests, problem } => write!(
+                f,
+                "commitments: not read ({requests} requests, {}): {problem}",
+                cost(requests)
+            ),
+        }
+    }
+}
+
+/// Reads and stores the owned commitments when due.
+pub async fn refresh(
+    pool: &PgPool,
+    cost_explorer: &CostExplorer,
+    now: DateTime<Utc>,
+    backoff: Backoff,
+) -> Result<Refresh, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    if !store::due(&mut conn, now, EVERY_HOURS).await? {
+        return Ok(Refresh::NotDue);
+    }
+    // No transaction is open across the requests: the read is stored in one afterwards.
+    let mut meter = RequestMeter::default();
+    match read(cost_explorer, now.date_naive(), backoff, &mut meter).await {
+        Ok(owned) => {
+            store::replace(&mut conn, &owned).await?;
+            Ok(Refresh::Read {
+                requests: meter.requests,
+            })
+        }
+        Err(error) => {
+            let problem = error.to_string();
+            tracing::warn!(requests = meter.requests, %problem, "owned commitments could not be read");
+            store::record_problem(&mut conn, &problem).await?;
+            Ok(Refresh::Failed {
+                requests: meter.requests,
+                problem,
+            })
+        }
+    }
+}
+
+/// Every figure the commitments advice reads, over the [`DAYS`] days ending the day before
+/// `today`'s yesterday.
+pub async fn read(
+    ce: &CostExplorer,
+    today: NaiveDate,
+    backoff: Backoff,
+    meter: &mut RequestMeter,
+) -> Result<OwnedRead, IngestError> {
+    let to = today.checked_sub_days(Days::new(1)).unwrap_or(today);
+    let from = to.checked_sub_days(Days::new(DAYS)).unwrap_or(to);
+    let period = interval(DateRange { from, to })?;
+    let mut owned = OwnedRead {
+        period: Some((from, to)),
+        ..OwnedRead::default()
+    };
+    for (service, sagemaker) in [(EC2, false), (SAGEMAKER, true)] {
+        owned
+            .coverage
+            .extend(savings_plans_coverage(ce, &period, service, sagemaker, backoff, meter).await?);
+    }
+    owned
+        .coverage
+        .extend(reservation_coverage(ce, &period, backoff, meter).await?);
+    for plan_type in ["COMPUTE_SP", "EC2_INSTANCE_SP", "SAGEMAKER_SP"] {
+        owned
+            .uses
+            .extend(savings_plans_use(ce, &period, plan_type, backoff, meter).await?);
+    }
+    owned.uses.extend(reservations_use(ce, &period, backoff, meter).await?);
+    for plan_type in ["COMPUTE_SP", "SAGEMAKER_SP"] {
+        owned
+            .aws
+            .extend(aws_recommendation(ce, plan_type, backoff, meter).await?);
+    }
+    Ok(owned)
+}
+
+fn dimension(key: &str) -> GroupDefinition {
+    GroupDefinition::builder()
+        .r#type(GroupDefinitionType::Dimension)
+        .key(key)
+        .build()
+}
+
+fn only(dimension: Dimension, value: &str) -> Expression {
+    Expression::builder()
+        .dimensions(DimensionValues::builder().key(dimension).values(value).build())
+        .build()
+}
+
+/// A figure AWS sent as text; absent counts as zero, unreadable is an error naming it.
+fn figure(text: Option<&str>, what: &str) -> Result<Decimal, IngestError> {
+    match text.map(str::trim).filter(|t| !t.is_empty()) {
+        None => Ok(Decimal::ZERO),
+        Some(t) => parse_amount(t)
+            .ok_or_else(|| IngestError::malformed(format!("Cost Explorer sent {what} {t:?}, which is not a number"))),
+    }
+}
+
+/// The attribute whose key is `wanted` in either spelling: `INSTANCE_TYPE` or `instanceType`.
+fn attribute<'a>(attributes: Option<&'a HashMap<String, String>>, wanted: &str) -> Option<&'a str> {
+    let squash = |k: &str| k.replace('_', "").to_ascii_lowercase();
+    let wanted = squash(wanted);
+    attributes?
+        .iter()
+        .find(|(k, _)| squash(k) == wanted)
+        .map(|(_, v)| v.as_str())
+}
+
+async fn savings_plans_coverage(
+    ce: &CostExplorer,
+    period: &DateInterval,
+    service: &str,
+    sagemaker: bool,
+    backoff: Backoff,
+    meter: &mut RequestMeter,
+) -> Result<Vec<Coverage>, IngestError> {
+    let mut rows = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let output = ce
+            .counted(backoff, meter, || {
+                ce.client
+                    .get_savings_plans_coverage()
+                    .time_period(period.clone())
+                    .group_by(dimension("INSTANCE_FAMILY"))
+                    .filter(only(Dimension::Service, service))
+                    .metrics("SpendCoveredBySavingsPlans")
+                    .set_next_token(token.clone())
+                    .send()
+            })
+            .await?;
+        for c in output.savings_plans_coverages() {
+            let family = attribute(c.attributes(), "INSTANCE_FAMILY")
+                .ok_or_else(|| IngestError::malformed("a Savings Plans coverage row names no instance family"))?;
+            let data = c.coverage();
+            rows.push(Coverage {
+                offer: Offer::SavingsPlan,
+                sagemaker,
+                scope: family.to_string(),
+                covered_usd: figure(
+                    data.and_then(|d| d.spend_covered_by_savings_plans()),
+                    "SpendCoveredBySavingsPlans",
+                )?,
+                on_demand_usd: figure(data.and_then(|d| d.on_demand_cost()), "OnDemandCost")?,
+                covered_hours: Decimal::ZERO,
+                on_demand_hours: Decimal::ZERO,
+            });
+        }
+        token = output.next_token().filter(|t| !t.is_empty()).map(str::to_string);
+        if token.is_none() {
+            return Ok(rows);
+        }
+    }
+}
+
+async fn reservation_coverage(
+    ce: &CostExplorer,
+    period: &DateInterval,
+    backoff: Backoff,
+    meter: &mut RequestMeter,
+) -> Result<Vec<Coverage>, IngestError> {
+    let mut rows = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        // Without a SERVICE filter, reservation coverage is EC2's.
+        let output = ce
+            .counted(backoff, meter, || {
+                ce.client
+                    .get_reservation_coverage()
+                    .time_period(period.clone())
+                    .group_by(dimension("INSTANCE_TYPE"))
+                    .metrics("Hour")
+                    .metrics("Cost")
+                    .set_next_page_token(token.clone())
+                    .send()
+            })
+            .await?;
+        for by_time in output.coverages_by_time() {
+            for group in by_time.groups() {
+                let instance_type = attribute(group.attributes(), "INSTANCE_TYPE")
+                    .ok_or_else(|| IngestError::malformed("a Reserved Instance coverage row names no instance type"))?;
+                let coverage = group.coverage();
+                let hours = coverage.and_then(|c| c.coverage_hours());
+                rows.push(Coverage {
+                    offer: Offer::Reserved,
+                    sagemaker: false,
+                    scope: instance_type.to_string(),
+                    covered_usd: Decimal::ZERO,
+                    on_demand_usd: figure(
+                        coverage
+                            .and_then(|c| c.coverage_cost())
+                            .and_then(|c| c.on_demand_cost()),
+                        "OnDemandCost",
+                    )?,
+                    covered_hours: figure(hours.and_then(|h| h.reserved_hours()), "ReservedHours")?,
+                    on_demand_hours: figure(hours.and_then(|h| h.on_demand_hours()), "OnDemandHours")?,
+                });
+            }
+        }
+        token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
+        if token.is_none() {
+            return Ok(rows);
+        }
+    }
+}
+
+/// One Savings Plans type's use as a whole (the operation can be filtered, never grouped).
+async fn savings_plans_use(
+    ce: &CostExplorer,
+    period: &DateInterval,
+    plan_type: &str,
+    backoff: Backoff,
+    meter: &mut RequestMeter,
+) -> Result<Option<CommitmentUse>, IngestError> {
+    let output = ce
+        .counted(backoff, meter, || {
+            ce.client
+                .get_savings_plans_utilization()
+                .time_period(period.clone())
+                .granularity(Granularity::Monthly)
+                .filter(only(Dimension::SavingsPlansType, plan_type))
+                .send()
+        })
+        .await?;
+    let total = output.total();
+    let utilisation = total.and_then(|t| t.utilization());
+    let commitment = figure(utilisation.and_then(|u| u.total_commitment()), "TotalCommitment")?;
+    if commitment <= Decimal::ZERO {
+        return Ok(None);
+    }
+    let used = figure(utilisation.and_then(|u| u.used_commitment()), "UsedCommitment")?;
+    Ok(Some(CommitmentUse {
+        offer: Offer::SavingsPlan,
+        id: plan_type.to_string(),
+        instance_type: String::new(),
+        commitment_usd: commitment,
+        used_usd: used.clamp(Decimal::ZERO, commitment),
+        net_savings_usd: figure(
+            total.and_then(|t| t.savings()).and_then(|s| s.net_savings()),
+            "NetSavings",
+        )?,
+    }))
+}
+
+/// Each reservation's use (grouped by subscription, the only grouping AWS offers).
+async fn reservations_use(
+    ce: &CostExplorer,
+    period: &DateInterval,
+    backoff: Backoff,
+    meter: &mut RequestMeter,
+) -> Result<Vec<CommitmentUse>, IngestError> {
+    let mut by_id: std::collections::BTreeMap<String, CommitmentUse> = std::collections::BTreeMap::new();
+    let mut token: Option<String> = None;
+    loop {
+        let output = ce
+            .counted(backoff, meter, || {
+                ce.client
+                    .get_reservation_utilization()
+                    .time_period(period.clone())
+                    .group_by(dimension("SUBSCRIPTION_ID"))
+                    .set_next_page_token(token.clone())
+                    .send()
+            })
+            .await?;
+        for by_time in output.utilizations_by_time() {
+            for group in by_time.groups() {
+                let Some(id) = group.value().filter(|v| !v.is_empty()) else {
+                    return Err(IngestError::malformed(
+                        "a Reserved Instance utilization group has no subscription ID",
+                    ));
+                };
+                let u = group.utilization();
+                let fee = figure(u.and_then(|u| u.total_amortized_fee()), "TotalAmortizedFee")?;
+                let unused = figure(u.and_then(|u| u.ri_cost_for_unused_hours()), "RICostForUnusedHours")?;
+                let entry = by_id.entry(id.to_string()).or_insert_with(|| CommitmentUse {
+                    offer: Offer::Reserved,
+                    id: id.to_string(),
+                    instance_type: attribute(group.attributes(), "INSTANCE_TYPE")
+                        .unwrap_or_default()
+                        .to_string(),
+                    commitment_usd: Decimal::ZERO,
+                    used_usd: Decimal::ZERO,
+                    net_savings_usd: Decimal::ZERO,
+                });
+                entry.commitment_usd += fee;
+                entry.used_usd += (fee - unused).clamp(Decimal::ZERO, fee);
+                entry.net_savings_usd += figure(u.and_then(|u| u.net_ri_savings()), "NetRISavings")?;
+            }
+        }
+        token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
+        if token.is_none() {
+            return Ok(by_id
+                .into_values()
+                .filter(|u| u.commitment_usd > Decimal::ZERO)
+                .collect());
+        }
+    }
+}
+
+/// AWS's 1-year no-upfront recommendation over the last 30 days for the whole organisation.
+/// The summary is on the first page; the per-account details the later pages hold are not read.
+async fn aws_recommendation(
+    ce: &CostExplorer,
+    plan_type: &str,
+    backoff: Backoff,
+    meter: &mut RequestMeter,
+) -> Result<Option<AwsPlan>, IngestError> {
+    let output = ce
+        .counted(backoff, meter, || {
+            ce.client
+                .get_savings_plans_purchase_recommendation()
+                .savings_plans_type(SupportedSavingsPlansType::from(plan_type))
+                .term_in_years(TermInYears::OneYear)
+                .payment_option(PaymentOption::NoUpfront)
+                .lookback_period_in_days(LookbackPeriodInDays::ThirtyDays)
+                .account_scope(AccountScope::Payer)
+                .send()
+        })
+        .await?;
+    let Some(summary) = output
+        .savings_plans_purchase_recommendation()
+        .and_then(|r| r.savings_plans_purchase_recommendation_summary())
+    else {
+        return Ok(None);
+    };
+    let hourly = figure(summary.hourly_commitment_to_purchase(), "HourlyCommitmentToPurchase")?;
+    if hourly <= Decimal::ZERO {
+        return Ok(None);
+    }
+    let share = match summary.estimated_savings_percentage() {
+        Some(p) => Some(figure(Some(p), "EstimatedSavingsPercentage")? / Decimal::ONE_HUNDRED),
+        None => None,
+    };
+    Ok(Some(AwsPlan {
+        plan_type: plan_type.to_string(),
+        hourly_commitment: hourly,
+        monthly_saving: figure(
+            summary.estimated_monthly_savings_amount(),
+            "EstimatedMonthlySavingsAmount",
+        )?,
+        saving_share: share,
+        lookback_days: 30,
+    }))
+}
