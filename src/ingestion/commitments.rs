@@ -152,6 +152,16 @@ fn only(dimension: Dimension, value: &str) -> Expression {
         .build()
 }
 
+/// AWS answers `DataUnavailableException` ("the requested data is unavailable") where an
+/// account has nothing to report, such as no plan of a type: nothing, not a failure.
+fn none_when_unavailable<T>(result: Result<T, IngestError>) -> Result<Option<T>, IngestError> {
+    match result {
+        Ok(output) => Ok(Some(output)),
+        Err(IngestError::CostExplorer(message)) if message.starts_with("DataUnavailableException:") => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
 /// A figure AWS sent as text; absent counts as zero, unreadable is an error naming it.
 fn figure(text: Option<&str>, what: &str) -> Result<Decimal, IngestError> {
     match text.map(str::trim).filter(|t| !t.is_empty()) {
@@ -193,7 +203,10 @@ async fn savings_plans_coverage(
                     .set_next_token(token.clone())
                     .send()
             })
-            .await?;
+            .await;
+        let Some(output) = none_when_unavailable(output)? else {
+            return Ok(rows);
+        };
         for c in output.savings_plans_coverages() {
             let family = attribute(c.attributes(), "INSTANCE_FAMILY")
                 .ok_or_else(|| IngestError::malformed("a Savings Plans coverage row names no instance family"))?;
@@ -239,7 +252,10 @@ async fn reservation_coverage(
                     .set_next_page_token(token.clone())
                     .send()
             })
-            .await?;
+            .await;
+        let Some(output) = none_when_unavailable(output)? else {
+            return Ok(rows);
+        };
         for by_time in output.coverages_by_time() {
             for group in by_time.groups() {
                 let instance_type = attribute(group.attributes(), "INSTANCE_TYPE")
@@ -286,7 +302,10 @@ async fn savings_plans_use(
                 .filter(only(Dimension::SavingsPlansType, plan_type))
                 .send()
         })
-        .await?;
+        .await;
+    let Some(output) = none_when_unavailable(output)? else {
+        return Ok(None);
+    };
     let total = output.total();
     let utilisation = total.and_then(|t| t.utilization());
     let commitment = figure(utilisation.and_then(|u| u.total_commitment()), "TotalCommitment")?;
@@ -326,7 +345,10 @@ async fn reservations_use(
                     .set_next_page_token(token.clone())
                     .send()
             })
-            .await?;
+            .await;
+        let Some(output) = none_when_unavailable(output)? else {
+            break;
+        };
         for by_time in output.utilizations_by_time() {
             for group in by_time.groups() {
                 let Some(id) = group.value().filter(|v| !v.is_empty()) else {
@@ -354,12 +376,13 @@ async fn reservations_use(
         }
         token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
-            return Ok(by_id
-                .into_values()
-                .filter(|u| u.commitment_usd > Decimal::ZERO)
-                .collect());
+            break;
         }
     }
+    Ok(by_id
+        .into_values()
+        .filter(|u| u.commitment_usd > Decimal::ZERO)
+        .collect())
 }
 
 /// AWS's 1-year no-upfront recommendation over the last 30 days for the whole organisation.

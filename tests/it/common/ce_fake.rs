@@ -90,6 +90,9 @@ pub struct FakeState {
     /// Requests that reached the fake, counted before any delay (so also those the client
     /// gave up on).
     pub arrivals: usize,
+    /// Owned Savings Plans and reservations, and the commitment operations' requests
+    /// (kept apart from `requests`, which are the cost queries).
+    pub commitments: super::ce_commitments::Book,
 }
 
 pub type CostExplorerFake = super::LoopbackFake<FakeState>;
@@ -196,7 +199,13 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     let operation = match target {
         "AWSInsightsIndexService.GetCostAndUsage" => "GetCostAndUsage",
         "AWSInsightsIndexService.GetDimensionValues" => "GetDimensionValues",
-        _ => return error("UnknownOperationException", &format!("unknown operation {target}")),
+        _ => match super::ce_commitments::OPERATIONS
+            .iter()
+            .find(|op| target.strip_prefix("AWSInsightsIndexService.") == Some(**op))
+        {
+            Some(op) => op,
+            None => return error("UnknownOperationException", &format!("unknown operation {target}")),
+        },
     };
     let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
     if !authorization.starts_with("AWS4-HMAC-SHA256 Credential=") {
@@ -215,6 +224,28 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
         return error("SerializationException", "body is not JSON");
     };
     let mut state = state.lock().expect("state");
+    if super::ce_commitments::OPERATIONS.contains(&operation) {
+        // Throttling and queued failures reach these operations too.
+        if state.throttle_next > 0 {
+            state.throttle_next -= 1;
+            return error(
+                "LimitExceededException",
+                "You have exceeded the rate limit for this operation.",
+            );
+        }
+        if let Some((kind, message)) = state.fail_next.take() {
+            return error(&kind, &message);
+        }
+        return match super::ce_commitments::answer(&mut state, operation, &request) {
+            Ok(body) => (
+                StatusCode::OK,
+                [("content-type", "application/x-amz-json-1.1")],
+                body.to_string(),
+            )
+                .into_response(),
+            Err((kind, message)) => error(kind, &message),
+        };
+    }
     let group_by: Vec<(String, String)> = request["GroupBy"]
         .as_array()
         .map(|groups| {

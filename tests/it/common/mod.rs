@@ -353,6 +353,7 @@ impl<S: Send + 'static> LoopbackFake<S> {
 
 pub mod bills;
 pub mod budgets;
+pub mod ce_commitments;
 pub mod ce_fake;
 pub mod moto;
 pub mod prometheus;
