@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod budgets;
+pub mod commitments;
 pub mod enforcement;
 pub mod generator;
 pub mod history;
@@ -78,6 +79,7 @@ pub async fn load(pool: &PgPool, options: DemoOptions) -> Result<DemoSummary, sq
     let rows = write_costs(&mut tx, &projects, &timeline, window).await?;
     budgets::insert(&mut tx, options.until).await?;
     enforcement::insert(&mut tx, options.until).await?;
+    commitments::insert(&mut tx, options.until).await?;
     tx.commit().await?;
     let mut conn = pool.acquire().await?;
     store::refresh_statistics(&mut conn).await?;
@@ -219,6 +221,7 @@ pub async fn refresh(pool: &PgPool, until: NaiveDate) -> Result<Option<DateRange
     let mut tx = pool.begin().await?;
     crate::db::lift_statement_timeout_in_transaction(&mut tx).await?;
     write_costs(&mut tx, &projects, &timeline, window).await?;
+    commitments::insert(&mut tx, until).await?;
     tx.commit().await?;
     Ok(Some(DateRange {
         from: window.from,
@@ -276,7 +279,8 @@ async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
                   budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,
                   savings_decisions, savings_digests, pricing_settings,
                   allocated_daily_costs, allocation_rule_teams, allocation_rules,
-                  team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days",
+                  team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days,
+                  commitment_reads, commitment_coverage, commitment_use, aws_savings_plan_recommendations",
     )
     .execute(&mut *conn)
     .await?;

@@ -1,6 +1,7 @@
 //! `/savings` (ranked opportunities, decisions, the ledger and utilisation), `/what-if`,
 //! and the pieces other pages show: "savings available" and a project's workload form.
 
+mod commitments;
 mod inferred;
 mod report;
 mod savings;

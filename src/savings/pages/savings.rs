@@ -144,6 +144,7 @@ fn SavingsBody(
             <tbody>{rows}</tbody>
         </table>
         <Ledger entries=page.ledger/>
+        <super::commitments::CommitmentsSection commitments=page.commitments/>
         <section aria-label="Utilisation">
             <h2>"GPU utilisation"</h2>
             {page.utilisation_note.map(|note| view! { <p class="hint" data-testid="utilisation-note">{note}</p> })}

@@ -8,7 +8,8 @@ use sqlx::PgPool;
 
 use super::{Line, d, daily, day, declare, insights, seed};
 use burnrate::savings::Kind;
-use burnrate::savings::pricing::{PriceOverride, Pricing};
+use burnrate::savings::model::commitments::{Offer, Payment, Terms};
+use burnrate::savings::pricing::{CommitmentPrice, PriceOverride, Pricing};
 
 /// A CPU web tier with spend every day of October's first 30 days, so the window is those
 /// 30 days and amounts need no scaling to 30.
@@ -131,4 +132,71 @@ async fn seed_001_a_48_hour_fine_tune_on_8_a100_costs_432_on_spot_instead_of_157
     assert_eq!(spot.monthly_saving.round_dp(10), d("1140.96"));
     // 1 − 9 / 32.77 = 72.5 %, the seed's "72% savings", as observed in the organisation's own data.
     assert!(spot.detail.contains("observed"), "{}", spot.detail);
+}
+
+#[sqlx::test]
+async fn seed_002_a_reserved_p3_2xlarge_costs_15943_a_year_instead_of_26806(pool: PgPool) {
+    // Seed 002: "on-demand at 3.06/hr × 8760 = 26,806/yr per instance. 1-year no-upfront
+    // reserved at 1.82/hr × 8760 = 15,943/yr. Savings: 10,863/yr per instance (40%
+    // reduction). Break-even is immediate with no-upfront reserved. For a 10-instance serving
+    // cluster, that is 108,000/yr." Ten p3.2xlarge serve around the clock at $3.06/h
+    // ($734.40 and 240 hours a day); the seed's reserved price is a `pricing: commitments:`
+    // quote.
+    let lines = daily("cluster", "USE1-BoxUsage:p3.2xlarge", 0, 30, "734.40", "240");
+    seed(&pool, &lines).await;
+    declare(&pool, "cluster", "serving", None).await;
+    price(
+        &pool,
+        Pricing {
+            commitments: vec![CommitmentPrice {
+                instance_type: "p3.2xlarge".into(),
+                region: None,
+                offer: Offer::Reserved,
+                years: 1,
+                payment: Payment::NoUpfront,
+                usd_per_hour: Some(d("1.82")),
+                discount_percent: None,
+            }],
+            ..Default::default()
+        },
+    )
+    .await;
+    let found = insights(&pool, 30).await;
+    let family = found
+        .commitments
+        .families
+        .iter()
+        .find(|f| f.family == "p3")
+        .expect("the p3 family is advised");
+    // burnrate commits 60 % of the steady baseline of 10: six instances.
+    assert_eq!((family.baseline, family.to_commit), (d("10"), d("6")));
+    let reserved = family
+        .options
+        .iter()
+        .find(|o| {
+            o.terms
+                == Terms {
+                    offer: Offer::Reserved,
+                    years: 1,
+                    payment: Payment::NoUpfront,
+                }
+        })
+        .expect("the 1-year no-upfront reservation");
+    assert!(reserved.quoted);
+    // Per instance: 3.06 × 8760 = 26,805.60 on demand; 1.82 × 8760 = 15,943.20 reserved.
+    let per_instance = |amount: Decimal| amount / family.to_commit;
+    assert_eq!(per_instance(reserved.on_demand_per_year), d("26805.6"));
+    assert_eq!(per_instance(reserved.committed_per_year), d("15943.2"));
+    // 26,805.60 − 15,943.20 = 10,862.40 a year; the seed's 10,863 is the difference of its
+    // rounded figures (26,806 − 15,943). 1 − 1.82/3.06 = 40.5 %, its "40%".
+    let saved = per_instance(reserved.on_demand_per_year - reserved.committed_per_year);
+    assert_eq!(saved, d("10862.4"));
+    assert_eq!(d("26806") - d("15943"), d("10863"));
+    assert_eq!(reserved.discount.round_dp(3), d("0.405"));
+    // "Break-even is immediate": nothing upfront, so month 1.
+    assert_eq!((reserved.upfront, reserved.break_even_month), (Decimal::ZERO, Some(1)));
+    // Ten instances would save 10 × 10,862.40 = 108,624 a year (the seed's "108,000");
+    // burnrate reserves six of them, 6 × 10,862.40 = 65,174.40.
+    assert_eq!(saved * Decimal::from(10), d("108624"));
+    assert_eq!(reserved.on_demand_per_year - reserved.committed_per_year, d("65174.4"));
 }
