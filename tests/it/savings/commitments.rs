@@ -302,3 +302,54 @@ async fn an_underused_plan_is_flagged_and_holds_back_more_of_the_same(pool: PgPo
         p3.held_back
     );
 }
+
+#[sqlx::test]
+async fn the_savings_page_shows_what_is_owned_and_the_options_with_aws_text_escaped(pool: PgPool) {
+    let lines = daily("api", "USE1-BoxUsage:p3.2xlarge", 0, 30, "293.76", "96");
+    seed(&pool, &lines).await;
+    declare(&pool, "api", "serving", None).await;
+    // A subscription ID is AWS's text, and so untrusted.
+    let hostile = "ri-<img src=x onerror=alert(1)>";
+    let read = OwnedRead {
+        period: Some((day(0), day(30))),
+        coverage: Vec::new(),
+        uses: vec![CommitmentUse {
+            offer: Offer::Reserved,
+            id: hostile.into(),
+            instance_type: "p3.2xlarge".into(),
+            commitment_usd: d("1310.4"),
+            used_usd: d("655.2"),
+            net_savings_usd: d("0"),
+        }],
+        aws: Vec::new(),
+    };
+    let mut conn = pool.acquire().await.expect("conn");
+    store::replace(&mut conn, &read).await.expect("stored");
+    store::record_problem(&mut conn, "ThrottlingException: Rate exceeded")
+        .await
+        .expect("problem");
+    drop(conn);
+    let app = crate::common::spawn_app(pool.clone()).await;
+    let viewer = app
+        .session_for("viewer@example.com", burnrate::auth::Role::Viewer)
+        .await;
+    let page = app.get_as("/savings", &viewer).await;
+    assert_eq!(page.status, 200);
+    let body = &page.body;
+    assert!(
+        body.contains("data-testid=\"owned-row\" data-underused=\"true\""),
+        "{body}"
+    );
+    assert!(body.contains("ri-&lt;img src=x onerror=alert(1)&gt;"), "escaped");
+    assert!(!body.contains("<img src=x"), "never raw");
+    // Half used: $655.20 unused in 720 hours.
+    assert!(body.contains("50.0%") && body.contains("$655.20"), "{body}");
+    assert!(
+        body.contains("ThrottlingException: Rate exceeded"),
+        "the failed read is named"
+    );
+    // p3's options: the 1-year no-upfront plan breaks even at once, 3-year all upfront later.
+    assert!(body.contains("1-year no upfront Savings Plan"), "{body}");
+    assert!(body.contains("month 1 (immediate)"), "{body}");
+    assert!(body.contains("3-year all upfront Reserved Instances"), "{body}");
+}
