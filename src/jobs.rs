@@ -151,23 +151,12 @@ pub async fn ingest_on_schedule(pool: PgPool, settings: IngestSettings, status: 
                         false,
                         format!("Ingestion runs every {every}. Last run: {report}."),
                     );
-                    if settings.read_commitments {
-                        // A failure is recorded for the Savings page; the next run tries again.
-                        match crate::ingestion::commitments::refresh(
-                            &pool,
-                            &cost_explorer,
-                            chrono::Utc::now(),
-                            Backoff::default(),
-                        )
-                        .await
-                        {
-                            Ok(refresh) => tracing::info!("{refresh}"),
-                            Err(error) => tracing::warn!(%error, "owned commitments could not be stored"),
-                        }
-                    }
                     let today = chrono::Utc::now().date_naive();
                     // Failures are logged inside; the next run evaluates again.
                     let _ = after_ingestion(&pool, &workers, today).await;
+                    // After the alerts, which must not wait on it. A failure is recorded for
+                    // the Savings page, and tried again after a later run.
+                    refresh_commitments(&pool, &cost_explorer, &settings).await;
                 }
                 Ok(Outcome::AlreadyRunning) => {
                     tracing::info!("scheduled ingestion skipped: another ingestion is running");
@@ -182,6 +171,21 @@ pub async fn ingest_on_schedule(pool: PgPool, settings: IngestSettings, status: 
             }
         }
         tokio::time::sleep(interval).await;
+    }
+}
+
+/// Reads owned commitments when due (`BURNRATE_COMMITMENTS=on`), or forgets any read
+/// (`off`, so nothing owned is subtracted). Failures are logged and recorded.
+pub async fn refresh_commitments(pool: &PgPool, cost_explorer: &CostExplorer, settings: &IngestSettings) {
+    if !settings.read_commitments {
+        if let Err(error) = crate::savings::commitments::store::clear(pool).await {
+            tracing::warn!(%error, "the stored commitments could not be cleared");
+        }
+        return;
+    }
+    match crate::ingestion::commitments::refresh(pool, cost_explorer, chrono::Utc::now(), Backoff::default()).await {
+        Ok(refresh) => tracing::info!("{refresh}"),
+        Err(error) => tracing::warn!(%error, "owned commitments could not be stored"),
     }
 }
 

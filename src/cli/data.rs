@@ -68,18 +68,24 @@ pub(super) async fn ingest(config: Config, window: Option<DateRange>) -> ExitCod
         backoff: Backoff::default(),
     };
     let outcome = ingestion::run::run(&db.pool, &cost_explorer, Trigger::Cli, &options).await;
-    // The costs stand whatever this says; a failed read is shown and tried again next time.
-    let commitments = match &outcome {
-        Ok(Outcome::Finished(_)) if config.ingest.read_commitments => Some(
-            ingestion::commitments::refresh(&db.pool, &cost_explorer, chrono::Utc::now(), Backoff::default()).await,
-        ),
-        _ => None,
-    };
     // Cron mode: evaluate and alert after a successful run, as `serve` does after its own.
     let after = match &outcome {
         Ok(Outcome::Finished(_)) => {
             let workers = crate::jobs::Workers::from_config(&config);
             Some(crate::jobs::after_ingestion(&db.pool, &workers, options.today).await)
+        }
+        _ => None,
+    };
+    // The costs stand whatever this says; a failed read is shown and tried again later.
+    let commitments = match &outcome {
+        Ok(Outcome::Finished(_)) if config.ingest.read_commitments => Some(
+            ingestion::commitments::refresh(&db.pool, &cost_explorer, chrono::Utc::now(), Backoff::default()).await,
+        ),
+        Ok(Outcome::Finished(_)) => {
+            if let Err(error) = crate::savings::commitments::store::clear(&db.pool).await {
+                eprintln!("burnrate: commitments: the stored read could not be cleared: {error}");
+            }
+            None
         }
         _ => None,
     };

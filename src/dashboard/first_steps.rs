@@ -30,12 +30,16 @@ impl FirstSteps {
     }
 }
 
-/// The IAM policy the role burnrate runs as needs, for pasting: Cost Explorer reads,
-/// AWS Budgets sync, and the budget actions behind `stop` (which passes the execution role).
+/// The IAM policy the role burnrate runs as needs, for pasting: Cost Explorer reads (costs and
+/// owned commitments, `BURNRATE_COMMITMENTS`), AWS Budgets sync, and the budget actions behind `stop` (which passes the execution role).
 pub const IAM_POLICY: &str = r#"{
   "Version": "2012-10-17",
   "Statement": [
     { "Sid": "ReadCosts", "Effect": "Allow", "Action": ["ce:GetCostAndUsage", "ce:GetDimensionValues"], "Resource": "*" },
+    { "Sid": "ReadCommitments", "Effect": "Allow",
+      "Action": ["ce:GetSavingsPlansCoverage", "ce:GetSavingsPlansUtilization", "ce:GetReservationCoverage",
+                 "ce:GetReservationUtilization", "ce:GetSavingsPlansPurchaseRecommendation"],
+      "Resource": "*" },
     { "Sid": "SyncBudgets", "Effect": "Allow", "Action": ["budgets:ViewBudget", "budgets:ModifyBudget"], "Resource": "*" },
     { "Sid": "StopActions", "Effect": "Allow",
       "Action": ["budgets:CreateBudgetAction", "budgets:DescribeBudgetAction", "budgets:DescribeBudgetActionHistories",

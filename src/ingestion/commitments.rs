@@ -1,8 +1,8 @@
 //! Owned commitments from Cost Explorer: Savings Plans and Reserved Instance coverage and
 //! utilisation over the last 30 complete days, and AWS's Savings Plans purchase
-//! recommendation. Read at most once every 20 hours (the figures are daily, and each request
-//! costs USD 0.01), after a successful ingestion; a failed read keeps the last good figures,
-//! says why on the Savings page, and is tried again after the next ingestion.
+//! recommendation. Read at most every 20 hours (the figures are daily, and each request costs
+//! USD 0.01), after a successful ingestion; a failed read keeps the last good figures, says why
+//! on the Savings page, and is tried again after the first ingestion 3 hours on.
 //!
 //! Shapes and limits are AWS's (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/>):
 //! every figure is a string; Savings Plans coverage pages on `NextToken`, Reserved Instance
@@ -30,6 +30,8 @@ use crate::savings::model::commitments::Offer;
 
 /// Hours between reads.
 pub const EVERY_HOURS: i64 = 20;
+/// Hours before a failed read is tried again.
+pub const RETRY_HOURS: i64 = 3;
 /// Days read, ending the day before yesterday: AWS takes no End after the current date.
 pub const DAYS: u64 = 30;
 
@@ -77,13 +79,14 @@ pub async fn refresh(
     now: DateTime<Utc>,
     backoff: Backoff,
 ) -> Result<Refresh, sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    if !store::due(&mut conn, now, EVERY_HOURS).await? {
+    if !store::due(&mut *pool.acquire().await?, now, EVERY_HOURS, RETRY_HOURS).await? {
         return Ok(Refresh::NotDue);
     }
-    // No transaction is open across the requests: the read is stored in one afterwards.
+    // No connection is held across the requests; the read is stored in one transaction after.
     let mut meter = RequestMeter::default();
-    match read(cost_explorer, now.date_naive(), backoff, &mut meter).await {
+    let result = read(cost_explorer, now.date_naive(), backoff, &mut meter).await;
+    let mut conn = pool.acquire().await?;
+    match result {
         Ok(owned) => {
             store::replace(&mut conn, &owned).await?;
             Ok(Refresh::Read {
@@ -117,24 +120,41 @@ pub async fn read(
         period: Some((from, to)),
         ..OwnedRead::default()
     };
+    let mut unavailable = Vec::new();
     for (service, sagemaker) in [(EC2, false), (SAGEMAKER, true)] {
-        owned
-            .coverage
-            .extend(savings_plans_coverage(ce, &period, service, sagemaker, backoff, meter).await?);
+        match savings_plans_coverage(ce, &period, service, sagemaker, backoff, meter).await? {
+            Some(rows) => owned.coverage.extend(rows),
+            None => unavailable.push("Savings Plans coverage"),
+        }
     }
-    owned
-        .coverage
-        .extend(reservation_coverage(ce, &period, backoff, meter).await?);
+    match reservation_coverage(ce, &period, backoff, meter).await? {
+        Some(rows) => owned.coverage.extend(rows),
+        None => unavailable.push("Reserved Instance coverage"),
+    }
     for plan_type in ["COMPUTE_SP", "EC2_INSTANCE_SP", "SAGEMAKER_SP"] {
         owned
             .uses
             .extend(savings_plans_use(ce, &period, plan_type, backoff, meter).await?);
     }
     owned.uses.extend(reservations_use(ce, &period, backoff, meter).await?);
+    // AWS answers DataUnavailableException while its figures are not ready, too: owned
+    // commitments without their coverage would be advised again, so the read fails instead.
+    if !owned.uses.is_empty() && !unavailable.is_empty() {
+        return Err(IngestError::CostExplorer(format!(
+            "Cost Explorer reports owned commitments but not yet their {} (DataUnavailableException); \
+             the last good figures stand and the read is tried again",
+            unavailable.join(" or ")
+        )));
+    }
+    // AWS's own advice is shown beside burnrate's, not relied on: without it (no
+    // ce:GetSavingsPlansPurchaseRecommendation, say) the rest of the read stands.
     for plan_type in ["COMPUTE_SP", "SAGEMAKER_SP"] {
-        owned
-            .aws
-            .extend(aws_recommendation(ce, plan_type, backoff, meter).await?);
+        match aws_recommendation(ce, plan_type, backoff, meter).await {
+            Ok(found) => owned.aws.extend(found),
+            Err(error) => {
+                tracing::warn!(plan_type, %error, "AWS's Savings Plans recommendation could not be read");
+            }
+        }
     }
     Ok(owned)
 }
@@ -188,7 +208,7 @@ async fn savings_plans_coverage(
     sagemaker: bool,
     backoff: Backoff,
     meter: &mut RequestMeter,
-) -> Result<Vec<Coverage>, IngestError> {
+) -> Result<Option<Vec<Coverage>>, IngestError> {
     let mut rows = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -205,7 +225,7 @@ async fn savings_plans_coverage(
             })
             .await;
         let Some(output) = none_when_unavailable(output)? else {
-            return Ok(rows);
+            return Ok(None);
         };
         for c in output.savings_plans_coverages() {
             let family = attribute(c.attributes(), "INSTANCE_FAMILY")
@@ -226,7 +246,7 @@ async fn savings_plans_coverage(
         }
         token = output.next_token().filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
-            return Ok(rows);
+            return Ok(Some(rows));
         }
     }
 }
@@ -236,7 +256,7 @@ async fn reservation_coverage(
     period: &DateInterval,
     backoff: Backoff,
     meter: &mut RequestMeter,
-) -> Result<Vec<Coverage>, IngestError> {
+) -> Result<Option<Vec<Coverage>>, IngestError> {
     let mut rows = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -254,7 +274,7 @@ async fn reservation_coverage(
             })
             .await;
         let Some(output) = none_when_unavailable(output)? else {
-            return Ok(rows);
+            return Ok(None);
         };
         for by_time in output.coverages_by_time() {
             for group in by_time.groups() {
@@ -280,7 +300,7 @@ async fn reservation_coverage(
         }
         token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
-            return Ok(rows);
+            return Ok(Some(rows));
         }
     }
 }

@@ -72,11 +72,9 @@ pub struct AwsPlan {
     pub lookback_days: u32,
 }
 
-/// The Savings Plans types whose plans apply to an EC2 or a SageMaker family.
+/// The Savings Plans types that apply to every family of EC2 or of SageMaker, whose unused
+/// commitment would absorb any family's baseline. An EC2 Instance Savings Plan is tied to one
+/// family that its utilisation does not name, so it holds nothing back.
 pub fn plan_types_for(sagemaker: bool) -> &'static [&'static str] {
-    if sagemaker {
-        &["SAGEMAKER_SP"]
-    } else {
-        &["COMPUTE_SP", "EC2_INSTANCE_SP"]
-    }
+    if sagemaker { &["SAGEMAKER_SP"] } else { &["COMPUTE_SP"] }
 }

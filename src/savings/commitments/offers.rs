@@ -104,7 +104,9 @@ pub fn price(terms: Terms, discount: Decimal, on_demand_per_hour: Decimal, quote
 /// at least 1; `None` when that is never within the term.
 fn break_even_month(upfront: Decimal, on_demand: Decimal, recurring: Decimal, years: u8) -> Option<u32> {
     let gain_per_month = (on_demand - recurring) * Decimal::from(HOURS_PER_MONTH);
-    if gain_per_month <= Decimal::ZERO {
+    // With no discount, even an upfront payment only pays back on the term's last day.
+    let term_hours = Decimal::from(HOURS_PER_YEAR * i64::from(years));
+    if gain_per_month <= Decimal::ZERO || upfront + recurring * term_hours >= on_demand * term_hours {
         return None;
     }
     let months = (upfront / gain_per_month).ceil().max(Decimal::ONE);
@@ -163,15 +165,12 @@ mod tests {
         // Three years all upfront at 60 % off: 12 × 3 × 0.4 = 14.4 → month 15.
         let long = price(terms(Offer::Reserved, 3, Payment::AllUpfront), d("0.6"), d("1"), false);
         assert_eq!(long.break_even_month, Some(15));
-        // No discount: never.
-        let flat = price(
-            terms(Offer::SavingsPlan, 1, Payment::NoUpfront),
-            Decimal::ZERO,
-            d("1"),
-            false,
-        );
-        assert_eq!(flat.break_even_month, None);
-        assert_eq!(flat.saving_per_30_days, Decimal::ZERO);
+        // No discount: never, whatever is paid upfront.
+        for payment in Payment::ALL {
+            let flat = price(terms(Offer::SavingsPlan, 1, payment), Decimal::ZERO, d("1"), false);
+            assert_eq!(flat.break_even_month, None, "{payment:?}");
+            assert_eq!(flat.saving_per_30_days, Decimal::ZERO);
+        }
     }
 
     #[test]
@@ -209,7 +208,8 @@ mod tests {
         ];
         let (discount, quoted) = discount_for(&pricing, ri, "p3.2xlarge", "us-east-1", d("3.06"));
         assert!(quoted);
-        assert_eq!(discount, Decimal::ONE - d("1.82") / d("3.06"));
+        // 1 − 1.82/3.06 = 0.40522875…
+        assert_eq!(discount.round_dp(6), d("0.405229"));
         assert_eq!(
             discount_for(&pricing, ri, "p3.2xlarge", "eu-west-1", d("3.06")),
             (d("0.3"), true)

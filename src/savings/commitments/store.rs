@@ -17,14 +17,38 @@ pub struct Stored {
     pub problem: Option<String>,
 }
 
-/// Whether a read is due: none succeeded in the last `every` hours. Commitment figures are
-/// daily, and each request costs USD 0.01, so reading more often buys nothing.
-pub async fn due(conn: &mut PgConnection, now: DateTime<Utc>, every_hours: i64) -> Result<bool, sqlx::Error> {
-    let last: Option<DateTime<Utc>> = sqlx::query_scalar("select read_at from commitment_reads")
+/// Whether a read is due: none succeeded in the last `every_hours`, and no attempt failed in
+/// the last `retry_hours`. Commitment figures are daily and each request costs USD 0.01, so
+/// reading more often buys nothing, and a refused read is not paid for on every ingestion.
+pub async fn due(
+    conn: &mut PgConnection,
+    now: DateTime<Utc>,
+    every_hours: i64,
+    retry_hours: i64,
+) -> Result<bool, sqlx::Error> {
+    let last: Option<Attempt> = sqlx::query_as("select read_at, problem, attempted_at from commitment_reads")
         .fetch_optional(conn)
-        .await?
-        .flatten();
-    Ok(last.is_none_or(|at| now - at >= chrono::Duration::hours(every_hours)))
+        .await?;
+    Ok(last.is_none_or(|last| {
+        last.read_at
+            .is_none_or(|at| now - at >= chrono::Duration::hours(every_hours))
+            && (last.problem.is_none() || now - last.attempted_at >= chrono::Duration::hours(retry_hours))
+    }))
+}
+
+#[derive(sqlx::FromRow)]
+struct Attempt {
+    read_at: Option<DateTime<Utc>>,
+    problem: Option<String>,
+    attempted_at: DateTime<Utc>,
+}
+
+/// Forgets every read (`BURNRATE_COMMITMENTS=off`): nothing owned is subtracted any more.
+pub async fn clear(pool: &PgPool) -> Result<(), sqlx::Error> {
+    sqlx::query("truncate commitment_reads, commitment_coverage, commitment_use, aws_savings_plan_recommendations")
+        .execute(pool)
+        .await?;
+    Ok(())
 }
 
 pub async fn replace(conn: &mut PgConnection, read: &OwnedRead) -> Result<(), sqlx::Error> {

@@ -24,7 +24,7 @@ pub fn CommitmentsSection(commitments: Commitments) -> impl IntoView {
     view! {
         <section aria-label="Commitments" data-testid="commitments">
             <h2>"Commitments"</h2>
-            <p class="hint" data-testid="commitments-read">{read}</p>
+            <p class="hint" data-testid="commitments-read">{read} " Commitments belong to the whole organisation: the team and account filters above do not narrow them."</p>
             {commitments.read_problem.map(|p| view! {
                 <p class="error" role="alert" data-testid="commitments-problem">"The last read failed; the figures below are the last good ones. " {p}</p>
             })}
@@ -44,9 +44,9 @@ fn OwnedTable(rows: Vec<OwnedCommitment>) -> impl IntoView {
         .into_iter()
         .map(|o| {
             let used = o.utilisation().map(share).unwrap_or_default();
-            let flag = o
-                .underused
-                .then_some("underused: move eligible on-demand usage onto it before buying more");
+            let flag = o.underused.then_some(
+                "underused: in some hours nothing eligible ran for it to cover; no more of this kind is advised until it is used",
+            );
             view! {
                 <tr data-testid="owned-row" data-underused=o.underused.to_string()>
                     <td>{o.offer.label()}</td>
@@ -72,14 +72,25 @@ fn FamilyOptions(families: Vec<FamilyCommitment>) -> impl IntoView {
     families
         .into_iter()
         .map(|f| {
-            let summary = format!(
-                "{}: steady baseline {} instances at {}/h, {} covered by owned commitments; burnrate would commit {}",
-                f.family,
-                quantity(f.baseline, 2),
-                usd_precise(f.on_demand_rate, 4),
-                quantity(f.covered, 2),
-                quantity(f.to_commit, 2),
-            );
+            let covered_all = f.to_commit <= rust_decimal::Decimal::ZERO;
+            let summary = if covered_all {
+                format!(
+                    "{}: steady baseline {} instances, all covered by owned commitments ({} instances); nothing to commit",
+                    f.family,
+                    quantity(f.baseline, 2),
+                    quantity(f.covered, 2),
+                )
+            } else {
+                format!(
+                    "{}: steady baseline {} instances at {}/h each, {} instances covered by owned commitments; burnrate would commit {} instances ({}/h on demand)",
+                    f.family,
+                    quantity(f.baseline, 2),
+                    usd_precise(f.on_demand_rate, 4),
+                    quantity(f.covered, 2),
+                    quantity(f.to_commit, 2),
+                    usd_precise(f.to_commit * f.on_demand_rate, 4),
+                )
+            };
             let rows = f
                 .options
                 .into_iter()
@@ -89,7 +100,7 @@ fn FamilyOptions(families: Vec<FamilyCommitment>) -> impl IntoView {
                         Some(m) => format!("month {}", count(m)),
                         None => "never within the term".to_string(),
                     };
-                    let source = if o.quoted { "quoted" } else { "default" };
+                    let source = if o.quoted { "quoted" } else { "default, not a quote" };
                     view! {
                         <tr data-testid="option-row">
                             <td>{o.terms.label()}</td>
@@ -103,11 +114,14 @@ fn FamilyOptions(families: Vec<FamilyCommitment>) -> impl IntoView {
                     }
                 })
                 .collect_view();
+            let table = (!covered_all).then(|| view! {
+                <DataTable columns=&["Option", "Off on-demand", "Upfront", "Billed hourly", "A year: on-demand → committed", "Saving per 30 days", "Breaks even"]>{rows}</DataTable>
+            });
             view! {
                 <details class="family" data-testid="family-options" data-family=f.family.clone()>
                     <summary>{summary}</summary>
                     {f.held_back.map(|why| view! { <p class="hint" data-testid="held-back">{why}</p> })}
-                    <DataTable columns=&["Option", "Off on-demand", "Upfront", "Billed hourly", "A year: on-demand → committed", "Saving per 30 days", "Breaks even"]>{rows}</DataTable>
+                    {table}
                 </details>
             }
         })

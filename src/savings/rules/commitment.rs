@@ -37,11 +37,34 @@ pub const HEADLINE: Terms = Terms {
 
 #[derive(Default)]
 struct Family {
-    on_demand_spend: Decimal,
     on_demand_hours: Decimal,
     daily_on_demand: BTreeMap<NaiveDate, Decimal>,
-    /// On-demand spend and hours per (instance type, region), to weigh quoted prices.
+    /// Hours and their on-demand price per (instance type, region).
     by_type: BTreeMap<(String, String), (Decimal, Decimal)>,
+}
+
+impl Family {
+    /// What the family's hours cost at on-demand prices.
+    fn on_demand_value(&self) -> Decimal {
+        self.by_type.values().map(|(hours, rate)| *hours * *rate).sum()
+    }
+}
+
+/// The on-demand price of an hour of `u`'s type: the catalogue's (with `pricing:`), because
+/// the bill understates it wherever commitments already apply (a reservation's hours bill at
+/// $0, a plan's are negated); the billed rate for a type the catalogue lacks.
+fn on_demand_rate(inputs: &Inputs, u: &crate::savings::facts::Usage) -> Decimal {
+    let billed = || {
+        if u.hours > Decimal::ZERO {
+            u.spend / u.hours
+        } else {
+            Decimal::ZERO
+        }
+    };
+    inputs
+        .pricing
+        .hourly(&u.instance_type, &u.region, !u.is_ec2())
+        .unwrap_or_else(billed)
 }
 
 /// The nearest-rank percentile (`percentile_disc`): the smallest value with at least `p` of
@@ -61,8 +84,8 @@ pub fn percentile(values: &mut [Decimal], p: Decimal) -> Option<Decimal> {
 pub fn recommend(inputs: &Inputs, owned: &OwnedRead) -> (Vec<Recommendation>, Commitments) {
     let mut families: BTreeMap<(bool, String), Family> = BTreeMap::new();
     for u in inputs.usage.iter().filter(|u| u.purchase == PurchaseOption::OnDemand) {
+        let rate = on_demand_rate(inputs, u);
         let family = families.entry((!u.is_ec2(), u.family.clone())).or_default();
-        family.on_demand_spend += u.spend;
         family.on_demand_hours += u.hours;
         for (day, hours) in &u.daily_hours {
             *family.daily_on_demand.entry(*day).or_default() += hours;
@@ -70,9 +93,8 @@ pub fn recommend(inputs: &Inputs, owned: &OwnedRead) -> (Vec<Recommendation>, Co
         let by_type = family
             .by_type
             .entry((u.instance_type.clone(), u.region.clone()))
-            .or_default();
-        by_type.0 += u.spend;
-        by_type.1 += u.hours;
+            .or_insert((Decimal::ZERO, rate));
+        by_type.0 += u.hours;
     }
     let owned_rows = owned_commitments(owned);
     let mut recommendations = Vec::new();
@@ -115,7 +137,7 @@ fn advise(
         return None;
     }
     let baseline = p10 / Decimal::from(24);
-    let rate = f.on_demand_spend / f.on_demand_hours;
+    let rate = f.on_demand_value() / f.on_demand_hours;
     let covered = covered_instances(owned, sagemaker, name, rate);
     let to_commit = target_share() * (baseline - covered).max(Decimal::ZERO);
     let on_demand_per_hour = to_commit * rate;
@@ -132,7 +154,7 @@ fn advise(
         .find(|o| o.underused)
         .map(|o| {
             format!(
-                "no new commitment while the owned {} plans are {} used: their unused {} a month would cover this baseline first",
+                "no new commitment while the owned {} plans are {} used: plans apply by themselves, so an unused {} a month means hours with no eligible usage; buy more once they are used",
                 o.id,
                 o.utilisation().map(percent).unwrap_or_default(),
                 crate::format::usd(o.unused_per_30_days)
@@ -179,24 +201,20 @@ fn covered_instances(owned: &OwnedRead, sagemaker: bool, family: &str, rate: Dec
 }
 
 /// The family's discount under `terms`: each instance type's (quoted or default) weighted by
-/// its on-demand spend.
+/// what its hours cost on demand.
 fn family_discount(inputs: &Inputs, terms: Terms, f: &Family) -> (Decimal, bool) {
     let mut paid = Decimal::ZERO;
     let mut quoted = false;
-    for ((instance_type, region), (spend, hours)) in &f.by_type {
-        let rate = if *hours > Decimal::ZERO {
-            *spend / *hours
-        } else {
-            Decimal::ZERO
-        };
-        let (discount, q) = offers::discount_for(inputs.pricing, terms, instance_type, region, rate);
-        paid += *spend * (Decimal::ONE - discount);
+    for ((instance_type, region), (hours, rate)) in &f.by_type {
+        let (discount, q) = offers::discount_for(inputs.pricing, terms, instance_type, region, *rate);
+        paid += *hours * *rate * (Decimal::ONE - discount);
         quoted |= q;
     }
-    if f.on_demand_spend <= Decimal::ZERO {
+    let value = f.on_demand_value();
+    if value <= Decimal::ZERO {
         return (offers::default_discount(inputs.pricing, terms), false);
     }
-    (Decimal::ONE - paid / f.on_demand_spend, quoted)
+    (Decimal::ONE - paid / value, quoted)
 }
 
 fn headline(inputs: &Inputs, family: &FamilyCommitment) -> Option<Recommendation> {
@@ -217,7 +235,7 @@ fn headline(inputs: &Inputs, family: &FamilyCommitment) -> Option<Recommendation
     let mut detail = format!(
         "steady on-demand baseline {} instances (10th percentile of daily {} on-demand hours ÷ 24) at {}; \
          owned commitments cover {} of them; committing 60% of the {} left costs {} for {} off; \
-         break-even: month {}, and the plan pays while at least {} of it is used",
+         break-even: {}, and the plan pays while at least {} of it is used",
         crate::format::quantity(family.baseline, 2),
         family.family,
         per_hour(family.on_demand_rate),
@@ -225,7 +243,9 @@ fn headline(inputs: &Inputs, family: &FamilyCommitment) -> Option<Recommendation
         crate::format::quantity(family.baseline - family.covered, 2),
         per_hour(option.recurring_per_hour),
         percent(option.discount),
-        option.break_even_month.unwrap_or(1),
+        option
+            .break_even_month
+            .map_or("never within the term".to_string(), |m| format!("month {m}")),
         percent(Decimal::ONE - option.discount),
     );
     if let Some(best) = best {

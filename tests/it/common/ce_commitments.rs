@@ -199,10 +199,11 @@ fn period(request: &Value, today: NaiveDate) -> Result<(NaiveDate, NaiveDate), F
     if from >= to {
         return Err(("ValidationException", "Start date must be before end date.".into()));
     }
-    if to > today {
+    // "The End date must be after the Start date, and before the current date."
+    if to >= today {
         return Err((
             "ValidationException",
-            "Future dates can't be used as an End date.".into(),
+            "The End date must be before the current date.".into(),
         ));
     }
     Ok((from, to))
@@ -437,6 +438,21 @@ pub fn answer(state: &mut FakeState, operation: &str, request: &Value) -> Result
                     used += (ran - earlier).clamp(Decimal::ZERO, Decimal::from(r.count * 24));
                 }
                 let fee = purchased * r.hourly_fee;
+                // NetRISavings = OnDemandCostOfRIHoursUsed − TotalAmortizedFee
+                // (REF/API_ReservationAggregates.html), at the type's billed on-demand rate.
+                let (spent, ran) = state
+                    .items
+                    .iter()
+                    .filter(|i| i.day >= from && i.day < to && eligible(i) == Some((false, r.instance_type.clone())))
+                    .fold((Decimal::ZERO, Decimal::ZERO), |(c, h), i| {
+                        (c + i.unblended, h + i.quantity)
+                    });
+                let rate = if ran > Decimal::ZERO {
+                    spent / ran
+                } else {
+                    Decimal::ZERO
+                };
+                let net = used * rate - fee;
                 let unused_cost = (purchased - used) * r.hourly_fee;
                 groups.push(json!({
                     "Key": "SUBSCRIPTION_ID",
@@ -449,7 +465,8 @@ pub fn answer(state: &mut FakeState, operation: &str, request: &Value) -> Result
                         "UnusedHours": money(purchased - used),
                         "TotalAmortizedFee": money(fee),
                         "RICostForUnusedHours": money(unused_cost),
-                        "NetRISavings": "0",
+                        "OnDemandCostOfRIHoursUsed": money(used * rate),
+                        "NetRISavings": money(net),
                     },
                 }));
             }

@@ -43,19 +43,25 @@ fn quick() -> Backoff {
     }
 }
 
-/// 30 days (1–30 October): `api` runs four p3.2xlarge around the clock at $3.06/h ($293.76
-/// and 96 hours a day) and `batch` one g5.xlarge at $1.006/h ($24.144 and 24 hours).
+/// 30 days (1–30 October): `api` runs four p3.2xlarge around the clock ($3.06/h on demand),
+/// `batch` one g5.xlarge ($1.006/h) and `endpoint` one SageMaker ml.g5.xlarge ($1.408/h).
+/// The fake's line items carry the on-demand cost it applies commitments to; the stored bill is
+/// what AWS bills once they apply (covered hours at $0: a reservation's `DiscountedUsage`, a
+/// plan's usage negated), so the rule must price hours from the catalogue, not the bill.
 async fn account(pool: &PgPool) -> CostExplorerFake {
-    let mut lines = daily("api", "USE1-BoxUsage:p3.2xlarge", 0, 30, "293.76", "96");
-    lines.extend(daily("batch", "USE1-BoxUsage:g5.xlarge", 0, 30, "24.144", "24"));
+    let mut lines = daily("api", "USE1-BoxUsage:p3.2xlarge", 0, 30, "146.88", "96");
+    lines.extend(daily("batch", "USE1-BoxUsage:g5.xlarge", 0, 30, "0", "24"));
+    lines.extend(daily("endpoint", "USE1-Host:ml.g5.xlarge", 0, 30, "0", "24"));
     seed(pool, &lines).await;
     declare(pool, "api", "serving", None).await;
     declare(pool, "batch", "batch", None).await;
+    declare(pool, "endpoint", "serving", None).await;
     let items = (0..30)
         .flat_map(|n| {
             [
                 item(n, "api", "USE1-BoxUsage:p3.2xlarge", "293.76", "96"),
                 item(n, "batch", "USE1-BoxUsage:g5.xlarge", "24.144", "24"),
+                item(n, "endpoint", "USE1-Host:ml.g5.xlarge", "33.792", "24"),
             ]
         })
         .collect();
@@ -72,8 +78,9 @@ fn on_first_of_november() -> chrono::DateTime<Utc> {
 #[sqlx::test]
 async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_advised(pool: PgPool) {
     let fake = account(&pool).await;
-    // Nothing read yet: p3's baseline is 4 instances, g5's 1.
-    // p3: 0.6 × 4 × 3.06 × 0.28 × 720 = 1,480.5504; g5: 0.6 × 1 × 1.006 × 0.28 × 720 = 121.68576.
+    // Nothing read yet: p3's baseline is 4 instances, g5's 1, SageMaker g5's 1, each at its
+    // catalogue price. p3: 0.6 × 4 × 3.06 × 0.28 × 720 = 1,480.5504; ml.g5: 0.6 × 1 × 1.408 ×
+    // 0.28 × 720 = 170.31168; g5: 0.6 × 1 × 1.006 × 0.28 × 720 = 121.68576.
     let before = insights(&pool, 30).await;
     let savings: Vec<(String, Decimal)> = before
         .recommendations
@@ -85,6 +92,7 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
         savings,
         vec![
             ("p3.*".to_string(), d("1480.5504")),
+            ("ml.g5.*".to_string(), d("170.31168")),
             ("g5.*".to_string(), d("121.68576"))
         ]
     );
@@ -103,6 +111,12 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
         s.commitments.plans.push(OwnedPlan {
             plan_type: "COMPUTE_SP",
             hourly_commitment: d("2.4396"),
+            discount: d("0.4"),
+        });
+        // A SageMaker plan of $0.8448/h at 40 % off buys $33.792 a day: the endpoint's day.
+        s.commitments.plans.push(OwnedPlan {
+            plan_type: "SAGEMAKER_SP",
+            hourly_commitment: d("0.8448"),
             discount: d("0.4"),
         });
         s.commitments.recommendations.push(Recommendation {
@@ -134,7 +148,7 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
         .collect();
     // p3: 4 − 1 (plan: $73.44 × 30 ÷ $3.06 ÷ 720 h) − 1 (reservation: 720 h ÷ 720 h) = 2
     // uncovered; 0.6 × 2 × 3.06 = $3.672/h committed; × 0.28 × 720 = $740.2752 a month.
-    // g5: the plan covers its one instance; nothing to advise.
+    // g5 and ml.g5: the plans cover their one instance each; nothing to advise.
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0].instance_type, "p3.*");
     assert_eq!(rows[0].monthly_saving, d("740.2752"));
@@ -166,11 +180,13 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
     // 41 % off: upfront 3.672 × 0.59 × 8760 = 18,978.3648; it pays back in ⌈12 × 0.59⌉ = month 8.
     assert_eq!(all_upfront_ri.upfront, d("18978.3648"));
     assert_eq!(all_upfront_ri.break_even_month, Some(8));
-    let g5 = c.families.iter().find(|f| f.family == "g5").expect("g5");
-    assert_eq!(g5.to_commit, Decimal::ZERO);
+    for family in ["g5", "ml.g5"] {
+        let f = c.families.iter().find(|f| f.family == family).expect("family");
+        assert_eq!((f.covered, f.to_commit), (d("1"), Decimal::ZERO), "{family}");
+    }
 
-    // Both owned commitments are fully used: the plan $2.4396 × 720 = $1,756.512, the
-    // reservation 720 h × $1.82 = $1,310.40.
+    // Every owned commitment is fully used: the Compute plan $2.4396 × 720 = $1,756.512, the
+    // SageMaker plan $0.8448 × 720 = $608.256, the reservation 720 h × $1.82 = $1,310.40.
     let owned: Vec<_> = c
         .owned
         .iter()
@@ -181,8 +197,11 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
         vec![
             (Offer::Reserved, "4f1c2c55-ri", d("1310.4"), d("1310.4"), false),
             (Offer::SavingsPlan, "COMPUTE_SP", d("1756.512"), d("1756.512"), false),
+            (Offer::SavingsPlan, "SAGEMAKER_SP", d("608.256"), d("608.256"), false),
         ]
     );
+    // The reservation saved 720 h × $3.06 − $1,310.40 = $892.80 against on-demand.
+    assert_eq!(c.owned[0].net_savings, d("892.8"));
     assert_eq!(c.owned[0].instance_type, "p3.2xlarge");
 
     // AWS's plan beside burnrate's $2.64384/h: AWS's commits $1.85616/h more.
@@ -251,7 +270,15 @@ async fn a_failed_read_keeps_the_last_figures_and_says_why(pool: PgPool) {
         "{:?}",
         found.commitments.read_problem
     );
-    // Still due, so the next ingestion tries again; a good read clears the problem.
+    // Not tried again on every ingestion: three hours on, it is; a good read clears the problem.
+    assert_eq!(
+        refresh(&pool, &ce, Utc::now(), quick()).await.expect("stored"),
+        Refresh::NotDue
+    );
+    sqlx::query("update commitment_reads set attempted_at = attempted_at - interval '3 hours'")
+        .execute(&pool)
+        .await
+        .expect("aged");
     assert!(matches!(
         refresh(&pool, &ce, Utc::now(), quick()).await.expect("stored"),
         Refresh::Read { .. }
