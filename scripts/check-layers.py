@@ -37,8 +37,8 @@ TIERS = [
     ["auth", "outbox"],
     ["costs", "audit"],
     ["allocation", "budgets", "enforcement", "savings"],
-    ["ingestion", "statements", "teams", "dashboard"],
-    ["as_code", "demo"],
+    ["ingestion", "statements", "teams", "dashboard", "preflight"],
+    ["as_code", "demo", "api"],
 ]
 SAME_TIER = {
     # ("importer", "imported"): "why",

@@ -5,6 +5,8 @@
 //! Modules are organised by feature; server-only modules sit behind `ssr`.
 
 pub mod allocation;
+#[cfg(feature = "ssr")]
+pub mod api;
 pub mod app;
 #[cfg(feature = "ssr")]
 pub mod as_code;
@@ -56,6 +58,8 @@ pub mod outbox;
 pub mod page_cache;
 #[cfg(feature = "ssr")]
 pub mod page_data;
+#[cfg(feature = "ssr")]
+pub mod preflight;
 #[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]

@@ -123,6 +123,14 @@ pub fn router(state: AppState) -> Router {
             get(crate::savings::download::savings_report),
         )
         .route("/api/statement", get(crate::statements::download::statement))
+        // The API for code: API tokens only (its own guard), problem+json errors.
+        .nest(
+            "/api/v1",
+            crate::api::routes().layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                crate::api::require_token,
+            )),
+        )
         .route(
             crate::ui::links::ACTION_TRAIL_CSV,
             get(crate::enforcement::download::audit_csv),

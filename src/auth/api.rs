@@ -192,3 +192,61 @@ pub async fn change_account(email: String, step: String) -> Result<(), AppError>
     };
     lifecycle::apply(&state()?.pool, &(&caller).into(), &email, change).await
 }
+
+/// The caller's API tokens; an admin also sees every service token.
+#[server(prefix = "/api", endpoint = "tokens")]
+pub async fn list_tokens() -> Result<Vec<super::model::TokenSummary>, AppError> {
+    let caller = super::caller()?;
+    let pool = state()?.pool;
+    let mut tokens = super::tokens::list(&pool, Some(caller.account_id)).await?;
+    if caller.is_admin() {
+        let others = super::tokens::list(&pool, None).await?;
+        tokens.extend(others.into_iter().filter(|t| t.service && t.email != caller.email));
+    }
+    Ok(tokens)
+}
+
+/// Makes an API token for the caller's own account (a service token: admins only) and
+/// returns its secret, shown once.
+#[server(prefix = "/api", endpoint = "create_token")]
+pub async fn create_api_token(
+    name: String,
+    role: String,
+    team: String,
+    expires_days: String,
+    service: Option<String>,
+) -> Result<String, AppError> {
+    use super::tokens::{Creator, NewToken, create};
+    let caller = super::caller()?;
+    let expires_days: u32 = expires_days.trim().parse().map_err(|_| {
+        AppError::invalid(
+            "expires_days",
+            format!("a whole number of days from 1 to {}", super::tokens::MAX_DAYS),
+        )
+    })?;
+    let role = match role.trim() {
+        "" => None,
+        text => Some(Role::parse(text)?),
+    };
+    let new = NewToken {
+        owner_email: caller.email.clone(),
+        name,
+        role,
+        team: Some(team),
+        expires_days,
+        service: service.is_some(),
+    };
+    let (secret, _) = create(&state()?.pool, Creator::Caller(&caller), new).await?;
+    Ok(secret)
+}
+
+/// Revokes a live token: the caller's own, or (admins) anyone's.
+#[server(prefix = "/api", endpoint = "revoke_token")]
+pub async fn revoke_api_token(email: String, name: String) -> Result<(), AppError> {
+    let caller = super::caller()?;
+    let revoked = super::tokens::revoke(&state()?.pool, super::tokens::Creator::Caller(&caller), &email, &name).await?;
+    if !revoked {
+        return Err(AppError::NotFound(format!("a live token {name:?} of {email}")));
+    }
+    Ok(())
+}

@@ -22,6 +22,8 @@ pub mod rate_limit;
 pub mod sessions;
 #[cfg(feature = "ssr")]
 pub mod setup_token;
+#[cfg(feature = "ssr")]
+pub mod tokens;
 
 #[cfg(feature = "ssr")]
 use crate::error::AppError;

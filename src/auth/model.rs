@@ -67,3 +67,25 @@ pub struct AccountSummary {
     pub created_at: String,
     pub disabled: bool,
 }
+
+/// One API token as its account page and `burnrate token list` show it (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenSummary {
+    pub id: i64,
+    /// The account it acts as.
+    pub email: String,
+    pub name: String,
+    /// The secret's first characters, to tell tokens apart.
+    pub hint: String,
+    pub role: Role,
+    /// The one team it is limited to.
+    pub team: Option<String>,
+    pub service: bool,
+    pub created_by: String,
+    pub created_at: String,
+    pub expires_at: String,
+    pub last_used_at: Option<String>,
+    /// Neither revoked nor expired.
+    pub live: bool,
+    pub revoked: bool,
+}

@@ -56,6 +56,8 @@ pub struct Config {
     /// `BURNRATE_AWS_ASSUME_ROLE` and `BURNRATE_AWS_EXTERNAL_ID`: how a stop acts in another
     /// account its policy names.
     pub assume_role: Option<AssumeRole>,
+    /// `BURNRATE_API_RATE_LIMIT`: requests per minute each API token may make.
+    pub api_rate_limit: u32,
 }
 
 /// The role burnrate assumes in another account: `pattern` with `{account_id}` replaced.
@@ -309,7 +311,20 @@ impl Config {
             )?),
         };
         let savings = savings::read(&get, timeouts.aws_operation, &ingest.tag_project)?;
+        let api_rate_limit = match get("BURNRATE_API_RATE_LIMIT") {
+            None => 120,
+            Some(text) => text
+                .parse()
+                .ok()
+                .filter(|n| (1..=100_000).contains(n))
+                .ok_or(ConfigError {
+                    variable: "BURNRATE_API_RATE_LIMIT",
+                    value: Some(text),
+                    expected: "requests per minute per token, from 1 to 100000",
+                })?,
+        };
         Ok(Config {
+            api_rate_limit,
             savings,
             aws_regions: savings::regions(&get)?,
             assume_role: AssumeRole::read(&get)?,

@@ -117,7 +117,7 @@ fn cancel(why: String, lifts: bool) -> Verdict {
 }
 
 /// The project's spend in `range`, in the policy's metric.
-async fn project_spend(
+pub async fn project_spend(
     conn: &mut PgConnection,
     project: &str,
     range: crate::period::DateRange,

@@ -2,4 +2,5 @@
 //! the admins' Users page (`users`).
 
 pub mod sign_in;
+pub mod tokens;
 pub mod users;

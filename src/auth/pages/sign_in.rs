@@ -115,6 +115,7 @@ pub fn AccountPage() -> impl IntoView {
                     .then(|| view! { <p role="status">"Password changed. Your other sessions were signed out."</p> })
             }}
         </section>
+        <super::tokens::TokensSection/>
     }
 }
 

@@ -1,0 +1,12 @@
+//! `/api/v1`: the versioned API for code (CI gates, launchers, BI pulls), behind API tokens
+//! only (`Authorization: Bearer brt_…`; a session cookie opens nothing here, and a token
+//! opens nothing else). Every route checks the caller's role and, for a token limited to one
+//! team, that team. Errors are `application/problem+json`.
+
+pub mod bearer;
+pub mod problem;
+mod routes;
+
+pub use bearer::{ApiCaller, require_token};
+pub use problem::Problem;
+pub use routes::routes;

@@ -1,0 +1,295 @@
+//! The verdict on work about to start: each budget that covers it, and its project's
+//! enforcement policy, as of today.
+//!
+//! - `block`: the estimate added to a covering budget's forecast passes 100 % of its amount;
+//!   or the project is over its policy limit without a current approval, or past its approved
+//!   cap; or a stop is in force on it.
+//! - `warn`: the estimate takes a covering budget's forecast to a lower threshold (50 or 80 %
+//!   by default); or the estimate would take the project past its policy limit unapproved.
+//! - `allow` otherwise.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use sqlx::{PgConnection, PgPool};
+
+use super::model::{BudgetFigures, PolicyFigures, PreflightAnswer, PreflightRequest, Verdict};
+use crate::budgets::{Budget, BudgetScope, evaluate, store};
+use crate::enforcement::{Reason, approvals, judge, policy};
+use crate::error::AppError;
+use crate::format::usd;
+use crate::period::BudgetPeriod;
+
+/// What the work is about: a project (and its team), or a team alone.
+struct Subject {
+    project: Option<String>,
+    team: Option<(i64, String)>,
+}
+
+/// Checks the request, then judges it. `only_team`: the caller's token reads one team only.
+pub async fn check(
+    pool: &PgPool,
+    request: &PreflightRequest,
+    today: NaiveDate,
+    only_team: Option<i64>,
+) -> Result<PreflightAnswer, AppError> {
+    let mut conn = pool.acquire().await?;
+    let subject = subject(&mut conn, request).await?;
+    if let Some(only) = only_team
+        && subject.team.as_ref().map(|(id, _)| *id) != Some(only)
+    {
+        return Err(AppError::Forbidden("this token is limited to another team".into()));
+    }
+    let estimate = estimate(&mut conn, request).await?;
+    let mut reasons: Vec<(Verdict, String)> = Vec::new();
+    let mut budgets = Vec::new();
+    for budget in store::list(&mut conn).await? {
+        if !covers(&mut conn, &budget, &subject, today).await? {
+            continue;
+        }
+        let status = evaluate::status(&mut conn, &budget, today).await?.status;
+        let spec = &budget.spec;
+        let with_estimate = status.forecast + estimate;
+        let lower_crossed = spec
+            .thresholds
+            .iter()
+            .filter(|t| t.percent < Decimal::ONE_HUNDRED && with_estimate >= t.trigger_amount(spec.amount))
+            .map(|t| t.percent)
+            .max();
+        let verdict = if with_estimate > spec.amount {
+            reasons.push((
+                Verdict::Block,
+                format!(
+                    "budget {:?} ({}): the forecast {} plus the estimate {} is {}, past its {}",
+                    spec.name,
+                    spec.scope.label(),
+                    usd(status.forecast),
+                    usd(estimate),
+                    usd(with_estimate),
+                    usd(spec.amount)
+                ),
+            ));
+            Verdict::Block
+        } else if let Some(percent) = lower_crossed {
+            reasons.push((
+                Verdict::Warn,
+                format!(
+                    "budget {:?} ({}): the forecast with the estimate, {}, reaches its {}% threshold of {}",
+                    spec.name,
+                    spec.scope.label(),
+                    usd(with_estimate),
+                    percent.normalize(),
+                    usd(spec.amount)
+                ),
+            ));
+            Verdict::Warn
+        } else {
+            Verdict::Allow
+        };
+        budgets.push(BudgetFigures {
+            id: budget.id,
+            name: spec.name.clone(),
+            scope: format!("{} {}", spec.scope.kind(), spec.scope.name())
+                .trim()
+                .to_string(),
+            period_from: status.period.from,
+            period_to: status.period.to,
+            amount: spec.amount,
+            spend: status.spend,
+            forecast: status.forecast,
+            forecast_with_estimate: with_estimate,
+            left_after: spec.amount - with_estimate,
+            verdict,
+        });
+    }
+    let policy = match &subject.project {
+        Some(project) => policy_figures(&mut conn, project, &subject, estimate, today, &mut reasons).await?,
+        None => None,
+    };
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.0));
+    let verdict = reasons.first().map_or(Verdict::Allow, |r| r.0);
+    Ok(PreflightAnswer {
+        verdict,
+        reasons: reasons.into_iter().map(|(_, why)| why).collect(),
+        estimate_usd: estimate,
+        budgets,
+        policy,
+    })
+}
+
+async fn subject(conn: &mut PgConnection, request: &PreflightRequest) -> Result<Subject, AppError> {
+    let project = request.project.as_deref().map(str::trim).filter(|p| !p.is_empty());
+    let team = request.team.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    if project.is_none() && team.is_none() {
+        return Err(AppError::invalid("project", "name a project, a team, or both"));
+    }
+    if project.is_some_and(|p| p.chars().count() > 256) {
+        return Err(AppError::invalid(
+            "project",
+            "a project tag value is at most 256 characters",
+        ));
+    }
+    let owning: Option<(i64, String)> = match project {
+        Some(p) => {
+            sqlx::query_as("select t.id, t.name from projects p join teams t on t.id = p.team_id where p.name = $1")
+                .bind(p)
+                .fetch_optional(&mut *conn)
+                .await?
+        }
+        None => None,
+    };
+    let named: Option<(i64, String)> = match team {
+        Some(t) => Some(
+            sqlx::query_as("select id, name from teams where name = $1")
+                .bind(t)
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or_else(|| AppError::invalid("team", format!("no team is named {t:?}")))?,
+        ),
+        None => None,
+    };
+    if let (Some(owning), Some(named), Some(p)) = (&owning, &named, project)
+        && owning.0 != named.0
+    {
+        return Err(AppError::invalid(
+            "team",
+            format!("project {p:?} belongs to team {:?}", owning.1),
+        ));
+    }
+    Ok(Subject {
+        project: project.map(str::to_string),
+        team: named.or(owning),
+    })
+}
+
+/// The estimate in USD: given, or GPUs × hours at the on-demand price.
+async fn estimate(conn: &mut PgConnection, request: &PreflightRequest) -> Result<Decimal, AppError> {
+    match (&request.estimated_cost_usd, &request.gpu) {
+        (Some(_), Some(_)) => Err(AppError::invalid("gpu", "give estimated_cost_usd or gpu, not both")),
+        (Some(cost), None) if *cost < Decimal::ZERO => {
+            Err(AppError::invalid("estimated_cost_usd", "an estimate is zero or more"))
+        }
+        (Some(cost), None) => Ok(*cost),
+        (None, None) => Ok(Decimal::ZERO),
+        (None, Some(gpu)) => {
+            if gpu.count == 0 || gpu.count > 10_000 {
+                return Err(AppError::invalid("gpu.count", "from 1 to 10,000 instances"));
+            }
+            if gpu.hours <= Decimal::ZERO || gpu.hours > Decimal::from(8_784) {
+                return Err(AppError::invalid(
+                    "gpu.hours",
+                    "more than 0 and at most 8,784 hours (a year)",
+                ));
+            }
+            let pricing = crate::savings::pricing::load(conn).await?;
+            let hourly = pricing
+                .hourly(gpu.instance_type.trim(), "us-east-1", false)
+                .ok_or_else(|| {
+                    AppError::invalid(
+                        "gpu.type",
+                        format!("{:?} is not an instance type in the GPU catalogue", gpu.instance_type),
+                    )
+                })?;
+            Ok(hourly * Decimal::from(gpu.count) * gpu.hours)
+        }
+    }
+}
+
+/// Whether `budget` counts the subject's spend: the organisation's always; a team's for its
+/// team; a project's for it; an account's when the project spent in that account this period.
+async fn covers(
+    conn: &mut PgConnection,
+    budget: &Budget,
+    subject: &Subject,
+    today: NaiveDate,
+) -> Result<bool, sqlx::Error> {
+    Ok(match &budget.spec.scope {
+        BudgetScope::Org => true,
+        BudgetScope::Team(name) => subject.team.as_ref().is_some_and(|(_, team)| team == name),
+        BudgetScope::Project(name) => subject.project.as_deref() == Some(name.as_str()),
+        BudgetScope::Account(id) => match &subject.project {
+            None => false,
+            Some(project) => {
+                let period = budget.spec.period.containing(today);
+                sqlx::query_scalar(
+                    "select exists (select 1 from daily_project_costs
+                                    where project = $1 and account_id = $2 and day >= $3 and day < $4)",
+                )
+                .bind(project)
+                .bind(id.as_str())
+                .bind(period.from)
+                .bind(period.to)
+                .fetch_one(conn)
+                .await?
+            }
+        },
+    })
+}
+
+async fn policy_figures(
+    conn: &mut PgConnection,
+    project: &str,
+    subject: &Subject,
+    estimate: Decimal,
+    today: NaiveDate,
+    reasons: &mut Vec<(Verdict, String)>,
+) -> Result<Option<PolicyFigures>, AppError> {
+    let team = subject.team.as_ref().map(|(_, name)| name.as_str());
+    let Some(policy) = policy::for_team(conn, team).await? else {
+        return Ok(None);
+    };
+    let Some(period) = BudgetPeriod::parse(&policy.period) else {
+        return Ok(None);
+    };
+    let range = period.containing(today);
+    let spend = judge::project_spend(conn, project, range, policy.metric).await?;
+    let approval = approvals::current_for(conn, project).await?;
+    let stop_in_force: bool = sqlx::query_scalar(
+        "select exists (select 1 from enforcement_actions a join violations v on v.id = a.violation_id
+                        where v.project = $1 and a.action = 'stop' and a.status = 'executed')",
+    )
+    .bind(project)
+    .fetch_one(&mut *conn)
+    .await?;
+    let mut verdict = Verdict::Allow;
+    if stop_in_force {
+        reasons.push((Verdict::Block, format!("a stop is in force on project {project:?}")));
+        verdict = Verdict::Block;
+    }
+    if spend > policy.limit
+        && let Some(reason) = Reason::judge(spend, approval.as_ref(), today)
+    {
+        reasons.push((
+            Verdict::Block,
+            format!(
+                "project {project:?} has spent {} this {}, over its policy limit {}: {}",
+                usd(spend),
+                period.key(),
+                usd(policy.limit),
+                reason.key().replace('_', " ")
+            ),
+        ));
+        verdict = Verdict::Block;
+    } else if spend + estimate > policy.limit && Reason::judge(spend + estimate, approval.as_ref(), today).is_some() {
+        reasons.push((
+            Verdict::Warn,
+            format!(
+                "project {project:?} would pass its policy limit {} with the estimate: {} spent plus {}",
+                usd(policy.limit),
+                usd(spend),
+                usd(estimate)
+            ),
+        ));
+        verdict = verdict.max(Verdict::Warn);
+    }
+    Ok(Some(PolicyFigures {
+        team: policy.team.clone(),
+        period_from: range.from,
+        period_to: range.to,
+        limit: policy.limit,
+        spend,
+        approved_cap: approval.as_ref().map(|a| a.cap),
+        approval_expires: approval.as_ref().map(|a| a.expires),
+        stop_in_force,
+        verdict,
+    }))
+}
