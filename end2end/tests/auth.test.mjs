@@ -80,3 +80,41 @@ test('sign-in through next values that try to leave the site ends on a page of b
     await page.close();
   }
 });
+
+test('a lead makes an API token on the account page, sees it once, uses it, and revokes it', async () => {
+  const { page, problems } = await openPage(server.browser);
+  await signIn(page, server.baseUrl, server.accounts.lead);
+  await page.click('[data-testid="signed-in-as"]');
+  await page.waitForSelector('[data-testid="create-token-form"]');
+  await waitForHydration(page);
+  await page.fill('[data-testid="create-token-form"] input[name="name"]', 'ci pipeline');
+  await page.selectOption('[data-testid="create-token-form"] select[name="role"]', 'viewer');
+  await page.click('[data-testid="create-token-form"] button[type="submit"]');
+  const secret = (await page.textContent('[data-testid="token-secret"]', { timeout: 15000 })).trim();
+  assert.match(secret, /^brt_[A-Za-z0-9_-]{43}$/);
+  const row = page.locator('[data-testid="token-row"]', { hasText: 'ci pipeline' });
+  await row.waitFor();
+  assert.match(await row.textContent(), /viewer/);
+  assert.match(await row.textContent(), /never/, 'not used yet');
+
+  // The token opens the API, not the pages.
+  const api = await fetch(`${server.baseUrl}/api/v1/teams`, { headers: { authorization: `Bearer ${secret}` } });
+  assert.equal(api.status, 200);
+  const pageWithToken = await fetch(`${server.baseUrl}/budgets`, {
+    headers: { authorization: `Bearer ${secret}` },
+    redirect: 'manual',
+  });
+  assert.notEqual(pageWithToken.status, 200);
+
+  // Its last use shows after a reload; revoking it refuses the next call.
+  await page.reload();
+  await waitForHydration(page);
+  await row.waitFor();
+  assert.doesNotMatch(await row.textContent(), /never/);
+  await row.locator('button', { hasText: 'Revoke' }).click();
+  await page.locator('[data-testid="token-row"][data-state="revoked"]', { hasText: 'ci pipeline' }).waitFor();
+  const refused = await fetch(`${server.baseUrl}/api/v1/teams`, { headers: { authorization: `Bearer ${secret}` } });
+  assert.equal(refused.status, 401);
+  assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors], []);
+  await page.close();
+});

@@ -22,13 +22,6 @@ pub struct ApiCaller {
     pub only_team: Option<i64>,
 }
 
-impl ApiCaller {
-    /// Whether the token may see `team_id`'s figures.
-    pub fn sees_team(&self, team_id: Option<i64>) -> bool {
-        self.only_team.is_none_or(|only| team_id == Some(only))
-    }
-}
-
 pub async fn require_token(
     State(pool): State<sqlx::PgPool>,
     State(config): State<Arc<Config>>,
@@ -39,8 +32,10 @@ pub async fn require_token(
         .headers()
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim)
+        // The scheme is case-insensitive (RFC 9110 §11.1).
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, secret)| secret.trim())
         .filter(|s| !s.is_empty())
         .map(str::to_string);
     let Some(secret) = secret else {

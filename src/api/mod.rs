@@ -1,7 +1,7 @@
 //! `/api/v1`: the versioned API for code (CI gates, launchers, BI pulls), behind API tokens
 //! only (`Authorization: Bearer brt_…`; a session cookie opens nothing here, and a token
-//! opens nothing else). Every route checks the caller's role and, for a token limited to one
-//! team, that team. Errors are `application/problem+json`.
+//! opens nothing else). A token limited to one team reaches that team's figures only; every
+//! role may call the read routes so far. Errors are `application/problem+json`.
 
 pub mod bearer;
 pub mod problem;

@@ -32,8 +32,10 @@ fn is_public(path: &str) -> bool {
     ) || path.starts_with("/pkg/")
 }
 
+/// A path the `/api/v1` router answers (`/api/v1/` itself is not one: it falls through to the
+/// app's fallback, so it stays behind the session guard).
 pub fn is_api_v1(path: &str) -> bool {
-    path == "/api/v1" || path.starts_with("/api/v1/")
+    path == "/api/v1" || path.strip_prefix("/api/v1/").is_some_and(|rest| !rest.is_empty())
 }
 
 pub async fn guard(

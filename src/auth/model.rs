@@ -89,3 +89,16 @@ pub struct TokenSummary {
     pub live: bool,
     pub revoked: bool,
 }
+
+impl TokenSummary {
+    /// `live`, `revoked` or `expired`.
+    pub fn state(&self) -> &'static str {
+        if self.revoked {
+            "revoked"
+        } else if self.live {
+            "live"
+        } else {
+            "expired"
+        }
+    }
+}

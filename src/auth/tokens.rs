@@ -143,7 +143,17 @@ pub async fn create(pool: &PgPool, creator: Creator<'_>, new: NewToken) -> Resul
     };
     let secret = new_secret();
     let hint = secret.chars().take(PREFIX.len() + 6).collect::<String>();
+    let team_name = new.team.as_deref().map(str::trim).filter(|t| !t.is_empty());
     let mut tx = pool.begin().await?;
+    // An expired token no longer holds its name: it is marked revoked, so the name is free.
+    sqlx::query(
+        "update api_tokens set revoked_at = now(), revoked_by = 'expired'
+         where account_id = $1 and name = $2 and revoked_at is null and expires_at <= now()",
+    )
+    .bind(owner.id)
+    .bind(&name)
+    .execute(&mut *tx)
+    .await?;
     let inserted: Result<i64, sqlx::Error> = sqlx::query_scalar(
         "insert into api_tokens (account_id, name, secret_hash, hint, role, team_id, service, created_by, expires_at)
          values ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(days => $9))
@@ -176,7 +186,7 @@ pub async fn create(pool: &PgPool, creator: Creator<'_>, new: NewToken) -> Resul
         &actor,
         "token.create",
         &owner.email,
-        serde_json::json!({"name": name, "role": role.key(), "team": new.team, "service": new.service,
+        serde_json::json!({"name": name, "role": role.key(), "team": team_name, "service": new.service,
                            "expires_days": new.expires_days}),
     )
     .await?;
@@ -343,13 +353,18 @@ pub async fn authenticate(pool: &PgPool, secret: &str, per_minute: u32) -> Resul
         Role::parse(&row.token_role).unwrap_or(Role::Viewer),
         Role::parse(&row.account_role).unwrap_or(Role::Viewer),
     );
+    // A one-team token may edit at most that team, whatever else its account owns.
+    let team_ids = match row.team_id {
+        Some(only) => row.team_ids.into_iter().filter(|t| *t == only).collect(),
+        None => row.team_ids,
+    };
     Ok(Use::Allowed {
         caller: Caller {
             account_id: row.account_id,
             email: row.email,
             display_name: row.display_name,
             role,
-            team_ids: row.team_ids,
+            team_ids,
         },
         team_id: row.team_id,
     })

@@ -10,13 +10,26 @@ use rust_decimal::Decimal;
 use crate::preflight::model::GpuEstimate;
 use crate::preflight::{PreflightAnswer, PreflightRequest};
 
+#[derive(Debug, clap::Args)]
 pub(super) struct CheckArgs {
-    pub project: Option<String>,
-    pub team: Option<String>,
-    pub cost: Option<Decimal>,
-    pub gpu: Option<String>,
-    pub count: Option<u32>,
-    pub hours: Option<Decimal>,
+    /// The project tag value the work will carry.
+    #[arg(long, required_unless_present = "team")]
+    project: Option<String>,
+    /// The team (for work with no project yet, or to check that the project is its).
+    #[arg(long)]
+    team: Option<String>,
+    /// The estimated cost in USD.
+    #[arg(long, value_name = "USD", conflicts_with = "gpu")]
+    cost: Option<Decimal>,
+    /// A GPU instance type, priced on demand from the catalogue and `pricing:`.
+    #[arg(long, value_name = "TYPE", requires_all = ["count", "hours"])]
+    gpu: Option<String>,
+    /// How many instances of --gpu.
+    #[arg(long, value_name = "N", requires = "gpu")]
+    count: Option<u32>,
+    /// For how many hours.
+    #[arg(long, value_name = "H", requires = "gpu")]
+    hours: Option<Decimal>,
 }
 
 fn request(args: CheckArgs) -> Result<PreflightRequest, String> {

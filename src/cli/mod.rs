@@ -143,26 +143,7 @@ enum Command {
     /// (with the API token in BURNRATE_TOKEN) whether the budgets and the enforcement policy
     /// allow the work, prints the verdict and why, and exits 0 (allow), 10 (warn) or 20
     /// (block); 1 when no verdict could be had.
-    Check {
-        /// The project tag value the work will carry.
-        #[arg(long, required_unless_present = "team")]
-        project: Option<String>,
-        /// The team (for work with no project yet, or to check that the project is its).
-        #[arg(long)]
-        team: Option<String>,
-        /// The estimated cost in USD.
-        #[arg(long, value_name = "USD", conflicts_with = "gpu")]
-        cost: Option<rust_decimal::Decimal>,
-        /// A GPU instance type, priced on demand from the catalogue and `pricing:`.
-        #[arg(long, value_name = "TYPE", requires_all = ["count", "hours"])]
-        gpu: Option<String>,
-        /// How many instances of --gpu.
-        #[arg(long, value_name = "N", requires = "gpu")]
-        count: Option<u32>,
-        /// For how many hours.
-        #[arg(long, value_name = "H", requires = "gpu")]
-        hours: Option<rust_decimal::Decimal>,
-    },
+    Check(check::CheckArgs),
     /// Teams, budgets, approvals and enforcement policies as code: one YAML file.
     #[command(after_help = ENV_HELP)]
     Config {
@@ -255,26 +236,7 @@ enum BenchCommand {
 #[derive(Debug, Subcommand)]
 enum TokenCommand {
     /// Create a token for an account and print its secret alone on standard output (once).
-    Create {
-        /// The account the token acts as.
-        #[arg(long)]
-        email: String,
-        /// A name to tell it by, unique among the account's live tokens.
-        #[arg(long)]
-        name: String,
-        /// admin, lead or viewer, at most the account's own [default: the account's role].
-        #[arg(long, value_parser = ["admin", "lead", "viewer"])]
-        role: Option<String>,
-        /// Limit the token to one team's figures.
-        #[arg(long)]
-        team: Option<String>,
-        /// Days until it expires (at most 365).
-        #[arg(long, default_value_t = crate::auth::tokens::DEFAULT_DAYS, value_parser = clap::value_parser!(u32).range(1..=365))]
-        expires_days: u32,
-        /// Mark it a service token (CI, a launcher) rather than the account's own.
-        #[arg(long)]
-        service: bool,
-    },
+    Create(tokens::CreateArgs),
     /// List every token as CSV (never a secret): email,name,hint,role,team,service,created,expires,last_used,state.
     List,
     /// Revoke an account's live token by name; its next use is refused.
@@ -411,46 +373,9 @@ pub async fn run() -> ExitCode {
             };
             export_csv(config, range, keys, &selection, style).await
         }
-        Command::Check {
-            project,
-            team,
-            cost,
-            gpu,
-            count,
-            hours,
-        } => {
-            return check::check(check::CheckArgs {
-                project,
-                team,
-                cost,
-                gpu,
-                count,
-                hours,
-            })
-            .await;
-        }
+        Command::Check(args) => return check::check(args).await,
         Command::Token { command } => match command {
-            TokenCommand::Create {
-                email,
-                name,
-                role,
-                team,
-                expires_days,
-                service,
-            } => {
-                tokens::create_token(
-                    config,
-                    tokens::CreateArgs {
-                        email,
-                        name,
-                        role,
-                        team,
-                        expires_days,
-                        service,
-                    },
-                )
-                .await
-            }
+            TokenCommand::Create(args) => tokens::create_token(config, args).await,
             TokenCommand::List => tokens::list_tokens(config).await,
             TokenCommand::Revoke { name, email } => tokens::revoke_token(config, &name, &email).await,
         },

@@ -6,13 +6,26 @@ use crate::auth::tokens::{self, Creator, NewToken};
 use crate::config::Config;
 use crate::db::Database;
 
+#[derive(Debug, clap::Args)]
 pub(super) struct CreateArgs {
-    pub email: String,
-    pub name: String,
-    pub role: Option<String>,
-    pub team: Option<String>,
-    pub expires_days: u32,
-    pub service: bool,
+    /// The account the token acts as.
+    #[arg(long)]
+    email: String,
+    /// A name to tell it by, unique among the account's live tokens.
+    #[arg(long)]
+    name: String,
+    /// admin, lead or viewer, at most the account's own [default: the account's role].
+    #[arg(long, value_parser = ["admin", "lead", "viewer"])]
+    role: Option<String>,
+    /// Limit the token to one team's figures.
+    #[arg(long)]
+    team: Option<String>,
+    /// Days until it expires (at most 365).
+    #[arg(long, default_value_t = tokens::DEFAULT_DAYS, value_parser = clap::value_parser!(u32).range(1..=365))]
+    expires_days: u32,
+    /// Mark it a service token (CI, a launcher) rather than the account's own.
+    #[arg(long)]
+    service: bool,
 }
 
 pub(super) async fn create_token(config: Config, args: CreateArgs) -> anyhow::Result<()> {
@@ -49,15 +62,10 @@ pub(super) async fn list_tokens(config: Config) -> anyhow::Result<()> {
     let db = Database::open(&config).await?;
     let result = tokens::list(&db.pool, None).await;
     db.close().await;
+    let list = result?;
     println!("email,name,hint,role,team,service,created,expires,last_used,state");
-    for t in result? {
-        let state = if t.revoked {
-            "revoked"
-        } else if t.live {
-            "live"
-        } else {
-            "expired"
-        };
+    for t in list {
+        let state = t.state();
         println!(
             "{},{},{},{},{},{},{},{},{},{state}",
             crate::format::csv::csv_field(&t.email),

@@ -19,9 +19,12 @@ use crate::error::AppError;
 use crate::format::usd;
 use crate::period::BudgetPeriod;
 
-/// What the work is about: a project (and its team), or a team alone.
+/// What the work is about: a project and the team it belongs to (whose policy governs it, as
+/// enforcement judges it: none, the org default, for a project no team owns), and the team
+/// whose budgets the work is charged to (the project's, else the one named).
 struct Subject {
     project: Option<String>,
+    owning_team: Option<String>,
     team: Option<(i64, String)>,
 }
 
@@ -33,12 +36,7 @@ pub async fn check(
     only_team: Option<i64>,
 ) -> Result<PreflightAnswer, AppError> {
     let mut conn = pool.acquire().await?;
-    let subject = subject(&mut conn, request).await?;
-    if let Some(only) = only_team
-        && subject.team.as_ref().map(|(id, _)| *id) != Some(only)
-    {
-        return Err(AppError::Forbidden("this token is limited to another team".into()));
-    }
+    let subject = subject(&mut conn, request, only_team).await?;
     let estimate = estimate(&mut conn, request).await?;
     let mut reasons: Vec<(Verdict, String)> = Vec::new();
     let mut budgets = Vec::new();
@@ -116,7 +114,13 @@ pub async fn check(
     })
 }
 
-async fn subject(conn: &mut PgConnection, request: &PreflightRequest) -> Result<Subject, AppError> {
+/// The project's owner and the named team, checked in that order: a token limited to one
+/// team learns nothing of other teams' projects or names, only that it may not ask.
+async fn subject(
+    conn: &mut PgConnection,
+    request: &PreflightRequest,
+    only_team: Option<i64>,
+) -> Result<Subject, AppError> {
     let project = request.project.as_deref().map(str::trim).filter(|p| !p.is_empty());
     let team = request.team.as_deref().map(str::trim).filter(|t| !t.is_empty());
     if project.is_none() && team.is_none() {
@@ -128,24 +132,39 @@ async fn subject(conn: &mut PgConnection, request: &PreflightRequest) -> Result<
             "a project tag value is at most 256 characters",
         ));
     }
-    let owning: Option<(i64, String)> = match project {
+    // `None`: a project with no spend yet; `Some(None)`: one no team owns.
+    let known: Option<(Option<i64>, Option<String>)> = match project {
         Some(p) => {
-            sqlx::query_as("select t.id, t.name from projects p join teams t on t.id = p.team_id where p.name = $1")
-                .bind(p)
-                .fetch_optional(&mut *conn)
-                .await?
+            sqlx::query_as(
+                "select t.id, t.name from projects p left join teams t on t.id = p.team_id where p.name = $1",
+            )
+            .bind(p)
+            .fetch_optional(&mut *conn)
+            .await?
         }
         None => None,
     };
-    let named: Option<(i64, String)> = match team {
+    let owning: Option<(i64, String)> = known.clone().and_then(|(id, name)| id.zip(name));
+    let named: Option<Option<(i64, String)>> = match team {
         Some(t) => Some(
             sqlx::query_as("select id, name from teams where name = $1")
                 .bind(t)
                 .fetch_optional(&mut *conn)
-                .await?
-                .ok_or_else(|| AppError::invalid("team", format!("no team is named {t:?}")))?,
+                .await?,
         ),
         None => None,
+    };
+    if let Some(only) = only_team {
+        let foreign_project = known.is_some() && owning.as_ref().map(|o| o.0) != Some(only);
+        let foreign_team = named.as_ref().is_some_and(|n| n.as_ref().map(|t| t.0) != Some(only));
+        let no_team = owning.is_none() && named.is_none();
+        if foreign_project || foreign_team || no_team {
+            return Err(AppError::Forbidden("this token is limited to another team".into()));
+        }
+    }
+    let named = match (named, team) {
+        (Some(None), Some(t)) => return Err(AppError::invalid("team", format!("no team is named {t:?}"))),
+        (named, _) => named.flatten(),
     };
     if let (Some(owning), Some(named), Some(p)) = (&owning, &named, project)
         && owning.0 != named.0
@@ -157,7 +176,8 @@ async fn subject(conn: &mut PgConnection, request: &PreflightRequest) -> Result<
     }
     Ok(Subject {
         project: project.map(str::to_string),
-        team: named.or(owning),
+        owning_team: owning.as_ref().map(|o| o.1.clone()),
+        team: owning.or(named),
     })
 }
 
@@ -165,9 +185,9 @@ async fn subject(conn: &mut PgConnection, request: &PreflightRequest) -> Result<
 async fn estimate(conn: &mut PgConnection, request: &PreflightRequest) -> Result<Decimal, AppError> {
     match (&request.estimated_cost_usd, &request.gpu) {
         (Some(_), Some(_)) => Err(AppError::invalid("gpu", "give estimated_cost_usd or gpu, not both")),
-        (Some(cost), None) if *cost < Decimal::ZERO => {
-            Err(AppError::invalid("estimated_cost_usd", "an estimate is zero or more"))
-        }
+        (Some(cost), None) if *cost < Decimal::ZERO || *cost > Decimal::from(1_000_000_000_000_i64) => Err(
+            AppError::invalid("estimated_cost_usd", "an estimate from 0 to 1,000,000,000,000 USD"),
+        ),
         (Some(cost), None) => Ok(*cost),
         (None, None) => Ok(Decimal::ZERO),
         (None, Some(gpu)) => {
@@ -180,15 +200,20 @@ async fn estimate(conn: &mut PgConnection, request: &PreflightRequest) -> Result
                     "more than 0 and at most 8,784 hours (a year)",
                 ));
             }
+            // `ml.g5.xlarge` is SageMaker's price for the type, `g5.xlarge` EC2's; both us-east-1's
+            // (the catalogue's region) unless `pricing:` overrides it.
             let pricing = crate::savings::pricing::load(conn).await?;
-            let hourly = pricing
-                .hourly(gpu.instance_type.trim(), "us-east-1", false)
-                .ok_or_else(|| {
-                    AppError::invalid(
-                        "gpu.type",
-                        format!("{:?} is not an instance type in the GPU catalogue", gpu.instance_type),
-                    )
-                })?;
+            let named = gpu.instance_type.trim();
+            let (instance_type, sagemaker) = match named.strip_prefix("ml.") {
+                Some(t) => (t, true),
+                None => (named, false),
+            };
+            let hourly = pricing.hourly(instance_type, "us-east-1", sagemaker).ok_or_else(|| {
+                AppError::invalid(
+                    "gpu.type",
+                    format!("{:?} is not an instance type in the GPU catalogue", gpu.instance_type),
+                )
+            })?;
             Ok(hourly * Decimal::from(gpu.count) * gpu.hours)
         }
     }
@@ -233,8 +258,19 @@ async fn policy_figures(
     today: NaiveDate,
     reasons: &mut Vec<(Verdict, String)>,
 ) -> Result<Option<PolicyFigures>, AppError> {
-    let team = subject.team.as_ref().map(|(_, name)| name.as_str());
-    let Some(policy) = policy::for_team(conn, team).await? else {
+    // A stop in force blocks whatever the policy says now (one whose reversal failed, say).
+    let stop_in_force: bool = sqlx::query_scalar(
+        "select exists (select 1 from enforcement_actions a join violations v on v.id = a.violation_id
+                        where v.project = $1 and a.action = 'stop' and a.status = 'executed')",
+    )
+    .bind(project)
+    .fetch_one(&mut *conn)
+    .await?;
+    if stop_in_force {
+        reasons.push((Verdict::Block, format!("a stop is in force on project {project:?}")));
+    }
+    // The policy of the team that owns the project, as enforcement judges it.
+    let Some(policy) = policy::for_team(conn, subject.owning_team.as_deref()).await? else {
         return Ok(None);
     };
     let Some(period) = BudgetPeriod::parse(&policy.period) else {
@@ -243,18 +279,7 @@ async fn policy_figures(
     let range = period.containing(today);
     let spend = judge::project_spend(conn, project, range, policy.metric).await?;
     let approval = approvals::current_for(conn, project).await?;
-    let stop_in_force: bool = sqlx::query_scalar(
-        "select exists (select 1 from enforcement_actions a join violations v on v.id = a.violation_id
-                        where v.project = $1 and a.action = 'stop' and a.status = 'executed')",
-    )
-    .bind(project)
-    .fetch_one(&mut *conn)
-    .await?;
-    let mut verdict = Verdict::Allow;
-    if stop_in_force {
-        reasons.push((Verdict::Block, format!("a stop is in force on project {project:?}")));
-        verdict = Verdict::Block;
-    }
+    let mut verdict = if stop_in_force { Verdict::Block } else { Verdict::Allow };
     if spend > policy.limit
         && let Some(reason) = Reason::judge(spend, approval.as_ref(), today)
     {

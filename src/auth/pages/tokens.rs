@@ -60,13 +60,7 @@ fn TokenTable(list: Vec<TokenSummary>, revoke: ServerAction<RevokeApiToken>) -> 
     let rows = list
         .into_iter()
         .map(|t| {
-            let state = if t.revoked {
-                "revoked"
-            } else if t.live {
-                "live"
-            } else {
-                "expired"
-            };
+            let state = t.state();
             let revoke_form = t.live.then(|| {
                 let (email, name) = (t.email.clone(), t.name.clone());
                 view! {

@@ -79,6 +79,14 @@ async fn a_budget_warns_at_its_lower_thresholds_and_blocks_past_its_amount(pool:
         (got.as_str(), json["estimate_usd"].as_str()),
         ("allow", Some("201.200"))
     );
+    // SageMaker's price for an ml. type: 1 × ml.g5.xlarge × 10 h × $1.408 = $14.08.
+    let (_, json) = verdict(
+        &app,
+        &viewer,
+        r#"{"project": "detector", "gpu": {"type": "ml.g5.xlarge", "count": 1, "hours": "10"}}"#,
+    )
+    .await;
+    assert_eq!(json["estimate_usd"].as_str(), Some("14.080"));
 }
 
 #[sqlx::test]
@@ -169,6 +177,22 @@ async fn bad_questions_get_a_problem_naming_the_field(pool: PgPool) {
         (r#"{"project": "train", "team": "vision"}"#, "team"),
         (r#"{"project": "detector", "team": "nobody"}"#, "team"),
         (r#"{"project": "detector", "budget": 5}"#, "budget"),
+        (
+            r#"{"project": "detector", "estimated_cost_usd": "abc"}"#,
+            "estimated_cost_usd",
+        ),
+        (
+            r#"{"project": "detector", "estimated_cost_usd": "1000000000000.01"}"#,
+            "estimated_cost_usd",
+        ),
+        (
+            r#"{"project": "detector", "gpu": {"type": "g5.xlarge", "count": 1}}"#,
+            "gpu.hours",
+        ),
+        (
+            r#"{"project": "detector", "gpu": {"type": "g5.xlarge", "count": -1, "hours": "1"}}"#,
+            "gpu.count",
+        ),
         (r#"{"project": "#, "body"),
     ] {
         let response = app.api("POST", "/api/v1/preflight", Some(&admin), Some(body)).await;

@@ -59,6 +59,30 @@ async fn each_role_calls_the_api_and_a_one_team_token_sees_its_team_only(pool: P
         .await;
     assert_eq!(other.status, 403, "{}", other.body);
     assert_eq!(other.header("content-type"), "application/problem+json");
+    // Nor by naming its own team beside another team's project, nor a project no team owns,
+    // nor a team that does not exist: 403, before anything is said about them.
+    sqlx::query("insert into projects (name) values ('orphan')")
+        .execute(&pool)
+        .await
+        .expect("unmapped project");
+    for body in [
+        r#"{"project": "train", "team": "vision"}"#,
+        r#"{"project": "orphan", "team": "vision"}"#,
+        r#"{"team": "no such team"}"#,
+    ] {
+        let refused = app.api("POST", "/api/v1/preflight", Some(&vision), Some(body)).await;
+        assert_eq!(refused.status, 403, "{body}: {}", refused.body);
+    }
+    // A new project, not yet mapped, charged to its own team: allowed to ask.
+    let new = app
+        .api(
+            "POST",
+            "/api/v1/preflight",
+            Some(&vision),
+            Some(r#"{"project": "brand-new", "team": "vision"}"#),
+        )
+        .await;
+    assert_eq!(new.status, 200, "{}", new.body);
 }
 
 #[sqlx::test]
@@ -82,7 +106,12 @@ async fn missing_unknown_revoked_expired_and_disabled_tokens_are_refused_at_once
             .await
             .expect("token row");
     assert!(used);
-    assert_ne!(stored, secret.as_bytes());
+    use sha2::Digest;
+    assert_eq!(
+        stored,
+        sha2::Sha256::digest(secret.as_bytes()).to_vec(),
+        "its SHA-256, nothing more"
+    );
     let audit: String = sqlx::query_scalar("select details::text from audit_log where action = 'token.create'")
         .fetch_one(&pool)
         .await
@@ -146,6 +175,13 @@ async fn a_token_opens_no_page_or_server_function_and_a_session_opens_no_api(poo
     assert_eq!(server_fn.status, 401, "{}", server_fn.body);
     let session = app.session_for("viewer@example.com", Role::Viewer).await;
     assert_eq!(app.get_as("/api/v1/teams", &session).await.status, 401);
+    // `/api/v1/` itself is no API route: it stays behind the session guard.
+    assert_eq!(app.api("GET", "/api/v1/", None, None).await.status, 401);
+    // The scheme is case-insensitive.
+    let upper = app
+        .api_authorized("GET", "/api/v1/teams", &format!("BEARER {secret}"))
+        .await;
+    assert_eq!(upper.status, 200, "{}", upper.body);
     // An unknown API route is a problem too.
     let unknown = app.api("GET", "/api/v1/nothing", Some(&secret), None).await;
     assert_eq!(unknown.status, 404);
@@ -204,4 +240,19 @@ async fn a_token_is_no_higher_than_its_account_and_a_service_token_needs_an_admi
     };
     let refused = create(&pool, Creator::Caller(&lead), new(None, true, 30)).await;
     assert!(refused.expect_err("refused").to_string().contains("only admins"));
+    // A live name is taken; once that token expires, the name is free again.
+    let taken = create(&pool, Creator::Operator, new(Some(Role::Viewer), false, 365)).await;
+    assert!(
+        taken
+            .expect_err("refused")
+            .to_string()
+            .contains("already has a live token")
+    );
+    sqlx::query("update api_tokens set expires_at = now() - interval '1 second'")
+        .execute(&pool)
+        .await
+        .expect("expired");
+    create(&pool, Creator::Operator, new(Some(Role::Viewer), false, 365))
+        .await
+        .expect("the name is free once its token expired");
 }

@@ -134,6 +134,16 @@ impl TestApp {
         self.send(request, None).await
     }
 
+    /// A request with exactly this Authorization header.
+    pub async fn api_authorized(&self, method: &str, path: &str, authorization: &str) -> TestResponse {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let request = self
+            .client
+            .request(method, self.url(path))
+            .header("authorization", authorization);
+        self.send(request, None).await
+    }
+
     /// Signs in through /api/login and returns the session cookie.
     pub async fn sign_in(&self, email: &str, password: &str) -> String {
         let body = format!("email={}&password={}", encode(email), encode(password));
