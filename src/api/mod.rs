@@ -4,6 +4,7 @@
 //! role may call the read routes so far. Errors are `application/problem+json`.
 
 pub mod bearer;
+mod budgets;
 pub mod problem;
 mod routes;
 

@@ -18,6 +18,7 @@ where
 {
     Router::new()
         .route("/teams", get(teams))
+        .route("/budgets", get(super::budgets::list))
         .route("/preflight", post(preflight))
         .fallback(|| async { Problem::new(StatusCode::NOT_FOUND, "no such API route") })
 }

@@ -1,0 +1,123 @@
+//! `GET /api/v1/budgets`: every budget in its current period with its spend, forecast and the
+//! thresholds crossed, as BI tools and Grafana read them. Amounts are decimal strings.
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::State;
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use serde::Serialize;
+use sqlx::PgPool;
+
+use super::{ApiCaller, Problem};
+use crate::budgets::{BudgetScope, evaluate, store};
+
+#[derive(Debug, Serialize)]
+pub struct Scope {
+    /// `org`, `team`, `project` or `account`.
+    pub kind: &'static str,
+    /// The team or project name, or the account ID; empty for the org.
+    pub name: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Crossed {
+    /// `actual` or `forecasted`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub percent: Decimal,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BudgetNow {
+    pub id: i64,
+    pub name: String,
+    pub scope: Scope,
+    /// `monthly`, `quarterly` or `annual`; the current period, `period_to` exclusive.
+    pub period: &'static str,
+    pub period_from: NaiveDate,
+    pub period_to: NaiveDate,
+    /// `unblended` or `amortized`.
+    pub metric: &'static str,
+    pub amount: Decimal,
+    pub spend: Decimal,
+    pub forecast: Decimal,
+    /// Spend and forecast as shares of the amount (0.5 is 50 %).
+    pub used: Decimal,
+    pub forecast_used: Decimal,
+    pub crossed: Vec<Crossed>,
+}
+
+/// Which budgets a token limited to `team_id` may read: its team's, and its projects'.
+async fn visible(pool: &PgPool, scope: &BudgetScope, only_team: Option<i64>) -> Result<bool, sqlx::Error> {
+    let Some(only) = only_team else {
+        return Ok(true);
+    };
+    let owner: Option<i64> = match scope {
+        BudgetScope::Org | BudgetScope::Account(_) => None,
+        BudgetScope::Team(name) => {
+            sqlx::query_scalar("select id from teams where name = $1")
+                .bind(name)
+                .fetch_optional(pool)
+                .await?
+        }
+        BudgetScope::Project(name) => {
+            sqlx::query_scalar::<_, Option<i64>>("select team_id from projects where name = $1")
+                .bind(name)
+                .fetch_optional(pool)
+                .await?
+                .flatten()
+        }
+    };
+    Ok(owner == Some(only))
+}
+
+fn share(part: Decimal, whole: Decimal) -> Decimal {
+    if whole > Decimal::ZERO {
+        part / whole
+    } else {
+        Decimal::ZERO
+    }
+}
+
+pub async fn list(
+    State(pool): State<PgPool>,
+    Extension(api): Extension<ApiCaller>,
+) -> Result<Json<Vec<BudgetNow>>, Problem> {
+    let today = chrono::Utc::now().date_naive();
+    let mut conn = pool.acquire().await?;
+    let mut out = Vec::new();
+    for budget in store::list(&mut conn).await? {
+        if !visible(&pool, &budget.spec.scope, api.only_team).await? {
+            continue;
+        }
+        let status = evaluate::status(&mut conn, &budget, today).await?.status;
+        let spec = &budget.spec;
+        out.push(BudgetNow {
+            id: budget.id,
+            name: spec.name.clone(),
+            scope: Scope {
+                kind: spec.scope.kind(),
+                name: spec.scope.name().to_string(),
+            },
+            period: spec.period.key(),
+            period_from: status.period.from,
+            period_to: status.period.to,
+            metric: spec.metric.key(),
+            amount: spec.amount,
+            spend: status.spend,
+            forecast: status.forecast,
+            used: share(status.spend, spec.amount),
+            forecast_used: share(status.forecast, spec.amount),
+            crossed: status
+                .crossed
+                .iter()
+                .map(|t| Crossed {
+                    kind: t.kind.key(),
+                    percent: t.percent,
+                })
+                .collect(),
+        });
+    }
+    Ok(Json(out))
+}
