@@ -3,6 +3,7 @@
 //! opens nothing else). A token limited to one team reaches that team's figures only; every
 //! role may call the read routes so far. Errors are `application/problem+json`.
 
+mod approvals;
 pub mod bearer;
 mod budgets;
 pub mod problem;

@@ -19,6 +19,7 @@ where
     Router::new()
         .route("/teams", get(teams))
         .route("/budgets", get(super::budgets::list))
+        .route("/approvals", get(super::approvals::list))
         .route("/preflight", post(preflight))
         .fallback(|| async { Problem::new(StatusCode::NOT_FOUND, "no such API route") })
 }

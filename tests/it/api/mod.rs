@@ -2,6 +2,7 @@
 //! revoked and expired tokens, the rate limit), the pre-flight verdicts at each edge, and the
 //! `burnrate token` and `burnrate check` commands against a running server.
 
+mod approvals;
 mod budgets;
 mod cli;
 mod preflight;
