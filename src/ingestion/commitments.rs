@@ -177,7 +177,7 @@ fn only(dimension: Dimension, value: &str) -> Expression {
 fn none_when_unavailable<T>(result: Result<T, IngestError>) -> Result<Option<T>, IngestError> {
     match result {
         Ok(output) => Ok(Some(output)),
-        Err(IngestError::CostExplorer(message)) if message.starts_with("DataUnavailableException:") => Ok(None),
+        Err(IngestError::DataUnavailable(_)) => Ok(None),
         Err(error) => Err(error),
     }
 }

@@ -365,11 +365,15 @@ impl IngestError {
         match error {
             SdkError::ServiceError(service) => {
                 let err = service.err();
-                IngestError::CostExplorer(format!(
+                let text = format!(
                     "{}: {}",
                     err.code().unwrap_or("UnknownError"),
                     err.message().unwrap_or("(no message)")
-                ))
+                );
+                match err.code() {
+                    Some("DataUnavailableException") => IngestError::DataUnavailable(text),
+                    _ => IngestError::CostExplorer(text),
+                }
             }
             SdkError::TimeoutError(_) => IngestError::CostExplorer(format!(
                 "Cost Explorer did not answer within {:?} (BURNRATE_AWS_TIMEOUT); nothing was stored",

@@ -31,6 +31,10 @@ pub enum IngestError {
     /// permissions, timeout.
     #[error("{0}")]
     CostExplorer(String),
+    /// Cost Explorer answered `DataUnavailableException`: it has no figures for the question
+    /// (yet). Some callers read that as "nothing to report".
+    #[error("{0}")]
+    DataUnavailable(String),
     /// A retryable failure that lasted through every attempt.
     #[error("gave up after {attempts} attempts: {last}")]
     GaveUp { attempts: u32, last: Box<IngestError> },

@@ -37,13 +37,16 @@ pub const HEADLINE: Terms = Terms {
 
 #[derive(Default)]
 struct Family {
-    on_demand_hours: Decimal,
     daily_on_demand: BTreeMap<NaiveDate, Decimal>,
     /// Hours and their on-demand price per (instance type, region).
     by_type: BTreeMap<(String, String), (Decimal, Decimal)>,
 }
 
 impl Family {
+    fn on_demand_hours(&self) -> Decimal {
+        self.by_type.values().map(|(hours, _)| *hours).sum()
+    }
+
     /// What the family's hours cost at on-demand prices.
     fn on_demand_value(&self) -> Decimal {
         self.by_type.values().map(|(hours, rate)| *hours * *rate).sum()
@@ -86,7 +89,6 @@ pub fn recommend(inputs: &Inputs, owned: &OwnedRead) -> (Vec<Recommendation>, Co
     for u in inputs.usage.iter().filter(|u| u.purchase == PurchaseOption::OnDemand) {
         let rate = on_demand_rate(inputs, u);
         let family = families.entry((!u.is_ec2(), u.family.clone())).or_default();
-        family.on_demand_hours += u.hours;
         for (day, hours) in &u.daily_hours {
             *family.daily_on_demand.entry(*day).or_default() += hours;
         }
@@ -133,11 +135,11 @@ fn advise(
         .map(|d| f.daily_on_demand.get(&d).copied().unwrap_or_default())
         .collect();
     let p10 = percentile(&mut daily, Decimal::new(1, 1))?;
-    if p10 <= Decimal::ZERO || f.on_demand_hours <= Decimal::ZERO {
+    if p10 <= Decimal::ZERO || f.on_demand_hours() <= Decimal::ZERO {
         return None;
     }
     let baseline = p10 / Decimal::from(24);
-    let rate = f.on_demand_value() / f.on_demand_hours;
+    let rate = f.on_demand_value() / f.on_demand_hours();
     let covered = covered_instances(owned, sagemaker, name, rate);
     let to_commit = target_share() * (baseline - covered).max(Decimal::ZERO);
     let on_demand_per_hour = to_commit * rate;
