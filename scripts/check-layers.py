@@ -37,7 +37,7 @@ TIERS = [
     ["auth", "outbox"],
     ["costs", "audit"],
     ["allocation", "budgets", "enforcement", "savings"],
-    ["ingestion", "statements", "teams", "dashboard", "preflight"],
+    ["ingestion", "statements", "teams", "dashboard", "preflight", "metrics"],
     ["as_code", "demo", "api"],
 ]
 SAME_TIER = {

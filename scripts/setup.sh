@@ -101,5 +101,12 @@ if [ "$with_tests" = 1 ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q 'moto[server]==5.2.5' 'aiosmtpd==1.4.6'
   fi
+  # The API fuzzer, in a venv of its own: its pins must not move moto's.
+  fuzz_venv="$here/target/schemathesis"
+  if ! "$fuzz_venv/bin/schemathesis" --version 2>/dev/null | grep -q '4.32.5'; then
+    log "installing schemathesis into target/schemathesis"
+    python3 -m venv "$fuzz_venv"
+    "$fuzz_venv/bin/pip" install -q 'schemathesis==4.32.5'
+  fi
 fi
 log "tools ready"

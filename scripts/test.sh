@@ -42,5 +42,8 @@ server="$PWD/target/debug/burnrate"
 step "serve --demo without AWS settings: no WARN or ERROR in its first 10 seconds"
 BURNRATE_BIN="$server" scripts/check-quiet-start.sh
 
+step "every /api/v1 operation fuzzed by schemathesis against serve --demo"
+BURNRATE_BIN="$server" scripts/check-api-fuzz.sh
+
 step "browser tests (Chromium)"
 (cd end2end && BURNRATE_BIN="$server" LEPTOS_SITE_ROOT="$PWD/../target/site" node --test --test-concurrency=1 tests/)

@@ -43,6 +43,10 @@ pub enum AppError {
     InvalidFields(Vec<FieldError>),
     #[error("not found: {0}")]
     NotFound(String),
+    /// The request is valid but the state it acts on has moved on (already decided, already
+    /// waiting): 409.
+    #[error("{0}")]
+    Conflict(String),
     /// No valid session: sign in first.
     #[error("sign in to continue")]
     Unauthorized,
@@ -80,6 +84,7 @@ impl AppError {
         match self {
             AppError::InvalidInput { .. } | AppError::InvalidFields(_) => StatusCode::BAD_REQUEST,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::Unauthorized | AppError::SignInFailed => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,

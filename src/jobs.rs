@@ -112,9 +112,22 @@ pub async fn after_ingestion(pool: &PgPool, workers: &Workers, today: NaiveDate)
             failures.push(format!("evaluating enforcement failed: {error}"));
         }
     }
+    // Approvals near their cap or their last day: emails queued once each, sent by the outbox.
+    match crate::enforcement::approval_notices::queue_due(pool, today, public_url).await {
+        Ok(queued) => {
+            if queued > 0 {
+                alerts.wake();
+            }
+            tracing::info!(queued, "approval warnings queued");
+        }
+        Err(error) => {
+            tracing::error!(%error, "queueing approval warnings failed");
+            failures.push(format!("queueing approval warnings failed: {error}"));
+        }
+    }
     match failures.is_empty() {
         true => Ok(done),
-        // Both steps run whatever the other did, so both failures are reported together.
+        // Each step runs whatever the others did, so every failure is reported together.
         false => Err(anyhow::anyhow!(failures.join("; "))),
     }
 }

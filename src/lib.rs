@@ -53,6 +53,8 @@ pub mod jobs;
 #[cfg(feature = "ssr")]
 pub mod mail;
 #[cfg(feature = "ssr")]
+pub mod metrics;
+#[cfg(feature = "ssr")]
 pub mod outbox;
 #[cfg(feature = "ssr")]
 pub mod page_cache;

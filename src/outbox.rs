@@ -147,6 +147,7 @@ struct Claimed {
     enforcement_action_id: Option<i64>,
     savings_digest_id: Option<i64>,
     idle_alert_id: Option<i64>,
+    approval_notice_id: Option<i64>,
     recipient: String,
     attempts: i32,
     subject: String,
@@ -192,19 +193,22 @@ pub async fn deliver(
              set status = 'sending', lease_until = now() + make_interval(secs => $3), attempts = d.attempts + 1
              from next
              where d.id = next.id
-             returning d.id, d.alert_id, d.enforcement_action_id, d.savings_digest_id, d.idle_alert_id, d.recipient, d.attempts,
+             returning d.id, d.alert_id, d.enforcement_action_id, d.savings_digest_id, d.idle_alert_id, d.approval_notice_id, d.recipient, d.attempts,
                  coalesce((select subject from budget_alerts a where a.id = d.alert_id),
                           (select subject from enforcement_actions e where e.id = d.enforcement_action_id),
                           (select subject from savings_digests g where g.id = d.savings_digest_id),
-                          (select subject from idle_alerts i where i.id = d.idle_alert_id), '') as subject,
+                          (select subject from idle_alerts i where i.id = d.idle_alert_id),
+                          (select subject from approval_notices n where n.id = d.approval_notice_id), '') as subject,
                  coalesce((select body_text from budget_alerts a where a.id = d.alert_id),
                           (select body_text from enforcement_actions e where e.id = d.enforcement_action_id),
                           (select body_text from savings_digests g where g.id = d.savings_digest_id),
-                          (select body_text from idle_alerts i where i.id = d.idle_alert_id), '') as body_text,
+                          (select body_text from idle_alerts i where i.id = d.idle_alert_id),
+                          (select body_text from approval_notices n where n.id = d.approval_notice_id), '') as body_text,
                  coalesce((select body_html from budget_alerts a where a.id = d.alert_id),
                           (select body_html from enforcement_actions e where e.id = d.enforcement_action_id),
                           (select body_html from savings_digests g where g.id = d.savings_digest_id),
-                          (select body_html from idle_alerts i where i.id = d.idle_alert_id), '') as body_html",
+                          (select body_html from idle_alerts i where i.id = d.idle_alert_id),
+                          (select body_html from approval_notices n where n.id = d.approval_notice_id), '') as body_html",
         )
         .bind(last_id)
         .bind(due_only)
@@ -236,6 +240,9 @@ impl Claimed {
     fn message_id(&self) -> String {
         if let Some(idle) = self.idle_alert_id {
             return format!("<burnrate-idle-{idle}-{}@burnrate>", self.id);
+        }
+        if let Some(notice) = self.approval_notice_id {
+            return format!("<burnrate-approval-{notice}-{}@burnrate>", self.id);
         }
         match (self.alert_id, self.enforcement_action_id, self.savings_digest_id) {
             (Some(alert), _, _) => format!("<burnrate-alert-{alert}-{}@burnrate>", self.id),

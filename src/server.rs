@@ -123,6 +123,8 @@ pub fn router(state: AppState) -> Router {
             get(crate::savings::download::savings_report),
         )
         .route("/api/statement", get(crate::statements::download::statement))
+        // Prometheus, with its own bearer token (404 without BURNRATE_METRICS_TOKEN).
+        .route("/metrics", get(crate::metrics::behind_token))
         // The API for code: API tokens only (its own guard), problem+json errors.
         .nest(
             "/api/v1",
@@ -152,6 +154,8 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             crate::auth::middleware::guard,
         ))
+        // Every request timed by its matched route (`metrics::http`).
+        .layer(axum::middleware::from_fn(crate::metrics::http::record))
         // The file handler serves the wasm bundle uncompressed; compress everything here. Level
         // 2: brotli's default is 11, which costs tens of milliseconds per page of HTML (and
         // seconds for the wasm) on every response. At 2 brotli is still smaller than gzip's

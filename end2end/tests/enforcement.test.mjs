@@ -59,7 +59,6 @@ test('a manual flag is approved, audited, shown, and lifted by itself once the p
   await waitForHydration(page);
   await page.click('[data-testid="new-approval"] summary');
   await page.fill('[data-testid="new-approval"] input[name="project"]', project);
-  await page.fill('[data-testid="new-approval"] input[name="approver"]', 'cfo@example.com');
   await page.fill('[data-testid="new-approval"] input[name="reason"]', 'Q4 foundation model run');
   await page.fill('[data-testid="new-approval"] input[name="cap"]', '9999999.00');
   await page.fill('[data-testid="new-approval"] input[name="expires"]', '2099-12-31');
@@ -88,4 +87,57 @@ test('a manual flag is approved, audited, shown, and lifted by itself once the p
   assert.ok(badges.every((badge) => !badge.includes(project)), badges.join());
   assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
   await page.close();
+});
+
+test('a lead requests an approval, an admin approves it with another cap, and the page shows it against its cap', async () => {
+  const { rows } = await server.db.query(
+    `select p.name from projects p join teams t on t.id = p.team_id
+     where t.name = 'ml-research'
+       and not exists (select 1 from approvals a where a.project = p.name and a.ended_at is null)
+     order by p.name limit 1`);
+  const project = rows[0].name;
+  const until = new Date(Date.now() + 20 * 86_400_000).toISOString().slice(0, 10);
+
+  const lead = await openPage(server.browser);
+  await signIn(lead.page, server.baseUrl, server.accounts.lead, '/approvals');
+  await waitForHydration(lead.page);
+  await lead.page.click('[data-testid="request-approval"] summary');
+  await lead.page.fill('[data-testid="request-approval"] input[name="project"]', project);
+  await lead.page.fill('[data-testid="request-approval"] input[name="cap"]', '25000');
+  await lead.page.fill('[data-testid="request-approval"] input[name="until"]', until);
+  await lead.page.fill('[data-testid="request-approval"] input[name="reason"]', 'Q1 launch fine-tune');
+  await lead.page.click('button:text-is("Request approval")');
+  await lead.page.waitForSelector(`[data-testid="request-row"][data-status="pending"][data-project="${project}"]`);
+  assert.equal(await lead.page.locator('[data-testid="approve-request"]').count(), 0, 'a lead does not decide');
+
+  const admin = await openPage(server.browser);
+  await signIn(admin.page, server.baseUrl, server.accounts.admin, '/approvals');
+  await waitForHydration(admin.page);
+  const request = admin.page.locator(`[data-testid="request-row"][data-project="${project}"]`);
+  await request.locator('input[name="cap"]').fill('20000');
+  await request.locator('button:text-is("Approve")').click();
+  await admin.page.waitForSelector(`[data-testid="request-row"][data-status="approved"][data-project="${project}"]`);
+
+  // In force at once, with the admin as approver, shown against its cap with its days left.
+  const approval = admin.page.locator(`[data-testid="approval-row"]:has-text("${project}")`);
+  await approval.waitFor();
+  assert.ok((await approval.textContent()).includes(server.accounts.admin.email));
+  assert.ok((await approval.textContent()).includes('$20,000.00'));
+  assert.equal((await approval.locator('[data-testid="approval-days-left"]').textContent()).trim(), '21');
+  assert.match(await approval.locator('[data-testid="approval-used"]').textContent(), /^\d+ %$/);
+  const { rows: stored } = await server.db.query(
+    'select approver, cap::text, expires::text from approvals where project = $1 and ended_at is null', [project]);
+  assert.deepEqual(stored, [{ approver: server.accounts.admin.email, cap: '20000.00', expires: until }]);
+
+  // The lead sees the decision.
+  await lead.page.reload();
+  await waitForHydration(lead.page);
+  const decided = lead.page.locator(`[data-testid="request-row"][data-project="${project}"]`);
+  assert.equal(await decided.getAttribute('data-status'), 'approved');
+  assert.ok((await decided.textContent()).includes(`approved by ${server.accounts.admin.email}`));
+  for (const { problems } of [lead, admin]) {
+    assert.deepEqual([...problems.consoleErrors, ...problems.pageErrors, ...problems.dialogs], []);
+  }
+  await lead.page.close();
+  await admin.page.close();
 });

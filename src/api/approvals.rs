@@ -1,80 +1,168 @@
-//! `GET /api/v1/approvals`: each current approval with its project's spend against the cap in
-//! the governing policy's current period, and the days left before it expires.
+//! `/api/v1/approvals`: each current approval with its project's spend against the cap in the
+//! governing policy's current period and the days left; and approval requests, which leads
+//! make for their teams' projects and admins approve or deny.
 
-use axum::Extension;
-use axum::Json;
-use axum::extract::State;
+use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
 use chrono::NaiveDate;
+use http::StatusCode;
 use rust_decimal::Decimal;
-use serde::Serialize;
+use serde::Deserialize;
 use sqlx::PgPool;
 
 use super::{ApiCaller, Problem};
-use crate::enforcement::{approvals, judge, policy};
-use crate::period::BudgetPeriod;
+use crate::enforcement::executor::Executor;
+use crate::enforcement::model::{ApprovalRequest, ApprovalStanding};
+use crate::enforcement::requests::{self, Decision, RequestInput};
 
-#[derive(Debug, Serialize)]
-pub struct ApprovalNow {
-    pub project: String,
-    /// The team that owns the project, if any.
-    pub team: Option<String>,
-    pub approver: String,
-    pub reason: String,
-    pub cap: Decimal,
-    /// The last day (UTC) it counts.
-    pub expires: NaiveDate,
-    /// Days from today to `expires`, counting that day; 0 or less once it has expired.
-    pub days_left: i64,
-    /// The project's spend in the governing policy's current period, in its metric.
-    pub spend: Decimal,
-    pub period_from: NaiveDate,
-    pub period_to: NaiveDate,
-    /// Spend as a share of the cap.
-    pub used: Decimal,
-}
-
+/// Every current approval, with its project's spend against the cap and the days left.
+#[utoipa::path(
+    get,
+    path = "/api/v1/approvals",
+    operation_id = "listApprovals",
+    tag = "approvals",
+    responses(
+        (status = 200, description = "The approvals the token may read", body = Vec<ApprovalStanding>),
+        (status = 401, response = super::responses::Unauthorized),
+        (status = 429, response = super::responses::TooMany),
+    )
+)]
 pub async fn list(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
-) -> Result<Json<Vec<ApprovalNow>>, Problem> {
+) -> Result<Json<Vec<ApprovalStanding>>, Problem> {
     let today = chrono::Utc::now().date_naive();
     let mut conn = pool.acquire().await?;
-    let mut out = Vec::new();
-    for approval in approvals::current(&mut conn).await? {
-        let owner: Option<(i64, String)> =
-            sqlx::query_as("select t.id, t.name from projects p join teams t on t.id = p.team_id where p.name = $1")
-                .bind(&approval.project)
-                .fetch_optional(&mut *conn)
-                .await?;
-        if api.only_team.is_some() && owner.as_ref().map(|o| o.0) != api.only_team {
-            continue;
-        }
-        let team = owner.map(|o| o.1);
-        let Some(governing) = policy::for_team(&mut conn, team.as_deref()).await? else {
-            continue;
-        };
-        let period = BudgetPeriod::parse(&governing.period)
-            .unwrap_or(BudgetPeriod::Monthly)
-            .containing(today);
-        let spend = judge::project_spend(&mut conn, &approval.project, period, governing.metric).await?;
-        let used = if approval.cap > Decimal::ZERO {
-            spend / approval.cap
-        } else {
-            Decimal::ZERO
-        };
-        out.push(ApprovalNow {
-            days_left: (approval.expires - today).num_days() + 1,
-            project: approval.project,
-            team,
-            approver: approval.approver,
-            reason: approval.reason,
-            cap: approval.cap,
-            expires: approval.expires,
-            spend,
-            period_from: period.from,
-            period_to: period.to,
-            used,
-        });
-    }
-    Ok(Json(out))
+    Ok(Json(
+        crate::enforcement::standing::all(&mut conn, today, api.only_team).await?,
+    ))
+}
+
+/// Waiting requests first, then decided ones, newest first (the last 500).
+#[utoipa::path(
+    get,
+    path = "/api/v1/approvals/requests",
+    operation_id = "listApprovalRequests",
+    tag = "approvals",
+    responses(
+        (status = 200, description = "The requests the token may read", body = Vec<ApprovalRequest>),
+        (status = 401, response = super::responses::Unauthorized),
+        (status = 429, response = super::responses::TooMany),
+    )
+)]
+pub async fn requests_list(
+    State(pool): State<PgPool>,
+    Extension(api): Extension<ApiCaller>,
+) -> Result<Json<Vec<ApprovalRequest>>, Problem> {
+    let mut conn = pool.acquire().await?;
+    Ok(Json(requests::list(&mut conn, api.only_team).await?))
+}
+
+/// A request for a project's approval.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequestBody {
+    /// The project (its tag value); a lead's must belong to one of the lead's teams.
+    pub project: String,
+    /// USD per policy period, as a decimal string.
+    #[schema(example = "50000", pattern = r"^[0-9]{1,13}(\.[0-9]{1,2})?$")]
+    pub cap: String,
+    /// The last day (UTC) the approval would count, today to a year ahead.
+    #[schema(value_type = String, format = Date)]
+    pub until: String,
+    /// Why, 1 to 1,000 characters.
+    pub reason: String,
+}
+
+/// Asks for a project's approval (admins, and leads for their teams' projects). At most one
+/// request per project waits at a time.
+#[utoipa::path(
+    post,
+    path = "/api/v1/approvals/requests",
+    operation_id = "requestApproval",
+    tag = "approvals",
+    request_body = RequestBody,
+    responses(
+        (status = 201, description = "Requested", body = ApprovalRequest),
+        (status = 400, response = super::responses::Invalid),
+        (status = 413, response = super::responses::Unreadable),
+        (status = 415, response = super::responses::Unreadable),
+        (status = 401, response = super::responses::Unauthorized),
+        (status = 403, response = super::responses::Forbidden),
+        (status = 409, response = super::responses::Conflict),
+        (status = 429, response = super::responses::TooMany),
+    )
+)]
+pub async fn request(
+    State(pool): State<PgPool>,
+    Extension(api): Extension<ApiCaller>,
+    body: Result<Json<RequestBody>, JsonRejection>,
+) -> Result<(StatusCode, Json<ApprovalRequest>), Problem> {
+    let Json(body) = body.map_err(super::problem::bad_body)?;
+    let input = RequestInput {
+        project: body.project,
+        cap: body.cap,
+        until: body.until,
+        reason: body.reason,
+    };
+    let today = chrono::Utc::now().date_naive();
+    let made = requests::create(&pool, &api.caller, &input, today).await?;
+    Ok((StatusCode::CREATED, Json(made)))
+}
+
+/// An admin's answer to a request.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionBody {
+    /// `approve` or `deny`.
+    #[schema(pattern = "^(approve|deny)$")]
+    pub decision: String,
+    /// Approve with another cap (USD per period) than the request's.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub cap: Option<Decimal>,
+    /// Approve until another last day than the request's.
+    #[serde(default)]
+    pub until: Option<NaiveDate>,
+    /// Why: required to deny, 1 to 1,000 characters.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Approves a waiting request (the caller's account becomes the approver; the approval is in
+/// force at once) or denies it with a reason. Admins only.
+#[utoipa::path(
+    post,
+    path = "/api/v1/approvals/requests/{id}/decision",
+    operation_id = "decideApprovalRequest",
+    tag = "approvals",
+    params(("id" = i64, Path, description = "The request's id")),
+    request_body = DecisionBody,
+    responses(
+        (status = 200, description = "Decided", body = ApprovalRequest),
+        (status = 400, response = super::responses::Invalid),
+        (status = 413, response = super::responses::Unreadable),
+        (status = 415, response = super::responses::Unreadable),
+        (status = 401, response = super::responses::Unauthorized),
+        (status = 403, response = super::responses::Forbidden),
+        (status = 404, response = super::responses::NotFound),
+        (status = 409, response = super::responses::Conflict),
+        (status = 429, response = super::responses::TooMany),
+    )
+)]
+pub async fn decide(
+    State(pool): State<PgPool>,
+    State(executor): State<std::sync::Arc<Executor>>,
+    Extension(api): Extension<ApiCaller>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<Json<DecisionBody>, JsonRejection>,
+) -> Result<Json<ApprovalRequest>, Problem> {
+    let Path(id) = id.map_err(|_| Problem::new(StatusCode::NOT_FOUND, "no such request"))?;
+    let Json(body) = body.map_err(super::problem::bad_body)?;
+    let decision = Decision::parse(&body.decision, body.cap, body.until, body.note.as_deref())?;
+    let today = chrono::Utc::now().date_naive();
+    Ok(Json(
+        requests::decide(&pool, &executor, &api.caller, id, &decision, today).await?,
+    ))
 }

@@ -12,7 +12,7 @@ use sqlx::PgPool;
 use super::{ApiCaller, Problem};
 use crate::budgets::{BudgetScope, evaluate, store};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Scope {
     /// `org`, `team`, `project` or `account`.
     pub kind: &'static str,
@@ -20,7 +20,7 @@ pub struct Scope {
     pub name: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Crossed {
     /// `actual` or `forecasted`.
     #[serde(rename = "type")]
@@ -28,7 +28,7 @@ pub struct Crossed {
     pub percent: Decimal,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct BudgetNow {
     pub id: i64,
     pub name: String,
@@ -80,6 +80,18 @@ fn share(part: Decimal, whole: Decimal) -> Decimal {
     }
 }
 
+/// Every budget in its current period: spend, forecast and the thresholds crossed.
+#[utoipa::path(
+    get,
+    path = "/api/v1/budgets",
+    operation_id = "listBudgets",
+    tag = "budgets",
+    responses(
+        (status = 200, description = "The budgets the token may read", body = Vec<BudgetNow>),
+        (status = 401, response = super::responses::Unauthorized),
+        (status = 429, response = super::responses::TooMany),
+    )
+)]
 pub async fn list(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
@@ -88,36 +100,44 @@ pub async fn list(
     let mut conn = pool.acquire().await?;
     let mut out = Vec::new();
     for budget in store::list(&mut conn).await? {
-        if !visible(&pool, &budget.spec.scope, api.only_team).await? {
-            continue;
+        if visible(&pool, &budget.spec.scope, api.only_team).await? {
+            out.push(now(&mut conn, &budget, today).await?);
         }
-        let status = evaluate::status(&mut conn, &budget, today).await?.status;
-        let spec = &budget.spec;
-        out.push(BudgetNow {
-            id: budget.id,
-            name: spec.name.clone(),
-            scope: Scope {
-                kind: spec.scope.kind(),
-                name: spec.scope.name().to_string(),
-            },
-            period: spec.period.key(),
-            period_from: status.period.from,
-            period_to: status.period.to,
-            metric: spec.metric.key(),
-            amount: spec.amount,
-            spend: status.spend,
-            forecast: status.forecast,
-            used: share(status.spend, spec.amount),
-            forecast_used: share(status.forecast, spec.amount),
-            crossed: status
-                .crossed
-                .iter()
-                .map(|t| Crossed {
-                    kind: t.kind.key(),
-                    percent: t.percent,
-                })
-                .collect(),
-        });
     }
     Ok(Json(out))
+}
+
+/// One budget in its current period, as the API answers it.
+pub(super) async fn now(
+    conn: &mut sqlx::PgConnection,
+    budget: &crate::budgets::Budget,
+    today: NaiveDate,
+) -> Result<BudgetNow, sqlx::Error> {
+    let status = evaluate::status(conn, budget, today).await?.status;
+    let spec = &budget.spec;
+    Ok(BudgetNow {
+        id: budget.id,
+        name: spec.name.clone(),
+        scope: Scope {
+            kind: spec.scope.kind(),
+            name: spec.scope.name().to_string(),
+        },
+        period: spec.period.key(),
+        period_from: status.period.from,
+        period_to: status.period.to,
+        metric: spec.metric.key(),
+        amount: spec.amount,
+        spend: status.spend,
+        forecast: status.forecast,
+        used: share(status.spend, spec.amount),
+        forecast_used: share(status.forecast, spec.amount),
+        crossed: status
+            .crossed
+            .iter()
+            .map(|t| Crossed {
+                kind: t.kind.key(),
+                percent: t.percent,
+            })
+            .collect(),
+    })
 }

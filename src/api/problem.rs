@@ -2,19 +2,25 @@
 //! `title` is the status's phrase; `detail` says what went wrong, and `field` names the request
 //! field a 400 is about.
 
+use axum::extract::rejection::JsonRejection;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
 
 use crate::error::AppError;
 
-#[derive(Debug, Clone, Serialize)]
+/// An error, as RFC 9457 shapes it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Problem {
+    /// Always `about:blank`: the status says what kind of error it is.
     #[serde(rename = "type")]
     pub kind: &'static str,
+    /// The HTTP status's phrase.
     pub title: String,
     pub status: u16,
+    /// What went wrong, for a person.
     pub detail: String,
+    /// On a 400: the request field (query parameter or JSON path) it is about.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     #[serde(skip)]
@@ -81,5 +87,67 @@ impl IntoResponse for Problem {
             );
         }
         response
+    }
+}
+
+/// A body that is not the request's JSON: 400 naming the field (413 and 415 stay what they
+/// are). axum's text is `…target type: <path>: <serde message>`; a missing or unknown field is
+/// named in backticks in the message, under the path of the object that lacks or has it.
+pub fn bad_body(rejection: JsonRejection) -> Problem {
+    let status = rejection.status();
+    let text = rejection.body_text();
+    if status != StatusCode::BAD_REQUEST && status != StatusCode::UNPROCESSABLE_ENTITY {
+        return Problem::new(status, text);
+    }
+    Problem::invalid(&field_of(&text), text)
+}
+
+fn field_of(text: &str) -> String {
+    let Some((path, message)) = text
+        .split_once("target type: ")
+        .and_then(|(_, rest)| rest.split_once(": "))
+    else {
+        return "body".into();
+    };
+    let path = path.trim().trim_start_matches('.');
+    // A missing field is reported at the object that lacks it; any other error at the field.
+    let missing = message
+        .starts_with("missing field")
+        .then(|| message.split('`').nth(1))
+        .flatten();
+    match (path.is_empty(), missing) {
+        (true, Some(name)) => name.to_string(),
+        (false, Some(name)) => format!("{path}.{name}"),
+        (false, None) => path.to_string(),
+        (true, None) => "body".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_of;
+
+    #[test]
+    fn the_field_is_the_path_and_the_field_serde_names() {
+        let t = |s: &str| {
+            field_of(&format!(
+                "Failed to deserialize the JSON body into the target type: {s}"
+            ))
+        };
+        assert_eq!(t("gpu: missing field `hours` at line 1 column 40"), "gpu.hours");
+        assert_eq!(t("budget: unknown field `budget`, expected one of `project`"), "budget");
+        assert_eq!(t(".: missing field `project` at line 1 column 2"), "project");
+        assert_eq!(
+            t("estimated_cost_usd: Invalid decimal: unknown character at line 1 column 9"),
+            "estimated_cost_usd"
+        );
+        assert_eq!(
+            t("gpu.count: invalid value: integer `-1`, expected u32 at line 1 column 5"),
+            "gpu.count"
+        );
+        assert_eq!(
+            field_of("Failed to parse the request body as JSON: EOF while parsing"),
+            "body"
+        );
     }
 }

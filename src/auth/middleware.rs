@@ -67,7 +67,8 @@ pub async fn guard(
 async fn check(pool: &sqlx::PgPool, config: &Config, request: &mut Request) -> Option<Response> {
     // `/api/v1` answers to API tokens alone (`api::require_token`): no cookie is read there,
     // so a cross-site request carries nothing a browser would add, and a session opens nothing.
-    if is_api_v1(request.uri().path()) {
+    // `/metrics` likewise answers to its own token alone (`metrics::behind_token`).
+    if is_api_v1(request.uri().path()) || request.uri().path() == "/metrics" {
         return None;
     }
     let unsafe_method = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);

@@ -353,10 +353,13 @@ pub async fn authenticate(pool: &PgPool, secret: &str, per_minute: u32) -> Resul
         Role::parse(&row.token_role).unwrap_or(Role::Viewer),
         Role::parse(&row.account_role).unwrap_or(Role::Viewer),
     );
-    // A one-team token may edit at most that team, whatever else its account owns.
-    let team_ids = match row.team_id {
-        Some(only) => row.team_ids.into_iter().filter(|t| *t == only).collect(),
-        None => row.team_ids,
+    // A one-team token may edit at most that team, whatever else its account owns: an
+    // admin's acts as a lead of that team (an admin may edit any team), a lead's only if the
+    // lead owns it.
+    let (role, team_ids) = match row.team_id {
+        None => (role, row.team_ids),
+        Some(only) if role == Role::Admin => (Role::Lead, vec![only]),
+        Some(only) => (role, row.team_ids.into_iter().filter(|t| *t == only).collect()),
     };
     Ok(Use::Allowed {
         caller: Caller {

@@ -81,6 +81,10 @@ enum Command {
         /// unblended or amortized.
         #[arg(long, default_value = "unblended", value_parser = ["unblended", "amortized"])]
         metric: String,
+        /// net (credits and refunds subtracted, as the bill) or gross (before them); gross
+        /// takes team, project, record_type, account and account_name keys only.
+        #[arg(long, default_value = "net", value_parser = ["net", "gross"])]
+        credits: String,
         /// Prefix text cells that begin with =, +, -, @, TAB or CR with ' so a spreadsheet
         /// shows them as text instead of running them as formulas (the dashboard's downloads
         /// always do). Without it, values are written verbatim for programs.
@@ -337,6 +341,7 @@ pub async fn run() -> ExitCode {
             account,
             granularity,
             metric,
+            credits,
             excel_safe,
         } => {
             let keys = match export::checked_keys(&group_by) {
@@ -366,10 +371,16 @@ pub async fn run() -> ExitCode {
             } else {
                 export::CsvStyle::Verbatim
             };
+            let credits = crate::period::Credits::parse(Some(&credits)).unwrap_or_default();
+            if let Err(message) = export::table_for_credits(&keys, credits) {
+                return usage_error(&format!("--credits: {message}"));
+            }
             let selection = export::Selection {
                 granularity,
                 metric,
+                credits,
                 account,
+                team: None,
             };
             export_csv(config, range, keys, &selection, style).await
         }

@@ -49,6 +49,18 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             tracing::info!(usage_types = reread, "usage types read again with the GPU catalogue");
         }
         fill_derived(&db.pool).await?;
+        // `/metrics` on an address of its own, when one is set.
+        let metrics = match state.config.metrics.addr {
+            None => None,
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("listening for /metrics on {addr} (BURNRATE_METRICS_ADDR)"))?;
+                tracing::info!("metrics are served on http://{}/metrics", listener.local_addr()?);
+                let app = crate::metrics::own_listener(db.pool.clone());
+                Some(tokio::spawn(async move { axum::serve(listener, app).await }))
+            }
+        };
         let addr = listener.local_addr()?;
         tracing::info!("burnrate is serving on http://{addr}");
         // A demo with no AWS settings has nothing to ingest from: say how to connect, once.
@@ -93,6 +105,9 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             state.workers(),
         ));
         let served = server::serve(listener, state).await.context("serving");
+        if let Some(metrics) = metrics {
+            metrics.abort();
+        }
         idle.abort();
         digest.abort();
         schedule.abort();

@@ -10,6 +10,7 @@ use std::time::Duration;
 use sqlx::postgres::PgConnectOptions;
 
 mod ingest;
+pub mod metrics;
 use ingest::ingest_settings;
 pub mod savings;
 pub mod timeouts;
@@ -58,6 +59,8 @@ pub struct Config {
     pub assume_role: Option<AssumeRole>,
     /// `BURNRATE_API_RATE_LIMIT`: requests per minute each API token may make.
     pub api_rate_limit: u32,
+    /// `BURNRATE_METRICS_ADDR` and `BURNRATE_METRICS_TOKEN`: where `/metrics` answers.
+    pub metrics: metrics::MetricsSettings,
 }
 
 /// The role burnrate assumes in another account: `pattern` with `{account_id}` replaced.
@@ -325,6 +328,7 @@ impl Config {
         };
         Ok(Config {
             api_rate_limit,
+            metrics: metrics::read(&get)?,
             savings,
             aws_regions: savings::regions(&get)?,
             assume_role: AssumeRole::read(&get)?,

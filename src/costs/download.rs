@@ -1,6 +1,6 @@
 //! `GET /api/export.csv`: the `burnrate export` CSV as a download, for every dashboard table.
-//! Query: from, to (exclusive), group_by, and optional granularity, metric and account, as
-//! the CLI.
+//! Query: from, to (exclusive), group_by, and optional granularity, metric, credits (net or
+//! gross) and account, as the CLI.
 //! The rows stream from PostgreSQL to the client as they are read, and text cells are
 //! Excel-safe (a spreadsheet opens this file).
 
@@ -15,7 +15,7 @@ use chrono::NaiveDate;
 use super::export::{self, CsvStyle, Granularity};
 use crate::auth::Caller;
 use crate::config::Config;
-use crate::period::{AccountId, DateRange, Metric};
+use crate::period::{AccountId, Credits, DateRange, Metric};
 
 /// Exports streaming at once, at most.
 const CONCURRENT_EXPORTS: usize = 4;
@@ -34,9 +34,9 @@ pub async fn export_csv(
     if caller.is_none() {
         return (StatusCode::UNAUTHORIZED, "sign in first").into_response();
     }
-    let request = match parse(&query) {
+    let request = match parse(&|name| query.get(name).map(String::as_str)) {
         Ok(request) => request,
-        Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
+        Err((_, message)) => return (StatusCode::BAD_REQUEST, message).into_response(),
     };
     let Request { range, keys, selection } = request;
     // At most a few exports at once, each holding one database connection: a crowd of
@@ -109,37 +109,46 @@ pub async fn export_csv(
         .into_response()
 }
 
-/// A valid download request.
-struct Request {
-    range: DateRange,
-    keys: Vec<export::Key>,
-    selection: export::Selection,
+/// A valid export request, from the download's query or `GET /api/v1/costs`.
+pub struct Request {
+    pub range: DateRange,
+    pub keys: Vec<export::Key>,
+    pub selection: export::Selection,
 }
 
-fn parse(query: &HashMap<String, String>) -> Result<Request, String> {
-    let date = |name: &str| {
-        let text = query
-            .get(name)
-            .ok_or_else(|| format!("{name} is required (YYYY-MM-DD)"))?;
-        NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| format!("{name}: expected YYYY-MM-DD, got {text:?}"))
+/// Reads from, to, group_by, granularity, metric, credits and account through `get`; an
+/// error names its parameter.
+pub fn parse<'a>(get: &dyn Fn(&str) -> Option<&'a str>) -> Result<Request, (&'static str, String)> {
+    let date = |name: &'static str| {
+        let text = get(name).ok_or_else(|| (name, format!("{name} is required (YYYY-MM-DD)")))?;
+        NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map_err(|_| (name, format!("{name}: expected YYYY-MM-DD, got {text:?}")))
     };
-    let range = export::checked_range(date("from")?, date("to")?)?;
-    let keys = export::checked_keys(query.get("group_by").map(String::as_str).unwrap_or(""))?;
-    let granularity = match query.get("granularity").map(String::as_str) {
+    let range = export::checked_range(date("from")?, date("to")?).map_err(|m| ("to", m))?;
+    let keys = export::checked_keys(get("group_by").unwrap_or("")).map_err(|m| ("group_by", m))?;
+    let granularity = match get("granularity") {
         None | Some("daily") => Granularity::Daily,
         Some("monthly") => Granularity::Monthly,
-        Some(other) => return Err(format!("granularity: expected daily or monthly, got {other:?}")),
+        Some(other) => {
+            return Err((
+                "granularity",
+                format!("granularity: expected daily or monthly, got {other:?}"),
+            ));
+        }
     };
-    let metric = Metric::parse(query.get("metric").map(String::as_str))?;
-    let account =
-        AccountId::parse_filter(query.get("account").map(String::as_str)).map_err(|m| format!("account: {m}"))?;
+    let metric = Metric::parse(get("metric")).map_err(|m| ("metric", m))?;
+    let credits = Credits::parse(get("credits")).map_err(|m| ("credits", m))?;
+    export::table_for_credits(&keys, credits).map_err(|m| ("credits", m))?;
+    let account = AccountId::parse_filter(get("account")).map_err(|m| ("account", format!("account: {m}")))?;
     Ok(Request {
         range,
         keys,
         selection: export::Selection {
             granularity,
             metric,
+            credits,
             account,
+            team: None,
         },
     })
 }

@@ -12,7 +12,7 @@ use sqlx::PgPool;
 
 use crate::format::UNASSIGNED_TEAM;
 pub use crate::format::csv::CsvStyle;
-use crate::period::{AccountId, DateRange, Metric};
+use crate::period::{AccountId, Credits, DateRange, Metric};
 
 /// A column to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,8 +182,7 @@ where
 {
     use futures_util::TryStreamExt;
     use sqlx::Row;
-    let table = table_for(keys).map_err(ExportError::Invalid)?;
-    let sql = select_sql(table, keys, selection);
+    let sql = select_sql(keys, selection).map_err(ExportError::Invalid)?;
     sqlx::query(&format!(
         "set local statement_timeout = {}",
         statement_bound.map_or(0, |bound| bound.as_millis().max(1))
@@ -236,7 +235,9 @@ pub async fn csv(
         &Selection {
             granularity,
             metric,
+            credits: Credits::Net,
             account: None,
+            team: None,
         },
         (CsvStyle::Verbatim, None),
         |chunk| {
@@ -248,31 +249,67 @@ pub async fn csv(
     Ok(all)
 }
 
-/// What an export sums besides its keys: daily or monthly rows, the metric, and one linked
-/// account (`?account=`, `--account`) or every one.
+/// What an export sums besides its keys: daily or monthly rows, the metric, net of credits
+/// or before them, one linked account (`?account=`, `--account`) or every one, and one team's
+/// spend (an API token limited to that team) or every team's.
 #[derive(Debug, Clone)]
 pub struct Selection {
     pub granularity: Granularity,
     pub metric: Metric,
+    pub credits: Credits,
     pub account: Option<AccountId>,
+    pub team: Option<i64>,
 }
 
-fn select_sql(table: &str, keys: &[Key], selection: &Selection) -> String {
+/// The fact table for `keys` counted as `credits` says. Before credits, a row must know its
+/// record type: the allocation keeps each row's credit and refund parts, and the project ×
+/// record type grain holds them; the user, service and usage type grains do not.
+pub fn table_for_credits(keys: &[Key], credits: Credits) -> Result<&'static str, String> {
+    let table = table_for(keys)?;
+    match (credits, table) {
+        (Credits::Net, _) | (Credits::Gross, "allocated_daily_costs" | "costs_by_record_type") => Ok(table),
+        (Credits::Gross, "costs_by_service") if !keys.contains(&Key::Service) => Ok("costs_by_record_type"),
+        (Credits::Gross, _) => Err(
+            "credits=gross needs team, project, record_type, account or account_name keys only: Cost Explorer's \
+             user, service and usage type grains do not say which part of a cost is a credit"
+                .to_string(),
+        ),
+    }
+}
+
+/// The `select` behind an export: `day`, `k0`…, `cost` (text), sorted by them all.
+pub(super) fn select_sql(keys: &[Key], selection: &Selection) -> Result<String, String> {
+    let table = table_for_credits(keys, selection.credits)?;
     let date = match selection.granularity {
         Granularity::Daily => "c.day",
         Granularity::Monthly => "date_trunc('month', c.day)::date",
     };
     let columns: Vec<String> = keys.iter().map(|k| k.column()).collect();
     let group: Vec<String> = (1..=keys.len() + 1).map(|i| i.to_string()).collect();
-    format!(
-        "select {date}, {cols}, sum(c.{metric})::text
+    let metric = selection.metric.key();
+    let (spend, gross_only) = match (selection.credits, table) {
+        (Credits::Net, _) => (format!("c.{metric}"), ""),
+        (Credits::Gross, "allocated_daily_costs") => (
+            crate::period::Basis {
+                metric: selection.metric,
+                credits: Credits::Gross,
+            }
+            .spend_sql("c"),
+            "",
+        ),
+        (Credits::Gross, _) => (format!("c.{metric}"), " and c.record_type not in ('Credit', 'Refund')"),
+    };
+    // The team is the allocation's own, or the one owning the project; an id, never text.
+    let team = selection.team.map_or(String::new(), |id| format!(" and t.id = {id}"));
+    Ok(format!(
+        "select {date} as day, {cols}, sum({spend})::text as cost
          from {table} c
          {team_join}
          {usage_join}
          {account_join}
-         where c.day >= $1 and c.day < $2{account}
+         where c.day >= $1 and c.day < $2{account}{gross_only}{team}
          group by {group}
-         having sum(c.{metric}) <> 0
+         having sum({spend}) <> 0
          order by {group}",
         cols = columns
             .iter()
@@ -280,7 +317,6 @@ fn select_sql(table: &str, keys: &[Key], selection: &Selection) -> String {
             .map(|(i, c)| format!("{c} as k{i}"))
             .collect::<Vec<_>>()
             .join(", "),
-        metric = selection.metric.key(),
         account = AccountId::and_in(selection.account.as_ref(), "c.account_id"),
         team_join = if table == "allocated_daily_costs" {
             "left join teams t on t.id = c.team_id"
@@ -298,7 +334,7 @@ fn select_sql(table: &str, keys: &[Key], selection: &Selection) -> String {
             ""
         },
         group = group.join(", "),
-    )
+    ))
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -16,6 +16,8 @@ pub mod export;
 #[cfg(feature = "ssr")]
 pub mod grain;
 #[cfg(feature = "ssr")]
+pub mod paged;
+#[cfg(feature = "ssr")]
 pub mod queries;
 #[cfg(feature = "ssr")]
 pub mod settlement;

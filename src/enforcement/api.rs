@@ -13,30 +13,27 @@ use crate::error::AppError;
 pub async fn list_approvals() -> Result<ApprovalsData, AppError> {
     let caller = crate::auth::caller()?;
     let pool = &crate::ctx::pool()?;
+    let today = chrono::Utc::now().date_naive();
     let mut conn = pool.acquire().await?;
-    let current = super::approvals::current(&mut conn).await?;
-    let history = super::approvals::history(&mut conn).await?;
     Ok(ApprovalsData {
-        current,
-        history,
-        today: chrono::Utc::now().date_naive(),
+        current: super::approvals::current(&mut conn).await?,
+        standing: super::standing::all(&mut conn, today, None).await?,
+        history: super::approvals::history(&mut conn).await?,
+        requests: super::requests::list(&mut conn, None).await?,
+        today,
         is_admin: caller.is_admin(),
+        may_request: caller.is_admin() || (caller.role == crate::auth::Role::Lead && !caller.team_ids.is_empty()),
     })
 }
 
-/// Adds an approval, or replaces the project's current one with a new version (admins).
+/// Adds an approval, or replaces the project's current one with a new version (admins). The
+/// approver is the signed-in admin.
 #[server(prefix = "/api", endpoint = "save_approval")]
-pub async fn save_approval(
-    project: String,
-    approver: String,
-    reason: String,
-    cap: String,
-    expires: String,
-) -> Result<(), AppError> {
+pub async fn save_approval(project: String, reason: String, cap: String, expires: String) -> Result<(), AppError> {
     let caller = crate::auth::require_admin()?;
     let input = super::approvals::ApprovalInput {
         project,
-        approver,
+        approver: caller.email.clone(),
         reason,
         cap,
         expires,
@@ -44,6 +41,51 @@ pub async fn save_approval(
     let approval = super::approvals::validate(&input).map_err(AppError::InvalidFields)?;
     let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
     super::changes::save_approval(&pool, &executor, &caller, &approval).await
+}
+
+/// Asks for a project's approval: leads for their teams' projects, admins for any.
+#[server(prefix = "/api", endpoint = "request_approval")]
+pub async fn request_approval(project: String, cap: String, until: String, reason: String) -> Result<i64, AppError> {
+    let caller = crate::auth::caller()?;
+    let input = super::requests::RequestInput {
+        project,
+        cap,
+        until,
+        reason,
+    };
+    let today = chrono::Utc::now().date_naive();
+    Ok(super::requests::create(&crate::ctx::pool()?, &caller, &input, today)
+        .await?
+        .id)
+}
+
+/// Approves (`decision` = approve, optionally with another cap or last day) or denies (with
+/// a note) a waiting request (admins).
+#[server(prefix = "/api", endpoint = "decide_approval_request")]
+pub async fn decide_approval_request(
+    id: i64,
+    decision: String,
+    #[server(default)] cap: Option<String>,
+    #[server(default)] until: Option<String>,
+    #[server(default)] note: Option<String>,
+) -> Result<(), AppError> {
+    let caller = crate::auth::require_admin()?;
+    let cap = match cap.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+        None => None,
+        Some(text) => Some(crate::format::amount::parse_amount(text).map_err(|m| AppError::invalid("cap", m))?),
+    };
+    let until = match until.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+        None => None,
+        Some(text) => Some(
+            chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .map_err(|_| AppError::invalid("until", "expected a date YYYY-MM-DD"))?,
+        ),
+    };
+    let decision = super::requests::Decision::parse(&decision, cap, until, note.as_deref())?;
+    let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
+    let today = chrono::Utc::now().date_naive();
+    super::requests::decide(&pool, &executor, &caller, id, &decision, today).await?;
+    Ok(())
 }
 
 #[server(prefix = "/api", endpoint = "revoke_approval")]

@@ -69,13 +69,74 @@ pub struct ApprovalVersion {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalsData {
     pub current: Vec<Approval>,
+    /// Each current approval's spend against its cap and days left, by project.
+    #[serde(default)]
+    pub standing: Vec<ApprovalStanding>,
     pub history: Vec<ApprovalVersion>,
+    /// Waiting requests first, then the decided ones, newest first.
+    #[serde(default)]
+    pub requests: Vec<ApprovalRequest>,
     pub today: NaiveDate,
     pub is_admin: bool,
+    /// The caller may ask for approvals: an admin, or a lead of some team.
+    #[serde(default)]
+    pub may_request: bool,
+}
+
+/// A current approval against its cap: the project's spend in the governing policy's
+/// current period, and the days left before it expires.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ApprovalStanding {
+    pub project: String,
+    /// The team that owns the project, if any.
+    pub team: Option<String>,
+    pub approver: String,
+    pub reason: String,
+    pub cap: Decimal,
+    /// The last day (UTC) it counts.
+    pub expires: NaiveDate,
+    /// Days from today to `expires`, counting that day; 0 or less once it has expired.
+    pub days_left: i64,
+    /// The project's spend in the governing policy's current period, in its metric.
+    pub spend: Decimal,
+    pub period_from: NaiveDate,
+    /// Exclusive.
+    pub period_to: NaiveDate,
+    /// Spend as a share of the cap (0.8 is 80 %).
+    pub used: Decimal,
+}
+
+/// A lead's request for an approval, and what an admin decided.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow, utoipa::ToSchema))]
+pub struct ApprovalRequest {
+    pub id: i64,
+    pub project: String,
+    /// The team that owns the project now, if any.
+    pub team: Option<String>,
+    pub cap: Decimal,
+    /// The last day (UTC) the approval would count.
+    pub until: NaiveDate,
+    pub reason: String,
+    pub requested_by: String,
+    /// `YYYY-MM-DD HH:MM UTC`.
+    pub requested_at: String,
+    /// `pending`, `approved` or `denied`.
+    pub status: String,
+    /// The admin who decided (the signed-in account or the token's).
+    pub decided_by: Option<String>,
+    pub decided_at: Option<String>,
+    /// The admin's words: why denied, or what the approval changed.
+    pub decision_note: Option<String>,
+    /// What was approved: the request's cap and day, or the admin's.
+    pub approved_cap: Option<Decimal>,
+    pub approved_until: Option<NaiveDate>,
 }
 
 /// A recorded violation with its actions' states.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ViolationRow {
     pub project: String,
     pub team: String,
@@ -95,6 +156,7 @@ pub struct ViolationRow {
 /// One action of a violation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ActionState {
     pub id: i64,
     pub action: String,
@@ -117,6 +179,7 @@ pub struct ActionState {
 
 /// One resource a stop found running under the project's tag, and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct StopResource {
     /// The AWS account it runs in; empty for burnrate's own.
     #[serde(default)]

@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// What a launcher or a CI job is about to spend.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PreflightRequest {
     /// The project tag value the work will carry.
@@ -17,23 +17,27 @@ pub struct PreflightRequest {
     pub team: Option<String>,
     /// The estimate in USD, as a decimal string ("1200.50") for exactness.
     #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = r"^[0-9]{1,13}(\.[0-9]{1,10})?$", example = "1200.50")]
     pub estimated_cost_usd: Option<Decimal>,
     /// Or GPUs: priced from the catalogue (and `pricing:`) at the on-demand rate.
     #[serde(default)]
     pub gpu: Option<GpuEstimate>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GpuEstimate {
     /// An instance type from the GPU catalogue, e.g. `p4d.24xlarge`.
     #[serde(rename = "type")]
     pub instance_type: String,
+    #[schema(minimum = 1, maximum = 10000)]
     pub count: u32,
+    /// Hours each GPU instance runs, as a decimal string ("72" or "1.5"); at most a year.
+    #[schema(value_type = String, pattern = r"^[0-9]{1,4}(\.[0-9]{1,6})?$", example = "72")]
     pub hours: Decimal,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Allow,
@@ -61,7 +65,7 @@ impl Verdict {
 }
 
 /// One budget that covers the work, in its current period.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BudgetFigures {
     pub id: i64,
     pub name: String,
@@ -81,7 +85,7 @@ pub struct BudgetFigures {
 }
 
 /// The project's enforcement policy in its current period.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PolicyFigures {
     pub team: Option<String>,
     pub period_from: NaiveDate,
@@ -94,7 +98,7 @@ pub struct PolicyFigures {
     pub verdict: Verdict,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PreflightAnswer {
     pub verdict: Verdict,
     /// Why, one line each, the gravest first.

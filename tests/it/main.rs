@@ -15,6 +15,7 @@ mod dashboard;
 mod db;
 mod enforcement;
 mod ingestion;
+mod metrics;
 mod savings;
 mod server;
 mod statements;

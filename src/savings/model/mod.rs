@@ -15,6 +15,7 @@ pub use utilisation::{ActivityMetric, GpuUse, IdleNow, IdleRow, Utilisation};
 /// What a project runs. The field values are a contract of the config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum Workload {
     Training,
     Batch,
@@ -51,6 +52,7 @@ impl Workload {
 /// How sure an inferred workload is (`savings::inference` says what each level rests on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum Confidence {
     Low,
     Medium,
@@ -69,6 +71,7 @@ impl Confidence {
 
 /// A workload read from billing (and utilisation) for a project that declares none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Inferred {
     pub workload: Workload,
     /// What it rests on, in words: "bursty runs of 6–40 h (3 runs)".
@@ -148,6 +151,7 @@ pub struct ProjectWorkload {
 /// The kinds of recommendation, in the CSV's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum Kind {
     Spot,
     Rightsize,
@@ -210,6 +214,7 @@ impl Kind {
 
 /// One recommendation: what to change, what it saves per 30 days and what it rests on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Recommendation {
     pub kind: Kind,
     /// Empty for organisation-wide rows (commitments) and unmapped projects.
@@ -264,6 +269,7 @@ impl Recommendation {
 /// Where a recommendation stands with the people who own it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum Decision {
     Open,
     Accepted,
@@ -272,6 +278,7 @@ pub enum Decision {
 
 /// A recommendation as the Savings page lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Opportunity {
     pub recommendation: Recommendation,
     /// What runs now, in words ("p4d.24xlarge, on-demand, 8 GPUs"); the usage type itself is

@@ -5,7 +5,11 @@
 mod approvals;
 mod budgets;
 mod cli;
+mod costs;
+mod openapi;
 mod preflight;
+mod reads;
+mod requests;
 mod tokens;
 
 use sqlx::PgPool;

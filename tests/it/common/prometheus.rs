@@ -50,8 +50,26 @@ pub async fn start(openmetrics: String) -> Prometheus {
         "promtool: {}",
         String::from_utf8_lossy(&created.stderr)
     );
+    run(dir, "global:\n  scrape_interval: 1m\n", &data).await
+}
+
+/// A Prometheus with no data of its own that scrapes `target` (host:port) every second at
+/// `/metrics`, with `bearer` as its token when given: the way an operator's would.
+pub async fn scraping(target: &str, bearer: Option<&str>) -> Prometheus {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let authorization = bearer.map_or(String::new(), |token| {
+        format!("    authorization:\n      type: Bearer\n      credentials: {token}\n")
+    });
+    let config = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: burnrate\n{authorization}    static_configs:\n      - targets: ['{target}']\n"
+    );
+    run(dir, &config, &data).await
+}
+
+async fn run(dir: tempfile::TempDir, config_text: &str, data: &std::path::Path) -> Prometheus {
     let config = dir.path().join("prometheus.yml");
-    std::fs::write(&config, "global:\n  scrape_interval: 1m\n").expect("config");
+    std::fs::write(&config, config_text).expect("config");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Fuzzes every /api/v1 operation with schemathesis (PyPI) against a live `serve --demo` and an
+# admin's API token: each operation gets a bounded number of generated requests, valid and
+# not, and fails the run on any 5xx, any response its OpenAPI document does not describe
+# (status, content type, body schema). Uses BURNRATE_BIN and a database of its own on the
+# server DATABASE_URL names. The document is fetched with the token and given to schemathesis
+# as a file, so the run tests exactly what the server publishes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="${BURNRATE_BIN:-$PWD/target/debug/burnrate}"
+st="$PWD/target/schemathesis/bin/schemathesis"
+# Generated requests per operation and phase: enough to reach every field's edge, bounded so
+# the run takes a few minutes on two cores.
+examples="${API_FUZZ_EXAMPLES:-25}"
+work="$(mktemp -d)"
+name="burnrate_api_fuzz_$(date +%s)"
+database="${DATABASE_URL%/*}/$name"
+cleanup() {
+  kill "${pid:-}" 2>/dev/null || true
+  rm -rf "$work"
+  if command -v psql >/dev/null; then psql -q "$DATABASE_URL" -c "drop database if exists $name" >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+run=(env -i PATH="$PATH" HOME="$work" DATABASE_URL="$database" RUST_LOG=info
+  LEPTOS_SITE_ROOT="$PWD/target/site" AWS_EC2_METADATA_DISABLED=true
+  # The fuzzer sends hundreds of requests a minute with one token; the limit itself has its
+  # own tests.
+  BURNRATE_API_RATE_LIMIT=100000)
+"${run[@]}" "$bin" migrate >/dev/null
+echo "fuzz-admin-password-1" | "${run[@]}" "$bin" admin create --email fuzz@example.com --name Fuzz --role admin >/dev/null
+token="$("${run[@]}" "$bin" token create --email fuzz@example.com --name fuzz --expires-days 1)"
+"${run[@]}" "$bin" serve --demo --addr 127.0.0.1:0 >"$work/stdout" 2>"$work/log" &
+pid=$!
+for _ in $(seq 1 240); do
+  grep -q "burnrate is serving" "$work/log" && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.5
+done
+base="$(grep -o 'burnrate is serving on http://[0-9.:]*' "$work/log" | head -1 | sed 's/.* on //')"
+if [ -z "$base" ]; then
+  cat "$work/log" >&2
+  echo "serve --demo did not start serving within two minutes" >&2
+  exit 1
+fi
+curl -fsS --max-time 30 -H "Authorization: Bearer $token" "$base/api/v1/openapi.json" >"$work/openapi.json"
+status=0
+"$st" --no-color run "$work/openapi.json" \
+  --url "$base" \
+  --header "Authorization: Bearer $token" \
+  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+  --max-examples "$examples" \
+  --request-timeout 30 \
+  --phases examples,coverage,fuzzing \
+  --seed 1 || status=$?
+if grep -E ' ERROR ' "$work/log" >&2; then
+  echo "the server logged the errors above while fuzzed" >&2
+  status=1
+fi
+exit "$status"

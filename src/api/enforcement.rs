@@ -1,0 +1,37 @@
+//! `GET /api/v1/enforcement/violations`: each recorded violation with its actions, their
+//! states and, for a stop, every resource it found or acted on, as the Enforcement page shows
+//! them. A token limited to one team reads that team's projects' violations only.
+
+use axum::extract::State;
+use axum::{Extension, Json};
+use sqlx::PgPool;
+
+use super::{ApiCaller, Problem};
+use crate::enforcement::model::ViolationRow;
+
+/// The violations of the last 400 days (at most 1,000), newest period first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/enforcement/violations",
+    operation_id = "listViolations",
+    tag = "enforcement",
+    responses(
+        (status = 200, description = "Violations with their actions and resources", body = Vec<ViolationRow>),
+        (status = 401, response = super::responses::Unauthorized),
+        (status = 429, response = super::responses::TooMany),
+    )
+)]
+pub async fn violations(
+    State(pool): State<PgPool>,
+    Extension(api): Extension<ApiCaller>,
+) -> Result<Json<Vec<ViolationRow>>, Problem> {
+    let mut rows = crate::enforcement::store::recorded(&pool, &api.caller).await?;
+    if let Some(team_id) = api.only_team {
+        let name: Option<String> = sqlx::query_scalar("select name from teams where id = $1")
+            .bind(team_id)
+            .fetch_optional(&pool)
+            .await?;
+        rows.retain(|row| Some(&row.team) == name.as_ref());
+    }
+    Ok(Json(rows))
+}

@@ -1,0 +1,50 @@
+//! The error answers every `/api/v1` operation documents, by name, for the OpenAPI document.
+
+use utoipa::ToResponse;
+
+use super::Problem;
+
+/// No token, or one that is unknown, revoked or expired (with `WWW-Authenticate: Bearer`).
+#[derive(ToResponse)]
+#[response(description = "No live API token", content_type = "application/problem+json")]
+pub struct Unauthorized(#[allow(dead_code)] Problem);
+
+/// The token's role or team does not reach what was asked.
+#[derive(ToResponse)]
+#[response(description = "The token may not do this", content_type = "application/problem+json")]
+pub struct Forbidden(#[allow(dead_code)] Problem);
+
+/// Nothing by that id or key (any more).
+#[derive(ToResponse)]
+#[response(description = "Not found", content_type = "application/problem+json")]
+pub struct NotFound(#[allow(dead_code)] Problem);
+
+/// The state has moved on: the request was decided already, or one already waits.
+#[derive(ToResponse)]
+#[response(
+    description = "Conflicts with the current state",
+    content_type = "application/problem+json"
+)]
+pub struct Conflict(#[allow(dead_code)] Problem);
+
+/// The request is not valid: `field` names the parameter or JSON path.
+#[derive(ToResponse)]
+#[response(description = "The request is not valid", content_type = "application/problem+json")]
+pub struct Invalid(#[allow(dead_code)] Problem);
+
+/// Over the token's rate limit: `Retry-After` says when to try again.
+#[derive(ToResponse)]
+#[response(
+    description = "Too many requests with this token this minute",
+    content_type = "application/problem+json",
+    headers(("Retry-After" = u64, description = "Seconds until the next minute's allowance"))
+)]
+pub struct TooMany(#[allow(dead_code)] Problem);
+
+/// The body is larger than the server takes, or not `application/json`.
+#[derive(ToResponse)]
+#[response(
+    description = "The body is too large or not JSON",
+    content_type = "application/problem+json"
+)]
+pub struct Unreadable(#[allow(dead_code)] Problem);

@@ -1,0 +1,95 @@
+//! `/metrics` for Prometheus: spend, forecasts and budgets per team, projects near their
+//! policy limit, ingestion, the email outbox, enforcement actions (from PostgreSQL at each
+//! scrape) and HTTP latency (kept in this process). It answers on its own listener
+//! (`BURNRATE_METRICS_ADDR`, no token: the address is the boundary) and, with
+//! `BURNRATE_METRICS_TOKEN` set, on the dashboard's address to that bearer token alone. API
+//! tokens and sessions open nothing here.
+
+pub mod gauges;
+pub mod http;
+pub mod text;
+
+use std::sync::Arc;
+
+use ::http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use ::http::{HeaderMap, StatusCode};
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use sqlx::PgPool;
+
+use crate::config::Config;
+
+/// The exposition format's media type (text format 0.0.4).
+const CONTENT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// One scrape's text.
+pub async fn scrape(pool: &PgPool) -> Result<String, sqlx::Error> {
+    let mut out = text::Exposition::default();
+    gauges::write(pool, chrono::Utc::now().date_naive(), &mut out).await?;
+    http::write(&mut out);
+    Ok(out.into_text())
+}
+
+async fn answer(pool: &PgPool) -> Response {
+    match scrape(pool).await {
+        Ok(body) => ([(CONTENT_TYPE, CONTENT)], body).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "collecting metrics failed");
+            // Prometheus records the failed scrape (`up` is 0); the log says why.
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "collecting metrics failed; see the server log",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// `GET /metrics` on the dashboard's address: the metrics token, or 401; 404 when no token is
+/// configured, as if the route did not exist.
+pub async fn behind_token(
+    State(pool): State<PgPool>,
+    State(config): State<Arc<Config>>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(expected) = config.metrics.token_sha256 else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let presented = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
+    let matches = presented.is_some_and(|token| {
+        use sha2::Digest;
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        // Every byte compared, whatever the first difference: no timing tells how close a guess is.
+        digest
+            .iter()
+            .zip(expected.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    });
+    if !matches {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(WWW_AUTHENTICATE, "Bearer realm=\"burnrate metrics\"")],
+            "send BURNRATE_METRICS_TOKEN as `Authorization: Bearer …`",
+        )
+            .into_response();
+    }
+    answer(&pool).await
+}
+
+/// The router of `BURNRATE_METRICS_ADDR`: `/metrics` alone, without a token.
+pub fn own_listener(pool: PgPool) -> Router {
+    Router::new()
+        .route(
+            "/metrics",
+            get(|State(pool): State<PgPool>| async move { answer(&pool).await }),
+        )
+        .with_state(pool)
+}

@@ -1,0 +1,192 @@
+//! `/metrics` for Prometheus: its own bearer token on the dashboard's address (API tokens and
+//! no token refused), its own listener without one, figures worked by hand, tag values
+//! escaped, accepted by `promtool check metrics`, and scraped by a real Prometheus.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use chrono::Datelike;
+use sqlx::PgPool;
+
+use crate::common::{self, add_project_costs, import_config, spawn_app_with, today};
+use burnrate::auth::Role;
+use burnrate::config::Config;
+
+const TOKEN: &str = "metrics-0123456789abcdef0123456789abcdef";
+/// A project tag value with every character the text format must escape.
+const EVIL: &str = "evil\"pro\\ject\nx";
+
+/// vision (the ORG of the API tests: a $1,000 monthly budget, the org's $1,000 monthly policy)
+/// spends $10 a day on `tracker` through yesterday this month, and `EVIL` $950 today; one
+/// ingestion made 12 Cost Explorer requests.
+async fn seed(pool: &PgPool) -> i64 {
+    import_config(pool, crate::api::ORG).await;
+    let month_start = today().with_day(1).expect("first");
+    let days = (today() - month_start).num_days();
+    if days > 0 {
+        add_project_costs(
+            pool,
+            "tracker",
+            Some("vision"),
+            (month_start, today() - chrono::Days::new(1)),
+            "10",
+            "10",
+        )
+        .await;
+    }
+    add_project_costs(pool, EVIL, Some("vision"), (today(), today()), "950", "950").await;
+    sqlx::query(
+        "insert into ingestion_runs (trigger, status, requests, api_cost, started_at, finished_at)
+         values ('schedule', 'succeeded', 12, 0.12, now() - interval '90 seconds', now())",
+    )
+    .execute(pool)
+    .await
+    .expect("run");
+    days
+}
+
+fn config() -> Config {
+    Config::from_lookup(|name| (name == "BURNRATE_METRICS_TOKEN").then(|| TOKEN.to_string())).expect("config")
+}
+
+fn promtool_accepts(text: &str) {
+    let mut child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool runs (scripts/setup.sh --tests installs the prometheus package)");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("written");
+    let out = child.wait_with_output().expect("promtool ends");
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[sqlx::test]
+async fn metrics_answer_their_own_token_with_figures_promtool_accepts(pool: PgPool) {
+    let days = seed(&pool).await;
+    let app = spawn_app_with(pool.clone(), config()).await;
+    assert_eq!(app.get("/healthz").await.status, 200);
+
+    let api_token = crate::api::token(&pool, "admin@example.com", Role::Admin, None).await;
+    for authorization in [
+        None,
+        Some(format!("Bearer {api_token}")),
+        Some("Bearer wrong-wrong-wrong".to_string()),
+    ] {
+        let response = match &authorization {
+            None => app.get("/metrics").await,
+            Some(value) => app.api_authorized("GET", "/metrics", value).await,
+        };
+        assert_eq!(response.status, 401, "{authorization:?}");
+    }
+    let session = app.session_for("viewer@example.com", Role::Viewer).await;
+    assert_eq!(
+        app.get_as("/metrics", &session).await.status,
+        401,
+        "a session opens nothing here"
+    );
+
+    let response = app.api_authorized("GET", "/metrics", &format!("Bearer {TOKEN}")).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert_eq!(
+        response.header("content-type"),
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let text = response.body;
+    promtool_accepts(&text);
+
+    // $10 a day before today; today's figures are not in a month's spend until the day ends.
+    let spend = rust_decimal::Decimal::from(10 * days);
+    assert!(
+        text.contains(&format!(
+            "burnrate_team_spend_month_to_date_usd{{team=\"vision\"}} {spend}\n"
+        )),
+        "{text}"
+    );
+    let used = (spend / rust_decimal::Decimal::from(1000)).normalize();
+    assert!(
+        text.contains(&format!(
+            "burnrate_budget_used_ratio{{budget=\"vision monthly\",scope_kind=\"team\",scope=\"vision\"}} {used}\n"
+        )),
+        "{text}"
+    );
+    // $950 of the $1,000 policy limit this month, the tag value escaped.
+    assert!(
+        text.contains("burnrate_project_policy_used_ratio{project=\"evil\\\"pro\\\\ject\\nx\",team=\"vision\"} 0.95\n"),
+        "{text}"
+    );
+    assert!(text.contains("burnrate_cost_explorer_requests_total 12\n"), "{text}");
+    assert!(
+        text.contains("burnrate_cost_explorer_requests_cost_usd_total 0.12\n"),
+        "{text}"
+    );
+    assert!(text.contains("burnrate_ingestion_last_run_failed 0\n"), "{text}");
+    assert!(
+        text.contains("burnrate_outbox_deliveries{status=\"failed\"} 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("burnrate_http_request_duration_seconds_count{method=\"GET\",route=\"/healthz\",status=\"2xx\"}"),
+        "the health check was timed under its route: {text}"
+    );
+    assert!(
+        !text.contains("route=\"/metrics/"),
+        "routes are templates, never the paths asked for"
+    );
+}
+
+#[sqlx::test]
+async fn a_real_prometheus_scrapes_the_token_route_and_the_own_listener(pool: PgPool) {
+    seed(&pool).await;
+    let app = spawn_app_with(pool.clone(), config()).await;
+    let own = common::serve_on_loopback(burnrate::metrics::own_listener(pool.clone())).await;
+    let open = reqwest::get(format!("http://{own}/metrics"))
+        .await
+        .expect("own listener");
+    assert_eq!(open.status(), 200, "no token on the listener of its own");
+
+    for (target, token) in [(app.addr.to_string(), Some(TOKEN)), (own.to_string(), None)] {
+        let prometheus = common::prometheus::scraping(&target, token).await;
+        let client = reqwest::Client::new();
+        let query = |q: &'static str| {
+            let client = client.clone();
+            let port = prometheus.port;
+            async move {
+                let text = client
+                    .get(format!("http://127.0.0.1:{port}/api/v1/query"))
+                    .query(&[("query", q)])
+                    .timeout(Duration::from_secs(5))
+                    .send()
+                    .await
+                    .expect("query")
+                    .text()
+                    .await
+                    .expect("text");
+                let body: serde_json::Value = serde_json::from_str(&text).expect("json");
+                body["data"]["result"][0]["value"][1].as_str().map(str::to_string)
+            }
+        };
+        // Scraped every second; give it up to 30 s.
+        let mut seen = None;
+        for _ in 0..60 {
+            seen = query("burnrate_cost_explorer_requests_total").await;
+            if seen.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        assert_eq!(seen.as_deref(), Some("12"), "scraped from {target}");
+        assert_eq!(query("up{job=\"burnrate\"}").await.as_deref(), Some("1"));
+    }
+}
