@@ -24,19 +24,21 @@ create table approval_requests (
 create unique index approval_requests_one_pending on approval_requests (project) where status = 'pending';
 create index approval_requests_recent on approval_requests (requested_at desc);
 
--- The emails about one version of an approval: at 80 % of its cap in the governing
--- policy's period, and 7 days before it expires. Once each per version: a new cap or day
--- is a new version, which may warn again.
+-- The emails about one version of an approval: at 80 % of its cap in a period of the
+-- governing policy (once per period: the cap is per period), and when 7 days are left (once).
+-- A new cap or day is a new version, which may warn again.
 create table approval_notices (
     id bigint generated always as identity primary key,
     approval_id bigint not null references approvals (id) on delete cascade,
     kind text not null check (kind in ('cap_80', 'expiry_7')),
+    -- What makes it due once: the period's first day for cap_80, the last day for expiry_7.
+    occasion date not null,
     project text not null,
     subject text not null,
     body_text text not null,
     body_html text not null,
     created_at timestamptz not null default now(),
-    unique (approval_id, kind)
+    unique (approval_id, kind, occasion)
 );
 
 alter table alert_deliveries

@@ -66,7 +66,7 @@ test('the demo shows every feature on the first visit, with next steps for the a
   // Approvals: five, one of them expired.
   await page.goto(`${server.baseUrl}/approvals`);
   await page.waitForSelector('[data-testid="approval-row"]');
-  const states = await page.$$eval('[data-testid="approval-row"] td:nth-child(6)', (tds) => tds.map((td) => td.textContent));
+  const states = await page.$$eval('[data-testid="approval-row"] [data-testid="approval-state"]', (tds) => tds.map((td) => td.textContent));
   assert.equal(states.length, 5, states.join());
   assert.equal(states.filter((s) => s === 'expired').length, 1, states.join());
 

@@ -7,7 +7,6 @@ use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use chrono::NaiveDate;
 use http::StatusCode;
-use rust_decimal::Decimal;
 use serde::Deserialize;
 use sqlx::PgPool;
 
@@ -118,10 +117,10 @@ pub struct DecisionBody {
     /// `approve` or `deny`.
     #[schema(pattern = "^(approve|deny)$")]
     pub decision: String,
-    /// Approve with another cap (USD per period) than the request's.
+    /// Approve with another cap (USD per period, a decimal string) than the request's.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    pub cap: Option<Decimal>,
+    #[schema(pattern = r"^[0-9]{1,13}(\.[0-9]{1,2})?$")]
+    pub cap: Option<String>,
     /// Approve until another last day than the request's.
     #[serde(default)]
     pub until: Option<NaiveDate>,
@@ -160,7 +159,12 @@ pub async fn decide(
 ) -> Result<Json<ApprovalRequest>, Problem> {
     let Path(id) = id.map_err(|_| Problem::new(StatusCode::NOT_FOUND, "no such request"))?;
     let Json(body) = body.map_err(super::problem::bad_body)?;
-    let decision = Decision::parse(&body.decision, body.cap, body.until, body.note.as_deref())?;
+    // Parsed from text, never through a float.
+    let cap = match body.cap.as_deref() {
+        None => None,
+        Some(text) => Some(crate::format::amount::parse_amount(text).map_err(|m| Problem::invalid("cap", m))?),
+    };
+    let decision = Decision::parse(&body.decision, cap, body.until, body.note.as_deref())?;
     let today = chrono::Utc::now().date_naive();
     Ok(Json(
         requests::decide(&pool, &executor, &api.caller, id, &decision, today).await?,

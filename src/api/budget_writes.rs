@@ -7,7 +7,6 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use http::StatusCode;
-use rust_decimal::Decimal;
 use serde::Deserialize;
 use sqlx::PgPool;
 
@@ -32,8 +31,9 @@ pub struct ScopeInput {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThresholdBody {
-    #[schema(value_type = String, example = "80")]
-    pub percent: Decimal,
+    /// Of the amount, as a decimal string ("80", "150").
+    #[schema(example = "80", pattern = r"^[0-9]{1,4}(\.[0-9]{1,2})?$")]
+    pub percent: String,
     /// `actual` (default) or `forecasted`.
     #[serde(rename = "type", default)]
     pub kind: Option<String>,
@@ -82,7 +82,7 @@ impl BudgetBody {
             Some(thresholds) => thresholds
                 .into_iter()
                 .map(|t| ThresholdInput {
-                    percent: t.percent.to_string(),
+                    percent: t.percent,
                     kind: t.kind.unwrap_or_default(),
                     recipients: t.recipients,
                 })

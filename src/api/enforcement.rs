@@ -25,13 +25,7 @@ pub async fn violations(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
 ) -> Result<Json<Vec<ViolationRow>>, Problem> {
-    let mut rows = crate::enforcement::store::recorded(&pool, &api.caller).await?;
-    if let Some(team_id) = api.only_team {
-        let name: Option<String> = sqlx::query_scalar("select name from teams where id = $1")
-            .bind(team_id)
-            .fetch_optional(&pool)
-            .await?;
-        rows.retain(|row| Some(&row.team) == name.as_ref());
-    }
-    Ok(Json(rows))
+    Ok(Json(
+        crate::enforcement::store::recorded(&pool, &api.caller, api.only_team).await?,
+    ))
 }

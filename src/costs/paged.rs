@@ -1,7 +1,8 @@
 //! The export's rows a page at a time, for `GET /api/v1/costs`: the same query as the CSV
 //! (same grain, same totals), resumed after the last row a client saw. The cursor is that
-//! row's date and keys, so a page never repeats or skips a row while the facts stand still,
-//! however many pages come before it, and no page costs more than its own rows.
+//! row's date and keys, so a page never repeats or skips a row while the facts stand still.
+//! A page reads the facts from the cursor's day on, not from the window's start: a late page
+//! costs no more than an early one.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -77,7 +78,10 @@ pub async fn page(
         order = names.join(", "),
         fetch = u64::from(limit) + 1,
     );
-    let mut query = sqlx::query(&sql).bind(range.from).bind(range.to);
+    // Rows are sorted by day first, so nothing before the cursor's day can follow it; a monthly
+    // row's day is its month's first, whose facts all lie on or after it.
+    let from = after.map_or(range.from, |cursor| range.from.max(cursor.day));
+    let mut query = sqlx::query(&sql).bind(from).bind(range.to);
     if let Some(cursor) = after {
         query = query.bind(cursor.day);
         for key in &cursor.keys {

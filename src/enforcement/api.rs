@@ -99,7 +99,7 @@ pub async fn revoke_approval(project: String) -> Result<(), AppError> {
 pub async fn get_enforcement() -> Result<EnforcementData, AppError> {
     let caller = crate::auth::caller()?;
     let pool = &crate::ctx::pool()?;
-    let violations = super::store::recorded(pool, &caller).await?;
+    let violations = super::store::recorded(pool, &caller, None).await?;
     let mut conn = pool.acquire().await?;
     Ok(EnforcementData {
         violations,

@@ -1,8 +1,9 @@
 //! The emails an approval earns on its way: when its project's spend reaches 80 % of the cap in
-//! the governing policy's period, and 7 days before it expires. Once each per version of the
-//! approval (a new cap or day may warn again), to the project's team owners and the approver,
-//! through the alert outbox. Queued after each ingestion; safe to repeat. At expiry nothing
-//! needs doing here: the project is judged by its policy again (`judge`).
+//! a period of the governing policy (once per period), and when 7 days are left, counting the
+//! last day (once). Per version of the approval (a new cap or day may warn again), to the
+//! project's team owners and the approver, through the alert outbox. Queued after each
+//! ingestion; safe to repeat. At expiry nothing needs doing here: the project is judged by its
+//! policy again (`judge`).
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -56,21 +57,32 @@ async fn queue_one(
     kind: &str,
     public_url: Option<&str>,
 ) -> Result<bool, sqlx::Error> {
-    // The version in force now; the unique (approval_id, kind) makes a repeat a no-op.
-    let current: Option<i64> = sqlx::query_scalar("select id from approvals where project = $1 and ended_at is null")
-        .bind(&approval.project)
-        .fetch_optional(&mut *conn)
-        .await?;
+    // The version these figures were read for, if it is still the current one: an approval
+    // edited since is a new version, judged on the next pass with its own figures.
+    let current: Option<i64> = sqlx::query_scalar(
+        "select id from approvals where project = $1 and ended_at is null and cap = $2 and expires = $3",
+    )
+    .bind(&approval.project)
+    .bind(approval.cap)
+    .bind(approval.expires)
+    .fetch_optional(&mut *conn)
+    .await?;
     let Some(approval_id) = current else {
         return Ok(false);
     };
+    // Once per period for the cap (it is a cap per period), once for the last week.
+    let occasion = match kind {
+        "cap_80" => approval.period_from,
+        _ => approval.expires,
+    };
     let (subject, text, html) = compose(approval, kind, public_url);
     let id: Option<i64> = sqlx::query_scalar(
-        "insert into approval_notices (approval_id, kind, project, subject, body_text, body_html)
-         values ($1, $2, $3, $4, $5, $6) on conflict (approval_id, kind) do nothing returning id",
+        "insert into approval_notices (approval_id, kind, occasion, project, subject, body_text, body_html)
+         values ($1, $2, $3, $4, $5, $6, $7) on conflict (approval_id, kind, occasion) do nothing returning id",
     )
     .bind(approval_id)
     .bind(kind)
+    .bind(occasion)
     .bind(&approval.project)
     .bind(&subject)
     .bind(&text)

@@ -229,6 +229,13 @@ pub async fn decide(
             let cap = new_cap.unwrap_or(cap);
             let until = match new_until {
                 Some(day) => check_until(*day, today, "until").map_err(|e| AppError::InvalidFields(vec![e]))?,
+                // Approving as asked after the asked-for last day would replace the project's
+                // current approval with one already expired.
+                None if until < today => {
+                    return Err(AppError::Conflict(format!(
+                        "the request's last day, {until}, has passed; approve it with a new last day, or deny it"
+                    )));
+                }
                 None => until,
             };
             let approval = Approval {

@@ -22,13 +22,15 @@ pub async fn all(
             continue;
         }
         let team = owner.map(|o| o.1);
-        let Some(governing) = super::policy::for_team(conn, team.as_deref()).await? else {
-            continue;
-        };
-        let period = crate::period::BudgetPeriod::parse(&governing.period)
+        // No policy row at all (never seeded): judged as the built-in default would, monthly.
+        let governing = super::policy::for_team(conn, team.as_deref()).await?;
+        let period = governing
+            .as_ref()
+            .and_then(|g| crate::period::BudgetPeriod::parse(&g.period))
             .unwrap_or(crate::period::BudgetPeriod::Monthly)
             .containing(today);
-        let spend = super::judge::project_spend(conn, &approval.project, period, governing.metric).await?;
+        let metric = governing.map(|g| g.metric).unwrap_or_default();
+        let spend = super::judge::project_spend(conn, &approval.project, period, metric).await?;
         out.push(super::model::ApprovalStanding {
             days_left: (approval.expires - today).num_days() + 1,
             used: if approval.cap > rust_decimal::Decimal::ZERO {

@@ -31,15 +31,20 @@ struct ActionOf {
 }
 
 /// Every recorded violation of the last 13 months with its actions, newest period first, as
-/// `caller` may act on them.
-pub async fn recorded(pool: &PgPool, caller: &crate::auth::Caller) -> Result<Vec<ViolationRow>, sqlx::Error> {
+/// `caller` may act on them; only `only_team`'s projects' when given (the 1,000 newest).
+pub async fn recorded(
+    pool: &PgPool,
+    caller: &crate::auth::Caller,
+    only_team: Option<i64>,
+) -> Result<Vec<ViolationRow>, sqlx::Error> {
     let violations: Vec<Violation> = sqlx::query_as(
         "select v.id, v.project, t.name as team, t.id as team_id, v.period_start, v.reason, v.spend, v.spend_limit,
                 to_char(v.last_seen_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"') as last_seen
          from violations v left join projects p on p.name = v.project left join teams t on t.id = p.team_id
-         where v.period_start >= current_date - 400
+         where v.period_start >= current_date - 400 and ($1::bigint is null or t.id = $1)
          order by v.period_start desc, v.spend desc, v.project limit 1000",
     )
+    .bind(only_team)
     .fetch_all(pool)
     .await?;
     let ids: Vec<i64> = violations.iter().map(|v| v.id).collect();

@@ -70,7 +70,7 @@ fn ApprovalsBody(
                             <td class="num" data-testid="approval-used">{used}</td>
                             <td>{a.expires.to_string()}</td>
                             <td class="num" data-testid="approval-days-left">{days_left}</td>
-                            <td>{if expired { "expired" } else { "in force" }}</td>
+                            <td data-testid="approval-state">{if expired { "expired" } else { "in force" }}</td>
                             <td>{is_admin.then(|| view! {
                                 <ActionForm action=revoke attr:class="inline">
                                     <input type="hidden" name="project" value=project/>

@@ -127,6 +127,17 @@ async fn budgets_are_made_and_changed_by_whoever_may_with_every_field_checked(po
         )
         .await;
     assert_eq!(ml.status, 201, "{}", ml.body);
+    // Another team's budget cannot be taken over by moving it into the lead's own team.
+    let ml_id = serde_json::from_str::<serde_json::Value>(&ml.body).expect("json")["id"].clone();
+    let taken = app
+        .api(
+            "PUT",
+            &format!("/api/v1/budgets/{ml_id}"),
+            Some(&lead),
+            Some(&budget("mine now", "team", "vision", "1")),
+        )
+        .await;
+    assert_eq!(taken.status, 403, "{}", taken.body);
 
     // Every field's problem is named; nothing is saved.
     let bad =

@@ -97,12 +97,23 @@ async fn pages_follow_each_other_without_a_repeat_or_a_gap(pool: PgPool) {
     assert!(gross.iter().all(|r| r["date"] == "2026-10-01"));
     assert_eq!(sum(&gross), Decimal::from(750));
 
-    // A token limited to vision reads vision's spend only.
+    // Projects alone, before credits: read from the record-type grain, which knows the credit.
+    let projects = "/api/v1/costs?from=2026-10-01&to=2026-10-06&group_by=project";
+    let (gross, _) = rows(
+        &app.api("GET", &format!("{projects}&credits=gross"), Some(&viewer), None)
+            .await
+            .body,
+    );
+    assert_eq!(sum(&gross), Decimal::from(750), "{gross:?}");
+
+    // A token limited to vision reads vision's spend only, by team or by its projects.
     let vision = token(&pool, "vision-lead@example.com", Role::Lead, Some("vision")).await;
     let (own, _) = rows(&app.api("GET", base, Some(&vision), None).await.body);
     assert_eq!(own.len(), 5);
     assert!(own.iter().all(|r| r["keys"]["team"] == "vision"));
     assert_eq!(sum(&own), Decimal::from(480));
+    let (own, _) = rows(&app.api("GET", projects, Some(&vision), None).await.body);
+    assert!(own.iter().all(|r| r["keys"]["project"] == "tracker"), "{own:?}");
 }
 
 #[sqlx::test]

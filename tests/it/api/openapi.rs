@@ -88,3 +88,36 @@ async fn every_documented_get_route_answers_and_others_are_not_found(pool: PgPoo
     assert_eq!(missing.status, 404);
     assert_eq!(missing.header("content-type"), "application/problem+json");
 }
+
+/// `docs/API.md` is checked against the pinned document: each operation has its row in the
+/// routes table, and the table names no operation the document lacks.
+#[test]
+fn the_api_guide_lists_exactly_the_documented_operations() {
+    let pinned: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(PINNED).expect("docs/openapi.json")).expect("json");
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/API.md")).expect("docs/API.md");
+    let mut documented: Vec<String> = pinned["paths"]
+        .as_object()
+        .expect("paths")
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .into_iter()
+                .flat_map(|ops| ops.keys())
+                .map(move |method| format!("{} {path}", method.to_uppercase()))
+        })
+        .collect();
+    documented.sort();
+    // The routes table's first cells: | `GET /api/v1/teams` | …
+    let mut listed: Vec<String> = guide
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split_once('`').map(|(route, _)| route.to_string()))
+        .filter(|route| route.contains(" /api/v1/"))
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed, documented,
+        "docs/API.md's routes table against docs/openapi.json"
+    );
+}

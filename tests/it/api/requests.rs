@@ -142,6 +142,44 @@ async fn a_lead_requests_for_the_own_team_and_an_admin_approves_once(pool: PgPoo
         .expect("audit");
     assert_eq!(audit, ["approval.request", "approval.add", "approval.request.approve"]);
 
+    // A request decided after its last day is not approved as asked: that would replace the
+    // current approval with an expired one. With a new last day it is.
+    let late = json(
+        &app.api("POST", path, Some(&lead), Some(&body("detector", "1800", 10)))
+            .await
+            .body,
+    );
+    sqlx::query("update approval_requests set until = $1 where id = $2")
+        .bind(today() - chrono::Days::new(1))
+        .bind(late["id"].as_i64().expect("id"))
+        .execute(&pool)
+        .await
+        .expect("aged");
+    let decision = format!("{path}/{}/decision", late["id"]);
+    let stale = app.api("POST", &decision, Some(&admin), Some(approve)).await;
+    assert_eq!(stale.status, 409, "{}", stale.body);
+    let still: String =
+        sqlx::query_scalar("select cap::text from approvals where project = 'detector' and ended_at is null")
+            .fetch_one(&pool)
+            .await
+            .expect("current");
+    assert_eq!(still, "1500.00", "the current approval stands");
+    let until = (today() + chrono::Days::new(5)).to_string();
+    let renewed = app
+        .api(
+            "POST",
+            &decision,
+            Some(&admin),
+            Some(&format!(r#"{{"decision":"approve","until":"{until}"}}"#)),
+        )
+        .await;
+    assert_eq!(
+        json(&renewed.body)["approved_until"],
+        until.as_str(),
+        "{}",
+        renewed.body
+    );
+
     // A denial needs its reason.
     let second = json(
         &app.api("POST", path, Some(&lead), Some(&body("detector", "5000", 60)))
@@ -169,7 +207,7 @@ async fn a_lead_requests_for_the_own_team_and_an_admin_approves_once(pool: PgPoo
         .iter()
         .map(|r| r["status"].as_str().expect("status"))
         .collect();
-    assert_eq!(statuses, ["denied", "approved"], "newest first");
+    assert_eq!(statuses, ["denied", "approved", "approved"], "newest first");
     let ml_only = token(&pool, "ml-lead@example.com", Role::Lead, Some("ml")).await;
     let listed = json(&app.api("GET", path, Some(&ml_only), None).await.body);
     assert_eq!(
@@ -219,6 +257,18 @@ async fn an_approval_warns_at_80_percent_of_its_cap_and_a_week_before_it_ends_on
     spend("detector", "800").await;
     assert_eq!(queue().await.expect("queued"), 1, "80 % reached: its own warning");
     assert_eq!(queue().await.expect("queued"), 0, "once");
+    // A new cap is a new version of the approval: 800 of 950 is past 80 % of it too, and its
+    // last week is still this one.
+    import_config(
+        &pool,
+        &format!("approvals:\n  - project: detector\n    approver: cfo@example.com\n    reason: launch\n    cap: \"950.00\"\n    expires: {until}\n  - project: train\n    approver: cfo@example.com\n    reason: research\n    cap: \"5000.00\"\n    expires: 2099-12-31\n"),
+    )
+    .await;
+    assert_eq!(queue().await.expect("queued"), 2, "the new version warns of both");
+    sqlx::query("delete from alert_deliveries where approval_notice_id in (select n.id from approval_notices n join approvals a on a.id = n.approval_id where a.ended_at is null)")
+        .execute(&pool)
+        .await
+        .expect("only the first version's emails are sent below");
 
     let smtp = common::smtp::start().await;
     let settings =
