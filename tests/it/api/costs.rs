@@ -25,6 +25,30 @@ async fn seed(pool: &PgPool) {
     .await
     .expect("credit");
     reallocate(pool).await;
+    // The same spend in the project × record type grain: usage, and tracker's credit.
+    sqlx::query(
+        "insert into costs_by_record_type (day, project, record_type, unblended, amortized, usage_quantity, estimated)
+         select day, project, 'Usage', unblended - credit_unblended, amortized - credit_amortized, 1, false
+         from daily_project_costs
+         union all
+         select day, project, 'Credit', credit_unblended, credit_amortized, 0, false
+         from daily_project_costs where credit_unblended <> 0",
+    )
+    .execute(pool)
+    .await
+    .expect("record types");
+    // And in the project × service grain, where a credit is a line of its own service.
+    sqlx::query(
+        "insert into costs_by_service (day, project, service, unblended, amortized, usage_quantity, estimated)
+         select day, project, 'Amazon SageMaker', unblended - credit_unblended, amortized - credit_amortized, 1, false
+         from daily_project_costs
+         union all
+         select day, project, 'Credits', credit_unblended, credit_amortized, 0, false
+         from daily_project_costs where credit_unblended <> 0",
+    )
+    .execute(pool)
+    .await
+    .expect("services");
 }
 
 fn rows(body: &str) -> (Vec<serde_json::Value>, Option<String>) {
@@ -105,6 +129,12 @@ async fn pages_follow_each_other_without_a_repeat_or_a_gap(pool: PgPool) {
             .body,
     );
     assert_eq!(sum(&gross), Decimal::from(750), "{gross:?}");
+    let (net, _) = rows(&app.api("GET", projects, Some(&viewer), None).await.body);
+    assert_eq!(
+        sum(&net),
+        Decimal::from(730),
+        "the costs_by_service grain, net as billed: {net:?}"
+    );
 
     // A token limited to vision reads vision's spend only, by team or by its projects.
     let vision = token(&pool, "vision-lead@example.com", Role::Lead, Some("vision")).await;
@@ -114,6 +144,7 @@ async fn pages_follow_each_other_without_a_repeat_or_a_gap(pool: PgPool) {
     assert_eq!(sum(&own), Decimal::from(480));
     let (own, _) = rows(&app.api("GET", projects, Some(&vision), None).await.body);
     assert!(own.iter().all(|r| r["keys"]["project"] == "tracker"), "{own:?}");
+    assert_eq!(sum(&own), Decimal::from(480), "through the project's team: {own:?}");
 }
 
 #[sqlx::test]
