@@ -12,36 +12,16 @@ st="$PWD/target/schemathesis/bin/schemathesis"
 # Generated requests per operation and phase: enough to reach every field's edge, bounded so
 # the run takes a few minutes on two cores.
 examples="${API_FUZZ_EXAMPLES:-25}"
-work="$(mktemp -d)"
-name="burnrate_api_fuzz_$(date +%s)"
-database="${DATABASE_URL%/*}/$name"
-cleanup() {
-  kill "${pid:-}" 2>/dev/null || true
-  rm -rf "$work"
-  if command -v psql >/dev/null; then psql -q "$DATABASE_URL" -c "drop database if exists $name" >/dev/null 2>&1 || true; fi
-}
-trap cleanup EXIT
-run=(env -i PATH="$PATH" HOME="$work" DATABASE_URL="$database" RUST_LOG=info NO_COLOR=1
-  LEPTOS_SITE_ROOT="$PWD/target/site" AWS_EC2_METADATA_DISABLED=true
-  # The fuzzer sends hundreds of requests a minute with one token; the limit itself has its
-  # own tests.
-  BURNRATE_API_RATE_LIMIT=100000)
-"${run[@]}" "$bin" migrate >/dev/null
-echo "fuzz-admin-password-1" | "${run[@]}" "$bin" admin create --email fuzz@example.com --name Fuzz --role admin >/dev/null
-token="$("${run[@]}" "$bin" token create --email fuzz@example.com --name fuzz --expires-days 1)"
-"${run[@]}" "$bin" serve --demo --addr 127.0.0.1:0 >"$work/stdout" 2>"$work/log" &
-pid=$!
-for _ in $(seq 1 240); do
-  grep -q "burnrate is serving" "$work/log" && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.5
-done
-base="$(grep -o 'burnrate is serving on http://[0-9.:]*' "$work/log" | head -1 | sed 's/.* on //')"
-if [ -z "$base" ]; then
-  cat "$work/log" >&2
-  echo "serve --demo did not start serving within two minutes" >&2
-  exit 1
-fi
+# shellcheck source=scripts/lib/demo-server.sh
+source scripts/lib/demo-server.sh
+demo_server_prepare burnrate_api_fuzz
+# The fuzzer sends hundreds of requests a minute with one token; the limit itself has its own
+# tests. Plain log lines, so the ERROR check below reads them.
+serve_env=(BURNRATE_API_RATE_LIMIT=100000 NO_COLOR=1)
+"${clean_env[@]}" "$bin" migrate >/dev/null
+echo "fuzz-admin-password-1" | "${clean_env[@]}" "$bin" admin create --email fuzz@example.com --name Fuzz --role admin >/dev/null
+token="$("${clean_env[@]}" "$bin" token create --email fuzz@example.com --name fuzz --expires-days 1)"
+demo_server_start 120
 curl -fsS --max-time 30 -H "Authorization: Bearer $token" "$base/api/v1/openapi.json" >"$work/openapi.json"
 status=0
 # From the work folder: schemathesis keeps its cache in the current directory.

@@ -6,33 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${BURNRATE_BIN:-$PWD/target/release/burnrate}"
-work="$(mktemp -d)"
-name="burnrate_quiet_start_$(date +%s)"
-database="${DATABASE_URL%/*}/$name"
-cleanup() {
-  kill "${pid:-}" 2>/dev/null || true
-  rm -rf "$work"
-  # Best effort: the database is small, and psql may be missing where PostgreSQL is private.
-  if command -v psql >/dev/null; then psql -q "$DATABASE_URL" -c "drop database if exists $name" >/dev/null 2>&1 || true; fi
-}
-trap cleanup EXIT
-clean_env=(env -i PATH="$PATH" HOME="$work" DATABASE_URL="$database" RUST_LOG=info
-  LEPTOS_SITE_ROOT="$PWD/target/site" AWS_EC2_METADATA_DISABLED=true)
+# shellcheck source=scripts/lib/demo-server.sh
+source scripts/lib/demo-server.sh
+demo_server_prepare burnrate_quiet_start
+serve_env=()
 "${clean_env[@]}" "$bin" migrate >/dev/null
-"${clean_env[@]}" "$bin" serve --demo --addr 127.0.0.1:0 >"$work/stdout" 2>"$work/log" &
-pid=$!
 # Its first ten seconds of serving, however long the demo took to load before them (an
 # unoptimised build loads it slower); at most a minute's wait for it to start serving.
-for _ in $(seq 1 120); do
-  grep -q "burnrate is serving" "$work/log" && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.5
-done
-if ! grep -q "burnrate is serving" "$work/log"; then
-  cat "$work/log" >&2
-  echo "serve --demo did not start serving within a minute" >&2
-  exit 1
-fi
+demo_server_start 60
 sleep 10
 kill "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true

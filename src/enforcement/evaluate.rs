@@ -31,15 +31,6 @@ use crate::period::BudgetPeriod;
 /// The header `burnrate enforce evaluate` prints.
 pub const CSV_HEADER: &str = "project,team,period_start,spend,limit,reason,action,mode,status";
 
-/// A tagged project's spend in a period, with its team (`None`: unmapped).
-#[derive(sqlx::FromRow)]
-struct ProjectSpend {
-    project: String,
-    team: Option<String>,
-    unblended: Decimal,
-    amortized: Decimal,
-}
-
 /// One action recorded for a violation, as the CLI's lines show it.
 #[derive(sqlx::FromRow)]
 struct RecordedAction {
@@ -108,31 +99,12 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
     let mut lines = Vec::new();
     for (period, range, as_of) in judged {
         let settling = as_of < today;
-        // Each tagged project with its team and its spend in this period.
-        let spends: Vec<ProjectSpend> = sqlx::query_as(
-            "select r.project, t.name as team, sum(r.unblended) as unblended, sum(r.amortized) as amortized
-             from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
-             where r.day >= $1 and r.day < $2 and r.project <> ''
-             group by 1, 2 order by 1",
-        )
-        .bind(range.from)
-        .bind(range.to)
-        .fetch_all(&mut *tx)
-        .await?;
-        for ProjectSpend {
-            project,
-            team,
-            unblended,
-            amortized,
-        } in spends
-        {
-            let Some(policy) = policies.get(&team).or_else(|| policies.get(&None)) else {
+        for spent in super::judge::project_spends(&mut tx, range).await? {
+            let Some(policy) = policies.get(&spent.team).or_else(|| policies.get(&None)) else {
                 continue;
             };
-            let spend = match policy.metric {
-                crate::period::Metric::Unblended => unblended,
-                crate::period::Metric::Amortized => amortized,
-            };
+            let spend = spent.in_metric(policy.metric);
+            let super::judge::ProjectSpend { project, team, .. } = spent;
             if policy.period != period.key() || spend <= policy.limit {
                 continue;
             }

@@ -134,6 +134,43 @@ pub async fn project_spend(
     .await
 }
 
+/// A tagged project's spend in a period, with its team (`None`: unmapped).
+#[derive(Debug, sqlx::FromRow)]
+pub struct ProjectSpend {
+    pub project: String,
+    pub team: Option<String>,
+    pub unblended: Decimal,
+    pub amortized: Decimal,
+}
+
+impl ProjectSpend {
+    /// The spend as `metric` counts it.
+    pub fn in_metric(&self, metric: crate::period::Metric) -> Decimal {
+        match metric {
+            crate::period::Metric::Unblended => self.unblended,
+            crate::period::Metric::Amortized => self.amortized,
+        }
+    }
+}
+
+/// Each tagged project with its team and its spend in `range`, by project: what evaluation
+/// judges and what `/metrics` watches.
+pub async fn project_spends(
+    conn: &mut PgConnection,
+    range: crate::period::DateRange,
+) -> Result<Vec<ProjectSpend>, sqlx::Error> {
+    sqlx::query_as(
+        "select r.project, t.name as team, sum(r.unblended) as unblended, sum(r.amortized) as amortized
+         from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
+         where r.day >= $1 and r.day < $2 and r.project <> ''
+         group by 1, 2 order by 1",
+    )
+    .bind(range.from)
+    .bind(range.to)
+    .fetch_all(conn)
+    .await
+}
+
 /// Applies a verdict other than `Holds` to a locked, unclaimed action, audited: cancelled,
 /// or handed to its new mode. Either way the AWS side is deleted (it is prepared again if
 /// the new mode is manual).

@@ -46,31 +46,17 @@ pub async fn projects(
     let mut near = Vec::new();
     for period in BudgetPeriod::ALL {
         let range = period.containing(today);
-        let spends: Vec<(String, Option<String>, Decimal, Decimal)> = sqlx::query_as(
-            "select r.project, t.name, sum(r.unblended), sum(r.amortized)
-             from daily_project_costs r left join projects p on p.name = r.project left join teams t on t.id = p.team_id
-             where r.day >= $1 and r.day < $2 and r.project <> ''
-             group by 1, 2",
-        )
-        .bind(range.from)
-        .bind(range.to)
-        .fetch_all(&mut *conn)
-        .await?;
-        for (project, team, unblended, amortized) in spends {
-            let Some(policy) = policies.get(&team).or_else(|| policies.get(&None)) else {
+        for spent in super::judge::project_spends(conn, range).await? {
+            let Some(policy) = policies.get(&spent.team).or_else(|| policies.get(&None)) else {
                 continue;
             };
             if policy.period != period.key() {
                 continue;
             }
-            let spend = match policy.metric {
-                crate::period::Metric::Unblended => unblended,
-                crate::period::Metric::Amortized => amortized,
-            };
             let row = NearLimit {
-                project,
-                team: team.unwrap_or_default(),
-                spend,
+                spend: spent.in_metric(policy.metric),
+                project: spent.project,
+                team: spent.team.unwrap_or_default(),
                 limit: policy.limit,
             };
             if row.used() >= share {

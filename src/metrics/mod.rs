@@ -84,12 +84,17 @@ pub async fn behind_token(
     answer(&pool).await
 }
 
-/// The router of `BURNRATE_METRICS_ADDR`: `/metrics` alone, without a token.
-pub fn own_listener(pool: PgPool) -> Router {
+/// The router of `BURNRATE_METRICS_ADDR`: `/metrics` alone, without a token, each request
+/// bounded by `request_timeout` (`BURNRATE_REQUEST_TIMEOUT`) as on the dashboard's address.
+pub fn own_listener(pool: PgPool, request_timeout: std::time::Duration) -> Router {
     Router::new()
         .route(
             "/metrics",
             get(|State(pool): State<PgPool>| async move { answer(&pool).await }),
         )
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            request_timeout,
+        ))
         .with_state(pool)
 }

@@ -155,7 +155,7 @@ async fn metrics_answer_their_own_token_with_figures_promtool_accepts(pool: PgPo
 async fn a_real_prometheus_scrapes_the_token_route_and_the_own_listener(pool: PgPool) {
     seed(&pool).await;
     let app = spawn_app_with(pool.clone(), config()).await;
-    let own = common::serve_on_loopback(burnrate::metrics::own_listener(pool.clone())).await;
+    let own = common::serve_on_loopback(burnrate::metrics::own_listener(pool.clone(), Duration::from_secs(60))).await;
     let open = reqwest::get(format!("http://{own}/metrics"))
         .await
         .expect("own listener");
