@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 # it starts now, beside their install. build-release.sh then waits for it (cargo's lock on
 # target/) and finds it done. Should it fail here (no C compiler before setup installs one),
 # build-release.sh builds it again and shows why.
+# shellcheck source=scripts/lib/shared-target.sh
+source scripts/lib/shared-target.sh
+shared_target_link "$PWD"
 mkdir -p target
 # shellcheck source=scripts/lib/leptos-env.sh
 source scripts/lib/leptos-env.sh

@@ -10,6 +10,9 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 need_apt=()
 with_tests=0
 [ "${1:-}" = "--tests" ] && with_tests=1
+# shellcheck source=scripts/lib/shared-target.sh
+source "$here/scripts/lib/shared-target.sh"
+shared_target_link "$here"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -95,14 +98,18 @@ if [ "$with_tests" = 1 ] && ! npm_current "$here/end2end"; then
 fi
 
 if [ "$with_tests" = 1 ]; then
-  venv="$here/target/pyenv"
+  # The real path: a venv's scripts name their interpreter by absolute path, and the link
+  # target/ may belong to a checkout that is gone by the next run.
+  mkdir -p "$here/target"
+  real_target="$(cd "$here/target" && pwd -P)"
+  venv="$real_target/pyenv"
   if [ ! -x "$venv/bin/moto_server" ] || [ ! -x "$venv/bin/aiosmtpd" ]; then
     log "installing test servers (moto[server], aiosmtpd) into target/pyenv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q 'moto[server]==5.2.5' 'aiosmtpd==1.4.6'
   fi
   # The API fuzzer, in a venv of its own: its pins must not move moto's.
-  fuzz_venv="$here/target/schemathesis"
+  fuzz_venv="$real_target/schemathesis"
   if ! "$fuzz_venv/bin/schemathesis" --version 2>/dev/null | grep -q '4.32.5'; then
     log "installing schemathesis into target/schemathesis"
     python3 -m venv "$fuzz_venv"

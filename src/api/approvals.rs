@@ -127,6 +127,10 @@ pub struct DecisionBody {
     /// Why: required to deny, 1 to 1,000 characters.
     #[serde(default)]
     pub note: Option<String>,
+    /// Approve even though an approval granted after the request has a larger cap or a
+    /// later last day, which this one replaces (otherwise 409).
+    #[serde(default)]
+    pub replace_newer: Option<bool>,
 }
 
 /// Approves a waiting request (the caller's account becomes the approver; the approval is in
@@ -164,7 +168,8 @@ pub async fn decide(
         None => None,
         Some(text) => Some(crate::format::amount::parse_amount(text).map_err(|m| Problem::invalid("cap", m))?),
     };
-    let decision = Decision::parse(&body.decision, cap, body.until, body.note.as_deref())?;
+    let decision = Decision::parse(&body.decision, cap, body.until, body.note.as_deref())?
+        .replacing_newer(body.replace_newer.unwrap_or(false));
     let today = chrono::Utc::now().date_naive();
     Ok(Json(
         requests::decide(&pool, &executor, &api.caller, id, &decision, today).await?,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use sqlx::PgPool;
 
 use super::{ApiCaller, Problem};
-use crate::budgets::{BudgetScope, evaluate, store};
+use crate::budgets::{evaluate, store};
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Scope {
@@ -48,30 +48,6 @@ pub struct BudgetNow {
     pub crossed: Vec<Crossed>,
 }
 
-/// Which budgets a token limited to `team_id` may read: its team's, and its projects'.
-async fn visible(pool: &PgPool, scope: &BudgetScope, only_team: Option<i64>) -> Result<bool, sqlx::Error> {
-    let Some(only) = only_team else {
-        return Ok(true);
-    };
-    let owner: Option<i64> = match scope {
-        BudgetScope::Org | BudgetScope::Account(_) => None,
-        BudgetScope::Team(name) => {
-            sqlx::query_scalar("select id from teams where name = $1")
-                .bind(name)
-                .fetch_optional(pool)
-                .await?
-        }
-        BudgetScope::Project(name) => {
-            sqlx::query_scalar::<_, Option<i64>>("select team_id from projects where name = $1")
-                .bind(name)
-                .fetch_optional(pool)
-                .await?
-                .flatten()
-        }
-    };
-    Ok(owner == Some(only))
-}
-
 fn share(part: Decimal, whole: Decimal) -> Decimal {
     if whole > Decimal::ZERO {
         part / whole
@@ -100,7 +76,7 @@ pub async fn list(
     let mut conn = pool.acquire().await?;
     let mut out = Vec::new();
     for budget in store::list(&mut conn).await? {
-        if visible(&pool, &budget.spec.scope, api.only_team).await? {
+        if crate::budgets::access::may_read_figures(&mut conn, &budget.spec.scope, api.only_team).await? {
             out.push(now(&mut conn, &budget, today).await?);
         }
     }

@@ -27,6 +27,10 @@ pub struct Problem {
     pub retry_after_secs: Option<u64>,
 }
 
+/// Seconds a 503's `Retry-After` asks a client to wait: the database's usual restart or a
+/// lock's `lock_timeout`, whichever ended the request, is over by then.
+pub const RETRY_UNAVAILABLE_SECS: u64 = 5;
+
 impl Problem {
     pub fn new(status: StatusCode, detail: impl Into<String>) -> Problem {
         Problem {
@@ -35,7 +39,9 @@ impl Problem {
             status: status.as_u16(),
             detail: detail.into(),
             field: None,
-            retry_after_secs: None,
+            // Every 503 (the database unavailable, a lock held past its timeout) is passing:
+            // say when to try again, as RFC 9110 §10.2.3 lets a 503 do.
+            retry_after_secs: (status == StatusCode::SERVICE_UNAVAILABLE).then_some(RETRY_UNAVAILABLE_SECS),
         }
     }
 
@@ -125,7 +131,18 @@ fn field_of(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::field_of;
+    use super::*;
+
+    #[test]
+    fn every_503_says_when_to_try_again_and_nothing_else_does() {
+        for error in [AppError::Unavailable, AppError::Busy("a lock was held".into())] {
+            let response = Problem::from(error).into_response();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(response.headers()[header::RETRY_AFTER], "5");
+        }
+        let response = Problem::from(AppError::Conflict("decided".into())).into_response();
+        assert!(!response.headers().contains_key(header::RETRY_AFTER));
+    }
 
     #[test]
     fn the_field_is_the_path_and_the_field_serde_names() {

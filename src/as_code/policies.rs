@@ -20,6 +20,7 @@
 //!       resources: [ec2, notebooks]    # also training_jobs, processing_jobs, endpoints
 //!       regions: [us-east-1, us-west-2] # BURNRATE_AWS_REGIONS when left out
 //!       account: "210987654321"       # another account, through BURNRATE_AWS_ASSUME_ROLE
+//!       managed_by_tags: [example.com/scheduler] # more controllers' tag keys: left running
 //!       policy_arn: "arn:aws:iam::210987654321:policy/deny-gpu-launch" # optional: relaunch
 //!       roles: [ml-training]           # prevented, the deny policy attached to these roles
 //!   - team: research
@@ -46,7 +47,7 @@ use crate::audit_log::Actor;
 use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};
 
 const POLICY_KEYS: [&str; 8] = ["key", "team", "limit", "period", "metric", "actions", "mode", "stop"];
-const STOP_KEYS: [&str; 9] = [
+const STOP_KEYS: [&str; 10] = [
     "type",
     "execution_role_arn",
     "policy_arn",
@@ -56,6 +57,7 @@ const STOP_KEYS: [&str; 9] = [
     "resources",
     "regions",
     "account",
+    "managed_by_tags",
 ];
 
 /// A checked policy with the line it starts on, for errors found when applying.
@@ -203,11 +205,14 @@ fn read_stop<'a, 'input>(
             }
             continue;
         }
-        if matches!(*field, "resources" | "regions") {
+        if matches!(*field, "resources" | "regions" | "managed_by_tags") {
             let values = list(value, field, errors).into_iter().map(|(_, v)| v);
             if *field == "resources" {
                 nodes.insert("stop_resources".to_string(), value);
                 input.stop_resources = values.collect();
+            } else if *field == "managed_by_tags" {
+                nodes.insert("stop_managed_by_tags".to_string(), value);
+                input.stop_managed_by_tags = values.collect::<Vec<_>>().join("\n");
             } else {
                 nodes.insert("stop_regions".to_string(), value);
                 input.stop_regions = values.collect::<Vec<_>>().join("\n");
@@ -354,6 +359,9 @@ pub(super) fn render(policies: &[Policy]) -> String {
                 }
                 if let Some(account) = &stop.account {
                     out.push_str(&format!("      account: \"{account}\"\n"));
+                }
+                if !stop.managed_by_tags.is_empty() {
+                    out.push_str(&format!("      managed_by_tags: [{}]\n", list(&stop.managed_by_tags)));
                 }
                 if !stop.iam_roles.is_empty() {
                     out.push_str(&format!("      policy_arn: {}\n", quote(&stop.iam_policy_arn)));

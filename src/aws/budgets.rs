@@ -195,7 +195,10 @@ impl AwsBudgets {
         format!("account {} ({})", self.account_id, self.account_source)
     }
 
-    /// Every budget in the account, following NextToken.
+    /// Every budget in the account, following NextToken, each with its `FilterExpression`:
+    /// AWS leaves it out unless asked (`ShowFilterExpression`,
+    /// <https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_DescribeBudgets.html>),
+    /// and a sync that saw no filter would replace every filtered budget each time.
     pub async fn list(&self) -> Result<Vec<AwsBudget>, AwsError> {
         let mut budgets = Vec::new();
         let mut token = None;
@@ -206,6 +209,7 @@ impl AwsBudgets {
                 .describe_budgets()
                 .account_id(&self.account_id)
                 .max_results(100)
+                .show_filter_expression(true)
                 .set_next_token(token)
                 .send()
                 .await

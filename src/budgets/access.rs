@@ -8,6 +8,20 @@ use super::{BudgetScope, ScopeChoices, store};
 use crate::auth::Caller;
 use crate::error::AppError;
 
+/// Whether a caller limited to team `only_team` (a one-team API token) may read this
+/// budget's figures: its team's budgets and its projects'; never the organisation's or a
+/// linked account's, which count other teams' spend. Unlimited callers read all.
+pub async fn may_read_figures(
+    conn: &mut PgConnection,
+    scope: &BudgetScope,
+    only_team: Option<i64>,
+) -> Result<bool, sqlx::Error> {
+    match only_team {
+        None => Ok(true),
+        Some(only) => Ok(store::owning_team(conn, scope).await? == Some(only)),
+    }
+}
+
 pub async fn may_edit(conn: &mut PgConnection, caller: &Caller, scope: &BudgetScope) -> Result<bool, sqlx::Error> {
     if caller.is_admin() {
         return Ok(true);

@@ -227,17 +227,32 @@ pub fn aws_name(id: i64) -> String {
     format!("{NAME_PREFIX}{id}")
 }
 
+/// What makes two notifications the same: type, operator, threshold and threshold type
+/// (AWS's default, PERCENTAGE, when absent). AWS adds `NotificationState` (OK or ALARM,
+/// <https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_Notification.html>),
+/// which is AWS's state, not the budget's definition.
+type NotificationKey = (String, String, u64, String);
+
+fn notification_key(n: &Notification) -> NotificationKey {
+    (
+        n.notification_type().as_str().to_string(),
+        n.comparison_operator().as_str().to_string(),
+        n.threshold().to_bits(),
+        n.threshold_type().map_or("PERCENTAGE", |t| t.as_str()).to_string(),
+    )
+}
+
 /// True when AWS holds what `desired` describes (limit, period, cost type, filter and the
 /// notification set); subscribers are covered by the stored fingerprint.
 fn matches(actual: &AwsBudget, notifications: &[Notification], desired: &Desired) -> bool {
     let amount = |b: &AwsBudget| b.budget_limit().and_then(|l| l.amount().parse::<Decimal>().ok());
 
-    let mut have: Vec<String> = notifications.iter().map(|n| format!("{n:?}")).collect();
-    let mut want: Vec<String> = desired
+    let mut have: Vec<NotificationKey> = notifications.iter().map(notification_key).collect();
+    let mut want: Vec<NotificationKey> = desired
         .notifications
         .iter()
         .filter_map(|n| n.notification())
-        .map(|n| format!("{n:?}"))
+        .map(notification_key)
         .collect();
     have.sort();
     want.sort();

@@ -109,12 +109,23 @@ pub(super) async fn run(
         Trigger::Retry => Some("retried"),
         Trigger::Automatic | Trigger::Prepare => None,
     };
+    // An approval already recorded (a later pass running it) is not recorded again.
+    let event = event.filter(|_| !(trigger == Trigger::Approve && row.approved_by.is_some()));
     if let Some(event) = event {
         super::trail::append(
             &mut tx,
             &super::trail::Entry::new(actor, event, row.id, &row.project, &row.action),
         )
         .await?;
+    }
+    if trigger == Trigger::Approve && row.action == "stop" {
+        // The approval stands until the stop runs or no longer holds: should its last
+        // judgement time out on the lock, or AWS fail in passing, a later pass runs it.
+        sqlx::query("update enforcement_actions set approved_by = $2 where id = $1")
+            .bind(row.id)
+            .bind(actor)
+            .execute(&mut *tx)
+            .await?;
     }
     match row.action.as_str() {
         "flag" => {
@@ -154,7 +165,7 @@ pub(super) async fn run(
                 Err(err) if crate::error::is_lock_timeout(&err) => {
                     tracing::warn!(
                         action = id,
-                        "a claimed stop waited too long for the decision lock; the pass resumes it"
+                        "a claimed stop waited too long for the decision lock; its approval stands and a pass runs it"
                     );
                     Ok("running".into())
                 }

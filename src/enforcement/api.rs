@@ -68,6 +68,7 @@ pub async fn decide_approval_request(
     #[server(default)] cap: Option<String>,
     #[server(default)] until: Option<String>,
     #[server(default)] note: Option<String>,
+    #[server(default)] replace_newer: Option<String>,
 ) -> Result<(), AppError> {
     let caller = crate::auth::require_admin()?;
     let cap = match cap.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
@@ -81,7 +82,8 @@ pub async fn decide_approval_request(
                 .map_err(|_| AppError::invalid("until", "expected a date YYYY-MM-DD"))?,
         ),
     };
-    let decision = super::requests::Decision::parse(&decision, cap, until, note.as_deref())?;
+    let decision = super::requests::Decision::parse(&decision, cap, until, note.as_deref())?
+        .replacing_newer(replace_newer.is_some());
     let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
     let today = chrono::Utc::now().date_naive();
     super::requests::decide(&pool, &executor, &caller, id, &decision, today).await?;
@@ -154,6 +156,7 @@ pub async fn save_policy(
     stop_endpoints: Option<String>,
     stop_regions: Option<String>,
     stop_account: Option<String>,
+    stop_managed_by_tags: Option<String>,
 ) -> Result<(), AppError> {
     let caller = crate::auth::require_admin()?;
     // The form offers both ways of stopping; the chosen one's fields count.
@@ -190,6 +193,7 @@ pub async fn save_policy(
         stop_resources,
         stop_regions: stop_regions.filter(|_| on_resources).unwrap_or_default(),
         stop_account: stop_account.filter(|_| on_resources).unwrap_or_default(),
+        stop_managed_by_tags: stop_managed_by_tags.filter(|_| on_resources).unwrap_or_default(),
     };
     let policy = super::policy::validate(&input).map_err(AppError::InvalidFields)?;
     let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);

@@ -98,6 +98,8 @@ async fn queue_one(
              select o.email from team_owners o join projects p on p.team_id = o.team_id where p.name = $2
              union select $3
          ) r
+         -- A disabled sign-in account (someone who left) gets no more warnings.
+         where not exists (select 1 from accounts a where lower(a.email) = lower(r.email) and a.disabled_at is not null)
          on conflict do nothing",
     )
     .bind(id)

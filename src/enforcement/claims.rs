@@ -107,6 +107,8 @@ pub struct ActionRow {
     pub stops_resources: bool,
     /// A lead or admin holds the stop until then (`snooze`).
     pub snoozed_until: Option<chrono::DateTime<chrono::Utc>>,
+    /// The admin whose approval stands until the stop runs or no longer holds.
+    pub approved_by: Option<String>,
     pub claim: Option<i64>,
     pub claimed_from: Option<String>,
     pub project: String,
@@ -119,7 +121,7 @@ pub struct ActionRow {
 }
 
 const SELECT_ROW: &str = "select a.id, a.action, a.mode, a.status, a.aws_budget_name, a.aws_action_id, a.aws_cleanup,
-        a.stops_resources, a.snoozed_until, a.claim, a.claimed_from, v.project, t.name as team, t.id as team_id, v.period_start, v.spend,
+        a.stops_resources, a.snoozed_until, a.approved_by, a.claim, a.claimed_from, v.project, t.name as team, t.id as team_id, v.period_start, v.spend,
         v.spend_limit, v.reason
      from enforcement_actions a join violations v on v.id = a.violation_id
      left join projects p on p.name = v.project left join teams t on t.id = p.team_id";
@@ -218,7 +220,8 @@ async fn settle(
         "update enforcement_actions
          set status = $3, last_message = $4, aws_status = coalesce($5, aws_status),
              claim = null, lease_until = null, claimed_from = null, updated_at = now(),
-             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and action = 'stop' and not stops_resources)
+             aws_cleanup = aws_cleanup or ($3 in ('reversed', 'cancelled') and action = 'stop' and not stops_resources),
+             approved_by = case when $3 = 'awaiting_approval' then approved_by end
          where id = $1 and {condition}"
     ))
     .bind(row.id)
@@ -275,7 +278,8 @@ pub async fn set_status(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "update enforcement_actions set status = $2, last_message = $3, updated_at = now(),
-             aws_cleanup = aws_cleanup or ($2 in ('reversed', 'cancelled') and action = 'stop' and not stops_resources)
+             aws_cleanup = aws_cleanup or ($2 in ('reversed', 'cancelled') and action = 'stop' and not stops_resources),
+             approved_by = null
          where id = $1",
     )
     .bind(row.id)

@@ -103,10 +103,16 @@ impl Executor {
     pub(super) async fn aws(&self) -> Result<Arc<AwsBudgets>, AwsFailure> {
         match &self.aws {
             Some(aws) => Ok(aws.clone()),
+            // A credentials chain that fails (IMDS, IRSA's web identity, STS, SSO) is most
+            // often passing: asked again on the next pass, never recorded as a final
+            // failure, so neither a stop nor its lift is lost to a hiccup (#51).
             None => AwsBudgets::from_environment()
                 .await
                 .map(Arc::new)
-                .map_err(|e| AwsFailure::new(e.to_string())),
+                .map_err(|e| AwsFailure {
+                    transient: true,
+                    ..AwsFailure::new(e.to_string())
+                }),
         }
     }
 }

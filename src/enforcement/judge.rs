@@ -192,7 +192,8 @@ pub async fn apply(
     };
     sqlx::query(
         "update enforcement_actions set mode = $2, status = $3, last_message = $4, updated_at = now(),
-             aws_cleanup = aws_cleanup or (action = 'stop' and mode <> 'dry-run' and not stops_resources)
+             aws_cleanup = aws_cleanup or (action = 'stop' and mode <> 'dry-run' and not stops_resources),
+             approved_by = null
          where id = $1",
     )
     .bind(row.id)

@@ -23,6 +23,10 @@ pub struct StopConfig {
     /// there; `None`: the account of burnrate's own credentials.
     #[serde(default)]
     pub account: Option<String>,
+    /// Tag keys, beyond the built-in list, that mark an instance as run by a controller that
+    /// would replace it if stopped: such instances are left running.
+    #[serde(default)]
+    pub managed_by_tags: Vec<String>,
     /// The role AWS Budgets assumes to act.
     pub execution_role_arn: String,
     pub iam_policy_arn: String,
@@ -91,6 +95,9 @@ pub struct PolicyInput {
     /// The 12-digit account a stop on the project's resources acts in; empty: burnrate's own.
     #[serde(default)]
     pub stop_account: String,
+    /// Extra controller tag keys, one per line or comma-separated.
+    #[serde(default)]
+    pub stop_managed_by_tags: String,
 }
 
 #[cfg(feature = "ssr")]
@@ -177,6 +184,17 @@ mod store {
                 format!("{bad:?} is not an AWS region name such as us-east-1"),
             ));
         }
+        let managed_by_tags = list(&input.stop_managed_by_tags);
+        // EC2 tag keys: 1 to 128 characters (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_Tag.html>).
+        if let Some(bad) = managed_by_tags
+            .iter()
+            .find(|k| k.chars().count() > 128 || k.chars().any(char::is_control))
+        {
+            errors.push(FieldError::new(
+                "stop_managed_by_tags",
+                format!("{bad:?} is not an EC2 tag key (1 to 128 characters, no control characters)"),
+            ));
+        }
         let account = match input.stop_account.trim() {
             "" => None,
             id => match crate::period::AccountId::parse(id) {
@@ -215,6 +233,7 @@ mod store {
             resources,
             regions,
             account,
+            managed_by_tags,
         }
     }
 
@@ -261,10 +280,12 @@ mod store {
                 resources: Vec::new(),
                 regions: Vec::new(),
                 account: None,
+                managed_by_tags: Vec::new(),
             };
             if !input.stop_resources.is_empty()
                 || !input.stop_regions.trim().is_empty()
                 || !input.stop_account.trim().is_empty()
+                || !input.stop_managed_by_tags.trim().is_empty()
             {
                 errors.push(FieldError::new(
                     "stop_type",
@@ -347,12 +368,13 @@ mod store {
         stop_resources: Vec<String>,
         stop_regions: Vec<String>,
         stop_account: Option<String>,
+        stop_managed_by_tags: Vec<String>,
     }
 
     const SELECT: &str =
         "select p.key, t.name as team, p.spend_limit, p.period, p.metric, p.actions, p.mode, p.stop_type, p.execution_role_arn,
                 p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region, p.stop_resources, p.stop_regions,
-                p.stop_account
+                p.stop_account, p.stop_managed_by_tags
          from enforcement_policies p left join teams t on t.id = p.team_id";
 
     fn from_row(row: PolicyRow) -> Policy {
@@ -375,6 +397,7 @@ mod store {
                 resources: row.stop_resources,
                 regions: row.stop_regions,
                 account: row.stop_account,
+                managed_by_tags: row.stop_managed_by_tags,
             }),
         }
     }
@@ -422,12 +445,13 @@ mod store {
         sqlx::query(
             "insert into enforcement_policies (team_id, spend_limit, period, actions, mode, stop_type, execution_role_arn,
                     iam_policy_arn, iam_roles, instance_ids, instance_region, key, metric, stop_resources, stop_regions,
-                    stop_account)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14, $15, $16, $17)
+                    stop_account, stop_managed_by_tags)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14, $15, $16, $17, $18)
              on conflict (coalesce(team_id, 0)) do update set spend_limit = $2, period = $3, actions = $4, mode = $5,
                 stop_type = $6, execution_role_arn = $7, iam_policy_arn = $8, iam_roles = $9, instance_ids = $10,
                 instance_region = $11, key = coalesce($12, enforcement_policies.key), metric = $14,
-                stop_resources = $15, stop_regions = $16, stop_account = $17, updated_at = now()",
+                stop_resources = $15, stop_regions = $16, stop_account = $17, stop_managed_by_tags = $18,
+                updated_at = now()",
         )
         .bind(team_id)
         .bind(policy.limit)
@@ -446,6 +470,7 @@ mod store {
         .bind(stop.map(|s| s.resources.clone()).unwrap_or_default())
         .bind(stop.map(|s| s.regions.clone()).unwrap_or_default())
         .bind(stop.and_then(|s| s.account.clone()))
+        .bind(stop.map(|s| s.managed_by_tags.clone()).unwrap_or_default())
         .execute(&mut *conn)
         .await
         .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {

@@ -40,6 +40,23 @@ async fn status_of(pool: &PgPool, id: i64) -> Result<Option<String>, sqlx::Error
         .await
 }
 
+/// Runs a waiting action for `trigger`; 1 when it moved on.
+async fn run_waiting(
+    pool: &PgPool,
+    exec: &Executor,
+    id: i64,
+    (actor, trigger): (&str, Trigger),
+    (before, today): (Option<String>, NaiveDate),
+) -> Result<usize, sqlx::Error> {
+    match actions::run(pool, exec, id, actor, trigger, today).await {
+        Ok(status) if Some(&status) != before.as_ref() => Ok(1),
+        Ok(_) => Ok(0),
+        // Another pass or an admin moved it first.
+        Err(actions::ActionError::Refused(_) | actions::ActionError::NotFound(_)) => Ok(0),
+        Err(actions::ActionError::Database(e)) => Err(e),
+    }
+}
+
 /// One pass as of `today`.
 pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<PassReport, sqlx::Error> {
     let mut report = PassReport::default();
@@ -120,13 +137,21 @@ pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<Pa
             Some("proposed") => Trigger::Automatic,
             _ => Trigger::Prepare,
         };
-        match actions::run(pool, exec, id, "system", trigger, today).await {
-            Ok(status) if Some(&status) != before.as_ref() => report.changed += 1,
-            Ok(_) => {}
-            // Another pass or an admin moved it first.
-            Err(actions::ActionError::Refused(_) | actions::ActionError::NotFound(_)) => {}
-            Err(actions::ActionError::Database(e)) => return Err(e),
-        }
+        report.changed += run_waiting(pool, exec, id, ("system", trigger), (before, today)).await?;
+    }
+    // Stops an admin approved that could not run then (the last judgement waited past the
+    // lock timeout, or AWS failed in passing): the approval stands, and they run now.
+    let approved: Vec<(i64, String)> = sqlx::query_as(
+        "select id, approved_by from enforcement_actions
+         where status = 'awaiting_approval' and approved_by is not null and snoozed_until is null
+         order by id limit $1",
+    )
+    .bind(STEP_LIMIT)
+    .fetch_all(pool)
+    .await?;
+    for (id, admin) in approved {
+        let before = Some("awaiting_approval".to_string());
+        report.changed += run_waiting(pool, exec, id, (&admin, Trigger::Approve), (before, today)).await?;
     }
     let open: i64 = sqlx::query_scalar(
         "select count(*) from enforcement_actions where status in ('running', 'executing', 'reversing')",

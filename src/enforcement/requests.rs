@@ -13,6 +13,7 @@ use super::model::{Approval, ApprovalRequest};
 use crate::audit_log::record;
 use crate::auth::Caller;
 use crate::error::{AppError, FieldError};
+use crate::format::usd;
 
 /// How far ahead a request may reach: a year and a day, so "until the same day next year"
 /// fits.
@@ -153,6 +154,9 @@ pub enum Decision {
         cap: Option<Decimal>,
         until: Option<NaiveDate>,
         note: Option<String>,
+        /// The admin chose to replace an approval granted after the request, though this
+        /// one lowers its cap or ends it sooner.
+        replace_newer: bool,
     },
     Deny {
         note: String,
@@ -182,6 +186,7 @@ impl Decision {
                     cap,
                     until,
                     note: note.map(str::to_string),
+                    replace_newer: false,
                 })
             }
             "deny" => Ok(Decision::Deny {
@@ -191,6 +196,52 @@ impl Decision {
             }),
             _ => Err(AppError::invalid("decision", "expected approve or deny")),
         }
+    }
+
+    /// An approval that may replace a newer, larger or longer one (the admin's explicit
+    /// choice); no effect on a denial.
+    pub fn replacing_newer(self, yes: bool) -> Decision {
+        match self {
+            Decision::Approve { cap, until, note, .. } => Decision::Approve {
+                cap,
+                until,
+                note,
+                replace_newer: yes,
+            },
+            deny => deny,
+        }
+    }
+}
+
+/// Refuses (409) to replace an approval granted after request `id` was made with one that
+/// lowers its cap or ends it sooner: approving an old request would quietly take back what
+/// was granted since, and could re-arm a stop. Both approvals are named.
+async fn newer_approval_kept(
+    conn: &mut PgConnection,
+    id: i64,
+    project: &str,
+    (cap, until): (Decimal, NaiveDate),
+) -> Result<(), AppError> {
+    let newer: Option<(Decimal, NaiveDate, String)> = sqlx::query_as(
+        "select a.cap, a.expires, a.approver from approvals a, approval_requests r
+         where r.id = $1 and a.project = $2 and a.ended_at is null and a.created_at > r.requested_at",
+    )
+    .bind(id)
+    .bind(project)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match newer {
+        Some((current_cap, current_until, approver)) if cap < current_cap || until < current_until => {
+            Err(AppError::Conflict(format!(
+                "{approver} approved {project:?} after this request was made, with a cap of {} through \
+                 {current_until}; approving the request (a cap of {} through {until}) would lower or shorten it. \
+                 Deny the request, approve it with another cap or last day, or replace the newer approval \
+                 explicitly (replace_newer)",
+                usd(current_cap),
+                usd(cap)
+            )))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -225,6 +276,7 @@ pub async fn decide(
             cap: new_cap,
             until: new_until,
             note,
+            replace_newer,
         } => {
             let cap = new_cap.unwrap_or(cap);
             let until = match new_until {
@@ -238,6 +290,9 @@ pub async fn decide(
                 }
                 None => until,
             };
+            if !replace_newer {
+                newer_approval_kept(&mut tx, id, &project, (cap, until)).await?;
+            }
             let approval = Approval {
                 key: None,
                 project: project.clone(),
@@ -358,8 +413,20 @@ mod tests {
             Ok(Decision::Approve {
                 cap: Some(Decimal::from(900)),
                 until: None,
-                note: None
+                note: None,
+                replace_newer: false,
             })
         );
+        // Replacing a newer approval is asked for explicitly, and means nothing to a denial.
+        let approve = Decision::parse("approve", None, None, None).expect("approve");
+        assert!(matches!(
+            approve.replacing_newer(true),
+            Decision::Approve {
+                replace_newer: true,
+                ..
+            }
+        ));
+        let deny = Decision::parse("deny", None, None, Some("no")).expect("deny");
+        assert_eq!(deny.clone().replacing_newer(true), deny);
     }
 }

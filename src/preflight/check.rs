@@ -26,6 +26,9 @@ struct Subject {
     project: Option<String>,
     owning_team: Option<String>,
     team: Option<(i64, String)>,
+    /// The project belongs to a team outside the caller's one-team token: judged as a
+    /// project with no spend yet, so the answer says nothing a new project's would not.
+    foreign: bool,
 }
 
 /// Checks the request, then judges it. `only_team`: the caller's token reads one team only.
@@ -44,6 +47,9 @@ pub async fn check(
         if !covers(&mut conn, &budget, &subject, today).await? {
             continue;
         }
+        // A one-team token is judged against every budget that counts the work, but it
+        // reads the figures of its own team's budgets only, as `/api/v1/budgets` shows them.
+        let shown = crate::budgets::access::may_read_figures(&mut conn, &budget.spec.scope, only_team).await?;
         let status = evaluate::status(&mut conn, &budget, today).await?.status;
         let spec = &budget.spec;
         let with_estimate = status.forecast + estimate;
@@ -53,7 +59,13 @@ pub async fn check(
             .filter(|t| t.percent < Decimal::ONE_HUNDRED && with_estimate >= t.trigger_amount(spec.amount))
             .map(|t| t.percent)
             .max();
-        let verdict = if with_estimate > spec.amount {
+        let verdict = if with_estimate > spec.amount && !shown {
+            reasons.push((Verdict::Block, hidden_reason(spec, "would pass its amount")));
+            Verdict::Block
+        } else if lower_crossed.is_some() && !shown {
+            reasons.push((Verdict::Warn, hidden_reason(spec, "would reach a threshold")));
+            Verdict::Warn
+        } else if with_estimate > spec.amount {
             reasons.push((
                 Verdict::Block,
                 format!(
@@ -83,6 +95,9 @@ pub async fn check(
         } else {
             Verdict::Allow
         };
+        if !shown {
+            continue;
+        }
         budgets.push(BudgetFigures {
             id: budget.id,
             name: spec.name.clone(),
@@ -114,8 +129,20 @@ pub async fn check(
     })
 }
 
+/// A reason without figures or names, for a budget a one-team token may not read.
+fn hidden_reason(spec: &crate::budgets::BudgetSpec, what: &str) -> String {
+    format!(
+        "{} budget, whose figures this token may not read, {what} with the forecast and the estimate",
+        match spec.scope {
+            BudgetScope::Org => "an organisation",
+            _ => "a linked account's",
+        }
+    )
+}
+
 /// The project's owner and the named team, checked in that order: a token limited to one
-/// team learns nothing of other teams' projects or names, only that it may not ask.
+/// team learns nothing of other teams' projects or names: a project of another team is
+/// answered as one with no spend yet, and a team of another as forbidden.
 async fn subject(
     conn: &mut PgConnection,
     request: &PreflightRequest,
@@ -145,6 +172,8 @@ async fn subject(
         None => None,
     };
     let owning: Option<(i64, String)> = known.clone().and_then(|(id, name)| id.zip(name));
+    let foreign = only_team.is_some_and(|only| known.is_some() && owning.as_ref().map(|o| o.0) != Some(only));
+    let owning = owning.filter(|_| !foreign);
     let named: Option<Option<(i64, String)>> = match team {
         Some(t) => Some(
             sqlx::query_as("select id, name from teams where name = $1")
@@ -155,10 +184,9 @@ async fn subject(
         None => None,
     };
     if let Some(only) = only_team {
-        let foreign_project = known.is_some() && owning.as_ref().map(|o| o.0) != Some(only);
         let foreign_team = named.as_ref().is_some_and(|n| n.as_ref().map(|t| t.0) != Some(only));
         let no_team = owning.is_none() && named.is_none();
-        if foreign_project || foreign_team || no_team {
+        if foreign_team || no_team {
             return Err(AppError::Forbidden("this token is limited to another team".into()));
         }
     }
@@ -178,6 +206,7 @@ async fn subject(
         project: project.map(str::to_string),
         owning_team: owning.as_ref().map(|o| o.1.clone()),
         team: owning.or(named),
+        foreign,
     })
 }
 
@@ -230,9 +259,10 @@ async fn covers(
     Ok(match &budget.spec.scope {
         BudgetScope::Org => true,
         BudgetScope::Team(name) => subject.team.as_ref().is_some_and(|(_, team)| team == name),
-        BudgetScope::Project(name) => subject.project.as_deref() == Some(name.as_str()),
+        BudgetScope::Project(name) => subject.project.as_deref() == Some(name.as_str()) && !subject.foreign,
         BudgetScope::Account(id) => match &subject.project {
             None => false,
+            Some(_) if subject.foreign => false,
             Some(project) => {
                 let period = budget.spec.period.containing(today);
                 sqlx::query_scalar(
@@ -259,13 +289,15 @@ async fn policy_figures(
     reasons: &mut Vec<(Verdict, String)>,
 ) -> Result<Option<PolicyFigures>, AppError> {
     // A stop in force blocks whatever the policy says now (one whose reversal failed, say).
-    let stop_in_force: bool = sqlx::query_scalar(
-        "select exists (select 1 from enforcement_actions a join violations v on v.id = a.violation_id
+    // Another team's project, for a one-team token, reads as one with nothing recorded.
+    let stop_in_force: bool = !subject.foreign
+        && sqlx::query_scalar(
+            "select exists (select 1 from enforcement_actions a join violations v on v.id = a.violation_id
                         where v.project = $1 and a.action = 'stop' and a.status = 'executed')",
-    )
-    .bind(project)
-    .fetch_one(&mut *conn)
-    .await?;
+        )
+        .bind(project)
+        .fetch_one(&mut *conn)
+        .await?;
     if stop_in_force {
         reasons.push((Verdict::Block, format!("a stop is in force on project {project:?}")));
     }
@@ -277,8 +309,14 @@ async fn policy_figures(
         return Ok(None);
     };
     let range = period.containing(today);
-    let spend = judge::project_spend(conn, project, range, policy.metric).await?;
-    let approval = approvals::current_for(conn, project).await?;
+    let (spend, approval) = if subject.foreign {
+        (Decimal::ZERO, None)
+    } else {
+        (
+            judge::project_spend(conn, project, range, policy.metric).await?,
+            approvals::current_for(conn, project).await?,
+        )
+    };
     let mut verdict = if stop_in_force { Verdict::Block } else { Verdict::Allow };
     if spend > policy.limit
         && let Some(reason) = Reason::judge(spend, approval.as_ref(), today)

@@ -1165,3 +1165,77 @@ async fn disabled_accounts_get_no_budget_mail(pool: PgPool) {
         ["kept@example.com"]
     );
 }
+
+/// AWS answers `DescribeBudgets` without a budget's `FilterExpression` unless the request sets
+/// `ShowFilterExpression`
+/// (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_DescribeBudgets.html>);
+/// moto always includes it.
+fn filter_only_when_asked(request: &str, answer: &mut serde_json::Value) {
+    let asked = serde_json::from_str::<serde_json::Value>(request)
+        .ok()
+        .and_then(|r| r["ShowFilterExpression"].as_bool())
+        .unwrap_or(false);
+    if asked {
+        return;
+    }
+    for budget in answer["Budgets"].as_array_mut().into_iter().flatten() {
+        if let Some(budget) = budget.as_object_mut() {
+            budget.remove("FilterExpression");
+        }
+    }
+}
+
+/// AWS adds each notification's `NotificationState` (`OK` or `ALARM`)
+/// (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_Notification.html>);
+/// moto does not.
+fn with_notification_state(_: &str, answer: &mut serde_json::Value) {
+    for notification in answer["Notifications"].as_array_mut().into_iter().flatten() {
+        notification["NotificationState"] = serde_json::json!("OK");
+    }
+}
+
+#[sqlx::test]
+async fn a_second_sync_against_budgets_as_aws_answers_makes_no_write_call(pool: PgPool) {
+    use burnrate::budgets::aws_sync::sync;
+    seed(&pool).await;
+    let moto = common::moto::start().await;
+    let proxy = common::aws_proxy::AwsProxy::start(&moto.endpoint).await;
+    proxy.with(|s| {
+        s.reshape.push(("DescribeBudgets".into(), filter_only_when_asked));
+        s.reshape
+            .push(("DescribeNotificationsForBudget".into(), with_notification_state));
+    });
+    let aws = budgets_client(&proxy.endpoint()).await;
+    let team = team_budget(&pool).await;
+    let org = save(
+        &pool,
+        None,
+        &spec("org", ("org", ""), "50000", "50\n100", "cfo@example.com"),
+    )
+    .await;
+    let first = sync(&pool, &aws, "project").await.expect("first sync");
+    assert_eq!(first.created, [format!("burnrate-{team}"), format!("burnrate-{org}")]);
+    let writes = || {
+        proxy.with(|s| {
+            s.forwarded
+                .iter()
+                .filter(|(a, _)| a == "CreateBudget" || a == "DeleteBudget")
+                .count()
+        })
+    };
+    let after_first = writes();
+    assert_eq!(after_first, 2);
+
+    let second = sync(&pool, &aws, "project").await.expect("second sync");
+    assert_eq!(
+        (
+            second.created.len(),
+            second.replaced.len(),
+            second.deleted.len(),
+            second.unchanged.len()
+        ),
+        (0, 0, 0, 2),
+        "{second:?}"
+    );
+    assert_eq!(writes(), after_first, "nothing deleted or created again");
+}

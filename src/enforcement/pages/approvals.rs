@@ -45,6 +45,13 @@ fn ApprovalsBody(
     let today = view.today;
     let standing = view.standing;
     let requests = view.requests;
+    // Beside each request, the approval in force now: deciding an old request must not take
+    // back, unseen, what was granted since.
+    let in_force: Vec<(String, String)> = view
+        .current
+        .iter()
+        .map(|a| (a.project.clone(), format!("{} until {}", usd(a.cap), a.expires)))
+        .collect();
     let current = if view.current.is_empty() {
         view! { <p data-testid="no-approvals">"No project is approved: every project is held to its policy limit."</p> }
             .into_any()
@@ -107,7 +114,7 @@ fn ApprovalsBody(
         {is_admin.then(|| view! { <ApprovalForm action=save/> })}
         <h2>"Requests"</h2>
         {may_request.then(|| view! { <RequestForm action=request/> })}
-        <RequestsTable requests is_admin decide/>
+        <RequestsTable requests in_force is_admin decide/>
         <details class="chart-table">
             <summary>"History: every version of every approval"</summary>
             <DataTable testid="approval-history" columns=&["Project", "Cap", "Expires", "Approver", "Recorded", "Ended"]>{history}</DataTable>

@@ -74,6 +74,8 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                         {field_error("stop_regions")}
                         <label>"Another AWS account (12 digits; empty: burnrate's own; needs BURNRATE_AWS_ASSUME_ROLE)" <input type="text" name="stop_account" inputmode="numeric" placeholder="210987654321"/></label>
                         {field_error("stop_account")}
+                        <label>"More tag keys of controllers that replace stopped instances (one per line; Auto Scaling, EC2 and Spot Fleet, EMR, Karpenter, AWS Batch and EKS node groups are known)" <textarea name="stop_managed_by_tags" rows="2" placeholder="example.com/scheduler"></textarea></label>
+                        {field_error("stop_managed_by_tags")}
                     </fieldset>
                     <fieldset>
                         <legend>"A deny policy for GPU launches (APPLY_IAM_POLICY; optional beside the project's own resources: prevents relaunch, detached on reversal)"</legend>

@@ -36,6 +36,8 @@ pub fn RequestForm(action: ServerAction<RequestApproval>) -> impl IntoView {
 #[component]
 pub fn RequestsTable(
     requests: Vec<ApprovalRequest>,
+    /// The approval in force per project, as "$cap until day".
+    in_force: Vec<(String, String)>,
     is_admin: bool,
     decide: ServerAction<DecideApprovalRequest>,
 ) -> impl IntoView {
@@ -45,7 +47,7 @@ pub fn RequestsTable(
     let result: Signal<_> = decide.value().into();
     view! {
         <crate::ui::forms::FormError result/>
-        <DataTable testid="requests-table" columns=&["Project", "Cap", "Until", "Reason", "Requested", "Decision", ""]>
+        <DataTable testid="requests-table" columns=&["Project", "Cap", "Until", "Reason", "Requested", "In force now", "Decision", ""]>
             {requests.into_iter().map(|r| {
                 let pending = r.status == "pending";
                 let outcome = match (r.status.as_str(), &r.decided_by, &r.decided_at) {
@@ -58,6 +60,10 @@ pub fn RequestsTable(
                     _ => "waiting for an admin".to_string(),
                 };
                 let note = r.decision_note.clone().unwrap_or_default();
+                let now = in_force
+                    .iter()
+                    .find(|(p, _)| *p == r.project)
+                    .map_or_else(|| "none".to_string(), |(_, a)| a.clone());
                 let id = r.id.to_string();
                 view! {
                     <tr data-testid="request-row" data-status=r.status.clone() data-project=r.project.clone()>
@@ -66,6 +72,7 @@ pub fn RequestsTable(
                         <td>{r.until.to_string()}</td>
                         <td>{r.reason.clone()}</td>
                         <td>{r.requested_by.clone()} ", " {r.requested_at.clone()}</td>
+                        <td data-testid="request-in-force">{now}</td>
                         <td>{outcome} {(!note.is_empty()).then(|| view! { <br/><small>{note}</small> })}</td>
                         <td>{(is_admin && pending).then(|| view! { <Decide id decide/> })}</td>
                     </tr>
@@ -86,6 +93,9 @@ fn Decide(id: String, decide: ServerAction<DecideApprovalRequest>) -> impl IntoV
             <input type="hidden" name="decision" value="approve"/>
             <input type="text" name="cap" inputmode="decimal" placeholder="cap (as asked)" aria-label="Approved cap (USD), if not as asked"/>
             <input type="date" name="until" aria-label="Approved until, if not as asked"/>
+            <label title="Otherwise an approval granted since with a larger cap or a later last day is kept, and this answers why">
+                <input type="checkbox" name="replace_newer" value="on"/>" replace a newer approval"
+            </label>
             <button type="submit">"Approve"</button>
         </ActionForm>
         <ActionForm action=decide attr:class="inline" attr:data-testid="deny-request">

@@ -9,6 +9,10 @@
 //!   (`tag:<key>` and `instance-state-name` filters, `RootDeviceType`, `InstanceLifecycle`);
 //! - <https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html>
 //!   (members carry `aws:autoscaling:groupName`);
+//! - <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/Using_Filtering.html>
+//!   (`*` and `?` in a filter value are wildcards; `\` escapes them): the project's value
+//!   is escaped, and each instance's own tag is compared again, byte for byte;
+//! - controller tags (`MANAGED_BY`): a controller that replaces what is stopped.
 //! - <https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListNotebookInstances.html>,
 //!   `ListTrainingJobs`, `ListProcessingJobs`, `ListEndpoints` (`StatusEquals`), `ListTags`,
 //!   `DescribeTrainingJob` (`ResourceConfig`), `DescribeProcessingJob`
@@ -24,6 +28,63 @@ pub struct Tags<'a> {
     pub project_key: &'a str,
     pub user_key: &'a str,
     pub project: &'a str,
+    /// Tag keys, beyond [`MANAGED_BY`], that mark an instance as run by a controller (the
+    /// policy's `stop: managed_by_tags:`).
+    pub managed_by: &'a [String],
+}
+
+/// Tag keys that mark an EC2 instance as run by a controller that replaces a stopped or
+/// unhealthy member: stopping it only moves the spend to the replacement. Sources:
+/// - Auto Scaling (EKS managed node groups included):
+///   <https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html>;
+/// - EC2 Fleet and Spot Fleet:
+///   <https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/work-with-ec2-fleets.html> and
+///   <https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-fleet.html> (`aws:ec2:fleet-id`,
+///   `aws:ec2spot:fleet-request-id`);
+/// - EMR: <https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-plan-tags.html>
+///   (`aws:elasticmapreduce:job-flow-id`, `aws:elasticmapreduce:instance-group-role`);
+/// - Karpenter: <https://karpenter.sh/docs/concepts/nodeclasses/> (`karpenter.sh/nodepool`;
+///   `karpenter.sh/provisioner-name` before v1beta1);
+/// - AWS Batch managed compute environments: `aws:batch:compute-environment`.
+pub const MANAGED_BY: [(&str, &str); 9] = [
+    ("aws:autoscaling:groupName", "Auto Scaling group"),
+    ("aws:ec2:fleet-id", "EC2 Fleet"),
+    ("aws:ec2spot:fleet-request-id", "Spot Fleet request"),
+    ("aws:elasticmapreduce:job-flow-id", "EMR cluster"),
+    ("aws:elasticmapreduce:instance-group-role", "EMR instance group"),
+    ("karpenter.sh/nodepool", "Karpenter node pool"),
+    ("karpenter.sh/provisioner-name", "Karpenter provisioner"),
+    ("aws:batch:compute-environment", "AWS Batch compute environment"),
+    ("eks:nodegroup-name", "EKS managed node group"),
+];
+
+/// A value as an EC2 filter matches it literally: `*`, `?` and `\` escaped with `\`.
+pub fn literal_filter_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        if matches!(c, '*' | '?' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Why an instance with these tags is left running because a controller would replace it,
+/// or `None`. `tag` reads the instance's tag by key.
+pub fn managed_by(tag: impl Fn(&str) -> Option<String>, extra: &[String]) -> Option<String> {
+    let named = MANAGED_BY.iter().map(|(k, what)| (k.to_string(), what.to_string()));
+    let extra = extra
+        .iter()
+        .map(|k| (k.clone(), "a controller the policy names".to_string()));
+    named.chain(extra).find_map(|(key, what)| {
+        tag(&key).map(|value| {
+            format!(
+                "run by {what} ({key}={value:?}), which would replace it if stopped, so the spend goes on: left \
+                 running (scale the controller down instead)"
+            )
+        })
+    })
 }
 
 fn time(t: Option<&aws_sdk_ec2::primitives::DateTime>) -> Option<chrono::DateTime<chrono::Utc>> {
@@ -51,7 +112,7 @@ async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> R
         .filters(
             Filter::builder()
                 .name(format!("tag:{}", tags.project_key))
-                .values(tags.project)
+                .values(literal_filter_value(tags.project))
                 .build(),
         )
         .filters(
@@ -75,15 +136,15 @@ async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> R
                     .and_then(|t| t.value())
                     .map(str::to_string)
             };
+            // The filter is escaped, but the instance's own tag is the judge: exactly the
+            // project, or not ours.
+            if tag(tags.project_key).as_deref() != Some(tags.project) {
+                continue;
+            }
             let skip = if instance.root_device_type() == Some(&DeviceType::InstanceStore) {
                 Some("its root volume is instance store, which does not survive a stop: left running".to_string())
             } else {
-                tag("aws:autoscaling:groupName").map(|group| {
-                    format!(
-                        "a member of Auto Scaling group {group:?}, which would replace it if stopped: left running \
-                         (scale the group down instead)"
-                    )
-                })
+                managed_by(tag, tags.managed_by)
             };
             out.push(Found {
                 account: String::new(),

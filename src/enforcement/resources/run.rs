@@ -14,7 +14,7 @@ use sqlx::PgPool;
 
 use super::discover::{self, Tags};
 use super::restarting;
-use super::stopping::{self, Stopping};
+use super::stopping;
 use super::store::{self, ResourceRow};
 use super::{Accounts, CallError, Clients, Found, Kind};
 use crate::enforcement::claims::{self, ActionRow, Intent, Settled, Step};
@@ -30,6 +30,8 @@ pub struct Plan {
     pub account: String,
     /// Relaunch prevented: the deny policy's ARN and the roles it is attached to.
     pub deny: Option<(String, Vec<String>)>,
+    /// Controller tag keys the policy adds to [`discover::MANAGED_BY`].
+    pub managed_by: Vec<String>,
 }
 
 /// The plan of the policy that governs `row`'s team now, when its stop lists resources;
@@ -52,6 +54,7 @@ pub async fn plan(pool: &PgPool, exec: &Executor, row: &ActionRow) -> Result<Opt
         regions,
         account: stop.account.unwrap_or_default(),
         deny,
+        managed_by: stop.managed_by_tags,
     }))
 }
 
@@ -63,6 +66,7 @@ async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<V
         project_key: &exec.tag_key,
         user_key: &exec.user_tag_key,
         project: &row.project,
+        managed_by: &plan.managed_by,
     };
     let mut found = Vec::new();
     for region in &plan.regions {
@@ -189,12 +193,9 @@ async fn run(
     let found = match discover_all(exec, row, plan).await {
         Ok(found) => found,
         Err(err) if err.transient => {
-            let again = match intent {
-                Intent::Run { by_admin: true } => "try again in a minute",
-                _ => "tried again on the next pass",
-            };
+            // An admin's approval stands: the next pass tries again either way.
             return Ok(Step::Release(format!(
-                "listing the project's resources did not succeed ({}); {again}",
+                "listing the project's resources did not succeed ({}); tried again on the next pass",
                 err.message
             )));
         }
@@ -298,12 +299,8 @@ async fn track_locked(
     let mut accounts = Accounts::new(exec);
     let next = match row.status.as_str() {
         "executing" => {
-            let may = if still_holds(pool, row.id, today).await? {
-                Stopping::Continue
-            } else {
-                Stopping::Hold
-            };
-            stopping::outcome(&stopping::advance(pool, &mut accounts, row.id, may).await?, may)
+            let (rows, may) = stopping::advance(pool, &mut accounts, row.id, today).await?;
+            stopping::outcome(&rows, may)
         }
         "reversing" => match restarting::step(pool, &mut accounts, row.id, project_tag(exec, row)).await? {
             // A reversal AWS refused leaves the stop in force, with why.
@@ -320,18 +317,6 @@ async fn track_locked(
     }
     let mut conn = pool.acquire().await?;
     claims::transition(&mut conn, row, &row.status, &next).await
-}
-
-/// True when the stop's violation still holds today, judged under the decision lock.
-async fn still_holds(pool: &PgPool, id: i64, today: chrono::NaiveDate) -> Result<bool, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    claims::lock_decisions(&mut tx).await?;
-    let Some(row) = claims::lock(&mut tx, id).await? else {
-        return Ok(false);
-    };
-    let verdict = crate::enforcement::judge::judge(&mut tx, &row, today).await?;
-    tx.commit().await?;
-    Ok(verdict == crate::enforcement::judge::Verdict::Holds)
 }
 
 /// Ends the claim of a resource stop whose runner died. A claimed run makes no stop or

@@ -23,16 +23,39 @@ pub enum Stopping {
     Hold,
 }
 
+/// True when stop `id` is still `executing`, not snoozed, and its violation holds as of
+/// `today`: judged with the row locked under the decision lock, which every approval,
+/// request decision, policy change, snooze and reversal takes too. Asked before each call
+/// that stops something, so a decision that commits during a stop holds back everything
+/// not yet stopped; the window left is the one AWS call already sent.
+pub async fn still_holds(pool: &PgPool, id: i64, today: chrono::NaiveDate) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    crate::enforcement::claims::lock_decisions(&mut tx).await?;
+    let Some(row) = crate::enforcement::claims::lock(&mut tx, id).await? else {
+        return Ok(false);
+    };
+    let snoozed = row.snoozed_until.is_some_and(|until| until > chrono::Utc::now());
+    if row.status != "executing" || snoozed {
+        return Ok(false);
+    }
+    let verdict = crate::enforcement::judge::judge(&mut tx, &row, today).await?;
+    tx.commit().await?;
+    Ok(verdict == crate::enforcement::judge::Verdict::Holds)
+}
+
 /// Moves every resource of a stop in progress on by one step, and returns the rows as they
-/// now stand. A listed one is stopped; a requested one is re-described and stopped again
-/// only if AWS still runs it; a stopping one is re-described. Under `Hold` nothing is
-/// stopped: a requested one AWS still runs goes back to `listed`.
+/// now stand with whether it may still stop more. A listed one is stopped; a requested one
+/// is re-described and stopped again only if AWS still runs it; a stopping one is
+/// re-described. The violation is judged again before every stop call: once it no longer
+/// holds (`Hold`), nothing more is stopped, and a requested one AWS still runs goes back to
+/// `listed`.
 pub async fn advance(
     pool: &PgPool,
     accounts: &mut Accounts<'_>,
     action_id: i64,
-    may: Stopping,
-) -> Result<Vec<ResourceRow>, sqlx::Error> {
+    today: chrono::NaiveDate,
+) -> Result<(Vec<ResourceRow>, Stopping), sqlx::Error> {
+    let mut may = judged(pool, action_id, today).await?;
     let rows = store::of_action(&mut *pool.acquire().await?, action_id).await?;
     for r in rows {
         let Some(kind) = r.kind() else { continue };
@@ -47,6 +70,11 @@ pub async fn advance(
                 continue;
             }
         };
+        // The last word before a call that changes something.
+        let stops_now = matches!(r.status.as_str(), "listed" | "requested");
+        if stops_now && may == Stopping::Continue {
+            may = judged(pool, action_id, today).await?;
+        }
         match (r.status.as_str(), may) {
             ("listed", Stopping::Continue) => {
                 if kind == Kind::Role && already_denied(pool, &mut conn, &clients, &r).await? {
@@ -77,7 +105,15 @@ pub async fn advance(
             _ => {}
         }
     }
-    store::of_action(&mut *pool.acquire().await?, action_id).await
+    Ok((store::of_action(&mut *pool.acquire().await?, action_id).await?, may))
+}
+
+async fn judged(pool: &PgPool, action_id: i64, today: chrono::NaiveDate) -> Result<Stopping, sqlx::Error> {
+    Ok(if still_holds(pool, action_id, today).await? {
+        Stopping::Continue
+    } else {
+        Stopping::Hold
+    })
 }
 
 /// A role that has the deny policy already, before this stop attaches it: held with another

@@ -203,3 +203,44 @@ async fn bad_questions_get_a_problem_naming_the_field(pool: PgPool) {
         assert_eq!(problem["status"], 400);
     }
 }
+
+#[sqlx::test]
+async fn a_one_team_token_is_judged_against_the_org_budget_but_reads_none_of_its_figures(pool: PgPool) {
+    import_config(&pool, ORG).await;
+    crate::common::budgets::save(
+        &pool,
+        &crate::common::budgets::spec("company cap", ("org", ""), "600", "50\n80", "cfo@example.com"),
+    )
+    .await;
+    let app = spawn_app(pool.clone()).await;
+    let vision = token(&pool, "lead@example.com", Role::Lead, Some("vision")).await;
+    let everyone = token(&pool, "viewer@example.com", Role::Viewer, None).await;
+    let ask = r#"{"project": "detector", "estimated_cost_usd": "700"}"#;
+
+    // An unlimited token sees the org budget it would pass, with its figures.
+    let (got, json) = verdict(&app, &everyone, ask).await;
+    assert_eq!(got, "block", "{json}");
+    assert!(json.to_string().contains("company cap"), "{json}");
+
+    // The one-team token gets the same verdict, its own team's budget with figures, and a
+    // reason for the org budget that names neither it nor any amount.
+    let (got, json) = verdict(&app, &vision, ask).await;
+    assert_eq!(got, "block", "{json}");
+    let names: Vec<&str> = json["budgets"]
+        .as_array()
+        .expect("budgets")
+        .iter()
+        .map(|b| b["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["vision monthly"], "{json}");
+    let hidden: Vec<&str> = json["reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .filter_map(|r| r.as_str())
+        .filter(|r| r.contains("organisation"))
+        .collect();
+    assert_eq!(hidden.len(), 1, "{json}");
+    assert!(!hidden[0].contains('$') && !hidden[0].contains("600"), "{}", hidden[0]);
+    assert!(!json.to_string().contains("company cap"), "{json}");
+}

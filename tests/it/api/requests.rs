@@ -315,3 +315,87 @@ async fn an_approval_warns_at_80_percent_of_its_cap_and_a_week_before_it_ends_on
         "each links to the Approvals page"
     );
 }
+
+#[sqlx::test]
+async fn approval_warnings_skip_a_disabled_sign_in_account(pool: PgPool) {
+    import_config(&pool, ORG).await;
+    let until = today() + chrono::Days::new(6);
+    import_config(
+        &pool,
+        &format!("approvals:\n  - project: detector\n    approver: cfo@example.com\n    reason: launch\n    cap: \"1000.00\"\n    expires: {until}\n"),
+    )
+    .await;
+    // The approver left: the account is disabled, its email kept with its history.
+    crate::common::create_account(&pool, "CFO@example.com", burnrate::auth::Role::Admin).await;
+    sqlx::query("update accounts set disabled_at = now() where lower(email) = 'cfo@example.com'")
+        .execute(&pool)
+        .await
+        .expect("disabled");
+    let queued = burnrate::enforcement::approval_notices::queue_due(&pool, today(), None)
+        .await
+        .expect("queued");
+    assert_eq!(queued, 1, "the week's warning");
+    let recipients: Vec<String> = sqlx::query_scalar("select recipient from alert_deliveries order by recipient")
+        .fetch_all(&pool)
+        .await
+        .expect("deliveries");
+    assert_eq!(recipients, ["vision-lead@example.com"]);
+}
+
+#[sqlx::test]
+async fn approving_an_old_request_over_a_newer_larger_approval_is_refused_unless_replaced(pool: PgPool) {
+    import_config(&pool, ORG).await;
+    let app = spawn_app(pool.clone()).await;
+    let lead = token(&pool, "vision-lead@example.com", Role::Lead, None).await;
+    let admin = token(&pool, "finance@example.com", Role::Admin, None).await;
+    let path = "/api/v1/approvals/requests";
+    let made = json(
+        &app.api("POST", path, Some(&lead), Some(&body("detector", "1000", 30)))
+            .await
+            .body,
+    );
+    // Meanwhile the CFO granted more, for longer.
+    sqlx::query("update approval_requests set requested_at = now() - interval '1 hour'")
+        .execute(&pool)
+        .await
+        .expect("asked an hour ago");
+    import_config(
+        &pool,
+        "approvals:\n  - project: detector\n    approver: cfo@example.com\n    reason: launch\n    cap: \"5000.00\"\n    expires: 2099-12-31\n",
+    )
+    .await;
+    let decision = format!("{path}/{}/decision", made["id"]);
+
+    let refused = app
+        .api("POST", &decision, Some(&admin), Some(r#"{"decision":"approve"}"#))
+        .await;
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    let detail = json(&refused.body)["detail"].as_str().expect("detail").to_string();
+    for both in ["cfo@example.com", "$5,000.00", "2099-12-31", "$1,000.00"] {
+        assert!(detail.contains(both), "{both}: {detail}");
+    }
+    let cap: rust_decimal::Decimal =
+        sqlx::query_scalar("select cap from approvals where project = 'detector' and ended_at is null")
+            .fetch_one(&pool)
+            .await
+            .expect("approval");
+    assert_eq!(cap.to_string(), "5000.00", "the newer approval is kept");
+
+    // Approving with the newer approval's own terms or more is no conflict; replacing it
+    // explicitly is the admin's choice.
+    let replaced = app
+        .api(
+            "POST",
+            &decision,
+            Some(&admin),
+            Some(r#"{"decision":"approve","replace_newer":true}"#),
+        )
+        .await;
+    assert_eq!(replaced.status, 200, "{}", replaced.body);
+    let cap: rust_decimal::Decimal =
+        sqlx::query_scalar("select cap from approvals where project = 'detector' and ended_at is null")
+            .fetch_one(&pool)
+            .await
+            .expect("approval");
+    assert_eq!(cap.to_string(), "1000.00");
+}

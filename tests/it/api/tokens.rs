@@ -59,30 +59,44 @@ async fn each_role_calls_the_api_and_a_one_team_token_sees_its_team_only(pool: P
         .await;
     assert_eq!(other.status, 403, "{}", other.body);
     assert_eq!(other.header("content-type"), "application/problem+json");
-    // Nor by naming its own team beside another team's project, nor a project no team owns,
-    // nor a team that does not exist: 403, before anything is said about them.
-    sqlx::query("insert into projects (name) values ('orphan')")
-        .execute(&pool)
-        .await
-        .expect("unmapped project");
-    for body in [
-        r#"{"project": "train", "team": "vision"}"#,
-        r#"{"project": "orphan", "team": "vision"}"#,
-        r#"{"team": "no such team"}"#,
-    ] {
-        let refused = app.api("POST", "/api/v1/preflight", Some(&vision), Some(body)).await;
-        assert_eq!(refused.status, 403, "{body}: {}", refused.body);
-    }
-    // A new project, not yet mapped, charged to its own team: allowed to ask.
-    let new = app
+    // A team that does not exist: 403, before anything is said about it.
+    let refused = app
         .api(
             "POST",
             "/api/v1/preflight",
             Some(&vision),
-            Some(r#"{"project": "brand-new", "team": "vision"}"#),
+            Some(r#"{"team": "no such team"}"#),
         )
         .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    // A new project, not yet mapped, charged to its own team: allowed to ask.
+    let ask = |project: &str| format!(r#"{{"project": "{project}", "team": "vision", "estimated_cost_usd": "700"}}"#);
+    let new = app
+        .api("POST", "/api/v1/preflight", Some(&vision), Some(&ask("brand-new")))
+        .await;
     assert_eq!(new.status, 200, "{}", new.body);
+    // Another team's project, and a project no team owns, answer exactly as a project that
+    // does not exist (#51): no 403 that tells them apart, no spend, approval or stop of theirs.
+    sqlx::query("insert into projects (name) values ('orphan')")
+        .execute(&pool)
+        .await
+        .expect("unmapped project");
+    sqlx::query(
+        "insert into daily_project_costs (day, project, unblended, amortized, gpu_unblended, gpu_amortized, spot_unblended, spot_amortized)
+         values ($1, 'train', 5000, 5000, 0, 0, 0, 0), ($1, 'orphan', 5000, 5000, 0, 0, 0, 0)
+         on conflict (day, project, account_id) do update set unblended = 5000, amortized = 5000",
+    )
+    .bind(crate::common::today())
+    .execute(&pool)
+    .await
+    .expect("their spend");
+    for project in ["train", "orphan"] {
+        let answer = app
+            .api("POST", "/api/v1/preflight", Some(&vision), Some(&ask(project)))
+            .await;
+        assert_eq!(answer.status, new.status, "{project}: {}", answer.body);
+        assert_eq!(answer.body.replace(project, "brand-new"), new.body, "{project}");
+    }
 }
 
 #[sqlx::test]

@@ -37,6 +37,22 @@ pub struct ProxyState {
     /// Where moto is not faithful, AWS's documented field instead: in an answer to this
     /// action, the first `from` after `after` becomes `to`.
     pub rewrite: Vec<Rewrite>,
+    /// After forwarding the first call of this action (AWS has acted), tell `reached` and
+    /// hold the answer until `release` is told: a decision can then commit between two calls.
+    pub hold_after: Option<Hold>,
+    /// Where moto answers a JSON protocol unlike AWS: each answer to this action (and its
+    /// request body) is reshaped by the function, which cites AWS's page.
+    pub reshape: Vec<(String, Reshape)>,
+}
+
+/// Changes a JSON answer, given the request's body, as AWS documents the answer.
+pub type Reshape = fn(&str, &mut serde_json::Value);
+
+#[derive(Debug, Clone)]
+pub struct Hold {
+    pub action: String,
+    pub reached: Arc<tokio::sync::Notify>,
+    pub release: Arc<tokio::sync::Notify>,
 }
 
 #[derive(Debug, Clone)]
@@ -254,10 +270,10 @@ async fn forward(
         Ok(answer) => answer,
         Err(err) => return (StatusCode::BAD_GATEWAY, err.to_string()).into_response(),
     };
-    let (kill, rewrites) = {
+    let (kill, rewrites, hold, reshapes) = {
         let mut state = shared.state.lock().expect("proxy state");
         let rewrites: Vec<Rewrite> = state.rewrite.iter().filter(|r| r.action == action).cloned().collect();
-        state.forwarded.push((action.clone(), text));
+        state.forwarded.push((action.clone(), text.clone()));
         let kill = match &state.kill_after {
             Some((after, pid)) if *after == action => {
                 let pid = *pid;
@@ -266,8 +282,22 @@ async fn forward(
             }
             _ => None,
         };
-        (kill, rewrites)
+        let hold = match &state.hold_after {
+            Some(h) if h.action == action => state.hold_after.take(),
+            _ => None,
+        };
+        let reshapes: Vec<Reshape> = state
+            .reshape
+            .iter()
+            .filter(|(a, _)| *a == action)
+            .map(|(_, f)| *f)
+            .collect();
+        (kill, rewrites, hold, reshapes)
     };
+    if let Some(hold) = hold {
+        hold.reached.notify_one();
+        hold.release.notified().await;
+    }
     if let Some(pid) = kill {
         // AWS has acted; the caller dies before it hears so.
         let _ = std::process::Command::new("kill")
@@ -287,6 +317,15 @@ async fn forward(
         bytes
     } else {
         Bytes::from(rewritten(String::from_utf8_lossy(&bytes).into_owned(), &rewrites))
+    };
+    let bytes = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(mut json) if !reshapes.is_empty() && status.is_success() => {
+            for reshape in reshapes {
+                reshape(&text, &mut json);
+            }
+            Bytes::from(json.to_string())
+        }
+        _ => bytes,
     };
     response
         .body(axum::body::Body::from(bytes))

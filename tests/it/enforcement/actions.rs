@@ -446,3 +446,38 @@ async fn a_stop_left_in_force_without_justification_is_listed_on_the_enforcement
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("\"unjustified\":[["), "{}", page.body);
 }
+
+#[sqlx::test]
+async fn a_lead_holds_a_stop_for_72_hours_in_all_and_only_an_admin_longer(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    assert_eq!(status(&pool, stop).await, "awaiting_approval");
+    let app = common::spawn_app(pool.clone()).await;
+    // owner@example.com owns team strict: a lead of the project's team.
+    let lead = app.session_for("owner@example.com", Role::Lead).await;
+    let admin = app.session_for("cfo@example.com", Role::Admin).await;
+    let form = |hours: &str| format!("id={stop}&hours={hours}&reason=launch%20week");
+    let snooze_ends = || async {
+        sqlx::query("update enforcement_actions set snoozed_until = now() - interval '1 second' where id = $1")
+            .bind(stop)
+            .execute(&pool)
+            .await
+            .expect("time passes");
+        burnrate::enforcement::snooze::wake(&pool).await.expect("woken");
+    };
+
+    let first = app.post_form_as("/api/snooze_stop", &form("48"), &lead).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    snooze_ends().await;
+    let second = app.post_form_as("/api/snooze_stop", &form("24"), &lead).await;
+    assert_eq!(second.status, 200, "72 h in all: {}", second.body);
+    snooze_ends().await;
+    let renewed = app.post_form_as("/api/snooze_stop", &form("1"), &lead).await;
+    assert_eq!(renewed.status, 403, "{}", renewed.body);
+    assert!(renewed.body.contains("72 h already"), "{}", renewed.body);
+    let by_admin = app.post_form_as("/api/snooze_stop", &form("1"), &admin).await;
+    assert_eq!(by_admin.status, 200, "{}", by_admin.body);
+}

@@ -2,6 +2,7 @@
 
 mod actions;
 mod evaluate;
+mod exact_match;
 mod locks;
 mod resource_kinds;
 mod resources;

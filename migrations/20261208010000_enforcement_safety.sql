@@ -1,0 +1,14 @@
+-- Enforcement that cannot touch the wrong thing (#51).
+
+-- A resource stop leaves running what a controller would replace (#51): burnrate knows
+-- Auto Scaling, EC2 and Spot Fleet, EMR, Karpenter, AWS Batch and EKS node groups by their
+-- tags; a policy may name more tag keys (`stop: managed_by_tags:`).
+alter table enforcement_policies add column stop_managed_by_tags text[] not null default '{}';
+
+-- Snoozes add up (#51): a lead may hold a stop for 72 hours in all; past that, an admin.
+alter table enforcement_actions add column snoozed_hours_total integer not null default 0;
+
+-- An admin's approval of a stop is kept until the stop runs or no longer holds (#51): an
+-- approval whose final judgement waited past the lock timeout, or whose AWS calls met a
+-- passing fault, runs on a later pass instead of returning quietly to awaiting approval.
+alter table enforcement_actions add column approved_by text;

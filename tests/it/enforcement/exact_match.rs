@@ -1,0 +1,251 @@
+//! A stop touches exactly the violating project's own GPUs (#51): a project named with EC2
+//! filter wildcards finds only its own instances, instances a controller would replace are
+//! left running, and an approval that commits between two stop calls holds back every
+//! resource not yet stopped. The real SDK against moto on loopback; moto reads `\*` and `\?`
+//! in filter values as literals, as EC2 does
+//! (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/Using_Filtering.html>).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_ec2::types::{InstanceType, ResourceType, Tag, TagSpecification};
+use sqlx::PgPool;
+
+use crate::common::aws_proxy::{AwsProxy, Hold};
+use crate::common::enforcement::{
+    action_id, approve_behind_the_back, instance_state, passes_until, resource_executor, resource_policy, seed, status,
+    today,
+};
+use crate::common::{add_project_costs, aws_config_at, day, moto};
+use burnrate::enforcement::evaluate::evaluate_and_act;
+
+const EAST: &str = "us-east-1";
+const WEST: &str = "us-west-2";
+
+fn ec2(sdk: &aws_config::SdkConfig, region: &str) -> aws_sdk_ec2::Client {
+    aws_sdk_ec2::Client::from_conf(
+        aws_sdk_ec2::config::Builder::from(sdk)
+            .region(aws_config::Region::new(region.to_string()))
+            .build(),
+    )
+}
+
+/// Launches one g5.xlarge (one GPU) with these tags; its ID.
+async fn gpu(client: &aws_sdk_ec2::Client, tags: &[(&str, &str)]) -> String {
+    let mut spec = TagSpecification::builder().resource_type(ResourceType::Instance);
+    for (key, value) in tags {
+        spec = spec.tags(Tag::builder().key(*key).value(*value).build());
+    }
+    let out = client
+        .run_instances()
+        .image_id("ami-12c6146b")
+        .instance_type(InstanceType::from("g5.xlarge"))
+        .min_count(1)
+        .max_count(1)
+        .tag_specifications(spec.build())
+        .send()
+        .await
+        .expect("moto launches the instance");
+    out.instances()[0].instance_id().expect("id").to_string()
+}
+
+/// (resource id, status, note) of each row of the stop.
+async fn rows(pool: &PgPool, stop: i64) -> Vec<(String, String, Option<String>)> {
+    sqlx::query_as("select resource_id, status, note from enforcement_resources where action_id = $1 order by id")
+        .bind(stop)
+        .fetch_all(pool)
+        .await
+        .expect("resource rows")
+}
+
+#[sqlx::test]
+async fn a_project_named_with_wildcards_stops_only_its_own_instances(pool: PgPool) {
+    let moto = moto::start().await;
+    let sdk = aws_config_at(&moto.endpoint, "AKIDTEST").await;
+    let east = ec2(&sdk, EAST);
+    let wild = gpu(&east, &[("project", "gpu-*")]).await;
+    let burner = gpu(&east, &[("project", "gpu-burner")]).await;
+    let one = gpu(&east, &[("project", "gpu-1")]).await;
+    let question = gpu(&east, &[("project", "gpu-?")]).await;
+    // gpu-burner is over the limit but approved; gpu-* is over the limit and is not.
+    seed(&pool, &resource_policy("automatic")).await;
+    approve_behind_the_back(&pool).await;
+    let spent = (day(2026, 11, 10), day(2026, 11, 10));
+    add_project_costs(&pool, "gpu-*", Some("strict"), spent, "150.00", "150.00").await;
+    let exec = resource_executor(&sdk);
+
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-*", "stop").await;
+    passes_until(&pool, &exec, stop, "executed").await;
+
+    assert_eq!(rows(&pool, stop).await, vec![(wild.clone(), "stopped".into(), None)]);
+    assert_eq!(instance_state(&east, &wild).await, "stopped");
+    for id in [&burner, &one, &question] {
+        assert_eq!(instance_state(&east, id).await, "running", "{id}");
+    }
+}
+
+#[sqlx::test]
+async fn instances_a_controller_would_replace_are_left_running_with_why(pool: PgPool) {
+    let moto = moto::start().await;
+    let sdk = aws_config_at(&moto.endpoint, "AKIDTEST").await;
+    let east = ec2(&sdk, EAST);
+    let own = gpu(&east, &[("project", "gpu-burner")]).await;
+    let karpenter = gpu(&east, &[("project", "gpu-burner"), ("karpenter.sh/nodepool", "gpu")]).await;
+    // EC2 Fleet tags its instances itself; moto does not, so the test does.
+    let fleet = gpu(&east, &[("project", "gpu-burner"), ("aws:ec2:fleet-id", "fleet-0abc")]).await;
+    let scheduled = gpu(&east, &[("project", "gpu-burner"), ("example.com/scheduler", "slurm")]).await;
+    seed(&pool, &resource_policy("automatic")).await;
+    sqlx::query("update enforcement_policies set stop_managed_by_tags = '{example.com/scheduler}'")
+        .execute(&pool)
+        .await
+        .expect("policy names a controller");
+    let exec = resource_executor(&sdk);
+
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    passes_until(&pool, &exec, stop, "executed").await;
+
+    let found = rows(&pool, stop).await;
+    let status_of = |id: &str| found.iter().find(|r| r.0 == id).map(|r| (r.1.clone(), r.2.clone()));
+    assert_eq!(status_of(&own), Some(("stopped".into(), None)));
+    for (id, controller) in [
+        (&karpenter, "Karpenter node pool (karpenter.sh/nodepool=\"gpu\")"),
+        (&fleet, "EC2 Fleet (aws:ec2:fleet-id=\"fleet-0abc\")"),
+        (
+            &scheduled,
+            "a controller the policy names (example.com/scheduler=\"slurm\")",
+        ),
+    ] {
+        let (row_status, note) = status_of(id).expect("listed");
+        assert_eq!(row_status, "skipped", "{id}");
+        let note = note.expect("a reason");
+        assert!(note.contains(controller), "{note}");
+        assert!(note.contains("would replace it"), "{note}");
+        assert_eq!(instance_state(&east, id).await, "running", "{id}");
+    }
+    assert_eq!(instance_state(&east, &own).await, "stopped");
+}
+
+#[sqlx::test]
+async fn an_approval_between_two_stop_calls_holds_back_the_rest(pool: PgPool) {
+    let moto = moto::start().await;
+    let proxy = AwsProxy::start(&moto.endpoint).await;
+    let sdk = aws_config_at(&proxy.endpoint(), "AKIDTEST").await;
+    let east_id = gpu(&ec2(&sdk, EAST), &[("project", "gpu-burner")]).await;
+    let west_id = gpu(&ec2(&sdk, WEST), &[("project", "gpu-burner")]).await;
+    seed(&pool, &resource_policy("automatic")).await;
+    let (reached, release) = (
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(tokio::sync::Notify::new()),
+    );
+    proxy.with(|s| {
+        s.hold_after = Some(Hold {
+            action: "StopInstances".into(),
+            reached: reached.clone(),
+            release: release.clone(),
+        })
+    });
+
+    let run = {
+        let (pool, exec) = (pool.clone(), resource_executor(&sdk));
+        tokio::spawn(async move { evaluate_and_act(&pool, today(), &exec).await.expect("evaluate") })
+    };
+    // AWS has carried out the first stop call; burnrate has not heard yet.
+    tokio::time::timeout(Duration::from_secs(60), reached.notified())
+        .await
+        .expect("the first StopInstances is sent");
+    approve_behind_the_back(&pool).await;
+    release.notify_one();
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run ends")
+        .expect("the run does not panic");
+
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    let sent = proxy.with(|s| s.forwarded.iter().filter(|(a, _)| a == "StopInstances").count());
+    assert_eq!(sent, 1, "no stop call after the approval committed");
+    let states = (
+        instance_state(&ec2(&sdk, EAST), &east_id).await,
+        instance_state(&ec2(&sdk, WEST), &west_id).await,
+    );
+    assert!(
+        states == ("stopped".into(), "running".into()) || states == ("running".into(), "stopped".into()),
+        "{states:?}"
+    );
+    let listed: Vec<String> = rows(&pool, stop).await.into_iter().map(|r| r.1).collect();
+    assert!(listed.contains(&"listed".to_string()), "{listed:?}");
+
+    // The approval lifts what the one call stopped.
+    let exec = resource_executor(&sdk);
+    passes_until(&pool, &exec, stop, "reversed").await;
+    assert_eq!(instance_state(&ec2(&sdk, EAST), &east_id).await, "running");
+    assert_eq!(instance_state(&ec2(&sdk, WEST), &west_id).await, "running");
+    assert_eq!(status(&pool, stop).await, "reversed");
+}
+
+#[sqlx::test]
+async fn an_approval_whose_last_judgement_times_out_stands_and_runs_on_a_later_pass(pool: PgPool) {
+    let moto = moto::start().await;
+    let proxy = AwsProxy::start(&moto.endpoint).await;
+    let sdk = aws_config_at(&proxy.endpoint(), "AKIDTEST").await;
+    let east_id = gpu(&ec2(&sdk, EAST), &[("project", "gpu-burner")]).await;
+    seed(&pool, &resource_policy("manual")).await;
+    let exec = resource_executor(&sdk);
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    assert_eq!(status(&pool, stop).await, "awaiting_approval");
+    let (reached, release) = (
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(tokio::sync::Notify::new()),
+    );
+    proxy.with(|s| {
+        s.hold_after = Some(Hold {
+            action: "DescribeInstances".into(),
+            reached: reached.clone(),
+            release: release.clone(),
+        })
+    });
+
+    let approve = {
+        let (pool, exec) = (pool.clone(), resource_executor(&sdk));
+        tokio::spawn(async move {
+            burnrate::enforcement::actions::approve(&pool, &exec, stop, "finance@example.com", today()).await
+        })
+    };
+    tokio::time::timeout(Duration::from_secs(60), reached.notified())
+        .await
+        .expect("the stop lists the project's resources");
+    // Another decision holds the lock past the approval's lock timeout (5 s).
+    let mut other = pool.begin().await.expect("transaction");
+    sqlx::query("select pg_advisory_xact_lock($1)")
+        .bind(burnrate::enforcement::claims::DECISIONS_LOCK)
+        .execute(&mut *other)
+        .await
+        .expect("decision lock");
+    release.notify_one();
+    let answered = tokio::time::timeout(Duration::from_secs(60), approve)
+        .await
+        .expect("the approval answers")
+        .expect("no panic")
+        .expect("no error");
+    assert_eq!(answered, "running");
+    other.rollback().await.expect("lock freed");
+    assert_eq!(instance_state(&ec2(&sdk, EAST), &east_id).await, "running");
+
+    // The claim's lease runs out; the approval stands, and the next pass runs the stop.
+    sqlx::query("update enforcement_actions set lease_until = now() - interval '1 second' where id = $1")
+        .bind(stop)
+        .execute(&pool)
+        .await
+        .expect("lease over");
+    passes_until(&pool, &exec, stop, "executed").await;
+    assert_eq!(instance_state(&ec2(&sdk, EAST), &east_id).await, "stopped");
+    let approvals: i64 =
+        sqlx::query_scalar("select count(*) from enforcement_audit where action_id = $1 and event = 'approved'")
+            .bind(stop)
+            .fetch_one(&pool)
+            .await
+            .expect("trail");
+    assert_eq!(approvals, 1, "the approval is recorded once");
+}
