@@ -12,3 +12,7 @@ alter table enforcement_actions add column snoozed_hours_total integer not null 
 -- approval whose final judgement waited past the lock timeout, or whose AWS calls met a
 -- passing fault, runs on a later pass instead of returning quietly to awaiting approval.
 alter table enforcement_actions add column approved_by text;
+
+-- Most GPU instance types carry NVMe instance store, which a stop erases (#51): such
+-- instances are left running unless the policy allows it (`stop: instance_store: allow`).
+alter table enforcement_policies add column stop_allow_instance_store boolean not null default false;

@@ -41,6 +41,8 @@ test("a manual stop lists the project's GPU instance, stops exactly it when appr
   await page.uncheck('[data-testid="policy-form"] input[name="flag"]');
   await page.check('[data-testid="policy-form"] input[name="stop"]');
   await page.uncheck('[data-testid="policy-form"] input[name="stop_notebooks"]');
+  // g5.xlarge carries NVMe instance store, which a stop erases: stopped only when allowed.
+  await page.selectOption('[data-testid="policy-form"] select[name="stop_instance_store"]', 'allow');
   await page.selectOption('[data-testid="policy-form"] select[name="mode"]', 'manual');
   await page.click('button:text-is("Save policy")');
   await page.waitForSelector('[data-testid="policy-mode"]:text-is("manual")');

@@ -21,6 +21,7 @@
 //!       regions: [us-east-1, us-west-2] # BURNRATE_AWS_REGIONS when left out
 //!       account: "210987654321"       # another account, through BURNRATE_AWS_ASSUME_ROLE
 //!       managed_by_tags: [example.com/scheduler] # more controllers' tag keys: left running
+//!       instance_store: allow          # also stop instances whose NVMe data a stop erases
 //!       policy_arn: "arn:aws:iam::210987654321:policy/deny-gpu-launch" # optional: relaunch
 //!       roles: [ml-training]           # prevented, the deny policy attached to these roles
 //!   - team: research
@@ -47,7 +48,7 @@ use crate::audit_log::Actor;
 use crate::enforcement::policy::{self, Policy, PolicyInput, SaveError};
 
 const POLICY_KEYS: [&str; 8] = ["key", "team", "limit", "period", "metric", "actions", "mode", "stop"];
-const STOP_KEYS: [&str; 10] = [
+const STOP_KEYS: [&str; 11] = [
     "type",
     "execution_role_arn",
     "policy_arn",
@@ -58,6 +59,7 @@ const STOP_KEYS: [&str; 10] = [
     "regions",
     "account",
     "managed_by_tags",
+    "instance_store",
 ];
 
 /// A checked policy with the line it starts on, for errors found when applying.
@@ -226,6 +228,7 @@ fn read_stop<'a, 'input>(
             "policy_arn" => (&mut input.iam_policy_arn, "iam_policy_arn"),
             "roles" => (&mut input.iam_roles, "iam_roles"),
             "instance_ids" => (&mut input.instance_ids, "instance_ids"),
+            "instance_store" => (&mut input.stop_instance_store, "stop_instance_store"),
             _ => (&mut input.instance_region, "instance_region"),
         };
         nodes.insert(name.to_string(), value);
@@ -362,6 +365,9 @@ pub(super) fn render(policies: &[Policy]) -> String {
                 }
                 if !stop.managed_by_tags.is_empty() {
                     out.push_str(&format!("      managed_by_tags: [{}]\n", list(&stop.managed_by_tags)));
+                }
+                if stop.allow_instance_store {
+                    out.push_str("      instance_store: allow\n");
                 }
                 if !stop.iam_roles.is_empty() {
                     out.push_str(&format!("      policy_arn: {}\n", quote(&stop.iam_policy_arn)));

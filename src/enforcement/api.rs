@@ -157,6 +157,7 @@ pub async fn save_policy(
     stop_regions: Option<String>,
     stop_account: Option<String>,
     stop_managed_by_tags: Option<String>,
+    stop_instance_store: Option<String>,
 ) -> Result<(), AppError> {
     let caller = crate::auth::require_admin()?;
     // The form offers both ways of stopping; the chosen one's fields count.
@@ -194,6 +195,7 @@ pub async fn save_policy(
         stop_regions: stop_regions.filter(|_| on_resources).unwrap_or_default(),
         stop_account: stop_account.filter(|_| on_resources).unwrap_or_default(),
         stop_managed_by_tags: stop_managed_by_tags.filter(|_| on_resources).unwrap_or_default(),
+        stop_instance_store: stop_instance_store.filter(|_| on_resources).unwrap_or_default(),
     };
     let policy = super::policy::validate(&input).map_err(AppError::InvalidFields)?;
     let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);

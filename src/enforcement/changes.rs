@@ -5,6 +5,7 @@
 use sqlx::PgPool;
 
 use super::executor::Executor;
+use super::judge::Touched;
 use super::model::Approval;
 use super::policy::{Policy, SaveError};
 use crate::auth::Caller;
@@ -14,8 +15,9 @@ async fn commit(
     tx: sqlx::Transaction<'_, sqlx::Postgres>,
     caller: &Caller,
     executor: &Executor,
+    touched: Touched,
 ) -> Result<(), AppError> {
-    Ok(super::judge::commit_and_disarm(tx, &caller.email, &executor.wake).await?)
+    Ok(super::judge::commit_and_disarm(tx, &caller.email, &executor.wake, &touched).await?)
 }
 
 /// Adds an approval, or replaces the project's current one with a new version.
@@ -27,7 +29,7 @@ pub async fn save_approval(
 ) -> Result<(), AppError> {
     let mut tx = pool.begin().await?;
     super::approvals::set(&mut tx, &caller.into(), approval).await?;
-    commit(tx, caller, executor).await
+    commit(tx, caller, executor, Touched::Project(approval.project.clone())).await
 }
 
 pub async fn revoke_approval(
@@ -42,7 +44,7 @@ pub async fn revoke_approval(
             "no current approval for project {project:?}"
         )));
     }
-    commit(tx, caller, executor).await
+    commit(tx, caller, executor, Touched::Project(project.to_string())).await
 }
 
 /// Saves the organisation default or a team's override.
@@ -54,7 +56,8 @@ pub async fn save_policy(pool: &PgPool, executor: &Executor, caller: &Caller, po
             SaveError::Invalid(field) => AppError::InvalidFields(vec![field]),
             SaveError::Database(e) => e.into(),
         })?;
-    commit(tx, caller, executor).await
+    let touched = policy.team.clone().map_or(Touched::All, Touched::Team);
+    commit(tx, caller, executor, touched).await
 }
 
 /// Removes a team's override; the organisation default governs the team again.
@@ -63,7 +66,7 @@ pub async fn remove_policy(pool: &PgPool, executor: &Executor, caller: &Caller, 
     if !super::policy::remove_override(&mut tx, &caller.into(), team).await? {
         return Err(AppError::NotFound(format!("no policy override for team {team:?}")));
     }
-    commit(tx, caller, executor).await
+    commit(tx, caller, executor, Touched::Team(team.to_string())).await
 }
 
 /// `approve`, `retry` or `reverse` one action; returns what happened, in words.

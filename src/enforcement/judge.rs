@@ -209,16 +209,57 @@ pub async fn apply(
     .await
 }
 
-/// Judges every action that has not run (proposed, awaiting approval, failed) and disarms
-/// those that no longer hold: called, under the decision lock, in the same transaction as an
-/// approval, a policy change, a team change or a config import. Returns how many changed.
-pub async fn disarm_stale(conn: &mut PgConnection, actor: &str, today: NaiveDate) -> Result<usize, sqlx::Error> {
+/// What a change can move: the actions it must judge again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Touched {
+    /// One project's (an approval, its revocation, a request's decision).
+    Project(String),
+    /// The projects of one team (its policy override saved or removed).
+    Team(String),
+    /// Every project (the org default policy, a team change, a config import).
+    All,
+}
+
+/// Judges every action of `touched` that has not run (proposed, awaiting approval, failed)
+/// and disarms those that no longer hold: called, under the decision lock, in the same
+/// transaction as an approval, a policy change, a team change or a config import. An
+/// approval judges its project's actions only, so the lock is held for a handful of rows,
+/// not a year of every team's proposals. Returns how many changed.
+pub async fn disarm_stale(
+    conn: &mut PgConnection,
+    actor: &str,
+    today: NaiveDate,
+    touched: &Touched,
+) -> Result<usize, sqlx::Error> {
     super::claims::lock_decisions(conn).await?;
     let mut changed = 0;
-    for id in not_run(conn, today, true, 10_000).await? {
+    for id in not_run_of(conn, today, touched).await? {
         changed += usize::from(disarm_if_stale(conn, id, actor, today).await?);
     }
     Ok(changed)
+}
+
+/// [`not_run`] with dry-run proposals, of the touched projects only.
+async fn not_run_of(conn: &mut PgConnection, today: NaiveDate, touched: &Touched) -> Result<Vec<i64>, sqlx::Error> {
+    let (project, team) = match touched {
+        Touched::All => return not_run(conn, today, true, 10_000).await,
+        Touched::Project(project) => (Some(project.as_str()), None),
+        Touched::Team(team) => (None, Some(team.as_str())),
+    };
+    sqlx::query_scalar(
+        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
+         where a.status in ('proposed', 'awaiting_approval', 'failed')
+           and (a.mode <> 'dry-run' or v.period_start > $1::date - 366)
+           and ($2::text is null or v.project = $2)
+           and ($3::text is null or v.project in (select p.name from projects p join teams t on t.id = p.team_id
+                                                  where t.name = $3))
+         order by a.id desc limit 10000",
+    )
+    .bind(today)
+    .bind(project)
+    .bind(team)
+    .fetch_all(conn)
+    .await
 }
 
 /// The enforcement pass's share of [`disarm_stale`]: the actions that may still run, each
@@ -286,7 +327,7 @@ pub async fn disarm_after_change(pool: &PgPool, actor: &str) {
     let today = chrono::Utc::now().date_naive();
     let disarmed = async {
         let mut tx = pool.begin().await?;
-        disarm_stale(&mut tx, actor, today).await?;
+        disarm_stale(&mut tx, actor, today, &Touched::All).await?;
         tx.commit().await
     };
     if let Err(err) = disarmed.await {
@@ -300,8 +341,9 @@ pub async fn commit_and_disarm(
     mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
     actor: &str,
     wake: &tokio::sync::Notify,
+    touched: &Touched,
 ) -> Result<(), sqlx::Error> {
-    disarm_stale(&mut tx, actor, chrono::Utc::now().date_naive()).await?;
+    disarm_stale(&mut tx, actor, chrono::Utc::now().date_naive(), touched).await?;
     tx.commit().await?;
     wake.notify_one();
     Ok(())

@@ -27,6 +27,10 @@ pub struct StopConfig {
     /// would replace it if stopped: such instances are left running.
     #[serde(default)]
     pub managed_by_tags: Vec<String>,
+    /// Instances whose instance-store (NVMe) data a stop erases are stopped too; otherwise
+    /// they are left running, with why.
+    #[serde(default)]
+    pub allow_instance_store: bool,
     /// The role AWS Budgets assumes to act.
     pub execution_role_arn: String,
     pub iam_policy_arn: String,
@@ -98,6 +102,10 @@ pub struct PolicyInput {
     /// Extra controller tag keys, one per line or comma-separated.
     #[serde(default)]
     pub stop_managed_by_tags: String,
+    /// `allow` to stop instances whose instance-store data a stop erases; `skip` or empty
+    /// to leave them running.
+    #[serde(default)]
+    pub stop_instance_store: String,
 }
 
 #[cfg(feature = "ssr")]
@@ -195,6 +203,17 @@ mod store {
                 format!("{bad:?} is not an EC2 tag key (1 to 128 characters, no control characters)"),
             ));
         }
+        let allow_instance_store = match input.stop_instance_store.trim() {
+            "" | "skip" => false,
+            "allow" => true,
+            other => {
+                errors.push(FieldError::new(
+                    "stop_instance_store",
+                    format!("{other:?} is neither skip nor allow"),
+                ));
+                false
+            }
+        };
         let account = match input.stop_account.trim() {
             "" => None,
             id => match crate::period::AccountId::parse(id) {
@@ -234,6 +253,7 @@ mod store {
             regions,
             account,
             managed_by_tags,
+            allow_instance_store,
         }
     }
 
@@ -281,11 +301,13 @@ mod store {
                 regions: Vec::new(),
                 account: None,
                 managed_by_tags: Vec::new(),
+                allow_instance_store: false,
             };
             if !input.stop_resources.is_empty()
                 || !input.stop_regions.trim().is_empty()
                 || !input.stop_account.trim().is_empty()
                 || !input.stop_managed_by_tags.trim().is_empty()
+                || !input.stop_instance_store.trim().is_empty()
             {
                 errors.push(FieldError::new(
                     "stop_type",
@@ -369,12 +391,13 @@ mod store {
         stop_regions: Vec<String>,
         stop_account: Option<String>,
         stop_managed_by_tags: Vec<String>,
+        stop_allow_instance_store: bool,
     }
 
     const SELECT: &str =
         "select p.key, t.name as team, p.spend_limit, p.period, p.metric, p.actions, p.mode, p.stop_type, p.execution_role_arn,
                 p.iam_policy_arn, p.iam_roles, p.instance_ids, p.instance_region, p.stop_resources, p.stop_regions,
-                p.stop_account, p.stop_managed_by_tags
+                p.stop_account, p.stop_managed_by_tags, p.stop_allow_instance_store
          from enforcement_policies p left join teams t on t.id = p.team_id";
 
     fn from_row(row: PolicyRow) -> Policy {
@@ -398,6 +421,7 @@ mod store {
                 regions: row.stop_regions,
                 account: row.stop_account,
                 managed_by_tags: row.stop_managed_by_tags,
+                allow_instance_store: row.stop_allow_instance_store,
             }),
         }
     }
@@ -445,13 +469,13 @@ mod store {
         sqlx::query(
             "insert into enforcement_policies (team_id, spend_limit, period, actions, mode, stop_type, execution_role_arn,
                     iam_policy_arn, iam_roles, instance_ids, instance_region, key, metric, stop_resources, stop_regions,
-                    stop_account, stop_managed_by_tags)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14, $15, $16, $17, $18)
+                    stop_account, stop_managed_by_tags, stop_allow_instance_store)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, $13), $14, $15, $16, $17, $18, $19)
              on conflict (coalesce(team_id, 0)) do update set spend_limit = $2, period = $3, actions = $4, mode = $5,
                 stop_type = $6, execution_role_arn = $7, iam_policy_arn = $8, iam_roles = $9, instance_ids = $10,
                 instance_region = $11, key = coalesce($12, enforcement_policies.key), metric = $14,
                 stop_resources = $15, stop_regions = $16, stop_account = $17, stop_managed_by_tags = $18,
-                updated_at = now()",
+                stop_allow_instance_store = $19, updated_at = now()",
         )
         .bind(team_id)
         .bind(policy.limit)
@@ -471,6 +495,7 @@ mod store {
         .bind(stop.map(|s| s.regions.clone()).unwrap_or_default())
         .bind(stop.and_then(|s| s.account.clone()))
         .bind(stop.map(|s| s.managed_by_tags.clone()).unwrap_or_default())
+        .bind(stop.is_some_and(|s| s.allow_instance_store))
         .execute(&mut *conn)
         .await
         .map_err(|e| match e.as_database_error().and_then(|d| d.constraint()) {

@@ -338,7 +338,8 @@ pub async fn decide(
         }
     }
     let decided = one(&mut tx, id).await?.ok_or(AppError::Internal)?;
-    super::judge::commit_and_disarm(tx, &caller.email, &executor.wake).await?;
+    let touched = super::judge::Touched::Project(project);
+    super::judge::commit_and_disarm(tx, &caller.email, &executor.wake, &touched).await?;
     Ok(decided)
 }
 

@@ -182,7 +182,13 @@ fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePo
                         s.resources.join(", ").replace('_', " "),
                         if s.regions.is_empty() { "BURNRATE_AWS_REGIONS".to_string() } else { s.regions.join(", ") },
                         s.account.as_ref().map(|a| format!(", account {a}")).unwrap_or_default()
-                    ) + &if s.iam_roles.is_empty() { String::new() } else {
+                    ) + if s.allow_instance_store {
+                        "; instance-store data may be erased"
+                    } else {
+                        "; instances with instance store left running"
+                    } + &if s.managed_by_tags.is_empty() { String::new() } else {
+                        format!("; also left running: instances tagged {}", s.managed_by_tags.join(", "))
+                    } + &if s.iam_roles.is_empty() { String::new() } else {
                         format!("; relaunch denied: {} on {}", s.iam_policy_arn, s.iam_roles.join(", "))
                     },
                     "APPLY_IAM_POLICY" => format!("deny policy {} on {}", s.iam_policy_arn, s.iam_roles.join(", ")),

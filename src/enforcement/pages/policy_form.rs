@@ -76,6 +76,13 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                         {field_error("stop_account")}
                         <label>"More tag keys of controllers that replace stopped instances (one per line; Auto Scaling, EC2 and Spot Fleet, EMR, Karpenter, AWS Batch and EKS node groups are known)" <textarea name="stop_managed_by_tags" rows="2" placeholder="example.com/scheduler"></textarea></label>
                         {field_error("stop_managed_by_tags")}
+                        <label>"Instances with instance-store (NVMe) volumes, which a stop erases (g4dn, g5, g6, p4d, p5 and more)"
+                            <select name="stop_instance_store">
+                                <option value="skip" selected>"leave them running, saying why"</option>
+                                <option value="allow">"stop them too: their instance-store data is lost"</option>
+                            </select>
+                        </label>
+                        {field_error("stop_instance_store")}
                     </fieldset>
                     <fieldset>
                         <legend>"A deny policy for GPU launches (APPLY_IAM_POLICY; optional beside the project's own resources: prevents relaunch, detached on reversal)"</legend>

@@ -31,6 +31,8 @@ pub struct Tags<'a> {
     /// Tag keys, beyond [`MANAGED_BY`], that mark an instance as run by a controller (the
     /// policy's `stop: managed_by_tags:`).
     pub managed_by: &'a [String],
+    /// The policy allows stopping an instance whose instance-store data a stop erases.
+    pub allow_instance_store: bool,
 }
 
 /// Tag keys that mark an EC2 instance as run by a controller that replaces a stopped or
@@ -80,8 +82,8 @@ pub fn managed_by(tag: impl Fn(&str) -> Option<String>, extra: &[String]) -> Opt
     named.chain(extra).find_map(|(key, what)| {
         tag(&key).map(|value| {
             format!(
-                "run by {what} ({key}={value:?}), which would replace it if stopped, so the spend goes on: left \
-                 running (scale the controller down instead)"
+                "run by {what} {value:?} (tag {key}), which would replace it if stopped, so the spend goes on: left \
+                 running (scale it down instead)"
             )
         })
     })
@@ -96,7 +98,9 @@ fn time(t: Option<&aws_sdk_ec2::primitives::DateTime>) -> Option<chrono::DateTim
 pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>, kinds: &[Kind]) -> Result<Vec<Found>, CallError> {
     let mut found = Vec::new();
     if kinds.contains(&Kind::Ec2) {
-        found.extend(instances(&readers.ec2, region, tags).await?);
+        let mut ec2 = instances(&readers.ec2, region, tags).await?;
+        super::instance_store::judge(&readers.ec2, &mut ec2, tags.allow_instance_store).await?;
+        found.extend(ec2);
     }
     let sagemaker: Vec<Kind> = kinds.iter().copied().filter(|k| k.sagemaker()).collect();
     if !sagemaker.is_empty() {
@@ -159,6 +163,7 @@ async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> R
                 launched_at: time(instance.launch_time()),
                 user: tag(tags.user_key).filter(|u| !u.is_empty()),
                 skip,
+                warning: None,
                 restore_from: None,
             });
         }
@@ -228,6 +233,7 @@ async fn sagemaker_resources(
         launched_at: launched,
         user: None,
         skip: None,
+        warning: None,
         restore_from: None,
     };
     if kinds.contains(&Kind::Notebook) {
@@ -424,6 +430,7 @@ async fn endpoints(
                 launched_at: time(endpoint.creation_time()),
                 user,
                 skip: None,
+                warning: None,
                 restore_from: Some(config_name),
             });
         }

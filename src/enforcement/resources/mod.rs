@@ -12,6 +12,7 @@
 
 pub mod act;
 pub mod discover;
+pub mod instance_store;
 pub mod restarting;
 pub mod run;
 pub mod stopping;
@@ -194,6 +195,9 @@ pub struct Found {
     /// Why it must be left running, when it must (an instance-store root, an Auto Scaling
     /// group member).
     pub skip: Option<String>,
+    /// What a stop of it will cost beyond the stop, when it is not skipped (instance-store
+    /// data erased), shown with the proposal.
+    pub warning: Option<String>,
     /// What reversal restores it from: an endpoint's config (created again from it), or the
     /// deny policy attached to a role (detached).
     pub restore_from: Option<String>,

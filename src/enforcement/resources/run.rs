@@ -32,6 +32,8 @@ pub struct Plan {
     pub deny: Option<(String, Vec<String>)>,
     /// Controller tag keys the policy adds to [`discover::MANAGED_BY`].
     pub managed_by: Vec<String>,
+    /// The policy allows stopping instances whose instance-store data a stop erases.
+    pub allow_instance_store: bool,
 }
 
 /// The plan of the policy that governs `row`'s team now, when its stop lists resources;
@@ -55,6 +57,7 @@ pub async fn plan(pool: &PgPool, exec: &Executor, row: &ActionRow) -> Result<Opt
         account: stop.account.unwrap_or_default(),
         deny,
         managed_by: stop.managed_by_tags,
+        allow_instance_store: stop.allow_instance_store,
     }))
 }
 
@@ -67,6 +70,7 @@ async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<V
         user_key: &exec.user_tag_key,
         project: &row.project,
         managed_by: &plan.managed_by,
+        allow_instance_store: plan.allow_instance_store,
     };
     let mut found = Vec::new();
     for region in &plan.regions {
@@ -88,6 +92,7 @@ async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<V
             launched_at: None,
             user: None,
             skip: None,
+            warning: None,
             restore_from: Some(policy.clone()),
         }));
     }

@@ -76,7 +76,7 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
         .bind(f.launched_at)
         .bind(&f.user)
         .bind(status)
-        .bind(&f.skip)
+        .bind(f.skip.as_ref().or(f.warning.as_ref()))
         .bind(&f.restore_from)
         .bind(&f.account)
         .execute(&mut *conn)

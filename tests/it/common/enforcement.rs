@@ -70,11 +70,13 @@ pub async fn executor(fake: &BudgetActionsFake, smtp_url: Option<String>) -> Exe
 }
 
 /// A stop on the project's own GPUs: EC2 instances and notebooks in us-east-1 and us-west-2,
-/// in `mode`, for team `strict` (limit 100).
+/// in `mode`, for team `strict` (limit 100). The GPU types the tests launch (g5, p4d) carry
+/// instance store, so the policy allows erasing it (`instance_store: allow`).
 pub fn resource_policy(mode: &str) -> String {
     format!(
-        "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions)
-         select id, 100, '{{flag,stop}}', '{mode}', '{{ec2,notebooks}}', '{{us-east-1,us-west-2}}' from teams"
+        "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions,
+                                           stop_allow_instance_store)
+         select id, 100, '{{flag,stop}}', '{mode}', '{{ec2,notebooks}}', '{{us-east-1,us-west-2}}', true from teams"
     )
 }
 

@@ -481,3 +481,39 @@ async fn a_lead_holds_a_stop_for_72_hours_in_all_and_only_an_admin_longer(pool: 
     let by_admin = app.post_form_as("/api/snooze_stop", &form("1"), &admin).await;
     assert_eq!(by_admin.status, 200, "{}", by_admin.body);
 }
+
+#[sqlx::test]
+async fn an_approval_judges_only_its_own_projects_actions_and_a_policy_only_its_teams(pool: PgPool) {
+    seed(&pool, MANUAL_SSM).await;
+    let fake = BudgetActionsFake::start().await;
+    let exec = executor(&fake, None).await;
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    assert_eq!(status(&pool, stop).await, "awaiting_approval");
+    // The strict team's limit moves above gpu-burner's spend behind enforcement's back: only
+    // a judgement of gpu-burner's actions would notice.
+    sqlx::query("update enforcement_policies set spend_limit = 100000 where team_id is not null")
+        .execute(&pool)
+        .await
+        .expect("raised quietly");
+    let app = common::spawn_app(pool.clone()).await;
+    let admin = app.session_for("cfo@example.com", Role::Admin).await;
+
+    // Approving another project (orphan, under the org default) leaves gpu-burner's alone.
+    let approve_orphan = "project=orphan&reason=backfill&cap=5000.00&expires=2027-01-31";
+    let saved = app.post_form_as("/api/save_approval", approve_orphan, &admin).await;
+    assert_eq!(saved.status, 200, "{}", saved.body);
+    assert_eq!(
+        status(&pool, stop).await,
+        "awaiting_approval",
+        "not judged by orphan's approval"
+    );
+
+    // Saving the strict team's policy judges the strict team's projects: the stop is cancelled.
+    let policy = "team=strict&limit=100000&period=monthly&mode=manual&notify=on&flag=on&stop=on\
+                  &stop_type=RUN_SSM_DOCUMENTS&execution_role_arn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fbudgets\
+                  &instance_ids=i-0abc12345def67890&instance_region=us-east-1";
+    let saved = app.post_form_as("/api/save_policy", policy, &admin).await;
+    assert_eq!(saved.status, 200, "{}", saved.body);
+    assert_eq!(status(&pool, stop).await, "cancelled");
+}

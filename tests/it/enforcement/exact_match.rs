@@ -78,7 +78,8 @@ async fn a_project_named_with_wildcards_stops_only_its_own_instances(pool: PgPoo
     let stop = action_id(&pool, "gpu-*", "stop").await;
     passes_until(&pool, &exec, stop, "executed").await;
 
-    assert_eq!(rows(&pool, stop).await, vec![(wild.clone(), "stopped".into(), None)]);
+    let stopped: Vec<(String, String)> = rows(&pool, stop).await.into_iter().map(|r| (r.0, r.1)).collect();
+    assert_eq!(stopped, vec![(wild.clone(), "stopped".into())]);
     assert_eq!(instance_state(&east, &wild).await, "stopped");
     for id in [&burner, &one, &question] {
         assert_eq!(instance_state(&east, id).await, "running", "{id}");
@@ -108,13 +109,13 @@ async fn instances_a_controller_would_replace_are_left_running_with_why(pool: Pg
 
     let found = rows(&pool, stop).await;
     let status_of = |id: &str| found.iter().find(|r| r.0 == id).map(|r| (r.1.clone(), r.2.clone()));
-    assert_eq!(status_of(&own), Some(("stopped".into(), None)));
+    assert_eq!(status_of(&own).map(|s| s.0), Some("stopped".into()));
     for (id, controller) in [
-        (&karpenter, "Karpenter node pool (karpenter.sh/nodepool=\"gpu\")"),
-        (&fleet, "EC2 Fleet (aws:ec2:fleet-id=\"fleet-0abc\")"),
+        (&karpenter, "Karpenter node pool \"gpu\" (tag karpenter.sh/nodepool)"),
+        (&fleet, "EC2 Fleet \"fleet-0abc\" (tag aws:ec2:fleet-id)"),
         (
             &scheduled,
-            "a controller the policy names (example.com/scheduler=\"slurm\")",
+            "a controller the policy names \"slurm\" (tag example.com/scheduler)",
         ),
     ] {
         let (row_status, note) = status_of(id).expect("listed");
@@ -248,4 +249,71 @@ async fn an_approval_whose_last_judgement_times_out_stands_and_runs_on_a_later_p
             .await
             .expect("trail");
     assert_eq!(approvals, 1, "the approval is recorded once");
+}
+
+#[sqlx::test]
+async fn instance_store_data_is_never_erased_unless_the_policy_allows_it(pool: PgPool) {
+    let moto = moto::start().await;
+    let sdk = aws_config_at(&moto.endpoint, "AKIDTEST").await;
+    let east = ec2(&sdk, EAST);
+    // g5.xlarge carries 250 GB of NVMe instance store; g5g.xlarge has none (EBS only), as
+    // EC2's DescribeInstanceTypes says and moto's catalogue copies.
+    let nvme = gpu(&east, &[("project", "gpu-burner")]).await;
+    let ebs_only = {
+        let out = east
+            .run_instances()
+            .image_id("ami-12c6146b")
+            .instance_type(InstanceType::from("g5g.xlarge"))
+            .min_count(1)
+            .max_count(1)
+            .tag_specifications(
+                TagSpecification::builder()
+                    .resource_type(ResourceType::Instance)
+                    .tags(Tag::builder().key("project").value("gpu-burner").build())
+                    .build(),
+            )
+            .send()
+            .await
+            .expect("launched");
+        out.instances()[0].instance_id().expect("id").to_string()
+    };
+    seed(&pool, &resource_policy("automatic")).await;
+    sqlx::query("update enforcement_policies set stop_allow_instance_store = false")
+        .execute(&pool)
+        .await
+        .expect("the default: never erase");
+    let exec = resource_executor(&sdk);
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    passes_until(&pool, &exec, stop, "executed").await;
+    let found = rows(&pool, stop).await;
+    let of = |id: &str| found.iter().find(|r| r.0 == id).cloned().expect("listed");
+    let (_, skipped, why) = of(&nvme);
+    assert_eq!(skipped, "skipped");
+    let why = why.expect("why");
+    assert!(
+        why.contains("250 GB of instance-store") && why.contains("instance_store: allow"),
+        "{why}"
+    );
+    assert_eq!(instance_state(&east, &nvme).await, "running");
+    assert_eq!(of(&ebs_only).1, "stopped");
+}
+
+#[sqlx::test]
+async fn a_proposal_allowed_to_erase_instance_store_says_what_it_will_erase(pool: PgPool) {
+    let moto = moto::start().await;
+    let sdk = aws_config_at(&moto.endpoint, "AKIDTEST").await;
+    let nvme = gpu(&ec2(&sdk, EAST), &[("project", "gpu-burner")]).await;
+    seed(&pool, &resource_policy("dry-run")).await;
+    let exec = resource_executor(&sdk);
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    burnrate::enforcement::reconcile::pass(&pool, &exec, today())
+        .await
+        .expect("pass");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    let found = rows(&pool, stop).await;
+    let (_, listed, warning) = found.iter().find(|r| r.0 == nvme).cloned().expect("listed");
+    assert_eq!(listed, "listed");
+    let warning = warning.expect("a warning");
+    assert!(warning.contains("erases its 250 GB"), "{warning}");
 }

@@ -26,11 +26,13 @@ use burnrate::enforcement::executor::Executor;
 use burnrate::enforcement::reconcile;
 
 /// A stop of `kinds` in us-east-1 for team `strict` (limit 100), automatic, with more
-/// `(columns, values)`, each starting with a comma.
+/// `(columns, values)`, each starting with a comma. The g5 instances it stops carry instance
+/// store, so it allows erasing it.
 fn policy(kinds: &str, (columns, values): (&str, &str)) -> String {
     format!(
-        "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions{columns})
-         select id, 100, '{{flag,stop}}', 'automatic', '{{{kinds}}}', '{{us-east-1}}'{values} from teams"
+        "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions,
+                                           stop_allow_instance_store{columns})
+         select id, 100, '{{flag,stop}}', 'automatic', '{{{kinds}}}', '{{us-east-1}}', true{values} from teams"
     )
 }
 

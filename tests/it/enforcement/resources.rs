@@ -467,8 +467,9 @@ async fn a_stop_naming_another_account_acts_there_through_the_assumed_role(pool:
     seed(
         &pool,
         &format!(
-            "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions, stop_account)
-             select id, 100, '{{stop}}', 'automatic', '{{ec2}}', '{{us-east-1}}', '{AWAY}' from teams"
+            "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions, stop_account,
+                                               stop_allow_instance_store)
+             select id, 100, '{{stop}}', 'automatic', '{{ec2}}', '{{us-east-1}}', '{AWAY}', true from teams"
         ),
     )
     .await;

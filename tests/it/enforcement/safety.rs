@@ -28,7 +28,7 @@ async fn approve_project(pool: &PgPool, project: &str, on: chrono::NaiveDate) {
     };
     let actor = Actor::system("test");
     approvals::set(&mut tx, &actor, &approval).await.expect("approve");
-    judge::disarm_stale(&mut tx, "cfo@example.com", on)
+    judge::disarm_stale(&mut tx, "cfo@example.com", on, &judge::Touched::Project(project.into()))
         .await
         .expect("disarm");
     tx.commit().await.expect("commit");
@@ -45,9 +45,14 @@ async fn switch_mode(pool: &PgPool, mode: &str) {
     policy::save(&mut tx, &Actor::system("test"), &current)
         .await
         .expect("save");
-    judge::disarm_stale(&mut tx, "admin@example.com", today())
-        .await
-        .expect("disarm");
+    judge::disarm_stale(
+        &mut tx,
+        "admin@example.com",
+        today(),
+        &judge::Touched::Team("strict".into()),
+    )
+    .await
+    .expect("disarm");
     tx.commit().await.expect("commit");
 }
 

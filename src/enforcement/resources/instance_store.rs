@@ -1,0 +1,111 @@
+//! Instance-store volumes: most GPU instance types (g4dn, g5, g6, p4d, p5 and more) carry
+//! NVMe instance-store disks, and stopping the instance erases them
+//! (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/InstanceStorage.html>: "the data in
+//! an instance store persists only during the lifetime of its associated instance … if the
+//! instance is stopped … the data is lost"). Reversal cannot bring that data back, so a stop
+//! leaves such an instance running, saying why, unless the policy allows it
+//! (`stop: {instance_store: allow}`); then the proposal says what will be erased.
+//!
+//! The sizes come from EC2 itself (`DescribeInstanceTypes`, `InstanceStorageSupported` and
+//! `InstanceStorageInfo.TotalSizeInGB`,
+//! <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstanceTypes.html>),
+//! once per region for the types found, at most 100 types a call.
+
+use std::collections::HashMap;
+
+use aws_sdk_ec2::types::InstanceType;
+
+use super::{CallError, Found, Kind};
+
+/// Instance-store gigabytes per instance type (0 for a type without any), as EC2 reports.
+/// EC2 refuses the whole call when one type is invalid (`InvalidInstanceType`); then each
+/// type is asked alone, and one it refuses is left out (its instances are not stopped).
+async fn sizes(ec2: &aws_sdk_ec2::Client, types: &[String]) -> Result<HashMap<String, i64>, CallError> {
+    let mut out = HashMap::new();
+    for chunk in types.chunks(100) {
+        match described(ec2, chunk).await {
+            Ok(sizes) => out.extend(sizes),
+            Err(err) if err.transient || chunk.len() == 1 => return Err(err),
+            Err(_) => {
+                for one in chunk {
+                    match described(ec2, std::slice::from_ref(one)).await {
+                        Ok(sizes) => out.extend(sizes),
+                        Err(err) if err.transient => return Err(err),
+                        Err(err) => {
+                            tracing::info!(instance_type = %one, error = %err.message, "EC2 does not describe it")
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn described(ec2: &aws_sdk_ec2::Client, types: &[String]) -> Result<HashMap<String, i64>, CallError> {
+    let mut out = HashMap::new();
+    let asked: Vec<InstanceType> = types.iter().map(|t| InstanceType::from(t.as_str())).collect();
+    let mut pages = ec2
+        .describe_instance_types()
+        .set_instance_types(Some(asked))
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| CallError::from_sdk("EC2", "DescribeInstanceTypes", &e))?;
+        for info in page.instance_types() {
+            let Some(name) = info.instance_type() else { continue };
+            let gb = match info.instance_storage_supported() {
+                // A type that has instance store but does not say how much: still some.
+                Some(true) => info
+                    .instance_storage_info()
+                    .and_then(|s| s.total_size_in_gb())
+                    .unwrap_or(1),
+                _ => 0,
+            };
+            out.insert(name.as_str().to_string(), gb);
+        }
+    }
+    Ok(out)
+}
+
+/// Marks the EC2 instances of `found` whose type carries instance store: skipped with why,
+/// or (when `allowed`) listed with a warning. A type EC2 does not describe is skipped too:
+/// what cannot be checked is not destroyed.
+pub async fn judge(ec2: &aws_sdk_ec2::Client, found: &mut [Found], allowed: bool) -> Result<(), CallError> {
+    let mut types: Vec<String> = found
+        .iter()
+        .filter(|f| f.kind == Kind::Ec2 && f.skip.is_none())
+        .map(|f| f.instance_type.clone())
+        .collect();
+    types.sort();
+    types.dedup();
+    if types.is_empty() {
+        return Ok(());
+    }
+    let sizes = sizes(ec2, &types).await?;
+    for f in found.iter_mut().filter(|f| f.kind == Kind::Ec2 && f.skip.is_none()) {
+        match sizes.get(&f.instance_type) {
+            Some(0) => {}
+            Some(gb) if allowed => {
+                f.warning = Some(format!(
+                    "a stop erases its {gb} GB of instance-store (NVMe) data, which reversal cannot bring back; \
+                     the policy allows it"
+                ));
+            }
+            Some(gb) => {
+                f.skip = Some(format!(
+                    "its type carries {gb} GB of instance-store (NVMe) volumes, whose data a stop erases: left \
+                     running (a policy may allow it: stop: instance_store: allow)"
+                ));
+            }
+            None => {
+                f.skip = Some(format!(
+                    "EC2 did not describe instance type {:?}, so whether a stop would erase instance-store data is \
+                     unknown: left running",
+                    f.instance_type
+                ));
+            }
+        }
+    }
+    Ok(())
+}
