@@ -16,3 +16,7 @@ alter table enforcement_actions add column approved_by text;
 -- Most GPU instance types carry NVMe instance store, which a stop erases (#51): such
 -- instances are left running unless the policy allows it (`stop: instance_store: allow`).
 alter table enforcement_policies add column stop_allow_instance_store boolean not null default false;
+
+-- Every tag a resource had when it was listed (#51): a re-created endpoint carries them all
+-- again (its `user` and cost-allocation tags, not only the project's).
+alter table enforcement_resources add column tags jsonb not null default '[]';

@@ -246,7 +246,7 @@ pub async fn start(
     kind: Kind,
     id: &str,
     restore_from: Option<&str>,
-    (tag_key, project): (&str, &str),
+    tags: &[(String, String)],
 ) -> Result<Seen, CallError> {
     match kind {
         Kind::Role => writers
@@ -289,12 +289,11 @@ pub async fn start(
             .create_endpoint()
             .endpoint_name(id)
             .endpoint_config_name(restore_from.unwrap_or_default())
-            .tags(
-                aws_sdk_sagemaker::types::Tag::builder()
-                    .key(tag_key)
-                    .value(project)
-                    .build(),
-            )
+            .set_tags(Some(
+                tags.iter()
+                    .map(|(key, value)| aws_sdk_sagemaker::types::Tag::builder().key(key).value(value).build())
+                    .collect(),
+            ))
             .send()
             .await
             .map(|_| Seen::Starting)

@@ -1,7 +1,7 @@
 //! Finds what a project runs in one region: its EC2 instances (pending or running) through
 //! `DescribeInstances` with a `tag:<key>` filter, and its SageMaker notebooks (InService),
-//! training and processing jobs (InProgress) and real-time endpoints (InService) through
-//! their List calls and `ListTags`, since SageMaker's lists cannot filter by tag.
+//! training and processing jobs (InProgress) through their List calls and `ListTags`, since
+//! SageMaker's lists cannot filter by tag; real-time endpoints in `endpoints`.
 //!
 //! Only reads: the SDK's standard retries (backoff on throttling and 5xx) are safe here.
 //! Sources, for the states and fields read:
@@ -89,7 +89,7 @@ pub fn managed_by(tag: impl Fn(&str) -> Option<String>, extra: &[String]) -> Opt
     })
 }
 
-fn time(t: Option<&aws_sdk_ec2::primitives::DateTime>) -> Option<chrono::DateTime<chrono::Utc>> {
+pub(super) fn time(t: Option<&aws_sdk_ec2::primitives::DateTime>) -> Option<chrono::DateTime<chrono::Utc>> {
     t.and_then(|t| chrono::DateTime::from_timestamp(t.secs(), t.subsec_nanos()))
 }
 
@@ -102,9 +102,16 @@ pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>, kinds: &[K
         super::instance_store::judge(&readers.ec2, &mut ec2, tags.allow_instance_store).await?;
         found.extend(ec2);
     }
-    let sagemaker: Vec<Kind> = kinds.iter().copied().filter(|k| k.sagemaker()).collect();
+    let sagemaker: Vec<Kind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| k.sagemaker() && *k != Kind::Endpoint)
+        .collect();
     if !sagemaker.is_empty() {
         found.extend(sagemaker_resources(&readers.sagemaker, region, tags, &sagemaker).await?);
+    }
+    if kinds.contains(&Kind::Endpoint) {
+        found.extend(super::endpoints::running(readers, region, tags).await?);
     }
     Ok(found)
 }
@@ -164,6 +171,7 @@ async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> R
                 user: tag(tags.user_key).filter(|u| !u.is_empty()),
                 skip,
                 warning: None,
+                tags: Vec::new(),
                 restore_from: None,
             });
         }
@@ -174,7 +182,7 @@ async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> R
 /// One resource's read: a passing fault fails the whole discovery (asked again on the next
 /// pass); AWS's refusal for this one resource (it ended or was deleted between the list and
 /// this call, or may not be read) skips it, so one vanished job does not stop the stop.
-fn one<T>(result: Result<T, CallError>) -> Result<Option<T>, CallError> {
+pub(super) fn one<T>(result: Result<T, CallError>) -> Result<Option<T>, CallError> {
     match result {
         Ok(value) => Ok(Some(value)),
         Err(err) if err.transient => Err(err),
@@ -186,7 +194,7 @@ fn one<T>(result: Result<T, CallError>) -> Result<Option<T>, CallError> {
 }
 
 /// Maps a SageMaker call's error, named.
-fn sagemaker_error<E>(
+pub(super) fn sagemaker_error<E>(
     call: &'static str,
 ) -> impl Fn(aws_sdk_sagemaker::error::SdkError<E, aws_sdk_sagemaker::config::http::HttpResponse>) -> CallError
 where
@@ -195,25 +203,34 @@ where
     move |e| CallError::from_sdk("SageMaker", call, &e)
 }
 
-/// The project's and user's tag values on a SageMaker resource.
-async fn tagged(
+/// A SageMaker resource of the project: its user, and every tag it carries.
+pub(super) struct Tagged {
+    pub user: Option<String>,
+    pub all: Vec<(String, String)>,
+}
+
+/// The resource's tags when its project tag equals the project exactly; `None` otherwise.
+pub(super) async fn tagged(
     sagemaker: &aws_sdk_sagemaker::Client,
     arn: &str,
     tags: Tags<'_>,
-) -> Result<Option<Option<String>>, CallError> {
+) -> Result<Option<Tagged>, CallError> {
     let mut pages = sagemaker.list_tags().resource_arn(arn).into_paginator().send();
-    let (mut project, mut user) = (None, None);
+    let mut all = Vec::new();
     while let Some(page) = pages.next().await {
         let page = page.map_err(|e| CallError::from_sdk("SageMaker", "ListTags", &e))?;
-        for tag in page.tags() {
-            if tag.key() == Some(tags.project_key) {
-                project = tag.value().map(str::to_string);
-            } else if tag.key() == Some(tags.user_key) {
-                user = tag.value().map(str::to_string).filter(|u| !u.is_empty());
-            }
-        }
+        all.extend(
+            page.tags()
+                .iter()
+                .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string()))),
+        );
     }
-    Ok((project.as_deref() == Some(tags.project)).then_some(user))
+    let value = |key: &str| all.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    if value(tags.project_key) != Some(tags.project) {
+        return Ok(None);
+    }
+    let user = value(tags.user_key).filter(|u| !u.is_empty()).map(str::to_string);
+    Ok(Some(Tagged { user, all }))
 }
 
 async fn sagemaker_resources(
@@ -234,6 +251,7 @@ async fn sagemaker_resources(
         user: None,
         skip: None,
         warning: None,
+        tags: Vec::new(),
         restore_from: None,
     };
     if kinds.contains(&Kind::Notebook) {
@@ -250,7 +268,7 @@ async fn sagemaker_resources(
                 else {
                     continue;
                 };
-                let Some(Some(user)) = one(tagged(sagemaker, arn, tags).await)? else {
+                let Some(Some(Tagged { user, .. })) = one(tagged(sagemaker, arn, tags).await)? else {
                     continue;
                 };
                 let instance_type = notebook
@@ -277,7 +295,7 @@ async fn sagemaker_resources(
                 let (Some(name), Some(arn)) = (job.training_job_name(), job.training_job_arn()) else {
                     continue;
                 };
-                let Some(Some(user)) = one(tagged(sagemaker, arn, tags).await)? else {
+                let Some(Some(Tagged { user, .. })) = one(tagged(sagemaker, arn, tags).await)? else {
                     continue;
                 };
                 let Some(described) = one(sagemaker
@@ -315,7 +333,7 @@ async fn sagemaker_resources(
                 let (Some(name), Some(arn)) = (job.processing_job_name(), job.processing_job_arn()) else {
                     continue;
                 };
-                let Some(Some(user)) = one(tagged(sagemaker, arn, tags).await)? else {
+                let Some(Some(Tagged { user, .. })) = one(tagged(sagemaker, arn, tags).await)? else {
                     continue;
                 };
                 let Some(described) = one(sagemaker
@@ -344,95 +362,6 @@ async fn sagemaker_resources(
                     )
                 });
             }
-        }
-    }
-    if kinds.contains(&Kind::Endpoint) {
-        out.extend(endpoints(sagemaker, region, tags).await?);
-    }
-    Ok(out)
-}
-
-/// InService real-time endpoints, each with its config (recorded before a deletion) and its
-/// variants' instances. A serverless variant has no instance of its own and adds none.
-async fn endpoints(
-    sagemaker: &aws_sdk_sagemaker::Client,
-    region: &str,
-    tags: Tags<'_>,
-) -> Result<Vec<Found>, CallError> {
-    use aws_sdk_sagemaker::types::EndpointStatus;
-    let mut out = Vec::new();
-    let mut pages = sagemaker
-        .list_endpoints()
-        .status_equals(EndpointStatus::InService)
-        .into_paginator()
-        .send();
-    while let Some(page) = pages.next().await {
-        let page = page.map_err(sagemaker_error("ListEndpoints"))?;
-        for endpoint in page.endpoints() {
-            let (Some(name), Some(arn)) = (endpoint.endpoint_name(), endpoint.endpoint_arn()) else {
-                continue;
-            };
-            let Some(Some(user)) = one(tagged(sagemaker, arn, tags).await)? else {
-                continue;
-            };
-            let Some(described) = one(sagemaker
-                .describe_endpoint()
-                .endpoint_name(name)
-                .send()
-                .await
-                .map_err(sagemaker_error("DescribeEndpoint")))?
-            else {
-                continue;
-            };
-            let config_name = described.endpoint_config_name().unwrap_or_default().to_string();
-            let Some(config) = one(sagemaker
-                .describe_endpoint_config()
-                .endpoint_config_name(&config_name)
-                .send()
-                .await
-                .map_err(sagemaker_error("DescribeEndpointConfig")))?
-            else {
-                continue;
-            };
-            let variants: Vec<(String, i32)> = config
-                .production_variants()
-                .iter()
-                .filter_map(|v| {
-                    Some((
-                        v.instance_type()?.as_str().to_string(),
-                        v.initial_instance_count().unwrap_or(1),
-                    ))
-                })
-                .collect();
-            // The type shown is an accelerated variant's, when any variant is one.
-            let accelerated = |t: &str| crate::catalogue::looks_like_accelerator(t.strip_prefix("ml.").unwrap_or(t));
-            let Some((instance_type, _)) = variants
-                .iter()
-                .find(|(t, _)| accelerated(t))
-                .or(variants.first())
-                .cloned()
-            else {
-                continue;
-            };
-            // Instances of that type only: a CPU variant beside it adds no GPU.
-            let instances = variants
-                .iter()
-                .filter(|(t, _)| *t == instance_type)
-                .map(|(_, n)| n)
-                .sum();
-            out.push(Found {
-                account: String::new(),
-                region: region.to_string(),
-                kind: Kind::Endpoint,
-                id: name.to_string(),
-                instance_type,
-                instances,
-                launched_at: time(endpoint.creation_time()),
-                user,
-                skip: None,
-                warning: None,
-                restore_from: Some(config_name),
-            });
         }
     }
     Ok(out)

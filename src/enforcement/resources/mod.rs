@@ -12,6 +12,7 @@
 
 pub mod act;
 pub mod discover;
+pub mod endpoints;
 pub mod instance_store;
 pub mod restarting;
 pub mod run;
@@ -96,6 +97,8 @@ pub struct Clients {
     pub ec2: aws_sdk_ec2::Client,
     pub sagemaker: aws_sdk_sagemaker::Client,
     pub iam: aws_sdk_iam::Client,
+    /// Application Auto Scaling: an endpoint's scalable targets, read before it is deleted.
+    pub autoscaling: aws_sdk_applicationautoscaling::Client,
 }
 
 impl Clients {
@@ -125,6 +128,12 @@ impl Clients {
             ),
             sagemaker: aws_sdk_sagemaker::Client::from_conf(
                 aws_sdk_sagemaker::config::Builder::from(sdk)
+                    .region(region.clone())
+                    .retry_config(retry.clone())
+                    .build(),
+            ),
+            autoscaling: aws_sdk_applicationautoscaling::Client::from_conf(
+                aws_sdk_applicationautoscaling::config::Builder::from(sdk)
                     .region(region)
                     .retry_config(retry.clone())
                     .build(),
@@ -198,6 +207,9 @@ pub struct Found {
     /// What a stop of it will cost beyond the stop, when it is not skipped (instance-store
     /// data erased), shown with the proposal.
     pub warning: Option<String>,
+    /// Every tag it carries (key, value), recorded for what reversal creates again; empty
+    /// where reversal restarts the same resource.
+    pub tags: Vec<(String, String)>,
     /// What reversal restores it from: an endpoint's config (created again from it), or the
     /// deny policy attached to a role (detached).
     pub restore_from: Option<String>,

@@ -1,5 +1,5 @@
 //! Reversing a resource stop: restart exactly what it stopped. Instances and notebooks are
-//! started, endpoints created again from their recorded config with the project's tag, a
+//! started, endpoints created again from their recorded config with every tag they had, a
 //! role's deny policy detached; jobs stay stopped (AWS cannot restart them). Each resource is described first, so a start sent
 //! before a lost answer is not sent twice, and one that another stop in force still holds
 //! stopped is left stopped (`held`). A start AWS refuses is `restart_failed`, and the
@@ -101,7 +101,13 @@ async fn start(
         return Ok(false);
     }
     let config = r.restore_from.as_deref();
-    match act::start(clients, kind, &r.resource_id, config, (tag.key, tag.value)).await {
+    // Every tag it had when listed, and the project's in any case, so its spend stays
+    // attributed as before (`user`, cost-allocation tags).
+    let mut tags = r.tags.0.clone();
+    if !tags.iter().any(|(key, _)| key == tag.key) {
+        tags.push((tag.key.to_string(), tag.value.to_string()));
+    }
+    match act::start(clients, kind, &r.resource_id, config, &tags).await {
         Ok(Seen::Running) => store::set_status(conn, r.id, &["starting"], "restarted", None).await,
         Ok(_) => Ok(true),
         Err(err) if err.transient => {

@@ -93,6 +93,7 @@ async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<V
             user: None,
             skip: None,
             warning: None,
+            tags: Vec::new(),
             restore_from: Some(policy.clone()),
         }));
     }

@@ -23,6 +23,8 @@ pub struct ResourceRow {
     pub status: String,
     pub note: Option<String>,
     pub restore_from: Option<String>,
+    /// Every tag it had when listed (key, value), for what reversal creates again.
+    pub tags: sqlx::types::Json<Vec<(String, String)>>,
 }
 
 impl ResourceRow {
@@ -32,7 +34,7 @@ impl ResourceRow {
 }
 
 const COLUMNS: &str = "id, action_id, account_id, region, kind, resource_id, instance_type, gpus, usd_per_hour, launched_at, \
-                       user_tag, status, note, restore_from";
+                       user_tag, status, note, restore_from, tags";
 
 /// Makes the stop's listing what was just found: new resources are added as `listed` (or
 /// `skipped`, with why), listed ones no longer running go, and rows the stop has in hand
@@ -58,12 +60,13 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
         let status = if f.skip.is_some() { "skipped" } else { "listed" };
         sqlx::query(
             "insert into enforcement_resources (action_id, region, kind, resource_id, instance_type, gpus, usd_per_hour,
-                                                launched_at, user_tag, status, note, restore_from, account_id)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                                                launched_at, user_tag, status, note, restore_from, account_id, tags)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
              on conflict (action_id, account_id, region, kind, resource_id) do update
                 set instance_type = excluded.instance_type, gpus = excluded.gpus, usd_per_hour = excluded.usd_per_hour,
                     launched_at = excluded.launched_at, user_tag = excluded.user_tag, status = excluded.status,
-                    note = excluded.note, restore_from = excluded.restore_from, updated_at = now()
+                    note = excluded.note, restore_from = excluded.restore_from, tags = excluded.tags,
+                    updated_at = now()
                 where enforcement_resources.status in ('listed', 'skipped', 'restarted', 'gone', 'failed')",
         )
         .bind(action_id)
@@ -79,6 +82,7 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
         .bind(f.skip.as_ref().or(f.warning.as_ref()))
         .bind(&f.restore_from)
         .bind(&f.account)
+        .bind(sqlx::types::Json(&f.tags))
         .execute(&mut *conn)
         .await?;
     }

@@ -23,7 +23,16 @@
 //!   tags `CreateEndpoint` gives it);
 //! - `CreateEndpoint` creates it `Creating`, then `InService`, with the tags it was given;
 //!   a name in use is refused
-//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html>).
+//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html>);
+//! - `DescribeEndpoint` lists each variant's `CurrentInstanceCount`
+//!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantSummary.html>):
+//!   the config's count unless `current` says otherwise;
+//! - Application Auto Scaling's `DescribeScalableTargets` (awsJson1_1, target prefix
+//!   `AnyScaleFrontendService.`,
+//!   <https://docs.aws.amazon.com/autoscaling/application/APIReference/API_DescribeScalableTargets.html>)
+//!   for the `sagemaker` namespace: the targets in `scalable`, filtered by `ResourceIds`.
+//!   Deleting an endpoint deregisters its targets
+//!   (<https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-delete.html>).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -59,6 +68,10 @@ pub struct SageMakerState {
     pub endpoints: BTreeMap<String, FakeEndpoint>,
     /// Endpoint configs: their variants' (instance type, count).
     pub configs: BTreeMap<String, Vec<(String, i64)>>,
+    /// Variants running another count than their config's, by `endpoint/variant-N`.
+    pub current: BTreeMap<String, i64>,
+    /// Application Auto Scaling targets, by resource id (`endpoint/E/variant/V`): (min, max).
+    pub scalable: BTreeMap<String, (i64, i64)>,
     /// Every call, by operation, with its request.
     pub calls: Vec<(String, Value)>,
     next_id: u64,
@@ -173,6 +186,11 @@ fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Respo
     state.next_id += 1;
     let request_id = format!("sm-{:08}-0000-4000-8000-000000000000", state.next_id);
     let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if let Some(operation) = target.strip_prefix("AnyScaleFrontendService.") {
+        let request = serde_json::from_str::<Value>(body).unwrap_or_default();
+        state.calls.push((operation.to_string(), request.clone()));
+        return autoscaling(state, &request_id, operation, &request);
+    }
     let Some(operation) = target.strip_prefix("SageMaker.") else {
         return error(
             &request_id,
@@ -290,11 +308,26 @@ fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Respo
                     "ValidationException",
                     &format!("Could not find endpoint \"{}\".", arn("endpoint", name)),
                 ),
-                Some(e) => ok(json!({
-                    "EndpointName": name, "EndpointArn": arn("endpoint", name),
-                    "EndpointConfigName": e.config, "EndpointStatus": e.status,
-                    "CreationTime": CREATED, "LastModifiedTime": CREATED,
-                })),
+                Some(e) => {
+                    let variants: Vec<Value> = state
+                        .configs
+                        .get(&e.config)
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                        .map(|(i, (_, n))| {
+                            let variant = format!("variant-{i}");
+                            let current = state.current.get(&format!("{name}/{variant}")).copied().unwrap_or(*n);
+                            json!({"VariantName": variant, "CurrentInstanceCount": current, "DesiredInstanceCount": current})
+                        })
+                        .collect();
+                    ok(json!({
+                        "EndpointName": name, "EndpointArn": arn("endpoint", name),
+                        "EndpointConfigName": e.config, "EndpointStatus": e.status,
+                        "CreationTime": CREATED, "LastModifiedTime": CREATED,
+                        "ProductionVariants": variants,
+                    }))
+                }
             }
         }
         "DescribeEndpointConfig" => {
@@ -403,4 +436,34 @@ fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Respo
             &format!("{other} is not modelled"),
         ),
     }
+}
+
+/// Application Auto Scaling's `DescribeScalableTargets` for SageMaker variants; every other
+/// operation is not modelled.
+fn autoscaling(state: &SageMakerState, request_id: &str, operation: &str, request: &Value) -> Response {
+    if operation != "DescribeScalableTargets" || request["ServiceNamespace"] != "sagemaker" {
+        return error(
+            request_id,
+            "ValidationException",
+            &format!("{operation} is not modelled"),
+        );
+    }
+    let wanted: Vec<&str> = request["ResourceIds"]
+        .as_array()
+        .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let targets: Vec<Value> = state
+        .scalable
+        .iter()
+        .filter(|(id, _)| wanted.is_empty() || wanted.contains(&id.as_str()))
+        .map(|(id, (min, max))| {
+            json!({
+                "ServiceNamespace": "sagemaker", "ResourceId": id,
+                "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+                "MinCapacity": min, "MaxCapacity": max, "CreationTime": CREATED,
+                "RoleARN": format!("arn:aws:iam::{ACCOUNT}:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"),
+            })
+        })
+        .collect();
+    answer(request_id, StatusCode::OK, json!({"ScalableTargets": targets}))
 }
