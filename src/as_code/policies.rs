@@ -22,8 +22,9 @@
 //!       account: "210987654321"       # another account, through BURNRATE_AWS_ASSUME_ROLE
 //!       managed_by_tags: [example.com/scheduler] # more controllers' tag keys: left running
 //!       instance_store: allow          # also stop instances whose NVMe data a stop erases
-//!       policy_arn: "arn:aws:iam::210987654321:policy/deny-gpu-launch" # optional: relaunch
-//!       roles: [ml-training]           # prevented, the deny policy attached to these roles
+//!       roles: [ml-training]           # optional: relaunch prevented on these roles, by a deny
+//!                                      # policy of the violating project alone (or name one
+//!                                      # with policy_arn, which blocks every project there)
 //!   - team: research
 //!     limit: "5000.00"
 //!     period: monthly
@@ -370,7 +371,9 @@ pub(super) fn render(policies: &[Policy]) -> String {
                     out.push_str("      instance_store: allow\n");
                 }
                 if !stop.iam_roles.is_empty() {
-                    out.push_str(&format!("      policy_arn: {}\n", quote(&stop.iam_policy_arn)));
+                    if !stop.iam_policy_arn.is_empty() {
+                        out.push_str(&format!("      policy_arn: {}\n", quote(&stop.iam_policy_arn)));
+                    }
                     out.push_str(&format!("      roles: [{}]\n", list(&stop.iam_roles)));
                 }
                 continue;
@@ -554,7 +557,7 @@ mod tests {
                 "line 8: stop_regions: \"mars-1\" is not an AWS region name such as us-east-1",
                 "line 15: stop_type: a stop acts either on the project's resources (resources:, regions:) or through an AWS \
                  Budgets action (type:), not both",
-                "line 20: iam_policy_arn: expected the deny policy's ARN, arn:aws:iam::123456789012:policy/NAME",
+                // Roles without policy_arn are valid: the project's own deny policy (#51).
                 "line 27: iam_roles: \"arn:aws:iam::123456789012:role/ml\" is not an IAM role name (letters, digits \
                  and +=,.@_-, at most 64)",
                 "line 28: execution_role_arn: a stop on the project's resources takes no execution role or instance \

@@ -149,8 +149,12 @@ mod store {
                 "expected the deny policy's ARN, arn:aws:iam::123456789012:policy/NAME",
             ));
         }
-        // IAM role names: 1 to 64 of letters, digits and +=,.@_-
-        // (<https://docs.aws.amazon.com/IAM/latest/APIReference/API_Role.html>).
+        role_names(roles, errors);
+    }
+
+    /// IAM role names: 1 to 64 of letters, digits and +=,.@_-
+    /// (<https://docs.aws.amazon.com/IAM/latest/APIReference/API_Role.html>), 1 to 100 of them.
+    fn role_names(roles: &[String], errors: &mut Vec<FieldError>) {
         let bad = roles
             .iter()
             .find(|r| r.len() > 64 || !r.bytes().all(|b| b.is_ascii_alphanumeric() || b"+=,.@_-".contains(&b)));
@@ -239,8 +243,11 @@ mod store {
                  Budgets action's (give its type)",
             ));
         }
-        if !iam_policy_arn.is_empty() || !iam_roles.is_empty() {
+        // Roles without a policy: burnrate's deny policy of the violating project alone.
+        if !iam_policy_arn.is_empty() {
             deny_policy_fields(&iam_policy_arn, &iam_roles, errors);
+        } else if !iam_roles.is_empty() {
+            role_names(&iam_roles, errors);
         }
         StopConfig {
             stop_type: String::new(),

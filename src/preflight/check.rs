@@ -299,7 +299,28 @@ async fn policy_figures(
         .fetch_one(&mut *conn)
         .await?;
     if stop_in_force {
-        reasons.push((Verdict::Block, format!("a stop is in force on project {project:?}")));
+        // A relaunch guard in force says which roles cannot launch the project's GPUs.
+        let guarded: Vec<String> = sqlx::query_scalar(
+            "select distinct r.resource_id from enforcement_resources r
+             join enforcement_actions a on a.id = r.action_id join violations v on v.id = a.violation_id
+             where v.project = $1 and a.action = 'stop' and a.status = 'executed'
+               and r.kind = 'iam_role' and r.status in ('stopped', 'held')
+             order by 1",
+        )
+        .bind(project)
+        .fetch_all(&mut *conn)
+        .await?;
+        let guard = match guarded.as_slice() {
+            [] => String::new(),
+            roles => format!(
+                "; its relaunch guard denies launches and starts tagged with it to role(s) {}",
+                roles.join(", ")
+            ),
+        };
+        reasons.push((
+            Verdict::Block,
+            format!("a stop is in force on project {project:?}{guard}"),
+        ));
     }
     // The policy of the team that owns the project, as enforcement judges it.
     let Some(policy) = policy::for_team(conn, subject.owning_team.as_deref()).await? else {

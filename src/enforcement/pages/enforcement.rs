@@ -189,7 +189,8 @@ fn Policies(policies: Vec<Policy>, is_admin: bool, remove: ServerAction<RemovePo
                     } + &if s.managed_by_tags.is_empty() { String::new() } else {
                         format!("; also left running: instances tagged {}", s.managed_by_tags.join(", "))
                     } + &if s.iam_roles.is_empty() { String::new() } else {
-                        format!("; relaunch denied: {} on {}", s.iam_policy_arn, s.iam_roles.join(", "))
+                        let policy = if s.iam_policy_arn.is_empty() { "the project's own deny policy" } else { s.iam_policy_arn.as_str() };
+                        format!("; relaunch denied: {policy} on {}", s.iam_roles.join(", "))
                     },
                     "APPLY_IAM_POLICY" => format!("deny policy {} on {}", s.iam_policy_arn, s.iam_roles.join(", ")),
                     _ => format!("stop {} in {}", s.instance_ids.join(", "), s.instance_region),

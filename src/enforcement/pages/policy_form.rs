@@ -85,8 +85,8 @@ pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl 
                         {field_error("stop_instance_store")}
                     </fieldset>
                     <fieldset>
-                        <legend>"A deny policy for GPU launches (APPLY_IAM_POLICY; optional beside the project's own resources: prevents relaunch, detached on reversal)"</legend>
-                        <label>"Deny policy ARN" <input type="text" name="iam_policy_arn" placeholder="arn:aws:iam::123456789012:policy/deny-gpu-launch"/></label>
+                        <legend>"Relaunch prevented (APPLY_IAM_POLICY; optional beside the project's own resources: a deny policy attached to these roles, detached on reversal)"</legend>
+                        <label>"Deny policy ARN (beside the project's resources, leave it empty: burnrate makes a deny policy of the violating project alone)" <input type="text" name="iam_policy_arn" placeholder="arn:aws:iam::123456789012:policy/deny-gpu-launch"/></label>
                         {field_error("iam_policy_arn")}
                         <label>"IAM roles to attach it to (one per line)" <textarea name="iam_roles" rows="2"></textarea></label>
                         {field_error("iam_roles")}

@@ -14,6 +14,7 @@ pub mod act;
 pub mod discover;
 pub mod endpoints;
 pub mod instance_store;
+pub mod relaunch;
 pub mod restarting;
 pub mod run;
 pub mod stopping;

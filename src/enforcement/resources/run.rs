@@ -82,6 +82,18 @@ async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<V
         }));
     }
     if let Some((policy, roles)) = &plan.deny {
+        // Without a policy named, the project's own deny policy (created when the stop runs):
+        // it blocks this project alone on the roles.
+        let (policy, tags) = if policy.is_empty() {
+            let account = match plan.account.as_str() {
+                "" => own_account(&sdk).await?,
+                other => other.to_string(),
+            };
+            let tags = vec![(exec.tag_key.clone(), row.project.clone())];
+            (super::relaunch::arn(&account, &row.project), tags)
+        } else {
+            (policy.clone(), Vec::new())
+        };
         found.extend(roles.iter().map(|role| Found {
             account: plan.account.clone(),
             region: super::GLOBAL.to_string(),
@@ -93,11 +105,27 @@ async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<V
             user: None,
             skip: None,
             warning: None,
-            tags: Vec::new(),
+            tags: tags.clone(),
             restore_from: Some(policy.clone()),
         }));
     }
     Ok(found)
+}
+
+/// The account `sdk`'s credentials belong to (STS `GetCallerIdentity`, a read).
+async fn own_account(sdk: &aws_config::SdkConfig) -> Result<String, CallError> {
+    aws_sdk_sts::Client::new(sdk)
+        .get_caller_identity()
+        .send()
+        .await
+        .map_err(|e| CallError::from_sdk("STS", "GetCallerIdentity", &e))?
+        .account()
+        .map(str::to_string)
+        .ok_or_else(|| CallError {
+            message: "STS GetCallerIdentity named no account".into(),
+            code: None,
+            transient: true,
+        })
 }
 
 /// Lists an unclaimed dry-run or manual stop's resources, so the proposal shows exactly what

@@ -77,7 +77,10 @@ pub async fn advance(
         }
         match (r.status.as_str(), may) {
             ("listed", Stopping::Continue) => {
-                if kind == Kind::Role && already_denied(pool, &mut conn, &clients, &r).await? {
+                if kind == Kind::Role
+                    && (already_denied(pool, &mut conn, &clients, &r).await?
+                        || !guard_ready(pool, &mut conn, &clients, &r).await?)
+                {
                     continue;
                 }
                 if !store::set_status(&mut conn, r.id, &["listed"], "requested", None).await? {
@@ -141,6 +144,51 @@ async fn already_denied(
         // Not attached, or unknown: the attach call settles it (and names IAM's refusal).
         _ => Ok(false),
     }
+}
+
+/// Before a role's deny policy is attached: the project's own policy is created (unless it
+/// exists); a team-wide policy named by the stop is not attached while another project of
+/// the team is approved, since it would block that project's launches too. False when it
+/// settled the row instead.
+async fn guard_ready(
+    pool: &PgPool,
+    conn: &mut PgConnection,
+    clients: &Clients,
+    r: &ResourceRow,
+) -> Result<bool, sqlx::Error> {
+    let policy = r.restore_from.as_deref().unwrap_or_default();
+    if super::relaunch::is_ours(policy) {
+        let Some((key, project)) = r.tags.0.first() else {
+            let note = "the project's deny policy has no recorded project tag";
+            store::set_status(conn, r.id, &["listed"], "failed", Some(note)).await?;
+            return Ok(false);
+        };
+        return match super::relaunch::ensure(&clients.iam, key, project).await {
+            Ok(()) => Ok(true),
+            Err(err) => note_fault(conn, r, "listed", &err).await.map(|_| false),
+        };
+    }
+    let approved: Option<String> = sqlx::query_scalar(
+        "select ap.project from approvals ap
+         join projects p on p.name = ap.project
+         join enforcement_actions a on a.id = $1
+         join violations v on v.id = a.violation_id
+         join projects own on own.name = v.project
+         where ap.ended_at is null and ap.expires >= (now() at time zone 'utc')::date
+           and p.team_id = own.team_id and ap.project <> v.project
+         order by ap.project limit 1",
+    )
+    .bind(r.action_id)
+    .fetch_optional(pool)
+    .await?;
+    let Some(approved) = approved else {
+        return Ok(true);
+    };
+    let note = format!(
+        "not attached: the named deny policy blocks every project on the role, and approved project {approved:?} of          the team may launch through it (leave policy_arn out for a deny policy of this project alone)"
+    );
+    store::set_status(conn, r.id, &["listed"], "skipped", Some(&note)).await?;
+    Ok(false)
 }
 
 /// What a stop of this kind means beyond "stopped".

@@ -317,3 +317,157 @@ async fn a_proposal_allowed_to_erase_instance_store_says_what_it_will_erase(pool
     let warning = warning.expect("a warning");
     assert!(warning.contains("erases its 250 GB"), "{warning}");
 }
+
+/// The policies attached to `role`, by ARN.
+async fn attached(iam: &aws_sdk_iam::Client, role: &str) -> Vec<String> {
+    iam.list_attached_role_policies()
+        .role_name(role)
+        .send()
+        .await
+        .expect("attached")
+        .attached_policies()
+        .iter()
+        .filter_map(|p| p.policy_arn().map(str::to_string))
+        .collect()
+}
+
+async fn role(iam: &aws_sdk_iam::Client, name: &str) {
+    iam.create_role()
+        .role_name(name)
+        .assume_role_policy_document(
+            r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#,
+        )
+        .send()
+        .await
+        .expect("role");
+}
+
+#[sqlx::test]
+async fn the_relaunch_guard_denies_the_violating_project_alone(pool: PgPool) {
+    let moto = moto::start().await;
+    let sdk = aws_config_at(&moto.endpoint, "AKIDTEST").await;
+    let iam = aws_sdk_iam::Client::new(&sdk);
+    role(&iam, "ml-training").await;
+    gpu(&ec2(&sdk, EAST), &[("project", "gpu-burner")]).await;
+    seed(&pool, &resource_policy("automatic")).await;
+    sqlx::query("update enforcement_policies set iam_roles = '{ml-training}'")
+        .execute(&pool)
+        .await
+        .expect("roles, no policy named");
+    let exec = resource_executor(&sdk);
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    passes_until(&pool, &exec, stop, "executed").await;
+
+    let on_role = attached(&iam, "ml-training").await;
+    assert_eq!(on_role.len(), 1, "{on_role:?}");
+    let arn = &on_role[0];
+    assert!(
+        arn.starts_with("arn:aws:iam::123456789012:policy/burnrate/burnrate-deny-gpu-burner-"),
+        "{arn}"
+    );
+    let policy = iam.get_policy().policy_arn(arn).send().await.expect("policy");
+    let version = policy.policy().and_then(|p| p.default_version_id()).expect("version");
+    let document = iam
+        .get_policy_version()
+        .policy_arn(arn)
+        .version_id(version)
+        .send()
+        .await
+        .expect("document")
+        .policy_version()
+        .and_then(|v| v.document())
+        .expect("document")
+        .to_string();
+    // IAM answers the document URL-encoded.
+    let document = if document.starts_with('{') {
+        document
+    } else {
+        url::form_urlencoded::parse(format!("d={document}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .expect("decoded")
+    };
+    let document: serde_json::Value = serde_json::from_str(&document).expect("json");
+    let statements = document["Statement"].as_array().expect("statements");
+    assert_eq!(statements.len(), 2);
+    for statement in statements {
+        assert_eq!(statement["Effect"], "Deny");
+        let equals = statement["Condition"]["StringEquals"]
+            .as_object()
+            .expect("StringEquals, never StringLike");
+        assert_eq!(equals.len(), 1);
+        let (key, value) = equals.iter().next().expect("one condition");
+        assert!(
+            key == "aws:RequestTag/project" || key == "aws:ResourceTag/project",
+            "{key}"
+        );
+        assert_eq!(value, "gpu-burner");
+    }
+
+    approve_behind_the_back(&pool).await;
+    passes_until(&pool, &exec, stop, "reversed").await;
+    assert!(attached(&iam, "ml-training").await.is_empty());
+}
+
+#[sqlx::test]
+async fn a_team_wide_deny_policy_is_not_attached_while_a_teammate_is_approved(pool: PgPool) {
+    let moto = moto::start().await;
+    let sdk = aws_config_at(&moto.endpoint, "AKIDTEST").await;
+    let iam = aws_sdk_iam::Client::new(&sdk);
+    role(&iam, "ml-training").await;
+    let deny = iam
+        .create_policy()
+        .policy_name("deny-gpu-launch")
+        .policy_document(
+            r#"{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"ec2:RunInstances","Resource":"*"}]}"#,
+        )
+        .send()
+        .await
+        .expect("policy")
+        .policy()
+        .and_then(|p| p.arn())
+        .expect("arn")
+        .to_string();
+    gpu(&ec2(&sdk, EAST), &[("project", "gpu-burner")]).await;
+    seed(&pool, &resource_policy("automatic")).await;
+    sqlx::query("update enforcement_policies set iam_roles = '{ml-training}', iam_policy_arn = $1")
+        .bind(&deny)
+        .execute(&pool)
+        .await
+        .expect("a team-wide deny policy");
+    // Another project of the strict team is approved: it launches through the same role.
+    add_project_costs(
+        &pool,
+        "launch-week",
+        Some("strict"),
+        (day(2026, 11, 10), day(2026, 11, 10)),
+        "10.00",
+        "10.00",
+    )
+    .await;
+    sqlx::query(
+        "insert into approvals (key, project, approver, reason, cap, expires, created_by)
+         values ('launch-week', 'launch-week', 'cfo@example.com', 'launch', 5000, '2099-12-31', 'finance@example.com')",
+    )
+    .execute(&pool)
+    .await
+    .expect("approval");
+    let exec = resource_executor(&sdk);
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    passes_until(&pool, &exec, stop, "executed").await;
+
+    let (_, status, why) = rows(&pool, stop)
+        .await
+        .into_iter()
+        .find(|r| r.0 == "ml-training")
+        .expect("the role's row");
+    assert_eq!(status, "skipped");
+    let why = why.expect("why");
+    assert!(
+        why.contains("\"launch-week\"") && why.contains("leave policy_arn out"),
+        "{why}"
+    );
+    assert!(attached(&iam, "ml-training").await.is_empty());
+}
