@@ -93,8 +93,8 @@ pub(super) fn time(t: Option<&aws_sdk_ec2::primitives::DateTime>) -> Option<chro
     t.and_then(|t| chrono::DateTime::from_timestamp(t.secs(), t.subsec_nanos()))
 }
 
-/// Everything of `kinds` the project runs in `region`, accelerated or not (the caller keeps
-/// what a stop is for).
+/// Everything of `kinds` but endpoints (`endpoints::running`) the project runs in `region`,
+/// accelerated or not (the caller keeps what a stop is for).
 pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>, kinds: &[Kind]) -> Result<Vec<Found>, CallError> {
     let mut found = Vec::new();
     if kinds.contains(&Kind::Ec2) {
@@ -110,9 +110,7 @@ pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>, kinds: &[K
     if !sagemaker.is_empty() {
         found.extend(sagemaker_resources(&readers.sagemaker, region, tags, &sagemaker).await?);
     }
-    if kinds.contains(&Kind::Endpoint) {
-        found.extend(super::endpoints::running(readers, region, tags).await?);
-    }
+
     Ok(found)
 }
 

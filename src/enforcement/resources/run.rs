@@ -75,7 +75,10 @@ async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<V
     let mut found = Vec::new();
     for region in &plan.regions {
         let readers = Clients::reading(&sdk, region);
-        let listed = discover::running(&readers, region, tags, &plan.kinds).await?;
+        let mut listed = discover::running(&readers, region, tags, &plan.kinds).await?;
+        if plan.kinds.contains(&Kind::Endpoint) {
+            listed.extend(super::endpoints::running(&readers, region, tags).await?);
+        }
         found.extend(listed.into_iter().filter(Found::is_accelerated).map(|f| Found {
             account: plan.account.clone(),
             ..f
