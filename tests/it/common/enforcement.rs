@@ -190,6 +190,18 @@ pub async fn instance_state(client: &aws_sdk_ec2::Client, id: &str) -> String {
 /// A manual RUN_SSM_DOCUMENTS stop on gpu-burner, approved by an admin after AWS saw the
 /// breach, and run by AWS: the stop in force, its fake and executor.
 pub async fn manual_ssm_stop_in_force(pool: &PgPool) -> (BudgetActionsFake, Executor, i64) {
+    let (fake, exec, stop) = manual_ssm_stop_awaiting(pool).await;
+    fake.breach(&format!("burnrate-enforce-{stop}"));
+    burnrate::enforcement::actions::approve(pool, &exec, stop, "finance@example.com", today())
+        .await
+        .expect("approved");
+    fake.finish();
+    (fake, exec, stop)
+}
+
+/// A manual RUN_SSM_DOCUMENTS stop on gpu-burner, evaluated and awaiting an admin: its fake,
+/// executor and id.
+pub async fn manual_ssm_stop_awaiting(pool: &PgPool) -> (BudgetActionsFake, Executor, i64) {
     seed(pool, MANUAL_SSM).await;
     let fake = BudgetActionsFake::start().await;
     let exec = executor(&fake, None).await;
@@ -197,10 +209,48 @@ pub async fn manual_ssm_stop_in_force(pool: &PgPool) -> (BudgetActionsFake, Exec
         .await
         .expect("evaluate");
     let stop = action_id(pool, "gpu-burner", "stop").await;
-    fake.breach(&format!("burnrate-enforce-{stop}"));
-    burnrate::enforcement::actions::approve(pool, &exec, stop, "finance@example.com", today())
-        .await
-        .expect("approved");
-    fake.finish();
+    assert_eq!(status(pool, stop).await, "awaiting_approval");
     (fake, exec, stop)
+}
+
+/// An EC2 client for `region`.
+pub fn ec2_in(sdk: &aws_config::SdkConfig, region: &str) -> aws_sdk_ec2::Client {
+    aws_sdk_ec2::Client::from_conf(
+        aws_sdk_ec2::config::Builder::from(sdk)
+            .region(aws_config::Region::new(region.to_string()))
+            .build(),
+    )
+}
+
+/// Launches one `instance_type` instance with these tags (moto); its ID.
+pub async fn launch_tagged(client: &aws_sdk_ec2::Client, instance_type: &str, tags: &[(&str, &str)]) -> String {
+    use aws_sdk_ec2::types::{InstanceType, ResourceType, Tag, TagSpecification};
+    let mut spec = TagSpecification::builder().resource_type(ResourceType::Instance);
+    for (key, value) in tags {
+        spec = spec.tags(Tag::builder().key(*key).value(*value).build());
+    }
+    let out = client
+        .run_instances()
+        .image_id("ami-12c6146b")
+        .instance_type(InstanceType::from(instance_type))
+        .min_count(1)
+        .max_count(1)
+        .tag_specifications(spec.build())
+        .send()
+        .await
+        .expect("moto launches the instance");
+    out.instances()[0].instance_id().expect("id").to_string()
+}
+
+/// The policies attached to IAM role `role`, by ARN.
+pub async fn attached(iam: &aws_sdk_iam::Client, role: &str) -> Vec<String> {
+    iam.list_attached_role_policies()
+        .role_name(role)
+        .send()
+        .await
+        .expect("attached")
+        .attached_policies()
+        .iter()
+        .filter_map(|p| p.policy_arn().map(str::to_string))
+        .collect()
 }

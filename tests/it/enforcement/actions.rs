@@ -449,12 +449,7 @@ async fn a_stop_left_in_force_without_justification_is_listed_on_the_enforcement
 
 #[sqlx::test]
 async fn a_lead_holds_a_stop_for_72_hours_in_all_and_only_an_admin_longer(pool: PgPool) {
-    seed(&pool, MANUAL_SSM).await;
-    let fake = BudgetActionsFake::start().await;
-    let exec = executor(&fake, None).await;
-    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    let stop = action_id(&pool, "gpu-burner", "stop").await;
-    assert_eq!(status(&pool, stop).await, "awaiting_approval");
+    let (_fake, _exec, stop) = manual_ssm_stop_awaiting(&pool).await;
     let app = common::spawn_app(pool.clone()).await;
     // owner@example.com owns team strict: a lead of the project's team.
     let lead = app.session_for("owner@example.com", Role::Lead).await;
@@ -484,12 +479,7 @@ async fn a_lead_holds_a_stop_for_72_hours_in_all_and_only_an_admin_longer(pool: 
 
 #[sqlx::test]
 async fn an_approval_judges_only_its_own_projects_actions_and_a_policy_only_its_teams(pool: PgPool) {
-    seed(&pool, MANUAL_SSM).await;
-    let fake = BudgetActionsFake::start().await;
-    let exec = executor(&fake, None).await;
-    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    let stop = action_id(&pool, "gpu-burner", "stop").await;
-    assert_eq!(status(&pool, stop).await, "awaiting_approval");
+    let (_fake, _exec, stop) = manual_ssm_stop_awaiting(&pool).await;
     // The strict team's limit moves above gpu-burner's spend behind enforcement's back: only
     // a judgement of gpu-burner's actions would notice.
     sqlx::query("update enforcement_policies set spend_limit = 100000 where team_id is not null")

@@ -8,13 +8,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_ec2::types::{InstanceType, ResourceType, Tag, TagSpecification};
 use sqlx::PgPool;
 
 use crate::common::aws_proxy::{AwsProxy, Hold};
 use crate::common::enforcement::{
-    action_id, approve_behind_the_back, instance_state, passes_until, resource_executor, resource_policy, seed, status,
-    today,
+    action_id, approve_behind_the_back, ec2_in, instance_state, launch_tagged, passes_until, resource_executor,
+    resource_policy, seed, status, today,
 };
 use crate::common::{add_project_costs, aws_config_at, day, moto};
 use burnrate::enforcement::evaluate::evaluate_and_act;
@@ -23,30 +22,12 @@ const EAST: &str = "us-east-1";
 const WEST: &str = "us-west-2";
 
 fn ec2(sdk: &aws_config::SdkConfig, region: &str) -> aws_sdk_ec2::Client {
-    aws_sdk_ec2::Client::from_conf(
-        aws_sdk_ec2::config::Builder::from(sdk)
-            .region(aws_config::Region::new(region.to_string()))
-            .build(),
-    )
+    ec2_in(sdk, region)
 }
 
-/// Launches one g5.xlarge (one GPU) with these tags; its ID.
+/// Launches one g5.xlarge (one GPU, 250 GB of instance store) with these tags; its ID.
 async fn gpu(client: &aws_sdk_ec2::Client, tags: &[(&str, &str)]) -> String {
-    let mut spec = TagSpecification::builder().resource_type(ResourceType::Instance);
-    for (key, value) in tags {
-        spec = spec.tags(Tag::builder().key(*key).value(*value).build());
-    }
-    let out = client
-        .run_instances()
-        .image_id("ami-12c6146b")
-        .instance_type(InstanceType::from("g5.xlarge"))
-        .min_count(1)
-        .max_count(1)
-        .tag_specifications(spec.build())
-        .send()
-        .await
-        .expect("moto launches the instance");
-    out.instances()[0].instance_id().expect("id").to_string()
+    launch_tagged(client, "g5.xlarge", tags).await
 }
 
 /// (resource id, status, note) of each row of the stop.
@@ -259,24 +240,7 @@ async fn instance_store_data_is_never_erased_unless_the_policy_allows_it(pool: P
     // g5.xlarge carries 250 GB of NVMe instance store; g5g.xlarge has none (EBS only), as
     // EC2's DescribeInstanceTypes says and moto's catalogue copies.
     let nvme = gpu(&east, &[("project", "gpu-burner")]).await;
-    let ebs_only = {
-        let out = east
-            .run_instances()
-            .image_id("ami-12c6146b")
-            .instance_type(InstanceType::from("g5g.xlarge"))
-            .min_count(1)
-            .max_count(1)
-            .tag_specifications(
-                TagSpecification::builder()
-                    .resource_type(ResourceType::Instance)
-                    .tags(Tag::builder().key("project").value("gpu-burner").build())
-                    .build(),
-            )
-            .send()
-            .await
-            .expect("launched");
-        out.instances()[0].instance_id().expect("id").to_string()
-    };
+    let ebs_only = launch_tagged(&east, "g5g.xlarge", &[("project", "gpu-burner")]).await;
     seed(&pool, &resource_policy("automatic")).await;
     sqlx::query("update enforcement_policies set stop_allow_instance_store = false")
         .execute(&pool)
@@ -318,18 +282,7 @@ async fn a_proposal_allowed_to_erase_instance_store_says_what_it_will_erase(pool
     assert!(warning.contains("erases its 250 GB"), "{warning}");
 }
 
-/// The policies attached to `role`, by ARN.
-async fn attached(iam: &aws_sdk_iam::Client, role: &str) -> Vec<String> {
-    iam.list_attached_role_policies()
-        .role_name(role)
-        .send()
-        .await
-        .expect("attached")
-        .attached_policies()
-        .iter()
-        .filter_map(|p| p.policy_arn().map(str::to_string))
-        .collect()
-}
+use crate::common::enforcement::attached;
 
 async fn role(iam: &aws_sdk_iam::Client, name: &str) {
     iam.create_role()

@@ -177,17 +177,7 @@ const DENY_GPU_LAUNCH: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":
 "Resource":"arn:aws:ec2:*:*:instance/*","Condition":{"StringLike":{"ec2:InstanceType":["p*","g*","trn*","inf*"]}}}]}"#;
 const TRUST: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
 
-async fn attached(iam: &aws_sdk_iam::Client, role: &str) -> Vec<String> {
-    iam.list_attached_role_policies()
-        .role_name(role)
-        .send()
-        .await
-        .expect("attached")
-        .attached_policies()
-        .iter()
-        .filter_map(|p| p.policy_arn().map(str::to_string))
-        .collect()
-}
+use crate::common::enforcement::attached;
 
 async fn launch(ec2: &aws_sdk_ec2::Client, project: &str, spot: bool) -> String {
     let mut run = ec2

@@ -3,7 +3,6 @@
 //! StopNotebookInstance with the final state at once, where AWS passes through `stopping`
 //! (`Stopping`) first; the runner's re-describe path is the same either way.
 
-use aws_sdk_ec2::types::{InstanceType, ResourceType, Tag, TagSpecification};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
@@ -20,11 +19,7 @@ const EAST: &str = "us-east-1";
 const WEST: &str = "us-west-2";
 
 fn ec2(sdk: &aws_config::SdkConfig, region: &str) -> aws_sdk_ec2::Client {
-    aws_sdk_ec2::Client::from_conf(
-        aws_sdk_ec2::config::Builder::from(sdk)
-            .region(aws_config::Region::new(region.to_string()))
-            .build(),
-    )
+    crate::common::enforcement::ec2_in(sdk, region)
 }
 
 fn sagemaker(sdk: &aws_config::SdkConfig, region: &str) -> aws_sdk_sagemaker::Client {
@@ -37,23 +32,9 @@ fn sagemaker(sdk: &aws_config::SdkConfig, region: &str) -> aws_sdk_sagemaker::Cl
 
 /// Launches one instance tagged `project` (and `user`); its ID.
 async fn launch(client: &aws_sdk_ec2::Client, instance_type: &str, project: &str, user: Option<&str>) -> String {
-    let mut tags = TagSpecification::builder()
-        .resource_type(ResourceType::Instance)
-        .tags(Tag::builder().key("project").value(project).build());
-    if let Some(user) = user {
-        tags = tags.tags(Tag::builder().key("user").value(user).build());
-    }
-    let out = client
-        .run_instances()
-        .image_id("ami-12c6146b")
-        .instance_type(InstanceType::from(instance_type))
-        .min_count(1)
-        .max_count(1)
-        .tag_specifications(tags.build())
-        .send()
-        .await
-        .expect("moto launches the instance");
-    out.instances()[0].instance_id().expect("id").to_string()
+    let mut tags = vec![("project", project)];
+    tags.extend(user.map(|u| ("user", u)));
+    crate::common::enforcement::launch_tagged(client, instance_type, &tags).await
 }
 
 async fn notebook(client: &aws_sdk_sagemaker::Client, name: &str, project: &str) {
