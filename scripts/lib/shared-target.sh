@@ -5,17 +5,30 @@
 # cache does; here it is the scripts' own, so `.ci/run` on a clean clone gets it.
 #
 # - BURNRATE_SHARED_TARGET=off keeps a private `target/` (e.g. to bisect a build problem).
-# - BURNRATE_SHARED_TARGET=DIR puts the shared directory elsewhere.
-# - An existing `target/` (a real directory) is left alone: nothing is moved or deleted.
+# - BURNRATE_SHARED_TARGET=DIR puts the shared directory elsewhere (made absolute).
+# - An existing `target/` (a real directory) is left alone: nothing is moved or deleted. A
+#   link whose directory was removed gets the directory back.
+# - Where the directory cannot be made (a read-only home), `target/` stays private.
 #
-# Cargo keeps each checkout's own crate apart by its path and rebuilds it when its sources
-# change, so two checkouts never read each other's burnrate. Never run two builds into the
-# shared directory at once: cargo's lock makes the second wait, it does not corrupt.
+# What is shared: compiled dependencies, and the fixed paths every checkout writes
+# (`target/debug/burnrate`, `target/site`, the Python test environments). So never run two
+# checkouts' builds or test suites at once on one machine: cargo's lock serialises the
+# builds, but the second suite would serve the first's binary. Each checkout path also
+# leaves its own copy of burnrate's own crate; remove the directory to reclaim the space.
 shared_target_link() {
   local root="$1" dir="${BURNRATE_SHARED_TARGET:-${XDG_CACHE_HOME:-$HOME/.cache}/burnrate/target}"
   [ "${BURNRATE_SHARED_TARGET:-}" = off ] && return 0
-  if [ -e "$root/target" ] || [ -L "$root/target" ]; then return 0; fi
-  mkdir -p "$dir"
+  if [ -L "$root/target" ]; then
+    # A link already: make sure what it names exists.
+    mkdir -p "$(readlink -f "$root/target" 2>/dev/null || readlink "$root/target")" 2>/dev/null || true
+    return 0
+  fi
+  [ -e "$root/target" ] && return 0
+  dir="$(realpath -m "$dir")"
+  if ! mkdir -p "$dir" 2>/dev/null; then
+    printf '\033[1msetup:\033[0m cannot create %s; keeping a private target/\n' "$dir" >&2
+    return 0
+  fi
   ln -s "$dir" "$root/target"
   printf '\033[1msetup:\033[0m target/ -> %s (shared build cache; BURNRATE_SHARED_TARGET=off for a private one)\n' "$dir" >&2
 }

@@ -83,7 +83,7 @@ pub async fn decide_approval_request(
         ),
     };
     let decision = super::requests::Decision::parse(&decision, cap, until, note.as_deref())?
-        .replacing_newer(replace_newer.is_some());
+        .replacing_newer(replace_newer.is_some_and(|v| matches!(v.trim(), "on" | "true" | "1")));
     let (pool, executor) = (crate::ctx::pool()?, super::executor::current()?);
     let today = chrono::Utc::now().date_naive();
     super::requests::decide(&pool, &executor, &caller, id, &decision, today).await?;

@@ -224,7 +224,8 @@ async fn newer_approval_kept(
 ) -> Result<(), AppError> {
     let newer: Option<(Decimal, NaiveDate, String)> = sqlx::query_as(
         "select a.cap, a.expires, a.approver from approvals a, approval_requests r
-         where r.id = $1 and a.project = $2 and a.ended_at is null and a.created_at > r.requested_at",
+         where r.id = $1 and a.project = $2 and a.ended_at is null and a.created_at > r.requested_at
+           and a.expires >= (now() at time zone 'utc')::date",
     )
     .bind(id)
     .bind(project)

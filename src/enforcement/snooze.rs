@@ -77,7 +77,7 @@ pub async fn snooze(
     let until: String = sqlx::query_scalar(
         "update enforcement_actions
          set snoozed_until = now() + make_interval(hours => $2), snooze_reason = $3, snoozed_by = $4,
-             snoozed_hours_total = snoozed_hours_total + $2, updated_at = now()
+             snoozed_hours_total = snoozed_hours_total + $2, approved_by = null, updated_at = now()
          where id = $1
          returning to_char(snoozed_until at time zone 'UTC', 'YYYY-MM-DD HH24:MI \"UTC\"')",
     )

@@ -48,7 +48,7 @@ pub struct Tags<'a> {
 /// - Karpenter: <https://karpenter.sh/docs/concepts/nodeclasses/> (`karpenter.sh/nodepool`;
 ///   `karpenter.sh/provisioner-name` before v1beta1);
 /// - AWS Batch managed compute environments: `aws:batch:compute-environment`.
-pub const MANAGED_BY: [(&str, &str); 9] = [
+pub const MANAGED_BY: [(&str, &str); 8] = [
     ("aws:autoscaling:groupName", "Auto Scaling group"),
     ("aws:ec2:fleet-id", "EC2 Fleet"),
     ("aws:ec2spot:fleet-request-id", "Spot Fleet request"),
@@ -57,7 +57,6 @@ pub const MANAGED_BY: [(&str, &str); 9] = [
     ("karpenter.sh/nodepool", "Karpenter node pool"),
     ("karpenter.sh/provisioner-name", "Karpenter provisioner"),
     ("aws:batch:compute-environment", "AWS Batch compute environment"),
-    ("eks:nodegroup-name", "EKS managed node group"),
 ];
 
 /// A value as an EC2 filter matches it literally: `*`, `?` and `\` escaped with `\`.
@@ -73,7 +72,9 @@ pub fn literal_filter_value(value: &str) -> String {
 }
 
 /// Why an instance with these tags is left running because a controller would replace it,
-/// or `None`. `tag` reads the instance's tag by key.
+/// or `None`. `tag` reads the instance's tag by key. Only AWS sets `aws:` keys; any other
+/// (Karpenter's, a policy's) anyone who may tag the instance can set, so the reason says the
+/// claim is unverified and should be checked.
 pub fn managed_by(tag: impl Fn(&str) -> Option<String>, extra: &[String]) -> Option<String> {
     let named = MANAGED_BY.iter().map(|(k, what)| (k.to_string(), what.to_string()));
     let extra = extra
@@ -81,9 +82,14 @@ pub fn managed_by(tag: impl Fn(&str) -> Option<String>, extra: &[String]) -> Opt
         .map(|k| (k.clone(), "a controller the policy names".to_string()));
     named.chain(extra).find_map(|(key, what)| {
         tag(&key).map(|value| {
+            let claimed = if key.starts_with("aws:") {
+                ""
+            } else {
+                "; anyone who may tag the instance can set this tag, so check that it really is"
+            };
             format!(
                 "run by {what} {value:?} (tag {key}), which would replace it if stopped, so the spend goes on: left \
-                 running (scale it down instead)"
+                 running (scale it down instead){claimed}"
             )
         })
     })

@@ -17,6 +17,9 @@
 //!   `ModelName` "required unless the endpoint hosts inference components").
 //! - **Deployment configuration.** `DescribeEndpoint`'s `LastDeploymentConfig` (blue/green or
 //!   rolling, with its alarms) is not part of the endpoint config.
+//! - **AWS's own tags.** `aws:` keys are reserved: a request cannot set them
+//!   (<https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html>), so an endpoint
+//!   carrying one (a CloudFormation stack's) could not come back with it.
 //! - **Instance count.** A re-created endpoint starts at its config's `InitialInstanceCount`;
 //!   one whose variants now run another `CurrentInstanceCount` would not come back as it was.
 //!
@@ -112,7 +115,7 @@ pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>) -> Result<
                 .filter(|v| v.instance_type == instance_type)
                 .map(|v| v.current.unwrap_or(v.initial))
                 .sum();
-            let skip = match not_restorable(&variants, described.last_deployment_config().is_some()) {
+            let skip = match not_restorable(&variants, described.last_deployment_config().is_some(), &all) {
                 Some(why) => Some(why),
                 None => autoscaled(readers, name, &variants).await?,
             };
@@ -136,8 +139,16 @@ pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>) -> Result<
 }
 
 /// Why a re-created endpoint would not be the one deleted, from its own description.
-fn not_restorable(variants: &[Variant], deployment_config: bool) -> Option<String> {
+fn not_restorable(variants: &[Variant], deployment_config: bool, tags: &[(String, String)]) -> Option<String> {
     let left = |why: String| Some(format!("{why}: left running, since deleting it could not be undone"));
+    // AWS refuses `aws:` keys in a request: a re-created endpoint could not carry them, and
+    // one a CloudFormation stack manages would leave its stack.
+    if let Some((key, value)) = tags.iter().find(|(k, _)| k.starts_with("aws:")) {
+        return left(format!(
+            "it carries a tag only AWS sets ({key}={value:?}; a CloudFormation stack's, say), which a re-created \
+             endpoint cannot carry"
+        ));
+    }
     if variants.iter().any(|v| v.model.is_none()) {
         return left("it hosts inference components, which a delete removes and its config does not hold".into());
     }

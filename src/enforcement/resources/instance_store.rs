@@ -17,24 +17,31 @@ use aws_sdk_ec2::types::InstanceType;
 
 use super::{CallError, Found, Kind};
 
-/// Instance-store gigabytes per instance type (0 for a type without any), as EC2 reports.
-/// EC2 refuses the whole call when one type is invalid (`InvalidInstanceType`); then each
-/// type is asked alone, and one it refuses is left out (its instances are not stopped).
-async fn sizes(ec2: &aws_sdk_ec2::Client, types: &[String]) -> Result<HashMap<String, i64>, CallError> {
+/// What EC2 says of each type: its instance-store gigabytes (0 for none), or why it did not
+/// say (an invalid type, or no permission for `DescribeInstanceTypes`). EC2 refuses the
+/// whole call when one type is invalid (`InvalidInstanceType`); then each type is asked
+/// alone. Only a passing fault fails the listing.
+async fn sizes(ec2: &aws_sdk_ec2::Client, types: &[String]) -> Result<HashMap<String, Result<i64, String>>, CallError> {
     let mut out = HashMap::new();
     for chunk in types.chunks(100) {
-        match described(ec2, chunk).await {
-            Ok(sizes) => out.extend(sizes),
-            Err(err) if err.transient || chunk.len() == 1 => return Err(err),
-            Err(_) => {
-                for one in chunk {
-                    match described(ec2, std::slice::from_ref(one)).await {
-                        Ok(sizes) => out.extend(sizes),
-                        Err(err) if err.transient => return Err(err),
-                        Err(err) => {
-                            tracing::info!(instance_type = %one, error = %err.message, "EC2 does not describe it")
-                        }
-                    }
+        let asked: Vec<&[String]> = match described(ec2, chunk).await {
+            Ok(sizes) => {
+                out.extend(sizes.into_iter().map(|(t, gb)| (t, Ok(gb))));
+                continue;
+            }
+            Err(err) if err.transient => return Err(err),
+            Err(err) if chunk.len() == 1 => {
+                out.insert(chunk[0].clone(), Err(err.message));
+                continue;
+            }
+            Err(_) => chunk.chunks(1).collect(),
+        };
+        for one in asked {
+            match described(ec2, one).await {
+                Ok(sizes) => out.extend(sizes.into_iter().map(|(t, gb)| (t, Ok(gb)))),
+                Err(err) if err.transient => return Err(err),
+                Err(err) => {
+                    out.insert(one[0].clone(), Err(err.message));
                 }
             }
         }
@@ -85,17 +92,22 @@ pub async fn judge(ec2: &aws_sdk_ec2::Client, found: &mut [Found], allowed: bool
     let sizes = sizes(ec2, &types).await?;
     for f in found.iter_mut().filter(|f| f.kind == Kind::Ec2 && f.skip.is_none()) {
         match sizes.get(&f.instance_type) {
-            Some(0) => {}
-            Some(gb) if allowed => {
+            Some(Ok(0)) => {}
+            Some(Ok(gb)) if allowed => {
                 f.warning = Some(format!(
                     "a stop erases its {gb} GB of instance-store (NVMe) data, which reversal cannot bring back; \
                      the policy allows it"
                 ));
             }
-            Some(gb) => {
+            Some(Ok(gb)) => {
                 f.skip = Some(format!(
                     "its type carries {gb} GB of instance-store (NVMe) volumes, whose data a stop erases: left \
                      running (a policy may allow it: stop: instance_store: allow)"
+                ));
+            }
+            Some(Err(why)) => {
+                f.skip = Some(format!(
+                    "whether a stop would erase instance-store data could not be learned ({why}): left running"
                 ));
             }
             None => {

@@ -81,34 +81,87 @@ pub fn document(key: &str, project: &str) -> String {
     .to_string()
 }
 
-/// Creates the project's deny policy unless it exists (`EntityAlreadyExists`).
-pub async fn ensure(iam: &aws_sdk_iam::Client, key: &str, project: &str) -> Result<(), CallError> {
+/// Creates the project's deny policy, or, when one of that name exists
+/// (`EntityAlreadyExists`), reads its default version and accepts it only if its document is
+/// exactly this project's: the name is predictable, so a policy someone else planted under it
+/// is never attached.
+pub async fn ensure(iam: &aws_sdk_iam::Client, arn: &str, key: &str, project: &str) -> Result<(), CallError> {
     let created = iam
         .create_policy()
         .policy_name(name(project))
         .path(PATH)
-        .description(format!(
-            "burnrate: denies launches and starts tagged {key}={project:?} while its stop holds"
-        ))
+        // IAM allows only \u0009-\u00FF in a description: the project stays in the document.
+        .description("burnrate: denies launches and starts tagged with one project while its stop holds")
         .policy_document(document(key, project))
         .send()
         .await;
-    match created {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            let err = CallError::from_sdk("IAM", "CreatePolicy", &e);
-            if err.code.as_deref() == Some("EntityAlreadyExists") {
-                Ok(())
-            } else {
-                Err(err)
-            }
-        }
+    let err = match created {
+        Ok(_) => return Ok(()),
+        Err(e) => CallError::from_sdk("IAM", "CreatePolicy", &e),
+    };
+    if err.code.as_deref() != Some("EntityAlreadyExists") {
+        return Err(err);
     }
+    let iam_error = |call: &'static str| move |e| CallError::from_sdk("IAM", call, &e);
+    let policy = iam
+        .get_policy()
+        .policy_arn(arn)
+        .send()
+        .await
+        .map_err(iam_error("GetPolicy"))?;
+    let version = policy.policy().and_then(|p| p.default_version_id()).unwrap_or("v1");
+    let answer = iam
+        .get_policy_version()
+        .policy_arn(arn)
+        .version_id(version)
+        .send()
+        .await
+        .map_err(|e| CallError::from_sdk("IAM", "GetPolicyVersion", &e))?;
+    let text = answer.policy_version().and_then(|v| v.document()).unwrap_or_default();
+    if same_document(text, &document(key, project)) {
+        Ok(())
+    } else {
+        Err(CallError {
+            message: format!(
+                "a policy named {} exists with another document than this project's deny policy: not attached \
+                 (delete or rename it, and the next stop creates burnrate's)",
+                name(project)
+            ),
+            code: None,
+            transient: false,
+        })
+    }
+}
+
+/// True when `found` (IAM answers it URL-encoded, RFC 3986) is the JSON of `want`.
+fn same_document(found: &str, want: &str) -> bool {
+    let decoded = if found.trim_start().starts_with('{') {
+        found.to_string()
+    } else {
+        url::form_urlencoded::parse(format!("d={}", found.replace('+', "%2B")).as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok();
+    parse(&decoded).is_some_and(|found| Some(found) == parse(want))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_this_projects_document_is_accepted_as_it() {
+        let ours = document("project", "gpu-burner");
+        let encoded: String = url::form_urlencoded::byte_serialize(ours.as_bytes()).collect();
+        assert!(same_document(&ours, &ours));
+        assert!(same_document(&encoded.replace('+', "%20"), &ours));
+        assert!(!same_document(&document("project", "gpu-burner2"), &ours));
+        let allow_all = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#;
+        assert!(!same_document(allow_all, &ours));
+        assert!(!same_document("not json", &ours));
+    }
 
     #[test]
     fn each_project_has_its_own_policy_that_names_it_exactly() {

@@ -163,7 +163,7 @@ async fn guard_ready(
             store::set_status(conn, r.id, &["listed"], "failed", Some(note)).await?;
             return Ok(false);
         };
-        return match super::relaunch::ensure(&clients.iam, key, project).await {
+        return match super::relaunch::ensure(&clients.iam, policy, key, project).await {
             Ok(()) => Ok(true),
             Err(err) => note_fault(conn, r, "listed", &err).await.map(|_| false),
         };
@@ -185,7 +185,8 @@ async fn guard_ready(
         return Ok(true);
     };
     let note = format!(
-        "not attached: the named deny policy blocks every project on the role, and approved project {approved:?} of          the team may launch through it (leave policy_arn out for a deny policy of this project alone)"
+        "not attached: the named deny policy blocks every project on the role, and approved project {approved:?} of \
+         the team may launch through it (leave policy_arn out for a deny policy of this project alone)"
     );
     store::set_status(conn, r.id, &["listed"], "skipped", Some(&note)).await?;
     Ok(false)
@@ -197,7 +198,10 @@ fn stop_note(kind: Kind) -> Option<&'static str> {
         Kind::TrainingJob | Kind::ProcessingJob => {
             Some("progress since the job's last checkpoint is lost, and reversal cannot bring the job back")
         }
-        Kind::Role => Some("the deny policy is attached: this role cannot launch GPUs until the stop is reversed"),
+        Kind::Role => Some(
+            "the deny policy is attached: this role cannot launch GPUs it denies (with the project's own policy: \
+             what is tagged with the project, exactly) until the stop is reversed",
+        ),
         _ => None,
     }
 }

@@ -22,7 +22,7 @@
 //!   go with it (tags belong to the resource; a new endpoint of the same name has only the
 //!   tags `CreateEndpoint` gives it);
 //! - `CreateEndpoint` creates it `Creating`, then `InService`, with the tags it was given;
-//!   a name in use is refused
+//!   a name in use, or a tag key starting `aws:` (reserved), is refused
 //!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpoint.html>);
 //! - `DescribeEndpoint` lists each variant's `CurrentInstanceCount`
 //!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantSummary.html>):
@@ -383,6 +383,20 @@ fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Respo
                     &request_id,
                     "ValidationException",
                     &format!("Could not find endpoint configuration \"{config}\"."),
+                );
+            }
+            // `aws:` keys are AWS's own; a request cannot set them
+            // (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Tag.html>).
+            let reserved = request["Tags"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|t| t["Key"].as_str().is_some_and(|k| k.starts_with("aws:")));
+            if reserved {
+                return error(
+                    &request_id,
+                    "ValidationException",
+                    "Tag keys starting with 'aws:' are reserved",
                 );
             }
             let tags = request["Tags"]

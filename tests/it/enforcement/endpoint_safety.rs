@@ -36,13 +36,19 @@ async fn only_endpoints_a_reversal_restores_are_deleted_and_they_come_back_with_
     let fake = SageMakerFake::start().await;
     let tags = [("project", "gpu-burner"), ("user", "alice"), ("cost-center", "cc-42")];
     fake.with(|s| {
-        for name in ["plain", "scaled", "resized"] {
+        for name in ["plain", "scaled", "resized", "stacked"] {
             s.configs.insert(format!("{name}-v1"), vec![("ml.g5.xlarge".into(), 2)]);
             s.endpoints.insert(name.into(), endpoint(&format!("{name}-v1"), &tags));
         }
         s.scalable.insert("endpoint/scaled/variant/variant-0".into(), (1, 8));
         // Someone raised `resized` to 5 instances by hand; its config still starts 2.
         s.current.insert("resized/variant-0".into(), 5);
+        // `stacked` belongs to a CloudFormation stack, which tags it with AWS's own keys.
+        s.endpoints
+            .get_mut("stacked")
+            .expect("stacked")
+            .tags
+            .push(("aws:cloudformation:stack-name".into(), "serving".into()));
     });
     seed(
         &pool,
@@ -64,13 +70,20 @@ async fn only_endpoints_a_reversal_restores_are_deleted_and_they_come_back_with_
     assert_eq!(scaled, "skipped");
     let why = why.expect("why");
     assert!(why.contains("autoscales") && why.contains("from 1 to 8"), "{why}");
+    let (_, stacked, why) = of("stacked");
+    assert_eq!(stacked, "skipped");
+    assert!(why.expect("why").contains("aws:cloudformation:stack-name"));
     let (_, resized, why) = of("resized");
     assert_eq!(resized, "skipped");
     let why = why.expect("why");
     assert!(why.contains("runs 5 instances where its config starts 2"), "{why}");
     fake.with(|s| {
         assert!(!s.endpoints.contains_key("plain"));
-        assert!(s.endpoints.contains_key("scaled") && s.endpoints.contains_key("resized"));
+        assert!(
+            ["scaled", "resized", "stacked"]
+                .iter()
+                .all(|e| s.endpoints.contains_key(*e))
+        );
     });
     // Its size is what it runs now: 5 instances of one GPU.
     let gpus: rust_decimal::Decimal =

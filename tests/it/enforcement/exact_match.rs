@@ -424,3 +424,38 @@ async fn a_team_wide_deny_policy_is_not_attached_while_a_teammate_is_approved(po
     );
     assert!(attached(&iam, "ml-training").await.is_empty());
 }
+
+#[sqlx::test]
+async fn a_policy_planted_under_the_guards_name_is_never_attached(pool: PgPool) {
+    let moto = moto::start().await;
+    let sdk = aws_config_at(&moto.endpoint, "AKIDTEST").await;
+    let iam = aws_sdk_iam::Client::new(&sdk);
+    role(&iam, "ml-training").await;
+    // Someone who can create policies guessed the name and made it allow everything.
+    iam.create_policy()
+        .policy_name(burnrate::enforcement::resources::relaunch::name("gpu-burner"))
+        .path("/burnrate/")
+        .policy_document(r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#)
+        .send()
+        .await
+        .expect("planted");
+    gpu(&ec2(&sdk, EAST), &[("project", "gpu-burner")]).await;
+    seed(&pool, &resource_policy("automatic")).await;
+    sqlx::query("update enforcement_policies set iam_roles = '{ml-training}'")
+        .execute(&pool)
+        .await
+        .expect("roles, no policy named");
+    let exec = resource_executor(&sdk);
+    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    passes_until(&pool, &exec, stop, "executed").await;
+
+    let (_, status, why) = rows(&pool, stop)
+        .await
+        .into_iter()
+        .find(|r| r.0 == "ml-training")
+        .expect("the role's row");
+    assert_eq!(status, "failed");
+    assert!(why.expect("why").contains("another document"));
+    assert!(attached(&iam, "ml-training").await.is_empty());
+}
