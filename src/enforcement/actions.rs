@@ -24,6 +24,9 @@ pub enum ActionError {
     NotFound(i64),
     #[error("{0}")]
     Refused(String),
+    /// The caller may not take this step (a lead past what a lead may do).
+    #[error("{0}")]
+    Forbidden(String),
     #[error(transparent)]
     Database(#[from] sqlx::Error),
 }

@@ -87,6 +87,7 @@ fn refused(e: super::actions::ActionError) -> AppError {
     match e {
         ActionError::NotFound(id) => AppError::NotFound(format!("enforcement action {id}")),
         ActionError::Refused(message) => AppError::invalid("action", message),
+        ActionError::Forbidden(message) => AppError::Forbidden(message),
         ActionError::Database(e) => e.into(),
     }
 }
@@ -108,20 +109,7 @@ pub async fn snooze(
             "only an admin or a lead of the project's team may snooze its stop".into(),
         ));
     }
-    // Snoozes add up: past 72 hours in all, the stop stays unless an admin holds it longer,
-    // so a lead cannot keep a justified stop off by renewing it.
-    let total: i32 = sqlx::query_scalar("select snoozed_hours_total from enforcement_actions where id = $1")
-        .bind(id)
-        .fetch_one(&mut *pool.acquire().await?)
-        .await?;
-    if !caller.is_admin() && total + snooze.hours > super::snooze::MAX_HOURS {
-        return Err(AppError::Forbidden(format!(
-            "this stop has been snoozed for {total} h already; a lead may hold it for {} h in all, so only an \
-             admin may snooze it longer",
-            super::snooze::MAX_HOURS
-        )));
-    }
-    super::snooze::snooze(pool, executor, id, &caller.email, snooze)
+    super::snooze::snooze(pool, executor, id, (&caller.email, caller.is_admin()), snooze)
         .await
         .map_err(refused)
 }

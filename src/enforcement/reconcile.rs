@@ -52,7 +52,9 @@ async fn run_waiting(
         Ok(status) if Some(&status) != before.as_ref() => Ok(1),
         Ok(_) => Ok(0),
         // Another pass or an admin moved it first.
-        Err(actions::ActionError::Refused(_) | actions::ActionError::NotFound(_)) => Ok(0),
+        Err(
+            actions::ActionError::Refused(_) | actions::ActionError::NotFound(_) | actions::ActionError::Forbidden(_),
+        ) => Ok(0),
         Err(actions::ActionError::Database(e)) => Err(e),
     }
 }

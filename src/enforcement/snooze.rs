@@ -53,7 +53,7 @@ pub async fn snooze(
     pool: &PgPool,
     exec: &Executor,
     id: i64,
-    actor: &str,
+    (actor, by_admin): (&str, bool),
     snooze: &Snooze,
 ) -> Result<String, ActionError> {
     let mut tx = pool.begin().await?;
@@ -66,6 +66,18 @@ pub async fn snooze(
         return Err(ActionError::Refused(format!(
             "the stop is already snoozed until {}",
             until.format("%Y-%m-%d %H:%M UTC")
+        )));
+    }
+    // Snoozes add up, checked under the lock: past 72 hours in all, only an admin holds the
+    // stop longer, so a lead cannot keep a justified stop off by renewing it.
+    let total: i32 = sqlx::query_scalar("select snoozed_hours_total from enforcement_actions where id = $1")
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+    if !by_admin && total + snooze.hours > MAX_HOURS {
+        return Err(ActionError::Forbidden(format!(
+            "this stop has been snoozed for {total} h already; a lead may hold it for {MAX_HOURS} h in all, so \
+             only an admin may snooze it longer"
         )));
     }
     if !matches!(row.status.as_str(), "proposed" | "awaiting_approval" | "executed") {

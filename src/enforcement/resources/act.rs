@@ -60,10 +60,17 @@ fn job_state(name: &str) -> Seen {
     }
 }
 
+/// AWS's "no such resource", in each service's words: SageMaker answers an unknown job
+/// `ValidationException` "Requested resource not found." in practice, where its reference
+/// lists `ResourceNotFound`; both mean gone.
 fn not_found(err: &CallError) -> bool {
-    matches!(err.code.as_deref(), Some("InvalidInstanceID.NotFound" | "NoSuchEntity"))
-        || (err.code.as_deref() == Some("ValidationException")
-            && (err.message.contains("Could not find") || err.message.contains("RecordNotFound")))
+    matches!(
+        err.code.as_deref(),
+        Some("InvalidInstanceID.NotFound" | "NoSuchEntity" | "ResourceNotFound")
+    ) || (err.code.as_deref() == Some("ValidationException")
+        && ["Could not find", "RecordNotFound", "Requested resource not found"]
+            .iter()
+            .any(|words| err.message.contains(words)))
 }
 
 fn iam_error<E>(

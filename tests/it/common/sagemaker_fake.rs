@@ -13,8 +13,10 @@
 //!   then ends it `Stopped`, asynchronously (`settle` here)
 //!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTrainingJob.html>,
 //!   `TrainingJobStatus` in `DescribeTrainingJob`). The reference lists only
-//!   `ResourceNotFound` for an unknown job; a job in any other state is refused here with
-//!   `ValidationException`, as AWS answers in practice (burnrate re-describes either way);
+//!   `ResourceNotFound` for an unknown job, which AWS answers in practice as
+//!   `ValidationException` "Requested resource not found."; a job in any other state is
+//!   refused here with `ValidationException`, as AWS answers in practice (burnrate
+//!   re-describes either way);
 //! - `DeleteEndpoint` moves it to `Deleting`, then it is gone
 //!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteEndpoint.html>,
 //!   `EndpointStatus` in `DescribeEndpoint`); describing a deleted endpoint answers
@@ -152,13 +154,12 @@ fn job_name(request: &Value, training: bool) -> &str {
     request[field].as_str().unwrap_or("")
 }
 
-/// A job AWS does not know: `ResourceNotFound`, as the API reference lists.
-fn no_such_job(request_id: &str, name: &str) -> Response {
-    error(
-        request_id,
-        "ResourceNotFound",
-        &format!("Requested resource not found: {name}"),
-    )
+/// A job AWS does not know. The API reference lists `ResourceNotFound`, but SageMaker
+/// answers an unknown job's name with `ValidationException` "Requested resource not found."
+/// in practice (as it answers "Could not find endpoint" for an endpoint); the fake answers
+/// that, and burnrate reads both as gone.
+fn no_such_job(request_id: &str, _name: &str) -> Response {
+    error(request_id, "ValidationException", "Requested resource not found.")
 }
 
 /// One page of `items` after `NextToken`, at most `MaxResults` (default 10).

@@ -393,3 +393,48 @@ async fn what_a_stop_cannot_stop_safely_is_left_running_with_why(pool: PgPool) {
     assert_eq!(proxy.calls_naming("StopInstances", &member), 0);
     assert_eq!(proxy.calls_naming("StopInstances", &on_instance_store), 0);
 }
+
+#[sqlx::test]
+async fn a_job_that_vanishes_before_its_stop_call_is_gone_not_failed(pool: PgPool) {
+    let fake = SageMakerFake::start().await;
+    fake.with(|s| {
+        s.training
+            .insert("burner-train".into(), job("gpu-burner", "ml.p4d.24xlarge", 1));
+    });
+    let proxy = AwsProxy::start(&fake.endpoint()).await;
+    let (reached, release) = (
+        std::sync::Arc::new(tokio::sync::Notify::new()),
+        std::sync::Arc::new(tokio::sync::Notify::new()),
+    );
+    proxy.with(|s| {
+        s.hold_after = Some(crate::common::aws_proxy::Hold {
+            action: "DescribeTrainingJob".into(),
+            reached: reached.clone(),
+            release: release.clone(),
+        })
+    });
+    seed(&pool, &policy("training_jobs", ("", ""))).await;
+    let run = {
+        let (pool, exec) = (
+            pool.clone(),
+            resource_executor(&aws_config_at(&proxy.endpoint(), "AKIDTEST").await),
+        );
+        tokio::spawn(async move { evaluate_and_act(&pool, today(), &exec).await.expect("evaluate") })
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), reached.notified())
+        .await
+        .expect("listed");
+    // Listed, then removed from AWS before the stop call: SageMaker answers the stop with
+    // ValidationException "Requested resource not found.".
+    fake.with(|s| s.training.clear());
+    release.notify_one();
+    tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("the run ends")
+        .expect("no panic");
+
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    let statuses: Vec<String> = rows(&pool, stop).await.into_iter().map(|r| r.4).collect();
+    assert_eq!(statuses, ["gone"]);
+    assert_eq!(status(&pool, stop).await, "executed");
+}

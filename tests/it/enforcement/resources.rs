@@ -378,7 +378,7 @@ async fn a_snooze_holds_the_stop_then_ends_by_itself(pool: PgPool) {
     assert!(too_long.body.contains("1 to 72"), "{}", too_long.body);
 
     let held = snooze::validate("2", "demo day").expect("valid");
-    let after = snooze::snooze(&pool, &exec, stop, "owner@example.com", &held)
+    let after = snooze::snooze(&pool, &exec, stop, ("owner@example.com", false), &held)
         .await
         .expect("snoozed");
     assert!(["reversing", "reversed"].contains(&after.as_str()), "{after}");
