@@ -173,6 +173,23 @@ impl AwsProxy {
         f(&mut self.state.lock().expect("proxy state"))
     }
 
+    /// Holds the answer to the next call of `action` (AWS has acted): returns `reached`,
+    /// told when it is held, and `release`, to tell to let it go.
+    pub fn hold(&self, action: &str) -> (Arc<tokio::sync::Notify>, Arc<tokio::sync::Notify>) {
+        let (reached, release) = (
+            Arc::new(tokio::sync::Notify::new()),
+            Arc::new(tokio::sync::Notify::new()),
+        );
+        self.with(|s| {
+            s.hold_after = Some(Hold {
+                action: action.to_string(),
+                reached: reached.clone(),
+                release: release.clone(),
+            })
+        });
+        (reached, release)
+    }
+
     /// How many forwarded calls of `action` named `needle` in their body.
     pub fn calls_naming(&self, action: &str, needle: &str) -> usize {
         self.with(|s| {

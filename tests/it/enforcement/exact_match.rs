@@ -5,12 +5,11 @@
 //! in filter values as literals, as EC2 does
 //! (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/Using_Filtering.html>).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::PgPool;
 
-use crate::common::aws_proxy::{AwsProxy, Hold};
+use crate::common::aws_proxy::AwsProxy;
 use crate::common::enforcement::{
     action_id, approve_behind_the_back, ec2_in, instance_state, launch_tagged, passes_until, resource_executor,
     resource_policy, seed, status, today,
@@ -28,6 +27,24 @@ fn ec2(sdk: &aws_config::SdkConfig, region: &str) -> aws_sdk_ec2::Client {
 /// Launches one g5.xlarge (one GPU, 250 GB of instance store) with these tags; its ID.
 async fn gpu(client: &aws_sdk_ec2::Client, tags: &[(&str, &str)]) -> String {
     launch_tagged(client, "g5.xlarge", tags).await
+}
+
+/// Runs gpu-burner's stop (automatic) until AWS has confirmed it; its id.
+async fn run_stop(pool: &PgPool, sdk: &aws_config::SdkConfig) -> i64 {
+    let exec = resource_executor(sdk);
+    evaluate_and_act(pool, today(), &exec).await.expect("evaluate");
+    let stop = action_id(pool, "gpu-burner", "stop").await;
+    passes_until(pool, &exec, stop, "executed").await;
+    stop
+}
+
+/// The stop's row of `resource`: (id, status, note).
+async fn row_of(pool: &PgPool, stop: i64, resource: &str) -> (String, String, Option<String>) {
+    rows(pool, stop)
+        .await
+        .into_iter()
+        .find(|r| r.0 == resource)
+        .expect("the resource's row")
 }
 
 /// (resource id, status, note) of each row of the stop.
@@ -117,17 +134,7 @@ async fn an_approval_between_two_stop_calls_holds_back_the_rest(pool: PgPool) {
     let east_id = gpu(&ec2(&sdk, EAST), &[("project", "gpu-burner")]).await;
     let west_id = gpu(&ec2(&sdk, WEST), &[("project", "gpu-burner")]).await;
     seed(&pool, &resource_policy("automatic")).await;
-    let (reached, release) = (
-        Arc::new(tokio::sync::Notify::new()),
-        Arc::new(tokio::sync::Notify::new()),
-    );
-    proxy.with(|s| {
-        s.hold_after = Some(Hold {
-            action: "StopInstances".into(),
-            reached: reached.clone(),
-            release: release.clone(),
-        })
-    });
+    let (reached, release) = proxy.hold("StopInstances");
 
     let run = {
         let (pool, exec) = (pool.clone(), resource_executor(&sdk));
@@ -177,17 +184,7 @@ async fn an_approval_whose_last_judgement_times_out_stands_and_runs_on_a_later_p
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
     let stop = action_id(&pool, "gpu-burner", "stop").await;
     assert_eq!(status(&pool, stop).await, "awaiting_approval");
-    let (reached, release) = (
-        Arc::new(tokio::sync::Notify::new()),
-        Arc::new(tokio::sync::Notify::new()),
-    );
-    proxy.with(|s| {
-        s.hold_after = Some(Hold {
-            action: "DescribeInstances".into(),
-            reached: reached.clone(),
-            release: release.clone(),
-        })
-    });
+    let (reached, release) = proxy.hold("DescribeInstances");
 
     let approve = {
         let (pool, exec) = (pool.clone(), resource_executor(&sdk));
@@ -246,10 +243,7 @@ async fn instance_store_data_is_never_erased_unless_the_policy_allows_it(pool: P
         .execute(&pool)
         .await
         .expect("the default: never erase");
-    let exec = resource_executor(&sdk);
-    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    let stop = action_id(&pool, "gpu-burner", "stop").await;
-    passes_until(&pool, &exec, stop, "executed").await;
+    let stop = run_stop(&pool, &sdk).await;
     let found = rows(&pool, stop).await;
     let of = |id: &str| found.iter().find(|r| r.0 == id).cloned().expect("listed");
     let (_, skipped, why) = of(&nvme);
@@ -307,10 +301,7 @@ async fn the_relaunch_guard_denies_the_violating_project_alone(pool: PgPool) {
         .execute(&pool)
         .await
         .expect("roles, no policy named");
-    let exec = resource_executor(&sdk);
-    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    let stop = action_id(&pool, "gpu-burner", "stop").await;
-    passes_until(&pool, &exec, stop, "executed").await;
+    let stop = run_stop(&pool, &sdk).await;
 
     let on_role = attached(&iam, "ml-training").await;
     assert_eq!(on_role.len(), 1, "{on_role:?}");
@@ -359,7 +350,7 @@ async fn the_relaunch_guard_denies_the_violating_project_alone(pool: PgPool) {
     }
 
     approve_behind_the_back(&pool).await;
-    passes_until(&pool, &exec, stop, "reversed").await;
+    passes_until(&pool, &resource_executor(&sdk), stop, "reversed").await;
     assert!(attached(&iam, "ml-training").await.is_empty());
 }
 
@@ -406,16 +397,9 @@ async fn a_team_wide_deny_policy_is_not_attached_while_a_teammate_is_approved(po
     .execute(&pool)
     .await
     .expect("approval");
-    let exec = resource_executor(&sdk);
-    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    let stop = action_id(&pool, "gpu-burner", "stop").await;
-    passes_until(&pool, &exec, stop, "executed").await;
+    let stop = run_stop(&pool, &sdk).await;
 
-    let (_, status, why) = rows(&pool, stop)
-        .await
-        .into_iter()
-        .find(|r| r.0 == "ml-training")
-        .expect("the role's row");
+    let (_, status, why) = row_of(&pool, stop, "ml-training").await;
     assert_eq!(status, "skipped");
     let why = why.expect("why");
     assert!(
@@ -445,16 +429,9 @@ async fn a_policy_planted_under_the_guards_name_is_never_attached(pool: PgPool) 
         .execute(&pool)
         .await
         .expect("roles, no policy named");
-    let exec = resource_executor(&sdk);
-    evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    let stop = action_id(&pool, "gpu-burner", "stop").await;
-    passes_until(&pool, &exec, stop, "executed").await;
+    let stop = run_stop(&pool, &sdk).await;
 
-    let (_, status, why) = rows(&pool, stop)
-        .await
-        .into_iter()
-        .find(|r| r.0 == "ml-training")
-        .expect("the role's row");
+    let (_, status, why) = row_of(&pool, stop, "ml-training").await;
     assert_eq!(status, "failed");
     assert!(why.expect("why").contains("another document"));
     assert!(attached(&iam, "ml-training").await.is_empty());

@@ -402,17 +402,7 @@ async fn a_job_that_vanishes_before_its_stop_call_is_gone_not_failed(pool: PgPoo
             .insert("burner-train".into(), job("gpu-burner", "ml.p4d.24xlarge", 1));
     });
     let proxy = AwsProxy::start(&fake.endpoint()).await;
-    let (reached, release) = (
-        std::sync::Arc::new(tokio::sync::Notify::new()),
-        std::sync::Arc::new(tokio::sync::Notify::new()),
-    );
-    proxy.with(|s| {
-        s.hold_after = Some(crate::common::aws_proxy::Hold {
-            action: "DescribeTrainingJob".into(),
-            reached: reached.clone(),
-            release: release.clone(),
-        })
-    });
+    let (reached, release) = proxy.hold("DescribeTrainingJob");
     seed(&pool, &policy("training_jobs", ("", ""))).await;
     let run = {
         let (pool, exec) = (
