@@ -135,7 +135,9 @@ fn hidden_reason(spec: &crate::budgets::BudgetSpec, what: &str) -> String {
         "{} budget, whose figures this token may not read, {what} with the forecast and the estimate",
         match spec.scope {
             BudgetScope::Org => "an organisation",
-            _ => "a linked account's",
+            BudgetScope::Account(_) => "a linked account's",
+            // A project budget whose project no team of the token's owns (yet).
+            BudgetScope::Project(_) | BudgetScope::Team(_) => "another team's",
         }
     )
 }
@@ -312,10 +314,7 @@ async fn policy_figures(
         .await?;
         let guard = match guarded.as_slice() {
             [] => String::new(),
-            roles => format!(
-                "; its relaunch guard denies launches and starts tagged with it to role(s) {}",
-                roles.join(", ")
-            ),
+            roles => format!("; its relaunch guard holds on role(s) {}", roles.join(", ")),
         };
         reasons.push((
             Verdict::Block,
