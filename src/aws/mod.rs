@@ -101,9 +101,12 @@ where
 /// Error codes AWS uses for "slow down" and "try again": throttling
 /// (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/throttling.html>,
 /// <https://docs.aws.amazon.com/sagemaker/latest/APIReference/CommonErrors.html>) and its own
-/// passing faults. A call refused with one of these is asked again later, never recorded as
-/// a final failure.
-const TRANSIENT_CODES: [&str; 10] = [
+/// passing faults, and the Resource Groups Tagging API's own spellings of both and of a
+/// listing to start again
+/// (<https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_GetResources.html>,
+/// Errors). A call refused with one of these is asked again later, never recorded as a final
+/// failure.
+const TRANSIENT_CODES: [&str; 13] = [
     "Throttling",
     "ThrottlingException",
     "RequestLimitExceeded",
@@ -114,6 +117,9 @@ const TRANSIENT_CODES: [&str; 10] = [
     "InternalError",
     "InternalFailure",
     "InsufficientInstanceCapacity",
+    "ThrottledException",
+    "InternalServiceException",
+    "PaginationTokenExpiredException",
 ];
 
 /// True when asking again later may succeed: throttling, a 5xx, a timeout, a lost

@@ -93,6 +93,15 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             crate::enforcement::executor::Executor::clone(&state.enforcement),
             std::time::Duration::from_secs(60),
         ));
+        // What proposed stops would touch, listed apart from the pass. A demo without AWS
+        // settings has nothing to list from: its proposals carry a seeded listing.
+        let lister = (!demo || crate::aws::settings_present()).then(|| {
+            tokio::spawn(crate::enforcement::resources::listing::list_forever(
+                db.pool.clone(),
+                crate::enforcement::executor::Executor::clone(&state.enforcement),
+                std::time::Duration::from_secs(60),
+            ))
+        });
         let digest = tokio::spawn(crate::jobs::digest_on_schedule(
             db.pool.clone(),
             state.config.savings.clone(),
@@ -113,6 +122,9 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
         schedule.abort();
         alerts.abort();
         enforcement.abort();
+        if let Some(lister) = lister {
+            lister.abort();
+        }
         served
     }
     .await;
@@ -187,5 +199,9 @@ async fn evaluate_demo(pool: &sqlx::PgPool, workers: &crate::jobs::Workers, unti
     match crate::jobs::after_ingestion(pool, workers, crate::period::next_day(until)).await {
         Ok(done) => tracing::info!("demo evaluated: {done}"),
         Err(error) => tracing::error!(%error, "evaluating the demo failed"),
+    }
+    // What its dry-run stops would touch, as discovery would list it.
+    if let Err(error) = demo::stop_listing::record(pool).await {
+        tracing::error!(%error, "listing the demo's proposed stops failed");
     }
 }

@@ -1,7 +1,8 @@
 //! The demo's approvals and enforcement policies, sized from its own spend so the
 //! Enforcement page shows each kind of case whatever the day of the month:
-//! - the org default (dry-run: notify and flag) proposes actions for the big unapproved
-//!   projects;
+//! - the org default (dry-run: notify, flag, and a stop of the project's own EC2 GPUs and
+//!   notebooks) proposes actions for the big unapproved projects, each stop with what it
+//!   would touch (`stop_listing`);
 //! - vision is on a manual policy, so its violations wait for an admin's approval;
 //! - recsys flags automatically, so one of its projects carries the flag badge;
 //! - three projects are approved within their caps, one approval has expired, and one
@@ -102,12 +103,17 @@ pub async fn insert(conn: &mut PgConnection, until: NaiveDate) -> Result<(), sql
     }
     let policies = [
         // Projects of weight 4 and more go over it.
-        policy(
-            None,
-            round_thousands(unit * Decimal::new(35, 1)),
-            &["notify", "flag"],
-            "dry-run",
-        ),
+        // With a stop of the projects' own EC2 GPUs and notebooks, proposed only: each
+        // proposal shows what it would touch (`stop_listing`).
+        Policy {
+            stop: Some(resource_stop()),
+            ..policy(
+                None,
+                round_thousands(unit * Decimal::new(35, 1)),
+                &["notify", "flag", "stop"],
+                "dry-run",
+            )
+        },
         policy(
             Some("vision"),
             round_thousands(unit * Decimal::new(25, 1)),
@@ -142,6 +148,23 @@ fn policy(team: Option<&str>, limit: Decimal, actions: &[&str], mode: &str) -> P
         actions: actions.iter().map(|a| a.to_string()).collect(),
         mode: mode.into(),
         stop: None,
+    }
+}
+
+/// A stop of the project's own EC2 instances and notebooks, in the configured regions.
+fn resource_stop() -> policy::StopConfig {
+    policy::StopConfig {
+        stop_type: String::new(),
+        resources: vec!["ec2".into(), "notebooks".into()],
+        regions: Vec::new(),
+        account: None,
+        managed_by_tags: Vec::new(),
+        allow_instance_store: false,
+        execution_role_arn: String::new(),
+        iam_policy_arn: String::new(),
+        iam_roles: Vec::new(),
+        instance_ids: Vec::new(),
+        instance_region: String::new(),
     }
 }
 

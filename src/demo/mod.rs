@@ -7,6 +7,7 @@ pub mod commitments;
 pub mod enforcement;
 pub mod generator;
 pub mod history;
+pub mod stop_listing;
 pub mod org;
 
 use chrono::{Datelike, Months, NaiveDate};

@@ -123,7 +123,6 @@ pub async fn pass(pool: &PgPool, exec: &Executor, today: NaiveDate) -> Result<Pa
     report.changed += super::snooze::wake(pool).await?;
     report.changed += lift(pool, exec, today).await?;
     clean_up(pool, exec).await?;
-    list_proposals(pool, exec).await?;
     let waiting = ids(
         pool,
         "select id from enforcement_actions
@@ -261,43 +260,6 @@ pub async fn unjustified(pool: &PgPool, today: NaiveDate) -> Result<Vec<(i64, St
         }
     }
     Ok(out)
-}
-
-/// How often a proposed resource stop lists the project's resources again.
-const RELIST_MINUTES: i32 = 10;
-
-/// Lists again the resources of proposed resource stops (dry-run, and manual ones awaiting
-/// approval), so a proposal shows what a stop would touch now. Only violations evaluation
-/// saw in the last day, a bounded number per pass, and no lock held while AWS answers.
-async fn list_proposals(pool: &PgPool, exec: &Executor) -> Result<(), sqlx::Error> {
-    let due: Vec<i64> = sqlx::query_scalar(
-        "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
-         where a.action = 'stop' and a.status in ('proposed', 'awaiting_approval') and a.mode <> 'automatic'
-           and v.last_seen_at > now() - interval '1 day'
-           and (a.resources_listed_at is null or a.resources_listed_at < now() - make_interval(mins => $1))
-         order by a.resources_listed_at nulls first, a.id limit 20",
-    )
-    .bind(RELIST_MINUTES)
-    .fetch_all(pool)
-    .await?;
-    for id in due {
-        let Some(row) = claims::read(&mut *pool.acquire().await?, id).await? else {
-            continue;
-        };
-        match resources::run::plan(pool, exec, &row).await? {
-            Some(plan) => {
-                resources::run::list_proposal(pool, exec, &row, &plan).await?;
-            }
-            // A stop through an AWS Budgets action: nothing to list; looked at again later.
-            None => {
-                sqlx::query("update enforcement_actions set resources_listed_at = now() where id = $1")
-                    .bind(id)
-                    .execute(pool)
-                    .await?;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// `serve`'s loop: a pass every `every` (a minute), and at once when woken (an approval or

@@ -88,7 +88,7 @@ pub async fn run_claimed(
     (intent, today): (Intent, chrono::NaiveDate),
 ) -> Result<String, sqlx::Error> {
     let on_resources = row.stops_resources
-        || (intent != Intent::Reverse && super::resources::run::plan(pool, exec, row).await?.is_some());
+        || (intent != Intent::Reverse && super::resources::listing::plan(pool, exec, row).await?.is_some());
     if on_resources {
         return super::resources::run::run_claimed(pool, exec, row, claim, actor, (intent, today)).await;
     }

@@ -1,26 +1,28 @@
-//! Finds what a project runs in one region: its EC2 instances (pending or running) through
-//! `DescribeInstances` with a `tag:<key>` filter, and its SageMaker notebooks (InService),
-//! training and processing jobs (InProgress) through their List calls and `ListTags`, since
-//! SageMaker's lists cannot filter by tag; real-time endpoints in `endpoints`.
+//! Finds what a project runs in one region, out of the region's shared reads (`inventory`):
+//! its EC2 instances (pending or running), SageMaker notebooks (InService), training and
+//! processing jobs (InProgress); real-time endpoints in `endpoints`. A resource is the
+//! project's only when its own project tag equals the project, byte for byte.
 //!
 //! Only reads: the SDK's standard retries (backoff on throttling and 5xx) are safe here.
 //! Sources, for the states and fields read:
 //! - <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html>
-//!   (`tag:<key>` and `instance-state-name` filters, `RootDeviceType`, `InstanceLifecycle`);
+//!   (`tag-key` and `instance-state-name` filters, `RootDeviceType`, `InstanceLifecycle`);
 //! - <https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html>
 //!   (members carry `aws:autoscaling:groupName`);
 //! - <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/Using_Filtering.html>
-//!   (`*` and `?` in a filter value are wildcards; `\` escapes them): the project's value
-//!   is escaped, and each instance's own tag is compared again, byte for byte;
+//!   (`*` and `?` in a filter value are wildcards; `\` escapes them): the tag key is
+//!   escaped, no project value is ever sent as a filter, and each resource's own tag is
+//!   compared, byte for byte;
 //! - controller tags (`MANAGED_BY`): a controller that replaces what is stopped.
 //! - <https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ListNotebookInstances.html>,
-//!   `ListTrainingJobs`, `ListProcessingJobs`, `ListEndpoints` (`StatusEquals`), `ListTags`,
+//!   `ListTrainingJobs`, `ListProcessingJobs`, `ListEndpoints` (`StatusEquals`),
 //!   `DescribeTrainingJob` (`ResourceConfig`), `DescribeProcessingJob`
 //!   (`ProcessingResources.ClusterConfig`), `DescribeEndpointConfig` (`ProductionVariants`).
 
-use aws_sdk_ec2::types::{DeviceType, Filter};
+use aws_sdk_ec2::types::DeviceType;
 
-use super::{CallError, Clients, Found, Kind};
+use super::inventory::Inventory;
+use super::{CallError, Found, Kind};
 
 /// The tag keys that name a resource's project and user.
 #[derive(Debug, Clone, Copy)]
@@ -99,86 +101,65 @@ pub(super) fn time(t: Option<&aws_sdk_ec2::primitives::DateTime>) -> Option<chro
     t.and_then(|t| chrono::DateTime::from_timestamp(t.secs(), t.subsec_nanos()))
 }
 
-/// Everything of `kinds` but endpoints (`endpoints::running`) the project runs in `region`,
-/// accelerated or not (the caller keeps what a stop is for).
-pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>, kinds: &[Kind]) -> Result<Vec<Found>, CallError> {
+/// Everything of `kinds` the project runs in the inventory's region, accelerated or not
+/// (the caller keeps what a stop is for).
+pub async fn running(inv: &mut Inventory, tags: Tags<'_>, kinds: &[Kind]) -> Result<Vec<Found>, CallError> {
     let mut found = Vec::new();
     if kinds.contains(&Kind::Ec2) {
-        let mut ec2 = instances(&readers.ec2, region, tags).await?;
-        super::instance_store::judge(&readers.ec2, &mut ec2, tags.allow_instance_store).await?;
+        let mut ec2 = instances(inv, tags).await?;
+        super::instance_store::judge(inv, &mut ec2, tags.allow_instance_store).await?;
         found.extend(ec2);
     }
-    let sagemaker: Vec<Kind> = kinds
-        .iter()
-        .copied()
-        .filter(|k| k.sagemaker() && *k != Kind::Endpoint)
-        .collect();
-    if !sagemaker.is_empty() {
-        found.extend(sagemaker_resources(&readers.sagemaker, region, tags, &sagemaker).await?);
+    for kind in [Kind::Notebook, Kind::TrainingJob, Kind::ProcessingJob] {
+        if kinds.contains(&kind) {
+            found.extend(sagemaker_resources(inv, tags, kind).await?);
+        }
     }
-
+    if kinds.contains(&Kind::Endpoint) {
+        found.extend(super::endpoints::running(inv, tags).await?);
+    }
     Ok(found)
 }
 
-async fn instances(ec2: &aws_sdk_ec2::Client, region: &str, tags: Tags<'_>) -> Result<Vec<Found>, CallError> {
+async fn instances(inv: &mut Inventory, tags: Tags<'_>) -> Result<Vec<Found>, CallError> {
+    let region = inv.region.clone();
     let mut out = Vec::new();
-    let mut pages = ec2
-        .describe_instances()
-        .filters(
-            Filter::builder()
-                .name(format!("tag:{}", tags.project_key))
-                .values(literal_filter_value(tags.project))
-                .build(),
-        )
-        .filters(
-            Filter::builder()
-                .name("instance-state-name")
-                .values("pending")
-                .values("running")
-                .build(),
-        )
-        .into_paginator()
-        .send();
-    while let Some(page) = pages.next().await {
-        let page = page.map_err(|e| CallError::from_sdk("EC2", "DescribeInstances", &e))?;
-        for instance in page.reservations().iter().flat_map(|r| r.instances()) {
-            let Some(id) = instance.instance_id() else { continue };
-            let tag = |key: &str| {
-                instance
-                    .tags()
-                    .iter()
-                    .find(|t| t.key() == Some(key))
-                    .and_then(|t| t.value())
-                    .map(str::to_string)
-            };
-            // The filter is escaped, but the instance's own tag is the judge: exactly the
-            // project, or not ours.
-            if tag(tags.project_key).as_deref() != Some(tags.project) {
-                continue;
-            }
-            let skip = if instance.root_device_type() == Some(&DeviceType::InstanceStore) {
-                Some("its root volume is instance store, which does not survive a stop: left running".to_string())
-            } else {
-                managed_by(tag, tags.managed_by)
-            };
-            out.push(Found {
-                account: String::new(),
-                region: region.to_string(),
-                kind: Kind::Ec2,
-                id: id.to_string(),
-                instance_type: instance
-                    .instance_type()
-                    .map(|t| t.as_str().to_string())
-                    .unwrap_or_default(),
-                instances: 1,
-                launched_at: time(instance.launch_time()),
-                user: tag(tags.user_key).filter(|u| !u.is_empty()),
-                skip,
-                warning: None,
-                tags: Vec::new(),
-                restore_from: None,
-            });
+    for instance in inv.instances().await? {
+        let Some(id) = instance.instance_id() else { continue };
+        let tag = |key: &str| {
+            instance
+                .tags()
+                .iter()
+                .find(|t| t.key() == Some(key))
+                .and_then(|t| t.value())
+                .map(str::to_string)
+        };
+        // The instance's own tag is the judge: exactly the project, or not ours.
+        if tag(tags.project_key).as_deref() != Some(tags.project) {
+            continue;
         }
+        let skip = if instance.root_device_type() == Some(&DeviceType::InstanceStore) {
+            Some("its root volume is instance store, which does not survive a stop: left running".to_string())
+        } else {
+            managed_by(tag, tags.managed_by)
+        };
+        out.push(Found {
+            account: String::new(),
+            region: region.clone(),
+            kind: Kind::Ec2,
+            id: id.to_string(),
+            instance_type: instance
+                .instance_type()
+                .map(|t| t.as_str().to_string())
+                .unwrap_or_default(),
+            instances: 1,
+            launched_at: time(instance.launch_time()),
+            user: tag(tags.user_key).filter(|u| !u.is_empty()),
+            skip,
+            warning: None,
+            tags: Vec::new(),
+            restore_from: None,
+        });
     }
     Ok(out)
 }
@@ -213,22 +194,12 @@ pub(super) struct Tagged {
     pub all: Vec<(String, String)>,
 }
 
-/// The resource's tags when its project tag equals the project exactly; `None` otherwise.
-pub(super) async fn tagged(
-    sagemaker: &aws_sdk_sagemaker::Client,
-    arn: &str,
-    tags: Tags<'_>,
-) -> Result<Option<Tagged>, CallError> {
-    let mut pages = sagemaker.list_tags().resource_arn(arn).into_paginator().send();
-    let mut all = Vec::new();
-    while let Some(page) = pages.next().await {
-        let page = page.map_err(|e| CallError::from_sdk("SageMaker", "ListTags", &e))?;
-        all.extend(
-            page.tags()
-                .iter()
-                .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string()))),
-        );
-    }
+/// The resource's tags when its project tag equals the project exactly; `None` otherwise
+/// (another project's, untagged, or gone before its tags were read).
+pub(super) async fn tagged(inv: &mut Inventory, kind: Kind, arn: &str, tags: Tags<'_>) -> Result<Option<Tagged>, CallError> {
+    let Some(all) = inv.tags_of(kind, arn).await? else {
+        return Ok(None);
+    };
     let value = |key: &str| all.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
     if value(tags.project_key) != Some(tags.project) {
         return Ok(None);
@@ -237,136 +208,63 @@ pub(super) async fn tagged(
     Ok(Some(Tagged { user, all }))
 }
 
-async fn sagemaker_resources(
-    sagemaker: &aws_sdk_sagemaker::Client,
-    region: &str,
-    tags: Tags<'_>,
-    kinds: &[Kind],
-) -> Result<Vec<Found>, CallError> {
+/// The project's notebooks (InService) or jobs (InProgress) of `kind`: a job's type and
+/// count from its description, made only for the project's own.
+async fn sagemaker_resources(inv: &mut Inventory, tags: Tags<'_>, kind: Kind) -> Result<Vec<Found>, CallError> {
     let mut out = Vec::new();
-    let found = |kind, id: &str, instance_type: String, instances: i32, launched| Found {
-        account: String::new(),
-        region: region.to_string(),
-        kind,
-        id: id.to_string(),
-        instance_type,
-        instances,
-        launched_at: launched,
-        user: None,
-        skip: None,
-        warning: None,
-        tags: Vec::new(),
-        restore_from: None,
-    };
-    if kinds.contains(&Kind::Notebook) {
-        use aws_sdk_sagemaker::types::NotebookInstanceStatus;
-        let mut pages = sagemaker
-            .list_notebook_instances()
-            .status_equals(NotebookInstanceStatus::InService)
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(sagemaker_error("ListNotebookInstances"))?;
-            for notebook in page.notebook_instances() {
-                let (Some(name), Some(arn)) = (notebook.notebook_instance_name(), notebook.notebook_instance_arn())
-                else {
-                    continue;
-                };
-                let Some(Some(Tagged { user, .. })) = one(tagged(sagemaker, arn, tags).await)? else {
-                    continue;
-                };
-                let instance_type = notebook
-                    .instance_type()
-                    .map(|t| t.as_str().to_string())
-                    .unwrap_or_default();
-                out.push(Found {
-                    user,
-                    ..found(Kind::Notebook, name, instance_type, 1, time(notebook.creation_time()))
-                });
-            }
-        }
-    }
-    if kinds.contains(&Kind::TrainingJob) {
-        use aws_sdk_sagemaker::types::TrainingJobStatus;
-        let mut pages = sagemaker
-            .list_training_jobs()
-            .status_equals(TrainingJobStatus::InProgress)
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(sagemaker_error("ListTrainingJobs"))?;
-            for job in page.training_job_summaries() {
-                let (Some(name), Some(arn)) = (job.training_job_name(), job.training_job_arn()) else {
-                    continue;
-                };
-                let Some(Some(Tagged { user, .. })) = one(tagged(sagemaker, arn, tags).await)? else {
-                    continue;
-                };
-                let Some(described) = one(sagemaker
-                    .describe_training_job()
-                    .training_job_name(name)
-                    .send()
-                    .await
-                    .map_err(sagemaker_error("DescribeTrainingJob")))?
-                else {
-                    continue;
-                };
-                let config = described.resource_config();
-                let instance_type = config
-                    .and_then(|c| c.instance_type())
-                    .map(|t| t.as_str().to_string())
-                    .unwrap_or_default();
-                let count = config.and_then(|c| c.instance_count()).unwrap_or(1);
-                out.push(Found {
-                    user,
-                    ..found(Kind::TrainingJob, name, instance_type, count, time(job.creation_time()))
-                });
-            }
-        }
-    }
-    if kinds.contains(&Kind::ProcessingJob) {
-        use aws_sdk_sagemaker::types::ProcessingJobStatus;
-        let mut pages = sagemaker
-            .list_processing_jobs()
-            .status_equals(ProcessingJobStatus::InProgress)
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(sagemaker_error("ListProcessingJobs"))?;
-            for job in page.processing_job_summaries() {
-                let (Some(name), Some(arn)) = (job.processing_job_name(), job.processing_job_arn()) else {
-                    continue;
-                };
-                let Some(Some(Tagged { user, .. })) = one(tagged(sagemaker, arn, tags).await)? else {
-                    continue;
-                };
-                let Some(described) = one(sagemaker
-                    .describe_processing_job()
-                    .processing_job_name(name)
-                    .send()
-                    .await
-                    .map_err(sagemaker_error("DescribeProcessingJob")))?
-                else {
-                    continue;
-                };
-                let cluster = described.processing_resources().and_then(|r| r.cluster_config());
-                let instance_type = cluster
-                    .and_then(|c| c.instance_type())
-                    .map(|t| t.as_str().to_string())
-                    .unwrap_or_default();
-                let count = cluster.and_then(|c| c.instance_count()).unwrap_or(1);
-                out.push(Found {
-                    user,
-                    ..found(
-                        Kind::ProcessingJob,
-                        name,
-                        instance_type,
-                        count,
-                        time(job.creation_time()),
-                    )
-                });
-            }
-        }
+    for listed in inv.listed(kind).await? {
+        let Some(Tagged { user, .. }) = tagged(inv, kind, &listed.arn, tags).await? else {
+            continue;
+        };
+        let name = listed.name.as_str();
+        let sagemaker = &inv.readers.sagemaker;
+        let sized = match kind {
+            Kind::TrainingJob => one(sagemaker
+                .describe_training_job()
+                .training_job_name(name)
+                .send()
+                .await
+                .map_err(sagemaker_error("DescribeTrainingJob")))?
+            .map(|d| {
+                let config = d.resource_config();
+                (
+                    config.and_then(|c| c.instance_type()).map(|t| t.as_str().to_string()),
+                    config.and_then(|c| c.instance_count()),
+                )
+            }),
+            Kind::ProcessingJob => one(sagemaker
+                .describe_processing_job()
+                .processing_job_name(name)
+                .send()
+                .await
+                .map_err(sagemaker_error("DescribeProcessingJob")))?
+            .map(|d| {
+                let cluster = d.processing_resources().and_then(|r| r.cluster_config());
+                (
+                    cluster.and_then(|c| c.instance_type()).map(|t| t.as_str().to_string()),
+                    cluster.and_then(|c| c.instance_count()),
+                )
+            }),
+            _ => Some((listed.instance_type.clone(), Some(1))),
+        };
+        // Ended or deleted between the list and its description: not running.
+        let Some((instance_type, count)) = sized else {
+            continue;
+        };
+        out.push(Found {
+            account: String::new(),
+            region: inv.region.clone(),
+            kind,
+            id: listed.name.clone(),
+            instance_type: instance_type.unwrap_or_default(),
+            instances: count.unwrap_or(1),
+            launched_at: listed.created,
+            user,
+            skip: None,
+            warning: None,
+            tags: Vec::new(),
+            restore_from: None,
+        });
     }
     Ok(out)
 }

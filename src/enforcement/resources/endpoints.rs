@@ -26,9 +26,9 @@
 //! Its size is what it runs now (`CurrentInstanceCount`), as CloudWatch sizes it.
 
 use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
-use aws_sdk_sagemaker::types::EndpointStatus;
 
-use super::discover::{Tagged, Tags, one, sagemaker_error, tagged, time};
+use super::discover::{Tagged, Tags, one, sagemaker_error, tagged};
+use super::inventory::Inventory;
 use super::{CallError, Clients, Found, Kind};
 
 /// One variant of an endpoint: its config and what it runs now.
@@ -43,23 +43,14 @@ struct Variant {
 /// InService real-time endpoints of the project, each with its config (recorded before a
 /// deletion), every tag, and its variants' instances; skipped ones say why. A serverless
 /// variant has no instance of its own and adds none.
-pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>) -> Result<Vec<Found>, CallError> {
-    let sagemaker = &readers.sagemaker;
+pub async fn running(inv: &mut Inventory, tags: Tags<'_>) -> Result<Vec<Found>, CallError> {
     let mut out = Vec::new();
-    let mut pages = sagemaker
-        .list_endpoints()
-        .status_equals(EndpointStatus::InService)
-        .into_paginator()
-        .send();
-    while let Some(page) = pages.next().await {
-        let page = page.map_err(sagemaker_error("ListEndpoints"))?;
-        for endpoint in page.endpoints() {
-            let (Some(name), Some(arn)) = (endpoint.endpoint_name(), endpoint.endpoint_arn()) else {
-                continue;
-            };
-            let Some(Some(Tagged { user, all })) = one(tagged(sagemaker, arn, tags).await)? else {
-                continue;
-            };
+    for endpoint in inv.listed(Kind::Endpoint).await? {
+        let name = endpoint.name.as_str();
+        let Some(Tagged { user, all }) = tagged(inv, Kind::Endpoint, &endpoint.arn, tags).await? else {
+            continue;
+        };
+        let sagemaker = &inv.readers.sagemaker;
             let Some(described) = one(sagemaker
                 .describe_endpoint()
                 .endpoint_name(name)
@@ -117,23 +108,22 @@ pub async fn running(readers: &Clients, region: &str, tags: Tags<'_>) -> Result<
                 .sum();
             let skip = match not_restorable(&variants, described.last_deployment_config().is_some(), &all) {
                 Some(why) => Some(why),
-                None => autoscaled(readers, name, &variants).await?,
+                None => autoscaled(&inv.readers, name, &variants).await?,
             };
             out.push(Found {
                 account: String::new(),
-                region: region.to_string(),
+                region: inv.region.clone(),
                 kind: Kind::Endpoint,
                 id: name.to_string(),
                 instance_type,
                 instances,
-                launched_at: time(endpoint.creation_time()),
+                launched_at: endpoint.created,
                 user,
                 skip,
                 warning: None,
                 tags: all,
                 restore_from: Some(config_name),
             });
-        }
     }
     Ok(out)
 }

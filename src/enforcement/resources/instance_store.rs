@@ -9,12 +9,14 @@
 //! The sizes come from EC2 itself (`DescribeInstanceTypes`, `InstanceStorageSupported` and
 //! `InstanceStorageInfo.TotalSizeInGB`,
 //! <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstanceTypes.html>),
-//! once per region for the types found, at most 100 types a call.
+//! once per region for the types found, at most 100 types a call, kept with the region's
+//! inventory so projects listed together ask once.
 
 use std::collections::HashMap;
 
 use aws_sdk_ec2::types::InstanceType;
 
+use super::inventory::Inventory;
 use super::{CallError, Found, Kind};
 
 /// What EC2 says of each type: its instance-store gigabytes (0 for none), or why it did not
@@ -75,36 +77,43 @@ async fn described(ec2: &aws_sdk_ec2::Client, types: &[String]) -> Result<HashMa
     Ok(out)
 }
 
+/// What a stop of an instance with `gb` of instance store means: (why it is left running,
+/// or what the proposal warns of when the policy allows it).
+pub fn erasing(gb: i64, allowed: bool) -> (Option<String>, Option<String>) {
+    if allowed {
+        let warning = format!(
+            "a stop erases its {gb} GB of instance-store (NVMe) data, which reversal cannot bring back; the policy \
+             allows it"
+        );
+        return (None, Some(warning));
+    }
+    let skip = format!(
+        "its type carries {gb} GB of instance-store (NVMe) volumes, whose data a stop erases: left running (a \
+         policy may allow it: stop: instance_store: allow)"
+    );
+    (Some(skip), None)
+}
+
 /// Marks the EC2 instances of `found` whose type carries instance store: skipped with why,
 /// or (when `allowed`) listed with a warning. A type EC2 does not describe is skipped too:
 /// what cannot be checked is not destroyed.
-pub async fn judge(ec2: &aws_sdk_ec2::Client, found: &mut [Found], allowed: bool) -> Result<(), CallError> {
+pub async fn judge(inv: &mut Inventory, found: &mut [Found], allowed: bool) -> Result<(), CallError> {
     let mut types: Vec<String> = found
         .iter()
-        .filter(|f| f.kind == Kind::Ec2 && f.skip.is_none())
+        .filter(|f| f.kind == Kind::Ec2 && f.skip.is_none() && !inv.stores.contains_key(&f.instance_type))
         .map(|f| f.instance_type.clone())
         .collect();
     types.sort();
     types.dedup();
-    if types.is_empty() {
-        return Ok(());
+    if !types.is_empty() {
+        let asked = sizes(&inv.readers.ec2, &types).await?;
+        inv.stores.extend(asked);
     }
-    let sizes = sizes(ec2, &types).await?;
+    let sizes = &inv.stores;
     for f in found.iter_mut().filter(|f| f.kind == Kind::Ec2 && f.skip.is_none()) {
         match sizes.get(&f.instance_type) {
             Some(Ok(0)) => {}
-            Some(Ok(gb)) if allowed => {
-                f.warning = Some(format!(
-                    "a stop erases its {gb} GB of instance-store (NVMe) data, which reversal cannot bring back; \
-                     the policy allows it"
-                ));
-            }
-            Some(Ok(gb)) => {
-                f.skip = Some(format!(
-                    "its type carries {gb} GB of instance-store (NVMe) volumes, whose data a stop erases: left \
-                     running (a policy may allow it: stop: instance_store: allow)"
-                ));
-            }
+            Some(Ok(gb)) => (f.skip, f.warning) = erasing(*gb, allowed),
             Some(Err(why)) => {
                 f.skip = Some(format!(
                     "whether a stop would erase instance-store data could not be learned ({why}): left running"

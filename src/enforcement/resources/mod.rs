@@ -1,5 +1,7 @@
 //! A stop that reaches the violating project's own resources: what it runs, found by the
-//! same project tag that bills it, in every configured region (`discover`); each resource
+//! same project tag that bills it, in every configured region (`discover`, from each
+//! region's shared reads in `inventory`; proposals listed apart from the per-minute pass in
+//! `listing`); each resource
 //! stopped, and restarted on reversal, through its own AWS call (`act`); every resource its
 //! own row (`store`); stopping them (`stopping`) and restarting them (`restarting`); the
 //! claimed run and its tracking until AWS confirms (`run`).
@@ -14,6 +16,8 @@ pub mod act;
 pub mod discover;
 pub mod endpoints;
 pub mod instance_store;
+pub mod inventory;
+pub mod listing;
 pub mod relaunch;
 pub mod restarting;
 pub mod run;
@@ -100,6 +104,8 @@ pub struct Clients {
     pub iam: aws_sdk_iam::Client,
     /// Application Auto Scaling: an endpoint's scalable targets, read before it is deleted.
     pub autoscaling: aws_sdk_applicationautoscaling::Client,
+    /// The Resource Groups Tagging API: which notebooks and endpoints carry the tag key.
+    pub tagging: aws_sdk_resourcegroupstagging::Client,
 }
 
 impl Clients {
@@ -135,6 +141,12 @@ impl Clients {
             ),
             autoscaling: aws_sdk_applicationautoscaling::Client::from_conf(
                 aws_sdk_applicationautoscaling::config::Builder::from(sdk)
+                    .region(region.clone())
+                    .retry_config(retry.clone())
+                    .build(),
+            ),
+            tagging: aws_sdk_resourcegroupstagging::Client::from_conf(
+                aws_sdk_resourcegroupstagging::config::Builder::from(sdk)
                     .region(region)
                     .retry_config(retry.clone())
                     .build(),

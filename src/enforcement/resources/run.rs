@@ -12,159 +12,13 @@
 
 use sqlx::PgPool;
 
-use super::discover::{self, Tags};
+use super::listing::{self, Listings, Plan, plan};
 use super::restarting;
 use super::stopping;
 use super::store::{self, ResourceRow};
-use super::{Accounts, CallError, Clients, Found, Kind};
+use super::{Accounts, Kind};
 use crate::enforcement::claims::{self, ActionRow, Intent, Settled, Step};
 use crate::enforcement::executor::Executor;
-use crate::enforcement::policy;
-
-/// What a resource stop reaches: the kinds its policy lists, in these regions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    pub kinds: Vec<Kind>,
-    pub regions: Vec<String>,
-    /// The account it acts in ('' for burnrate's own).
-    pub account: String,
-    /// Relaunch prevented: the deny policy's ARN and the roles it is attached to.
-    pub deny: Option<(String, Vec<String>)>,
-    /// Controller tag keys the policy adds to [`discover::MANAGED_BY`].
-    pub managed_by: Vec<String>,
-    /// The policy allows stopping instances whose instance-store data a stop erases.
-    pub allow_instance_store: bool,
-}
-
-/// The plan of the policy that governs `row`'s team now, when its stop lists resources;
-/// `None` for a stop through an AWS Budgets action.
-pub async fn plan(pool: &PgPool, exec: &Executor, row: &ActionRow) -> Result<Option<Plan>, sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    let policy = policy::for_team(&mut conn, row.team.as_deref()).await?;
-    let Some(stop) = policy.and_then(|p| p.stop).filter(|s| s.on_resources()) else {
-        return Ok(None);
-    };
-    let kinds = stop.resources.iter().filter_map(|k| Kind::from_policy_key(k)).collect();
-    let regions = if stop.regions.is_empty() {
-        exec.regions().await
-    } else {
-        stop.regions.clone()
-    };
-    let deny = (!stop.iam_roles.is_empty()).then(|| (stop.iam_policy_arn.clone(), stop.iam_roles.clone()));
-    Ok(Some(Plan {
-        kinds,
-        regions,
-        account: stop.account.unwrap_or_default(),
-        deny,
-        managed_by: stop.managed_by_tags,
-        allow_instance_store: stop.allow_instance_store,
-    }))
-}
-
-/// The project's accelerated resources of the plan's kinds in every region of the plan, and
-/// the roles its deny policy is attached to (IAM is global: one row each).
-async fn discover_all(exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<Vec<Found>, CallError> {
-    let sdk = Accounts::new(exec).sdk(&plan.account).await?;
-    let tags = Tags {
-        project_key: &exec.tag_key,
-        user_key: &exec.user_tag_key,
-        project: &row.project,
-        managed_by: &plan.managed_by,
-        allow_instance_store: plan.allow_instance_store,
-    };
-    let mut found = Vec::new();
-    for region in &plan.regions {
-        let readers = Clients::reading(&sdk, region);
-        let mut listed = discover::running(&readers, region, tags, &plan.kinds).await?;
-        if plan.kinds.contains(&Kind::Endpoint) {
-            listed.extend(super::endpoints::running(&readers, region, tags).await?);
-        }
-        found.extend(listed.into_iter().filter(Found::is_accelerated).map(|f| Found {
-            account: plan.account.clone(),
-            ..f
-        }));
-    }
-    if let Some((policy, roles)) = &plan.deny {
-        // Without a policy named, the project's own deny policy (created when the stop runs):
-        // it blocks this project alone on the roles.
-        let (policy, tags) = if policy.is_empty() {
-            let account = match plan.account.as_str() {
-                "" => own_account(&sdk).await?,
-                other => other.to_string(),
-            };
-            let tags = vec![(exec.tag_key.clone(), row.project.clone())];
-            (super::relaunch::arn(&account, &row.project), tags)
-        } else {
-            (policy.clone(), Vec::new())
-        };
-        found.extend(roles.iter().map(|role| Found {
-            account: plan.account.clone(),
-            region: super::GLOBAL.to_string(),
-            kind: Kind::Role,
-            id: role.clone(),
-            instance_type: String::new(),
-            instances: 0,
-            launched_at: None,
-            user: None,
-            skip: None,
-            warning: None,
-            tags: tags.clone(),
-            restore_from: Some(policy.clone()),
-        }));
-    }
-    Ok(found)
-}
-
-/// The account `sdk`'s credentials belong to (STS `GetCallerIdentity`, a read).
-async fn own_account(sdk: &aws_config::SdkConfig) -> Result<String, CallError> {
-    aws_sdk_sts::Client::new(sdk)
-        .get_caller_identity()
-        .send()
-        .await
-        .map_err(|e| CallError::from_sdk("STS", "GetCallerIdentity", &e))?
-        .account()
-        .map(str::to_string)
-        .ok_or_else(|| CallError {
-            message: "STS GetCallerIdentity named no account".into(),
-            code: None,
-            transient: true,
-        })
-}
-
-/// Lists an unclaimed dry-run or manual stop's resources, so the proposal shows exactly what
-/// a stop would touch. Recorded only while the stop is still a proposal. Returns whether it
-/// recorded a listing.
-pub async fn list_proposal(pool: &PgPool, exec: &Executor, row: &ActionRow, plan: &Plan) -> Result<bool, sqlx::Error> {
-    let found = match discover_all(exec, row, plan).await {
-        Ok(found) => found,
-        Err(err) => {
-            tracing::warn!(action = row.id, error = %err.message, "listing a stop's resources failed; tried again later");
-            // Looked at now, so other stops' listings take their turn; the reason is shown.
-            sqlx::query(
-                "update enforcement_actions set resources_listed_at = now(), last_message = $2
-                 where id = $1 and status in ('proposed', 'awaiting_approval')",
-            )
-            .bind(row.id)
-            .bind(format!("listing the project's resources failed: {}", err.message))
-            .execute(pool)
-            .await?;
-            return Ok(false);
-        }
-    };
-    let mut tx = pool.begin().await?;
-    let still: Option<String> = sqlx::query_scalar(
-        "select status from enforcement_actions where id = $1 and status in ('proposed', 'awaiting_approval') for update",
-    )
-    .bind(row.id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if still.is_none() {
-        return Ok(false);
-    }
-    store::record_listing(&mut tx, row.id, &found).await?;
-    tx.commit().await?;
-    Ok(true)
-}
 
 /// Runs a claimed resource stop for `intent` and ends the claim; returns the status it
 /// ended in.
@@ -227,8 +81,9 @@ async fn run(
     plan: &Plan,
     (intent, today): (Intent, chrono::NaiveDate),
 ) -> Result<Step, sqlx::Error> {
-    let found = match discover_all(exec, row, plan).await {
-        Ok(found) => found,
+    // A stop about to run lists afresh: no read shared with proposals.
+    let found = match listing::discover_all(exec, row, plan, &mut Listings::fresh()).await {
+        Ok((found, _)) => found,
         Err(err) if err.transient => {
             // An admin's approval stands: the next pass tries again either way.
             return Ok(Step::Release(format!(
@@ -249,7 +104,7 @@ async fn run(
         if ours.is_none() {
             return Ok(Step::Lost);
         }
-        store::record_listing(&mut tx, row.id, &found).await?;
+        store::record_listing(&mut tx, row.id, &found, chrono::Utc::now()).await?;
         tx.commit().await?;
     }
     if intent == Intent::Prepare {

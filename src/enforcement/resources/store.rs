@@ -40,8 +40,14 @@ const COLUMNS: &str = "id, action_id, account_id, region, kind, resource_id, ins
 /// `skipped`, with why), listed ones no longer running go, and rows the stop has in hand
 /// (requested, stopping, stopped, starting) are kept as they are. A resource this stop
 /// restarted, lost or failed on, found running again, is listed again: a stop that runs
-/// again (after a snooze, or a Retry) acts on it anew. Marks the action as a resource stop, listed now.
-pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Found]) -> Result<(), sqlx::Error> {
+/// again (after a snooze, or a Retry) acts on it anew. Marks the action as a resource stop,
+/// listed at `listed_at` (when the oldest read behind the listing was made).
+pub async fn record_listing(
+    conn: &mut PgConnection,
+    action_id: i64,
+    found: &[Found],
+    listed_at: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
     let keys: Vec<String> = found
         .iter()
         .map(|f| format!("{}/{}/{}/{}", f.account, f.region, f.kind.key(), f.id))
@@ -86,8 +92,9 @@ pub async fn record_listing(conn: &mut PgConnection, action_id: i64, found: &[Fo
         .execute(&mut *conn)
         .await?;
     }
-    sqlx::query("update enforcement_actions set stops_resources = true, resources_listed_at = now() where id = $1")
+    sqlx::query("update enforcement_actions set stops_resources = true, resources_listed_at = $2 where id = $1")
         .bind(action_id)
+        .bind(listed_at)
         .execute(&mut *conn)
         .await?;
     Ok(())

@@ -212,9 +212,17 @@ fn action_of(headers: &HeaderMap, body: &str) -> String {
         .to_string()
 }
 
-fn throttled(sagemaker: bool) -> Response {
-    if sagemaker {
-        let body = r#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#;
+/// AWS's throttling answer for the service `target` names: the Resource Groups Tagging API
+/// spells it `ThrottledException`
+/// (<https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_GetResources.html>),
+/// SageMaker `ThrottlingException`, EC2 `RequestLimitExceeded`.
+fn throttled(target: Option<&str>) -> Response {
+    if let Some(target) = target {
+        let body = if target.starts_with("ResourceGroupsTaggingAPI_20170126.") {
+            r#"{"__type":"ThrottledException","Message":"Rate exceeded"}"#
+        } else {
+            r#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#
+        };
         (
             StatusCode::BAD_REQUEST,
             [
@@ -242,7 +250,6 @@ async fn forward(
 ) -> Response {
     let text = String::from_utf8_lossy(&body).into_owned();
     let action = action_of(&headers, &text);
-    let sagemaker = headers.contains_key("x-amz-target");
     let throttle = {
         let mut state = shared.state.lock().expect("proxy state");
         if state.throttle.contains(&action) {
@@ -256,7 +263,7 @@ async fn forward(
         }
     };
     if throttle {
-        return throttled(sagemaker);
+        return throttled(headers.get("x-amz-target").and_then(|v| v.to_str().ok()));
     }
     let refusal = shared
         .state

@@ -254,3 +254,12 @@ pub async fn attached(iam: &aws_sdk_iam::Client, role: &str) -> Vec<String> {
         .filter_map(|p| p.policy_arn().map(str::to_string))
         .collect()
 }
+
+/// One round of the proposal lister, as `serve` runs it apart from the enforcement pass;
+/// how many proposals it listed.
+pub async fn list_proposals(pool: &PgPool, exec: &Executor) -> usize {
+    let mut listings = burnrate::enforcement::resources::listing::Listings::default();
+    burnrate::enforcement::resources::listing::list_due(pool, exec, &mut listings)
+        .await
+        .expect("listing round")
+}

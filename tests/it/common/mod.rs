@@ -433,3 +433,4 @@ pub mod aws_proxy;
 pub mod budget_actions_fake;
 pub mod enforcement;
 pub mod sagemaker_fake;
+pub mod sagemaker_tagging;

@@ -29,6 +29,8 @@
 //! - `DescribeEndpoint` lists each variant's `CurrentInstanceCount`
 //!   (<https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantSummary.html>):
 //!   the config's count unless `current` says otherwise;
+//! - the Resource Groups Tagging API's `GetResources` for its jobs and endpoints
+//!   (`sagemaker_tagging`);
 //! - Application Auto Scaling's `DescribeScalableTargets` (awsJson1_1, target prefix
 //!   `AnyScaleFrontendService.`,
 //!   <https://docs.aws.amazon.com/autoscaling/application/APIReference/API_DescribeScalableTargets.html>)
@@ -74,6 +76,9 @@ pub struct SageMakerState {
     pub current: BTreeMap<String, i64>,
     /// Application Auto Scaling targets, by resource id (`endpoint/E/variant/V`): (min, max).
     pub scalable: BTreeMap<String, (i64, i64)>,
+    /// At most this many resources in a `GetResources` page (AWS may answer fewer than
+    /// `ResourcesPerPage`); `None` for `ResourcesPerPage` itself.
+    pub tagging_page: Option<usize>,
     /// Every call, by operation, with its request.
     pub calls: Vec<(String, Value)>,
     next_id: u64,
@@ -120,11 +125,11 @@ pub fn job(project: &str, instance_type: &str, count: i64) -> FakeJob {
     }
 }
 
-fn arn(kind: &str, name: &str) -> String {
+pub(super) fn arn(kind: &str, name: &str) -> String {
     format!("arn:aws:sagemaker:us-east-1:{ACCOUNT}:{kind}/{name}")
 }
 
-fn answer(request_id: &str, status: StatusCode, body: Value) -> Response {
+pub(super) fn answer(request_id: &str, status: StatusCode, body: Value) -> Response {
     (
         status,
         [
@@ -136,7 +141,7 @@ fn answer(request_id: &str, status: StatusCode, body: Value) -> Response {
         .into_response()
 }
 
-fn error(request_id: &str, kind: &str, message: &str) -> Response {
+pub(super) fn error(request_id: &str, kind: &str, message: &str) -> Response {
     answer(
         request_id,
         StatusCode::BAD_REQUEST,
@@ -174,7 +179,7 @@ fn page(request: &Value, items: Vec<Value>, key: &str) -> Value {
     out
 }
 
-fn tags_json(tags: &[(String, String)]) -> Value {
+pub(super) fn tags_json(tags: &[(String, String)]) -> Value {
     Value::Array(tags.iter().map(|(k, v)| json!({"Key": k, "Value": v})).collect())
 }
 
@@ -187,6 +192,11 @@ fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Respo
     state.next_id += 1;
     let request_id = format!("sm-{:08}-0000-4000-8000-000000000000", state.next_id);
     let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if let Some(operation) = target.strip_prefix("ResourceGroupsTaggingAPI_20170126.") {
+        let request = serde_json::from_str::<Value>(body).unwrap_or_default();
+        state.calls.push((operation.to_string(), request.clone()));
+        return super::sagemaker_tagging::respond(state, &request_id, operation, &request);
+    }
     if let Some(operation) = target.strip_prefix("AnyScaleFrontendService.") {
         let request = serde_json::from_str::<Value>(body).unwrap_or_default();
         state.calls.push((operation.to_string(), request.clone()));

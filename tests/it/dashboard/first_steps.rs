@@ -99,6 +99,24 @@ async fn the_demo_shows_every_feature_with_something_in_it(pool: PgPool) {
         has("unapproved", "automatic", "executed"),
         "a recsys flag: {actions:#?}"
     );
+    // A dry-run stop shows what it would touch, without AWS: skipped resources with why.
+    let listed: Vec<(String, String, String)> = sqlx::query_as(
+        "select r.kind, r.status, coalesce(r.note, '') from enforcement_resources r
+         join enforcement_actions a on a.id = r.action_id
+         where a.action = 'stop' and a.mode = 'dry-run' and a.status = 'proposed'",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("listed");
+    let shows = |kind: &str, status: &str, note: &str| {
+        listed
+            .iter()
+            .any(|r| r.0 == kind && r.1 == status && r.2.contains(note))
+    };
+    assert!(shows("ec2", "listed", ""), "{listed:#?}");
+    assert!(shows("notebook", "listed", ""), "{listed:#?}");
+    assert!(shows("ec2", "skipped", "8000 GB of instance-store"), "{listed:#?}");
+    assert!(shows("ec2", "skipped", "Karpenter node pool"), "{listed:#?}");
     let approved = ["llm-pretrain", "llm-finetune", "chat-serving"];
     assert!(
         actions.iter().all(|a| !approved.contains(&a.0.as_str())),

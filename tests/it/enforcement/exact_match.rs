@@ -11,7 +11,7 @@ use sqlx::PgPool;
 
 use crate::common::aws_proxy::AwsProxy;
 use crate::common::enforcement::{
-    action_id, approve_behind_the_back, ec2_in, instance_state, launch_tagged, passes_until, resource_executor,
+    action_id, approve_behind_the_back, ec2_in, instance_state, launch_tagged, list_proposals, passes_until, resource_executor,
     resource_policy, seed, status, today,
 };
 use crate::common::{add_project_costs, aws_config_at, day, moto};
@@ -265,9 +265,7 @@ async fn a_proposal_allowed_to_erase_instance_store_says_what_it_will_erase(pool
     seed(&pool, &resource_policy("dry-run")).await;
     let exec = resource_executor(&sdk);
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
-    burnrate::enforcement::reconcile::pass(&pool, &exec, today())
-        .await
-        .expect("pass");
+    list_proposals(&pool, &exec).await;
     let stop = action_id(&pool, "gpu-burner", "stop").await;
     let found = rows(&pool, stop).await;
     let (_, listed, warning) = found.iter().find(|r| r.0 == nvme).cloned().expect("listed");

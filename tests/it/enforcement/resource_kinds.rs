@@ -81,10 +81,10 @@ async fn jobs_stop_for_good_and_an_endpoint_is_deleted_then_created_again_from_i
             .insert("burner-train".into(), job("gpu-burner", "ml.p4d.24xlarge", 2));
         s.training
             .insert("burner-cpu-train".into(), job("gpu-burner", "ml.m5.xlarge", 1));
-        // More than a page (10) of other projects' jobs: the listing follows NextToken.
-        for i in 0..11 {
+        // More than a page (100) of other projects' jobs: the listing follows NextToken.
+        for i in 0..101 {
             s.training
-                .insert(format!("another-{i:02}"), job("someone-else", "ml.g5.xlarge", 1));
+                .insert(format!("another-{i:03}"), job("someone-else", "ml.g5.xlarge", 1));
         }
         s.processing
             .insert("burner-features".into(), job("gpu-burner", "ml.g5.2xlarge", 1));
@@ -131,7 +131,7 @@ async fn jobs_stop_for_good_and_an_endpoint_is_deleted_then_created_again_from_i
         assert_eq!(s.processing["burner-features"].status, "Stopped");
         // The CPU job under the same tag and other projects' jobs run on.
         assert_eq!(s.training["burner-cpu-train"].status, "InProgress");
-        assert!((0..11).all(|i| s.training[&format!("another-{i:02}")].status == "InProgress"));
+        assert!((0..101).all(|i| s.training[&format!("another-{i:03}")].status == "InProgress"));
         assert!(!s.endpoints.contains_key("burner-serving"));
         // The config the endpoint is created again from is kept.
         assert!(s.configs.contains_key("burner-serving-v3"));

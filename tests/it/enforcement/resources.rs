@@ -8,7 +8,7 @@ use sqlx::PgPool;
 
 use crate::common::aws_proxy::AwsProxy;
 use crate::common::enforcement::{
-    action_id, approve_behind_the_back, instance_state, passes_until, resource_executor, resource_policy, seed,
+    action_id, approve_behind_the_back, instance_state, list_proposals, passes_until, resource_executor, resource_policy, seed,
     seed_on, status, today,
 };
 use crate::common::{aws_config_at, moto};
@@ -141,8 +141,11 @@ async fn a_dry_run_stop_lists_exactly_the_projects_running_gpus_in_each_region(p
 
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
     reconcile::pass(&pool, &exec, today()).await.expect("pass");
-
+    // The enforcement pass lists nothing: the lister does, apart from it.
     let stop = action_id(&pool, "gpu-burner", "stop").await;
+    assert!(listed(&pool, stop).await.is_empty());
+    assert_eq!(list_proposals(&pool, &exec).await, 1);
+
     assert_eq!(status(&pool, stop).await, "proposed");
     assert_eq!(listed(&pool, stop).await, expected(&fleet, "listed"));
     // Listing touched nothing.
@@ -252,7 +255,7 @@ async fn throttling_on_half_the_calls_still_converges(pool: PgPool) {
             "DescribeInstances",
             "StopInstances",
             "ListNotebookInstances",
-            "ListTags",
+            "GetResources",
             "DescribeNotebookInstance",
             "StopNotebookInstance",
         ]
