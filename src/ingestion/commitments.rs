@@ -9,12 +9,15 @@
 //! coverage and utilisation on `NextPageToken`; Savings Plans utilisation is not paged and
 //! cannot be grouped; GroupBy and Granularity exclude each other. The names of the grouped
 //! rows' `Attributes` keys are not documented, so the family and type are found by their key
-//! in either spelling (`INSTANCE_FAMILY` or `instanceFamily`).
+//! in either spelling (`INSTANCE_FAMILY` or `instanceFamily`); a row with neither is skipped
+//! and named on the Savings page, and the rest of the read kept. The Savings Plans types are
+//! the values AWS lists for its `SAVINGS_PLANS_TYPE` dimension (`GetDimensionValues`), never
+//! a list typed in here.
 
 use std::collections::HashMap;
 
 use aws_sdk_costexplorer::types::{
-    AccountScope, DateInterval, Dimension, DimensionValues, Expression, Granularity, GroupDefinition,
+    AccountScope, Context, DateInterval, Dimension, DimensionValues, Expression, Granularity, GroupDefinition,
     GroupDefinitionType, LookbackPeriodInDays, PaymentOption, SupportedSavingsPlansType, TermInYears,
 };
 use chrono::{DateTime, Days, NaiveDate, Utc};
@@ -123,18 +126,27 @@ pub async fn read(
     let mut unavailable = Vec::new();
     for (service, sagemaker) in [(EC2, false), (SAGEMAKER, true)] {
         match savings_plans_coverage(ce, &period, service, sagemaker, backoff, meter).await? {
-            Some(rows) => owned.coverage.extend(rows),
+            Some((rows, skipped)) => {
+                owned.coverage.extend(rows);
+                owned.skipped.extend(skipped);
+            }
             None => unavailable.push("Savings Plans coverage"),
         }
     }
     match reservation_coverage(ce, &period, backoff, meter).await? {
-        Some(rows) => owned.coverage.extend(rows),
+        Some((rows, skipped)) => {
+            owned.coverage.extend(rows);
+            owned.skipped.extend(skipped);
+        }
         None => unavailable.push("Reserved Instance coverage"),
     }
-    for plan_type in ["COMPUTE_SP", "EC2_INSTANCE_SP", "SAGEMAKER_SP"] {
+    // The plan types AWS itself lists for the period, in its own spelling: a filter value
+    // typed in by hand that AWS does not use would report nothing, and advise buying a plan
+    // while an owned one sits unused.
+    for plan_type in savings_plans_types(ce, &period, backoff, meter).await? {
         owned
             .uses
-            .extend(savings_plans_use(ce, &period, plan_type, backoff, meter).await?);
+            .extend(savings_plans_use(ce, &period, &plan_type, backoff, meter).await?);
     }
     owned.uses.extend(reservations_use(ce, &period, backoff, meter).await?);
     // AWS answers DataUnavailableException while its figures are not ready, too: owned
@@ -201,6 +213,65 @@ fn attribute<'a>(attributes: Option<&'a HashMap<String, String>>, wanted: &str) 
         .map(|(_, v)| v.as_str())
 }
 
+/// Why a coverage row was skipped: it names none of the attributes burnrate reads, so it
+/// cannot be put on a family or type. The keys it has are named (sorted), never its values.
+fn unknown_row(what: &str, wanted: &str, attributes: Option<&HashMap<String, String>>) -> String {
+    let mut keys: Vec<&str> = attributes
+        .map(|a| a.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    keys.sort_unstable();
+    let keys = if keys.is_empty() {
+        "none".to_string()
+    } else {
+        keys.join(", ")
+    };
+    format!("a {what} row named no {wanted} (its attributes: {keys}), so it was skipped and the rest kept")
+}
+
+/// The Savings Plans types the organisation had in `period`, as AWS spells them: the
+/// `SAVINGS_PLANS_TYPE` dimension's values in context `SAVINGS_PLANS`
+/// (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetDimensionValues.html>),
+/// paged by `NextPageToken`.
+async fn savings_plans_types(
+    ce: &CostExplorer,
+    period: &DateInterval,
+    backoff: Backoff,
+    meter: &mut RequestMeter,
+) -> Result<Vec<String>, IngestError> {
+    let mut types = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let output = ce
+            .counted(backoff, meter, || {
+                ce.client
+                    .get_dimension_values()
+                    .time_period(period.clone())
+                    .dimension(Dimension::SavingsPlansType)
+                    .context(Context::SavingsPlans)
+                    .set_next_page_token(token.clone())
+                    .send()
+            })
+            .await;
+        let Some(output) = none_when_unavailable(output)? else {
+            return Ok(types);
+        };
+        types.extend(
+            output
+                .dimension_values()
+                .iter()
+                .filter_map(|v| v.value())
+                .filter(|v| !v.is_empty())
+                .map(str::to_string),
+        );
+        token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
+        if token.is_none() {
+            types.sort();
+            types.dedup();
+            return Ok(types);
+        }
+    }
+}
+
 async fn savings_plans_coverage(
     ce: &CostExplorer,
     period: &DateInterval,
@@ -208,8 +279,8 @@ async fn savings_plans_coverage(
     sagemaker: bool,
     backoff: Backoff,
     meter: &mut RequestMeter,
-) -> Result<Option<Vec<Coverage>>, IngestError> {
-    let mut rows = Vec::new();
+) -> Result<Option<(Vec<Coverage>, Vec<String>)>, IngestError> {
+    let (mut rows, mut skipped) = (Vec::new(), Vec::new());
     let mut token: Option<String> = None;
     loop {
         let output = ce
@@ -228,8 +299,10 @@ async fn savings_plans_coverage(
             return Ok(None);
         };
         for c in output.savings_plans_coverages() {
-            let family = attribute(c.attributes(), "INSTANCE_FAMILY")
-                .ok_or_else(|| IngestError::malformed("a Savings Plans coverage row names no instance family"))?;
+            let Some(family) = attribute(c.attributes(), "INSTANCE_FAMILY") else {
+                skipped.push(unknown_row("Savings Plans coverage", "instance family", c.attributes()));
+                continue;
+            };
             let data = c.coverage();
             rows.push(Coverage {
                 offer: Offer::SavingsPlan,
@@ -246,7 +319,7 @@ async fn savings_plans_coverage(
         }
         token = output.next_token().filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
-            return Ok(Some(rows));
+            return Ok(Some((rows, skipped)));
         }
     }
 }
@@ -256,8 +329,8 @@ async fn reservation_coverage(
     period: &DateInterval,
     backoff: Backoff,
     meter: &mut RequestMeter,
-) -> Result<Option<Vec<Coverage>>, IngestError> {
-    let mut rows = Vec::new();
+) -> Result<Option<(Vec<Coverage>, Vec<String>)>, IngestError> {
+    let (mut rows, mut skipped) = (Vec::new(), Vec::new());
     let mut token: Option<String> = None;
     loop {
         // Without a SERVICE filter, reservation coverage is EC2's.
@@ -278,8 +351,10 @@ async fn reservation_coverage(
         };
         for by_time in output.coverages_by_time() {
             for group in by_time.groups() {
-                let instance_type = attribute(group.attributes(), "INSTANCE_TYPE")
-                    .ok_or_else(|| IngestError::malformed("a Reserved Instance coverage row names no instance type"))?;
+                let Some(instance_type) = attribute(group.attributes(), "INSTANCE_TYPE") else {
+                    skipped.push(unknown_row("Reserved Instance coverage", "instance type", group.attributes()));
+                    continue;
+                };
                 let coverage = group.coverage();
                 let hours = coverage.and_then(|c| c.coverage_hours());
                 rows.push(Coverage {
@@ -300,7 +375,7 @@ async fn reservation_coverage(
         }
         token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
-            return Ok(Some(rows));
+            return Ok(Some((rows, skipped)));
         }
     }
 }

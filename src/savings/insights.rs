@@ -194,6 +194,7 @@ pub async fn compute(
     let owned = super::commitments::store::load(pool).await?;
     let (commitment_rows, mut commitments) = rules::commitment::recommend(&inputs, &owned.read);
     commitments.read_problem = owned.problem;
+    commitments.skipped = owned.read.skipped.clone();
     recommendations.extend(commitment_rows);
     recommendations.extend(utilisation_rows);
     recommendations.extend(idle_endpoints.into_iter().map(|(_, r)| r));

@@ -24,6 +24,9 @@ pub struct OwnedRead {
     pub coverage: Vec<Coverage>,
     pub uses: Vec<CommitmentUse>,
     pub aws: Vec<AwsPlan>,
+    /// Rows Cost Explorer answered that burnrate could not read, each saying why (an
+    /// attribute it does not know): skipped, the rest of the read kept.
+    pub skipped: Vec<String>,
 }
 
 impl OwnedRead {
@@ -72,9 +75,49 @@ pub struct AwsPlan {
     pub lookback_days: u32,
 }
 
-/// The Savings Plans types that apply to every family of EC2 or of SageMaker, whose unused
-/// commitment would absorb any family's baseline. An EC2 Instance Savings Plan is tied to one
-/// family that its utilisation does not name, so it holds nothing back.
-pub fn plan_types_for(sagemaker: bool) -> &'static [&'static str] {
-    if sagemaker { &["SAGEMAKER_SP"] } else { &["COMPUTE_SP"] }
+/// What a Savings Plans type covers. AWS spells a type two ways: the `SAVINGS_PLANS_TYPE`
+/// dimension's values, as `GetDimensionValues` lists them (`ComputeSavingsPlans`,
+/// `EC2InstanceSavingsPlans`, `SageMakerSavingsPlans`), and the purchase recommendation's
+/// enum (`COMPUTE_SP`, `EC2_INSTANCE_SP`, `SAGEMAKER_SP`,
+/// <https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetSavingsPlansPurchaseRecommendation.html>).
+/// burnrate never sends either from a list of its own: it asks with the values AWS listed,
+/// and reads which kind each is here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanKind {
+    /// EC2 (and Fargate, Lambda), any family.
+    Compute,
+    /// One EC2 instance family in one region.
+    Ec2Instance,
+    /// SageMaker, any family.
+    SageMaker,
+}
+
+impl PlanKind {
+    /// The kind of AWS's value in either spelling; `None` for one burnrate does not know.
+    pub fn of(plan_type: &str) -> Option<PlanKind> {
+        let squashed: String = plan_type
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        match squashed.strip_suffix("savingsplans").or(squashed.strip_suffix("sp")) {
+            Some("compute") => Some(PlanKind::Compute),
+            Some("ec2instance") => Some(PlanKind::Ec2Instance),
+            Some("sagemaker") => Some(PlanKind::SageMaker),
+            _ => None,
+        }
+    }
+}
+
+/// True for a Savings Plans type that applies to every family of EC2 (`sagemaker` false) or
+/// of SageMaker, whose unused commitment would absorb any family's baseline. An EC2 Instance
+/// Savings Plan is tied to one family that its utilisation does not name, so it holds
+/// nothing back.
+pub fn covers_every_family(plan_type: &str, sagemaker: bool) -> bool {
+    PlanKind::of(plan_type)
+        == Some(if sagemaker {
+            PlanKind::SageMaker
+        } else {
+            PlanKind::Compute
+        })
 }

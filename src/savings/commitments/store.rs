@@ -111,12 +111,14 @@ pub async fn replace(conn: &mut PgConnection, read: &OwnedRead) -> Result<(), sq
         .await?;
     }
     sqlx::query(
-        "insert into commitment_reads (id, period_from, period_to, read_at, problem, attempted_at)
-         values (true, $1, $2, now(), null, now())
-         on conflict (id) do update set period_from = $1, period_to = $2, read_at = now(), problem = null, attempted_at = now()",
+        "insert into commitment_reads (id, period_from, period_to, read_at, problem, attempted_at, skipped)
+         values (true, $1, $2, now(), null, now(), $3)
+         on conflict (id) do update set period_from = $1, period_to = $2, read_at = now(), problem = null,
+             attempted_at = now(), skipped = $3",
     )
     .bind(from)
     .bind(to)
+    .bind(&read.skipped)
     .execute(&mut *tx)
     .await?;
     tx.commit().await
@@ -140,6 +142,7 @@ struct ReadRow {
     period_to: Option<NaiveDate>,
     read_at: Option<DateTime<Utc>>,
     problem: Option<String>,
+    skipped: Vec<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -179,7 +182,7 @@ fn offer(key: &str) -> Result<Offer, sqlx::Error> {
 pub async fn load(pool: &PgPool) -> Result<Stored, sqlx::Error> {
     let mut conn = pool.acquire().await?;
     let Some(row) =
-        sqlx::query_as::<_, ReadRow>("select period_from, period_to, read_at, problem from commitment_reads")
+        sqlx::query_as::<_, ReadRow>("select period_from, period_to, read_at, problem, skipped from commitment_reads")
             .fetch_optional(&mut *conn)
             .await?
     else {
@@ -242,6 +245,7 @@ pub async fn load(pool: &PgPool) -> Result<Stored, sqlx::Error> {
             coverage,
             uses,
             aws,
+            skipped: row.skipped,
         },
         read_at: row.read_at,
         problem: row.problem,

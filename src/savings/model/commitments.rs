@@ -197,6 +197,9 @@ pub struct Commitments {
     pub read: Option<(NaiveDate, NaiveDate)>,
     /// Why the last read failed or was never made; the figures shown are the last good ones.
     pub read_problem: Option<String>,
+    /// Rows of the last read that were skipped, each with why; the rest stand.
+    #[serde(default)]
+    pub skipped: Vec<String>,
     pub families: Vec<FamilyCommitment>,
     pub owned: Vec<OwnedCommitment>,
     pub aws: Vec<AwsRecommendation>,

@@ -28,6 +28,11 @@ pub fn CommitmentsSection(commitments: Commitments) -> impl IntoView {
             {commitments.read_problem.map(|p| view! {
                 <p class="error" role="alert" data-testid="commitments-problem">"The last read failed; the figures below are the last good ones. " {p}</p>
             })}
+            {(!commitments.skipped.is_empty()).then(|| view! {
+                <ul class="notice" data-testid="commitments-skipped">
+                    {commitments.skipped.into_iter().map(|why| view! { <li>{why}</li> }).collect_view()}
+                </ul>
+            })}
             <OwnedTable rows=commitments.owned/>
             <FamilyOptions families=commitments.families/>
             <AwsBeside rows=commitments.aws/>

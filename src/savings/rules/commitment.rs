@@ -16,7 +16,7 @@ use rust_decimal::prelude::ToPrimitive;
 
 use super::{Inputs, per_hour, percent};
 use crate::savings::commitments::offers;
-use crate::savings::commitments::{OwnedRead, plan_types_for, underused_below};
+use crate::savings::commitments::{OwnedRead, covers_every_family, underused_below};
 use crate::savings::model::commitments::{
     AwsRecommendation, Commitments, FamilyCommitment, Offer, OwnedCommitment, Payment, Terms,
 };
@@ -114,6 +114,7 @@ pub fn recommend(inputs: &Inputs, owned: &OwnedRead) -> (Vec<Recommendation>, Co
     let commitments = Commitments {
         read: owned.period,
         read_problem: None,
+        skipped: Vec::new(),
         families: advice,
         owned: owned_rows,
         aws,
@@ -152,7 +153,7 @@ fn advise(
         .collect();
     let held_back = owned_rows
         .iter()
-        .filter(|o| o.offer == Offer::SavingsPlan && plan_types_for(sagemaker).contains(&o.id.as_str()))
+        .filter(|o| o.offer == Offer::SavingsPlan && covers_every_family(&o.id, sagemaker))
         .find(|o| o.underused)
         .map(|o| {
             format!(

@@ -26,6 +26,12 @@
 //! - Where there is nothing to report, the fake answers DataUnavailableException, which AWS
 //!   models for these operations ("The requested data is unavailable").
 //!
+//! - GetDimensionValues in context SAVINGS_PLANS lists the `SAVINGS_PLANS_TYPE` values of the
+//!   plans owned (REF/API_GetDimensionValues.html); GetSavingsPlansUtilization's filter
+//!   matches those values only. AWS does not document the values' spelling: the fake answers
+//!   the dimension's (`ComputeSavingsPlans`) or, with `enum_spelling`, the recommendation
+//!   enum's (`COMPUTE_SP`), and burnrate must find owned plans under either.
+//!
 //! Assumption, marked: AWS does not document the `Attributes` key names of grouped rows. The
 //! fake names Savings Plans families `INSTANCE_FAMILY` and reservation types `instanceType`, so
 //! burnrate must accept either spelling.
@@ -76,6 +82,27 @@ pub struct Book {
     pub requests: Vec<String>,
     /// Rows per page where the caller sets no size (Savings Plans coverage: AWS's 20).
     pub page_size: Option<usize>,
+    /// How the `SAVINGS_PLANS_TYPE` dimension spells the plan types, in `GetDimensionValues`
+    /// and in the utilisation filter; `false`: the dimension's own values
+    /// (`ComputeSavingsPlans`), `true`: the recommendation enum's (`COMPUTE_SP`).
+    pub enum_spelling: bool,
+    /// A Savings Plans coverage family whose rows carry this attribute key instead of
+    /// `INSTANCE_FAMILY` (AWS does not document the keys): (family, key).
+    pub odd_attribute: Option<(String, String)>,
+}
+
+/// A plan type as the fake's `SAVINGS_PLANS_TYPE` dimension spells it.
+fn spelled(plan_type: &str, enum_spelling: bool) -> String {
+    if enum_spelling {
+        return plan_type.to_string();
+    }
+    match plan_type {
+        "COMPUTE_SP" => "ComputeSavingsPlans",
+        "EC2_INSTANCE_SP" => "EC2InstanceSavingsPlans",
+        "SAGEMAKER_SP" => "SageMakerSavingsPlans",
+        other => other,
+    }
+    .to_string()
 }
 
 pub const OPERATIONS: [&str; 5] = [
@@ -268,6 +295,26 @@ pub fn answer(state: &mut FakeState, operation: &str, request: &Value) -> Result
     let applied: Vec<Applied> = days(from, to).map(|d| apply(state, d)).collect();
     let time = json!({ "Start": from.to_string(), "End": to.to_string() });
     match operation {
+        // The Savings Plans types owned in the period; with none, an empty list
+        // (REF/API_GetDimensionValues.html: context SAVINGS_PLANS takes SAVINGS_PLANS_TYPE).
+        "GetDimensionValues" => {
+            if request["Dimension"] != "SAVINGS_PLANS_TYPE" {
+                return Err((
+                    "ValidationException",
+                    "This fake answers the SAVINGS_PLANS context for SAVINGS_PLANS_TYPE only.".into(),
+                ));
+            }
+            let mut types: Vec<String> = state
+                .commitments
+                .plans
+                .iter()
+                .map(|p| spelled(p.plan_type, state.commitments.enum_spelling))
+                .collect();
+            types.sort();
+            types.dedup();
+            let values: Vec<Value> = types.iter().map(|t| json!({ "Value": t, "Attributes": {} })).collect();
+            Ok(json!({ "DimensionValues": values, "ReturnSize": types.len(), "TotalSize": types.len() }))
+        }
         "GetSavingsPlansCoverage" => {
             if group_by != ["INSTANCE_FAMILY"] {
                 return Err((
@@ -301,8 +348,12 @@ pub fn answer(state: &mut FakeState, operation: &str, request: &Value) -> Result
             let rows: Vec<Value> = sums
                 .into_iter()
                 .map(|(family, (covered, left))| {
+                    let key = match &state.commitments.odd_attribute {
+                        Some((odd, key)) if *odd == family => key.clone(),
+                        _ => "INSTANCE_FAMILY".to_string(),
+                    };
                     json!({
-                        "Attributes": { "INSTANCE_FAMILY": family },
+                        "Attributes": { key: family },
                         "Coverage": {
                             "SpendCoveredBySavingsPlans": money(covered),
                             "OnDemandCost": money(left),
@@ -383,7 +434,11 @@ pub fn answer(state: &mut FakeState, operation: &str, request: &Value) -> Result
                 .plans
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| plan_type.as_deref().is_none_or(|t| t == p.plan_type))
+                .filter(|(_, p)| {
+                    plan_type
+                        .as_deref()
+                        .is_none_or(|t| t == spelled(p.plan_type, state.commitments.enum_spelling))
+                })
                 .map(|(i, _)| i)
                 .collect();
             if chosen.is_empty() {

@@ -224,7 +224,9 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
         return error("SerializationException", "body is not JSON");
     };
     let mut state = state.lock().expect("state");
-    if super::ce_commitments::OPERATIONS.contains(&operation) {
+    let commitments = super::ce_commitments::OPERATIONS.contains(&operation)
+        || (operation == "GetDimensionValues" && request["Context"] == "SAVINGS_PLANS");
+    if commitments {
         // Throttling and queued failures reach these operations too.
         if state.throttle_next > 0 {
             state.throttle_next -= 1;

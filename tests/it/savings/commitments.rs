@@ -35,7 +35,7 @@ fn item(n: u32, project: &str, usage_type: &str, cost: &str, hours: &str) -> Lin
     }
 }
 
-fn quick() -> Backoff {
+pub(super) fn quick() -> Backoff {
     Backoff {
         first_delay: Duration::from_millis(1),
         max_delay: Duration::from_millis(5),
@@ -48,7 +48,7 @@ fn quick() -> Backoff {
 /// The fake's line items carry the on-demand cost it applies commitments to; the stored bill is
 /// what AWS bills once they apply (covered hours at $0: a reservation's `DiscountedUsage`, a
 /// plan's usage negated), so the rule must price hours from the catalogue, not the bill.
-async fn account(pool: &PgPool) -> CostExplorerFake {
+pub(super) async fn account(pool: &PgPool) -> CostExplorerFake {
     let mut lines = daily("api", "USE1-BoxUsage:p3.2xlarge", 0, 30, "146.88", "96");
     lines.extend(daily("batch", "USE1-BoxUsage:g5.xlarge", 0, 30, "0", "24"));
     lines.extend(daily("endpoint", "USE1-Host:ml.g5.xlarge", 0, 30, "0", "24"));
@@ -71,7 +71,7 @@ async fn account(pool: &PgPool) -> CostExplorerFake {
 }
 
 /// What a read on 1 November reads: 1–30 October.
-fn on_first_of_november() -> chrono::DateTime<Utc> {
+pub(super) fn on_first_of_november() -> chrono::DateTime<Utc> {
     Utc.from_utc_datetime(&day(31).and_hms_opt(12, 0, 0).expect("noon"))
 }
 
@@ -135,7 +135,8 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
         .await
         .expect("stored");
     // Savings Plans coverage: EC2 2 families on 2 pages (+1 throttled), SageMaker 1; reservation
-    // coverage 2 types on 2 pages; plan use 3 types; reservation use 1; AWS's advice 2.
+    // coverage 2 types on 2 pages; the plan types AWS lists 1; plan use 2 types (the owned
+    // ones); reservation use 1; AWS's advice 2.
     assert_eq!(done, Refresh::Read { requests: 12 });
     let operations = fake.with(|s| s.commitments.requests.clone());
     assert_eq!(operations.len(), 11, "{operations:?}");
@@ -196,8 +197,9 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
         owned,
         vec![
             (Offer::Reserved, "4f1c2c55-ri", d("1310.4"), d("1310.4"), false),
-            (Offer::SavingsPlan, "COMPUTE_SP", d("1756.512"), d("1756.512"), false),
-            (Offer::SavingsPlan, "SAGEMAKER_SP", d("608.256"), d("608.256"), false),
+            // As AWS's SAVINGS_PLANS_TYPE dimension spells them (the fake's default).
+            (Offer::SavingsPlan, "ComputeSavingsPlans", d("1756.512"), d("1756.512"), false),
+            (Offer::SavingsPlan, "SageMakerSavingsPlans", d("608.256"), d("608.256"), false),
         ]
     );
     // The reservation saved 720 h × $3.06 − $1,310.40 = $892.80 against on-demand.

@@ -10,6 +10,7 @@ mod formulas;
 mod http;
 mod idle_alerts;
 mod inferred;
+mod plan_types;
 mod prometheus;
 mod report;
 mod seeds;
