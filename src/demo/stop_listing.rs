@@ -25,7 +25,7 @@ pub async fn record(pool: &PgPool) -> Result<usize, sqlx::Error> {
     .await?;
     let mut tx = pool.begin().await?;
     for (id, project) in &open {
-        store::record_listing(&mut tx, *id, &resources(project), Utc::now()).await?;
+        store::record_listing(&mut tx, *id, &resources(project), Duration::zero()).await?;
     }
     tx.commit().await?;
     Ok(open.len())

@@ -251,10 +251,9 @@ async fn savings_plans_types(
                     .set_next_page_token(token.clone())
                     .send()
             })
-            .await;
-        let Some(output) = none_when_unavailable(output)? else {
-            return Ok(types);
-        };
+            .await?;
+        // No `DataUnavailableException` is read as "no plans": owned plans would then be
+        // advised again, so it fails the read like any other error.
         types.extend(
             output
                 .dimension_values()

@@ -399,6 +399,11 @@ mod store {
         if removed.rows_affected() == 0 {
             return Ok(false);
         }
+        // The org default governs the team now: marked changed, so what its proposals would
+        // touch is listed again (the lister relists after the latest `updated_at`).
+        sqlx::query("update enforcement_policies set updated_at = now() where team_id is null")
+            .execute(&mut *conn)
+            .await?;
         record(conn, actor, "enforcement.policy.remove", team, serde_json::Value::Null).await?;
         Ok(true)
     }

@@ -197,13 +197,19 @@ pub(super) struct Tagged {
 /// The resource's tags when its project tag equals the project exactly; `None` otherwise
 /// (another project's, untagged, or gone before its tags were read).
 pub(super) async fn tagged(inv: &mut Inventory, kind: Kind, arn: &str, tags: Tags<'_>) -> Result<Option<Tagged>, CallError> {
-    let Some(all) = inv.tags_of(kind, arn).await? else {
+    let ours = |all: &[(String, String)]| {
+        all.iter()
+            .find(|(k, _)| k == tags.project_key)
+            .is_some_and(|(_, v)| v == tags.project)
+    };
+    let Some(indexed) = inv.tags_of(kind, arn).await?.filter(|all| ours(all)) else {
+        return Ok(None);
+    };
+    // Judged again on what SageMaker itself answers, where the inventory asks it to.
+    let Some(all) = inv.confirmed(kind, arn, indexed).await?.filter(|all| ours(all)) else {
         return Ok(None);
     };
     let value = |key: &str| all.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    if value(tags.project_key) != Some(tags.project) {
-        return Ok(None);
-    }
     let user = value(tags.user_key).filter(|u| !u.is_empty()).map(str::to_string);
     Ok(Some(Tagged { user, all }))
 }

@@ -52,15 +52,24 @@ pub struct Inventory {
     instances: Option<Vec<Instance>>,
     /// Tags by lower-cased ARN of every notebook and endpoint carrying the tag key.
     tagged: Option<HashMap<String, Vec<(String, String)>>>,
-    /// Tags by lower-cased ARN of the jobs in progress asked so far.
+    /// Tags by lower-cased ARN as SageMaker's `ListTags` answered them: jobs in progress, and
+    /// notebooks and endpoints confirmed.
     job_tags: HashMap<String, Vec<(String, String)>>,
     lists: HashMap<Kind, Vec<Listed>>,
     /// Instance-store gigabytes by type, or why EC2 did not say.
     pub(super) stores: HashMap<String, Result<i64, String>>,
+    /// The first read that failed: every later read answers it at once, so projects listed
+    /// after it do not each ask a throttling API again (the lister drops the inventory).
+    pub(super) failure: Option<CallError>,
+    /// Whether a notebook's or endpoint's tags, as the tagging API indexes them, are read
+    /// again from SageMaker (`ListTags`) before it counts as the project's: the index lags
+    /// (a deleted resource lingers; a re-created name, or a tag changed, shows the old
+    /// value for a while), so a stop about to run never acts on it alone.
+    confirm: bool,
 }
 
 impl Inventory {
-    pub fn new(sdk: &aws_config::SdkConfig, region: &str, tag_key: &str) -> Inventory {
+    pub fn new(sdk: &aws_config::SdkConfig, region: &str, tag_key: &str, confirm: bool) -> Inventory {
         Inventory {
             region: region.to_string(),
             readers: Clients::reading(sdk, region),
@@ -71,12 +80,36 @@ impl Inventory {
             job_tags: HashMap::new(),
             lists: HashMap::new(),
             stores: HashMap::new(),
+            failure: None,
+            confirm,
         }
+    }
+
+    /// Keeps the first failure of a read (see `failure`).
+    fn noted<T>(&mut self, result: Result<T, CallError>) -> Result<T, CallError> {
+        if let Err(err) = &result
+            && self.failure.is_none()
+        {
+            self.failure = Some(err.clone());
+        }
+        result
+    }
+
+    fn failed(&self) -> Result<(), CallError> {
+        self.failure.clone().map_or(Ok(()), Err)
     }
 
     /// Pending and running instances carrying the tag key, whatever its value.
     pub async fn instances(&mut self) -> Result<&[Instance], CallError> {
         if self.instances.is_none() {
+            self.failed()?;
+            let read = self.read_instances().await;
+            self.instances = Some(self.noted(read)?);
+        }
+        Ok(self.instances.as_deref().unwrap_or_default())
+    }
+
+    async fn read_instances(&self) -> Result<Vec<Instance>, CallError> {
             let mut out = Vec::new();
             let mut pages = self
                 .readers
@@ -104,9 +137,7 @@ impl Inventory {
                 read = bounded(read, "EC2 DescribeInstances", &self.region)?;
                 out.extend(page.reservations().iter().flat_map(|r| r.instances()).cloned());
             }
-            self.instances = Some(out);
-        }
-        Ok(self.instances.as_deref().unwrap_or_default())
+            Ok(out)
     }
 
     /// The resource's tags when it carries the tag key; `None` when it does not (or, for a
@@ -116,19 +147,43 @@ impl Inventory {
         match kind {
             Kind::Notebook | Kind::Endpoint => {
                 if self.tagged.is_none() {
-                    self.tagged = Some(self.read_tagged().await?);
+                    self.failed()?;
+                    let read = self.read_tagged().await;
+                    self.tagged = Some(self.noted(read)?);
                 }
                 Ok(self.tagged.as_ref().and_then(|t| t.get(&key)).cloned())
             }
-            _ => {
-                if !self.job_tags.contains_key(&key) {
-                    let Some(tags) = super::discover::one(self.list_tags(arn).await)? else {
-                        return Ok(None);
-                    };
-                    self.job_tags.insert(key.clone(), tags);
-                }
-                Ok(self.job_tags.get(&key).cloned())
-            }
+            _ => self.own_tags(arn).await,
+        }
+    }
+
+    /// The resource's tags as SageMaker itself answers them (`ListTags`), once per
+    /// inventory; `None` when it ended or vanished first.
+    async fn own_tags(&mut self, arn: &str) -> Result<Option<Vec<(String, String)>>, CallError> {
+        let key = arn.to_ascii_lowercase();
+        if !self.job_tags.contains_key(&key) {
+            self.failed()?;
+            let read = self.list_tags(arn).await;
+            let Some(tags) = super::discover::one(self.noted(read))? else {
+                return Ok(None);
+            };
+            self.job_tags.insert(key.clone(), tags);
+        }
+        Ok(self.job_tags.get(&key).cloned())
+    }
+
+    /// The tags to judge a resource by: for a notebook or endpoint the tagging API's entry
+    /// named it the project's, SageMaker's own answer when the inventory confirms (a stop
+    /// about to run); the index's otherwise.
+    pub async fn confirmed(
+        &mut self,
+        kind: Kind,
+        arn: &str,
+        indexed: Vec<(String, String)>,
+    ) -> Result<Option<Vec<(String, String)>>, CallError> {
+        match kind {
+            Kind::Notebook | Kind::Endpoint if self.confirm => self.own_tags(arn).await,
+            _ => Ok(Some(indexed)),
         }
     }
 
@@ -186,7 +241,9 @@ impl Inventory {
     /// endpoints, InProgress jobs.
     pub async fn listed(&mut self, kind: Kind) -> Result<Vec<Listed>, CallError> {
         if !self.lists.contains_key(&kind) {
-            let listed = self.list(kind).await?;
+            self.failed()?;
+            let read = self.list(kind).await;
+            let listed = self.noted(read)?;
             self.lists.insert(kind, listed);
         }
         Ok(self.lists.get(&kind).cloned().unwrap_or_default())

@@ -38,18 +38,28 @@ const LIST_LOCK: i64 = 0x6c69_7374_0000_0000;
 pub struct Listings {
     inventories: HashMap<(String, String), Inventory>,
     sdks: HashMap<String, aws_config::SdkConfig>,
+    /// A stop about to run: tags the tagging API indexes are confirmed with SageMaker.
+    fresh: bool,
 }
 
 impl Listings {
-    /// For a stop about to run: every read made now, none kept.
+    /// For a stop about to run: every read made now, none kept, and every notebook's and
+    /// endpoint's tags confirmed with SageMaker itself.
     pub fn fresh() -> Listings {
-        Listings::default()
+        Listings {
+            fresh: true,
+            ..Listings::default()
+        }
     }
 
-    /// Forgets reads older than [`RELIST_MINUTES`].
-    pub fn expire(&mut self) {
-        let oldest = Utc::now() - chrono::Duration::minutes(i64::from(RELIST_MINUTES));
-        self.inventories.retain(|_, inv| inv.read_at > oldest);
+    /// Forgets reads older than [`RELIST_MINUTES`], older than the last policy change
+    /// (`changed`: how long ago), or that failed (each is asked again, once, next round).
+    pub fn expire(&mut self, changed: Option<chrono::Duration>) {
+        let limit = chrono::Duration::minutes(i64::from(RELIST_MINUTES));
+        let limit = changed.map_or(limit, |changed| changed.min(limit));
+        let now = Utc::now();
+        self.inventories
+            .retain(|_, inv| now - inv.read_at < limit && inv.failure.is_none());
     }
 
     /// The AWS configuration for `account` ('' for burnrate's own), made once.
@@ -67,7 +77,8 @@ impl Listings {
     async fn inventory(&mut self, exec: &Executor, account: &str, region: &str) -> Result<&mut Inventory, CallError> {
         let key = (account.to_string(), region.to_string());
         if !self.inventories.contains_key(&key) {
-            let made = Inventory::new(self.sdk(exec, account).await?, region, &exec.tag_key);
+            let fresh = self.fresh;
+            let made = Inventory::new(self.sdk(exec, account).await?, region, &exec.tag_key, fresh);
             self.inventories.insert(key.clone(), made);
         }
         self.inventories.get_mut(&key).ok_or_else(|| CallError {
@@ -228,35 +239,47 @@ pub async fn list_proposal(
     if still.is_none() {
         return Ok(false);
     }
-    store::record_listing(&mut tx, row.id, &found, read_at).await?;
+    store::record_listing(&mut tx, row.id, &found, Utc::now() - read_at).await?;
     tx.commit().await?;
     Ok(true)
 }
 
 /// One round: lists again the resources of proposed resource stops (dry-run, and manual
 /// ones awaiting approval) not listed in [`RELIST_MINUTES`] or since a policy changed (its
-/// kinds, regions or mode may have), so a proposal shows what a stop would touch now. Only violations evaluation saw in the last day, at most [`ROUND_LIMIT`]
-/// within [`ROUND_BUDGET`], and no lock held while AWS answers. Returns how many it listed;
-/// none when another replica is listing.
+/// kinds, regions or mode may have), so a proposal shows what a stop would touch now. Only
+/// violations evaluation saw in the last day, at most [`ROUND_LIMIT`] within
+/// [`ROUND_BUDGET`], and no lock held while AWS answers. Returns how many it listed; none
+/// when another replica is listing.
 pub async fn list_due(pool: &PgPool, exec: &Executor, listings: &mut Listings) -> Result<usize, sqlx::Error> {
-    let mut guard = pool.acquire().await?;
+    // The lock lives on a connection detached from the pool and closed after: however the
+    // round ends, the lock can never be left held in a pooled connection.
+    let mut guard = pool.acquire().await?.detach();
     let ours: bool = sqlx::query_scalar("select pg_try_advisory_lock($1)")
         .bind(LIST_LOCK)
-        .fetch_one(&mut *guard)
+        .fetch_one(&mut guard)
         .await?;
     if !ours {
+        let _ = sqlx::Connection::close(guard).await;
         return Ok(0);
     }
     let listed = list_due_locked(pool, exec, listings).await;
-    sqlx::query("select pg_advisory_unlock($1)")
+    let _ = sqlx::query("select pg_advisory_unlock($1)")
         .bind(LIST_LOCK)
-        .execute(&mut *guard)
-        .await?;
+        .execute(&mut guard)
+        .await;
+    let _ = sqlx::Connection::close(guard).await;
     listed
 }
 
 async fn list_due_locked(pool: &PgPool, exec: &Executor, listings: &mut Listings) -> Result<usize, sqlx::Error> {
-    listings.expire();
+    // Reads made before the last policy change are not shared after it: ages, not clock
+    // times, so the database's clock and this process's never meet.
+    let changed: Option<f64> = sqlx::query_scalar(
+        "select extract(epoch from now() - max(updated_at))::float8 from enforcement_policies",
+    )
+    .fetch_one(pool)
+    .await?;
+    listings.expire(changed.map(|secs| chrono::Duration::milliseconds((secs * 1000.0) as i64)));
     let due: Vec<i64> = sqlx::query_scalar(
         "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
          where a.action = 'stop' and a.status in ('proposed', 'awaiting_approval') and a.mode <> 'automatic'
@@ -286,7 +309,17 @@ async fn list_due_locked(pool: &PgPool, exec: &Executor, listings: &mut Listings
         match tokio::time::timeout_at(deadline, list_proposal(pool, exec, &row, &plan, listings)).await {
             Ok(done) => listed += usize::from(done?),
             Err(_) => {
+                // Looked at now, so a proposal too slow for one round never holds the others
+                // back: it comes round again after the rest.
                 tracing::info!(action = id, "listing round out of time; the rest are listed in the next");
+                sqlx::query(
+                    "update enforcement_actions set resources_listed_at = now(), last_message = $2
+                     where id = $1 and status in ('proposed', 'awaiting_approval')",
+                )
+                .bind(id)
+                .bind("listing the project's resources took longer than a listing round; tried again later")
+                .execute(pool)
+                .await?;
                 break;
             }
         }

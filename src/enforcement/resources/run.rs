@@ -104,7 +104,7 @@ async fn run(
         if ours.is_none() {
             return Ok(Step::Lost);
         }
-        store::record_listing(&mut tx, row.id, &found, chrono::Utc::now()).await?;
+        store::record_listing(&mut tx, row.id, &found, chrono::Duration::zero()).await?;
         tx.commit().await?;
     }
     if intent == Intent::Prepare {

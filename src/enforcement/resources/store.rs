@@ -41,12 +41,13 @@ const COLUMNS: &str = "id, action_id, account_id, region, kind, resource_id, ins
 /// (requested, stopping, stopped, starting) are kept as they are. A resource this stop
 /// restarted, lost or failed on, found running again, is listed again: a stop that runs
 /// again (after a snooze, or a Retry) acts on it anew. Marks the action as a resource stop,
-/// listed at `listed_at` (when the oldest read behind the listing was made).
+/// listed as long ago as `age` (how old the oldest read behind the listing is; an age, not
+/// a clock time, so the database's clock alone dates it).
 pub async fn record_listing(
     conn: &mut PgConnection,
     action_id: i64,
     found: &[Found],
-    listed_at: DateTime<Utc>,
+    age: chrono::Duration,
 ) -> Result<(), sqlx::Error> {
     let keys: Vec<String> = found
         .iter()
@@ -92,9 +93,12 @@ pub async fn record_listing(
         .execute(&mut *conn)
         .await?;
     }
-    sqlx::query("update enforcement_actions set stops_resources = true, resources_listed_at = $2 where id = $1")
-        .bind(action_id)
-        .bind(listed_at)
+    sqlx::query(
+        "update enforcement_actions set stops_resources = true,
+                resources_listed_at = now() - make_interval(secs => $2) where id = $1",
+    )
+    .bind(action_id)
+    .bind(age.num_milliseconds().max(0) as f64 / 1000.0)
         .execute(&mut *conn)
         .await?;
     Ok(())

@@ -79,6 +79,10 @@ pub struct SageMakerState {
     /// At most this many resources in a `GetResources` page (AWS may answer fewer than
     /// `ResourcesPerPage`); `None` for `ResourcesPerPage` itself.
     pub tagging_page: Option<usize>,
+    /// What the tagging API still indexes for an endpoint, by name, where it lags SageMaker
+    /// (the index is updated apart from the resource: a deleted endpoint's or a changed tag's
+    /// old entry lingers a while).
+    pub indexed: BTreeMap<String, Vec<(String, String)>>,
     /// Every call, by operation, with its request.
     pub calls: Vec<(String, Value)>,
     next_id: u64,

@@ -8,9 +8,12 @@
 //!   (<https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_TagFilter.html>);
 //! - `ResourceTypeFilters`: `service[:resourceType]`, matched against the ARN;
 //! - every job the fake knows, finished ones included (a job's tags stay with it), and every
-//!   endpoint not yet deleted;
+//!   endpoint not yet deleted, as the index has it (`indexed`: an entry lagging the endpoint,
+//!   as the index is updated apart from the resources it lists);
 //! - `ResourcesPerPage` from 1 to 100, otherwise `InvalidParameterException`; a page may hold
-//!   fewer (`tagging_page`), and the last page answers `PaginationToken` as an empty string.
+//!   fewer (`tagging_page`), and the last page answers `PaginationToken` as an empty string;
+//!   a token it never gave is refused (`InvalidParameterException`);
+//! - not modelled: `TagsPerPage`, the filter count limits, and notebooks (moto answers those).
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -54,7 +57,14 @@ pub(super) fn respond(state: &SageMakerState, request_id: &str, operation: &str,
         .iter()
         .map(|(name, job)| ("training-job", name, &job.tags))
         .chain(state.processing.iter().map(|(name, job)| ("processing-job", name, &job.tags)))
-        .chain(state.endpoints.iter().map(|(name, e)| ("endpoint", name, &e.tags)));
+        .chain(
+            state
+                .endpoints
+                .iter()
+                .filter(|(name, _)| !state.indexed.contains_key(*name))
+                .map(|(name, e)| ("endpoint", name, &e.tags)),
+        )
+        .chain(state.indexed.iter().map(|(name, tags)| ("endpoint", name, tags)));
     let matching: Vec<Value> = resources
         .filter(|(kind, _, _)| {
             types.is_empty()
@@ -70,10 +80,15 @@ pub(super) fn respond(state: &SageMakerState, request_id: &str, operation: &str,
         })
         .map(|(kind, name, tags)| json!({"ResourceARN": arn(kind, name), "Tags": tags_json(tags)}))
         .collect();
-    let start: usize = request["PaginationToken"]
-        .as_str()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(0);
+    let start: usize = match request["PaginationToken"].as_str().filter(|t| !t.is_empty()) {
+        None => 0,
+        Some(token) => match token.parse() {
+            Ok(start) => start,
+            Err(_) => {
+                return error(request_id, "InvalidParameterException", "The PaginationToken is not valid");
+            }
+        },
+    };
     let size = state.tagging_page.unwrap_or(per_page as usize).min(per_page as usize);
     let end = (start + size).min(matching.len());
     let token = if end < matching.len() { end.to_string() } else { String::new() };

@@ -61,7 +61,16 @@ async fn open_proposals_share_one_read_per_region_and_a_running_stop_reads_afres
     let exec = resource_executor(&aws_config_at(&fake.endpoint(), "AKIDTEST").await);
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");
     reconcile::pass(&pool, &exec, today()).await.expect("pass");
-    assert_eq!(fake.count("GetResources"), 0, "the enforcement pass lists nothing");
+    let reads = |fake: &SageMakerFake| {
+        [
+            "GetResources",
+            "ListEndpoints",
+            "ListTrainingJobs",
+            "ListTags",
+        ]
+        .map(|op| fake.count(op))
+    };
+    assert_eq!(reads(&fake), [0; 4], "the enforcement pass lists nothing");
 
     let mut listings = Listings::default();
     assert_eq!(listing::list_due(&pool, &exec, &mut listings).await.expect("round"), 2);
@@ -75,15 +84,6 @@ async fn open_proposals_share_one_read_per_region_and_a_running_stop_reads_afres
     assert_eq!(listed(&pool, hog).await, [of("endpoint", "hog-serving"), of("training_job", "hog-train")]);
     // One read for both proposals: four tagged endpoints in pages of two, one list per kind,
     // and tags asked only for the two jobs in progress.
-    let reads = |fake: &SageMakerFake| {
-        [
-            "GetResources",
-            "ListEndpoints",
-            "ListTrainingJobs",
-            "ListTags",
-        ]
-        .map(|op| fake.count(op))
-    };
     assert_eq!(reads(&fake), [2, 1, 1, 2]);
     let pages: Vec<serde_json::Value> = fake.with(|s| {
         s.calls
@@ -125,11 +125,37 @@ async fn open_proposals_share_one_read_per_region_and_a_running_stop_reads_afres
     evaluate_and_act(&pool, today(), &exec).await.expect("run");
     assert_eq!(status(&pool, burner).await, "executing");
     assert_eq!(status(&pool, hog).await, "executing");
-    let [get_resources, list_endpoints, list_training, _] = reads(&fake);
-    assert!(get_resources >= 2 + 2 * 2, "{get_resources}");
-    assert_eq!((list_endpoints, list_training), (3, 3));
+    // Each run: the index's two pages, one list per kind, and SageMaker's own tags for the
+    // two jobs and (confirming the index) the project's endpoint.
+    assert_eq!(reads(&fake), [2 + 2 * 2, 1 + 2, 1 + 2, 2 + 2 * 3]);
     fake.with(|s| {
         assert!(s.endpoints["look-alike-serving"].status == "InService");
         assert!(s.endpoints["others-serving"].status == "InService");
+    });
+}
+
+#[sqlx::test]
+async fn a_stop_about_to_run_judges_an_endpoint_by_its_own_tags_not_a_lagging_index(pool: PgPool) {
+    let fake = SageMakerFake::start().await;
+    fake.with(|s| {
+        s.configs.insert("g5-one".into(), vec![("ml.g5.xlarge".into(), 1)]);
+        s.endpoints.insert("burner-serving".into(), endpoint("gpu-burner", "g5-one"));
+        // Re-tagged to another project; the index still shows the old value.
+        s.endpoints.insert("handed-over".into(), endpoint("someone-else", "g5-one"));
+        s.indexed.insert("handed-over".into(), vec![("project".into(), "gpu-burner".into())]);
+    });
+    seed(
+        &pool,
+        "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions)
+         select id, 100, '{flag,stop}', 'automatic', '{endpoints}', '{us-east-1}' from teams",
+    )
+    .await;
+    let exec = resource_executor(&aws_config_at(&fake.endpoint(), "AKIDTEST").await);
+    evaluate_and_act(&pool, today(), &exec).await.expect("run");
+    let stop = action_id(&pool, "gpu-burner", "stop").await;
+    assert_eq!(listed(&pool, stop).await, [("endpoint".to_string(), "burner-serving".to_string())]);
+    fake.with(|s| {
+        assert_eq!(s.endpoints["handed-over"].status, "InService");
+        assert_eq!(s.endpoints["burner-serving"].status, "Deleting");
     });
 }
