@@ -27,6 +27,7 @@ pub async fn insert(conn: &mut PgConnection, until: NaiveDate) -> Result<(), sql
         on_demand_hours: Decimal::from(hours.1),
     };
     let read = OwnedRead {
+        skipped: Vec::new(),
         period: Some((from, until)),
         coverage: vec![
             coverage(Offer::SavingsPlan, false, "g6", 289_728, 1_120_450, (0, 0)),

@@ -7,8 +7,8 @@ pub mod commitments;
 pub mod enforcement;
 pub mod generator;
 pub mod history;
-pub mod stop_listing;
 pub mod org;
+pub mod stop_listing;
 
 use chrono::{Datelike, Months, NaiveDate};
 use sqlx::{PgConnection, PgPool};

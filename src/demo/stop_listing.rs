@@ -35,9 +35,9 @@ pub async fn record(pool: &PgPool) -> Result<usize, sqlx::Error> {
 /// instance whose NVMe data a stop would erase and one a Karpenter node pool runs (both left
 /// running, with why). IDs are stable per project.
 fn resources(project: &str) -> Vec<Found> {
-    let seed = project
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let seed = project.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
     let now = Utc::now();
     let found = |kind, id: String, instance_type: &str, days: i64, user: &str| Found {
         account: String::new(),

@@ -351,7 +351,11 @@ async fn reservation_coverage(
         for by_time in output.coverages_by_time() {
             for group in by_time.groups() {
                 let Some(instance_type) = attribute(group.attributes(), "INSTANCE_TYPE") else {
-                    skipped.push(unknown_row("Reserved Instance coverage", "instance type", group.attributes()));
+                    skipped.push(unknown_row(
+                        "Reserved Instance coverage",
+                        "instance type",
+                        group.attributes(),
+                    ));
                     continue;
                 };
                 let coverage = group.coverage();

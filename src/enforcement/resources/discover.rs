@@ -196,7 +196,12 @@ pub(super) struct Tagged {
 
 /// The resource's tags when its project tag equals the project exactly; `None` otherwise
 /// (another project's, untagged, or gone before its tags were read).
-pub(super) async fn tagged(inv: &mut Inventory, kind: Kind, arn: &str, tags: Tags<'_>) -> Result<Option<Tagged>, CallError> {
+pub(super) async fn tagged(
+    inv: &mut Inventory,
+    kind: Kind,
+    arn: &str,
+    tags: Tags<'_>,
+) -> Result<Option<Tagged>, CallError> {
     let ours = |all: &[(String, String)]| {
         all.iter()
             .find(|(k, _)| k == tags.project_key)

@@ -51,79 +51,79 @@ pub async fn running(inv: &mut Inventory, tags: Tags<'_>) -> Result<Vec<Found>, 
             continue;
         };
         let sagemaker = &inv.readers.sagemaker;
-            let Some(described) = one(sagemaker
-                .describe_endpoint()
-                .endpoint_name(name)
-                .send()
-                .await
-                .map_err(sagemaker_error("DescribeEndpoint")))?
-            else {
-                continue;
-            };
-            let config_name = described.endpoint_config_name().unwrap_or_default().to_string();
-            let Some(config) = one(sagemaker
-                .describe_endpoint_config()
-                .endpoint_config_name(&config_name)
-                .send()
-                .await
-                .map_err(sagemaker_error("DescribeEndpointConfig")))?
-            else {
-                continue;
-            };
-            let variants: Vec<Variant> = config
-                .production_variants()
-                .iter()
-                .filter_map(|v| {
-                    let name = v.variant_name().unwrap_or_default().to_string();
-                    let current = described
-                        .production_variants()
-                        .iter()
-                        .find(|s| s.variant_name() == Some(name.as_str()))
-                        .and_then(|s| s.current_instance_count());
-                    Some(Variant {
-                        instance_type: v.instance_type()?.as_str().to_string(),
-                        model: v.model_name().map(str::to_string),
-                        initial: v.initial_instance_count().unwrap_or(1),
-                        current,
-                        name,
-                    })
+        let Some(described) = one(sagemaker
+            .describe_endpoint()
+            .endpoint_name(name)
+            .send()
+            .await
+            .map_err(sagemaker_error("DescribeEndpoint")))?
+        else {
+            continue;
+        };
+        let config_name = described.endpoint_config_name().unwrap_or_default().to_string();
+        let Some(config) = one(sagemaker
+            .describe_endpoint_config()
+            .endpoint_config_name(&config_name)
+            .send()
+            .await
+            .map_err(sagemaker_error("DescribeEndpointConfig")))?
+        else {
+            continue;
+        };
+        let variants: Vec<Variant> = config
+            .production_variants()
+            .iter()
+            .filter_map(|v| {
+                let name = v.variant_name().unwrap_or_default().to_string();
+                let current = described
+                    .production_variants()
+                    .iter()
+                    .find(|s| s.variant_name() == Some(name.as_str()))
+                    .and_then(|s| s.current_instance_count());
+                Some(Variant {
+                    instance_type: v.instance_type()?.as_str().to_string(),
+                    model: v.model_name().map(str::to_string),
+                    initial: v.initial_instance_count().unwrap_or(1),
+                    current,
+                    name,
                 })
-                .collect();
-            // The type shown is an accelerated variant's, when any variant is one.
-            let accelerated = |t: &str| crate::catalogue::looks_like_accelerator(t.strip_prefix("ml.").unwrap_or(t));
-            let Some(instance_type) = variants
-                .iter()
-                .find(|v| accelerated(&v.instance_type))
-                .or(variants.first())
-                .map(|v| v.instance_type.clone())
-            else {
-                continue;
-            };
-            // Instances of that type only, as it runs them now: a CPU variant beside it adds
-            // no GPU.
-            let instances = variants
-                .iter()
-                .filter(|v| v.instance_type == instance_type)
-                .map(|v| v.current.unwrap_or(v.initial))
-                .sum();
-            let skip = match not_restorable(&variants, described.last_deployment_config().is_some(), &all) {
-                Some(why) => Some(why),
-                None => autoscaled(&inv.readers, name, &variants).await?,
-            };
-            out.push(Found {
-                account: String::new(),
-                region: inv.region.clone(),
-                kind: Kind::Endpoint,
-                id: name.to_string(),
-                instance_type,
-                instances,
-                launched_at: endpoint.created,
-                user,
-                skip,
-                warning: None,
-                tags: all,
-                restore_from: Some(config_name),
-            });
+            })
+            .collect();
+        // The type shown is an accelerated variant's, when any variant is one.
+        let accelerated = |t: &str| crate::catalogue::looks_like_accelerator(t.strip_prefix("ml.").unwrap_or(t));
+        let Some(instance_type) = variants
+            .iter()
+            .find(|v| accelerated(&v.instance_type))
+            .or(variants.first())
+            .map(|v| v.instance_type.clone())
+        else {
+            continue;
+        };
+        // Instances of that type only, as it runs them now: a CPU variant beside it adds
+        // no GPU.
+        let instances = variants
+            .iter()
+            .filter(|v| v.instance_type == instance_type)
+            .map(|v| v.current.unwrap_or(v.initial))
+            .sum();
+        let skip = match not_restorable(&variants, described.last_deployment_config().is_some(), &all) {
+            Some(why) => Some(why),
+            None => autoscaled(&inv.readers, name, &variants).await?,
+        };
+        out.push(Found {
+            account: String::new(),
+            region: inv.region.clone(),
+            kind: Kind::Endpoint,
+            id: name.to_string(),
+            instance_type,
+            instances,
+            launched_at: endpoint.created,
+            user,
+            skip,
+            warning: None,
+            tags: all,
+            restore_from: Some(config_name),
+        });
     }
     Ok(out)
 }

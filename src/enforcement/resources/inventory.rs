@@ -110,34 +110,34 @@ impl Inventory {
     }
 
     async fn read_instances(&self) -> Result<Vec<Instance>, CallError> {
-            let mut out = Vec::new();
-            let mut pages = self
-                .readers
-                .ec2
-                .describe_instances()
-                .filters(
-                    Filter::builder()
-                        .name("tag-key")
-                        .values(literal_filter_value(&self.tag_key))
-                        .build(),
-                )
-                .filters(
-                    Filter::builder()
-                        .name("instance-state-name")
-                        .values("pending")
-                        .values("running")
-                        .build(),
-                )
-                .max_results(1000)
-                .into_paginator()
-                .send();
-            let mut read = 0;
-            while let Some(page) = pages.next().await {
-                let page = page.map_err(|e| CallError::from_sdk("EC2", "DescribeInstances", &e))?;
-                read = bounded(read, "EC2 DescribeInstances", &self.region)?;
-                out.extend(page.reservations().iter().flat_map(|r| r.instances()).cloned());
-            }
-            Ok(out)
+        let mut out = Vec::new();
+        let mut pages = self
+            .readers
+            .ec2
+            .describe_instances()
+            .filters(
+                Filter::builder()
+                    .name("tag-key")
+                    .values(literal_filter_value(&self.tag_key))
+                    .build(),
+            )
+            .filters(
+                Filter::builder()
+                    .name("instance-state-name")
+                    .values("pending")
+                    .values("running")
+                    .build(),
+            )
+            .max_results(1000)
+            .into_paginator()
+            .send();
+        let mut read = 0;
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| CallError::from_sdk("EC2", "DescribeInstances", &e))?;
+            read = bounded(read, "EC2 DescribeInstances", &self.region)?;
+            out.extend(page.reservations().iter().flat_map(|r| r.instances()).cloned());
+        }
+        Ok(out)
     }
 
     /// The resource's tags when it carries the tag key; `None` when it does not (or, for a
@@ -250,19 +250,13 @@ impl Inventory {
     }
 
     async fn list(&self, kind: Kind) -> Result<Vec<Listed>, CallError> {
-        use aws_sdk_sagemaker::types::{EndpointStatus, NotebookInstanceStatus, ProcessingJobStatus, TrainingJobStatus};
+        use aws_sdk_sagemaker::types::{
+            EndpointStatus, NotebookInstanceStatus, ProcessingJobStatus, TrainingJobStatus,
+        };
         let sagemaker = &self.readers.sagemaker;
         let region = self.region.as_str();
         let mut out = Vec::new();
         let mut read = 0;
-        let listed = |name: Option<&str>, arn: Option<&str>, instance_type: Option<String>, created| {
-            Some(Listed {
-                name: name?.to_string(),
-                arn: arn?.to_string(),
-                instance_type,
-                created: time(created),
-            })
-        };
         match kind {
             Kind::Notebook => {
                 let mut pages = sagemaker
@@ -276,7 +270,12 @@ impl Inventory {
                     read = bounded(read, "SageMaker ListNotebookInstances", region)?;
                     out.extend(page.notebook_instances().iter().filter_map(|n| {
                         let instance_type = n.instance_type().map(|t| t.as_str().to_string());
-                        listed(n.notebook_instance_name(), n.notebook_instance_arn(), instance_type, n.creation_time())
+                        listed(
+                            n.notebook_instance_name(),
+                            n.notebook_instance_arn(),
+                            instance_type,
+                            n.creation_time(),
+                        )
                     }));
                 }
             }
@@ -291,9 +290,9 @@ impl Inventory {
                     let page = page.map_err(sagemaker_error("ListTrainingJobs"))?;
                     read = bounded(read, "SageMaker ListTrainingJobs", region)?;
                     out.extend(
-                        page.training_job_summaries()
-                            .iter()
-                            .filter_map(|j| listed(j.training_job_name(), j.training_job_arn(), None, j.creation_time())),
+                        page.training_job_summaries().iter().filter_map(|j| {
+                            listed(j.training_job_name(), j.training_job_arn(), None, j.creation_time())
+                        }),
                     );
                 }
             }
@@ -333,6 +332,21 @@ impl Inventory {
         }
         Ok(out)
     }
+}
+
+/// A list call's summary of one resource, when it names it.
+fn listed(
+    name: Option<&str>,
+    arn: Option<&str>,
+    instance_type: Option<String>,
+    created: Option<&aws_sdk_sagemaker::primitives::DateTime>,
+) -> Option<Listed> {
+    Some(Listed {
+        name: name?.to_string(),
+        arn: arn?.to_string(),
+        instance_type,
+        created: time(created),
+    })
 }
 
 /// Counts a page read; past [`MAX_PAGES`], the listing stops with why (not a passing fault:

@@ -274,11 +274,10 @@ pub async fn list_due(pool: &PgPool, exec: &Executor, listings: &mut Listings) -
 async fn list_due_locked(pool: &PgPool, exec: &Executor, listings: &mut Listings) -> Result<usize, sqlx::Error> {
     // Reads made before the last policy change are not shared after it: ages, not clock
     // times, so the database's clock and this process's never meet.
-    let changed: Option<f64> = sqlx::query_scalar(
-        "select extract(epoch from now() - max(updated_at))::float8 from enforcement_policies",
-    )
-    .fetch_one(pool)
-    .await?;
+    let changed: Option<f64> =
+        sqlx::query_scalar("select extract(epoch from now() - max(updated_at))::float8 from enforcement_policies")
+            .fetch_one(pool)
+            .await?;
     listings.expire(changed.map(|secs| chrono::Duration::milliseconds((secs * 1000.0) as i64)));
     let due: Vec<i64> = sqlx::query_scalar(
         "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
@@ -311,7 +310,10 @@ async fn list_due_locked(pool: &PgPool, exec: &Executor, listings: &mut Listings
             Err(_) => {
                 // Looked at now, so a proposal too slow for one round never holds the others
                 // back: it comes round again after the rest.
-                tracing::info!(action = id, "listing round out of time; the rest are listed in the next");
+                tracing::info!(
+                    action = id,
+                    "listing round out of time; the rest are listed in the next"
+                );
                 sqlx::query(
                     "update enforcement_actions set resources_listed_at = now(), last_message = $2
                      where id = $1 and status in ('proposed', 'awaiting_approval')",

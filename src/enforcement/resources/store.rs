@@ -99,8 +99,8 @@ pub async fn record_listing(
     )
     .bind(action_id)
     .bind(age.num_milliseconds().max(0) as f64 / 1000.0)
-        .execute(&mut *conn)
-        .await?;
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 

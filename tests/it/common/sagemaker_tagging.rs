@@ -23,7 +23,11 @@ use super::sagemaker_fake::{SageMakerState, answer, arn, error, tags_json};
 
 pub(super) fn respond(state: &SageMakerState, request_id: &str, operation: &str, request: &Value) -> Response {
     if operation != "GetResources" {
-        return error(request_id, "UnknownOperationException", &format!("unknown operation {operation}"));
+        return error(
+            request_id,
+            "UnknownOperationException",
+            &format!("unknown operation {operation}"),
+        );
     }
     let per_page = request["ResourcesPerPage"].as_u64().unwrap_or(100);
     if !(1..=100).contains(&per_page) {
@@ -56,7 +60,12 @@ pub(super) fn respond(state: &SageMakerState, request_id: &str, operation: &str,
         .training
         .iter()
         .map(|(name, job)| ("training-job", name, &job.tags))
-        .chain(state.processing.iter().map(|(name, job)| ("processing-job", name, &job.tags)))
+        .chain(
+            state
+                .processing
+                .iter()
+                .map(|(name, job)| ("processing-job", name, &job.tags)),
+        )
         .chain(
             state
                 .endpoints
@@ -85,13 +94,21 @@ pub(super) fn respond(state: &SageMakerState, request_id: &str, operation: &str,
         Some(token) => match token.parse() {
             Ok(start) => start,
             Err(_) => {
-                return error(request_id, "InvalidParameterException", "The PaginationToken is not valid");
+                return error(
+                    request_id,
+                    "InvalidParameterException",
+                    "The PaginationToken is not valid",
+                );
             }
         },
     };
     let size = state.tagging_page.unwrap_or(per_page as usize).min(per_page as usize);
     let end = (start + size).min(matching.len());
-    let token = if end < matching.len() { end.to_string() } else { String::new() };
+    let token = if end < matching.len() {
+        end.to_string()
+    } else {
+        String::new()
+    };
     answer(
         request_id,
         StatusCode::OK,

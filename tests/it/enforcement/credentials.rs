@@ -73,7 +73,11 @@ async fn a_budgets_action_stop_and_its_lift_survive_a_failing_credentials_provid
     flaky.failing.store(1_000, Ordering::SeqCst);
     reconcile::pass(&pool, &exec, today()).await.expect("pass");
     assert_eq!(status(&pool, stop).await, "proposed");
-    assert!(last_message(&pool, stop).await.contains("next pass"), "{}", last_message(&pool, stop).await);
+    assert!(
+        last_message(&pool, stop).await.contains("next pass"),
+        "{}",
+        last_message(&pool, stop).await
+    );
     flaky.failing.store(0, Ordering::SeqCst);
     reconcile::pass(&pool, &exec, today()).await.expect("pass");
     assert_eq!(status(&pool, stop).await, "executing");
@@ -92,5 +96,9 @@ async fn a_budgets_action_stop_and_its_lift_survive_a_failing_credentials_provid
     fake.finish();
     reconcile::pass(&pool, &exec, today()).await.expect("poll");
     assert_eq!(status(&pool, stop).await, "reversed");
-    assert!(!audited(&pool, stop).await.iter().any(|e| e == "failed"), "{:?}", audited(&pool, stop).await);
+    assert!(
+        !audited(&pool, stop).await.iter().any(|e| e == "failed"),
+        "{:?}",
+        audited(&pool, stop).await
+    );
 }

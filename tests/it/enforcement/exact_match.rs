@@ -11,8 +11,8 @@ use sqlx::PgPool;
 
 use crate::common::aws_proxy::AwsProxy;
 use crate::common::enforcement::{
-    action_id, approve_behind_the_back, ec2_in, instance_state, launch_tagged, list_proposals, passes_until, resource_executor,
-    resource_policy, seed, status, today,
+    action_id, approve_behind_the_back, ec2_in, instance_state, launch_tagged, list_proposals, passes_until,
+    resource_executor, resource_policy, seed, status, today,
 };
 use crate::common::{add_project_costs, aws_config_at, day, moto};
 use burnrate::enforcement::evaluate::evaluate_and_act;

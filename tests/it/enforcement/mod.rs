@@ -1,9 +1,9 @@
 //! Enforcement: judging, the actions and their safety under faults.
 
 mod actions;
+mod credentials;
 mod endpoint_safety;
 mod evaluate;
-mod credentials;
 mod exact_match;
 mod locks;
 mod resource_kinds;

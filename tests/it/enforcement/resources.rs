@@ -8,8 +8,8 @@ use sqlx::PgPool;
 
 use crate::common::aws_proxy::AwsProxy;
 use crate::common::enforcement::{
-    action_id, approve_behind_the_back, instance_state, list_proposals, passes_until, resource_executor, resource_policy, seed,
-    seed_on, status, today,
+    action_id, approve_behind_the_back, instance_state, list_proposals, passes_until, resource_executor,
+    resource_policy, seed, seed_on, status, today,
 };
 use crate::common::{aws_config_at, moto};
 use burnrate::enforcement::evaluate::evaluate_and_act;

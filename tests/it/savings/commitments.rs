@@ -198,8 +198,20 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
         vec![
             (Offer::Reserved, "4f1c2c55-ri", d("1310.4"), d("1310.4"), false),
             // As AWS's SAVINGS_PLANS_TYPE dimension spells them (the fake's default).
-            (Offer::SavingsPlan, "ComputeSavingsPlans", d("1756.512"), d("1756.512"), false),
-            (Offer::SavingsPlan, "SageMakerSavingsPlans", d("608.256"), d("608.256"), false),
+            (
+                Offer::SavingsPlan,
+                "ComputeSavingsPlans",
+                d("1756.512"),
+                d("1756.512"),
+                false
+            ),
+            (
+                Offer::SavingsPlan,
+                "SageMakerSavingsPlans",
+                d("608.256"),
+                d("608.256"),
+                false
+            ),
         ]
     );
     // The reservation saved 720 h × $3.06 − $1,310.40 = $892.80 against on-demand.
@@ -297,6 +309,7 @@ async fn an_underused_plan_is_flagged_and_holds_back_more_of_the_same(pool: PgPo
     seed(&pool, &lines).await;
     declare(&pool, "api", "serving", None).await;
     let read = OwnedRead {
+        skipped: Vec::new(),
         period: Some((day(0), day(30))),
         coverage: Vec::new(),
         uses: vec![CommitmentUse {
@@ -340,6 +353,7 @@ async fn the_savings_page_shows_what_is_owned_and_the_options_with_aws_text_esca
     // A subscription ID is AWS's text, and so untrusted.
     let hostile = "ri-<img src=x onerror=alert(1)>";
     let read = OwnedRead {
+        skipped: Vec::new(),
         period: Some((day(0), day(30))),
         coverage: Vec::new(),
         uses: vec![CommitmentUse {
