@@ -21,21 +21,10 @@
 
 use aws_sdk_ec2::types::DeviceType;
 
-use super::inventory::Inventory;
+use super::inventory::{Inventory, Tagged, tagged};
+pub use super::read::{Tags, literal_filter_value};
+use super::read::{one, sagemaker_error, time};
 use super::{CallError, Found, Kind};
-
-/// The tag keys that name a resource's project and user.
-#[derive(Debug, Clone, Copy)]
-pub struct Tags<'a> {
-    pub project_key: &'a str,
-    pub user_key: &'a str,
-    pub project: &'a str,
-    /// Tag keys, beyond [`MANAGED_BY`], that mark an instance as run by a controller (the
-    /// policy's `stop: managed_by_tags:`).
-    pub managed_by: &'a [String],
-    /// The policy allows stopping an instance whose instance-store data a stop erases.
-    pub allow_instance_store: bool,
-}
 
 /// Tag keys that mark an EC2 instance as run by a controller that replaces a stopped or
 /// unhealthy member: stopping it only moves the spend to the replacement. Sources:
@@ -61,18 +50,6 @@ pub const MANAGED_BY: [(&str, &str); 8] = [
     ("aws:batch:compute-environment", "AWS Batch compute environment"),
 ];
 
-/// A value as an EC2 filter matches it literally: `*`, `?` and `\` escaped with `\`.
-pub fn literal_filter_value(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        if matches!(c, '*' | '?' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// Why an instance with these tags is left running because a controller would replace it,
 /// or `None`. `tag` reads the instance's tag by key. Only AWS sets `aws:` keys; any other
 /// (Karpenter's, a policy's) anyone who may tag the instance can set, so the reason says the
@@ -95,10 +72,6 @@ pub fn managed_by(tag: impl Fn(&str) -> Option<String>, extra: &[String]) -> Opt
             )
         })
     })
-}
-
-pub(super) fn time(t: Option<&aws_sdk_ec2::primitives::DateTime>) -> Option<chrono::DateTime<chrono::Utc>> {
-    t.and_then(|t| chrono::DateTime::from_timestamp(t.secs(), t.subsec_nanos()))
 }
 
 /// Everything of `kinds` the project runs in the inventory's region, accelerated or not
@@ -162,61 +135,6 @@ async fn instances(inv: &mut Inventory, tags: Tags<'_>) -> Result<Vec<Found>, Ca
         });
     }
     Ok(out)
-}
-
-/// One resource's read: a passing fault fails the whole discovery (asked again on the next
-/// pass); AWS's refusal for this one resource (it ended or was deleted between the list and
-/// this call, or may not be read) skips it, so one vanished job does not stop the stop.
-pub(super) fn one<T>(result: Result<T, CallError>) -> Result<Option<T>, CallError> {
-    match result {
-        Ok(value) => Ok(Some(value)),
-        Err(err) if err.transient => Err(err),
-        Err(err) => {
-            tracing::info!(error = %err.message, "a resource vanished or cannot be read while listing; skipped");
-            Ok(None)
-        }
-    }
-}
-
-/// Maps a SageMaker call's error, named.
-pub(super) fn sagemaker_error<E>(
-    call: &'static str,
-) -> impl Fn(aws_sdk_sagemaker::error::SdkError<E, aws_sdk_sagemaker::config::http::HttpResponse>) -> CallError
-where
-    E: aws_sdk_sagemaker::error::ProvideErrorMetadata + std::error::Error + 'static,
-{
-    move |e| CallError::from_sdk("SageMaker", call, &e)
-}
-
-/// A SageMaker resource of the project: its user, and every tag it carries.
-pub(super) struct Tagged {
-    pub user: Option<String>,
-    pub all: Vec<(String, String)>,
-}
-
-/// The resource's tags when its project tag equals the project exactly; `None` otherwise
-/// (another project's, untagged, or gone before its tags were read).
-pub(super) async fn tagged(
-    inv: &mut Inventory,
-    kind: Kind,
-    arn: &str,
-    tags: Tags<'_>,
-) -> Result<Option<Tagged>, CallError> {
-    let ours = |all: &[(String, String)]| {
-        all.iter()
-            .find(|(k, _)| k == tags.project_key)
-            .is_some_and(|(_, v)| v == tags.project)
-    };
-    let Some(indexed) = inv.tags_of(kind, arn).await?.filter(|all| ours(all)) else {
-        return Ok(None);
-    };
-    // Judged again on what SageMaker itself answers, where the inventory asks it to.
-    let Some(all) = inv.confirmed(kind, arn, indexed).await?.filter(|all| ours(all)) else {
-        return Ok(None);
-    };
-    let value = |key: &str| all.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    let user = value(tags.user_key).filter(|u| !u.is_empty()).map(str::to_string);
-    Ok(Some(Tagged { user, all }))
 }
 
 /// The project's notebooks (InService) or jobs (InProgress) of `kind`: a job's type and

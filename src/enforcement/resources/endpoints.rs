@@ -27,8 +27,8 @@
 
 use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
 
-use super::discover::{Tagged, Tags, one, sagemaker_error, tagged};
-use super::inventory::Inventory;
+use super::inventory::{Inventory, Tagged, tagged};
+use super::read::{Tags, one, sagemaker_error};
 use super::{CallError, Clients, Found, Kind};
 
 /// One variant of an endpoint: its config and what it runs now.

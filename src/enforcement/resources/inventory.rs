@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use aws_sdk_ec2::types::{Filter, Instance};
 use chrono::{DateTime, Utc};
 
-use super::discover::{literal_filter_value, sagemaker_error, time};
+use super::read::{Tags, literal_filter_value, one, sagemaker_error, time};
 use super::{CallError, Clients, Kind};
 
 /// Pages read from one paged call before a listing gives up: 100,000 instances or 10,000
@@ -164,7 +164,7 @@ impl Inventory {
         if !self.job_tags.contains_key(&key) {
             self.failed()?;
             let read = self.list_tags(arn).await;
-            let Some(tags) = super::discover::one(self.noted(read))? else {
+            let Some(tags) = one(self.noted(read))? else {
                 return Ok(None);
             };
             self.job_tags.insert(key.clone(), tags);
@@ -363,4 +363,35 @@ fn bounded(read: usize, call: &str, region: &str) -> Result<usize, CallError> {
         });
     }
     Ok(read + 1)
+}
+
+/// A SageMaker resource of the project: its user, and every tag it carries.
+pub(super) struct Tagged {
+    pub user: Option<String>,
+    pub all: Vec<(String, String)>,
+}
+
+/// The resource's tags when its project tag equals the project exactly; `None` otherwise
+/// (another project's, untagged, or gone before its tags were read).
+pub(super) async fn tagged(
+    inv: &mut Inventory,
+    kind: Kind,
+    arn: &str,
+    tags: Tags<'_>,
+) -> Result<Option<Tagged>, CallError> {
+    let ours = |all: &[(String, String)]| {
+        all.iter()
+            .find(|(k, _)| k == tags.project_key)
+            .is_some_and(|(_, v)| v == tags.project)
+    };
+    let Some(indexed) = inv.tags_of(kind, arn).await?.filter(|all| ours(all)) else {
+        return Ok(None);
+    };
+    // Judged again on what SageMaker itself answers, where the inventory asks it to.
+    let Some(all) = inv.confirmed(kind, arn, indexed).await?.filter(|all| ours(all)) else {
+        return Ok(None);
+    };
+    let value = |key: &str| all.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let user = value(tags.user_key).filter(|u| !u.is_empty()).map(str::to_string);
+    Ok(Some(Tagged { user, all }))
 }

@@ -18,6 +18,7 @@ pub mod endpoints;
 pub mod instance_store;
 pub mod inventory;
 pub mod listing;
+pub mod read;
 pub mod relaunch;
 pub mod restarting;
 pub mod run;

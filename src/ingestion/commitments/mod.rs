@@ -17,18 +17,19 @@
 use std::collections::HashMap;
 
 use aws_sdk_costexplorer::types::{
-    AccountScope, Context, DateInterval, Dimension, DimensionValues, Expression, Granularity, GroupDefinition,
-    GroupDefinitionType, LookbackPeriodInDays, PaymentOption, SupportedSavingsPlansType, TermInYears,
+    Context, DateInterval, Dimension, DimensionValues, Expression, Granularity, GroupDefinition, GroupDefinitionType,
 };
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
+mod aws_advice;
+
 use super::IngestError;
 use super::cost_explorer::{Backoff, CostExplorer, RequestMeter, interval};
 use super::response::parse_amount;
 use crate::period::DateRange;
-use crate::savings::commitments::{AwsPlan, CommitmentUse, Coverage, OwnedRead, store};
+use crate::savings::commitments::{CommitmentUse, Coverage, OwnedRead, store};
 use crate::savings::model::commitments::Offer;
 
 /// Hours between reads.
@@ -161,7 +162,7 @@ pub async fn read(
     // AWS's own advice is shown beside burnrate's, not relied on: without it (no
     // ce:GetSavingsPlansPurchaseRecommendation, say) the rest of the read stands.
     for plan_type in ["COMPUTE_SP", "SAGEMAKER_SP"] {
-        match aws_recommendation(ce, plan_type, backoff, meter).await {
+        match aws_advice::aws_recommendation(ce, plan_type, backoff, meter).await {
             Ok(found) => owned.aws.extend(found),
             Err(error) => {
                 tracing::warn!(plan_type, %error, "AWS's Savings Plans recommendation could not be read");
@@ -481,50 +482,4 @@ async fn reservations_use(
         .into_values()
         .filter(|u| u.commitment_usd > Decimal::ZERO)
         .collect())
-}
-
-/// AWS's 1-year no-upfront recommendation over the last 30 days for the whole organisation.
-/// The summary is on the first page; the per-account details the later pages hold are not read.
-async fn aws_recommendation(
-    ce: &CostExplorer,
-    plan_type: &str,
-    backoff: Backoff,
-    meter: &mut RequestMeter,
-) -> Result<Option<AwsPlan>, IngestError> {
-    let output = ce
-        .counted(backoff, meter, || {
-            ce.client
-                .get_savings_plans_purchase_recommendation()
-                .savings_plans_type(SupportedSavingsPlansType::from(plan_type))
-                .term_in_years(TermInYears::OneYear)
-                .payment_option(PaymentOption::NoUpfront)
-                .lookback_period_in_days(LookbackPeriodInDays::ThirtyDays)
-                .account_scope(AccountScope::Payer)
-                .send()
-        })
-        .await?;
-    let Some(summary) = output
-        .savings_plans_purchase_recommendation()
-        .and_then(|r| r.savings_plans_purchase_recommendation_summary())
-    else {
-        return Ok(None);
-    };
-    let hourly = figure(summary.hourly_commitment_to_purchase(), "HourlyCommitmentToPurchase")?;
-    if hourly <= Decimal::ZERO {
-        return Ok(None);
-    }
-    let share = match summary.estimated_savings_percentage() {
-        Some(p) => Some(figure(Some(p), "EstimatedSavingsPercentage")? / Decimal::ONE_HUNDRED),
-        None => None,
-    };
-    Ok(Some(AwsPlan {
-        plan_type: plan_type.to_string(),
-        hourly_commitment: hourly,
-        monthly_saving: figure(
-            summary.estimated_monthly_savings_amount(),
-            "EstimatedMonthlySavingsAmount",
-        )?,
-        saving_share: share,
-        lookback_days: 30,
-    }))
 }
