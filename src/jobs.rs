@@ -64,13 +64,18 @@ pub async fn evaluate_budgets(
     crate::budgets::evaluate_and_send(pool, &workers.alerts, workers.public_url.as_deref(), today, true).await
 }
 
-/// `burnrate enforce evaluate`: violations recorded, then one enforcement pass.
+/// `burnrate enforce evaluate`: violations recorded, one enforcement pass, then one round of
+/// the proposal lister (what `serve` runs apart from the pass), so a cron job that runs this
+/// command lists what proposed stops would touch too.
 pub async fn evaluate_enforcement(
     pool: &PgPool,
     workers: &Workers,
     today: NaiveDate,
 ) -> Result<Vec<crate::enforcement::evaluate::ViolationLine>, sqlx::Error> {
-    crate::enforcement::evaluate::evaluate_and_act(pool, today, &workers.executor).await
+    let lines = crate::enforcement::evaluate::evaluate_and_act(pool, today, &workers.executor).await?;
+    let mut listings = crate::enforcement::resources::listing::Listings::default();
+    crate::enforcement::resources::listing::list_due(pool, &workers.executor, &mut listings).await?;
+    Ok(lines)
 }
 
 /// Budgets, then enforcement. Each step's failure is reported and does not stop the other:

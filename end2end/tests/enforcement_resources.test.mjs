@@ -1,5 +1,6 @@
-// A stop on the project's own GPUs, in Chromium: an admin makes the org policy a manual
-// stop of the project's EC2 GPUs, evaluation lists the violating project's tagged GPU
+// A stop on the project's own GPUs, in Chromium: the violating project runs a tagged GPU
+// instance (in moto), an admin makes the org policy a manual stop of the project's EC2 GPUs
+// (the demo's is a dry-run stop of EC2 and notebooks), evaluation lists that GPU
 // instance (in moto, through the real AWS SDK) under its stop, the admin approves it and
 // sees it stopped, then reverses it and sees it running again.
 import { after, before, test } from 'node:test';
@@ -34,19 +35,6 @@ test("a manual stop lists the project's GPU instance, stops exactly it when appr
   await signIn(page, server.baseUrl, server.accounts.admin, '/enforcement');
   await waitForHydration(page);
 
-  // The org default becomes a manual stop of the project's own EC2 GPUs.
-  await page.click('[data-testid="policy-form"] summary');
-  await page.fill('[data-testid="policy-form"] input[name="limit"]', '1000.00');
-  await page.uncheck('[data-testid="policy-form"] input[name="notify"]');
-  await page.uncheck('[data-testid="policy-form"] input[name="flag"]');
-  await page.check('[data-testid="policy-form"] input[name="stop"]');
-  await page.uncheck('[data-testid="policy-form"] input[name="stop_notebooks"]');
-  // g5.xlarge carries NVMe instance store, which a stop erases: stopped only when allowed.
-  await page.selectOption('[data-testid="policy-form"] select[name="stop_instance_store"]', 'allow');
-  await page.selectOption('[data-testid="policy-form"] select[name="mode"]', 'manual');
-  await page.click('button:text-is("Save policy")');
-  await page.waitForSelector('[data-testid="policy-mode"]:text-is("manual")');
-
   // The largest project the org default judges this month (the demo's vision and recsys
   // teams have their own policies), and a GPU instance it runs (plus a CPU one).
   const { rows } = await server.db.query(
@@ -65,12 +53,27 @@ print(r["Instances"][0]["InstanceId"])`);
   const gpu = await launch('g5.xlarge');
   const cpu = await launch('m5.large');
 
-  // Each enforcement pass lists the resources of up to 20 proposed stops; the demo has more
-  // projects over the limit than that, so evaluate until this one's are listed.
+  // The org default becomes a manual stop of the project's own EC2 GPUs.
+  await page.click('[data-testid="policy-form"] summary');
+  await page.fill('[data-testid="policy-form"] input[name="limit"]', '1000.00');
+  await page.uncheck('[data-testid="policy-form"] input[name="notify"]');
+  await page.uncheck('[data-testid="policy-form"] input[name="flag"]');
+  await page.check('[data-testid="policy-form"] input[name="stop"]');
+  await page.uncheck('[data-testid="policy-form"] input[name="stop_notebooks"]');
+  // g5.xlarge carries NVMe instance store, which a stop erases: stopped only when allowed.
+  await page.selectOption('[data-testid="policy-form"] select[name="stop_instance_store"]', 'allow');
+  await page.selectOption('[data-testid="policy-form"] select[name="mode"]', 'manual');
+  await page.click('button:text-is("Save policy")');
+  await page.waitForSelector('[data-testid="policy-mode"]:text-is("manual")');
+
+  // The policy change makes every proposal due for a new listing; each listing round (the
+  // server's lister every minute, and `enforce evaluate`) lists up to 50, and the demo may
+  // have more projects over the limit, so evaluate until this one's GPU is listed.
   const stopOf = async () => (await server.db.query(
-    `select a.id, a.resources_listed_at is not null as listed from enforcement_actions a
-       join violations v on v.id = a.violation_id
-     where a.action = 'stop' and v.project = $1 and a.status = 'awaiting_approval'`, [project])).rows;
+    `select a.id, exists (select 1 from enforcement_resources r where r.action_id = a.id and r.resource_id = $2)
+              as listed
+       from enforcement_actions a join violations v on v.id = a.violation_id
+     where a.action = 'stop' and v.project = $1 and a.status = 'awaiting_approval'`, [project, gpu])).rows;
   for (let pass = 0; pass < 6; pass += 1) {
     await burnrateCli(server.databaseUrl, ['enforce', 'evaluate'], { ...moto.env, BURNRATE_AWS_REGIONS: 'us-east-1' });
     if ((await stopOf())[0]?.listed) break;
