@@ -85,6 +85,8 @@ print(r["Instances"][0]["InstanceId"])`);
 
   await page.reload();
   await waitForHydration(page);
+  // A proposal's resources are folded: open them.
+  await page.click(`[data-testid="action"][data-id="${id}"] [data-testid="stop-resources-details"] > summary`);
   const listed = `[data-testid="action"][data-id="${id}"] [data-testid="stop-resource"]`;
   await page.waitForSelector(`${listed}[data-id="${gpu}"][data-status="listed"]`);
   assert.equal(await page.locator(`${listed}[data-id="${cpu}"]`).count(), 0, "a CPU instance is not a stop's");

@@ -150,7 +150,8 @@ fn Violations(
                         {state.last_message.clone().map(|m| view! { <br/><small>{m}</small> })}
                         {is_admin.then(|| action_buttons(&state, approved_now, act))}
                         <super::snooze::SnoozeControl state=state.clone() can_snooze snooze/>
-                        <super::stop_resources::StopResources resources=state.resources.clone()/>
+                        <super::stop_resources::StopResources resources=state.resources.clone()
+                            open=!matches!(state.status.as_str(), "proposed" | "awaiting_approval")/>
                     </li>
                 }).collect_view();
                 view! {

@@ -22,10 +22,20 @@ fn kind_label(kind: &str) -> &'static str {
     }
 }
 
+/// Folded while the stop is only a proposal, so a long list of violations stays readable on
+/// any screen; open once it acts, when each resource's state is what the reader came for.
 #[component]
-pub fn StopResources(resources: Vec<StopResource>) -> impl IntoView {
+pub fn StopResources(resources: Vec<StopResource>, open: bool) -> impl IntoView {
     (!resources.is_empty()).then(|| {
+        let skipped = resources.iter().filter(|r| r.status == "skipped").count();
+        let summary = match (resources.len(), skipped) {
+            (1, 0) => "1 resource".to_string(),
+            (n, 0) => format!("{n} resources"),
+            (n, s) => format!("{n} resources, {s} left running"),
+        };
         view! {
+            <details class="stop-resources" data-testid="stop-resources-details" open=open>
+            <summary>{summary}</summary>
             <DataTable testid="stop-resources" columns=&["Resource", "Where", "Instance type", "GPUs", "$/hour", "Age", "User", "Status"]>
                 {resources.into_iter().map(|r| {
                     let (id, region, status) = (r.resource_id.clone(), r.region.clone(), r.status.clone());
@@ -46,6 +56,7 @@ pub fn StopResources(resources: Vec<StopResource>) -> impl IntoView {
                     }
                 }).collect_view()}
             </DataTable>
+            </details>
         }
     })
 }

@@ -253,6 +253,7 @@ pub(super) async fn endpoints(
                 quiet_since: None,
                 off_hours_invocations: 0.0,
                 off_hours_seen: 0,
+                asynchronous: config.as_ref().is_some_and(|c| c.async_inference_config().is_some()),
             };
             let gpu = Gpu {
                 project: project.clone(),

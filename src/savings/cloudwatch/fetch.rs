@@ -155,8 +155,14 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
         }
         endpoint.off_hours_invocations = off_invocations;
         endpoint.off_hours_seen = off_steps * grid.step / 3600;
+        // An asynchronous endpoint's requests are not `Invocations`: no step of it is known
+        // quiet, so nothing calls it idle for want of them.
         let quiet: Vec<bool> = (0..grid.steps)
-            .map(|i| grid.time(i) > since && reading.kernel.get(i).is_none_or(|v| v.is_nan() || *v == 0.0))
+            .map(|i| {
+                !endpoint.asynchronous
+                    && grid.time(i) > since
+                    && reading.kernel.get(i).is_none_or(|v| v.is_nan() || *v == 0.0)
+            })
             .collect();
         endpoint.quiet_since = match quiet.iter().rposition(|q| !q) {
             _ if !quiet.last().copied().unwrap_or(false) => None,

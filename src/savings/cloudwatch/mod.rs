@@ -71,6 +71,12 @@ pub struct Endpoint {
     /// since it ran, and how many of those hours the read saw.
     pub off_hours_invocations: f64,
     pub off_hours_seen: i64,
+    /// An asynchronous-inference endpoint (`AsyncInferenceConfig` in its config): AWS does
+    /// not publish `Invocations` for it
+    /// (<https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html>: it
+    /// publishes `InvocationsProcessed` and `ApproximateBacklogSize`), so no absence of
+    /// invocations says it is idle, and no idle or schedule advice is made for it.
+    pub asynchronous: bool,
 }
 
 /// Off-hours an endpoint's traffic must have been seen in, without one invocation, before a
@@ -94,14 +100,15 @@ impl Endpoint {
     /// Whether its traffic shows the hours a schedule would switch it off are idle: a week of
     /// off-hours seen without one invocation.
     pub fn idle_off_hours(&self) -> bool {
-        self.off_hours_seen >= OFF_HOURS_SEEN_AT_LEAST && self.off_hours_invocations == 0.0
+        !self.asynchronous && self.off_hours_seen >= OFF_HOURS_SEEN_AT_LEAST && self.off_hours_invocations == 0.0
     }
 
     /// No invocation in the last 14 days, having run all of them, and the read reached back
     /// that far (a shorter window knows nothing of the days before it).
     pub fn idle_for_two_weeks(&self, now: i64) -> bool {
         let two_weeks_ago = now - IDLE_ENDPOINT_DAYS * 86_400;
-        self.recent_invocations == 0.0
+        !self.asynchronous
+            && self.recent_invocations == 0.0
             && self.observed_since <= two_weeks_ago
             && self.running_since.is_some_and(|since| since <= two_weeks_ago)
     }
@@ -306,6 +313,7 @@ mod tests {
             quiet_since: None,
             off_hours_invocations: 0.0,
             off_hours_seen: 0,
+            asynchronous: false,
         };
         assert!(endpoint.idle_for_two_weeks(now));
         let young = Endpoint {
@@ -318,8 +326,16 @@ mod tests {
         );
         let used = Endpoint {
             recent_invocations: 1.0,
-            ..endpoint
+            ..endpoint.clone()
         };
         assert!(!used.idle_for_two_weeks(now));
+        // AWS publishes no `Invocations` for an asynchronous endpoint: none is no evidence.
+        let asynchronous = Endpoint {
+            asynchronous: true,
+            off_hours_seen: 200,
+            ..endpoint
+        };
+        assert!(!asynchronous.idle_for_two_weeks(now));
+        assert!(!asynchronous.idle_off_hours());
     }
 }

@@ -50,6 +50,11 @@ pub const AUTOMATIC_IAM: &str = "insert into enforcement_policies (team_id, spen
     select id, 100, '{flag,stop}', 'automatic', 'APPLY_IAM_POLICY', 'arn:aws:iam::123456789012:role/budgets',
         'arn:aws:iam::123456789012:policy/deny-gpu-launch', '{ml-training}' from teams";
 
+/// An automatic stop of team `strict`'s (limit 100) real-time endpoints in us-east-1.
+pub const AUTOMATIC_ENDPOINTS: &str = "insert into enforcement_policies (team_id, spend_limit, actions, mode,
+        stop_resources, stop_regions)
+    select id, 100, '{flag,stop}', 'automatic', '{endpoints}', '{us-east-1}' from teams";
+
 pub async fn executor(fake: &BudgetActionsFake, smtp_url: Option<String>) -> Executor {
     let sdk = super::aws_config_at(&fake.endpoint(), "AKIDTEST").await;
     let smtp = smtp_url.map(|url| {

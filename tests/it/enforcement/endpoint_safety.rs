@@ -7,7 +7,7 @@
 use sqlx::PgPool;
 
 use crate::common::aws_config_at;
-use crate::common::enforcement::{action_id, resource_executor, seed, status, today};
+use crate::common::enforcement::{AUTOMATIC_ENDPOINTS, action_id, resource_executor, seed, status, today};
 use crate::common::sagemaker_fake::{FakeEndpoint, SageMakerFake};
 use burnrate::enforcement::evaluate::evaluate_and_act;
 use burnrate::enforcement::reconcile;
@@ -50,12 +50,7 @@ async fn only_endpoints_a_reversal_restores_are_deleted_and_they_come_back_with_
             .tags
             .push(("aws:cloudformation:stack-name".into(), "serving".into()));
     });
-    seed(
-        &pool,
-        "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions)
-         select id, 100, '{flag,stop}', 'automatic', '{endpoints}', '{us-east-1}' from teams",
-    )
-    .await;
+    seed(&pool, AUTOMATIC_ENDPOINTS).await;
     let exec = resource_executor(&aws_config_at(&fake.endpoint(), "AKIDTEST").await);
 
     evaluate_and_act(&pool, today(), &exec).await.expect("evaluate");

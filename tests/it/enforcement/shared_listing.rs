@@ -5,7 +5,7 @@
 
 use sqlx::PgPool;
 
-use crate::common::enforcement::{action_id, resource_executor, seed, status, today};
+use crate::common::enforcement::{AUTOMATIC_ENDPOINTS, action_id, resource_executor, seed, status, today};
 use crate::common::sagemaker_fake::{FakeEndpoint, SageMakerFake, job};
 use crate::common::{add_project_costs, aws_config_at, day};
 use burnrate::enforcement::evaluate::evaluate_and_act;
@@ -161,12 +161,7 @@ async fn a_stop_about_to_run_judges_an_endpoint_by_its_own_tags_not_a_lagging_in
         s.indexed
             .insert("handed-over".into(), vec![("project".into(), "gpu-burner".into())]);
     });
-    seed(
-        &pool,
-        "insert into enforcement_policies (team_id, spend_limit, actions, mode, stop_resources, stop_regions)
-         select id, 100, '{flag,stop}', 'automatic', '{endpoints}', '{us-east-1}' from teams",
-    )
-    .await;
+    seed(&pool, AUTOMATIC_ENDPOINTS).await;
     let exec = resource_executor(&aws_config_at(&fake.endpoint(), "AKIDTEST").await);
     evaluate_and_act(&pool, today(), &exec).await.expect("run");
     let stop = action_id(&pool, "gpu-burner", "stop").await;

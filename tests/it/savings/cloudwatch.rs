@@ -21,18 +21,18 @@ use burnrate::savings::gpu_series::Grid;
 use burnrate::savings::insights::{self, Sources};
 use burnrate::savings::model::Decision;
 
-fn python() -> String {
+pub(super) fn python() -> String {
     format!("{}/target/pyenv/bin/python", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn fixture(name: &str) -> String {
+pub(super) fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The RPC v2 CBOR front on a loopback port, stopped when dropped.
-struct Front {
+pub(super) struct Front {
     child: Child,
-    endpoint: String,
+    pub(super) endpoint: String,
 }
 
 impl Drop for Front {
@@ -42,7 +42,7 @@ impl Drop for Front {
     }
 }
 
-fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> Front {
+pub(super) fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> Front {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("free port")
@@ -81,7 +81,7 @@ fn seed_fleet(moto: &Moto, now: i64) -> (String, String) {
     )
 }
 
-fn settings() -> CloudWatchSettings {
+pub(super) fn settings() -> CloudWatchSettings {
     CloudWatchSettings {
         regions: vec!["us-east-1".into(), "us-west-2".into()],
         project_tag: "project".into(),

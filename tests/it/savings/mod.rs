@@ -2,6 +2,7 @@
 //! `burnrate insights` CSV contract, the Savings page and its decisions over HTTP, the
 //! weekly digest through real SMTP, and utilisation from a real Prometheus.
 
+mod asynchronous;
 mod cloudwatch;
 mod commitments;
 mod csv_contract;

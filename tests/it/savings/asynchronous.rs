@@ -1,0 +1,81 @@
+//! An asynchronous-inference endpoint: AWS publishes `InvocationsProcessed` and
+//! `ApproximateBacklogSize` for it, never `Invocations`
+//! (<https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html>), so one
+//! busy all day with no `Invocations` gets no idle row, no schedule and no idle alert.
+
+use sqlx::PgPool;
+
+use super::cloudwatch::{fixture, front, python, settings};
+use super::{Line, d, day, seed, team};
+use crate::common::moto;
+use crate::common::{burnrate_command, database_url};
+use burnrate::savings::cloudwatch;
+use burnrate::savings::gpu_series::Grid;
+
+fn seed_asynchronous(endpoint: &str, now: i64) {
+    let out = std::process::Command::new(python())
+        .arg(fixture("seed_gpu_fleet.py"))
+        .args(["--endpoint", endpoint, "--now", &now.to_string(), "--asynchronous"])
+        .output()
+        .expect("the seeding script runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[sqlx::test]
+async fn an_asynchronous_endpoint_busy_all_day_is_never_called_idle(pool: PgPool) {
+    let moto = moto::start().await;
+    let now = chrono::Utc::now().timestamp();
+    seed_asynchronous(&moto.endpoint, now);
+    let front = front(&moto, 100_800, 0);
+
+    let sdk = crate::common::aws_config_at(&front.endpoint, "testing").await;
+    let read = cloudwatch::read(&sdk, &settings(), Grid::ending(now, 15, 300))
+        .await
+        .expect("read");
+    let queue = read
+        .endpoints
+        .iter()
+        .find(|e| e.name == "queue-ep")
+        .unwrap_or_else(|| panic!("{:?}", read.endpoints));
+    assert!(queue.asynchronous, "{queue:?}");
+    assert_eq!(queue.recent_invocations, 0.0, "AWS publishes no Invocations for it");
+    assert!(!queue.idle_for_two_weeks(now));
+    assert!(!queue.idle_off_hours());
+    assert_eq!(queue.quiet_since, None);
+
+    // Its hosting billed $20 a day for the 15 days: no saving is claimed on it.
+    let lines: Vec<Line> = (0..15)
+        .map(|n| Line("queue", "USE1-Host:ml.g4dn.xlarge", day(n), d("20"), d("24")))
+        .collect();
+    seed(&pool, &lines).await;
+    team(&pool, "ml", "lead@example.com", &["queue"]).await;
+    let mut command = burnrate_command(&database_url(&pool).await);
+    command
+        .args(["insights", "--days", "15"])
+        .env("BURNRATE_CLOUDWATCH", "on")
+        .env("BURNRATE_AWS_REGIONS", "us-east-1,us-west-2")
+        .env("AWS_ENDPOINT_URL", &front.endpoint)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing");
+    let out = tokio::task::spawn_blocking(move || command.output().expect("burnrate runs"))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kinds: Vec<&str> = stdout
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(2) == Some("queue"))
+        .filter_map(|l| l.split(',').next())
+        .collect();
+    for idle in ["idle_endpoint", "idle_gpu", "always_on"] {
+        assert!(
+            !kinds.contains(&idle),
+            "{idle} for a busy asynchronous endpoint:\n{stdout}"
+        );
+    }
+}
