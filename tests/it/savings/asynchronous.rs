@@ -5,10 +5,9 @@
 
 use sqlx::PgPool;
 
-use super::cloudwatch::{fixture, front, python, settings};
+use super::cloudwatch::{fixture, front, insights_csv, python, settings};
 use super::{Line, d, day, seed, team};
 use crate::common::moto;
-use crate::common::{burnrate_command, database_url};
 use burnrate::savings::cloudwatch;
 use burnrate::savings::gpu_series::Grid;
 
@@ -49,23 +48,7 @@ async fn an_asynchronous_endpoint_busy_all_day_is_never_called_idle(pool: PgPool
         .collect();
     seed(&pool, &lines).await;
     team(&pool, "ml", "lead@example.com", &["queue"]).await;
-    let mut command = burnrate_command(&database_url(&pool).await);
-    command
-        .args(["insights", "--days", "15"])
-        .env("BURNRATE_CLOUDWATCH", "on")
-        .env("BURNRATE_AWS_REGIONS", "us-east-1,us-west-2")
-        .env("AWS_ENDPOINT_URL", &front.endpoint)
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing");
-    let out = tokio::task::spawn_blocking(move || command.output().expect("burnrate runs"))
-        .await
-        .expect("join");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = insights_csv(&pool, &front).await;
     let kinds: Vec<&str> = stdout
         .lines()
         .skip(1)

@@ -202,6 +202,29 @@ async fn throttling_on_every_third_call_still_reads_everything() {
 }
 
 /// Fifteen settled days of each project's GPU spend.
+/// `burnrate insights --days 15` with CloudWatch read through `front`: its CSV, the command
+/// having succeeded.
+pub(super) async fn insights_csv(pool: &PgPool, front: &Front) -> String {
+    let mut command = burnrate_command(&database_url(pool).await);
+    command
+        .args(["insights", "--days", "15"])
+        .env("BURNRATE_CLOUDWATCH", "on")
+        .env("BURNRATE_AWS_REGIONS", "us-east-1,us-west-2")
+        .env("AWS_ENDPOINT_URL", &front.endpoint)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing");
+    let out = tokio::task::spawn_blocking(move || command.output().expect("burnrate runs"))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 fn billing() -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for n in 0..15 {
@@ -227,24 +250,7 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
     let now = chrono::Utc::now().timestamp();
     seed_fleet(&moto, now);
     let front = front(&moto, 100_800, 0);
-    let url = database_url(&pool).await;
-    let mut command = burnrate_command(&url);
-    command
-        .args(["insights", "--days", "15"])
-        .env("BURNRATE_CLOUDWATCH", "on")
-        .env("BURNRATE_AWS_REGIONS", "us-east-1,us-west-2")
-        .env("AWS_ENDPOINT_URL", &front.endpoint)
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing");
-    let out = tokio::task::spawn_blocking(move || command.output().expect("burnrate runs"))
-        .await
-        .expect("join");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = insights_csv(&pool, &front).await;
     let rows: Vec<Vec<String>> = stdout
         .lines()
         .skip(1)

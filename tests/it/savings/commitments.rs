@@ -35,6 +35,22 @@ fn item(n: u32, project: &str, usage_type: &str, cost: &str, hours: &str) -> Lin
     }
 }
 
+/// A Compute Savings Plan of $2.4396/h and a SageMaker one of $0.8448/h, each 40 % off.
+pub(super) fn owned_plans() -> Vec<OwnedPlan> {
+    vec![
+        OwnedPlan {
+            plan_type: "COMPUTE_SP",
+            hourly_commitment: d("2.4396"),
+            discount: d("0.4"),
+        },
+        OwnedPlan {
+            plan_type: "SAGEMAKER_SP",
+            hourly_commitment: d("0.8448"),
+            discount: d("0.4"),
+        },
+    ]
+}
+
 pub(super) fn quick() -> Backoff {
     Backoff {
         first_delay: Duration::from_millis(1),
@@ -108,17 +124,8 @@ async fn owned_plans_and_reservations_come_off_the_baseline_before_anything_is_a
             count: 1,
             hourly_fee: d("1.82"),
         });
-        s.commitments.plans.push(OwnedPlan {
-            plan_type: "COMPUTE_SP",
-            hourly_commitment: d("2.4396"),
-            discount: d("0.4"),
-        });
-        // A SageMaker plan of $0.8448/h at 40 % off buys $33.792 a day: the endpoint's day.
-        s.commitments.plans.push(OwnedPlan {
-            plan_type: "SAGEMAKER_SP",
-            hourly_commitment: d("0.8448"),
-            discount: d("0.4"),
-        });
+        // And a SageMaker plan of $0.8448/h at 40 % off buys $33.792 a day: the endpoint's day.
+        s.commitments.plans = owned_plans();
         s.commitments.recommendations.push(Recommendation {
             plan_type: "COMPUTE_SP",
             hourly_commitment: d("4.5"),

@@ -6,9 +6,8 @@
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::commitments::{account, on_first_of_november, quick};
+use super::commitments::{account, on_first_of_november, owned_plans, quick};
 use super::d;
-use crate::common::ce_commitments::OwnedPlan;
 use burnrate::ingestion::commitments::{Refresh, refresh};
 use burnrate::savings::commitments::store;
 use burnrate::savings::model::commitments::Offer;
@@ -24,18 +23,7 @@ async fn owned_plans_are_found_in_either_spelling_and_an_unknown_row_is_skipped_
         fake.with(|s| {
             // A Compute plan of $2.4396/h and a SageMaker plan of $0.8448/h, each used in
             // full (see commitments.rs): $1,756.512 and $608.256 committed over 720 hours.
-            s.commitments.plans = vec![
-                OwnedPlan {
-                    plan_type: "COMPUTE_SP",
-                    hourly_commitment: d("2.4396"),
-                    discount: d("0.4"),
-                },
-                OwnedPlan {
-                    plan_type: "SAGEMAKER_SP",
-                    hourly_commitment: d("0.8448"),
-                    discount: d("0.4"),
-                },
-            ];
+            s.commitments.plans = owned_plans();
             s.commitments.enum_spelling = enum_spelling;
             // The g5 family's coverage row names its family under a key burnrate does not know.
             s.commitments.odd_attribute = Some(("g5".into(), "REGION".into()));
