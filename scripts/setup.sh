@@ -108,6 +108,14 @@ if [ "$with_tests" = 1 ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q 'moto[server]==5.2.5' 'aiosmtpd==1.4.6'
   fi
+  # AWS's own service models, pinned, for the contract step (scripts/aws-contract/check.py):
+  # a venv of its own, so moto's botocore can move without moving the judge.
+  contract_venv="$real_target/botocore"
+  if ! "$contract_venv/bin/python" -c 'import botocore; assert botocore.__version__ == "1.44.8"' 2>/dev/null; then
+    log "installing botocore 1.44.8 (AWS's service models) into target/botocore"
+    python3 -m venv "$contract_venv"
+    "$contract_venv/bin/pip" install -q 'botocore==1.44.8'
+  fi
   # The API fuzzer, in a venv of its own: its pins must not move moto's.
   fuzz_venv="$real_target/schemathesis"
   if ! "$fuzz_venv/bin/schemathesis" --version 2>/dev/null | grep -q '4.32.5'; then

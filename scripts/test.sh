@@ -32,7 +32,9 @@ cargo clippy --features ssr --all-targets -- -D warnings
 step "clippy (hydrate, wasm32)"
 cargo clippy --features hydrate --lib --target wasm32-unknown-unknown -- -D warnings
 
-step "unit and integration tests (PostgreSQL)"
+step "unit and integration tests (PostgreSQL), recording every AWS exchange"
+export BURNRATE_AWS_RECORDING="$PWD/target/aws-recording"
+rm -rf "$BURNRATE_AWS_RECORDING"
 cargo test --features ssr
 
 step "the release site, as in the Dockerfile (wasm chunks, precompressed)"
@@ -47,3 +49,7 @@ BURNRATE_BIN="$server" scripts/check-api-fuzz.sh
 
 step "browser tests (Chromium)"
 (cd end2end && BURNRATE_BIN="$server" LEPTOS_SITE_ROOT="$PWD/../target/site" node --test --test-concurrency=1 tests/)
+
+step "AWS contract: every exchange the tests and browser tests recorded, against botocore's models and AWS's documentation"
+target/botocore/bin/python scripts/aws-contract/check.py --self-test
+target/botocore/bin/python scripts/aws-contract/check.py --complete "$BURNRATE_AWS_RECORDING"

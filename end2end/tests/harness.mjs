@@ -1,5 +1,7 @@
 // Starts a real burnrate server on a fresh database and a real Chromium for each spec file.
 import { execFile, spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -186,7 +188,8 @@ export async function startMoto() {
     if (Date.now() > deadline) throw new Error('moto did not become ready in 30 s');
     await sleep(250);
   }
-  const env = { AWS_ENDPOINT_URL: url, AWS_ACCESS_KEY_ID: 'AKIDE2E', AWS_SECRET_ACCESS_KEY: 'e2e-secret', AWS_REGION: 'us-east-1' };
+  const front = await recordingFront(url);
+  const env = { AWS_ENDPOINT_URL: front.url, AWS_ACCESS_KEY_ID: 'AKIDE2E', AWS_SECRET_ACCESS_KEY: 'e2e-secret', AWS_REGION: 'us-east-1' };
   return {
     url,
     env,
@@ -198,8 +201,46 @@ export async function startMoto() {
       });
     },
     async stop() {
+      front.server.close();
       child.kill('SIGTERM');
       await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
     },
   };
+}
+
+/** The recording front of tests/it/common/recording.rs, for the browser tests: burnrate's
+ * signed AWS calls pass through to `upstream` and each exchange becomes a line of
+ * $BURNRATE_AWS_RECORDING/e2e-<pid>.jsonl, which scripts/aws-contract/check.py reads. */
+async function recordingFront(upstream) {
+  const folder = process.env.BURNRATE_AWS_RECORDING;
+  if (folder) mkdirSync(folder, { recursive: true });
+  const server = createHttpServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = Buffer.concat(chunks);
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'content-length'));
+    let status = 502;
+    let answer = Buffer.from('front: upstream unreachable');
+    let answerHeaders = {};
+    try {
+      const response = await fetch(`${upstream}${req.url}`, { method: req.method, headers, body: ['GET', 'HEAD'].includes(req.method) ? undefined : body, signal: AbortSignal.timeout(30_000) });
+      status = response.status;
+      answer = Buffer.from(await response.arrayBuffer());
+      answerHeaders = Object.fromEntries([...response.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'content-encoding'].includes(name)));
+    } catch { /* answered 502 */ }
+    const signed = (req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256');
+    if (folder && signed) {
+      appendFileSync(`${folder}/e2e-${process.pid}.jsonl`, `${JSON.stringify({
+        front: 'e2e-moto', test: process.argv[1] ?? '?', method: req.method, uri: req.url,
+        authorization: req.headers.authorization ?? null, target: req.headers['x-amz-target'] ?? null,
+        content_type: req.headers['content-type'] ?? null, smithy_protocol: req.headers['smithy-protocol'] ?? null,
+        request: body.toString('base64'), status, answer_content_type: answerHeaders['content-type'] ?? null,
+        answer: answer.toString('base64'),
+      })}\n`);
+    }
+    res.writeHead(status, answerHeaders);
+    res.end(answer);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, server };
 }

@@ -1185,6 +1185,17 @@ fn filter_only_when_asked(request: &str, answer: &mut serde_json::Value) {
     }
 }
 
+/// moto 5.2.5 answers `DescribeBudgets` with a `nextToken`; AWS's member is `NextToken`
+/// (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_DescribeBudgets.html>),
+/// found by the contract step (scripts/aws-contract).
+fn page_token_as_aws_spells_it(_: &str, answer: &mut serde_json::Value) {
+    if let Some(token) = answer.as_object_mut().and_then(|a| a.remove("nextToken"))
+        && !token.is_null()
+    {
+        answer["NextToken"] = token;
+    }
+}
+
 /// AWS adds each notification's `NotificationState` (`OK` or `ALARM`)
 /// (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_Notification.html>);
 /// moto does not.
@@ -1202,6 +1213,7 @@ async fn a_second_sync_against_budgets_as_aws_answers_makes_no_write_call(pool: 
     let proxy = common::aws_proxy::AwsProxy::start(&moto.endpoint).await;
     proxy.with(|s| {
         s.reshape.push(("DescribeBudgets".into(), filter_only_when_asked));
+        s.reshape.push(("DescribeBudgets".into(), page_token_as_aws_spells_it));
         s.reshape
             .push(("DescribeNotificationsForBudget".into(), with_notification_state));
     });

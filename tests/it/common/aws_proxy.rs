@@ -153,7 +153,7 @@ impl AwsProxy {
             client: reqwest::Client::new(),
         });
         let app = axum::Router::new().fallback(forward).with_state(shared);
-        let addr = super::serve_on_loopback(app).await;
+        let addr = super::recording::serve("proxy", app).await;
         AwsProxy {
             addr,
             state,

@@ -340,11 +340,19 @@ fn respond(state: &mut ActionsState, headers: &HeaderMap, body: &str) -> Respons
                         .iter()
                         .enumerate()
                         .map(|(n, (status, event))| {
-                            // A failure's entry carries AWS's reason as its message.
-                            let (kind, message) = if status.ends_with("_FAILURE") {
-                                ("EXECUTE_ACTION".to_string(), event.clone())
+                            // A failure's entry carries AWS's reason as its message. An
+                            // execution of any type is an EXECUTE_ACTION event: AWS's EventType
+                            // is SYSTEM, CREATE_ACTION, DELETE_ACTION, UPDATE_ACTION or
+                            // EXECUTE_ACTION (<https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_ActionHistory.html>).
+                            let kind = if event.ends_with("_BUDGET_ACTION") || status.ends_with("_FAILURE") {
+                                "EXECUTE_ACTION"
                             } else {
-                                (event.clone(), format!("{event} -> {status}"))
+                                event.as_str()
+                            };
+                            let message = if status.ends_with("_FAILURE") {
+                                event.clone()
+                            } else {
+                                format!("{event} -> {status}")
                             };
                             json!({
                                 "Timestamp": 1.7e9 + n as f64, "Status": status, "EventType": kind,

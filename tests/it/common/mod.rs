@@ -363,7 +363,7 @@ impl<S: Send + 'static> LoopbackFake<S> {
         let app = axum::Router::new()
             .route("/", axum::routing::post(handler))
             .with_state(state.clone());
-        let addr = serve_on_loopback(app).await;
+        let addr = recording::serve(std::any::type_name::<S>(), app).await;
         LoopbackFake { addr, state }
     }
 
@@ -382,6 +382,7 @@ pub mod ce_commitments;
 pub mod ce_fake;
 pub mod moto;
 pub mod prometheus;
+pub mod recording;
 pub mod smtp;
 
 /// The burnrate binary on `database` with a clean AWS environment: no profile files, no

@@ -1,11 +1,16 @@
 //! moto server (PyPI `moto[server]`, installed by `scripts/setup.sh --tests` into
-//! target/pyenv) on a loopback port, stopped when dropped.
+//! target/pyenv) on a loopback port, behind the recording front (`recording::front`), stopped
+//! when dropped.
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub struct Moto {
+    /// The recording front: every call burnrate makes goes here.
     pub endpoint: String,
+    /// moto itself, for fixtures that seed it from a blocking subprocess: the front runs on
+    /// the test's own runtime, which a blocking wait would starve.
+    pub direct: String,
     child: Child,
 }
 
@@ -33,13 +38,15 @@ pub async fn start() -> Moto {
         .stderr(Stdio::null())
         .spawn()
         .expect("moto_server starts");
-    let moto = Moto {
+    let mut moto = Moto {
         endpoint: format!("http://127.0.0.1:{port}"),
+        direct: format!("http://127.0.0.1:{port}"),
         child,
     };
     let client = reqwest::Client::new();
     for _ in 0..150 {
         if client.get(format!("{}/moto-api/", moto.endpoint)).send().await.is_ok() {
+            moto.endpoint = super::recording::front("moto", &moto.endpoint).await;
             return moto;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

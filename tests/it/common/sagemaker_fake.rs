@@ -269,7 +269,9 @@ fn respond(state: &mut SageMakerState, headers: &HeaderMap, body: &str) -> Respo
                     "AlgorithmSpecification": {"TrainingInputMode": "File", "TrainingImage": "train:latest"},
                     "RoleArn": format!("arn:aws:iam::{ACCOUNT}:role/sagemaker"),
                     "ResourceConfig": cluster, "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-                    "ModelArtifacts": {"S3ModelArtifacts": ""}, "CreationTime": CREATED,
+                    // Where AWS will write the model (the model requires a URI here).
+                    "ModelArtifacts": {"S3ModelArtifacts": format!("s3://burnrate-test/{name}/output/model.tar.gz")},
+                    "CreationTime": CREATED,
                 })
             } else {
                 json!({

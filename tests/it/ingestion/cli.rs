@@ -240,7 +240,7 @@ async fn moto_with_accounts(moto: &str) -> String {
             }
         }),
     );
-    format!("http://{}", common::serve_on_loopback(app).await)
+    format!("http://{}", common::recording::serve("moto_with_accounts", app).await)
 }
 
 /// moto server answers the real SDK with queued Cost Explorer results; they are stored exactly,

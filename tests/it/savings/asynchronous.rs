@@ -24,8 +24,8 @@ fn seed_asynchronous(endpoint: &str, now: i64) {
 async fn an_asynchronous_endpoint_busy_all_day_is_never_called_idle(pool: PgPool) {
     let moto = moto::start().await;
     let now = chrono::Utc::now().timestamp();
-    seed_asynchronous(&moto.endpoint, now);
-    let front = front(&moto, 100_800, 0);
+    seed_asynchronous(&moto.direct, now);
+    let front = front(&moto, 100_800, 0).await;
 
     let sdk = crate::common::aws_config_at(&front.endpoint, "testing").await;
     let read = cloudwatch::read(&sdk, &settings(), Grid::ending(now, 15, 300))

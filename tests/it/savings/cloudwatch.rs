@@ -42,14 +42,14 @@ impl Drop for Front {
     }
 }
 
-pub(super) fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> Front {
+pub(super) async fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> Front {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("free port")
         .port();
     let mut child = Command::new(python())
         .arg(fixture("cloudwatch_rpcv2.py"))
-        .args(["--port", &port.to_string(), "--moto", &moto.endpoint])
+        .args(["--port", &port.to_string(), "--moto", &moto.direct])
         .args(["--max-datapoints", &max_datapoints.to_string()])
         .args(["--throttle-every", &throttle_every.to_string()])
         .stdout(Stdio::piped())
@@ -62,7 +62,7 @@ pub(super) fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> 
     assert_eq!(ready.trim(), "ready");
     Front {
         child,
-        endpoint: format!("http://127.0.0.1:{port}"),
+        endpoint: crate::common::recording::front("cloudwatch_rpcv2", &format!("http://127.0.0.1:{port}")).await,
     }
 }
 
@@ -70,7 +70,7 @@ pub(super) fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> 
 fn seed_fleet(moto: &Moto, now: i64) -> (String, String) {
     let out = Command::new(python())
         .arg(fixture("seed_gpu_fleet.py"))
-        .args(["--endpoint", &moto.endpoint, "--now", &now.to_string()])
+        .args(["--endpoint", &moto.direct, "--now", &now.to_string()])
         .output()
         .expect("the seeding script runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -97,7 +97,7 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
     // 500 points a page: us-east-1's 2,173 points (360 × 3 for chat-ep, 180 for idle-ep,
     // 360 × 2 for multi-ep, 96 × 2 + 1 for vision) take five pages; us-west-2's 913 (96 × 2
     // + 1 for batch, 360 × 2 for its chat-ep) two.
-    let front = front(&moto, 500, 0);
+    let front = front(&moto, 500, 0).await;
     let sdk = aws_config_at(&front.endpoint, "testing").await;
     let grid = Grid::ending(now, 15, 300);
     let read = cloudwatch::read(&sdk, &settings(), grid).await.expect("read");
@@ -185,7 +185,7 @@ async fn throttling_on_every_third_call_still_reads_everything() {
     let moto = moto::start().await;
     let now = chrono::Utc::now().timestamp();
     seed_fleet(&moto, now);
-    let front = front(&moto, 100_800, 3);
+    let front = front(&moto, 100_800, 3).await;
     // As burnrate's own configuration: SDK retries off, so only the reader's own retry
     // settings can carry it through.
     let sdk = aws_config_at(&front.endpoint, "testing")
@@ -249,7 +249,7 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
     let moto = moto::start().await;
     let now = chrono::Utc::now().timestamp();
     seed_fleet(&moto, now);
-    let front = front(&moto, 100_800, 0);
+    let front = front(&moto, 100_800, 0).await;
     let stdout = insights_csv(&pool, &front).await;
     let rows: Vec<Vec<String>> = stdout
         .lines()
@@ -337,7 +337,7 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
 fn seed_shapes(moto: &Moto, now: i64) {
     let out = Command::new(python())
         .arg(fixture("seed_gpu_fleet.py"))
-        .args(["--endpoint", &moto.endpoint, "--now", &now.to_string(), "--shapes"])
+        .args(["--endpoint", &moto.direct, "--now", &now.to_string(), "--shapes"])
         .output()
         .expect("the seeding script runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -363,7 +363,7 @@ async fn each_workload_shape_read_from_cloudwatch_gets_its_verdict(pool: PgPool)
     let moto = moto::start().await;
     let now = chrono::Utc::now();
     seed_shapes(&moto, now.timestamp());
-    let front = front(&moto, 100_800, 0);
+    let front = front(&moto, 100_800, 0).await;
     let sdk = aws_config_at(&front.endpoint, "testing").await;
     let settings = CloudWatchSettings {
         regions: vec!["us-east-1".into()],
