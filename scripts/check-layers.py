@@ -38,7 +38,7 @@ TIERS = [
     ["costs", "audit"],
     ["allocation", "budgets", "enforcement", "savings"],
     ["ingestion", "statements", "teams", "dashboard", "preflight", "metrics"],
-    ["as_code", "demo", "api"],
+    ["as_code", "demo", "api", "doctor"],
 ]
 SAME_TIER = {
     # ("importer", "imported"): "why",

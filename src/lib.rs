@@ -49,6 +49,8 @@ pub mod db;
 #[cfg(feature = "ssr")]
 pub mod demo;
 #[cfg(feature = "ssr")]
+pub mod doctor;
+#[cfg(feature = "ssr")]
 pub mod jobs;
 #[cfg(feature = "ssr")]
 pub mod mail;

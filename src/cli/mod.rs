@@ -166,6 +166,11 @@ enum Command {
         #[command(subcommand)]
         command: EnforceCommand,
     },
+    /// Check the AWS connection without changing anything: each read once, each call that
+    /// changes something by dry run or IAM's policy simulator, and one budget read back.
+    /// Exit 0 when every check passes, 1 when one fails. Costs 8 Cost Explorer requests.
+    #[command(after_help = ENV_HELP)]
+    Doctor,
     /// Measure performance on this machine (see docs/PERFORMANCE.md).
     #[command(after_help = ENV_HELP)]
     Bench {
@@ -385,6 +390,7 @@ pub async fn run() -> ExitCode {
             export_csv(config, range, keys, &selection, style).await
         }
         Command::Check(args) => return check::check(args).await,
+        Command::Doctor => return doctor(&config).await,
         Command::Token { command } => match command {
             TokenCommand::Create(args) => tokens::create_token(config, args).await,
             TokenCommand::List => tokens::list_tokens(config).await,
@@ -453,6 +459,32 @@ fn one_line(error: &anyhow::Error) -> String {
         message.push_str(&cause);
     }
     message
+}
+
+/// `burnrate doctor`: prints each finding, failures first; exit 0 only when all pass.
+async fn doctor(config: &Config) -> ExitCode {
+    let sdk = crate::aws::sdk_config_from_environment().await;
+    let settings = crate::doctor::Settings {
+        tag_key: &config.ingest.tag_project,
+        regions: &config.aws_regions,
+    };
+    let report = crate::doctor::run(&sdk, &settings).await;
+    println!(
+        "burnrate doctor: {} (changes nothing; {} Cost Explorer requests, USD 0.01 each)",
+        report.identity.as_deref().unwrap_or("no AWS identity"),
+        crate::doctor::COST_EXPLORER_REQUESTS
+    );
+    for line in report.lines() {
+        println!("{line}");
+    }
+    let failed = report.findings.iter().filter(|f| !f.passed).count();
+    if report.passed() {
+        println!("every check passed");
+        ExitCode::SUCCESS
+    } else {
+        println!("{failed} of {} checks failed", report.findings.len());
+        ExitCode::FAILURE
+    }
 }
 
 fn usage_error(message: &str) -> ExitCode {

@@ -13,6 +13,7 @@ mod budgets;
 mod costs;
 mod dashboard;
 mod db;
+mod doctor;
 mod enforcement;
 mod ingestion;
 mod metrics;

@@ -380,6 +380,7 @@ pub mod bills;
 pub mod budgets;
 pub mod ce_commitments;
 pub mod ce_fake;
+pub mod cloudwatch_front;
 pub mod moto;
 pub mod prometheus;
 pub mod recording;

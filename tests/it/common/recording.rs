@@ -113,9 +113,23 @@ pub async fn serve(front: &'static str, app: axum::Router) -> SocketAddr {
 
 /// A recording front that passes every request to `upstream` as it came; its endpoint.
 pub async fn front(front: &'static str, upstream: &str) -> String {
+    front_by_service(front, upstream, &[]).await
+}
+
+/// The SigV4 signing name in a request's credential scope (`…/us-east-1/ce/aws4_request`).
+fn signing_name(headers: &axum::http::HeaderMap) -> Option<String> {
+    let authorization = headers.get("authorization")?.to_str().ok()?;
+    let scope = authorization.split("Credential=").nth(1)?.split(',').next()?;
+    scope.split('/').nth(3).map(str::to_string)
+}
+
+/// A recording front that passes each request to the upstream its service's signing name
+/// is routed to (`("ce", url)`), or to `default`: one endpoint for a whole SDK configuration.
+pub async fn front_by_service(front: &'static str, default: &str, routes: &[(&str, &str)]) -> String {
     #[derive(Clone)]
     struct Upstream {
-        url: String,
+        default: String,
+        routes: Vec<(String, String)>,
         client: reqwest::Client,
     }
     async fn pass(State(up): State<Upstream>, request: Request) -> Response {
@@ -123,8 +137,14 @@ pub async fn front(front: &'static str, upstream: &str) -> String {
         let Ok(body): Result<Bytes, _> = axum::body::to_bytes(body, BODY_LIMIT).await else {
             return (StatusCode::PAYLOAD_TOO_LARGE, "request body over the front's limit").into_response();
         };
+        let service = signing_name(&parts.headers);
+        let url = up
+            .routes
+            .iter()
+            .find(|(name, _)| Some(name) == service.as_ref())
+            .map_or(&up.default, |(_, url)| url);
         let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-        let mut call = up.client.request(parts.method, format!("{}{path}", up.url)).body(body);
+        let mut call = up.client.request(parts.method, format!("{url}{path}")).body(body);
         for (name, value) in parts
             .headers
             .iter()
@@ -149,8 +169,10 @@ pub async fn front(front: &'static str, upstream: &str) -> String {
         }
         response
     }
+    let trim = |url: &str| url.trim_end_matches('/').to_string();
     let upstream = Upstream {
-        url: upstream.trim_end_matches('/').to_string(),
+        default: trim(default),
+        routes: routes.iter().map(|(name, url)| (name.to_string(), trim(url))).collect(),
         client: reqwest::Client::new(),
     };
     let app = axum::Router::new().fallback(pass).with_state(upstream);

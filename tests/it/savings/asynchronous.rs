@@ -5,8 +5,9 @@
 
 use sqlx::PgPool;
 
-use super::cloudwatch::{fixture, front, insights_csv, python, settings};
+use super::cloudwatch::{insights_csv, settings};
 use super::{Line, d, day, seed, team};
+use crate::common::cloudwatch_front::{fixture, front, python};
 use crate::common::moto;
 use burnrate::savings::cloudwatch;
 use burnrate::savings::gpu_series::Grid;

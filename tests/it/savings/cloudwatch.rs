@@ -5,13 +5,13 @@
 //! the protocol, pages `GetMetricData` as AWS documents (moto returns every point at once),
 //! lists each metric once, and can throttle; other services pass through to moto.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
 use super::{Line, d, day, seed, team};
+use crate::common::cloudwatch_front::{Front, fixture, front, python};
 use crate::common::moto::{self, Moto};
 use crate::common::{aws_config_at, burnrate_command, database_url};
 use burnrate::config::CloudWatchSettings;
@@ -20,51 +20,6 @@ use burnrate::savings::cloudwatch;
 use burnrate::savings::gpu_series::Grid;
 use burnrate::savings::insights::{self, Sources};
 use burnrate::savings::model::Decision;
-
-pub(super) fn python() -> String {
-    format!("{}/target/pyenv/bin/python", env!("CARGO_MANIFEST_DIR"))
-}
-
-pub(super) fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The RPC v2 CBOR front on a loopback port, stopped when dropped.
-pub(super) struct Front {
-    child: Child,
-    pub(super) endpoint: String,
-}
-
-impl Drop for Front {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-pub(super) async fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> Front {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let mut child = Command::new(python())
-        .arg(fixture("cloudwatch_rpcv2.py"))
-        .args(["--port", &port.to_string(), "--moto", &moto.direct])
-        .args(["--max-datapoints", &max_datapoints.to_string()])
-        .args(["--throttle-every", &throttle_every.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the CloudWatch front starts (scripts/setup.sh --tests installs target/pyenv)");
-    let mut ready = String::new();
-    let stdout = child.stdout.take().expect("stdout");
-    BufReader::new(stdout).read_line(&mut ready).expect("ready line");
-    assert_eq!(ready.trim(), "ready");
-    Front {
-        child,
-        endpoint: crate::common::recording::front("cloudwatch_rpcv2", &format!("http://127.0.0.1:{port}")).await,
-    }
-}
 
 /// Seeds moto's fleet and metrics as of `now`; returns (vision, batch) instance IDs.
 fn seed_fleet(moto: &Moto, now: i64) -> (String, String) {
