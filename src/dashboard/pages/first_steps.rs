@@ -43,7 +43,8 @@ fn Steps(steps: FirstSteps) -> impl IntoView {
             <ul>
                 {steps.connect_aws.then(|| view! {
                     <li data-testid="step-connect-aws">
-                        "Connect AWS: give burnrate credentials (an IAM role, a profile, or keys) with this policy, then run "
+                        "Connect AWS: give burnrate credentials (an IAM role, a profile, or keys) with this policy, run "
+                        <code>"burnrate doctor"</code>" (it changes nothing and names any call the credentials cannot make), then run "
                         <code>"burnrate ingest"</code>" or wait for the schedule ("<a href="/ingestion">"Ingestion"</a>")."
                         <details>
                             <summary>"IAM policy to paste"</summary>
