@@ -18,7 +18,7 @@ use sqlx::{PgConnection, PgPool};
 use super::model::ProjectSpend;
 use super::{Budget, BudgetScope, BudgetSpec, BudgetStatus, Threshold, ThresholdKind, email, store};
 use crate::costs::forecast;
-use crate::costs::settlement::period_is_settled;
+use crate::costs::settlement::period_is_closed;
 use crate::period::{Basis, DateRange, days_before};
 
 /// What one evaluation did.
@@ -244,7 +244,7 @@ pub async fn evaluate(
         let previous_settling = match settling.get(&budget.spec.period) {
             Some(known) => *known,
             None => {
-                let unsettled = !period_is_settled(&mut conn, previous).await?;
+                let unsettled = !period_is_closed(&mut conn, previous).await?;
                 settling.insert(budget.spec.period, unsettled);
                 unsettled
             }

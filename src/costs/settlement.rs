@@ -60,14 +60,17 @@ pub async fn covers_provisional(conn: &mut sqlx::PgConnection, from: NaiveDate) 
     .await
 }
 
-/// True once every day of `period` is stored and settled: its figures will not move again
-/// (a later restatement is booked on the next statement), so there is nothing left to
-/// alert, judge or freeze it for.
-pub async fn period_is_settled(conn: &mut sqlx::PgConnection, period: DateRange) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar(&format!(
+/// True once every day of `period` is stored and its bill has closed: Cost Explorer no
+/// longer calls any of its days Estimated. Only then is a month's statement frozen and the
+/// judgement of its budgets and policies final. The restatement window (`SETTLED`) is not
+/// enough here: late tax, support charges and invoice-time credits land on a month until
+/// AWS closes its bill, and a threshold they push over must still be alerted. The run-rate,
+/// forecast and savings keep reading `SETTLED` days.
+pub async fn period_is_closed(conn: &mut sqlx::PgConnection, period: DateRange) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
         "select coalesce((select max(day) from daily_project_costs), '-infinity'::date) >= $2::date - 1
-            and not exists (select 1 from daily_project_costs where day >= $1 and day < $2 and not {SETTLED})"
-    ))
+            and not exists (select 1 from daily_project_costs where day >= $1 and day < $2 and estimated)",
+    )
     .bind(period.from)
     .bind(period.to)
     .fetch_one(conn)

@@ -23,7 +23,7 @@ use sqlx::{Acquire, PgPool};
 
 use super::policy::{self, Policy};
 use super::{Reason, approvals};
-use crate::costs::settlement::period_is_settled;
+use crate::costs::settlement::period_is_closed;
 use crate::format::csv::csv_field;
 use crate::format::{UNASSIGNED_TEAM, usd};
 use crate::period::BudgetPeriod;
@@ -91,7 +91,7 @@ pub async fn evaluate(pool: &PgPool, today: NaiveDate) -> Result<Vec<ViolationLi
     for period in BudgetPeriod::ALL {
         let current = period.containing(today);
         let previous = period.containing(crate::period::days_before(current.from, 1));
-        if !period_is_settled(&mut tx, previous).await? {
+        if !period_is_closed(&mut tx, previous).await? {
             judged.push((period, previous, previous.last_day()));
         }
         judged.push((period, current, today));

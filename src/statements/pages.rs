@@ -19,7 +19,7 @@ pub fn StatementsPage() -> impl IntoView {
     view! {
         <PageHeader title="Statements"/>
         <p class="hint">"A month's chargeback statement per team: its projects' usage, its shares of shared-cost rules, credits, refunds, tax and the total, unblended and amortized, exact. "
-            "Once a month has ended and all its days are settled (its bill closed, or past the few days AWS may still restate), its statement is frozen: later restatements show as an adjustment on the next month's. "
+            "Once a month has ended and its bill has closed (Cost Explorer no longer calls any of its days Estimated), its statement is frozen: later restatements show as an adjustment on the next month's. "
             "The same from the command line: " <code>"burnrate statement --month YYYY-MM [--team NAME] [--account ID] [--format csv|html]"</code> "."</p>
         {move || loaded(data, move |page| {
             let teams = page.teams.clone();

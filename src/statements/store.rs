@@ -9,7 +9,7 @@ use sqlx::PgConnection;
 use super::adjust::{MonthLines, adjustments, apply};
 use super::compute::{month_lines, sort};
 use super::model::{Statement, StatementLine};
-use crate::costs::settlement::period_is_settled;
+use crate::costs::settlement::period_is_closed;
 use crate::period::{AccountId, DateRange};
 
 /// The month holding `first` as a day range.
@@ -103,7 +103,7 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
     }
     sort(&mut lines);
     let ended = range.to <= today;
-    if ended && !lines.is_empty() && period_is_settled(conn, range).await? {
+    if ended && !lines.is_empty() && period_is_closed(conn, range).await? {
         let rules = serde_json::to_value(crate::allocation::rule_store::list(conn).await?).unwrap_or_default();
         sqlx::query(
             "insert into statements (month, data_version, rules, lines)

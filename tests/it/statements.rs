@@ -115,6 +115,51 @@ async fn a_final_month_is_exact_frozen_and_restated_only_on_the_next_statement(p
 }
 
 /// A team's direct and total lines as `section item unblended`.
+/// A month freezes when Cost Explorer stops calling its days Estimated (its bill closed), not
+/// when they leave the restatement window: late tax and invoice-time credits still land on
+/// it until then. The run-rate keeps reading days past the window as settled.
+#[sqlx::test]
+async fn a_month_stays_open_while_cost_explorer_calls_it_estimated_then_freezes(pool: PgPool) {
+    seed(&pool).await;
+    sqlx::query("update daily_project_costs set estimated = true where day < '2026-11-01'")
+        .execute(&pool)
+        .await
+        .expect("estimated");
+    let mut conn = pool.acquire().await.expect("connection");
+    // Ingestion ran on 20 November: October's days are long past the 3-day restatement window.
+    burnrate::costs::settlement::record_fetch(&mut conn, day(2026, 11, 20), 3)
+        .await
+        .expect("fetch recorded");
+    let run_rate = burnrate::costs::forecast::settled_before(&mut *conn, day(2026, 11, 20))
+        .await
+        .expect("settled");
+    assert_eq!(
+        run_rate.last_day,
+        Some(day(2026, 10, 31)),
+        "the run-rate reads October as settled"
+    );
+    let open = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 20))
+        .await
+        .expect("statement");
+    assert_eq!(open.frozen_at, None, "October's bill is still open");
+    let frozen: i64 = sqlx::query_scalar("select count(*) from statements")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert_eq!(frozen, 0);
+
+    // AWS closes October's bill: the next fetch stores its days without Estimated.
+    sqlx::query("update daily_project_costs set estimated = false where day < '2026-11-01'")
+        .execute(&pool)
+        .await
+        .expect("closed");
+    let closed = statement(&mut conn, day(2026, 10, 1), day(2026, 11, 21))
+        .await
+        .expect("statement");
+    assert!(closed.frozen_at.is_some(), "the bill closed: frozen");
+    assert_eq!(csv(&closed, None, burnrate::format::csv::CsvStyle::Verbatim), OCTOBER);
+}
+
 fn team_lines(statement: &burnrate::statements::model::Statement, team: &str) -> Vec<String> {
     statement
         .lines

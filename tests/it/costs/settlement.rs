@@ -13,7 +13,7 @@ use sqlx::PgPool;
 use crate::common::ce_fake::{CostExplorerFake, LineItem};
 use crate::common::{FAST_BACKOFF as FAST, cost_explorer_at, day};
 use burnrate::config::IngestSettings;
-use burnrate::costs::settlement::period_is_settled;
+use burnrate::costs::settlement::period_is_closed;
 use burnrate::ingestion::cost_explorer::CostExplorer;
 use burnrate::ingestion::run::{self, Outcome, RunOptions, Trigger};
 use burnrate::period::DateRange;
@@ -152,7 +152,7 @@ async fn month_of_days(pool: &PgPool, shape: Shape, checks: impl Fn(NaiveDate, O
                 from: day(2026, 11, 1),
                 to: day(2026, 12, 1),
             };
-            let settled = period_is_settled(&mut conn, november).await.expect("settled");
+            let settled = period_is_closed(&mut conn, november).await.expect("settled");
             let statement = burnrate::statements::store::statement(&mut conn, day(2026, 11, 1), today)
                 .await
                 .expect("statement");
