@@ -185,19 +185,19 @@ def decode_answer(ex, op, protocol):
     if protocol in ("ec2", "query"):
         root = ET.fromstring(ex.answer)
         if protocol == "query":
-            wrapper = op.metadata.get("resultWrapper") or f"{op.name}Result"
+            wrapper = (shape.serialization.get("resultWrapper") if shape else None) or f"{op.name}Result"
             wrapped = [c for c in root if c.tag.rsplit("}", 1)[-1] == wrapper]
             if shape is None:
                 return {}, []
             if not wrapped:
                 return {}, [("$", f"no <{wrapper}> in the answer")]
             root = wrapped[0]
-        else:
-            root = ET.Element("r", {}) if shape is None else root
-            for meta in [c for c in root if c.tag.rsplit("}", 1)[-1] == "requestId"]:
-                root.remove(meta)
         if shape is None:
             return {}, []
+        if protocol == "ec2":
+            # EC2 answers its members beside the request's ID (no result wrapper).
+            for meta in [c for c in root if c.tag.rsplit("}", 1)[-1] == "requestId"]:
+                root.remove(meta)
         return values.of_xml(shape, root), shapes.xml(shape, root, "$", protocol == "ec2")
     body = cbor.loads(ex.answer) if protocol == "smithy-rpc-v2-cbor" else json.loads(ex.answer or b"{}")
     if shape is None:

@@ -69,8 +69,13 @@ def typed(shape, value, path="$"):
             return [(path, f"expected an object for {shape.name}, got {type(value).__name__}")]
         out = _members(shape, list(value), path)
         for name, item in value.items():
-            if name in shape.members and item is not None:
-                out += typed(shape.members[name], item, f"{path}.{name}")
+            if name not in shape.members:
+                continue
+            if item is None:
+                # AWS leaves a member out; a JSON null is no value of any modelled type.
+                out.append((f"{path}.{name}", f"null for member '{name}' (AWS omits it)"))
+                continue
+            out += typed(shape.members[name], item, f"{path}.{name}")
         return out
     if kind == "list":
         if not isinstance(value, list):
