@@ -75,3 +75,53 @@ def metric_periods(value):
         if isinstance(period, int) and period not in (1, 5, 10, 20, 30) and period % 60:
             out.append((f"$.MetricDataQueries[{i}]", f"Period {period} is neither 1, 5, 10, 20, 30 nor a multiple of 60"))
     return out
+
+
+def _dimension_keys(expression):
+    """Every `Dimensions.Key` in a Cost Explorer filter expression, at any depth."""
+    if not isinstance(expression, dict):
+        return []
+    keys = [expression["Dimensions"].get("Key")] if isinstance(expression.get("Dimensions"), dict) else []
+    for nested in (expression.get("And") or []) + (expression.get("Or") or []) + [expression.get("Not")]:
+        keys += _dimension_keys(nested)
+    return keys
+
+
+def _daily_or_monthly(operation, value):
+    granularity = value.get("Granularity")
+    if granularity is not None and granularity not in ("DAILY", "MONTHLY"):
+        return [("$.Granularity", f"{operation} supports only DAILY and MONTHLY, not {granularity}")]
+    return []
+
+
+SP_UTILIZATION = "https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetSavingsPlansUtilization.html"
+SP_UTILIZATION_FILTERS = {"LINKED_ACCOUNT", "SAVINGS_PLAN_ARN", "SAVINGS_PLANS_TYPE", "REGION", "PAYMENT_OPTION",
+                          "INSTANCE_TYPE_FAMILY"}
+
+
+@rule("ce", "GetSavingsPlansUtilization", SP_UTILIZATION,
+      "The GetSavingsPlansUtilization operation supports only DAILY and MONTHLY granularities.")
+def sp_utilization_granularity(value):
+    return _daily_or_monthly("GetSavingsPlansUtilization", value)
+
+
+@rule("ce", "GetSavingsPlansUtilization", SP_UTILIZATION,
+      "Filters Savings Plans utilization coverage data for active Savings Plans dimensions. You can filter "
+      "data with the following dimensions: LINKED_ACCOUNT, SAVINGS_PLAN_ARN, SAVINGS_PLANS_TYPE, REGION, "
+      "PAYMENT_OPTION, INSTANCE_TYPE_FAMILY")
+def sp_utilization_filters(value):
+    return [("$.Filter", f"GetSavingsPlansUtilization filters on no dimension '{key}'")
+            for key in _dimension_keys(value.get("Filter")) if key not in SP_UTILIZATION_FILTERS]
+
+
+SP_COVERAGE = "https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetSavingsPlansCoverage.html"
+
+
+@rule("ce", "GetSavingsPlansCoverage", SP_COVERAGE,
+      "Granularity can't be set if GroupBy is set. The GetSavingsPlansCoverage operation supports only "
+      "DAILY and MONTHLY granularities.")
+def sp_coverage_granularity(value):
+    out = _daily_or_monthly("GetSavingsPlansCoverage", value)
+    if value.get("Granularity") is not None and value.get("GroupBy"):
+        out.append(("$.Granularity", "GetSavingsPlansCoverage takes no Granularity with GroupBy"))
+    return out
