@@ -116,6 +116,8 @@ def identify(ex):
         found = re.fullmatch(r"/service/([^/]+)/operation/([^/?]+)", ex.record.get("uri", "").split("?")[0])
         if not found:
             return f"rpc-v2-cbor request to {ex.record.get('uri')}, not /service/<name>/operation/<op>"
+        if found.group(1) != m.metadata.get("targetPrefix"):
+            return f"rpc-v2-cbor service '{found.group(1)}', the model's is {m.metadata.get('targetPrefix')}"
         protocol, operation = "smithy-rpc-v2-cbor", found.group(2)
     elif ctype.startswith("application/x-amz-json-"):
         target = ex.record.get("target") or ""
@@ -184,6 +186,8 @@ def decode_answer(ex, op, protocol):
     shape = op.output_shape
     if protocol in ("ec2", "query"):
         root = ET.fromstring(ex.answer)
+        if root.tag.rsplit("}", 1)[-1] != f"{op.name}Response":
+            return {}, [("$", f"the answer is <{root.tag.rsplit('}', 1)[-1]}>, not <{op.name}Response>")]
         if protocol == "query":
             wrapper = (shape.serialization.get("resultWrapper") if shape else None) or f"{op.name}Result"
             wrapped = [c for c in root if c.tag.rsplit("}", 1)[-1] == wrapper]
@@ -191,6 +195,9 @@ def decode_answer(ex, op, protocol):
                 return {}, []
             if not wrapped:
                 return {}, [("$", f"no <{wrapper}> in the answer")]
+            extra = [c.tag.rsplit("}", 1)[-1] for c in root if c.tag.rsplit("}", 1)[-1] not in (wrapper, "ResponseMetadata")]
+            if extra:
+                return {}, [("$", f"elements {extra} beside <{wrapper}> and <ResponseMetadata>")]
             root = wrapped[0]
         if shape is None:
             return {}, []
@@ -252,6 +259,32 @@ def page_limit(service, operation, request, answer):
     return out
 
 
+# Every operation burnrate's own code calls (src/): the whole suite must exercise each at least
+# once, or a front that stopped recording, or a call that lost its test, would pass unseen.
+# iam.GetRole (doctor, for an assumed role's path) has no test yet: the one gap, named here.
+CALLED = {
+    "application-autoscaling.DescribeScalableTargets",
+    "budgets.CreateBudget", "budgets.CreateBudgetAction", "budgets.DeleteBudget", "budgets.DeleteBudgetAction",
+    "budgets.DescribeBudgetAction", "budgets.DescribeBudgetActionHistories",
+    "budgets.DescribeBudgetActionsForBudget", "budgets.DescribeBudgets", "budgets.DescribeNotificationsForBudget",
+    "budgets.ExecuteBudgetAction",
+    "ce.GetCostAndUsage", "ce.GetDimensionValues", "ce.GetReservationCoverage", "ce.GetReservationUtilization",
+    "ce.GetSavingsPlansCoverage", "ce.GetSavingsPlansPurchaseRecommendation", "ce.GetSavingsPlansUtilization",
+    "cloudwatch.GetMetricData", "cloudwatch.ListMetrics",
+    "ec2.DescribeInstanceTypes", "ec2.DescribeInstances", "ec2.StartInstances", "ec2.StopInstances",
+    "iam.AttachRolePolicy", "iam.CreatePolicy", "iam.DetachRolePolicy", "iam.GetPolicy", "iam.GetPolicyVersion",
+    "iam.ListAttachedRolePolicies", "iam.SimulatePrincipalPolicy",
+    "resourcegroupstaggingapi.GetResources",
+    "sagemaker.CreateEndpoint", "sagemaker.DeleteEndpoint", "sagemaker.DescribeEndpoint",
+    "sagemaker.DescribeEndpointConfig", "sagemaker.DescribeNotebookInstance", "sagemaker.DescribeProcessingJob",
+    "sagemaker.DescribeTrainingJob", "sagemaker.ListEndpoints", "sagemaker.ListNotebookInstances",
+    "sagemaker.ListProcessingJobs", "sagemaker.ListTags", "sagemaker.ListTrainingJobs",
+    "sagemaker.StartNotebookInstance", "sagemaker.StopNotebookInstance", "sagemaker.StopProcessingJob",
+    "sagemaker.StopTrainingJob",
+    "sts.AssumeRole", "sts.GetCallerIdentity",
+}
+
+
 def read_allowed(path):
     """Lines `pattern -- reason`; the pattern is fnmatch'd against a mismatch's key."""
     allowed = []
@@ -272,7 +305,14 @@ def run(folders, allowed_path, complete):
     exchanges = []
     for path in files:
         with open(path) as f:
-            exchanges += [Exchange(json.loads(line)) for line in f if line.strip()]
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    exchanges.append(Exchange(json.loads(line)))
+                except ValueError as err:
+                    print(f"aws-contract: {path}:{n} is not a whole exchange ({err}): a process died mid-line?")
+                    return 1
     if not exchanges:
         print(f"aws-contract: no exchange recorded under {', '.join(folders)}: the recording front is broken")
         return 1
@@ -293,11 +333,14 @@ def run(folders, allowed_path, complete):
     for key, tests in sorted(failures.items()):
         print(f"MISMATCH {key}\n    {len(tests)}x, first in {tests[0]}")
     unused = [a for a in allowed if a[3] == 0]
+    unseen = sorted(CALLED - operations) if complete else []
     if complete:
         for pattern, reason, n, _ in unused:
             print(f"UNUSED {allowed_path}:{n}: {pattern} (matched nothing: remove it)")
-    if failures or (complete and unused):
-        print(f"aws-contract: {len(failures)} mismatches" + (f", {len(unused)} unused allow lines" if complete else ""))
+        for name in unseen:
+            print(f"UNSEEN {name}: burnrate calls it, and no test's exchange of it was recorded")
+    if failures or (complete and (unused or unseen)):
+        print(f"aws-contract: {len(failures)} mismatches" + (f", {len(unused)} unused allow lines, {len(unseen)} operations unseen" if complete else ""))
         return 1
     print("aws-contract: every exchange agrees with AWS's models and documentation")
     return 0

@@ -125,3 +125,105 @@ def sp_coverage_granularity(value):
     if value.get("Granularity") is not None and value.get("GroupBy"):
         out.append(("$.Granularity", "GetSavingsPlansCoverage takes no Granularity with GroupBy"))
     return out
+
+
+@rule("ce", "GetSavingsPlansCoverage", SP_COVERAGE,
+      "The measurement that you want your Savings Plans coverage reported in. The only valid value is "
+      "SpendCoveredBySavingsPlans.")
+def sp_coverage_metrics(value):
+    return [("$.Metrics", f"GetSavingsPlansCoverage reports no metric '{m}'")
+            for m in value.get("Metrics") or [] if m != "SpendCoveredBySavingsPlans"]
+
+
+CW_GET_METRIC_DATA = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html"
+
+
+@rule("cloudwatch", "GetMetricData", CW_GET_METRIC_DATA,
+      "A single GetMetricData call can include as many as 500 MetricDataQuery structures.")
+def at_most_500_queries(value):
+    queries = value.get("MetricDataQueries") or []
+    return [("$.MetricDataQueries", f"{len(queries)} queries, AWS takes at most 500")] if len(queries) > 500 else []
+
+
+@rule("cloudwatch", "GetMetricData",
+      "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_MetricDataQuery.html",
+      "This name must be unique within a single call to GetMetricData. ... The valid characters are letters, "
+      "numbers, and underscore. The first character must be a lowercase letter. ... Within one MetricDataQuery "
+      "object, you must specify either Expression or MetricStat but not both.")
+def query_ids_and_kinds(value):
+    import re
+
+    out, seen = [], set()
+    for i, query in enumerate(value.get("MetricDataQueries") or []):
+        query_id = query.get("Id", "")
+        if not re.fullmatch(r"[a-z][A-Za-z0-9_]*", query_id):
+            out.append((f"$.MetricDataQueries[{i}].Id", f"Id '{query_id}' must start lower-case, then letters, digits, _"))
+        if query_id in seen:
+            out.append((f"$.MetricDataQueries[{i}].Id", f"Id '{query_id}' is not unique in the call"))
+        seen.add(query_id)
+        if ("MetricStat" in query) == ("Expression" in query):
+            out.append((f"$.MetricDataQueries[{i}]", "exactly one of MetricStat and Expression"))
+    return out
+
+
+@rule("ec2", "DescribeInstances", "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html",
+      "MaxResults: ... You cannot specify this parameter and the instance IDs parameter in the same request.")
+def no_page_size_with_ids(value):
+    if value.get("MaxResults") is not None and value.get("InstanceIds"):
+        return [("$.MaxResults", "MaxResults with InstanceIds in one DescribeInstances")]
+    return []
+
+
+TAGGING = "https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_GetResources.html"
+
+
+@rule("resourcegroupstaggingapi", "GetResources", TAGGING,
+      "ResourcesPerPage: ... You can specify a minimum of 1 and a maximum value of 100. TagsPerPage: ... You can "
+      "set TagsPerPage to a minimum of 100 items up to a maximum of 500 items. ResourceTypeFilters: ... The array "
+      "can include up to 100 items. ResourceARNList: You can't specify both this parameter and the "
+      "ResourceTypeFilters parameter ... the TagFilters parameter ... any of the pagination parameters")
+def tagging_limits(value):
+    out = []
+    per_page = value.get("ResourcesPerPage")
+    if per_page is not None and not 1 <= int(per_page) <= 100:
+        out.append(("$.ResourcesPerPage", f"ResourcesPerPage {per_page} outside 1..100"))
+    tags_per_page = value.get("TagsPerPage")
+    if tags_per_page is not None and not 100 <= int(tags_per_page) <= 500:
+        out.append(("$.TagsPerPage", f"TagsPerPage {tags_per_page} outside 100..500"))
+    if len(value.get("ResourceTypeFilters") or []) > 100:
+        out.append(("$.ResourceTypeFilters", "more than 100 resource types"))
+    if value.get("ResourceARNList") and any(
+            value.get(k) for k in ("TagFilters", "ResourceTypeFilters", "ResourcesPerPage", "TagsPerPage", "PaginationToken")):
+        out.append(("$.ResourceARNList", "ResourceARNList with filters or paging"))
+    return out
+
+
+@rule("resourcegroupstaggingapi", "GetResources", TAGGING,
+      "If you specify more than one filter in a single request, the response returns only those resources that "
+      "satisfy all filters. If you specify a filter that contains more than one value for a key, the response "
+      "returns resources that match any of the specified values for that key. If you don't specify a value for a "
+      "key, the response returns all resources that are tagged with that key, with any or no value.",
+      answer=True)
+def tagging_answers_match_the_filters(request_value, answer_value):
+    out = []
+    for i, mapping in enumerate(answer_value.get("ResourceTagMappingList") or []):
+        tags = {t.get("Key"): t.get("Value") for t in mapping.get("Tags") or []}
+        for f in request_value.get("TagFilters") or []:
+            wanted = f.get("Values") or []
+            if f.get("Key") not in tags or (wanted and tags[f.get("Key")] not in wanted):
+                out.append((f"$.ResourceTagMappingList[{i}]", f"a resource outside the TagFilter on '{f.get('Key')}'"))
+    return out
+
+
+@rule("application-autoscaling", "DescribeScalableTargets",
+      "https://docs.aws.amazon.com/autoscaling/application/APIReference/API_DescribeScalableTargets.html",
+      "MaxResults: The maximum number of scalable targets. This value can be between 1 and 50. ... If you specify "
+      "a scalable dimension, you must also specify a resource ID.")
+def scalable_targets_limits(value):
+    out = []
+    limit = value.get("MaxResults")
+    if limit is not None and not 1 <= int(limit) <= 50:
+        out.append(("$.MaxResults", f"MaxResults {limit} outside 1..50"))
+    if value.get("ScalableDimension") and not value.get("ResourceIds"):
+        out.append(("$.ScalableDimension", "a ScalableDimension without ResourceIds"))
+    return out

@@ -3,12 +3,12 @@
 
 use aws_config::SdkConfig;
 use aws_sdk_cloudwatch::types::{Metric, MetricDataQuery, MetricStat};
-use aws_sdk_ec2::types::{Filter, InstanceStateName, InstanceType};
+use aws_sdk_ec2::types::{Filter, InstanceStateName};
 use chrono::Utc;
 
 use super::{Finding, judged};
 
-/// A GPU instance type every region's catalogue describes.
+/// A GPU instance type to describe: its GPUs are what burnrate reads of a type.
 const PROBE_TYPE: &str = "p4d.24xlarge";
 
 /// The region's reads, and an instance carrying the project tag key (running or stopped) to
@@ -55,16 +55,19 @@ pub(super) async fn regional(sdk: &SdkConfig, tag_key: &str) -> (Vec<Finding>, O
         ))
     }));
 
+    // A filter, not a type list: a region that does not offer the type answers an empty
+    // list, where naming it answers InvalidInstanceType.
     let types = ec2
         .describe_instance_types()
-        .instance_types(InstanceType::from(PROBE_TYPE))
+        .filters(Filter::builder().name("instance-type").values(PROBE_TYPE).build())
         .send()
         .await;
     findings.push(judged(&call("ec2:DescribeInstanceTypes"), types, |answer| {
-        let gpus: i32 = answer
-            .instance_types()
-            .first()
-            .and_then(|t| t.gpu_info())
+        let Some(described) = answer.instance_types().first() else {
+            return Ok(format!("{PROBE_TYPE} is not offered here; the call is allowed"));
+        };
+        let gpus: i32 = described
+            .gpu_info()
             .map(|g| g.gpus().iter().filter_map(|g| g.count()).sum())
             .ok_or(format!("{PROBE_TYPE} described without its GPUs"))?;
         Ok(format!("{PROBE_TYPE}: {gpus} GPUs"))

@@ -12,14 +12,22 @@ use super::{Finding, How};
 /// README statements' conditions read.
 struct Group {
     actions: &'static [&'static str],
-    context: fn(tag_key: &str, account: &str) -> Vec<(String, String)>,
+    context: fn(tag_key: &str, iam: &str) -> Vec<(String, String)>,
+    /// The resources the README's statements name for these actions (IAM's ARN prefix
+    /// given): asked about `*`, a statement scoped to a path would not match.
+    resources: fn(iam: &str) -> Vec<String>,
 }
 
-fn deny_policy(account: &str) -> String {
-    format!("arn:aws:iam::{account}:policy/burnrate/burnrate-deny-doctor")
+/// A deny policy of burnrate's name, as `iam:CreatePolicy` would make it.
+fn deny_policy(iam: &str) -> String {
+    format!("{iam}policy/burnrate/burnrate-deny-doctor")
 }
 
-const GROUPS: [Group; 5] = [
+fn anywhere(_: &str) -> Vec<String> {
+    Vec::new()
+}
+
+const GROUPS: [Group; 6] = [
     Group {
         actions: &[
             "sagemaker:StopNotebookInstance",
@@ -29,14 +37,30 @@ const GROUPS: [Group; 5] = [
             "sagemaker:DeleteEndpoint",
         ],
         context: |tag, _| vec![(format!("aws:ResourceTag/{tag}"), "burnrate-doctor".into())],
+        resources: anywhere,
     },
     Group {
         actions: &["sagemaker:CreateEndpoint", "sagemaker:AddTags"],
         context: |tag, _| vec![(format!("aws:RequestTag/{tag}"), "burnrate-doctor".into())],
+        resources: anywhere,
+    },
+    Group {
+        // Reads that need a resource to make for real: asked of the simulator instead.
+        actions: &[
+            "sagemaker:ListTags",
+            "sagemaker:DescribeNotebookInstance",
+            "sagemaker:DescribeTrainingJob",
+            "sagemaker:DescribeProcessingJob",
+            "sagemaker:DescribeEndpoint",
+            "sagemaker:DescribeEndpointConfig",
+        ],
+        context: |_, _| Vec::new(),
+        resources: anywhere,
     },
     Group {
         actions: &["iam:CreatePolicy", "iam:GetPolicy", "iam:GetPolicyVersion"],
         context: |_, _| Vec::new(),
+        resources: |iam| vec![deny_policy(iam)],
     },
     Group {
         actions: &[
@@ -44,7 +68,8 @@ const GROUPS: [Group; 5] = [
             "iam:DetachRolePolicy",
             "iam:ListAttachedRolePolicies",
         ],
-        context: |_, account| vec![("iam:PolicyARN".into(), deny_policy(account))],
+        context: |_, iam| vec![("iam:PolicyARN".into(), deny_policy(iam))],
+        resources: |iam| vec![format!("{iam}role/burnrate-doctor")],
     },
     Group {
         actions: &[
@@ -57,6 +82,7 @@ const GROUPS: [Group; 5] = [
             "budgets:DeleteBudgetAction",
         ],
         context: |_, _| Vec::new(),
+        resources: anywhere,
     },
 ];
 
@@ -101,20 +127,27 @@ async fn dry_runs(sdk: &SdkConfig, instance: &str) -> Vec<Finding> {
 
 /// The principal the simulator asks about: a user or role as STS names it, and for an
 /// assumed role's session the role itself, with its path from `iam:GetRole` when allowed.
-async fn principal(iam: &aws_sdk_iam::Client, arn: &str, account: &str) -> String {
+async fn principal(iam: &aws_sdk_iam::Client, arn: &str, account: &str, prefix: &str) -> String {
     let Some(role) = arn
-        .strip_prefix(&format!("arn:aws:sts::{account}:assumed-role/"))
-        .and_then(|rest| rest.split('/').next())
+        .split_once(&format!(":sts::{account}:assumed-role/"))
+        .and_then(|(_, rest)| rest.split('/').next())
     else {
         return arn.to_string();
     };
+    // Without iam:GetRole the role's path is unknown; a role under a path then answers
+    // NoSuchEntity, which the finding shows as IAM gives it.
     match iam.get_role().role_name(role).send().await {
-        Ok(answer) => answer.role().map_or_else(
-            || format!("arn:aws:iam::{account}:role/{role}"),
-            |r| r.arn().to_string(),
-        ),
-        Err(_) => format!("arn:aws:iam::{account}:role/{role}"),
+        Ok(answer) => answer
+            .role()
+            .map_or_else(|| format!("{prefix}role/{role}"), |r| r.arn().to_string()),
+        Err(_) => format!("{prefix}role/{role}"),
     }
+}
+
+/// `arn:<partition>:iam::<account>:` from the identity's own ARN (aws, aws-cn, aws-us-gov).
+fn iam_prefix(arn: &str, account: &str) -> String {
+    let partition = arn.split(':').nth(1).filter(|p| !p.is_empty()).unwrap_or("aws");
+    format!("arn:{partition}:iam::{account}:")
 }
 
 async fn simulate(
@@ -122,9 +155,10 @@ async fn simulate(
     principal: &str,
     group: &Group,
     tag_key: &str,
-    account: &str,
+    prefix: &str,
 ) -> Vec<Finding> {
-    let context: Vec<ContextEntry> = (group.context)(tag_key, account)
+    let resources = (group.resources)(prefix);
+    let context: Vec<ContextEntry> = (group.context)(tag_key, prefix)
         .into_iter()
         .map(|(key, value)| {
             ContextEntry::builder()
@@ -139,6 +173,7 @@ async fn simulate(
         .policy_source_arn(principal)
         .set_action_names(Some(group.actions.iter().map(ToString::to_string).collect()))
         .set_context_entries((!context.is_empty()).then_some(context))
+        .set_resource_arns((!resources.is_empty()).then_some(resources))
         .send()
         .await;
     let results = match answer {
@@ -148,7 +183,8 @@ async fn simulate(
                 "iam:SimulatePrincipalPolicy",
                 How::Read,
                 format!(
-                    "{}: {} not checked; allow iam:SimulatePrincipalPolicy on {principal} for doctor",
+                    "{}: {} not checked (doctor needs iam:SimulatePrincipalPolicy on {principal}, and \
+                     iam:GetRole on an assumed role to find its path)",
                     crate::aws::error_message(&err),
                     group.actions.join(", ")
                 ),
@@ -187,7 +223,8 @@ pub(super) async fn check(
     instance: Option<(SdkConfig, String)>,
 ) -> Vec<Finding> {
     let iam = aws_sdk_iam::Client::new(sdk);
-    let principal = principal(&iam, arn, account).await;
+    let prefix = iam_prefix(arn, account);
+    let principal = principal(&iam, arn, account, &prefix).await;
     let mut findings = Vec::new();
     match &instance {
         Some((regional, id)) => findings.extend(dry_runs(regional, id).await),
@@ -195,12 +232,13 @@ pub(super) async fn check(
             let ec2 = Group {
                 actions: &["ec2:StopInstances", "ec2:StartInstances"],
                 context: |tag, _| vec![(format!("aws:ResourceTag/{tag}"), "burnrate-doctor".into())],
+                resources: anywhere,
             };
-            findings.extend(simulate(&iam, &principal, &ec2, tag_key, account).await);
+            findings.extend(simulate(&iam, &principal, &ec2, tag_key, &prefix).await);
         }
     }
     for group in &GROUPS {
-        findings.extend(simulate(&iam, &principal, group, tag_key, account).await);
+        findings.extend(simulate(&iam, &principal, group, tag_key, &prefix).await);
     }
     findings
 }

@@ -21,6 +21,8 @@ struct Simulator {
     deny: Vec<String>,
     /// (PolicySourceArn, ActionNames, ContextEntries key=value) of each call.
     asked: Vec<(String, Vec<String>, Vec<String>)>,
+    /// Every ResourceArns member asked about.
+    resources: Vec<String>,
 }
 
 /// IAM's `SimulatePrincipalPolicy` in the query protocol's XML
@@ -46,14 +48,23 @@ async fn simulate(
             Some(format!("{key}={value}"))
         })
         .collect();
+    let resources: Vec<String> = form
+        .iter()
+        .filter(|(k, _)| k.starts_with("ResourceArns.member."))
+        .map(|(_, v)| v.clone())
+        .collect();
     let mut state = state.lock().expect("simulator");
     state
         .asked
         .push((field("PolicySourceArn").unwrap_or_default(), actions.clone(), context));
+    state.resources.extend(resources.iter().cloned());
     let members: String = actions
         .iter()
         .map(|action| {
-            let decision = if state.deny.contains(action) {
+            // The README scopes burnrate's IAM statements to its policy path and to roles:
+            // asked about `*` (no ResourceArns), IAM would not match them.
+            let unscoped = action.starts_with("iam:") && resources.is_empty();
+            let decision = if state.deny.contains(action) || unscoped {
                 "implicitDeny"
             } else {
                 "allowed"
@@ -222,6 +233,18 @@ async fn doctor_names_the_one_permission_the_role_lacks_and_changes_nothing() {
         .expect("asked about DeleteEndpoint");
     assert_eq!(delete.0, "arn:aws:sts::123456789012:user/moto");
     assert_eq!(delete.2, ["aws:ResourceTag/project=burnrate-doctor"]);
+    // IAM's actions were asked about burnrate's own policy path and a role, as the README
+    // scopes them; asked about `*` the fake denies them, and the run would show it.
+    let resources = account.simulator.lock().expect("simulator").resources.clone();
+    assert!(
+        resources.contains(&"arn:aws:iam::123456789012:policy/burnrate/burnrate-deny-doctor".to_string()),
+        "{resources:?}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("ok") && l.contains("sagemaker:ListTags")),
+        "{out}"
+    );
     // Nothing changed: the instance still runs.
     let sdk = aws_config_at(&account.moto.endpoint, "AKIDDOCTOR").await;
     let state = aws_sdk_ec2::Client::new(&sdk)

@@ -114,7 +114,6 @@ async fn a_final_month_is_exact_frozen_and_restated_only_on_the_next_statement(p
     assert_eq!(rules[0]["name"], "Untagged", "the rules in force are kept with it");
 }
 
-/// A team's direct and total lines as `section item unblended`.
 /// A month freezes when Cost Explorer stops calling its days Estimated (its bill closed), not
 /// when they leave the restatement window: late tax and invoice-time credits still land on
 /// it until then. The run-rate keeps reading days past the window as settled.
@@ -160,6 +159,7 @@ async fn a_month_stays_open_while_cost_explorer_calls_it_estimated_then_freezes(
     assert_eq!(csv(&closed, None, burnrate::format::csv::CsvStyle::Verbatim), OCTOBER);
 }
 
+/// A team's direct and total lines as `section item unblended`.
 fn team_lines(statement: &burnrate::statements::model::Statement, team: &str) -> Vec<String> {
     statement
         .lines

@@ -69,9 +69,11 @@ fn record(
         "answer_content_type": header_text(answer.0, "content-type"),
         "answer": b64.encode(answer.1),
     });
+    // One write of the whole line, so a process that ends mid-test leaves whole lines.
+    let line = format!("{line}\n");
     let mut file = recording().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(file) = file.as_mut() {
-        let _ = writeln!(file, "{line}");
+        let _ = file.write_all(line.as_bytes());
     }
 }
 
