@@ -118,11 +118,13 @@ where
         },
         // Cost Explorer's answer when the account holds no commitments to report on
         // (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_GetSavingsPlansUtilization.html).
+        // Only the commitments reads answer so for "nothing owned"; elsewhere it is a failure.
         Err(err)
-            if err
-                .as_service_error()
-                .and_then(|e| e.code())
-                .is_some_and(|code| code == "DataUnavailableException") =>
+            if (call.starts_with("ce:GetSavingsPlans") || call.starts_with("ce:GetReservation"))
+                && err
+                    .as_service_error()
+                    .and_then(|e| e.code())
+                    .is_some_and(|code| code == "DataUnavailableException") =>
         {
             Finding::pass(
                 call,
