@@ -21,6 +21,19 @@ pub async fn record(conn: &mut PgConnection, accounts: &[(String, String)]) -> R
     Ok(())
 }
 
+/// Records accounts known only from their spend (Cost Explorer's listing left them out),
+/// with an empty name; an account already known keeps its name.
+pub async fn record_unnamed(conn: &mut PgConnection, ids: &[String]) -> Result<(), sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    sqlx::query("insert into aws_accounts (account_id, name) select unnest($1::text[]), '' on conflict do nothing")
+        .bind(ids)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Every account Cost Explorer named, for the pages' account filter: ID and name.
 pub async fn known(conn: impl sqlx::PgExecutor<'_>) -> Result<Vec<(String, String)>, sqlx::Error> {
     sqlx::query_as("select account_id, name from aws_accounts order by name, account_id")

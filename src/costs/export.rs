@@ -110,6 +110,19 @@ pub fn parse_keys(text: &str) -> Result<Vec<Key>, String> {
 /// so user, service, usage type and record type never meet in one grain.
 pub fn table_for(keys: &[Key]) -> Result<&'static str, String> {
     let has = |k: Key| keys.contains(&k);
+    // Accounts alone (with or without record types) are Cost Explorer's own account views,
+    // exact to the last digit, where a sum over project grains is not.
+    let by_account = has(Key::Account) || has(Key::AccountName);
+    if by_account
+        && keys
+            .iter()
+            .all(|k| matches!(k, Key::Account | Key::AccountName | Key::RecordType))
+    {
+        return Ok(match has(Key::RecordType) {
+            true => "costs_by_account_record_type",
+            false => "costs_by_account",
+        });
+    }
     let grains = [
         (has(Key::User), "costs_by_user"),
         (has(Key::Service), "costs_by_service"),
@@ -267,8 +280,12 @@ pub struct Selection {
 pub fn table_for_credits(keys: &[Key], credits: Credits) -> Result<&'static str, String> {
     let table = table_for(keys)?;
     match (credits, table) {
-        (Credits::Net, _) | (Credits::Gross, "allocated_daily_costs" | "costs_by_record_type") => Ok(table),
+        (Credits::Net, _)
+        | (Credits::Gross, "allocated_daily_costs" | "costs_by_record_type" | "costs_by_account_record_type") => {
+            Ok(table)
+        }
         (Credits::Gross, "costs_by_service") if !keys.contains(&Key::Service) => Ok("costs_by_record_type"),
+        (Credits::Gross, "costs_by_account") => Ok("costs_by_account_record_type"),
         (Credits::Gross, _) => Err(
             "credits=gross needs team, project, record_type, account or account_name keys only: Cost Explorer's \
              user, service and usage type grains do not say which part of a cost is a credit"
@@ -279,7 +296,12 @@ pub fn table_for_credits(keys: &[Key], credits: Credits) -> Result<&'static str,
 
 /// The `select` behind an export: `day`, `k0`…, `cost` (text), sorted by them all.
 pub(super) fn select_sql(keys: &[Key], selection: &Selection) -> Result<String, String> {
-    let table = table_for_credits(keys, selection.credits)?;
+    let table = match (table_for_credits(keys, selection.credits)?, selection.team) {
+        // The account views know no project, so no team: one team's spend by account is its
+        // projects' record-type grain.
+        ("costs_by_account" | "costs_by_account_record_type", Some(_)) => "costs_by_record_type",
+        (table, _) => table,
+    };
     let date = match selection.granularity {
         Granularity::Daily => "c.day",
         Granularity::Monthly => "date_trunc('month', c.day)::date",
@@ -320,6 +342,8 @@ pub(super) fn select_sql(keys: &[Key], selection: &Selection) -> Result<String, 
         account = AccountId::and_in(selection.account.as_ref(), "c.account_id"),
         team_join = if table == "allocated_daily_costs" {
             "left join teams t on t.id = c.team_id"
+        } else if table.starts_with("costs_by_account") {
+            ""
         } else {
             "left join projects p on p.name = c.project left join teams t on t.id = p.team_id"
         },
@@ -380,7 +404,18 @@ mod tests {
         // Every grain holds the account; a team by account is the owning team's facts.
         assert_eq!(table_for(&[Key::Account, Key::User]), Ok("costs_by_user"));
         assert_eq!(table_for(&[Key::Team, Key::Account]), Ok("allocated_daily_costs"));
-        assert_eq!(table_for(&[Key::AccountName]), Ok("costs_by_service"));
+        // Accounts alone are Cost Explorer's own account views.
+        assert_eq!(table_for(&[Key::AccountName]), Ok("costs_by_account"));
+        assert_eq!(table_for(&[Key::Account, Key::AccountName]), Ok("costs_by_account"));
+        assert_eq!(
+            table_for(&[Key::Account, Key::RecordType]),
+            Ok("costs_by_account_record_type")
+        );
+        assert_eq!(table_for(&[Key::Account, Key::Project]), Ok("costs_by_service"));
+        assert_eq!(
+            table_for_credits(&[Key::Account], Credits::Gross),
+            Ok("costs_by_account_record_type")
+        );
         assert_eq!(
             parse_keys("account,account_name,project"),
             Ok(vec![Key::Account, Key::AccountName, Key::Project])

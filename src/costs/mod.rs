@@ -2,6 +2,8 @@
 //! Pages that combine costs with budgets and enforcement live in `dashboard`.
 
 #[cfg(feature = "ssr")]
+pub mod account_views;
+#[cfg(feature = "ssr")]
 pub mod accounts;
 #[cfg(feature = "ssr")]
 pub mod forecast;

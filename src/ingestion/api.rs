@@ -13,9 +13,16 @@ pub async fn list_runs() -> Result<IngestionData, AppError> {
     let runs = super::store::recent_runs(&pool).await?;
     let schedule = super::schedule::shared()?.read().map(|s| s.clone()).unwrap_or_default();
     let unknown_instance_types = super::store::unknown_instance_types(&pool).await?;
+    let settings = &crate::ctx::config()?.ingest;
+    let bill = super::bill::project(
+        settings,
+        &super::bill::pace(&pool).await?,
+        chrono::Utc::now().date_naive(),
+    );
     Ok(IngestionData {
         schedule,
         runs,
         unknown_instance_types,
+        bill,
     })
 }

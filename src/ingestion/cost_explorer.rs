@@ -11,8 +11,9 @@ use aws_sdk_costexplorer::types::{
 };
 
 use super::IngestError;
-use super::response::{GrainSummary, GroupKeys};
+use super::response::{GrainSummary, GroupKeys, is_account_id};
 use crate::config::IngestSettings;
+use crate::costs::account_views::{AccountRow, AccountView};
 use crate::costs::store::{CostRow, Grain};
 use crate::period::DateRange;
 
@@ -159,6 +160,7 @@ impl CostExplorer {
                 accounts.push(LinkedAccount {
                     id: id.to_string(),
                     name: name.replace('\0', ""),
+                    listed: true,
                 });
             }
             token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
@@ -169,6 +171,49 @@ impl CostExplorer {
         accounts.sort_by(|a, b| a.id.cmp(&b.id));
         accounts.dedup_by(|a, b| a.id == b.id);
         Ok(accounts)
+    }
+
+    /// One of Cost Explorer's account views over `range`, unfiltered, every page followed:
+    /// a few groups per account and day, so the answer is held whole.
+    pub async fn account_view(
+        &self,
+        range: DateRange,
+        view: AccountView,
+        backoff: Backoff,
+        meter: &mut RequestMeter,
+    ) -> Result<(Vec<AccountRow>, GrainSummary), IngestError> {
+        let period = interval(range)?;
+        let group_by: Vec<GroupDefinition> = view
+            .dimensions()
+            .iter()
+            .map(|key| {
+                GroupDefinition::builder()
+                    .r#type(GroupDefinitionType::Dimension)
+                    .key(*key)
+                    .build()
+            })
+            .collect();
+        let (mut rows, mut summary) = (Vec::new(), GrainSummary::default());
+        let mut token: Option<String> = None;
+        loop {
+            let output = self
+                .counted(backoff, meter, || {
+                    self.client
+                        .get_cost_and_usage()
+                        .time_period(period.clone())
+                        .granularity(Granularity::Daily)
+                        .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
+                        .set_group_by(Some(group_by.clone()))
+                        .set_next_page_token(token.clone())
+                        .send()
+                })
+                .await?;
+            rows.extend(summary.add_account_page(output.results_by_time(), view)?);
+            token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
+            if token.is_none() {
+                return Ok((rows, summary));
+            }
+        }
     }
 
     async fn page(
@@ -238,10 +283,8 @@ pub struct LinkedAccount {
     /// The 12-digit account ID.
     pub id: String,
     pub name: String,
-}
-
-fn is_account_id(id: &str) -> bool {
-    id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit())
+    /// Whether `GetDimensionValues` listed it (else only an account view named it).
+    pub listed: bool,
 }
 
 pub(super) fn interval(range: DateRange) -> Result<DateInterval, IngestError> {

@@ -5,6 +5,8 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod bench;
 #[cfg(feature = "ssr")]
+pub mod bill;
+#[cfg(feature = "ssr")]
 pub mod commitments;
 #[cfg(feature = "ssr")]
 pub mod cost_explorer;

@@ -19,6 +19,25 @@ pub struct IngestionData {
     /// Usage types naming an accelerator instance type the GPU catalogue does not know:
     /// their spend is counted, but not as GPU spend, until the catalogue learns them.
     pub unknown_instance_types: Vec<UnknownInstanceType>,
+    /// This month's Cost Explorer bill at the current pace; `None` before a run fetched.
+    pub bill: Option<ProjectedBill>,
+}
+
+/// The month's Cost Explorer bill from burnrate's own requests (USD 0.01 each): runs a day
+/// × days in the month × requests a run, plus the commitments reads the same way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectedBill {
+    /// `YYYY-MM`, UTC.
+    pub month: String,
+    pub days: u32,
+    pub runs_a_day: Decimal,
+    /// Where `runs_a_day` comes from: the schedule, or the last week's runs when it is off.
+    pub runs_basis: String,
+    /// The median of the last 10 successful runs that fetched.
+    pub requests_a_run: i64,
+    pub reads_a_day: Decimal,
+    pub requests_a_read: i64,
+    pub usd: Decimal,
 }
 
 /// A usage type whose instance type is missing from the GPU catalogue.

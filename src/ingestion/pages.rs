@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::api::list_runs;
-use super::model::RunSummary;
+use super::model::{ProjectedBill, RunSummary};
 use crate::format::{count, usd, usd_precise};
 use crate::ui::page::PageHeader;
 use crate::ui::table::DataTable;
@@ -17,6 +17,7 @@ pub fn IngestionPage() -> impl IntoView {
                         <p class=if overview.schedule.problem { "notice notice-problem" } else { "notice" } data-testid="schedule-status">
                             {overview.schedule.message}
                         </p>
+                        <Bill bill=overview.bill/>
                         <RunsTable runs=overview.runs/>
                         <UnknownTypes types=overview.unknown_instance_types/>
                     })}
@@ -40,7 +41,7 @@ fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
                                     <td class="num">{count(run.rows_written)}</td>
                                     <td class="num">{count(run.requests)}</td>
                                     <td class="num">{usd(run.api_cost)}</td>
-                                    <td class="num" data-testid="grain-difference" title="The largest daily difference between the four unfiltered group-by queries' totals: Cost Explorer rounds each group on its own. Runs fail above USD 0.01.">
+                                    <td class="num" data-testid="grain-difference" title="The largest daily difference between the unfiltered queries' totals (four project grains and two account views): Cost Explorer rounds each group on its own. Runs fail above USD 0.01.">
                                         {run.grain_difference.map(|d| usd_precise(d, 10)).unwrap_or_default()}
                                     </td>
                                     <td class="num">{run.duration_seconds.map(|s| format!("{} s", count(s))).unwrap_or_else(|| "running".into())}</td>
@@ -50,6 +51,35 @@ fn RunsTable(runs: Vec<RunSummary>) -> impl IntoView {
                         </DataTable>
     }
     .into_any()
+}
+
+/// The month's Cost Explorer bill at the current pace, with the product it comes from.
+#[component]
+fn Bill(bill: Option<ProjectedBill>) -> impl IntoView {
+    bill.map(|b| {
+        let reads = (b.requests_a_read > 0).then(|| {
+            format!(
+                ", plus {} commitments reads a day × {} days × {} requests × USD 0.01",
+                b.reads_a_day,
+                b.days,
+                count(b.requests_a_read)
+            )
+        });
+        view! {
+            <p class="notice" data-testid="ce-bill">
+                "Projected Cost Explorer bill for " {b.month.clone()} ": "
+                <strong data-testid="ce-bill-usd">{usd(b.usd)}</strong>
+                {format!(
+                    " = {} runs a day × {} days × {} requests a run × USD 0.01{} ({}; requests a run is the median of the last 10 successful runs).",
+                    b.runs_a_day,
+                    b.days,
+                    count(b.requests_a_run),
+                    reads.unwrap_or_default(),
+                    b.runs_basis
+                )}
+            </p>
+        }
+    })
 }
 
 #[component]

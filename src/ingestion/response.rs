@@ -4,12 +4,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
-use aws_sdk_costexplorer::types::{MetricValue, ResultByTime};
+use aws_sdk_costexplorer::types::{Group, MetricValue, ResultByTime};
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
 use super::IngestError;
 use crate::config::IngestSettings;
+use crate::costs::account_views::{AccountRow, AccountView};
 use crate::costs::store::{CostRow, Grain};
 
 /// How to read a group's two keys: the project tag's `key$` prefix, and the second key's
@@ -46,6 +47,33 @@ impl GrainSummary {
     /// Parses one page into rows and adds them to the day totals. Duplicate groups are
     /// caught by the fact tables' primary keys when the window is written.
     pub fn add_page(&mut self, results: &[ResultByTime], keys: &GroupKeys) -> Result<Vec<CostRow>, IngestError> {
+        self.add_groups(
+            results,
+            |day, estimated, group| parse_group(day, estimated, group.keys(), group.metrics(), keys),
+            |row| (row.unblended, row.amortized),
+        )
+    }
+
+    /// Parses one page of an account view (`LINKED_ACCOUNT`, then `RECORD_TYPE` when the
+    /// view has it) into rows and adds them to the day totals.
+    pub fn add_account_page(
+        &mut self,
+        results: &[ResultByTime],
+        view: AccountView,
+    ) -> Result<Vec<AccountRow>, IngestError> {
+        self.add_groups(
+            results,
+            |day, estimated, group| parse_account_group(day, estimated, group.keys(), group.metrics(), view),
+            |row| (row.unblended, row.amortized),
+        )
+    }
+
+    fn add_groups<R>(
+        &mut self,
+        results: &[ResultByTime],
+        parse: impl Fn(NaiveDate, bool, &Group) -> Result<R, IngestError>,
+        amounts: fn(&R) -> (Decimal, Decimal),
+    ) -> Result<Vec<R>, IngestError> {
         let mut rows = Vec::new();
         for result in results {
             let day = result_day(result)?;
@@ -53,14 +81,13 @@ impl GrainSummary {
             *estimated |= result.estimated();
             let total = self.totals.entry(day).or_default();
             for group in result.groups() {
-                let row = parse_group(day, result.estimated(), group.keys(), group.metrics(), keys).map_err(|e| {
-                    IngestError::InResult {
-                        day,
-                        source: Box::new(e),
-                    }
+                let row = parse(day, result.estimated(), group).map_err(|e| IngestError::InResult {
+                    day,
+                    source: Box::new(e),
                 })?;
-                total.0 += row.unblended;
-                total.1 += row.amortized;
+                let (unblended, amortized) = amounts(&row);
+                total.0 += unblended;
+                total.1 += amortized;
                 rows.push(row);
             }
         }
@@ -116,6 +143,44 @@ fn parse_group(
         dimension,
         account: keys.account.clone(),
     })
+}
+
+fn parse_account_group(
+    day: NaiveDate,
+    estimated: bool,
+    group_keys: &[String],
+    metrics: Option<&HashMap<String, MetricValue>>,
+    view: AccountView,
+) -> Result<AccountRow, IngestError> {
+    let wanted = view.dimensions().len();
+    if group_keys.len() != wanted {
+        return Err(IngestError::malformed(format!(
+            "a group has {} keys where {wanted} were expected",
+            group_keys.len()
+        )));
+    }
+    let account = &group_keys[0];
+    if !is_account_id(account) {
+        return Err(IngestError::malformed(format!(
+            "Cost Explorer named a linked account {account:?}, not a 12-digit account ID"
+        )));
+    }
+    let record_type = group_keys.get(1).map(|t| checked_text(t)).transpose()?;
+    let metrics = metrics.ok_or_else(|| IngestError::malformed("a group has no Metrics"))?;
+    Ok(AccountRow {
+        day,
+        account: account.clone(),
+        record_type,
+        unblended: amount(metrics, "UnblendedCost", true)?,
+        amortized: amount(metrics, "AmortizedCost", true)?,
+        usage_quantity: amount(metrics, "UsageQuantity", false)?,
+        estimated,
+    })
+}
+
+/// Cost Explorer's LINKED_ACCOUNT values are 12-digit account IDs.
+pub fn is_account_id(id: &str) -> bool {
+    id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `project$alpha` is `alpha`; `project$` is untagged spend, kept as "".

@@ -2,7 +2,7 @@
 //! lock, plan, fetch every group-by pair, check they agree, then replace the window in one
 //! transaction. Until that commit nothing is visible; a failure or a kill leaves the old data.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -13,6 +13,7 @@ use super::cost_explorer::{Backoff, CostExplorer, LinkedAccount, RequestMeter};
 use super::plan;
 use super::response::GrainSummary;
 use crate::config::IngestSettings;
+use crate::costs::account_views::{self, AccountRow, AccountView};
 use crate::costs::store::{self, Grain, Staging};
 use crate::format::count;
 use crate::period::DateRange;
@@ -248,18 +249,37 @@ async fn stage_and_replace(
 ) -> Result<Stored, IngestError> {
     // Every fact carries its linked account: each grain is asked once per account with spend
     // in the window (a third grouping is not allowed), and a window with none is asked once
-    // unfiltered, so its days are still answered.
-    let accounts = cost_explorer.linked_accounts(window, options.backoff, meter).await?;
+    // unfiltered, so its days are still answered. The account views come first: they are
+    // AWS's own account figures, they name every account with spend (one the listing left
+    // out included), and they say which accounts have credits, refunds or tax at all.
+    let listed = cost_explorer.linked_accounts(window, options.backoff, meter).await?;
+    let mut views = Vec::with_capacity(AccountView::ALL.len());
+    for view in AccountView::ALL {
+        views.push((
+            view,
+            cost_explorer.account_view(window, view, options.backoff, meter).await?,
+        ));
+    }
+    let record_types = record_types_by_account(&views);
+    let accounts = with_unlisted(listed, record_types.keys());
     let filters: Vec<Option<&LinkedAccount>> = match accounts.is_empty() {
         true => vec![None],
         false => accounts.iter().map(Some).collect(),
     };
     // The grains of all spend must agree with each other; those of one record type cover a
-    // part of it only, so they are stored but not compared.
-    let mut summaries = Vec::with_capacity(Grain::ALL.len());
+    // part of it only, so they are stored but not compared, and asked only of the accounts
+    // whose record types include theirs.
+    let mut summaries = Vec::with_capacity(Grain::ALL.len() + views.len());
     for grain in Grain::ALL {
         let mut summary = GrainSummary::default();
-        for account in &filters {
+        let asked = filters.iter().filter(|account| match (grain.record_type(), account) {
+            (None, _) => true,
+            (Some(record_type), Some(account)) => record_types
+                .get(&account.id)
+                .is_some_and(|types| types.contains(record_type)),
+            (Some(_), None) => false,
+        });
+        for account in asked {
             let mut pager = cost_explorer.pager(window, grain, *account, &options.settings);
             while let Some(rows) = pager.next(&mut summary, options.backoff, meter).await? {
                 staging.append(conn, grain, &rows).await?;
@@ -277,6 +297,11 @@ async fn stage_and_replace(
              and the next run asks again",
         ));
     }
+    let (views, view_summaries): (Vec<_>, Vec<_>) = views
+        .into_iter()
+        .map(|(view, (rows, summary))| ((view, rows), summary))
+        .unzip();
+    summaries.extend(view_summaries);
     // A group answered twice would also inflate its pair's totals: name that first.
     staging.check_unique(conn).await?;
     let agreement = check_consistent(window, &summaries)?;
@@ -289,15 +314,17 @@ async fn stage_and_replace(
     crate::allocation::facts::written(&mut tx, window)
         .await
         .map_err(duplicate_group_error)?;
+    for (view, rows) in &views {
+        account_views::replace_window(&mut tx, window, *view, rows).await?;
+    }
     let days = &agreement.days;
+    let (named, unnamed): (Vec<&LinkedAccount>, Vec<&LinkedAccount>) = accounts.iter().partition(|a| a.listed);
     crate::costs::accounts::record(
         &mut tx,
-        &accounts
-            .iter()
-            .map(|a| (a.id.clone(), a.name.clone()))
-            .collect::<Vec<_>>(),
+        &named.iter().map(|a| (a.id.clone(), a.name.clone())).collect::<Vec<_>>(),
     )
     .await?;
+    crate::costs::accounts::record_unnamed(&mut tx, &unnamed.iter().map(|a| a.id.clone()).collect::<Vec<_>>()).await?;
     sqlx::query(
         "insert into ingested_days (day, estimated, run_id, with_accounts)
          select unnest($1::date[]), unnest($2::bool[]), $3, true
@@ -350,12 +377,49 @@ async fn record_difference(conn: &mut PgConnection, run_id: i64, difference: Dec
     Ok(())
 }
 
-const GRAIN_NAMES: [&str; 4] = [
+/// The compared answers, in the order a run gathers them: the four grains of all spend, then
+/// the account views.
+const GRAIN_NAMES: [&str; 6] = [
     "project × user",
     "project × usage type",
     "project × service",
     "project × record type",
+    "account",
+    "account × record type",
 ];
+
+/// Each account's record types with any group in the account × record type view.
+fn record_types_by_account(
+    views: &[(AccountView, (Vec<AccountRow>, GrainSummary))],
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut types: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (_, (rows, _)) in views {
+        for row in rows {
+            let entry = types.entry(row.account.clone()).or_default();
+            if let Some(record_type) = &row.record_type {
+                entry.insert(record_type.clone());
+            }
+        }
+    }
+    types
+}
+
+/// The listed accounts and any the account views name that `GetDimensionValues` left out:
+/// their spend is asked for too (without a name, which a later listing fills in).
+fn with_unlisted<'a>(mut listed: Vec<LinkedAccount>, seen: impl Iterator<Item = &'a String>) -> Vec<LinkedAccount> {
+    for id in seen {
+        if listed.iter().all(|a| &a.id != id) {
+            tracing::warn!(account = %id, "Cost Explorer's account view has spend in an account GetDimensionValues did not list; its spend is fetched too");
+            listed.push(LinkedAccount {
+                id: id.clone(),
+                name: String::new(),
+                listed: false,
+            });
+        }
+    }
+    listed.sort_by(|a, b| a.id.cmp(&b.id));
+    listed
+}
 
 /// How far apart the group-by pairs' daily totals may be. Cost Explorer rounds each group's
 /// amount on its own (to about 10 decimals), so sums over different group-bys differ in the

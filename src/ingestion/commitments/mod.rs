@@ -93,6 +93,7 @@ pub async fn refresh(
     match result {
         Ok(owned) => {
             store::replace(&mut conn, &owned).await?;
+            store::record_requests(&mut conn, meter.requests).await?;
             Ok(Refresh::Read {
                 requests: meter.requests,
             })
@@ -101,6 +102,7 @@ pub async fn refresh(
             let problem = error.to_string();
             tracing::warn!(requests = meter.requests, %problem, "owned commitments could not be read");
             store::record_problem(&mut conn, &problem).await?;
+            store::record_requests(&mut conn, meter.requests).await?;
             Ok(Refresh::Failed {
                 requests: meter.requests,
                 problem,

@@ -124,6 +124,16 @@ pub async fn replace(conn: &mut PgConnection, read: &OwnedRead) -> Result<(), sq
     tx.commit().await
 }
 
+/// Records how many Cost Explorer requests the last read attempt made (the Ingestion page
+/// projects the month's bill from it).
+pub async fn record_requests(conn: &mut PgConnection, requests: u32) -> Result<(), sqlx::Error> {
+    sqlx::query("update commitment_reads set requests = $1")
+        .bind(i32::try_from(requests).unwrap_or(i32::MAX))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Records why a read failed; the last good figures stay.
 pub async fn record_problem(conn: &mut PgConnection, problem: &str) -> Result<(), sqlx::Error> {
     sqlx::query(

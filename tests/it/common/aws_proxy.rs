@@ -43,6 +43,55 @@ pub struct ProxyState {
     /// Where moto answers a JSON protocol unlike AWS: each answer to this action (and its
     /// request body) is reshaped by the function, which cites AWS's page.
     pub reshape: Vec<(String, Reshape)>,
+    /// EC2's asynchronous states, which moto skips: `StopInstances` answers `stopping` (64)
+    /// and `StartInstances` `pending` (0), as AWS's examples show
+    /// (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html>,
+    /// <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StartInstances.html>), and
+    /// `DescribeInstances` shows those instances so until [`AwsProxy::settle_ec2`]: "the
+    /// instance state changes to stopping, and then stopped"
+    /// (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-lifecycle.html>).
+    pub ec2_transitions: bool,
+    /// The rewrites that show instances in transition, kept apart from the tests' own.
+    in_transition: Vec<Rewrite>,
+}
+
+/// The `InstanceId.N` values of an EC2 query-protocol request body.
+fn instance_ids(body: &str) -> Vec<String> {
+    body.split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .filter(|(key, _)| key.starts_with("InstanceId."))
+        .map(|(_, value)| value.to_string())
+        .collect()
+}
+
+/// Shows the instances a stop or start names in their intermediate state, in its answer and
+/// in every `DescribeInstances` until settled; a start replaces a stop's and vice versa.
+fn begin_transitions(state: &mut ProxyState, action: &str, body: &str) {
+    let (done, shown) = match action {
+        "StopInstances" => (
+            ["<code>80</code>", "<name>stopped</name>"],
+            ["<code>64</code>", "<name>stopping</name>"],
+        ),
+        "StartInstances" => (
+            ["<code>16</code>", "<name>running</name>"],
+            ["<code>0</code>", "<name>pending</name>"],
+        ),
+        _ => return,
+    };
+    for id in instance_ids(body) {
+        let marker = format!("<instanceId>{id}</instanceId>");
+        state.in_transition.retain(|r| r.in_item_with != marker);
+        for described in [action, "DescribeInstances"] {
+            for (from, to) in done.iter().zip(shown) {
+                state.in_transition.push(Rewrite {
+                    action: described.to_string(),
+                    in_item_with: marker.clone(),
+                    from: from.to_string(),
+                    to: to.to_string(),
+                });
+            }
+        }
+    }
 }
 
 /// Changes a JSON answer, given the request's body, as AWS documents the answer.
@@ -79,6 +128,10 @@ fn ec2_error(status: StatusCode, code: &str, message: &str) -> Response {
          <Message>{message}</Message></Error></Errors><RequestID>proxy-refusal</RequestID></Response>"
     );
     (status, [("content-type", "text/xml")], body).into_response()
+}
+
+fn status_ok(answer: &reqwest::Response) -> bool {
+    answer.status().is_success()
 }
 
 /// The `<item>` and `</item>` tags of an XML body, in order: (offset, opens).
@@ -171,6 +224,11 @@ impl AwsProxy {
 
     pub fn with<T>(&self, f: impl FnOnce(&mut ProxyState) -> T) -> T {
         f(&mut self.state.lock().expect("proxy state"))
+    }
+
+    /// AWS finishes every stop and start under way: instances show their final state.
+    pub fn settle_ec2(&self) {
+        self.with(|s| s.in_transition.clear());
     }
 
     /// Holds the answer to the next call of `action` (AWS has acted): returns `reached`,
@@ -296,7 +354,16 @@ async fn forward(
     };
     let (kill, rewrites, hold, reshapes) = {
         let mut state = shared.state.lock().expect("proxy state");
-        let rewrites: Vec<Rewrite> = state.rewrite.iter().filter(|r| r.action == action).cloned().collect();
+        if state.ec2_transitions && status_ok(&answer) {
+            begin_transitions(&mut state, &action, &text);
+        }
+        let rewrites: Vec<Rewrite> = state
+            .rewrite
+            .iter()
+            .chain(&state.in_transition)
+            .filter(|r| r.action == action)
+            .cloned()
+            .collect();
         state.forwarded.push((action.clone(), text.clone()));
         let kill = match &state.kill_after {
             Some((after, pid)) if *after == action => {

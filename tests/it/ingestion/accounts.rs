@@ -130,29 +130,45 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
             );
         }
     }
-    // The per-user credit grain was asked per account (each chain's first page), under And
-    // with its record type.
-    let credit_requests: Vec<Option<Vec<String>>> = fake.with(|s| {
+    // Each per-user grain of one record type was asked (each chain's first page) only of the
+    // accounts whose account view has that record type, under And with it: the credit is
+    // research's, the refunds and tax serving's.
+    let asked = |record_type: &str| -> Vec<Option<Vec<String>>> {
+        fake.with(|s| {
+            s.requests
+                .iter()
+                .filter(|r| !r.paged && r.record_types.as_deref() == Some(&[record_type.to_string()][..]))
+                .map(|r| r.accounts.clone())
+                .collect()
+        })
+    };
+    assert_eq!(asked("Credit"), vec![Some(vec![RESEARCH.to_string()])]);
+    assert_eq!(asked("Refund"), vec![Some(vec![SERVING.to_string()])]);
+    assert_eq!(asked("Tax"), vec![Some(vec![SERVING.to_string()])]);
+    // At one group per page, the report counts every page; only the two account views (their
+    // first pages) were asked unfiltered, grouped by the account.
+    assert_eq!(report.requests as usize, fake.request_count());
+    let unfiltered: Vec<Vec<String>> = fake.with(|s| {
         s.requests
             .iter()
-            .filter(|r| !r.paged && r.record_types.as_deref() == Some(&["Credit".to_string()][..]))
-            .map(|r| r.accounts.clone())
+            .filter(|r| r.operation == "GetCostAndUsage" && r.accounts.is_none() && !r.paged)
+            .map(|r| r.group_by.clone())
             .collect()
     });
     assert_eq!(
-        credit_requests,
-        vec![Some(vec![RESEARCH.to_string()]), Some(vec![SERVING.to_string()])]
+        unfiltered,
+        vec![
+            vec!["DIMENSION:LINKED_ACCOUNT".to_string()],
+            vec![
+                "DIMENSION:LINKED_ACCOUNT".to_string(),
+                "DIMENSION:RECORD_TYPE".to_string()
+            ]
+        ]
     );
-    // At one group per page, the report counts every page; none was asked unfiltered.
-    assert_eq!(report.requests as usize, fake.request_count());
-    assert!(fake.with(|s| {
-        s.requests
-            .iter()
-            .filter(|r| r.operation == "GetCostAndUsage")
-            .all(|r| r.accounts.is_some())
-    }));
 
-    // The export groups by account and its name, each account's total its own query's.
+    // The export groups by account and its name, each account's total equal to Cost
+    // Explorer's LINKED_ACCOUNT query to the last digit, not to a sum over a project grain
+    // (AWS rounds each group on its own, so those differ in the last digits).
     let csv = burnrate::costs::export::csv(
         &pool,
         window,
@@ -162,12 +178,19 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
     )
     .await
     .expect("csv");
+    let by_account = fake.account_totals(window.from, window.to, &["LINKED_ACCOUNT"]);
+    let account_total = |account: &str| by_account[&vec![account.to_string()]];
     let service_total = |account: &str| {
         fake.with(|s| {
             let only: Vec<LineItem> = s.items.iter().filter(|i| i.account == account).cloned().collect();
             crate::common::ce_fake::total_of(&only, window.from, window.to, "SERVICE")
         })
     };
+    assert_ne!(
+        account_total(RESEARCH),
+        service_total(RESEARCH),
+        "the fake rounds per group"
+    );
     let rows: Vec<(String, String, String, Decimal)> = csv
         .lines()
         .skip(1)
@@ -185,15 +208,91 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
                 "2026-11-01".to_string(),
                 RESEARCH.to_string(),
                 "research-prod".to_string(),
-                service_total(RESEARCH)
+                account_total(RESEARCH)
             ),
             (
                 "2026-11-01".to_string(),
                 SERVING.to_string(),
                 "serving-prod <script>".to_string(),
-                service_total(SERVING)
+                account_total(SERVING)
             ),
         ]
+    );
+    // By account and record type: Cost Explorer's LINKED_ACCOUNT × RECORD_TYPE query, group
+    // by group.
+    let csv = burnrate::costs::export::csv(
+        &pool,
+        window,
+        &burnrate::costs::export::parse_keys("account,record_type").expect("keys"),
+        burnrate::costs::export::Granularity::Monthly,
+        burnrate::period::Metric::Unblended,
+    )
+    .await
+    .expect("csv");
+    let exported: std::collections::BTreeMap<Vec<String>, Decimal> = csv
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            (
+                vec![cells[1].to_string(), cells[2].to_string()],
+                cells[3].parse::<Decimal>().expect("exact decimal"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        exported,
+        fake.account_totals(window.from, window.to, &["LINKED_ACCOUNT", "RECORD_TYPE"])
+    );
+}
+
+/// An account `GetDimensionValues` leaves out is caught by the account views: its spend is
+/// fetched and stored like the others', and it is recorded without a name.
+#[sqlx::test]
+async fn an_account_the_listing_leaves_out_is_still_fetched(pool: PgPool) {
+    let from = day(2026, 11, 1);
+    let fake = CostExplorerFake::start(two_accounts(from, 3)).await;
+    fake.with(|s| {
+        s.today = Some(day(2026, 11, 20));
+        s.account_names.insert(RESEARCH.into(), "research-prod".into());
+        s.unlisted.insert(SERVING.into());
+    });
+    let window = DateRange {
+        from,
+        to: day(2026, 11, 4),
+    };
+    ingest(&pool, &fake, Some(window)).await;
+    let names: Vec<(String, String)> = sqlx::query_as("select account_id, name from aws_accounts order by 1")
+        .fetch_all(&pool)
+        .await
+        .expect("names");
+    assert_eq!(
+        names,
+        vec![
+            (RESEARCH.to_string(), "research-prod".to_string()),
+            (SERVING.to_string(), String::new())
+        ]
+    );
+    let serving_items = fake.with(|s| {
+        s.items
+            .iter()
+            .filter(|i| i.account == SERVING)
+            .cloned()
+            .collect::<Vec<LineItem>>()
+    });
+    assert_eq!(
+        stored_total(&pool, "costs_by_service", SERVING).await,
+        crate::common::ce_fake::total_of(&serving_items, window.from, window.to, "SERVICE")
+    );
+    // And the export by account has it, as Cost Explorer's account view does.
+    let by_account: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_account where account_id = $1")
+        .bind(SERVING)
+        .fetch_one(&pool)
+        .await
+        .expect("total");
+    assert_eq!(
+        by_account,
+        fake.account_totals(window.from, window.to, &["LINKED_ACCOUNT"])[&vec![SERVING.to_string()]]
     );
 }
 

@@ -48,8 +48,9 @@ async fn ingest_uses_the_service_endpoint_variable_and_exits_zero(pool: PgPool) 
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
     assert!(stdout.contains("10 days (0 estimated)"), "{stdout}");
-    // The accounts, then the seven queries in the one account.
-    assert!(stdout.contains("8 Cost Explorer requests (USD 0.08)"), "{stdout}");
+    // The accounts, the two account views, then the seven queries in the one account (it has
+    // credits, refunds and tax, so each of their grains is asked).
+    assert!(stdout.contains("10 Cost Explorer requests (USD 0.10)"), "{stdout}");
     let stored: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_service")
         .fetch_one(&pool)
         .await
@@ -160,9 +161,9 @@ async fn a_second_ingest_exits_three_and_a_killed_run_leaves_the_old_data(pool: 
     let mut child = slow.spawn().expect("spawn");
     let mut started = false;
     for _ in 0..50 {
-        // The first run asked for the accounts, then made one request per grain; the slow
-        // run's first is the next.
-        if fake.request_count() > burnrate::costs::store::Grain::ALL.len() + 1 {
+        // The first run asked for the accounts and the two account views, then made one
+        // request per grain; the slow run's first is the next.
+        if fake.request_count() > burnrate::costs::store::Grain::ALL.len() + 3 {
             started = true;
             break;
         }
@@ -257,8 +258,9 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
             "UsageQuantity": {"Amount": "24", "Unit": "Hrs"}
         })
     };
-    // One result per group-by pair, in the order ingestion asks: user, usage type, service,
-    // record type, then the user's credits, refunds and tax (none here).
+    // One result per query, in the order ingestion asks: the account views (the account, and
+    // the account by record type), then the grains user, usage type, service and record type.
+    // The account view has no credits, refunds or tax, so their grains are not asked.
     let result = |tagged: &str, untagged: &str| {
         serde_json::json!({
             "ResultsByTime": [{
@@ -273,23 +275,24 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
             "DimensionValueAttributes": []
         })
     };
-    let no_groups = serde_json::json!({
-        "ResultsByTime": [{
-            "TimePeriod": {"Start": day.to_string(), "End": next.to_string()},
-            "Total": {},
-            "Estimated": true,
-            "Groups": []
-        }],
-        "DimensionValueAttributes": []
-    });
+    let account_view = |keys: serde_json::Value| {
+        serde_json::json!({
+            "ResultsByTime": [{
+                "TimePeriod": {"Start": day.to_string(), "End": next.to_string()},
+                "Total": {},
+                "Estimated": true,
+                "Groups": [{"Keys": keys, "Metrics": metrics("1234.5678902234")}]
+            }],
+            "DimensionValueAttributes": []
+        })
+    };
     moto.queue_cost_and_usage(vec![
+        account_view(serde_json::json!(["123456789012"])),
+        account_view(serde_json::json!(["123456789012", "Usage"])),
         result("user$alice", "user$"),
         result("USE1-BoxUsage:p4d.24xlarge", "USE1-DataTransfer-Out-Bytes"),
         result("Amazon Elastic Compute Cloud - Compute", "AWS Data Transfer"),
         result("Usage", "Usage"),
-        no_groups.clone(),
-        no_groups.clone(),
-        no_groups,
     ])
     .await;
     let ce = common::cost_explorer_at(&moto_with_accounts(&moto.endpoint).await, "AKIDMOTO").await;
@@ -305,7 +308,7 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
     let burnrate::ingestion::run::Outcome::Finished(report) = outcome else {
         panic!("not locked")
     };
-    assert_eq!((report.requests, report.rows_written, report.estimated_days), (8, 8, 1));
+    assert_eq!((report.requests, report.rows_written, report.estimated_days), (7, 8, 1));
     let accounts: Vec<String> = sqlx::query_scalar("select distinct account_id from costs_by_usage_type")
         .fetch_all(&pool)
         .await

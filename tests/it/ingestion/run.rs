@@ -151,11 +151,12 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
             .await
             .expect("exists");
     assert!(hostile);
-    // Every request asked for two groups at most, the project tag first.
+    // Every grain's request asked for two groups at most, the project tag first; the account
+    // views group by the account (and the record type) alone.
     for request in fake
         .with(|s| s.requests.clone())
         .iter()
-        .filter(|r| r.operation == "GetCostAndUsage")
+        .filter(|r| r.operation == "GetCostAndUsage" && r.group_by[0] != "DIMENSION:LINKED_ACCOUNT")
     {
         assert_eq!(request.group_by.len(), 2);
         assert_eq!(request.group_by[0], "TAG:project");
@@ -184,7 +185,7 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_seven_requests(pool: PgPool) {
+async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_ten_requests(pool: PgPool) {
     let today = day(2026, 11, 22);
     let (fake, ce) = fake_and_client(sample_items(day(2026, 11, 10), 12)).await;
     // A closed bill: no day is Estimated (an open one is re-fetched from its first day).
@@ -198,12 +199,13 @@ async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_se
     ingest(&pool, &ce, &options(Some(window), today)).await.expect("second");
     assert_eq!(snapshot(&pool).await, before, "re-ingesting a window is idempotent");
 
-    // A scheduled run on a settled history: the accounts, then one request per group-by pair
-    // in the one account, the lookback only.
+    // A scheduled run on a settled history: the accounts, the two account views, then one
+    // request per group-by pair in the one account (it has credits, refunds and tax), the
+    // lookback only.
     let requests_before = fake.request_count();
     let report = ingest(&pool, &ce, &options(None, today)).await.expect("incremental");
-    assert_eq!(report.requests, 8);
-    assert_eq!(fake.request_count() - requests_before, 8);
+    assert_eq!(report.requests, 10);
+    assert_eq!(fake.request_count() - requests_before, 10);
     assert_eq!(
         report.window,
         Some(DateRange {
@@ -279,7 +281,7 @@ async fn throttling_is_retried_with_backoff_then_gives_up_leaving_data_whole(poo
     let report = ingest(&pool, &ce, &options(window, today))
         .await
         .expect("succeeds after two throttles");
-    assert_eq!(report.requests, 10, "throttled attempts are counted too");
+    assert_eq!(report.requests, 12, "throttled attempts are counted too");
     let before = snapshot(&pool).await;
 
     fake.with(|s| s.throttle_next = 100);

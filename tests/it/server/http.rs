@@ -6,6 +6,7 @@ use crate::common::{load_demo, spawn_app, today};
 use burnrate::auth::Role;
 use burnrate::dashboard::reads::overview as queries;
 use burnrate::period::{Metric, Period};
+use chrono::Datelike;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
@@ -159,6 +160,42 @@ async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
         "errors are shown as text"
     );
     assert!(page.contains("$0.03"));
+    assert!(
+        !page.contains("data-testid=\"ce-bill\""),
+        "no projection before a run fetched a window"
+    );
+
+    // Three runs that fetched (a backfill's 500 requests and two of 10) and a 14-request
+    // commitments read, on the default 6-hour schedule: 4 runs a day × 10 requests and one
+    // read a day (every 4th run, 24 h ≥ 20 h) × 14 requests, each USD 0.01, every day of
+    // this month.
+    sqlx::query(
+        "insert into ingestion_runs (trigger, status, window_from, window_to, requests, api_cost, finished_at)
+         values ('cli', 'succeeded', '2026-01-01', '2026-02-01', 500, 5, now()),
+                ('schedule', 'succeeded', '2026-02-01', '2026-02-09', 10, 0.1, now()),
+                ('schedule', 'succeeded', '2026-02-01', '2026-02-09', 10, 0.1, now())",
+    )
+    .execute(&pool)
+    .await
+    .expect("runs that fetched");
+    sqlx::query(
+        "insert into commitment_reads (id, problem, requests) values (true, 'throttled', 14)
+         on conflict (id) do update set requests = 14",
+    )
+    .execute(&pool)
+    .await
+    .expect("a commitments read");
+    let today = chrono::Utc::now().date_naive();
+    let first = today.with_day(1).expect("first");
+    let days = (first + chrono::Months::new(1) - first).num_days();
+    let expected = Decimal::from(days) * (Decimal::new(40, 2) + Decimal::new(14, 2));
+    let page = app.get_as("/ingestion", &viewer).await.body;
+    assert!(page.contains("data-testid=\"ce-bill\""), "{page}");
+    assert!(
+        page.contains(&burnrate::format::usd(expected)),
+        "USD {expected} for {days} days: {page}"
+    );
+    assert!(page.contains("10 requests a run"), "the backfill is not the pace");
 }
 
 #[sqlx::test]
