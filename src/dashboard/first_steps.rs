@@ -31,7 +31,8 @@ impl FirstSteps {
 }
 
 /// The IAM policy the role burnrate runs as needs, for pasting: Cost Explorer reads (costs and
-/// owned commitments, `BURNRATE_COMMITMENTS`), AWS Budgets sync, and the budget actions behind `stop` (which passes the execution role).
+/// owned commitments, `BURNRATE_COMMITMENTS`), AWS Budgets sync, the budget actions behind `stop` (which passes the
+/// execution role), and `burnrate doctor`'s questions to IAM's policy simulator about the role itself.
 pub const IAM_POLICY: &str = r#"{
   "Version": "2012-10-17",
   "Statement": [
@@ -46,7 +47,10 @@ pub const IAM_POLICY: &str = r#"{
                  "budgets:DescribeBudgetActionsForBudget", "budgets:ExecuteBudgetAction", "budgets:DeleteBudgetAction"],
       "Resource": "*" },
     { "Sid": "PassTheBudgetsExecutionRole", "Effect": "Allow", "Action": ["iam:PassRole"],
-      "Resource": "arn:aws:iam::ACCOUNT_ID:role/BUDGETS_EXECUTION_ROLE" }
+      "Resource": "arn:aws:iam::ACCOUNT_ID:role/BUDGETS_EXECUTION_ROLE" },
+    { "Sid": "DoctorAsksThePolicySimulator", "Effect": "Allow",
+      "Action": ["iam:SimulatePrincipalPolicy", "iam:GetRole"],
+      "Resource": "arn:aws:iam::ACCOUNT_ID:role/BURNRATE_ROLE" }
   ]
 }"#;
 

@@ -43,16 +43,36 @@ pub struct ProxyState {
     /// Where moto answers a JSON protocol unlike AWS: each answer to this action (and its
     /// request body) is reshaped by the function, which cites AWS's page.
     pub reshape: Vec<(String, Reshape)>,
-    /// EC2's asynchronous states, which moto skips: `StopInstances` answers `stopping` (64)
+    /// AWS's asynchronous states, which moto skips. EC2: `StopInstances` answers `stopping` (64)
     /// and `StartInstances` `pending` (0), as AWS's examples show
     /// (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html>,
     /// <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StartInstances.html>), and
     /// `DescribeInstances` shows those instances so until [`AwsProxy::settle_ec2`]: "the
     /// instance state changes to stopping, and then stopped"
     /// (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-lifecycle.html>).
-    pub ec2_transitions: bool,
+    /// SageMaker notebooks: after `StopNotebookInstance` `DescribeNotebookInstance` says
+    /// `Stopping`, after `StartNotebookInstance` `Pending`, until settled (the status values,
+    /// <https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeNotebookInstance.html>).
+    pub transitions: bool,
     /// The rewrites that show instances in transition, kept apart from the tests' own.
     in_transition: Vec<Rewrite>,
+    /// Notebooks in transition and the status AWS shows meanwhile.
+    notebooks_in_transition: std::collections::HashMap<String, &'static str>,
+}
+
+/// Notes a notebook's stop or start; its describes show the intermediate status until settled.
+fn begin_notebook_transition(state: &mut ProxyState, action: &str, body: &str) {
+    let shown = match action {
+        "StopNotebookInstance" => "Stopping",
+        "StartNotebookInstance" => "Pending",
+        _ => return,
+    };
+    let name = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v["NotebookInstanceName"].as_str().map(str::to_string));
+    if let Some(name) = name {
+        state.notebooks_in_transition.insert(name, shown);
+    }
 }
 
 /// The `InstanceId.N` values of an EC2 query-protocol request body.
@@ -226,9 +246,13 @@ impl AwsProxy {
         f(&mut self.state.lock().expect("proxy state"))
     }
 
-    /// AWS finishes every stop and start under way: instances show their final state.
-    pub fn settle_ec2(&self) {
-        self.with(|s| s.in_transition.clear());
+    /// AWS finishes every stop and start under way: instances and notebooks show their
+    /// final state.
+    pub fn settle(&self) {
+        self.with(|s| {
+            s.in_transition.clear();
+            s.notebooks_in_transition.clear();
+        });
     }
 
     /// Holds the answer to the next call of `action` (AWS has acted): returns `reached`,
@@ -352,10 +376,11 @@ async fn forward(
         Ok(answer) => answer,
         Err(err) => return (StatusCode::BAD_GATEWAY, err.to_string()).into_response(),
     };
-    let (kill, rewrites, hold, reshapes) = {
+    let (kill, rewrites, hold, reshapes, notebooks) = {
         let mut state = shared.state.lock().expect("proxy state");
-        if state.ec2_transitions && status_ok(&answer) {
+        if state.transitions && status_ok(&answer) {
             begin_transitions(&mut state, &action, &text);
+            begin_notebook_transition(&mut state, &action, &text);
         }
         let rewrites: Vec<Rewrite> = state
             .rewrite
@@ -383,7 +408,11 @@ async fn forward(
             .filter(|(a, _)| *a == action)
             .map(|(_, f)| *f)
             .collect();
-        (kill, rewrites, hold, reshapes)
+        let notebooks = match action.as_str() {
+            "DescribeNotebookInstance" => state.notebooks_in_transition.clone(),
+            _ => Default::default(),
+        };
+        (kill, rewrites, hold, reshapes, notebooks)
     };
     if let Some(hold) = hold {
         hold.reached.notify_one();
@@ -413,6 +442,19 @@ async fn forward(
         Ok(mut json) if !reshapes.is_empty() && status.is_success() => {
             for reshape in reshapes {
                 reshape(&text, &mut json);
+            }
+            Bytes::from(json.to_string())
+        }
+        _ => bytes,
+    };
+    let bytes = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(mut json) if !notebooks.is_empty() && status.is_success() => {
+            let shown = json["NotebookInstanceName"]
+                .as_str()
+                .and_then(|n| notebooks.get(n))
+                .copied();
+            if let Some(shown) = shown {
+                json["NotebookInstanceStatus"] = serde_json::json!(shown);
             }
             Bytes::from(json.to_string())
         }

@@ -1,7 +1,8 @@
 //! A stop that reaches the violating project's own GPUs: the real AWS SDK against moto on
 //! loopback, for EC2 (two regions) and SageMaker notebooks. moto answers StopInstances and
 //! StopNotebookInstance with the final state at once, where AWS passes through `stopping`
-//! (`Stopping`) first; the runner's re-describe path is the same either way.
+//! (`Stopping`) first; the proxy's `transitions` shows those states as AWS documents them,
+//! and one test holds a stop and its reversal through them.
 
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -503,26 +504,22 @@ async fn a_stop_naming_another_account_acts_there_through_the_assumed_role(pool:
     assert!(proxy.calls_naming("AssumeRole", "ExternalId=burnrate-e2e") >= 1);
 }
 
-/// The stop's EC2 rows (id, status), by region and ID.
-async fn ec2_rows(pool: &PgPool, stop: i64) -> Vec<(String, String)> {
-    listed(pool, stop)
-        .await
-        .into_iter()
-        .filter(|r| r.1 == "ec2")
-        .map(|r| (r.2, r.5))
-        .collect()
+/// The stop's rows (id, status), by region, kind and ID.
+async fn row_states(pool: &PgPool, stop: i64) -> Vec<(String, String)> {
+    listed(pool, stop).await.into_iter().map(|r| (r.2, r.5)).collect()
 }
 
-/// AWS stops and starts instances asynchronously (the proxy shows `stopping` and `pending`
-/// until told AWS is done, where moto is done at once): the stop stays executing while any
-/// instance is still stopping, and a pass meanwhile re-describes without stopping again; a
-/// reversal is done only once AWS reports the instances running, each started once.
+/// AWS stops and starts instances and notebooks asynchronously (the proxy shows `stopping`
+/// and `pending`, `Stopping` and `Pending`, until told AWS is done, where moto is done at
+/// once): the stop stays executing while any is still stopping, and a pass meanwhile
+/// re-describes without stopping again; a reversal is done only once AWS reports them
+/// running, each started once.
 #[sqlx::test]
 async fn instances_aws_is_still_stopping_keep_the_stop_executing_and_a_restart_waits_for_running(pool: PgPool) {
     let moto = moto::start().await;
     let proxy = AwsProxy::start(&moto.endpoint).await;
     let fleet = fleet(&aws_config_at(&moto.endpoint, "AKIDTEST").await).await;
-    proxy.with(|s| s.ec2_transitions = true);
+    proxy.with(|s| s.transitions = true);
     seed(&pool, &resource_policy("automatic")).await;
     let exec = resource_executor(&aws_config_at(&proxy.endpoint(), "AKIDTEST").await);
 
@@ -534,15 +531,16 @@ async fn instances_aws_is_still_stopping_keep_the_stop_executing_and_a_restart_w
     let rows = |state: &str| {
         vec![
             (fleet.east_gpu.clone(), state.to_string()),
+            ("burner-lab".to_string(), state.to_string()),
             (fleet.west_gpu.clone(), state.to_string()),
         ]
     };
-    assert_eq!(ec2_rows(&pool, stop).await, rows("stopping"));
+    assert_eq!(row_states(&pool, stop).await, rows("stopping"));
     assert_eq!(status(&pool, stop).await, "executing", "not done while AWS is stopping");
     for id in [&fleet.east_gpu, &fleet.west_gpu] {
         assert_eq!(proxy.calls_naming("StopInstances", id), 1, "stopped once: {id}");
     }
-    proxy.settle_ec2();
+    proxy.settle();
     passes_until(&pool, &exec, stop, "executed").await;
     assert_eq!(listed(&pool, stop).await, expected(&fleet, "stopped"));
 
@@ -553,15 +551,17 @@ async fn instances_aws_is_still_stopping_keep_the_stop_executing_and_a_restart_w
         reconcile::pass(&pool, &exec, today()).await.expect("pass");
     }
     assert_eq!(
-        ec2_rows(&pool, stop).await,
+        row_states(&pool, stop).await,
         rows("starting"),
         "StartInstances answered pending"
     );
     assert_eq!(status(&pool, stop).await, "reversing");
-    proxy.settle_ec2();
+    proxy.settle();
     passes_until(&pool, &exec, stop, "reversed").await;
     assert_eq!(listed(&pool, stop).await, expected(&fleet, "restarted"));
     for id in [&fleet.east_gpu, &fleet.west_gpu] {
         assert_eq!(proxy.calls_naming("StartInstances", id), 1, "started once: {id}");
     }
+    assert_eq!(proxy.calls_naming("StopNotebookInstance", "burner-lab"), 1);
+    assert_eq!(proxy.calls_naming("StartNotebookInstance", "burner-lab"), 1);
 }
