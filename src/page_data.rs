@@ -32,7 +32,7 @@ pub struct RequestVersion(pub i64);
 
 /// The version this request's page data is read against: the one read with its session,
 /// else (outside a signed-in request) a fresh read.
-async fn request_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
+pub async fn request_version(pool: &PgPool) -> Result<i64, sqlx::Error> {
     let known = leptos::prelude::use_context::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<RequestVersion>().copied());
     match known {

@@ -123,6 +123,15 @@ pub async fn decide(
         return Err(Problem::invalid("reason", "say why, in at most 2,000 characters"));
     }
     let insights = service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await?;
-    service::decide(&pool, &insights, &api.caller, &request.key, (request.decision, reason)).await?;
+    let today = chrono::Utc::now().date_naive();
+    service::decide(
+        &pool,
+        &insights,
+        &api.caller,
+        &request.key,
+        (request.decision, reason),
+        today,
+    )
+    .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -67,7 +67,16 @@ pub async fn decide_savings(key: String, decision: String, reason: String) -> Re
         return Err(AppError::invalid("reason", "say why, in at most 2,000 characters"));
     }
     let insights = insights().await?;
-    super::service::decide(&crate::ctx::pool()?, &insights, &caller, &key, (decision, reason)).await?;
+    let today = chrono::Utc::now().date_naive();
+    super::service::decide(
+        &crate::ctx::pool()?,
+        &insights,
+        &caller,
+        &key,
+        (decision, reason),
+        today,
+    )
+    .await?;
     Ok(())
 }
 

@@ -35,6 +35,8 @@ pub mod pricing;
 #[cfg(feature = "ssr")]
 pub mod prometheus;
 #[cfg(feature = "ssr")]
+pub mod realised;
+#[cfg(feature = "ssr")]
 pub mod report;
 #[cfg(feature = "ssr")]
 pub mod report_render;

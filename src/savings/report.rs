@@ -4,14 +4,15 @@
 //!   by the team owning each project now; no team is "Unassigned".
 //! - **Proposed**: the recommendations open now that count in the totals, compounded (what
 //!   "Savings available" sums), by lever and team: what is on the table as the report is made.
-//! - **Accepted**: decisions accepted in the month and still standing, each at the monthly
-//!   saving proposed when it was accepted (the ledger's Accepted).
-//! - **Realised**: dollars saved in the month's settled days by every standing accepted
-//!   decision, on the days on and after it: its spend's daily rate in the 30 days before the
-//!   decision × those days − what they cost, measured on the spend the change moves
-//!   (`store::measured_spend`, as the ledger measures).
-//! - **Before and after, per lever**: the 30 days before each decision and the month's days
-//!   after it scaled to 30 days, summed over the lever's decisions: −58 % reads as seed 002's.
+//! - **Accepted**: decisions accepted in the month and still standing, each at what it added
+//!   after the other rows it was proposed with (the compounded figure; the ledger's Accepted),
+//!   a group of decisions on the same spend never more than that spend's baseline month.
+//! - **Realised**: dollars saved in the month's settled days by the standing accepted
+//!   decisions, measured once per group of decisions on overlapping spend (`realised`): the
+//!   group's daily rate in the 30 days before its first decision × the days on and after it
+//!   (for 90 days) − what they cost, at most the former, split by compounded shares.
+//! - **Before and after, per lever**: each decision's share of its group's 30 days before and
+//!   of the month's days after scaled to 30 days: −58 % reads as seed 002's.
 
 use std::collections::BTreeMap;
 
@@ -21,10 +22,9 @@ use sqlx::PgPool;
 
 use super::insights::Insights;
 use super::model::{Kind, LeverRow, SavingsReport, TeamRow};
+use super::realised::{self, BEFORE_DAYS};
 use super::store;
 use crate::period::DateRange;
-
-const DAYS_BEFORE: u64 = 30;
 
 #[derive(Default)]
 struct Sums {
@@ -69,29 +69,34 @@ pub async fn compute(
         levers.entry(r.kind).or_default().proposed += r.compounded_saving;
         teams.entry(r.team.clone()).or_default().proposed += r.compounded_saving;
     }
-    for decision in store::accepted(&mut conn).await? {
-        let (kind, team) = (decision.kind(), decision.team.clone());
-        if decision.decided_on >= month.from && decision.decided_on < month.to {
-            levers.entry(kind).or_default().accepted += decision.proposed_monthly_saving;
-            teams.entry(team.clone()).or_default().accepted += decision.proposed_monthly_saving;
+    // Decisions whose measured spend overlaps are measured once, together, and their drop
+    // split by the compounded figures they were accepted at (`realised`).
+    for group in realised::groups(&mut conn).await? {
+        let accepted = group.accepted();
+        for (decision, figure) in group.decisions.iter().zip(&accepted) {
+            if decision.decided_on >= month.from && decision.decided_on < month.to {
+                levers.entry(decision.kind()).or_default().accepted += *figure;
+                teams.entry(decision.team.clone()).or_default().accepted += *figure;
+            }
         }
         let after = DateRange {
-            from: decision.decided_on.max(month.from),
+            from: month.from,
             to: settled_to,
         };
-        if after.days() == 0 {
+        let Some(measured) = group.measure(&mut conn, after).await? else {
             continue;
+        };
+        let days = Decimal::from(measured.days);
+        let saved = group.split(measured.realised);
+        let before = group.split(group.baseline);
+        let spent = group.split(measured.spent * Decimal::from(BEFORE_DAYS) / days);
+        for (i, decision) in group.decisions.iter().enumerate() {
+            let lever = levers.entry(decision.kind()).or_default();
+            lever.realised += saved[i];
+            lever.before = Some(lever.before.unwrap_or_default() + before[i]);
+            lever.after = Some(lever.after.unwrap_or_default() + spent[i]);
+            teams.entry(decision.team.clone()).or_default().realised += saved[i];
         }
-        let day = decision.decided_on;
-        let before = store::measured_spend(&mut conn, &decision, day - Days::new(DAYS_BEFORE), day).await?;
-        let spent = store::measured_spend(&mut conn, &decision, after.from, after.to).await?;
-        let days = Decimal::from(after.days());
-        let realised = before * days / Decimal::from(DAYS_BEFORE) - spent;
-        let lever = levers.entry(kind).or_default();
-        lever.realised += realised;
-        lever.before = Some(lever.before.unwrap_or_default() + before);
-        lever.after = Some(lever.after.unwrap_or_default() + spent * Decimal::from(DAYS_BEFORE) / days);
-        teams.entry(team).or_default().realised += realised;
     }
     let spend: BTreeMap<String, Decimal> = spend.into_iter().collect();
     for team in spend.keys() {

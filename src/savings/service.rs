@@ -222,13 +222,15 @@ pub async fn available(
 }
 
 /// Records `caller`'s decision on the recommendation `key` (the server's own proposal,
-/// never an amount the browser sent), if they may decide for its team.
+/// never an amount the browser sent), if they may decide for its team, on `today`: its own
+/// and compounded figures, and the data version of the set it was taken from.
 pub async fn decide(
     pool: &PgPool,
     insights: &Insights,
     caller: &Caller,
     key: &str,
     (decision, reason): (Decision, &str),
+    today: chrono::NaiveDate,
 ) -> Result<(), AppError> {
     let Some(recommendation) = insights.recommendations.iter().find(|r| r.key() == key) else {
         return Err(AppError::NotFound(
@@ -241,9 +243,18 @@ pub async fn decide(
             "only admins and the team's leads decide on its recommendations".into(),
         ));
     }
+    // The version the cached set was computed at: the request's own, read with its session.
+    let version = crate::page_data::request_version(pool).await?;
     let mut tx = pool.begin().await?;
-    let today = chrono::Utc::now().date_naive();
-    store::decide(&mut tx, &caller.into(), recommendation, decision, reason, today).await?;
+    store::decide(
+        &mut tx,
+        &caller.into(),
+        recommendation,
+        decision,
+        reason,
+        (today, version),
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }

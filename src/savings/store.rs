@@ -137,7 +137,7 @@ pub async fn decide(
     recommendation: &Recommendation,
     decision: Decision,
     reason: &str,
-    today: NaiveDate,
+    (today, data_version): (NaiveDate, i64),
 ) -> Result<(), sqlx::Error> {
     let key = recommendation.key();
     // Two people deciding at once: the second waits, then ends the first's decision.
@@ -165,8 +165,8 @@ pub async fn decide(
     };
     sqlx::query(
         "insert into savings_decisions (recommendation_key, kind, team, project, usage_type, instance_type, decision,
-             reason, proposed_monthly_saving, decided_by, decided_on)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+             reason, proposed_monthly_saving, decided_by, decided_on, compounded_monthly_saving, data_version)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(&key)
     .bind(recommendation.kind.key())
@@ -179,6 +179,9 @@ pub async fn decide(
     .bind(recommendation.monthly_saving.round_dp(2))
     .bind(&actor.label)
     .bind(today)
+    // Exact, as computed: the ledger splits measured drops by these shares.
+    .bind(recommendation.compounded_saving)
+    .bind(data_version)
     .execute(&mut *conn)
     .await?;
     audit_log::record(
@@ -192,6 +195,8 @@ pub async fn decide(
             "usage_type": recommendation.usage_type,
             "instance_type": recommendation.instance_type,
             "monthly_saving": recommendation.monthly_saving.round_dp(2),
+            "compounded_monthly_saving": recommendation.compounded_saving.round_dp(2),
+            "data_version": data_version,
             "reason": reason,
         }),
     )
@@ -207,7 +212,10 @@ pub struct Accepted {
     pub usage_type: String,
     pub instance_type: String,
     pub reason: String,
+    /// The row's own saving when it was accepted.
     pub proposed_monthly_saving: Decimal,
+    /// What the row added after the others in the set it was accepted from.
+    pub compounded_monthly_saving: Decimal,
     pub decided_by: String,
     pub decided_on: NaiveDate,
 }
@@ -221,63 +229,76 @@ impl Accepted {
 
 pub async fn accepted(conn: &mut PgConnection) -> Result<Vec<Accepted>, sqlx::Error> {
     sqlx::query_as(
-        "select kind, team, project, usage_type, instance_type, reason, proposed_monthly_saving, decided_by, decided_on
-         from savings_decisions where ended_at is null and decision = 'accepted' order by decided_at desc",
+        "select kind, team, project, usage_type, instance_type, reason, proposed_monthly_saving,
+                compounded_monthly_saving, decided_by, decided_on
+         from savings_decisions where ended_at is null and decision = 'accepted' order by decided_at desc, id desc",
     )
     .fetch_all(conn)
     .await
 }
 
-/// The spend a decision's realised saving is measured on, between two days (`to` exclusive):
-/// what the change moves. Spot moves a type's hours from on-demand to spot, so both count;
-/// right-sizing, idle and underused GPUs change the project's GPU spend; a schedule changes
-/// the usage type's; a commitment changes the family's amortized cost; deleting an idle
-/// endpoint changes the project's hosting on that instance type.
-pub async fn measured_spend(
+/// The cells (project, usage type) a decision's realised saving is measured on, with spend
+/// between two days (`to` exclusive): what the change moves. Spot moves a type's hours from
+/// on-demand to spot, so both count; right-sizing, idle and underused GPUs change the
+/// project's GPU spend; a schedule changes the usage type's; a commitment changes the
+/// family's cost in every project; deleting an idle endpoint changes the project's hosting
+/// on that instance type.
+pub async fn measured_cells(
     conn: &mut PgConnection,
     decision: &Accepted,
     from: NaiveDate,
     to: NaiveDate,
-) -> Result<Decimal, sqlx::Error> {
-    let kind = decision.kind();
-    let query = match kind {
-        Kind::AlwaysOn => {
-            "select coalesce(sum(unblended), 0) from costs_by_usage_type
-             where project = $1 and usage_type = $2 and day >= $4 and day < $5"
-        }
-        Kind::Spot => {
-            "select coalesce(sum(c.unblended), 0) from costs_by_usage_type c
-             join usage_types u on u.usage_type = c.usage_type
-             where c.project = $1 and u.instance_type = $3 and c.day >= $4 and c.day < $5"
-        }
-        Kind::Rightsize | Kind::IdleGpu | Kind::Underused => {
-            "select coalesce(sum(gpu_unblended), 0) from daily_project_costs
-             where project = $1 and day >= $4 and day < $5"
-        }
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    let scope = match decision.kind() {
+        Kind::AlwaysOn => "c.project = $1 and c.usage_type = $2",
+        Kind::Spot => "c.project = $1 and u.instance_type = $3",
+        Kind::Rightsize | Kind::IdleGpu | Kind::Underused => "c.project = $1 and u.gpu_count > 0",
         // Deleting an endpoint ends the project's hosting of that instance type.
         Kind::IdleEndpoint => {
-            "select coalesce(sum(c.unblended), 0) from costs_by_usage_type c
-             join usage_types u on u.usage_type = c.usage_type
-             where c.project = $1 and u.instance_type = regexp_replace($3, '^ml[.]', '')
-               and c.usage_type like '%Host:%'
-               and c.day >= $4 and c.day < $5"
+            "c.project = $1 and u.instance_type = regexp_replace($3, '^ml[.]', '') and c.usage_type like '%Host:%'"
         }
         Kind::Commitment => {
-            "select coalesce(sum(c.amortized), 0) from costs_by_usage_type c
-             join usage_types u on u.usage_type = c.usage_type
-             where u.instance_family = split_part(trim(trailing '.*' from $3), '.', case when $3 like 'ml.%' then 2 else 1 end)
-               and (($3 like 'ml.%') = (c.usage_type like '%:ml.%'))
-               and c.day >= $4 and c.day < $5"
+            "u.instance_family = split_part(trim(trailing '.*' from $3), '.', case when $3 like 'ml.%' then 2 else 1 end)
+             and (($3 like 'ml.%') = (c.usage_type like '%:ml.%'))"
         }
     };
-    sqlx::query_scalar(query)
-        .bind(&decision.project)
-        .bind(&decision.usage_type)
-        .bind(&decision.instance_type)
-        .bind(from)
-        .bind(to)
-        .fetch_one(conn)
-        .await
+    sqlx::query_as(&format!(
+        "select distinct c.project, c.usage_type from costs_by_usage_type c
+         join usage_types u on u.usage_type = c.usage_type
+         where {scope} and c.day >= $4 and c.day < $5
+         order by 1, 2"
+    ))
+    .bind(&decision.project)
+    .bind(&decision.usage_type)
+    .bind(&decision.instance_type)
+    .bind(from)
+    .bind(to)
+    .fetch_all(conn)
+    .await
+}
+
+/// Spend on `cells` between two days (`to` exclusive), amortized (what a commitment moves)
+/// or unblended.
+pub async fn cells_spend(
+    conn: &mut PgConnection,
+    cells: &[(String, String)],
+    amortized: bool,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Decimal, sqlx::Error> {
+    let metric = if amortized { "amortized" } else { "unblended" };
+    sqlx::query_scalar(&format!(
+        "select coalesce(sum(c.{metric}), 0) from costs_by_usage_type c
+         join unnest($1::text[], $2::text[]) as cell(project, usage_type)
+           on cell.project = c.project and cell.usage_type = c.usage_type
+         where c.day >= $3 and c.day < $4"
+    ))
+    .bind(cells.iter().map(|c| c.0.clone()).collect::<Vec<_>>())
+    .bind(cells.iter().map(|c| c.1.clone()).collect::<Vec<_>>())
+    .bind(from)
+    .bind(to)
+    .fetch_one(conn)
+    .await
 }
 
 /// The last settled day (`costs::settlement`).

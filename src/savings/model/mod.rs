@@ -301,15 +301,25 @@ pub struct LedgerEntry {
     pub decided_on: NaiveDate,
     pub decided_by: String,
     pub reason: String,
+    /// The row's own saving when it was accepted.
     pub proposed_monthly_saving: Decimal,
-    /// Spend of the usage type in the 30 days before the decision.
+    /// What Accepted counts: what the row added after the others it was proposed with (at
+    /// most its group's baseline, shared).
+    #[serde(default)]
+    pub accepted_monthly_saving: Decimal,
+    /// This decision's share of its group's spend in the 30 days before the group's first
+    /// decision (decisions whose measured spend overlaps are measured together, once).
     pub spend_before: Decimal,
-    /// Spend in the days after it (at most 30), scaled to 30 days.
+    /// Its share of the group's spend in the days after (at most 30), scaled to 30 days.
     pub spend_after_per_30_days: Option<Decimal>,
-    /// How many settled days after the decision the figure rests on (0 to 30).
+    /// How many settled days after the group's first decision the figure rests on (0 to 30).
     pub days_after: i64,
-    /// `spend_before − spend_after_per_30_days`; `None` until a day after the decision is settled.
+    /// `spend_before − spend_after_per_30_days`, at most `spend_before`; `None` until a day
+    /// after the decision is settled.
     pub realised_monthly_saving: Option<Decimal>,
+    /// The other standing decisions measured on the same spend.
+    #[serde(default)]
+    pub measured_with: usize,
 }
 
 /// The ledger's totals.

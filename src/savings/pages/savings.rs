@@ -266,16 +266,19 @@ fn Ledger(entries: Vec<crate::savings::model::LedgerEntry>) -> impl IntoView {
                     <td>{e.decided_on.to_string()} " by " {e.decided_by}</td>
                     <td>{e.reason}</td>
                     <td class="num">{usd(e.proposed_monthly_saving)}</td>
+                    <td class="num" data-testid="ledger-accepted">{usd(e.accepted_monthly_saving)}</td>
                     <td class="num">{usd(e.spend_before)}</td>
                     <td class="num">{e.spend_after_per_30_days.map(usd).unwrap_or_else(|| "no settled day yet".into())}</td>
-                    <td class="num">{e.realised_monthly_saving.map(usd).unwrap_or_default()} " (" {count(e.days_after)} " days)"</td>
+                    <td class="num">{e.realised_monthly_saving.map(usd).unwrap_or_default()} " (" {count(e.days_after)} " days"
+                        {(e.measured_with > 0).then(|| format!("; measured with {} other decision{} on the same spend", e.measured_with, if e.measured_with == 1 { "" } else { "s" }))}
+                        ")"</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
         <h2>"Ledger"</h2>
-        <DataTable testid="ledger-table" columns=&["Kind", "Project", "Usage type", "Accepted", "Reason", "Proposed a month", "30 days before", "After, per 30 days", "Realised a month"]>{rows}</DataTable>
+        <DataTable testid="ledger-table" columns=&["Kind", "Project", "Usage type", "Accepted", "Reason", "Proposed a month", "Accepted a month (after the others)", "30 days before", "After, per 30 days", "Realised a month"]>{rows}</DataTable>
     }
     .into_any()
 }

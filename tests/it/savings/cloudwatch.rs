@@ -276,13 +276,16 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
     assert_eq!(idle.host, "endpoint/us-east-1/idle-ep/AllTraffic");
     let mut tx = pool.begin().await.expect("tx");
     let actor = burnrate::audit_log::Actor::system("test");
-    burnrate::savings::store::decide(&mut tx, &actor, idle, Decision::Accepted, "deleting it", day(20))
+    burnrate::savings::store::decide(&mut tx, &actor, idle, Decision::Accepted, "deleting it", (day(20), 0))
         .await
         .expect("an idle endpoint is accepted");
     tx.commit().await.expect("commit");
     let mut conn = pool.acquire().await.expect("connection");
     let accepted = burnrate::savings::store::accepted(&mut conn).await.expect("accepted");
-    let measured = burnrate::savings::store::measured_spend(&mut conn, &accepted[0], day(0), day(15))
+    let cells = burnrate::savings::store::measured_cells(&mut conn, &accepted[0], day(0), day(15))
+        .await
+        .expect("cells");
+    let measured = burnrate::savings::store::cells_spend(&mut conn, &cells, false, day(0), day(15))
         .await
         .expect("measured");
     assert_eq!(measured, d("300"));

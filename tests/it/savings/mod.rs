@@ -11,6 +11,7 @@ mod formulas;
 mod http;
 mod idle_alerts;
 mod inferred;
+mod ledger;
 mod plan_types;
 mod prometheus;
 mod report;

@@ -97,8 +97,8 @@ async fn seeded(pool: &PgPool) {
         let key = [kind, project, usage_type, instance_type].join("\u{1f}");
         sqlx::query(
             "insert into savings_decisions (recommendation_key, kind, team, project, usage_type, instance_type,
-                 decision, reason, proposed_monthly_saving, decided_by, decided_on)
-             values ($1, $2, 'ml', $3, $4, $5, 'accepted', 'seeded', $6::numeric, 'lead@example.com', $7)",
+                 decision, reason, proposed_monthly_saving, compounded_monthly_saving, decided_by, decided_on)
+             values ($1, $2, 'ml', $3, $4, $5, 'accepted', 'seeded', $6::numeric, $6::numeric, 'lead@example.com', $7)",
         )
         .bind(key)
         .bind(kind.to_string())
