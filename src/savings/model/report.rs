@@ -13,7 +13,7 @@ pub struct LeverRow {
     pub kind: Kind,
     /// Open now and counted (compounded), a month's worth.
     pub proposed: Decimal,
-    /// Accepted in the month, a month's worth each as proposed when accepted.
+    /// Accepted in the month, a month's worth each: what it added after the others when accepted.
     pub accepted: Decimal,
     /// Dollars saved in the month's settled days by everything accepted before them.
     pub realised: Decimal,

@@ -121,7 +121,7 @@ fn SavingsBody(
         </p>
         <section class="cards" aria-label="Ledger">
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>
-            <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="ledger-accepted">{usd(page.totals.accepted)}</p><p class="hint">"a month, as proposed when accepted"</p></div>
+            <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="ledger-accepted">{usd(page.totals.accepted)}</p><p class="hint">"a month, each row after the others it was proposed with"</p></div>
             <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="ledger-realised">{usd(page.totals.realised)}</p><p class="hint">"a month: 30 days before each decision against the days after"</p></div>
         </section>
         <p class="hint" data-testid="savings-window">"Window: " {window} ". Spot discount where none is observed: " {percent_value(page.spot_discount_percent)} "."</p>
@@ -266,7 +266,7 @@ fn Ledger(entries: Vec<crate::savings::model::LedgerEntry>) -> impl IntoView {
                     <td>{e.decided_on.to_string()} " by " {e.decided_by}</td>
                     <td>{e.reason}</td>
                     <td class="num">{usd(e.proposed_monthly_saving)}</td>
-                    <td class="num" data-testid="ledger-accepted">{usd(e.accepted_monthly_saving)}</td>
+                    <td class="num" data-testid="ledger-row-accepted">{usd(e.accepted_monthly_saving)}</td>
                     <td class="num">{usd(e.spend_before)}</td>
                     <td class="num">{e.spend_after_per_30_days.map(usd).unwrap_or_else(|| "no settled day yet".into())}</td>
                     <td class="num">{e.realised_monthly_saving.map(usd).unwrap_or_default()} " (" {count(e.days_after)} " days"
