@@ -28,14 +28,15 @@ create trigger costs_by_account_record_type_version
     after insert or update or delete or truncate on costs_by_account_record_type
     for each statement execute function bump_data_version();
 
--- Days stored before these views: the record-type grain's sums, as exports by account gave
--- them until now. The next run's window replaces the days it fetches with AWS's own answer.
+-- Days stored before these views: the account view from the service grain (what exports by
+-- account read until now), the record types from their grain (days stored before record types
+-- have none, as there). The next run's window replaces the days it fetches with AWS's answer.
+insert into costs_by_account
+select day, account_id, sum(unblended), sum(amortized), sum(usage_quantity), bool_or(estimated)
+from costs_by_service group by day, account_id;
 insert into costs_by_account_record_type
 select day, account_id, record_type, sum(unblended), sum(amortized), sum(usage_quantity), bool_or(estimated)
 from costs_by_record_type group by day, account_id, record_type;
-insert into costs_by_account
-select day, account_id, sum(unblended), sum(amortized), sum(usage_quantity), bool_or(estimated)
-from costs_by_record_type group by day, account_id;
 
 -- The requests the last commitments read made (each costs USD 0.01), for the Ingestion
 -- page's projected Cost Explorer bill.

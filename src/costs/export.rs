@@ -374,6 +374,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_team_limited_export_by_account_sums_that_teams_projects_not_the_account_views() {
+        let selection = |team: Option<i64>, credits: Credits| Selection {
+            granularity: Granularity::Daily,
+            metric: Metric::Unblended,
+            credits,
+            account: None,
+            team,
+        };
+        for keys in ["account", "account,record_type", "account_name"] {
+            let keys = parse_keys(keys).expect("keys");
+            for credits in [Credits::Net, Credits::Gross] {
+                let limited = select_sql(&keys, &selection(Some(7), credits)).expect("sql");
+                assert!(limited.contains("from costs_by_record_type c"), "{limited}");
+                assert!(limited.contains("join teams t on t.id = p.team_id"), "{limited}");
+                assert!(limited.contains("and t.id = 7"), "{limited}");
+                let whole = select_sql(&keys, &selection(None, credits)).expect("sql");
+                assert!(whole.contains("from costs_by_account"), "{whole}");
+                assert!(!whole.contains("t.id"), "{whole}");
+            }
+        }
+    }
+
+    #[test]
     fn keys_parse_in_order_and_reject_unknowns_and_repeats() {
         assert_eq!(
             parse_keys("team,project,user"),

@@ -12,7 +12,7 @@ use sqlx::PgPool;
 use super::model::ProjectedBill;
 use super::run::api_cost;
 use crate::config::IngestSettings;
-use crate::ingestion::commitments::EVERY_HOURS;
+use crate::ingestion::commitments::{EVERY_HOURS, RETRY_HOURS};
 
 /// What the projection reads from the runs and reads so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub struct Pace {
     pub runs_last_week: i64,
     /// Requests of the last commitments read, when one was attempted.
     pub requests_a_read: Option<i64>,
+    /// Whether that attempt failed: reads are then tried again every [`RETRY_HOURS`].
+    pub read_failed: bool,
 }
 
 const DAY_SECONDS: u64 = 86_400;
@@ -31,16 +33,30 @@ const DAY_SECONDS: u64 = 86_400;
 pub fn project(settings: &IngestSettings, pace: &Pace, today: NaiveDate) -> Option<ProjectedBill> {
     let requests_a_run = median(&pace.recent_requests)?;
     let days = days_in_month(today);
-    let (runs_a_day, runs_basis) = match settings.interval.filter(|i| i.as_secs() > 0) {
-        Some(interval) => (
-            Decimal::from(DAY_SECONDS) / Decimal::from(interval.as_secs()),
+    // The schedule's pace, or the runs seen when there were more (replicas each run the
+    // schedule, taking turns; cron may run `burnrate ingest` besides).
+    let seen = Decimal::from(pace.runs_last_week) / Decimal::from(7);
+    let scheduled = settings
+        .interval
+        .filter(|i| i.as_secs() > 0)
+        .map(|i| (i, Decimal::from(DAY_SECONDS) / Decimal::from(i.as_secs())));
+    let (runs_a_day, runs_basis) = match scheduled {
+        Some((interval, pace)) if pace >= seen => (
+            pace,
             format!(
                 "the schedule runs every {}",
                 crate::ingestion::schedule::humanize(interval)
             ),
         ),
+        Some(_) => (
+            seen,
+            format!(
+                "{} runs in the last 7 days, more than the schedule alone makes",
+                pace.runs_last_week
+            ),
+        ),
         None => (
-            Decimal::from(pace.runs_last_week) / Decimal::from(7),
+            seen,
             format!(
                 "{} runs in the last 7 days (scheduled ingestion is off)",
                 pace.runs_last_week
@@ -48,9 +64,10 @@ pub fn project(settings: &IngestSettings, pace: &Pace, today: NaiveDate) -> Opti
         ),
     };
     let requests_a_read = pace.requests_a_read.filter(|_| settings.read_commitments).unwrap_or(0);
+    let every_hours = if pace.read_failed { RETRY_HOURS } else { EVERY_HOURS };
     let reads_a_day = match requests_a_read {
         0 => Decimal::ZERO,
-        _ => reads_a_day(settings.interval, runs_a_day),
+        _ => reads_a_day(settings.interval, runs_a_day, every_hours),
     };
     let requests_a_day = runs_a_day * Decimal::from(requests_a_run) + reads_a_day * Decimal::from(requests_a_read);
     let usd = (requests_a_day * Decimal::from(days) * api_cost(1))
@@ -67,14 +84,15 @@ pub fn project(settings: &IngestSettings, pace: &Pace, today: NaiveDate) -> Opti
     })
 }
 
-/// Commitments are read after a run once the last read is [`EVERY_HOURS`] old: with a run
-/// every `interval`, every ⌈20 h / interval⌉-th run reads. Without a schedule, at most as
-/// often as runs happen and never more than every 20 hours.
-fn reads_a_day(interval: Option<Duration>, runs_a_day: Decimal) -> Decimal {
-    let every = EVERY_HOURS.unsigned_abs() * 3600;
+/// Commitments are read after a run once the last read is [`EVERY_HOURS`] old (a failed one
+/// [`RETRY_HOURS`]): with a run every `interval`, every ⌈20 h / interval⌉-th run reads.
+/// Without a schedule, at most as often as runs happen and never more than that.
+fn reads_a_day(interval: Option<Duration>, runs_a_day: Decimal, every_hours: i64) -> Decimal {
+    let every = every_hours.unsigned_abs() * 3600;
+    let most = runs_a_day.min(Decimal::from(DAY_SECONDS) / Decimal::from(every.max(1)));
     match interval.map(|i| i.as_secs()).filter(|s| *s > 0) {
-        Some(secs) => Decimal::from(DAY_SECONDS) / Decimal::from(every.div_ceil(secs) * secs),
-        None => runs_a_day.min(Decimal::from(DAY_SECONDS) / Decimal::from(every)),
+        Some(secs) => (Decimal::from(DAY_SECONDS) / Decimal::from(every.div_ceil(secs) * secs)).min(most),
+        None => most,
     }
 }
 
@@ -105,13 +123,15 @@ pub async fn pace(pool: &PgPool) -> Result<Pace, sqlx::Error> {
     )
     .fetch_one(pool)
     .await?;
-    let requests_a_read: Option<i64> = sqlx::query_scalar("select requests::bigint from commitment_reads")
-        .fetch_optional(pool)
-        .await?;
+    let read: Option<(i64, bool)> =
+        sqlx::query_as("select requests::bigint, problem is not null from commitment_reads")
+            .fetch_optional(pool)
+            .await?;
     Ok(Pace {
         recent_requests,
         runs_last_week,
-        requests_a_read,
+        requests_a_read: read.map(|r| r.0),
+        read_failed: read.is_some_and(|r| r.1),
     })
 }
 
@@ -140,6 +160,7 @@ mod tests {
             recent_requests: vec![8, 8, 9, 8, 120],
             runs_last_week: 28,
             requests_a_read: Some(14),
+            read_failed: false,
         };
         let bill = project(&settings(Some(6), true), &pace, day("2026-11-28")).expect("bill");
         assert_eq!(bill.days, 30);
@@ -159,6 +180,7 @@ mod tests {
             recent_requests: vec![10],
             runs_last_week: 14,
             requests_a_read: Some(5),
+            read_failed: false,
         };
         let bill = project(&settings(None, true), &pace, day("2026-12-03")).expect("bill");
         assert_eq!((bill.days, bill.runs_a_day), (31, Decimal::from(2)));
@@ -179,6 +201,7 @@ mod tests {
             recent_requests: vec![9],
             runs_last_week: 0,
             requests_a_read: None,
+            read_failed: false,
         };
         let bill = project(&settings(Some(7), true), &pace, day("2027-02-10")).expect("bill");
         assert_eq!(bill.usd, Decimal::new(864, 2));
@@ -187,5 +210,42 @@ mod tests {
             project(&settings(Some(6), true), &Pace::default(), day("2027-02-10")),
             None
         );
+    }
+
+    #[test]
+    fn reads_follow_the_runs_that_make_them() {
+        let day_reads = |hours: u64, failed: bool| {
+            let pace = Pace {
+                recent_requests: vec![10],
+                runs_last_week: 0,
+                requests_a_read: Some(10),
+                read_failed: failed,
+            };
+            project(&settings(Some(hours), true), &pace, day("2026-11-28"))
+                .expect("bill")
+                .reads_a_day
+        };
+        // Every 7 h: the 3rd run after a read is 21 h on, so a read every 21 h: 24/21 a day.
+        assert_eq!(day_reads(7, false), Decimal::new(114, 2));
+        // Daily runs read daily; runs every 2 days read every 2 days.
+        assert_eq!(day_reads(24, false), Decimal::ONE);
+        assert_eq!(day_reads(48, false), Decimal::new(5, 1));
+        // A failed read is tried again 3 h on: every 6-hour run reads until one succeeds.
+        assert_eq!(day_reads(6, true), Decimal::from(4));
+    }
+
+    #[test]
+    fn more_runs_than_the_schedule_makes_set_the_pace() {
+        // Two replicas on a 6-hour schedule: 56 runs in 7 days, 8 a day.
+        let pace = Pace {
+            recent_requests: vec![10],
+            runs_last_week: 56,
+            requests_a_read: None,
+            read_failed: false,
+        };
+        let bill = project(&settings(Some(6), false), &pace, day("2026-11-28")).expect("bill");
+        assert_eq!(bill.runs_a_day, Decimal::from(8));
+        assert_eq!(bill.usd, Decimal::new(2400, 2), "8 × 30 × 10 × 0.01");
+        assert!(bill.runs_basis.contains("56 runs"), "{}", bill.runs_basis);
     }
 }

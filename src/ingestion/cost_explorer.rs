@@ -173,46 +173,15 @@ impl CostExplorer {
         Ok(accounts)
     }
 
-    /// One of Cost Explorer's account views over `range`, unfiltered, every page followed:
-    /// a few groups per account and day, so the answer is held whole.
-    pub async fn account_view(
-        &self,
-        range: DateRange,
-        view: AccountView,
-        backoff: Backoff,
-        meter: &mut RequestMeter,
-    ) -> Result<(Vec<AccountRow>, GrainSummary), IngestError> {
-        let period = interval(range)?;
-        let group_by: Vec<GroupDefinition> = view
-            .dimensions()
-            .iter()
-            .map(|key| {
-                GroupDefinition::builder()
-                    .r#type(GroupDefinitionType::Dimension)
-                    .key(*key)
-                    .build()
-            })
-            .collect();
-        let (mut rows, mut summary) = (Vec::new(), GrainSummary::default());
-        let mut token: Option<String> = None;
-        loop {
-            let output = self
-                .counted(backoff, meter, || {
-                    self.client
-                        .get_cost_and_usage()
-                        .time_period(period.clone())
-                        .granularity(Granularity::Daily)
-                        .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
-                        .set_group_by(Some(group_by.clone()))
-                        .set_next_page_token(token.clone())
-                        .send()
-                })
-                .await?;
-            rows.extend(summary.add_account_page(output.results_by_time(), view)?);
-            token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
-            if token.is_none() {
-                return Ok((rows, summary));
-            }
+    /// The pages of one of Cost Explorer's account views over `range`, unfiltered, fetched
+    /// one at a time as the grains' are.
+    pub fn account_pager(&self, range: DateRange, view: AccountView) -> AccountPager<'_> {
+        AccountPager {
+            cost_explorer: self,
+            range,
+            view,
+            token: None,
+            done: false,
         }
     }
 
@@ -328,6 +297,59 @@ impl Pager<'_> {
             .page(&self.query, self.token.take(), backoff, meter)
             .await?;
         let rows = summary.add_page(output.results_by_time(), &self.keys)?;
+        self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
+        self.done = self.token.is_none();
+        Ok(Some(rows))
+    }
+}
+
+/// Walks one account view's NextPageToken chain.
+pub struct AccountPager<'a> {
+    cost_explorer: &'a CostExplorer,
+    range: DateRange,
+    view: AccountView,
+    token: Option<String>,
+    done: bool,
+}
+
+impl AccountPager<'_> {
+    /// The next page's rows, added to `summary`; `None` after the last page.
+    pub async fn next(
+        &mut self,
+        summary: &mut GrainSummary,
+        backoff: Backoff,
+        meter: &mut RequestMeter,
+    ) -> Result<Option<Vec<AccountRow>>, IngestError> {
+        if self.done {
+            return Ok(None);
+        }
+        let ce = self.cost_explorer;
+        let period = interval(self.range)?;
+        let group_by: Vec<GroupDefinition> = self
+            .view
+            .dimensions()
+            .iter()
+            .map(|key| {
+                GroupDefinition::builder()
+                    .r#type(GroupDefinitionType::Dimension)
+                    .key(*key)
+                    .build()
+            })
+            .collect();
+        let token = self.token.take();
+        let output = ce
+            .counted(backoff, meter, || {
+                ce.client
+                    .get_cost_and_usage()
+                    .time_period(period.clone())
+                    .granularity(Granularity::Daily)
+                    .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
+                    .set_group_by(Some(group_by.clone()))
+                    .set_next_page_token(token.clone())
+                    .send()
+            })
+            .await?;
+        let rows = summary.add_account_page(output.results_by_time(), self.view)?;
         self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
         self.done = self.token.is_none();
         Ok(Some(rows))

@@ -13,7 +13,7 @@ use super::cost_explorer::{Backoff, CostExplorer, LinkedAccount, RequestMeter};
 use super::plan;
 use super::response::GrainSummary;
 use crate::config::IngestSettings;
-use crate::costs::account_views::{self, AccountRow, AccountView};
+use crate::costs::account_views::{AccountView, ViewStaging};
 use crate::costs::store::{self, Grain, Staging};
 use crate::format::count;
 use crate::period::DateRange;
@@ -230,7 +230,11 @@ async fn fetch_and_store(
         return Err(IngestError::CostExplorer(problem));
     }
     let staging = Staging::begin(conn).await?;
-    let result = stage_and_replace(conn, cost_explorer, &staging, window, options, run_id, meter).await;
+    let views = ViewStaging::begin(conn).await?;
+    let result = stage_and_replace(conn, cost_explorer, (&staging, &views), window, options, run_id, meter).await;
+    if let Err(error) = views.clear(conn).await {
+        tracing::warn!(%error, "clearing the ingestion's account-view staging tables failed");
+    }
     // The staged rows are only a copy; a failure to free them must not hide the outcome.
     if let Err(error) = staging.clear(conn).await {
         tracing::warn!(%error, "clearing the ingestion's staging tables failed");
@@ -241,7 +245,7 @@ async fn fetch_and_store(
 async fn stage_and_replace(
     conn: &mut PgConnection,
     cost_explorer: &CostExplorer,
-    staging: &Staging,
+    (staging, views): (&Staging, &ViewStaging),
     window: DateRange,
     options: &RunOptions,
     run_id: i64,
@@ -253,14 +257,21 @@ async fn stage_and_replace(
     // AWS's own account figures, they name every account with spend (one the listing left
     // out included), and they say which accounts have credits, refunds or tax at all.
     let listed = cost_explorer.linked_accounts(window, options.backoff, meter).await?;
-    let mut views = Vec::with_capacity(AccountView::ALL.len());
+    let mut summaries = Vec::with_capacity(Grain::ALL.len() + AccountView::ALL.len());
+    // Each account the views name, with the record types it has.
+    let mut record_types: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for view in AccountView::ALL {
-        views.push((
-            view,
-            cost_explorer.account_view(window, view, options.backoff, meter).await?,
-        ));
+        let mut summary = GrainSummary::default();
+        let mut pager = cost_explorer.account_pager(window, view);
+        while let Some(rows) = pager.next(&mut summary, options.backoff, meter).await? {
+            for row in &rows {
+                let types = record_types.entry(row.account.clone()).or_default();
+                types.extend(row.record_type.clone());
+            }
+            views.append(conn, view, &rows).await?;
+        }
+        summaries.push(summary);
     }
-    let record_types = record_types_by_account(&views);
     let accounts = with_unlisted(listed, record_types.keys());
     let filters: Vec<Option<&LinkedAccount>> = match accounts.is_empty() {
         true => vec![None],
@@ -269,7 +280,6 @@ async fn stage_and_replace(
     // The grains of all spend must agree with each other; those of one record type cover a
     // part of it only, so they are stored but not compared, and asked only of the accounts
     // whose record types include theirs.
-    let mut summaries = Vec::with_capacity(Grain::ALL.len() + views.len());
     for grain in Grain::ALL {
         let mut summary = GrainSummary::default();
         let asked = filters.iter().filter(|account| match (grain.record_type(), account) {
@@ -297,11 +307,10 @@ async fn stage_and_replace(
              and the next run asks again",
         ));
     }
-    let (views, view_summaries): (Vec<_>, Vec<_>) = views
-        .into_iter()
-        .map(|(view, (rows, summary))| ((view, rows), summary))
-        .unzip();
-    summaries.extend(view_summaries);
+    // A group answered twice would inflate its view's totals: name it before comparing.
+    if let Some(twice) = views.duplicate(conn).await? {
+        return Err(IngestError::malformed(twice));
+    }
     // A group answered twice would also inflate its pair's totals: name that first.
     staging.check_unique(conn).await?;
     let agreement = check_consistent(window, &summaries)?;
@@ -314,9 +323,10 @@ async fn stage_and_replace(
     crate::allocation::facts::written(&mut tx, window)
         .await
         .map_err(duplicate_group_error)?;
-    for (view, rows) in &views {
-        account_views::replace_window(&mut tx, window, *view, rows).await?;
-    }
+    views
+        .replace_window(&mut tx, window)
+        .await
+        .map_err(duplicate_group_error)?;
     let days = &agreement.days;
     let (named, unnamed): (Vec<&LinkedAccount>, Vec<&LinkedAccount>) = accounts.iter().partition(|a| a.listed);
     crate::costs::accounts::record(
@@ -377,32 +387,16 @@ async fn record_difference(conn: &mut PgConnection, run_id: i64, difference: Dec
     Ok(())
 }
 
-/// The compared answers, in the order a run gathers them: the four grains of all spend, then
-/// the account views.
+/// The compared answers, in the order a run gathers them: the account views, then the four
+/// grains of all spend.
 const GRAIN_NAMES: [&str; 6] = [
+    "account",
+    "account × record type",
     "project × user",
     "project × usage type",
     "project × service",
     "project × record type",
-    "account",
-    "account × record type",
 ];
-
-/// Each account's record types with any group in the account × record type view.
-fn record_types_by_account(
-    views: &[(AccountView, (Vec<AccountRow>, GrainSummary))],
-) -> BTreeMap<String, BTreeSet<String>> {
-    let mut types: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (_, (rows, _)) in views {
-        for row in rows {
-            let entry = types.entry(row.account.clone()).or_default();
-            if let Some(record_type) = &row.record_type {
-                entry.insert(record_type.clone());
-            }
-        }
-    }
-    types
-}
 
 /// The listed accounts and any the account views name that `GetDimensionValues` left out:
 /// their spend is asked for too (without a name, which a later listing fills in).

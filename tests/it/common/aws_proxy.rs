@@ -47,7 +47,7 @@ pub struct ProxyState {
     /// and `StartInstances` `pending` (0), as AWS's examples show
     /// (<https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StopInstances.html>,
     /// <https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StartInstances.html>), and
-    /// `DescribeInstances` shows those instances so until [`AwsProxy::settle_ec2`]: "the
+    /// `DescribeInstances` shows those instances so until [`AwsProxy::settle`]: "the
     /// instance state changes to stopping, and then stopped"
     /// (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-lifecycle.html>).
     /// SageMaker notebooks: after `StopNotebookInstance` `DescribeNotebookInstance` says

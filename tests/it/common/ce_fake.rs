@@ -87,7 +87,8 @@ pub struct FakeState {
     /// Each request waits this long before answering.
     pub delay: Duration,
     /// Added to the first group of every day in answers grouped by the named second key
-    /// (`USAGE_TYPE`, `SERVICE` or the user tag): grains that disagree with the others.
+    /// (`USAGE_TYPE`, `SERVICE` or the user tag), or by `LINKED_ACCOUNT` alone (the account
+    /// view): answers that disagree with the others.
     pub skew: Vec<(String, Decimal)>,
     pub requests: Vec<SeenRequest>,
     /// Requests that reached the fake, counted before any delay (so also those the client
@@ -465,9 +466,12 @@ fn groups_of_day(
         }
     }
     for (second, amount) in &state.skew {
-        if group_by.get(1).is_some_and(|(_, key)| key == second)
-            && let Some(first) = groups.values_mut().next()
-        {
+        // The second key names a grain; `LINKED_ACCOUNT` alone names the account view.
+        let named = match group_by {
+            [(_, only)] => only == second,
+            _ => group_by.get(1).is_some_and(|(_, key)| key == second),
+        };
+        if named && let Some(first) = groups.values_mut().next() {
             first[0] += *amount;
         }
     }

@@ -316,6 +316,14 @@ async fn database_before_accounts(pool: &PgPool) {
     .fetch_one(pool)
     .await
     .expect("old run");
+    // A service fact on a day stored before record types were read (it has no record type).
+    sqlx::query(
+        "insert into costs_by_service (day, project, service, unblended, amortized, usage_quantity, estimated)
+         values ('2025-08-01', 'llm-finetune', 'Amazon Elastic Compute Cloud - Compute', 123.45, 123.45, 24, false)",
+    )
+    .execute(pool)
+    .await
+    .expect("a fact from before record types");
     // One fact per grain on a day Cost Explorer no longer keeps, and on two it does.
     for on in [day(2025, 9, 15), day(2026, 10, 15), day(2026, 11, 5)] {
         for (table, column, value) in [
@@ -364,6 +372,18 @@ async fn an_upgraded_database_gets_its_accounts_without_losing_history(pool: PgP
         vec![(String::new(), Decimal::new(12345, 2)); 3],
         "kept, without an account"
     );
+    // The account views begin as the grains' sums: the account view from the service grain
+    // (also on the day stored before record types, which has none), the record types from
+    // theirs.
+    let views: (i64, Decimal, i64) = sqlx::query_as(
+        "select (select count(*) from costs_by_account where account_id = ''),
+                (select sum(unblended) from costs_by_account),
+                (select count(*) from costs_by_account_record_type)",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("views");
+    assert_eq!(views, (4, Decimal::new(49380, 2), 3));
 
     // Cost Explorer keeps daily data from 2025-10-01 (13 months before November 2026).
     let fake = CostExplorerFake::start(two_accounts(day(2026, 10, 1), 50)).await;

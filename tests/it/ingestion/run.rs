@@ -47,6 +47,8 @@ async fn snapshot(pool: &PgPool) -> String {
         "select md5(coalesce((select string_agg(t::text, '|' order by t::text) from costs_by_user t), '')
                  || coalesce((select string_agg(t::text, '|' order by t::text) from costs_by_usage_type t), '')
                  || coalesce((select string_agg(t::text, '|' order by t::text) from costs_by_service t), '')
+                 || coalesce((select string_agg(t::text, '|' order by t::text) from costs_by_account t), '')
+                 || coalesce((select string_agg(t::text, '|' order by t::text) from costs_by_account_record_type t), '')
                  || coalesce((select string_agg(t::text, '|' order by t::text) from daily_project_costs t), ''))",
     )
     .fetch_one(pool)
@@ -485,6 +487,27 @@ async fn grains_that_differ_by_more_than_a_cent_fail_the_run_naming_the_day_and_
     assert_eq!(status, "failed");
 }
 
+/// The account view takes part in the cross-check: when its daily total is over a cent
+/// from the grains', the run fails naming it, and nothing is stored.
+#[sqlx::test]
+async fn an_account_view_that_disagrees_with_the_grains_fails_the_run(pool: PgPool) {
+    let Baseline {
+        fake,
+        ce,
+        window,
+        today,
+        before,
+    } = baseline(&pool, sample_items(day(2026, 11, 15), 7)).await;
+    fake.with(|s| s.skew = vec![("LINKED_ACCOUNT".into(), Decimal::new(2, 2))]);
+    let error = ingest(&pool, &ce, &options(window, today))
+        .await
+        .expect_err("over a cent");
+    let skewed = fake.account_totals(day(2026, 11, 15), day(2026, 11, 16), &["LINKED_ACCOUNT"]);
+    let skewed: Decimal = skewed.values().copied().sum();
+    assert!(error.contains(&format!("account: unblended {skewed}")), "{error}");
+    assert_eq!(snapshot(&pool).await, before, "nothing is stored");
+}
+
 #[sqlx::test]
 async fn a_difference_of_exactly_one_cent_is_accepted(pool: PgPool) {
     let today = day(2026, 11, 22);
@@ -517,7 +540,8 @@ async fn a_group_answered_twice_is_named_and_nothing_is_stored(pool: PgPool) {
         .await
         .expect_err("duplicate");
     assert!(error.starts_with("Cost Explorer returned the group"), "{error}");
-    assert!(error.contains("twice for 2026-11-15"), "{error}");
+    // The account views are asked first, so the first group twice is theirs.
+    assert!(error.contains("twice for 2026-11-15 in its account view"), "{error}");
     assert_eq!(snapshot(&pool).await, before);
 }
 

@@ -165,8 +165,8 @@ async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
         "no projection before a run fetched a window"
     );
 
-    // Three runs that fetched (a backfill's 500 requests and two of 10) and a 14-request
-    // commitments read, on the default 6-hour schedule: 4 runs a day × 10 requests and one
+    // Three runs that fetched (a backfill's 500 requests and two of 10) and a successful
+    // 14-request commitments read, on the default 6-hour schedule: 4 runs a day × 10 requests and one
     // read a day (every 4th run, 24 h ≥ 20 h) × 14 requests, each USD 0.01, every day of
     // this month.
     sqlx::query(
@@ -179,8 +179,9 @@ async fn the_ingestion_page_lists_runs_to_signed_in_users_only(pool: PgPool) {
     .await
     .expect("runs that fetched");
     sqlx::query(
-        "insert into commitment_reads (id, problem, requests) values (true, 'throttled', 14)
-         on conflict (id) do update set requests = 14",
+        "insert into commitment_reads (id, period_from, period_to, read_at, problem, requests)
+         values (true, '2026-01-01', '2026-01-31', now(), null, 14)
+         on conflict (id) do update set problem = null, requests = 14",
     )
     .execute(&pool)
     .await
