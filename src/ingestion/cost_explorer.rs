@@ -185,22 +185,24 @@ impl CostExplorer {
         }
     }
 
+    /// One page of DAILY [`METRICS`] over `range`, grouped and filtered as given.
     async fn page(
         &self,
-        query: &Query<'_>,
+        range: DateRange,
+        (group_by, filter): (Vec<GroupDefinition>, Option<Expression>),
         token: Option<String>,
         backoff: Backoff,
         meter: &mut RequestMeter,
     ) -> Result<GetCostAndUsageOutput, IngestError> {
-        let period = interval(query.range)?;
+        let period = interval(range)?;
         self.counted(backoff, meter, || {
             self.client
                 .get_cost_and_usage()
                 .time_period(period.clone())
                 .granularity(Granularity::Daily)
                 .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
-                .set_group_by(Some(group_by(query.grain, query.settings)))
-                .set_filter(filter(query.grain, query.account.map(|a| a.id.as_str())))
+                .set_group_by(Some(group_by.clone()))
+                .set_filter(filter.clone())
                 .set_next_page_token(token.clone())
                 .send()
         })
@@ -292,9 +294,14 @@ impl Pager<'_> {
         if self.done {
             return Ok(None);
         }
+        let query = &self.query;
+        let asked = (
+            group_by(query.grain, query.settings),
+            filter(query.grain, query.account.map(|a| a.id.as_str())),
+        );
         let output = self
             .cost_explorer
-            .page(&self.query, self.token.take(), backoff, meter)
+            .page(query.range, asked, self.token.take(), backoff, meter)
             .await?;
         let rows = summary.add_page(output.results_by_time(), &self.keys)?;
         self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
@@ -323,31 +330,10 @@ impl AccountPager<'_> {
         if self.done {
             return Ok(None);
         }
-        let ce = self.cost_explorer;
-        let period = interval(self.range)?;
-        let group_by: Vec<GroupDefinition> = self
-            .view
-            .dimensions()
-            .iter()
-            .map(|key| {
-                GroupDefinition::builder()
-                    .r#type(GroupDefinitionType::Dimension)
-                    .key(*key)
-                    .build()
-            })
-            .collect();
-        let token = self.token.take();
-        let output = ce
-            .counted(backoff, meter, || {
-                ce.client
-                    .get_cost_and_usage()
-                    .time_period(period.clone())
-                    .granularity(Granularity::Daily)
-                    .set_metrics(Some(METRICS.iter().map(|m| m.to_string()).collect()))
-                    .set_group_by(Some(group_by.clone()))
-                    .set_next_page_token(token.clone())
-                    .send()
-            })
+        let group_by: Vec<GroupDefinition> = self.view.dimensions().iter().map(|key| dimension(key)).collect();
+        let output = self
+            .cost_explorer
+            .page(self.range, (group_by, None), self.token.take(), backoff, meter)
             .await?;
         let rows = summary.add_account_page(output.results_by_time(), self.view)?;
         self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
@@ -364,12 +350,6 @@ fn group_by(grain: Grain, settings: &IngestSettings) -> Vec<GroupDefinition> {
             .key(key)
             .build()
     };
-    let dimension = |key: &str| {
-        GroupDefinition::builder()
-            .r#type(GroupDefinitionType::Dimension)
-            .key(key)
-            .build()
-    };
     let second = match grain {
         Grain::ByUser | Grain::ByUserCredit | Grain::ByUserRefund | Grain::ByUserTax => tag(&settings.tag_user),
         Grain::ByUsageType => dimension("USAGE_TYPE"),
@@ -377,6 +357,14 @@ fn group_by(grain: Grain, settings: &IngestSettings) -> Vec<GroupDefinition> {
         Grain::ByRecordType => dimension("RECORD_TYPE"),
     };
     vec![tag(&settings.tag_project), second]
+}
+
+/// A `DIMENSION` group.
+fn dimension(key: &str) -> GroupDefinition {
+    GroupDefinition::builder()
+        .r#type(GroupDefinitionType::Dimension)
+        .key(key)
+        .build()
 }
 
 /// A grain's filter: `RECORD_TYPE` equal to its record type, for the grains of one (a third

@@ -93,7 +93,7 @@ pub async fn refresh(
     match result {
         Ok(owned) => {
             store::replace(&mut conn, &owned).await?;
-            store::record_requests(&mut conn, meter.requests).await?;
+            record_requests(&mut conn, meter.requests).await;
             Ok(Refresh::Read {
                 requests: meter.requests,
             })
@@ -102,12 +102,20 @@ pub async fn refresh(
             let problem = error.to_string();
             tracing::warn!(requests = meter.requests, %problem, "owned commitments could not be read");
             store::record_problem(&mut conn, &problem).await?;
-            store::record_requests(&mut conn, meter.requests).await?;
+            record_requests(&mut conn, meter.requests).await;
             Ok(Refresh::Failed {
                 requests: meter.requests,
                 problem,
             })
         }
+    }
+}
+
+/// Notes the read's request count for the Ingestion page's projected bill. The read itself
+/// is stored already: a failure here is only logged, never reported as the read's.
+async fn record_requests(conn: &mut sqlx::PgConnection, requests: u32) {
+    if let Err(error) = store::record_requests(conn, requests).await {
+        tracing::warn!(%error, "the commitments read's request count could not be recorded");
     }
 }
 

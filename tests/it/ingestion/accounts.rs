@@ -58,6 +58,19 @@ async fn ingest_on(
     }
 }
 
+/// The window's unblended spend exported by `keys`, one row per month.
+async fn monthly_export(pool: &PgPool, window: DateRange, keys: &str) -> String {
+    burnrate::costs::export::csv(
+        pool,
+        window,
+        &burnrate::costs::export::parse_keys(keys).expect("keys"),
+        burnrate::costs::export::Granularity::Monthly,
+        burnrate::period::Metric::Unblended,
+    )
+    .await
+    .expect("csv")
+}
+
 async fn stored_total(pool: &PgPool, table: &str, account: &str) -> Decimal {
     sqlx::query_scalar(&format!(
         "select coalesce(sum(unblended), 0) from {table} where account_id = $1"
@@ -169,15 +182,7 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
     // The export groups by account and its name, each account's total equal to Cost
     // Explorer's LINKED_ACCOUNT query to the last digit, not to a sum over a project grain
     // (AWS rounds each group on its own, so those differ in the last digits).
-    let csv = burnrate::costs::export::csv(
-        &pool,
-        window,
-        &burnrate::costs::export::parse_keys("account,account_name").expect("keys"),
-        burnrate::costs::export::Granularity::Monthly,
-        burnrate::period::Metric::Unblended,
-    )
-    .await
-    .expect("csv");
+    let csv = monthly_export(&pool, window, "account,account_name").await;
     let by_account = fake.account_totals(window.from, window.to, &["LINKED_ACCOUNT"]);
     let account_total = |account: &str| by_account[&vec![account.to_string()]];
     let service_total = |account: &str| {
@@ -220,15 +225,7 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
     );
     // By account and record type: Cost Explorer's LINKED_ACCOUNT × RECORD_TYPE query, group
     // by group.
-    let csv = burnrate::costs::export::csv(
-        &pool,
-        window,
-        &burnrate::costs::export::parse_keys("account,record_type").expect("keys"),
-        burnrate::costs::export::Granularity::Monthly,
-        burnrate::period::Metric::Unblended,
-    )
-    .await
-    .expect("csv");
+    let csv = monthly_export(&pool, window, "account,record_type").await;
     let exported: std::collections::BTreeMap<Vec<String>, Decimal> = csv
         .lines()
         .skip(1)
