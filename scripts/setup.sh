@@ -111,10 +111,11 @@ if [ "$with_tests" = 1 ]; then
   # AWS's own service models, pinned, for the contract step (scripts/aws-contract/check.py):
   # a venv of its own, so moto's botocore can move without moving the judge.
   contract_venv="$real_target/botocore"
-  if ! "$contract_venv/bin/python" -c 'import botocore; assert botocore.__version__ == "1.44.8"' 2>/dev/null; then
-    log "installing botocore 1.44.8 (AWS's service models) into target/botocore"
+  # `regex` reads the models' Unicode classes (\p{L}) that Python's `re` cannot.
+  if ! "$contract_venv/bin/python" -c 'import botocore, regex; assert botocore.__version__ == "1.44.8"; assert regex.__version__ == "2.5.148"' 2>/dev/null; then
+    log "installing botocore 1.44.8 (AWS's service models) and regex into target/botocore"
     python3 -m venv "$contract_venv"
-    "$contract_venv/bin/pip" install -q 'botocore==1.44.8'
+    "$contract_venv/bin/pip" install -q 'botocore==1.44.8' 'regex==2024.11.6'
   fi
   # The API fuzzer, in a venv of its own: its pins must not move moto's.
   fuzz_venv="$real_target/schemathesis"

@@ -89,6 +89,10 @@ def instances_answer(count, extra=""):
             f"<reservationSet>{reservations}</reservationSet></DescribeInstancesResponse>")
 
 
+CE_TAGS = ("ce", "AWSInsightsIndexService.TagResource", "1.1")
+CE_ARN = "arn:aws:ce::123456789012:anomalymonitor/0b1c2d3e"
+
+
 def cases():
     """(name, exchange, a text some mismatch must contain, or None when none may be found)."""
     with_key = dict(USAGE, granularity="DAILY")
@@ -116,6 +120,17 @@ def cases():
          json_exchange("budgets", "AWSBudgetServiceGateway.DescribeNotificationsForBudget", "1.1",
                        {"AccountId": "123456789012", "BudgetName": "b"}, {"Notifications": [], "NextToken": None}),
          "null for member 'NextToken'"),
+        ("a name the model's pattern refuses (a budget name may not hold ':')",
+         json_exchange("budgets", "AWSBudgetServiceGateway.DescribeBudget", "1.1",
+                       {"AccountId": "123456789012", "BudgetName": "team:ml"},
+                       {"__type": "NotFoundException", "Message": "no such budget"}, status=400),
+         "does not match the pattern"),
+        ("a tag key outside a Unicode class (\\p{L}: the regex module reads it)",
+         json_exchange(*CE_TAGS, {"ResourceArn": CE_ARN, "ResourceTags": [{"Key": "<b>", "Value": "x"}]}, {}),
+         "does not match the pattern"),
+        ("a tag key of letters in any script",
+         json_exchange(*CE_TAGS, {"ResourceArn": CE_ARN, "ResourceTags": [{"Key": "équipe", "Value": "x"}]}, {}),
+         None),
         ("an undeclared error",
          json_exchange("sagemaker", "SageMaker.DescribeTrainingJob", "1.1", {"TrainingJobName": "j"},
                        {"__type": "NoSuchJob", "message": "x"}, status=400),

@@ -8,7 +8,11 @@ Three readers share the rules: decoded JSON and CBOR (typed values), query-proto
 
 import base64
 import datetime as dt
+import functools
 import re
+
+# The `regex` module reads the models' Unicode classes (\p{L}, \p{Z}, …) that `re` cannot.
+import regex
 
 SCALARS = {"string", "integer", "long", "float", "double", "boolean", "timestamp", "blob"}
 
@@ -36,13 +40,26 @@ def _string(shape, value, path):
     out += _limits(shape, len(value), path, "length")
     pattern = shape.metadata.get("pattern")
     if pattern:
-        try:
-            # Smithy patterns are ECMA 262 and not implicitly anchored: a search.
-            if re.search(pattern, value) is None:
-                out.append((path, f"'{value[:80]}' does not match the pattern {pattern}"))
-        except re.error:
-            pass
+        compiled = _compiled(pattern)
+        if compiled is None:
+            out.append((path, f"the model's pattern {pattern} could not be compiled, so '{value[:80]}' is unchecked"))
+        # Smithy patterns are ECMA 262 and not implicitly anchored: a search.
+        elif compiled.search(value) is None:
+            out.append((path, f"'{value[:80]}' does not match the pattern {pattern}"))
     return out
+
+
+# Java's way of writing every supplementary character, as UTF-16 surrogate pairs, which a
+# pattern over code points spells as one range.
+_SURROGATE_RANGE = "\\uD800\\uDC00-\\uDBFF\\uDFFF"
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(pattern):
+    try:
+        return regex.compile(pattern.replace(_SURROGATE_RANGE, "\\U00010000-\\U0010FFFF"))
+    except regex.error:
+        return None
 
 
 def _number(shape, value, path):
