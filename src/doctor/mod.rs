@@ -14,7 +14,7 @@ mod writes;
 use aws_config::{Region, SdkConfig};
 
 /// Cost Explorer requests one run makes (each USD 0.01).
-pub const COST_EXPLORER_REQUESTS: u32 = 8;
+pub const COST_EXPLORER_REQUESTS: u32 = 9;
 
 /// How a finding was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
