@@ -10,7 +10,8 @@
 //! saving ÷ that spend, per 30 days) and takes that share of what is left, never more than
 //! what is left; a row on a project with no GPU spend in the window saves nothing here.
 //! Untagged spend is one more such "project". Rows about an unmapped host (a GPU no
-//! project's billing names) are no project's spend, so they count as they are. A commitment
+//! project's billing names) are no project's spend: they count as they are, together at most
+//! what the other rows leave of the organisation's GPU spend. A commitment
 //! covers only what is left on demand: spot and a right-size move their usage type's rest
 //! off its family's on-demand price.
 
@@ -127,6 +128,28 @@ pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
             }
             take
         };
+    }
+    // An unmapped host's GPUs are no project's spend, but they are billed somewhere in the
+    // organisation's: together such rows take at most what every other row leaves of it, so
+    // the organisation's total never passes its GPU spend.
+    let unmapped: Vec<bool> = recommendations
+        .iter()
+        .map(|r| r.project.is_empty() && !r.host.is_empty())
+        .collect();
+    let on = |host: bool| -> Decimal {
+        compounded_of
+            .iter()
+            .zip(&unmapped)
+            .filter(|(_, u)| **u == host)
+            .map(|(c, _)| *c)
+            .sum()
+    };
+    let room = (whole.values().copied().sum::<Decimal>() - on(false)).max(Decimal::ZERO);
+    let hosts = on(true);
+    if hosts > room {
+        for (compounded, _) in compounded_of.iter_mut().zip(&unmapped).filter(|(_, u)| **u) {
+            *compounded = *compounded * room / hosts;
+        }
     }
     for (r, compounded) in recommendations.iter_mut().zip(compounded_of) {
         r.compounded_saving = compounded;
@@ -272,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn untagged_spend_compounds_like_a_project_and_an_unmapped_host_counts_as_it_is() {
+    fn untagged_spend_compounds_like_a_project_and_an_unmapped_host_takes_only_what_is_left() {
         // Untagged SageMaker hosting, $900 a month: an idle endpoint takes all of it, so the
         // business-hours schedule on the same usage adds nothing.
         let spent = [spend("", "Host:ml.g5.xlarge", "900")];
@@ -286,7 +309,32 @@ mod tests {
         compound_all(&mut rows, &spent);
         assert_eq!(rows[1].compounded_saving, d("900"));
         assert_eq!(rows[0].compounded_saving, Decimal::ZERO);
-        // A GPU no project's billing names: its own figure.
-        assert_eq!(rows[2].compounded_saving, d("75"));
+        // A GPU no project's billing names is billed somewhere in the organisation's $900,
+        // all of which the endpoint's deletion already takes: nothing is left for it.
+        assert_eq!(rows[2].compounded_saving, Decimal::ZERO);
+    }
+
+    #[test]
+    fn unmapped_hosts_share_what_the_projects_leave_of_the_organisations_gpu_spend() {
+        // $1,000 of GPU spend; idle GPUs take $300 of it, leaving $700. Two unmapped hosts
+        // propose $500 each ($1,000): together they are cut to the $700 left, $350 each.
+        let spent = [spend("p", "BoxUsage:g5.xlarge", "1000")];
+        let host = |address: &str| {
+            let mut r = row(Kind::IdleGpu, "", "", "500");
+            r.host = address.into();
+            r
+        };
+        let mut rows = vec![
+            row(Kind::IdleGpu, "p", "", "300"),
+            host("10.0.0.1:9400"),
+            host("10.0.0.2:9400"),
+        ];
+        compound_all(&mut rows, &spent);
+        let figures: Vec<Decimal> = rows.iter().map(|r| r.compounded_saving).collect();
+        assert_eq!(figures, [d("300"), d("350"), d("350")]);
+        // With room to spare, a host keeps its own figure.
+        let mut rows = vec![row(Kind::IdleGpu, "p", "", "300"), host("10.0.0.1:9400")];
+        compound_all(&mut rows, &spent);
+        assert_eq!(rows[1].compounded_saving, d("500"));
     }
 }
