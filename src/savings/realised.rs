@@ -2,8 +2,9 @@
 //! measured spend overlaps (a project's usage type that both move) form one group; the
 //! group's spend is measured once, on the union of what its decisions move, against its 30
 //! days before the group's first decision, and the drop is split among the decisions by the
-//! compounded figures they were accepted at. A group is measured for [`HORIZON_DAYS`] after
-//! its first decision and no longer: later spend has other causes.
+//! compounded figures they were accepted at. Decisions join only while their measured periods
+//! overlap; a group is measured from its first decision to [`HORIZON_DAYS`] after its last,
+//! and no longer (a fixed horizon, not re-based): later spend has other causes.
 
 use chrono::{Days, NaiveDate};
 use rust_decimal::Decimal;
@@ -29,6 +30,8 @@ pub struct Group {
     amortized: bool,
     /// The first decision's day.
     pub anchor: NaiveDate,
+    /// The last decision's day.
+    last: NaiveDate,
     /// Spend on the group's cells in the [`BEFORE_DAYS`] before `anchor`.
     pub baseline: Decimal,
 }
@@ -43,11 +46,12 @@ pub struct Measured {
 }
 
 impl Group {
-    /// The days measured: from the first decision for [`HORIZON_DAYS`].
+    /// The days measured: from the first decision to [`HORIZON_DAYS`] after the last (the
+    /// decisions' periods overlap, so this is one stretch).
     pub fn horizon(&self) -> DateRange {
         DateRange {
             from: self.anchor,
-            to: self.anchor + Days::new(HORIZON_DAYS),
+            to: self.last + Days::new(HORIZON_DAYS),
         }
     }
 
@@ -93,9 +97,12 @@ impl Group {
     pub fn accepted(&self) -> Vec<Decimal> {
         let claimed: Decimal = self.decisions.iter().map(|d| d.compounded_monthly_saving).sum();
         let cap = self.baseline.max(Decimal::ZERO);
+        // Spend that left no cell to measure (none in the window) caps nothing: the figure
+        // stands as accepted.
+        let capped = !self.cells.is_empty() && claimed > cap && claimed > Decimal::ZERO;
         self.decisions
             .iter()
-            .map(|d| match claimed > cap && claimed > Decimal::ZERO {
+            .map(|d| match capped {
                 true => d.compounded_monthly_saving * cap / claimed,
                 false => d.compounded_monthly_saving,
             })
@@ -113,12 +120,14 @@ pub async fn groups(conn: &mut PgConnection) -> Result<Vec<Group>, sqlx::Error> 
         cells.push(store::measured_cells(&mut *conn, decision, from, to).await?);
     }
     let mut groups = Vec::new();
-    for members in connected(&cells) {
+    let days: Vec<NaiveDate> = accepted.iter().map(|d| d.decided_on).collect();
+    for members in connected(&cells, &days) {
         let decisions: Vec<Accepted> = members.iter().map(|i| accepted[*i].clone()).collect();
         let mut union: Vec<(String, String)> = members.iter().flat_map(|i| cells[*i].clone()).collect();
         union.sort();
         union.dedup();
         let anchor = decisions.iter().map(|d| d.decided_on).min().unwrap_or_default();
+        let last = decisions.iter().map(|d| d.decided_on).max().unwrap_or_default();
         let amortized = decisions.iter().any(|d| d.kind() == super::model::Kind::Commitment);
         let baseline =
             store::cells_spend(&mut *conn, &union, amortized, anchor - Days::new(BEFORE_DAYS), anchor).await?;
@@ -129,6 +138,7 @@ pub async fn groups(conn: &mut PgConnection) -> Result<Vec<Group>, sqlx::Error> 
             cells: union,
             amortized,
             anchor,
+            last,
             baseline,
         });
     }
@@ -147,9 +157,10 @@ fn weights(decisions: &[Accepted]) -> Vec<Decimal> {
         .unwrap_or_else(|| vec![Decimal::ONE; decisions.len()])
 }
 
-/// The indices of `cells` in groups that share a cell, each group in index order; a
-/// decision whose spend has no cell stands alone.
-fn connected(cells: &[Vec<(String, String)>]) -> Vec<Vec<usize>> {
+/// The indices of the decisions in groups: two join when they share a cell and their
+/// measured periods (each [`HORIZON_DAYS`] from its decision) overlap, directly or through
+/// others; each group in index order. A decision whose spend has no cell stands alone.
+fn connected(cells: &[Vec<(String, String)>], days: &[NaiveDate]) -> Vec<Vec<usize>> {
     let mut parent: Vec<usize> = (0..cells.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
@@ -158,17 +169,13 @@ fn connected(cells: &[Vec<(String, String)>]) -> Vec<Vec<usize>> {
         }
         i
     }
-    let mut owner: std::collections::HashMap<&(String, String), usize> = std::collections::HashMap::new();
-    for (i, decision_cells) in cells.iter().enumerate() {
-        for cell in decision_cells {
-            match owner.get(cell) {
-                Some(&j) => {
-                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-                    parent[a.max(b)] = a.min(b);
-                }
-                None => {
-                    owner.insert(cell, i);
-                }
+    let horizon = i64::try_from(HORIZON_DAYS).unwrap_or(i64::MAX);
+    for i in 0..cells.len() {
+        for j in 0..i {
+            let overlapping = (days[i] - days[j]).num_days().abs() < horizon;
+            if overlapping && cells[i].iter().any(|cell| cells[j].contains(cell)) {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
             }
         }
     }
@@ -197,6 +204,15 @@ mod tests {
             vec![cell("c", "g5")],
             vec![],
         ];
-        assert_eq!(connected(&cells), vec![vec![0, 1, 2], vec![3], vec![4]]);
+        let day = |n: u64| NaiveDate::from_ymd_opt(2026, 1, 1).expect("day") + Days::new(n);
+        let together = [day(0), day(10), day(20), day(30), day(40)];
+        assert_eq!(connected(&cells, &together), vec![vec![0, 1, 2], vec![3], vec![4]]);
+        // The third decision, which links the first two, came 90 days after them: a group of
+        // its own, measured against its own baseline, and the first two share no cell.
+        let apart = [day(0), day(10), day(100), day(0), day(0)];
+        assert_eq!(
+            connected(&cells, &apart),
+            vec![vec![0], vec![1], vec![2], vec![3], vec![4]]
+        );
     }
 }

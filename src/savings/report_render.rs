@@ -69,8 +69,10 @@ pub fn html(report: &SavingsReport) -> String {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>burnrate savings report {month}</title>\
          <style>{STYLE}</style></head><body><h1>GPU savings report, {month}</h1><p class=\"note\">\
          GPU spend: {} (UTC). Proposed: open now, compounded so a project's never passes its spend. \
-         Accepted: in the month, a month's worth each as proposed. Realised: dollars saved on the month's \
-         settled days ({}) against each change's 30 days before. Amounts in USD.</p>",
+         Accepted: in the month, a month's worth each, what it adds after the others it was proposed with. \
+         Realised: dollars saved on the month's settled days ({}), each group of changes on the same spend \
+         measured once against its 30 days before its first change, for a fixed 90 days after its last \
+         (never re-based). Amounts in USD.</p>",
         report.spend_days(),
         report.settled_days(),
     );

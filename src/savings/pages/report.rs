@@ -20,8 +20,8 @@ pub fn SavingsReportPage() -> impl IntoView {
     view! {
         <PageHeader title="Savings report"/>
         <p class="hint">"For one month (UTC): the GPU spend; what is proposed (open now, compounded so a project's never passes its spend); "
-            "what was accepted in the month (a month's worth each, as proposed); and what was realised: dollars saved on the month's settled days, "
-            "each accepted change against its spend in the 30 days before it (docs/SAVINGS.md). "
+            "what was accepted in the month (a month's worth each, what it adds after the others it was proposed with); and what was realised: dollars saved on the month's settled days, "
+            "each group of changes on the same spend measured once, against its 30 days before its first change, for a fixed 90 days after its last (never re-based; docs/SAVINGS.md). "
             <a href="/savings">"Recommendations"</a> "."</p>
         {move || loaded(data, |report| view! { <ReportBody report/> })}
     }

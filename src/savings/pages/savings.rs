@@ -122,7 +122,7 @@ fn SavingsBody(
         <section class="cards" aria-label="Ledger">
             <div class="card"><h2>"Proposed"</h2><p class="figure" data-testid="ledger-proposed">{usd(page.totals.proposed)}</p><p class="hint">"a month, open recommendations"</p></div>
             <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="ledger-accepted">{usd(page.totals.accepted)}</p><p class="hint">"a month, each row after the others it was proposed with"</p></div>
-            <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="ledger-realised">{usd(page.totals.realised)}</p><p class="hint">"a month: 30 days before each decision against the days after"</p></div>
+            <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="ledger-realised">{usd(page.totals.realised)}</p><p class="hint">"a month: each group of decisions on the same spend, its 30 days before against the days after, once"</p></div>
         </section>
         <p class="hint" data-testid="savings-window">"Window: " {window} ". Spot discount where none is observed: " {percent_value(page.spot_discount_percent)} "."</p>
         <Form method="GET" action="/savings" attr:class="filters" attr:data-testid="savings-filters">
@@ -278,7 +278,7 @@ fn Ledger(entries: Vec<crate::savings::model::LedgerEntry>) -> impl IntoView {
         .collect_view();
     view! {
         <h2>"Ledger"</h2>
-        <DataTable testid="ledger-table" columns=&["Kind", "Project", "Usage type", "Accepted", "Reason", "Proposed a month", "Accepted a month (after the others)", "30 days before", "After, per 30 days", "Realised a month"]>{rows}</DataTable>
+        <DataTable testid="ledger-table" columns=&["Kind", "Project", "Usage type", "Decided", "Reason", "Proposed a month", "Accepted a month (after the others)", "30 days before", "After, per 30 days", "Realised a month"]>{rows}</DataTable>
     }
     .into_any()
 }

@@ -201,7 +201,7 @@ async fn a_month_reports_what_was_proposed_accepted_and_realised_by_lever_and_te
     let accepted_in_october: Decimal = ledger
         .iter()
         .filter(|e| e.decided_on >= on(10, 1) && e.decided_on < on(11, 1))
-        .map(|e| e.proposed_monthly_saving)
+        .map(|e| e.accepted_monthly_saving)
         .sum();
     assert_eq!(report.accepted, accepted_in_october);
     let available = burnrate::savings::service::available(&pool, &found, None, None)
