@@ -116,8 +116,7 @@ impl CostExplorer {
                 account,
                 settings,
             },
-            token: None,
-            done: false,
+            chain: Chain::default(),
         }
     }
 
@@ -180,8 +179,7 @@ impl CostExplorer {
             cost_explorer: self,
             range,
             view,
-            token: None,
-            done: false,
+            chain: Chain::default(),
         }
     }
 
@@ -279,8 +277,7 @@ pub struct Pager<'a> {
     cost_explorer: &'a CostExplorer,
     query: Query<'a>,
     keys: GroupKeys,
-    token: Option<String>,
-    done: bool,
+    chain: Chain,
 }
 
 impl Pager<'_> {
@@ -291,22 +288,48 @@ impl Pager<'_> {
         backoff: Backoff,
         meter: &mut RequestMeter,
     ) -> Result<Option<Vec<CostRow>>, IngestError> {
-        if self.done {
-            return Ok(None);
-        }
         let query = &self.query;
         let asked = (
             group_by(query.grain, query.settings),
             filter(query.grain, query.account.map(|a| a.id.as_str())),
         );
-        let output = self
-            .cost_explorer
-            .page(query.range, asked, self.token.take(), backoff, meter)
+        match self
+            .chain
+            .next(self.cost_explorer, query.range, asked, backoff, meter)
+            .await?
+        {
+            Some(output) => Ok(Some(summary.add_page(output.results_by_time(), &self.keys)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A NextPageToken chain: the token to send next, and whether the last page has come.
+#[derive(Default)]
+struct Chain {
+    token: Option<String>,
+    done: bool,
+}
+
+impl Chain {
+    /// The next page of the chain; `None` after the last.
+    async fn next(
+        &mut self,
+        cost_explorer: &CostExplorer,
+        range: DateRange,
+        asked: (Vec<GroupDefinition>, Option<Expression>),
+        backoff: Backoff,
+        meter: &mut RequestMeter,
+    ) -> Result<Option<GetCostAndUsageOutput>, IngestError> {
+        if self.done {
+            return Ok(None);
+        }
+        let output = cost_explorer
+            .page(range, asked, self.token.take(), backoff, meter)
             .await?;
-        let rows = summary.add_page(output.results_by_time(), &self.keys)?;
         self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
         self.done = self.token.is_none();
-        Ok(Some(rows))
+        Ok(Some(output))
     }
 }
 
@@ -315,8 +338,7 @@ pub struct AccountPager<'a> {
     cost_explorer: &'a CostExplorer,
     range: DateRange,
     view: AccountView,
-    token: Option<String>,
-    done: bool,
+    chain: Chain,
 }
 
 impl AccountPager<'_> {
@@ -327,18 +349,15 @@ impl AccountPager<'_> {
         backoff: Backoff,
         meter: &mut RequestMeter,
     ) -> Result<Option<Vec<AccountRow>>, IngestError> {
-        if self.done {
-            return Ok(None);
-        }
         let group_by: Vec<GroupDefinition> = self.view.dimensions().iter().map(|key| dimension(key)).collect();
-        let output = self
-            .cost_explorer
-            .page(self.range, (group_by, None), self.token.take(), backoff, meter)
-            .await?;
-        let rows = summary.add_account_page(output.results_by_time(), self.view)?;
-        self.token = output.next_page_token().filter(|t| !t.is_empty()).map(str::to_string);
-        self.done = self.token.is_none();
-        Ok(Some(rows))
+        match self
+            .chain
+            .next(self.cost_explorer, self.range, (group_by, None), backoff, meter)
+            .await?
+        {
+            Some(output) => Ok(Some(summary.add_account_page(output.results_by_time(), self.view)?)),
+            None => Ok(None),
+        }
     }
 }
 

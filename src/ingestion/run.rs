@@ -257,7 +257,7 @@ async fn stage_and_replace(
     // AWS's own account figures, they name every account with spend (one the listing left
     // out included), and they say which accounts have credits, refunds or tax at all.
     let listed = cost_explorer.linked_accounts(window, options.backoff, meter).await?;
-    let mut summaries = Vec::with_capacity(Grain::ALL.len() + AccountView::ALL.len());
+    let mut view_summaries = Vec::with_capacity(AccountView::ALL.len());
     // Each account the views name, with the record types it has.
     let mut record_types: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for view in AccountView::ALL {
@@ -270,7 +270,7 @@ async fn stage_and_replace(
             }
             views.append(conn, view, &rows).await?;
         }
-        summaries.push(summary);
+        view_summaries.push(summary);
     }
     let accounts = with_unlisted(listed, record_types.keys());
     let filters: Vec<Option<&LinkedAccount>> = match accounts.is_empty() {
@@ -280,6 +280,7 @@ async fn stage_and_replace(
     // The grains of all spend must agree with each other; those of one record type cover a
     // part of it only, so they are stored but not compared, and asked only of the accounts
     // whose record types include theirs.
+    let mut summaries = Vec::with_capacity(Grain::ALL.len() + AccountView::ALL.len());
     for grain in Grain::ALL {
         let mut summary = GrainSummary::default();
         let asked = filters.iter().filter(|account| match (grain.record_type(), account) {
@@ -311,6 +312,7 @@ async fn stage_and_replace(
     if let Some(twice) = views.duplicate(conn).await? {
         return Err(IngestError::malformed(twice));
     }
+    summaries.extend(view_summaries);
     // A group answered twice would also inflate its pair's totals: name that first.
     staging.check_unique(conn).await?;
     let agreement = check_consistent(window, &summaries)?;
@@ -387,15 +389,15 @@ async fn record_difference(conn: &mut PgConnection, run_id: i64, difference: Dec
     Ok(())
 }
 
-/// The compared answers, in the order a run gathers them: the account views, then the four
-/// grains of all spend.
+/// The compared answers, in the order `check_consistent` is given them: the four grains of all
+/// spend (all `bench ingest` has), then the account views.
 const GRAIN_NAMES: [&str; 6] = [
-    "account",
-    "account × record type",
     "project × user",
     "project × usage type",
     "project × service",
     "project × record type",
+    "account",
+    "account × record type",
 ];
 
 /// The listed accounts and any the account views name that `GetDimensionValues` left out:
