@@ -2,18 +2,25 @@
 //! ones before it on the same project's GPU spend, all kinds together, so a project's savings
 //! never sum above what it spends.
 //!
-//! Order, from removing waste to buying it cheaper: an idle endpoint deleted, idle GPUs
-//! released, underused GPUs consolidated (these three on the project's whole GPU spend, or
-//! an endpoint on its hosting usage), then right-size, spot and a business-hours schedule on
-//! their usage type, and last a commitment on the on-demand spend the others leave of its
-//! instance family. Each row keeps its share of the spend it was computed on (its own
-//! saving ÷ that spend, per 30 days) and takes that share of what is left, never more than
-//! what is left; a row on a project with no GPU spend in the window saves nothing here.
-//! Untagged spend is one more such "project". Rows about an unmapped host (a GPU no
-//! project's billing names) are no project's spend: they count as they are, together at most
-//! what the other rows leave of the organisation's GPU spend. A commitment
-//! covers only what is left on demand: spot and a right-size move their usage type's rest
-//! off its family's on-demand price.
+//! Levers are counted by the GPU-hours they remove or reprice, from removing waste to buying
+//! it cheaper:
+//! 1. an idle endpoint deleted (its usage type's hours);
+//! 2. idle GPUs released (the idle stretches, on the project's whole GPU spend);
+//! 3. underused GPUs given back, or right-sized: alternatives on the same GPUs, so only the
+//!    larger counts. Underused is a share of the hours idle leaves (it was measured outside
+//!    idle stretches), a right-size a price ratio on its usage type;
+//! 4. spot on its usage type;
+//! 5. a business-hours schedule: only the off-hours that are not already idle stretches
+//!    ([`Hours::schedule_after_idle`]), and nothing on a usage an idle endpoint's deletion
+//!    already takes (the two are alternatives);
+//! 6. last, a commitment on the on-demand spend the others leave of its instance family.
+//!
+//! Each row takes its share of what is left, never more than what is left; a row on a
+//! project with no GPU spend in the window saves nothing here. Untagged spend is one more
+//! such "project". Rows about an unmapped host (a GPU no project's billing names) are no
+//! project's spend: they count as they are, together at most what the other rows leave of
+//! the organisation's GPU spend. A commitment covers only what is left on demand: spot and a
+//! right-size move their usage type's rest off its family's on-demand price.
 
 use std::collections::BTreeMap;
 
@@ -54,6 +61,29 @@ impl Spend {
     }
 }
 
+/// What a project's observed GPU-hours show about the hours its levers remove: in all, in
+/// idle stretches, and outside the business hours a schedule keeps (and idle there).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hours {
+    pub observed: Decimal,
+    pub idle: Decimal,
+    pub off: Decimal,
+    pub idle_off: Decimal,
+}
+
+impl Hours {
+    /// The share of the hours idle GPUs leave that a schedule still switches off: off-hours
+    /// not already idle, of the hours not idle. An endpoint quiet every night saves nothing
+    /// more by a schedule once its idle stretches are counted.
+    pub fn schedule_after_idle(&self) -> Decimal {
+        let busy = self.observed - self.idle;
+        if busy <= Decimal::ZERO {
+            return Decimal::ZERO;
+        }
+        ((self.off - self.idle_off) / busy).clamp(Decimal::ZERO, Decimal::ONE)
+    }
+}
+
 const ORDER: [Kind; 7] = [
     Kind::IdleEndpoint,
     Kind::IdleGpu,
@@ -64,78 +94,136 @@ const ORDER: [Kind; 7] = [
     Kind::Commitment,
 ];
 
+/// What is left of each (project, usage type)'s spend, in all and on demand, as rows take
+/// their part.
+#[derive(Debug, Clone, Default)]
+struct Left {
+    all: BTreeMap<(String, String), Decimal>,
+    on_demand: BTreeMap<(String, String), Decimal>,
+}
+
+impl Left {
+    fn project(&self, project: &str) -> Decimal {
+        self.all
+            .iter()
+            .filter(|((p, _), _)| p == project)
+            .map(|(_, v)| *v)
+            .sum()
+    }
+
+    /// Takes `fraction` of one usage type's rest; `moved` when the rest leaves on-demand
+    /// prices (spot, a right-size).
+    fn take_usage(&mut self, key: &(String, String), fraction: Decimal, moved: bool) -> Decimal {
+        let take = self.all.get(key).copied().unwrap_or_default() * fraction;
+        if let Some(remaining) = self.all.get_mut(key) {
+            *remaining -= take;
+        }
+        if let Some(on_demand) = self.on_demand.get_mut(key) {
+            *on_demand = if moved {
+                Decimal::ZERO
+            } else {
+                *on_demand * (Decimal::ONE - fraction)
+            };
+        }
+        take
+    }
+
+    /// Takes `fraction` of every usage type of a project.
+    fn take_project(&mut self, project: &str, fraction: Decimal) -> Decimal {
+        let mut take = Decimal::ZERO;
+        for remaining in self.all.iter_mut().filter(|((p, _), _)| p == project).map(|(_, v)| v) {
+            let part = fraction * *remaining;
+            *remaining -= part;
+            take += part;
+        }
+        for on_demand in self
+            .on_demand
+            .iter_mut()
+            .filter(|((p, _), _)| p == project)
+            .map(|(_, v)| v)
+        {
+            *on_demand *= Decimal::ONE - fraction;
+        }
+        take
+    }
+}
+
 /// Sets every row's `compounded_saving`: what it saves after the rows before it. Reads each
-/// row's own `monthly_saving`, so it runs before anything rewrites those.
-pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
-    // What is left of each usage type's spend, per 30 days, as rows take their part; and
-    // what is left of it on demand, which is all a commitment can cover: spot moves the
-    // rest to spot prices, and a right-size to another type.
-    let mut left: BTreeMap<(String, String), Decimal> = BTreeMap::new();
-    let mut on_demand_left: BTreeMap<(String, String), Decimal> = BTreeMap::new();
+/// row's own `monthly_saving`, so it runs before anything rewrites those. `hours` is each
+/// project's observed GPU-hours, where utilisation was read.
+pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend], hours: &BTreeMap<String, Hours>) {
+    let mut left = Left::default();
     for s in spend {
         // A refund-only line is no spend to save on.
         let monthly = s.monthly.max(Decimal::ZERO);
         let key = (s.project.clone(), s.usage_type.clone());
-        *left.entry(key.clone()).or_default() += monthly;
+        *left.all.entry(key.clone()).or_default() += monthly;
         if s.on_demand {
-            *on_demand_left.entry(key).or_default() += monthly;
+            *left.on_demand.entry(key).or_default() += monthly;
         }
     }
     let whole = left.clone();
-    let project_whole =
-        |project: &str| -> Decimal { whole.iter().filter(|((p, _), _)| p == project).map(|(_, v)| *v).sum() };
     let mut order: Vec<usize> = (0..recommendations.len()).collect();
     order.sort_by_key(|i| ORDER.iter().position(|k| *k == recommendations[*i].kind));
     let mut compounded_of = vec![Decimal::ZERO; recommendations.len()];
+    let mut alternatives_done: Vec<String> = Vec::new();
+    let mut notes: Vec<Option<String>> = vec![None; recommendations.len()];
     for i in order {
         let r = &recommendations[i];
         let saving = r.monthly_saving.max(Decimal::ZERO);
         let key = (r.project.clone(), r.usage_type.clone());
-        compounded_of[i] = if r.kind == Kind::Commitment {
-            commitment(r, saving, spend, &on_demand_left)
-        } else if r.project.is_empty() && !r.host.is_empty() {
+        let unmapped = is_unmapped(r);
+        compounded_of[i] = match r.kind {
+            Kind::Commitment => commitment(r, saving, spend, &left.on_demand),
             // An unmapped host's GPUs: no project's spend to take it from.
-            saving
-        } else if let Some(spent) = whole.get(&key) {
-            let fraction = share(saving, *spent);
-            let take = left.get(&key).copied().unwrap_or_default() * fraction;
-            if let Some(remaining) = left.get_mut(&key) {
-                *remaining -= take;
+            _ if unmapped => saving,
+            Kind::Underused | Kind::Rightsize => {
+                if !alternatives_done.contains(&r.project) {
+                    alternatives_done.push(r.project.clone());
+                    let project = r.project.clone();
+                    shrink_alternatives(recommendations, &project, &whole, &mut left, &mut compounded_of);
+                }
+                continue;
             }
-            if let Some(on_demand) = on_demand_left.get_mut(&key) {
-                *on_demand = match r.kind {
-                    Kind::Spot | Kind::Rightsize => Decimal::ZERO,
-                    _ => *on_demand * (Decimal::ONE - fraction),
+            Kind::AlwaysOn => {
+                let deleted = recommendations
+                    .iter()
+                    .any(|e| e.kind == Kind::IdleEndpoint && e.project == r.project && e.usage_type == r.usage_type);
+                let idle_counted = recommendations
+                    .iter()
+                    .any(|e| e.kind == Kind::IdleGpu && e.project == r.project);
+                let fraction = match hours.get(&r.project) {
+                    _ if deleted => {
+                        notes[i] = Some(
+                            "; the alternative to deleting the idle endpoint, which totals count instead: adds nothing"
+                                .to_string(),
+                        );
+                        Decimal::ZERO
+                    }
+                    Some(h) if idle_counted => {
+                        notes[i] = Some(format!(
+                            "; counted only on off-hours not already idle: {} of {} off-hours GPU-hours were idle stretches",
+                            crate::format::number(h.idle_off, 1),
+                            crate::format::number(h.off, 1)
+                        ));
+                        h.schedule_after_idle()
+                    }
+                    _ => whole.all.get(&key).map(|w| share(saving, *w)).unwrap_or_default(),
                 };
+                left.take_usage(&key, fraction, false)
             }
-            take
-        } else {
-            // On the project's whole GPU spend (the untagged spend's too): every usage type
-            // gives up the same share.
-            let fraction = share(saving, project_whole(&r.project));
-            let mut take = Decimal::ZERO;
-            for remaining in left.iter_mut().filter(|((p, _), _)| *p == r.project).map(|(_, v)| v) {
-                let part = fraction * *remaining;
-                *remaining -= part;
-                take += part;
-            }
-            for on_demand in on_demand_left
-                .iter_mut()
-                .filter(|((p, _), _)| *p == r.project)
-                .map(|(_, v)| v)
-            {
-                *on_demand *= Decimal::ONE - fraction;
-            }
-            take
+            _ => match whole.all.get(&key) {
+                Some(spent) => left.take_usage(&key, share(saving, *spent), r.kind == Kind::Spot),
+                // On the project's whole GPU spend (the untagged spend's too): every usage type
+                // gives up the same share.
+                None => left.take_project(&r.project, share(saving, whole.project(&r.project))),
+            },
         };
     }
     // An unmapped host's GPUs are no project's spend, but they are billed somewhere in the
     // organisation's: together such rows take at most what every other row leaves of it, so
     // the organisation's total never passes its GPU spend.
-    let unmapped: Vec<bool> = recommendations
-        .iter()
-        .map(|r| r.project.is_empty() && !r.host.is_empty())
-        .collect();
+    let unmapped: Vec<bool> = recommendations.iter().map(is_unmapped).collect();
     let on = |host: bool| -> Decimal {
         compounded_of
             .iter()
@@ -144,15 +232,93 @@ pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend]) {
             .map(|(c, _)| *c)
             .sum()
     };
-    let room = (whole.values().copied().sum::<Decimal>() - on(false)).max(Decimal::ZERO);
+    let room = (whole.all.values().copied().sum::<Decimal>() - on(false)).max(Decimal::ZERO);
     let hosts = on(true);
     if hosts > room {
         for (compounded, _) in compounded_of.iter_mut().zip(&unmapped).filter(|(_, u)| **u) {
             *compounded = *compounded * room / hosts;
         }
     }
-    for (r, compounded) in recommendations.iter_mut().zip(compounded_of) {
+    // Of underused and right-size on one project's GPUs, the one not counted says so.
+    for (i, r) in recommendations.iter().enumerate() {
+        if !matches!(r.kind, Kind::Underused | Kind::Rightsize) || is_unmapped(r) || !compounded_of[i].is_zero() {
+            continue;
+        }
+        let counted = recommendations.iter().enumerate().find(|(j, o)| {
+            o.project == r.project
+                && o.kind != r.kind
+                && !compounded_of[*j].is_zero()
+                && !is_unmapped(o)
+                && matches!(o.kind, Kind::Underused | Kind::Rightsize)
+        });
+        if let Some((_, o)) = counted {
+            notes[i] = Some(format!(
+                "; the alternative to {} on the same GPUs, which saves more and totals count instead: adds nothing",
+                o.kind.label().to_lowercase()
+            ));
+        }
+    }
+    for ((r, compounded), note) in recommendations.iter_mut().zip(compounded_of).zip(notes) {
         r.compounded_saving = compounded;
+        if let Some(note) = note {
+            r.detail.push_str(&note);
+        }
+    }
+}
+
+/// A utilisation row about a GPU no project's billing names (an untagged endpoint's row
+/// names the endpoint, and is the untagged spend's).
+fn is_unmapped(r: &Recommendation) -> bool {
+    r.project.is_empty() && !r.host.is_empty() && r.kind != Kind::IdleEndpoint
+}
+
+/// Underused GPUs given back and right-sizes on one project shrink the same under-used GPUs:
+/// each is worked out on what the earlier levers leave, and only the larger counts.
+/// Underused was measured outside idle stretches, so its share is of the spend idle leaves.
+fn shrink_alternatives(
+    recommendations: &[Recommendation],
+    project: &str,
+    whole: &Left,
+    left: &mut Left,
+    compounded_of: &mut [Decimal],
+) {
+    let rows: Vec<usize> = (0..recommendations.len())
+        .filter(|i| {
+            let r = &recommendations[*i];
+            r.project == project && !is_unmapped(r) && matches!(r.kind, Kind::Underused | Kind::Rightsize)
+        })
+        .collect();
+    let idle_own: Decimal = recommendations
+        .iter()
+        .filter(|r| r.kind == Kind::IdleGpu && r.project == project && !is_unmapped(r))
+        .map(|r| r.monthly_saving.max(Decimal::ZERO))
+        .sum();
+    // The larger alternative: its total, what it leaves, and each of its rows' part.
+    type Trial = (Decimal, Left, Vec<(usize, Decimal)>);
+    let mut best: Option<Trial> = None;
+    for kind in [Kind::Underused, Kind::Rightsize] {
+        let mut trial = left.clone();
+        let mut taken = Vec::new();
+        for &i in rows.iter().filter(|i| recommendations[**i].kind == kind) {
+            let r = &recommendations[i];
+            let saving = r.monthly_saving.max(Decimal::ZERO);
+            let key = (r.project.clone(), r.usage_type.clone());
+            let take = match whole.all.get(&key) {
+                Some(spent) => trial.take_usage(&key, share(saving, *spent), true),
+                None => trial.take_project(project, share(saving, whole.project(project) - idle_own)),
+            };
+            taken.push((i, take));
+        }
+        let total: Decimal = taken.iter().map(|(_, t)| *t).sum();
+        if !taken.is_empty() && best.as_ref().is_none_or(|(b, _, _)| total > *b) {
+            best = Some((total, trial, taken));
+        }
+    }
+    if let Some((_, chosen, taken)) = best {
+        *left = chosen;
+        for (i, take) in taken {
+            compounded_of[i] = take;
+        }
     }
 }
 
@@ -248,32 +414,40 @@ mod tests {
             row(Kind::IdleGpu, "train", "", "5000"),
             row(Kind::IdleEndpoint, "train", "BoxUsage:g5.xlarge", "1000"),
         ];
-        compound_all(&mut rows, &spent);
+        compound_all(&mut rows, &spent, &BTreeMap::new());
         let by = |kind: Kind| rows.iter().find(|r| r.kind == kind).expect("row").compounded_saving;
         // Worked by hand. Idle endpoint first: 1000 of g5.xlarge's 4000 (25 %): leaves 3000.
         assert_eq!(by(Kind::IdleEndpoint), d("1000"));
         // Idle GPUs, 50 % of the project's 10,000: half of 6000 and of 3000 = 4500; leaves 3000
         // and 1500.
         assert_eq!(by(Kind::IdleGpu), d("4500"));
-        // Underused, 20 %: 600 + 300 = 900; leaves 2400 and 1200.
-        assert_eq!(by(Kind::Underused), d("900"));
-        // Right-size, 3000 of 6000 (50 %) of the 2400 left: 1200; leaves 1200.
-        assert_eq!(by(Kind::Rightsize), d("1200"));
-        // Spot, 3900 of 6000 (65 %) of 1200: 780; leaves 420.
-        assert_eq!(by(Kind::Spot), d("780"));
-        // Schedule, 2000 of 4000 (50 %) of g5.xlarge's 1200 left: 600; leaves 600.
-        assert_eq!(by(Kind::AlwaysOn), d("600"));
-        // Commitment: 3000 on 10,000 of g5 on-demand. g5.12xlarge went to spot after its
-        // right-size, so none of it is on demand; g5.xlarge's on-demand part is what idle
-        // (25 %, 50 %), underused (20 %) and the schedule (50 %) leave: 4000 × 0.75 × 0.5 ×
-        // 0.8 × 0.5 = 600. 3000 × 600/10,000 = 180.
-        assert_eq!(by(Kind::Commitment), d("180"));
+        // Underused and right-size are alternatives on the same GPUs. Underused was measured
+        // outside idle stretches: 2000 of the 5000 idle leaves (40 %) of the 4500 left = 1800.
+        // Right-size: 3000 of 6000 (50 %) of g5.12xlarge's 3000 left = 1500. Underused counts;
+        // it leaves 1800 and 900.
+        assert_eq!(by(Kind::Underused), d("1800"));
+        assert_eq!(by(Kind::Rightsize), Decimal::ZERO);
+        let rightsize = rows.iter().find(|r| r.kind == Kind::Rightsize).expect("row");
+        assert!(
+            rightsize.detail.contains("alternative to underused"),
+            "{}",
+            rightsize.detail
+        );
+        // Spot, 3900 of 6000 (65 %) of 1800: 1170; leaves 630.
+        assert_eq!(by(Kind::Spot), d("1170"));
+        // The schedule is on the usage the idle endpoint's deletion takes from: the two are
+        // alternatives, and the deletion counts.
+        assert_eq!(by(Kind::AlwaysOn), Decimal::ZERO);
+        // Commitment: 3000 on 10,000 of g5 on-demand. g5.12xlarge went to spot, so none of it
+        // is on demand; g5.xlarge's on-demand part is what the others leave: 4000 × 0.75 ×
+        // 0.5 × 0.6 = 900. 3000 × 900/10,000 = 270.
+        assert_eq!(by(Kind::Commitment), d("270"));
         let sum: Decimal = rows
             .iter()
             .filter(|r| r.project == "train")
             .map(|r| r.compounded_saving)
             .sum();
-        assert_eq!(sum, d("8980"));
+        assert_eq!(sum, d("8470"));
         assert!(sum <= d("10000"));
         // Each row's own saving is kept.
         assert_eq!(rows.iter().map(|r| r.monthly_saving).sum::<Decimal>(), d("19900"));
@@ -288,7 +462,7 @@ mod tests {
             // A project with no GPU spend in the window saves nothing here.
             row(Kind::IdleGpu, "ghost", "", "40"),
         ];
-        compound_all(&mut rows, &spent);
+        compound_all(&mut rows, &spent, &BTreeMap::new());
         assert_eq!(rows[0].compounded_saving, d("100"));
         assert_eq!(rows[1].compounded_saving, Decimal::ZERO);
         assert_eq!(rows[2].compounded_saving, Decimal::ZERO);
@@ -306,7 +480,7 @@ mod tests {
             row(Kind::IdleEndpoint, "", "Host:ml.g5.xlarge", "900"),
             host,
         ];
-        compound_all(&mut rows, &spent);
+        compound_all(&mut rows, &spent, &BTreeMap::new());
         assert_eq!(rows[1].compounded_saving, d("900"));
         assert_eq!(rows[0].compounded_saving, Decimal::ZERO);
         // A GPU no project's billing names is billed somewhere in the organisation's $900,
@@ -329,12 +503,95 @@ mod tests {
             host("10.0.0.1:9400"),
             host("10.0.0.2:9400"),
         ];
-        compound_all(&mut rows, &spent);
+        compound_all(&mut rows, &spent, &BTreeMap::new());
         let figures: Vec<Decimal> = rows.iter().map(|r| r.compounded_saving).collect();
         assert_eq!(figures, [d("300"), d("350"), d("350")]);
         // With room to spare, a host keeps its own figure.
         let mut rows = vec![row(Kind::IdleGpu, "p", "", "300"), host("10.0.0.1:9400")];
-        compound_all(&mut rows, &spent);
+        compound_all(&mut rows, &spent, &BTreeMap::new());
         assert_eq!(rows[1].compounded_saving, d("500"));
+    }
+
+    #[test]
+    fn a_schedule_saves_only_off_hours_that_idle_stretches_have_not_taken() {
+        // The worked case: an endpoint on one GPU billing $5,040 over four weeks (672 GPU-hours
+        // observed). Quiet every off-hour (4 × 108 = 432) and 80 business hours: 512 idle.
+        // Idle alone: 5040 × 512/672 = 3840. A schedule alone: 5040 × 108/168 = 3240. Compounded
+        // as independent shares they claimed 3840 + 64.29 % of 1200 = 4611.43 (91.5 %); the
+        // hours they remove overlap, and together they remove 512 of 672 (76.2 %).
+        let spent = [spend("chat", "Host:ml.g5.2xlarge", "5040")];
+        let hours = BTreeMap::from([(
+            "chat".to_string(),
+            Hours {
+                observed: d("672"),
+                idle: d("512"),
+                off: d("432"),
+                idle_off: d("432"),
+            },
+        )]);
+        let mut rows = vec![
+            row(Kind::AlwaysOn, "chat", "Host:ml.g5.2xlarge", "3240"),
+            row(Kind::IdleGpu, "chat", "", "3840"),
+        ];
+        compound_all(&mut rows, &spent, &hours);
+        assert_eq!(rows[1].compounded_saving, d("3840"));
+        assert_eq!(rows[0].compounded_saving, Decimal::ZERO);
+        assert!(
+            rows[0].detail.contains("432.0 of 432.0 off-hours GPU-hours were idle"),
+            "{}",
+            rows[0].detail
+        );
+        // Busy 40 off-hours the idle stretches left: a schedule takes those 40 of the 160 busy
+        // hours idle leaves (25 %) of the $1,200 left = 300.
+        let hours = BTreeMap::from([(
+            "chat".to_string(),
+            Hours {
+                observed: d("672"),
+                idle: d("512"),
+                off: d("432"),
+                idle_off: d("392"),
+            },
+        )]);
+        let mut rows = vec![
+            row(Kind::AlwaysOn, "chat", "Host:ml.g5.2xlarge", "3240"),
+            row(Kind::IdleGpu, "chat", "", "3840"),
+        ];
+        compound_all(&mut rows, &spent, &hours);
+        assert_eq!(rows[0].compounded_saving, d("300"));
+    }
+
+    #[test]
+    fn deleting_an_idle_endpoint_and_scheduling_it_are_alternatives() {
+        // $2,000 of hosting; the idle endpoint is $500 of it. The schedule on the same usage
+        // (64.29 % alone) adds nothing: it was once 64.29 % of the 1500 left, 964.29.
+        let spent = [spend("chat", "Host:ml.g5.xlarge", "2000")];
+        let mut rows = vec![
+            row(Kind::AlwaysOn, "chat", "Host:ml.g5.xlarge", "1285.71"),
+            row(Kind::IdleEndpoint, "chat", "Host:ml.g5.xlarge", "500"),
+        ];
+        compound_all(&mut rows, &spent, &BTreeMap::new());
+        assert_eq!(rows[1].compounded_saving, d("500"));
+        assert_eq!(rows[0].compounded_saving, Decimal::ZERO);
+        assert!(rows[0].detail.contains("alternative to deleting"));
+    }
+
+    #[test]
+    fn right_size_and_underused_count_the_larger_never_both() {
+        // $10,000 on one usage type: giving back underused GPUs saves 5000, moving to a smaller
+        // type 8000. As steps they claimed 5000 + 80 % of 5000 = 9000 (90 %); they shrink the
+        // same GPUs, so 8000 (80 %) counts and underused adds nothing.
+        let spent = [spend("serve", "BoxUsage:g5.12xlarge", "10000")];
+        let mut rows = vec![
+            row(Kind::Underused, "serve", "", "5000"),
+            row(Kind::Rightsize, "serve", "BoxUsage:g5.12xlarge", "8000"),
+        ];
+        compound_all(&mut rows, &spent, &BTreeMap::new());
+        assert_eq!(rows[1].compounded_saving, d("8000"));
+        assert_eq!(rows[0].compounded_saving, Decimal::ZERO);
+        assert!(
+            rows[0].detail.contains("alternative to right-size"),
+            "{}",
+            rows[0].detail
+        );
     }
 }

@@ -75,6 +75,9 @@ pub struct Means {
     pub sm_occupancy: Option<f64>,
     pub peak_memory_used_mib: Option<f64>,
     pub memory_total_mib: Option<f64>,
+    /// Where the peak comes from and which statistic it is: what right-sizing from
+    /// observation names as its evidence.
+    pub peak_memory_source: Option<&'static str>,
 }
 
 impl Means {

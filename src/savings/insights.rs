@@ -179,6 +179,8 @@ pub async fn compute(
         gpus,
         projects: utilisation,
         recommendations: utilisation_rows,
+        hours,
+        shown,
     } = assessment;
     inference::corroborate(&mut inferred, &utilisation);
     inference::attach(&mut usage, &inferred);
@@ -190,6 +192,7 @@ pub async fn compute(
     let mut recommendations = Vec::new();
     recommendations.extend(rules::spot::recommend(&inputs));
     recommendations.extend(rules::rightsize::recommend(&inputs));
+    recommendations.extend(rules::sized_by_use::recommend(&inputs, &shown));
     recommendations.extend(rules::always_on::recommend(&inputs, &endpoints));
     let owned = super::commitments::store::load(pool).await?;
     let (commitment_rows, mut commitments) = rules::commitment::recommend(&inputs, &owned.read);
@@ -200,7 +203,11 @@ pub async fn compute(
     recommendations.extend(idle_endpoints.into_iter().map(|(_, r)| r));
     let utilisation_note = (!notes.is_empty()).then(|| notes.join(" "));
     // Across kinds first, from each row's own saving; then the per-usage-type figures.
-    super::compounding::compound_all(&mut recommendations, &super::compounding::Spend::of(&usage, window));
+    super::compounding::compound_all(
+        &mut recommendations,
+        &super::compounding::Spend::of(&usage, window),
+        &hours,
+    );
     compound(&mut recommendations, window);
     // Never more than the row's figure on its usage type (the two compound the same rows
     // there; this keeps recurring shares from differing in the last digit).

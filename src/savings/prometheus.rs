@@ -81,6 +81,9 @@ pub enum Steps {
     Memory,
 }
 
+/// What a DCGM GPU's peak memory is: `max_over_time` reads every sample in the window.
+pub const PEAK_MEMORY_SOURCE: &str = "DCGM FB_USED, the largest sample (100th percentile)";
+
 /// Step means of memory used ÷ the card's memory.
 pub fn memory_query(label: &str) -> String {
     let step = format!("[{STEP_SECONDS}s]");
@@ -131,6 +134,13 @@ pub async fn read_dcgm(settings: &PrometheusSettings, grid: Grid) -> Result<GpuS
             let reading = dcgm.gpus.entry(gpu).or_default();
             *field(&mut reading.means) = Some(value);
         }
+    }
+    for reading in dcgm
+        .gpus
+        .values_mut()
+        .filter(|r| r.means.peak_memory_used_mib.is_some())
+    {
+        reading.means.peak_memory_source = Some(PEAK_MEMORY_SOURCE);
     }
     let series = [
         (activity_query(label), Steps::Activity),

@@ -7,7 +7,12 @@ use aws_sdk_cloudwatch::types::ScanBy;
 
 use super::discover::{Target, Wanted};
 use super::{CloudWatchError, CloudWatchRead, IDLE_ENDPOINT_DAYS, POINTS_PER_CALL, QUERIES_PER_CALL, failed};
+use crate::catalogue::Catalogue;
 use crate::savings::gpu_series::Grid;
+
+/// What an agent GPU's and an endpoint's peak memory are.
+const AGENT_PEAK_SOURCE: &str = "CloudWatch agent nvidia_smi_memory_used, the largest five-minute average";
+const ENDPOINT_PEAK_SOURCE: &str = "CloudWatch GPUMemoryUtilization, the largest five-minute average (per GPU, over an instance's GPUs) × the card's memory";
 
 /// Runs the queries in batches whose points fit one call, following every page.
 pub(super) async fn fetch(
@@ -130,6 +135,19 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
         // 0–100 × the instance's GPUs: per GPU in percent, memory as a share.
         reading.activity.iter_mut().for_each(|v| *v /= per_instance);
         reading.memory.iter_mut().for_each(|v| *v /= per_instance * 100.0);
+        // The card's size is the catalogue's: SageMaker publishes only the share used.
+        if let Some(listed) = Catalogue::built_in().get(endpoint.instance_type.trim_start_matches("ml.")) {
+            let card_mib = f64::try_from(listed.accelerator_memory_gib).unwrap_or_default() * 1024.0;
+            let peak = reading
+                .memory
+                .iter()
+                .filter(|v| !v.is_nan())
+                .map(|v| f64::from(*v))
+                .reduce(f64::max);
+            reading.means.memory_total_mib = Some(card_mib);
+            reading.means.peak_memory_used_mib = peak.map(|share| share * card_mib);
+            reading.means.peak_memory_source = peak.map(|_| ENDPOINT_PEAK_SOURCE);
+        }
         let first_data = reading
             .activity
             .iter()
@@ -207,6 +225,7 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
             .filter(|v| !v.is_nan())
             .map(|v| f64::from(*v))
             .reduce(f64::max);
+        reading.means.peak_memory_source = reading.means.peak_memory_used_mib.map(|_| AGENT_PEAK_SOURCE);
         match reading.means.memory_total_mib.filter(|t| *t > 0.0) {
             Some(total) => reading.memory.iter_mut().for_each(|v| *v /= total as f32),
             None => reading.memory.clear(),

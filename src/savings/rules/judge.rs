@@ -75,6 +75,12 @@ pub(super) struct Judged {
     pub all_sum: f64,
     pub all_steps: usize,
     pub sorted: Vec<f32>,
+    /// GPU-hours observed outside the business hours a schedule keeps, and idle there: what
+    /// a schedule adds after idle stretches (`compounding::Hours`).
+    pub off_hours: Decimal,
+    pub idle_off_hours: Decimal,
+    /// What the peak memory is, when the GPU published it.
+    pub peak_source: Option<&'static str>,
 }
 
 pub(super) fn judge(gpu: &Gpu, reading: &Reading, series: &GpuSeries) -> Option<Judged> {
@@ -136,6 +142,14 @@ pub(super) fn judge(gpu: &Gpu, reading: &Reading, series: &GpuSeries) -> Option<
     });
     let pressure = stretches(&reading.memory, |v| v > MEMORY_PRESSURE_ABOVE);
     let idle_steps: usize = idle.iter().map(|(_, len)| len).sum();
+    // A step's period starts a step before the time the grid labels it with.
+    let (mut off_steps, mut idle_off_steps) = (0usize, 0usize);
+    for (i, (v, idle)) in reading.activity.iter().zip(&in_idle).enumerate() {
+        if !v.is_nan() && !crate::savings::cloudwatch::in_business_hours(grid.time(i) - grid.step) {
+            off_steps += 1;
+            idle_off_steps += usize::from(*idle);
+        }
+    }
     let public = GpuUse {
         project: gpu.group(),
         gpus: weight,
@@ -171,6 +185,9 @@ pub(super) fn judge(gpu: &Gpu, reading: &Reading, series: &GpuSeries) -> Option<
         all_sum: all_sum * f64::from(weight),
         all_steps: sorted.len() * weight as usize,
         sorted,
+        off_hours: hours(off_steps, grid.step, weight),
+        idle_off_hours: hours(idle_off_steps, grid.step, weight),
+        peak_source: means.peak_memory_source,
     })
 }
 

@@ -5,8 +5,10 @@ pub mod always_on;
 pub mod commitment;
 pub mod judge;
 pub mod rightsize;
+pub mod sized_by_use;
 pub mod spot;
 pub mod utilisation;
+pub mod whole_gpus;
 
 use rust_decimal::Decimal;
 
@@ -23,6 +25,7 @@ pub struct Inputs<'a> {
 
 impl Inputs<'_> {
     /// A recommendation about one project's usage type; `saving_in_window` is scaled to 30 days.
+    /// When the workload it assumed was inferred, the row says so and stays out of totals.
     pub fn for_usage(
         &self,
         kind: Kind,
@@ -41,6 +44,22 @@ impl Inputs<'_> {
             None => detail,
         };
         Recommendation {
+            inferred,
+            ..self.measured(kind, usage, recommended, saving_in_window, detail)
+        }
+    }
+
+    /// A recommendation resting on what was measured, whatever the workload: no inference
+    /// holds it back.
+    pub fn measured(
+        &self,
+        kind: Kind,
+        usage: &Usage,
+        recommended: String,
+        saving_in_window: Decimal,
+        detail: String,
+    ) -> Recommendation {
+        Recommendation {
             kind,
             team: usage.team.clone().unwrap_or_default(),
             project: usage.project.clone(),
@@ -54,7 +73,7 @@ impl Inputs<'_> {
             compounded_saving: Decimal::ZERO,
             detail,
             host: String::new(),
-            inferred,
+            inferred: None,
         }
     }
 }

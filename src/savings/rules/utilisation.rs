@@ -6,9 +6,11 @@
 //! - **Idle**: stretches of 30 minutes or more in which kernels ran below 1 % of the time
 //!   (engine activity, else `GPU_UTIL`), over the whole window and whatever memory is
 //!   resident. Saving = idle GPU-hours × the project's $ per GPU-hour.
-//! - **Underused**: the mean outside idle stretches below 40 %. Consolidating so the mean
-//!   reaches 60 % needs mean/60 of those GPU-hours: saving = active GPU-hours × $ per
-//!   GPU-hour × (1 − mean/60). Idle hours are counted once, as idle.
+//! - **Underused**: the mean outside idle stretches below 40 %. Enough whole GPUs are kept
+//!   for the mean to reach 60 % (⌈GPUs × mean ÷ 60⌉, at least one) on an instance type that
+//!   exists (`whole_gpus`): saving = active GPU-hours × $ per GPU-hour × (1 − the kept
+//!   configuration's catalogue price ÷ today's). One GPU gives nothing back (right-size it).
+//!   Idle hours are counted once, as idle.
 //! - Savings rest on the GPU-hours the metrics observed, never on more than the project's GPU
 //!   spend in the window.
 //! - Memory above 85 % of the card for 30 minutes or more is a risk, not a saving.
@@ -19,8 +21,10 @@ use rust_decimal::Decimal;
 
 use super::Inputs;
 use super::judge::{HEALTHY_FLOOR, Judged, UNDERUSED_BELOW, band, judge, nearest_rank, pct, verdict};
+use super::sized_by_use::Shown;
 use crate::format::{count, number, percent_value, usd_precise};
 use crate::savings::cloudwatch::{Endpoint, IDLE_ENDPOINT_DAYS, hourly_cost};
+use crate::savings::compounding::Hours;
 use crate::savings::gpu_series::GpuSeries;
 use crate::savings::model::{ActivityMetric, GpuUse, IdleNow, Kind, Recommendation, Utilisation, Workload};
 use crate::usage_type::SageMakerUse;
@@ -34,6 +38,8 @@ struct Billed {
     training: bool,
     /// The instance type it spent most on, and that spend.
     main_type: (String, Decimal),
+    /// Where that type ran, and whether as SageMaker's.
+    main_place: (String, bool),
 }
 
 /// Each project's GPU billing in the window (one pass over the usage), and the
@@ -49,6 +55,7 @@ fn billed(inputs: &Inputs) -> (BTreeMap<String, Billed>, Option<Decimal>) {
         entry.training |= u.workload() == Workload::Training;
         if u.spend > entry.main_type.1 {
             entry.main_type = (u.instance_type.clone(), u.spend);
+            entry.main_place = (u.region.clone(), !u.is_ec2());
         }
         spend += u.spend;
         gpu_hours += u.hours * u.gpus_per_instance;
@@ -62,6 +69,10 @@ pub struct Assessment {
     pub gpus: Vec<GpuUse>,
     pub projects: Vec<Utilisation>,
     pub recommendations: Vec<Recommendation>,
+    /// Each project's (or unmapped host's) observed GPU-hours, for compounding by hours.
+    pub hours: BTreeMap<String, Hours>,
+    /// What each project's GPUs showed, where every one published its peak memory.
+    pub shown: BTreeMap<String, Shown>,
 }
 
 /// "SM activity", or each counter with its GPU count when a project's GPUs differ.
@@ -107,6 +118,18 @@ pub fn assess(inputs: &Inputs, series: &GpuSeries, range_days: i64) -> Assessmen
         let observed: Decimal = gpus.iter().map(|g| g.public.observed_hours).sum();
         let idle: Decimal = gpus.iter().map(|g| g.public.idle_hours).sum();
         let training = billed.is_some_and(|b| b.training);
+        out.hours.insert(
+            group.clone(),
+            Hours {
+                observed,
+                idle,
+                off: gpus.iter().map(|g| g.off_hours).sum(),
+                idle_off: gpus.iter().map(|g| g.idle_off_hours).sum(),
+            },
+        );
+        if let Some(shown) = shown(gpus, mean, active_mean, &judged_by_text(&refs)) {
+            out.shown.insert(group.clone(), shown);
+        }
         let summary = Utilisation {
             project: group.clone(),
             gpus: gpus.iter().map(|g| g.public.gpus as usize).sum(),
@@ -159,41 +182,28 @@ pub fn assess(inputs: &Inputs, series: &GpuSeries, range_days: i64) -> Assessmen
             }
             let active = observed - idle;
             if active_steps > 0 && active_mean < Decimal::from(UNDERUSED_BELOW) {
-                let share = Decimal::ONE - active_mean / Decimal::from(HEALTHY_FLOOR);
                 let left = ceiling.map(|c| c - idle_saving).unwrap_or(Decimal::MAX);
-                let saving = per_30(active * rate * share).min(left);
-                let count_now = Decimal::from(summary.gpus as i64);
-                let keep = (count_now * active_mean / Decimal::from(HEALTHY_FLOOR))
-                    .ceil()
-                    .max(Decimal::ONE);
-                // One GPU cannot be consolidated onto fewer: its share is freed by packing
-                // more work onto it (MIG, more replicas per GPU) or a smaller type.
-                let recommended = if keep < count_now {
-                    format!("consolidate {} GPUs to about {}", count(summary.gpus), number(keep, 0))
-                } else {
-                    format!(
-                        "share the GPU{} (MIG, more work per GPU) or use a smaller type",
-                        if summary.gpus == 1 { "" } else { "s" }
-                    )
-                };
-                if saving > Decimal::ZERO {
-                    out.recommendations.push(context.row(
-                        Kind::Underused,
-                        recommended,
-                        saving,
-                        format!(
-                            "{}: mean {} ({}) over {} active GPU-hours outside idle stretches, p50 {}, p95 {} of five-minute step means over {} days; consolidating to a 60 % mean saves {} of those GPU-hours at {}/GPU-hour",
-                            context.whose(),
-                            percent_value(active_mean),
-                            summary.judged_by,
-                            number(active, 1),
-                            percent_value(summary.p50),
-                            percent_value(summary.p95),
-                            count(range_days),
-                            super::percent(share),
-                            usd_precise(rate, 4)
-                        ),
-                    ));
+                if let Some((recommended, fraction, how)) = context.give_back(summary.gpus, active_mean) {
+                    let saving = per_30(active * rate * fraction).min(left);
+                    if saving > Decimal::ZERO {
+                        out.recommendations.push(context.row(
+                            Kind::Underused,
+                            recommended,
+                            saving,
+                            format!(
+                                "{}: mean {} ({}) over {} active GPU-hours outside idle stretches, p50 {}, p95 {} of five-minute step means over {} days; {how}, {} of those GPU-hours' cost at {}/GPU-hour",
+                                context.whose(),
+                                percent_value(active_mean),
+                                summary.judged_by,
+                                number(active, 1),
+                                percent_value(summary.p50),
+                                percent_value(summary.p95),
+                                count(range_days),
+                                super::percent(fraction),
+                                usd_precise(rate, 4)
+                            ),
+                        ));
+                    }
                 }
             }
         }
@@ -212,6 +222,25 @@ pub fn assess(inputs: &Inputs, series: &GpuSeries, range_days: i64) -> Assessmen
         )
     });
     out
+}
+
+/// What a group's GPUs showed, when every one published its peak memory.
+fn shown(gpus: &[Judged], mean: Decimal, active_mean: Decimal, judged_by: &str) -> Option<Shown> {
+    let mib = Decimal::from(1024);
+    let mut peaks = Vec::new();
+    for g in gpus {
+        peaks.push((g.public.peak_memory_used_mib?, g.public.gpus, g.peak_source?));
+    }
+    let (peak, _, source) = peaks.iter().copied().max_by(|a, b| a.0.cmp(&b.0))?;
+    Some(Shown {
+        gpus: peaks.iter().map(|(_, n, _)| i64::from(*n)).sum(),
+        peak_gib: peak / mib,
+        peaks_gib: peaks.iter().map(|(p, n, _)| *p * Decimal::from(*n)).sum::<Decimal>() / mib,
+        source,
+        mean,
+        active_mean,
+        judged_by: judged_by.to_string(),
+    })
 }
 
 /// SageMaker endpoints without an invocation for 14 days: an always-on endpoint bills at
@@ -339,6 +368,54 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// Whole GPUs given back so the active mean reaches 60 %: the configuration, the share of
+    /// the active hours' cost it saves, and how. On a type the catalogue knows, the cheapest
+    /// configuration of that GPU (`whole_gpus`); elsewhere (an unmapped host) the GPUs given
+    /// back ÷ today's. Nothing when every GPU is needed, or one GPU is all there is.
+    fn give_back(&self, gpus: usize, active_mean: Decimal) -> Option<(String, Decimal, String)> {
+        let now = i64::try_from(gpus).ok()?;
+        let keep = (Decimal::from(now) * active_mean / Decimal::from(HEALTHY_FLOOR))
+            .ceil()
+            .max(Decimal::ONE);
+        let keep = i64::try_from(keep.trunc().mantissa()).ok()?;
+        if keep >= now {
+            return None;
+        }
+        let reach = format!("{} of {} GPUs reach a 60 % mean", count(keep), count(now));
+        match self.billed.filter(|_| self.mapped) {
+            Some(b) => {
+                let (region, sagemaker) = &b.main_place;
+                let found = super::whole_gpus::give_back(self.inputs, &b.main_type.0, region, *sagemaker, now, keep)?;
+                Some((
+                    format!(
+                        "give back {} of {} GPUs: {} × {}",
+                        count(now - found.gpus),
+                        count(now),
+                        count(found.instances),
+                        found.instance_type
+                    ),
+                    Decimal::ONE - found.ratio,
+                    format!(
+                        "{reach}: {} × {} ({} GPUs) costs {} of today's {} (catalogue prices, same GPU, no fewer vCPUs or memory per GPU)",
+                        count(found.instances),
+                        found.instance_type,
+                        count(found.gpus),
+                        super::percent(found.ratio),
+                        b.main_type.0
+                    ),
+                ))
+            }
+            None => {
+                let fraction = Decimal::from(now - keep) / Decimal::from(now);
+                Some((
+                    format!("give back {} of {} GPUs", count(now - keep), count(now)),
+                    fraction,
+                    format!("{reach}: giving back {} whole GPUs saves", count(now - keep)),
+                ))
+            }
+        }
+    }
+
     fn whose(&self) -> String {
         if self.mapped {
             format!("project {}", self.group)
@@ -379,5 +456,88 @@ impl Context<'_> {
             },
             inferred: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rust_decimal::Decimal;
+
+    use super::*;
+    use crate::savings::facts::{Usage, Window};
+    use crate::savings::gpu_series::{Gpu, Grid, Reading};
+    use crate::savings::model::ProjectFacts;
+    use crate::savings::pricing::Pricing;
+    use crate::usage_type::PurchaseOption;
+
+    #[test]
+    fn four_gpus_at_a_quarter_give_back_two_whole_ones_on_a_type_that_exists() {
+        // A day of a g5.12xlarge (4 A10G) at $5.672/h: $136.128, 96 GPU-hours, $1.418 a
+        // GPU-hour. Each GPU 24 % busy every step, never idle. ⌈4 × 24 / 60⌉ = 2 GPUs keep the
+        // work at 60 %; the cheapest two A10Gs with the same host side per GPU are 2 ×
+        // g5.4xlarge at $3.248 (`whole_gpus`), 57.26 % of the price. Per 30 days: 30 × 24 h ×
+        // ($5.672 − $3.248) = $1,745.28. A fractional consolidation claimed 60 % of the
+        // active hours' cost, $2,450.304, giving back 2.4 GPUs.
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 1).expect("day");
+        let usage = [Usage {
+            project: "serve".into(),
+            team: Some("ml".into()),
+            usage_type: "USE1-BoxUsage:g5.12xlarge".into(),
+            purchase: PurchaseOption::OnDemand,
+            instance_type: "g5.12xlarge".into(),
+            family: "g5".into(),
+            gpus_per_instance: Decimal::from(4),
+            sagemaker: None,
+            region: "us-east-1".into(),
+            facts: ProjectFacts::default(),
+            spend: "136.128".parse().expect("decimal"),
+            hours: Decimal::from(24),
+            daily_hours: BTreeMap::new(),
+            inferred: None,
+        }];
+        let pricing = Pricing::default();
+        let inputs = Inputs {
+            window: Window {
+                from: day,
+                to: day + chrono::Days::new(1),
+            },
+            usage: &usage,
+            pricing: &pricing,
+        };
+        // 288 five-minute steps: 24 hours of each GPU observed.
+        let grid = Grid {
+            start: 1_764_547_200,
+            step: 300,
+            steps: 288,
+        };
+        let mut series = GpuSeries::new(grid);
+        for gpu in 0..4 {
+            series.gpus.insert(
+                Gpu {
+                    project: Some("serve".into()),
+                    host: "10.0.0.1:9400".into(),
+                    gpu: gpu.to_string(),
+                },
+                Reading {
+                    activity: vec![24.0; grid.steps],
+                    kernel: vec![24.0; grid.steps],
+                    ..Reading::default()
+                },
+            );
+        }
+        let found = assess(&inputs, &series, 1);
+        let underused: Vec<&Recommendation> = found
+            .recommendations
+            .iter()
+            .filter(|r| r.kind == Kind::Underused)
+            .collect();
+        assert_eq!(underused.len(), 1, "{:?}", found.recommendations);
+        assert_eq!(underused[0].recommended, "give back 2 of 4 GPUs: 2 × g5.4xlarge");
+        assert_eq!(
+            underused[0].monthly_saving.round_dp(6),
+            "1745.28".parse().expect("decimal")
+        );
     }
 }

@@ -108,18 +108,9 @@ async fn each_workload_shape_gets_the_verdict_its_counters_support(pool: PgPool)
         Decimal::ZERO,
         "bursts every few minutes are not idle"
     );
-    let underused = rows(&found, Kind::Underused, "chat");
-    assert_eq!(underused.len(), 1, "{underused:?}");
-    // About 6 observed hours × $1.006 × (1 − mean/60) × 3.
-    let (low, high) = (
-        d("5.9") * rate * (Decimal::ONE - d("20.5") / d("60")) * scale,
-        d("6.1") * rate * (Decimal::ONE - d("16") / d("60")) * scale,
-    );
-    assert!(
-        within(underused[0].monthly_saving, low, high),
-        "{underused:?} not in {low}..{high}"
-    );
-    assert_eq!(underused[0].team, "ml");
+    // Underused, but one GPU: nothing can be given back whole (a fraction of a GPU is no
+    // saving), so no underused row; the verdict above says it.
+    assert!(rows(&found, Kind::Underused, "chat").is_empty());
 
     // The spinning kernel: busy but ineffective where SM activity is published, with both
     // figures; honestly busy where only GPU_UTIL is.
@@ -139,10 +130,9 @@ async fn each_workload_shape_gets_the_verdict_its_counters_support(pool: PgPool)
         stuck.verdict
     );
     assert_eq!(stuck.idle_hours, Decimal::ZERO, "a kernel ran: not idle");
-    assert_eq!(
-        rows(&found, Kind::Underused, "stuck").len(),
-        1,
-        "by SM activity it is underused"
+    assert!(
+        rows(&found, Kind::Underused, "stuck").is_empty(),
+        "underused by SM activity, but its one GPU cannot be given back in part"
     );
     let util_only = gpu("stuck-util");
     assert_eq!(util_only.judged_by, ActivityMetric::GpuUtil);
