@@ -83,6 +83,9 @@ pub struct Usage {
     pub daily_hours: BTreeMap<NaiveDate, Decimal>,
     /// What the project's bill suggests it runs, when it declares nothing (`inference`).
     pub inferred: Option<Inferred>,
+    /// The spend by linked account: a rule that reads one account's resources judges only
+    /// that account's part.
+    pub accounts: BTreeMap<String, Decimal>,
 }
 
 impl Usage {
@@ -129,6 +132,7 @@ struct Row {
     model_params_b: Option<Decimal>,
     model_precision: Option<String>,
     day: NaiveDate,
+    account_id: String,
     unblended: Decimal,
     usage_quantity: Decimal,
 }
@@ -138,7 +142,7 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
     let rows: Vec<Row> = sqlx::query_as(
         "select c.project, t.name as team, c.usage_type, u.purchase_option, u.instance_type, u.instance_family,
                 u.gpu_count, coalesce(p.workload, 'unknown') as workload, p.model_params_b, p.model_precision,
-                c.day, c.unblended, c.usage_quantity
+                c.day, c.account_id, c.unblended, c.usage_quantity
          from costs_by_usage_type c
          join usage_types u on u.usage_type = c.usage_type and u.gpu_count > 0
          left join projects p on p.name = c.project
@@ -175,9 +179,11 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
                 hours: Decimal::ZERO,
                 daily_hours: BTreeMap::new(),
                 inferred: None,
+                accounts: BTreeMap::new(),
             });
         }
         if let Some(usage) = out.last_mut() {
+            *usage.accounts.entry(row.account_id).or_default() += row.unblended;
             usage.spend += row.unblended;
             usage.hours += row.usage_quantity;
             *usage.daily_hours.entry(row.day).or_default() += row.usage_quantity;

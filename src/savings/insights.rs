@@ -124,6 +124,9 @@ async fn read_utilisation(sources: Sources<'_>, grid: Grid) -> (GpuSeries, Vec<E
             Ok(read) => {
                 series.gpus.extend(read.series.regrid(grid).gpus);
                 endpoints = read.endpoints.clone();
+                for (resource, why) in &read.skipped {
+                    notes.push(format!("{resource} is not judged: {why}."));
+                }
                 for err in &read.failed_regions {
                     tracing::warn!(error = %err, "GPU utilisation could not be read from CloudWatch in one region");
                     notes.push(format!("CloudWatch utilisation is missing this time: {err}"));

@@ -19,6 +19,9 @@ use crate::savings::gpu_series::{Gpu, Grid, Reading};
 pub(super) struct Wanted {
     pub query: MetricDataQuery,
     pub target: Target,
+    /// Read at one minute over the last 15 days only: CloudWatch keeps one-minute points
+    /// that long, and answers a query starting earlier at five minutes or coarser.
+    pub by_minute: bool,
 }
 
 #[derive(Clone)]
@@ -27,7 +30,13 @@ pub(super) enum Target {
     Util(Gpu),
     MemoryUsed(Gpu),
     MemoryTotal(Gpu),
+    /// A real-time endpoint's `Invocations` (Sum), at the grid's step and by the minute.
     Invocations(usize),
+    InvocationsByMinute(usize),
+    /// An asynchronous endpoint's `InvocationsProcessed` (Sum) and `ApproximateBacklogSize`
+    /// (Maximum).
+    Processed(usize),
+    Backlog(usize),
 }
 
 fn query(
@@ -116,15 +125,18 @@ pub(super) async fn agent_gpus(
         wanted.push(Wanted {
             query: query(id, AGENT_NAMESPACE, AGENT_UTIL, &dims, "Average", period),
             target: Target::Util(gpu.clone()),
+            by_minute: false,
         });
         wanted.push(Wanted {
             query: query(id + 1, AGENT_NAMESPACE, AGENT_MEMORY_USED, &dims, "Average", period),
             target: Target::MemoryUsed(gpu.clone()),
+            by_minute: false,
         });
         // The card's memory does not change: one point for the whole window.
         wanted.push(Wanted {
             query: query(id + 2, AGENT_NAMESPACE, AGENT_MEMORY_TOTAL, &dims, "Maximum", whole),
             target: Target::MemoryTotal(gpu),
+            by_minute: false,
         });
     }
     Ok(())
@@ -221,19 +233,23 @@ pub(super) async fn endpoints(
             let Some(variant_name) = variant.variant_name() else {
                 continue;
             };
-            let instance_type = config
-                .as_ref()
-                .and_then(|c| {
-                    c.production_variants()
-                        .iter()
-                        .find(|v| v.variant_name() == Some(variant_name))
-                })
+            let configured = config.as_ref().and_then(|c| {
+                c.production_variants()
+                    .iter()
+                    .find(|v| v.variant_name() == Some(variant_name))
+            });
+            if let Some(why) = not_judged(variant, configured) {
+                out.skipped
+                    .push((format!("endpoint/{region}/{name}/{variant_name}"), why.to_string()));
+                continue;
+            }
+            let instance_type = configured
                 .and_then(|v| v.instance_type())
                 .map(|t| t.as_str().to_string())
                 .unwrap_or_default();
             let gpus_per_instance = gpus_of(&instance_type);
             let instances = variant.current_instance_count().unwrap_or(0).max(0) as u32;
-            // A variant on a type without GPUs (or serverless) has no GPU to judge.
+            // A variant on a type without GPUs has no GPU to judge.
             let Some(per_instance) = gpus_per_instance.filter(|_| instances > 0) else {
                 continue;
             };
@@ -251,9 +267,11 @@ pub(super) async fn endpoints(
                 recent_invocations: 0.0,
                 running_since: created,
                 quiet_since: None,
-                off_hours_invocations: 0.0,
+                off_hours_busy: 0,
                 off_hours_seen: 0,
                 asynchronous: config.as_ref().is_some_and(|c| c.async_inference_config().is_some()),
+                // arn:aws:sagemaker:<region>:<account>:endpoint/<name>
+                account: arn.split(':').nth(4).unwrap_or_default().to_string(),
             };
             let gpu = Gpu {
                 project: project.clone(),
@@ -276,6 +294,7 @@ pub(super) async fn endpoints(
             wanted.push(Wanted {
                 query: query(id, ENDPOINT_NAMESPACE, "GPUUtilization", &dims, "Average", grid.step),
                 target: Target::Util(gpu.clone()),
+                by_minute: false,
             });
             wanted.push(Wanted {
                 query: query(
@@ -287,15 +306,61 @@ pub(super) async fn endpoints(
                     grid.step,
                 ),
                 target: Target::MemoryUsed(gpu),
+                by_minute: false,
             });
-            wanted.push(Wanted {
-                query: query(id + 2, INVOCATIONS_NAMESPACE, "Invocations", &dims, "Sum", grid.step),
-                target: Target::Invocations(index),
-            });
+            if endpoint.asynchronous {
+                // Published per endpoint, not per variant.
+                let whole = [("EndpointName".to_string(), name.to_string())];
+                for (n, metric, stat, target) in [
+                    (2, "InvocationsProcessed", "Sum", Target::Processed(index)),
+                    (3, "ApproximateBacklogSize", "Maximum", Target::Backlog(index)),
+                ] {
+                    wanted.push(Wanted {
+                        query: query(id + n, INVOCATIONS_NAMESPACE, metric, &whole, stat, grid.step),
+                        target,
+                        by_minute: false,
+                    });
+                }
+            } else {
+                wanted.push(Wanted {
+                    query: query(id + 2, INVOCATIONS_NAMESPACE, "Invocations", &dims, "Sum", grid.step),
+                    target: Target::Invocations(index),
+                    by_minute: false,
+                });
+                wanted.push(Wanted {
+                    query: query(id + 3, INVOCATIONS_NAMESPACE, "Invocations", &dims, "Sum", 60),
+                    target: Target::InvocationsByMinute(index),
+                    by_minute: true,
+                });
+            }
             out.endpoints.push(endpoint);
         }
     }
     Ok(())
+}
+
+/// Why endpoints of a kind are not judged, as the Savings page says it.
+pub(super) const SERVERLESS: &str =
+    "serverless: billed per request, with no instance that could sit idle, so no idle or schedule rule applies";
+pub(super) const INFERENCE_COMPONENTS: &str = "hosts inference components: SageMaker publishes their traffic per component (InferenceComponentName), which burnrate does not read yet, so it is not judged";
+
+/// Why a variant is not judged, if it is not.
+/// - Serverless variants bill per request and have no instance to be idle
+///   (<https://docs.aws.amazon.com/sagemaker/latest/dg/serverless-endpoints.html>).
+/// - A variant that names no model hosts inference components: its traffic is published per
+///   component (`InferenceComponentName`), not per variant
+///   (<https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html>).
+fn not_judged(
+    summary: &aws_sdk_sagemaker::types::ProductionVariantSummary,
+    configured: Option<&aws_sdk_sagemaker::types::ProductionVariant>,
+) -> Option<&'static str> {
+    if summary.current_serverless_config().is_some() || configured.is_some_and(|v| v.serverless_config().is_some()) {
+        Some(SERVERLESS)
+    } else if configured.is_some_and(|v| v.model_name().is_none()) {
+        Some(INFERENCE_COMPONENTS)
+    } else {
+        None
+    }
 }
 
 /// GPUs per instance of a SageMaker (`ml.`) or EC2 type, from the catalogue; `None` for a
@@ -306,4 +371,35 @@ pub(super) fn gpus_of(instance_type: &str) -> Option<u32> {
     u32::try_from(count.mantissa() / 10i128.pow(count.scale()))
         .ok()
         .filter(|n| *n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_sagemaker::types::{ProductionVariant, ProductionVariantServerlessConfig, ProductionVariantSummary};
+
+    use super::*;
+
+    #[test]
+    fn serverless_and_inference_component_variants_are_left_out_saying_why() {
+        let summary = ProductionVariantSummary::builder().variant_name("AllTraffic").build();
+        let with_model = ProductionVariant::builder()
+            .variant_name("AllTraffic")
+            .model_name("llm")
+            .build();
+        assert_eq!(not_judged(&summary, Some(&with_model)), None);
+        // Inference components: the variant names no model.
+        let components = ProductionVariant::builder().variant_name("AllTraffic").build();
+        assert_eq!(not_judged(&summary, Some(&components)), Some(INFERENCE_COMPONENTS));
+        let serverless = ProductionVariant::builder()
+            .variant_name("AllTraffic")
+            .model_name("llm")
+            .serverless_config(
+                ProductionVariantServerlessConfig::builder()
+                    .memory_size_in_mb(4096)
+                    .max_concurrency(5)
+                    .build(),
+            )
+            .build();
+        assert_eq!(not_judged(&summary, Some(&serverless)), Some(SERVERLESS));
+    }
 }

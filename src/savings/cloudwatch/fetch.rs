@@ -6,7 +6,18 @@ use std::collections::BTreeMap;
 use aws_sdk_cloudwatch::types::ScanBy;
 
 use super::discover::{Target, Wanted};
+use super::traffic::{self, Step};
 use super::{CloudWatchError, CloudWatchRead, IDLE_ENDPOINT_DAYS, POINTS_PER_CALL, QUERIES_PER_CALL, failed};
+
+/// Why an endpoint whose traffic CloudWatch never showed is not judged.
+fn unknown_traffic(asynchronous: bool) -> String {
+    let metrics = if asynchronous {
+        "InvocationsProcessed or ApproximateBacklogSize"
+    } else {
+        "Invocations"
+    };
+    format!("CloudWatch shows no {metrics} for it in the window: its traffic is unknown, so it is not judged idle")
+}
 use crate::catalogue::Catalogue;
 use crate::savings::gpu_series::Grid;
 
@@ -14,7 +25,25 @@ use crate::savings::gpu_series::Grid;
 const AGENT_PEAK_SOURCE: &str = "CloudWatch agent nvidia_smi_memory_used, the largest five-minute average";
 const ENDPOINT_PEAK_SOURCE: &str = "CloudWatch GPUMemoryUtilization, the largest five-minute average (per GPU, over an instance's GPUs) × the card's memory";
 
-/// Runs the queries in batches whose points fit one call, following every page.
+/// Seconds CloudWatch keeps one-minute points: a query starting earlier than this gets
+/// nothing at a 60-second period
+/// (<https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html>,
+/// `StartTime`).
+pub(super) const MINUTE_POINTS_KEPT: i64 = 15 * 86_400;
+
+/// Where the by-minute reads begin: 15 days before the grid's end, less an hour, or the
+/// grid's start if that is later. The start must lie inside the 15 days CloudWatch keeps
+/// one-minute points as of each request, and the grid ends up to a step before the read
+/// starts, which may then take many pages: the hour keeps a slow read inside. That first
+/// hour goes by its five-minute sums.
+pub(super) fn minutes_start(grid: Grid) -> i64 {
+    let earliest = grid.end() - MINUTE_POINTS_KEPT + 3600;
+    let from = (grid.start - grid.step).max(earliest);
+    from + (60 - from.rem_euclid(60)) % 60
+}
+
+/// Runs the queries in batches whose points fit one call, following every page: the
+/// by-minute ones over the last 15 days, the others over the whole grid.
 pub(super) async fn fetch(
     cloudwatch: &aws_sdk_cloudwatch::Client,
     region: &str,
@@ -22,10 +51,38 @@ pub(super) async fn fetch(
     wanted: Vec<Wanted>,
     out: &mut CloudWatchRead,
 ) -> Result<(), CloudWatchError> {
-    let per_query = grid.steps + 1;
+    let (by_minute, whole): (Vec<Wanted>, Vec<Wanted>) = wanted.into_iter().partition(|w| w.by_minute);
+    let end = grid.end() + 1;
+    fetch_range(
+        cloudwatch,
+        region,
+        grid,
+        grid.start - grid.step,
+        end,
+        grid.step,
+        whole,
+        out,
+    )
+    .await?;
+    let from = minutes_start(grid);
+    fetch_range(cloudwatch, region, grid, from, end, 60, by_minute, out).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn fetch_range(
+    cloudwatch: &aws_sdk_cloudwatch::Client,
+    region: &str,
+    grid: Grid,
+    from: i64,
+    to: i64,
+    period: i64,
+    wanted: Vec<Wanted>,
+    out: &mut CloudWatchRead,
+) -> Result<(), CloudWatchError> {
+    let per_query = ((to - from) / period) as usize + 1;
     let batch = (POINTS_PER_CALL / per_query).clamp(1, QUERIES_PER_CALL);
-    let start = aws_sdk_cloudwatch::primitives::DateTime::from_secs(grid.start - grid.step);
-    let end = aws_sdk_cloudwatch::primitives::DateTime::from_secs(grid.end() + 1);
+    let start = aws_sdk_cloudwatch::primitives::DateTime::from_secs(from);
+    let end = aws_sdk_cloudwatch::primitives::DateTime::from_secs(to);
     for chunk in wanted.chunks(batch) {
         let targets: BTreeMap<String, Target> = chunk
             .iter()
@@ -52,7 +109,7 @@ pub(super) async fn fetch(
                     .iter()
                     .map(|t| t.secs())
                     .zip(result.values().iter().copied());
-                place(out, grid, target, points);
+                place(out, grid, from, target, points);
             }
         }
     }
@@ -60,15 +117,35 @@ pub(super) async fn fetch(
 }
 
 /// Puts a page's points on the grid. CloudWatch labels a period by its start; the grid's
-/// step by its end.
-fn place(out: &mut CloudWatchRead, grid: Grid, target: &Target, points: impl Iterator<Item = (i64, f64)>) {
+/// step by its end. By-minute points go to the endpoint's minutes from `from`.
+fn place(out: &mut CloudWatchRead, grid: Grid, from: i64, target: &Target, points: impl Iterator<Item = (i64, f64)>) {
     let blank = || vec![f32::NAN; grid.steps];
     match target {
-        Target::Invocations(index) => {
-            let Some(endpoint) = out.endpoints.get_mut(*index) else {
+        Target::InvocationsByMinute(index) => {
+            let minutes = ((grid.end() - from) / 60).max(0) as usize;
+            let (_, values) = out
+                .minutes
+                .entry(*index)
+                .or_insert_with(|| (from, vec![f32::NAN; minutes]));
+            for (time, value) in points {
+                let minute = (time - from).div_euclid(60);
+                if let Some(slot) = usize::try_from(minute).ok().and_then(|m| values.get_mut(m)) {
+                    *slot = value as f32;
+                }
+            }
+        }
+        Target::Backlog(index) => {
+            let values = out.backlog.entry(*index).or_insert_with(blank);
+            for (time, value) in points {
+                if let Some(i) = grid.index(time + grid.step) {
+                    values[i] = value as f32;
+                }
+            }
+        }
+        Target::Invocations(index) | Target::Processed(index) => {
+            let Some(endpoint) = out.endpoints.get(*index) else {
                 return;
             };
-            let recent = grid.end() - IDLE_ENDPOINT_DAYS * 86_400;
             let resource = endpoint.resource();
             let series = out
                 .series
@@ -80,9 +157,6 @@ fn place(out: &mut CloudWatchRead, grid: Grid, target: &Target, points: impl Ite
                 reading.kernel = blank();
             }
             for (time, value) in points {
-                if time + grid.step > recent {
-                    endpoint.recent_invocations += value;
-                }
                 if let Some(i) = grid.index(time + grid.step) {
                     reading.kernel[i] = value as f32;
                 }
@@ -121,7 +195,10 @@ fn place(out: &mut CloudWatchRead, grid: Grid, target: &Target, points: impl Ite
 /// Turns raw CloudWatch units into the grid's: percent per GPU, memory as a share of the
 /// card, "any kernel ran" from utilisation (agent) or from invocations (endpoints).
 pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
-    for endpoint in &mut out.endpoints {
+    let minutes = std::mem::take(&mut out.minutes);
+    let backlog = std::mem::take(&mut out.backlog);
+    let mut skipped = Vec::new();
+    for (index, endpoint) in out.endpoints.iter_mut().enumerate() {
         let resource = endpoint.resource();
         let Some(reading) = out
             .series
@@ -157,38 +234,42 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        // A step after the endpoint came up without an invocation is quiet: SageMaker lists it
-        // InService, and CloudWatch has no point for a period without requests.
+        if reading.kernel.len() != grid.steps {
+            reading.kernel = vec![f32::NAN; grid.steps];
+        }
+        let shown = if endpoint.asynchronous {
+            traffic::asynchronous(&reading.kernel, backlog.get(&index))
+        } else {
+            traffic::real_time(&reading.kernel, minutes.get(&index), |i| grid.time(i), grid.step)
+        };
+        // Only steps after the endpoint came up count.
         let since = endpoint.running_since.unwrap_or(i64::MAX);
-        let (mut off_invocations, mut off_steps) = (0f64, 0i64);
-        for i in (0..grid.steps).filter(|i| grid.time(*i) - grid.step >= since) {
-            if !super::in_business_hours(grid.time(i) - grid.step) {
-                off_steps += 1;
-                off_invocations += reading
-                    .kernel
-                    .get(i)
-                    .filter(|v| !v.is_nan())
-                    .map_or(0.0, |v| f64::from(*v));
+        let running = |i: usize| grid.time(i) > since;
+        let recent = grid.end() - IDLE_ENDPOINT_DAYS * 86_400;
+        endpoint.recent_invocations = (0..grid.steps)
+            .filter(|i| grid.time(*i) > recent && !reading.kernel[*i].is_nan())
+            .map(|i| f64::from(reading.kernel[i]))
+            .sum();
+        let (mut off_busy, mut off_seen) = (0i64, 0i64);
+        for i in (0..grid.steps).filter(|i| running(*i)) {
+            if !super::in_business_hours(grid.time(i) - grid.step) && shown[i] != Step::Unknown {
+                off_seen += 1;
+                off_busy += i64::from(shown[i] == Step::Busy);
             }
         }
-        endpoint.off_hours_invocations = off_invocations;
-        endpoint.off_hours_seen = off_steps * grid.step / 3600;
-        // An asynchronous endpoint's requests are not `Invocations`: no step of it is known
-        // quiet, so nothing calls it idle for want of them.
-        let quiet: Vec<bool> = (0..grid.steps)
-            .map(|i| {
-                !endpoint.asynchronous
-                    && grid.time(i) > since
-                    && reading.kernel.get(i).is_none_or(|v| v.is_nan() || *v == 0.0)
-            })
-            .collect();
+        endpoint.off_hours_busy = off_busy;
+        endpoint.off_hours_seen = off_seen * grid.step / 3600;
+        let quiet: Vec<bool> = (0..grid.steps).map(|i| running(i) && shown[i] == Step::Quiet).collect();
         endpoint.quiet_since = match quiet.iter().rposition(|q| !q) {
             _ if !quiet.last().copied().unwrap_or(false) => None,
             Some(i) => Some(grid.time(i)),
-            // Quiet all the read long: known quiet from its first step, not from creation.
-            None => Some(since.max(grid.start - grid.step)),
+            None => Some(grid.start - grid.step),
         };
-        // Idle for the utilisation rules means no request served.
+        if !shown.iter().any(|s| *s != Step::Unknown) {
+            skipped.push((endpoint.resource(), unknown_traffic(endpoint.asynchronous)));
+        }
+        // Idle for the utilisation rules means CloudWatch shows no request served; a step it
+        // shows nothing of is not idle, whatever the GPU reads.
         reading.kernel = quiet
             .iter()
             .zip(&reading.activity)
@@ -203,6 +284,7 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
             })
             .collect();
     }
+    out.skipped.extend(skipped);
     for reading in out.series.gpus.values_mut() {
         if reading.activity.len() != grid.steps {
             reading.activity = vec![f32::NAN; grid.steps];

@@ -18,7 +18,9 @@
 
 mod discover;
 mod fetch;
+mod traffic;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 
 use aws_config::SdkConfig;
@@ -60,23 +62,26 @@ pub struct Endpoint {
     pub observed_since: i64,
     /// The read's newest step (unix seconds).
     pub read_at: i64,
-    /// Invocations over the last [`IDLE_ENDPOINT_DAYS`] days.
+    /// Requests over the last [`IDLE_ENDPOINT_DAYS`] days (`Invocations`, or
+    /// `InvocationsProcessed` for an asynchronous endpoint), as CloudWatch's points add up.
     pub recent_invocations: f64,
     /// Since when it has run (unix seconds): its creation, or its first GPU data point in the
     /// window when that is earlier than what SageMaker reports.
     pub running_since: Option<i64>,
-    /// The start of the stretch without invocations that runs to now, if any.
+    /// The start of the stretch CloudWatch shows without requests that runs to now, if any.
     pub quiet_since: Option<i64>,
-    /// Invocations in the hours a business-hours schedule switches off ([`in_business_hours`]),
-    /// since it ran, and how many of those hours the read saw.
-    pub off_hours_invocations: f64,
+    /// Five-minute steps with traffic in the hours a business-hours schedule switches off
+    /// ([`in_business_hours`]), since it ran, and how many of those hours CloudWatch showed.
+    pub off_hours_busy: i64,
     pub off_hours_seen: i64,
     /// An asynchronous-inference endpoint (`AsyncInferenceConfig` in its config): AWS does
-    /// not publish `Invocations` for it
-    /// (<https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html>: it
-    /// publishes `InvocationsProcessed` and `ApproximateBacklogSize`), so no absence of
-    /// invocations says it is idle, and no idle or schedule advice is made for it.
+    /// not publish `Invocations` for it but `InvocationsProcessed` and
+    /// `ApproximateBacklogSize` (<https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html>),
+    /// which judge it instead (`traffic`).
     pub asynchronous: bool,
+    /// The account that owns it (from its ARN): its traffic says nothing of other accounts'
+    /// spend.
+    pub account: String,
 }
 
 /// Off-hours an endpoint's traffic must have been seen in, without one invocation, before a
@@ -100,15 +105,15 @@ impl Endpoint {
     /// Whether its traffic shows the hours a schedule would switch it off are idle: a week of
     /// off-hours seen without one invocation.
     pub fn idle_off_hours(&self) -> bool {
-        !self.asynchronous && self.off_hours_seen >= OFF_HOURS_SEEN_AT_LEAST && self.off_hours_invocations == 0.0
+        self.off_hours_seen >= OFF_HOURS_SEEN_AT_LEAST && self.off_hours_busy == 0
     }
 
-    /// No invocation in the last 14 days, having run all of them, and the read reached back
-    /// that far (a shorter window knows nothing of the days before it).
+    /// CloudWatch shows no request for the last 14 days, the endpoint ran all of them, and
+    /// the read reached back that far (a shorter window knows nothing of the days before it).
     pub fn idle_for_two_weeks(&self, now: i64) -> bool {
         let two_weeks_ago = now - IDLE_ENDPOINT_DAYS * 86_400;
-        !self.asynchronous
-            && self.recent_invocations == 0.0
+        self.recent_invocations == 0.0
+            && self.quiet_since.is_some_and(|since| since <= two_weeks_ago)
             && self.observed_since <= two_weeks_ago
             && self.running_since.is_some_and(|since| since <= two_weeks_ago)
     }
@@ -125,6 +130,14 @@ pub struct CloudWatchRead {
     pub metrics_requested: u64,
     /// Regions that could not be read this time; the others' data stands.
     pub failed_regions: Vec<CloudWatchError>,
+    /// Endpoint variants not judged, and why (serverless, inference components, traffic
+    /// CloudWatch does not show).
+    pub skipped: Vec<(String, String)>,
+    /// Each real-time endpoint's `Invocations` by the minute over the last 15 days (the
+    /// first minute's start, then one value a minute, `NaN` where CloudWatch has no point),
+    /// and each asynchronous one's `ApproximateBacklogSize` on the grid; by endpoint index.
+    pub(super) minutes: BTreeMap<usize, (i64, Vec<f32>)>,
+    pub(super) backlog: BTreeMap<usize, Vec<f32>>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -310,8 +323,10 @@ mod tests {
             read_at: now,
             recent_invocations: 0.0,
             running_since: Some(now - 15 * 86_400),
-            quiet_since: None,
-            off_hours_invocations: 0.0,
+            // CloudWatch showed no request since it came up.
+            quiet_since: Some(now - 15 * 86_400),
+            off_hours_busy: 0,
+            account: "123456789012".into(),
             off_hours_seen: 0,
             asynchronous: false,
         };
@@ -329,13 +344,26 @@ mod tests {
             ..endpoint.clone()
         };
         assert!(!used.idle_for_two_weeks(now));
-        // AWS publishes no `Invocations` for an asynchronous endpoint: none is no evidence.
-        let asynchronous = Endpoint {
-            asynchronous: true,
-            off_hours_seen: 200,
+        // Traffic CloudWatch never showed is no evidence of idleness.
+        let unknown = Endpoint {
+            quiet_since: None,
+            off_hours_seen: 0,
+            ..endpoint.clone()
+        };
+        assert!(!unknown.idle_for_two_weeks(now));
+        assert!(!unknown.idle_off_hours());
+        // A week of off-hours shown, one of its steps with a request: no schedule.
+        let off_hours = Endpoint {
+            off_hours_seen: 120,
             ..endpoint
         };
-        assert!(!asynchronous.idle_for_two_weeks(now));
-        assert!(!asynchronous.idle_off_hours());
+        assert!(off_hours.idle_off_hours());
+        assert!(
+            !Endpoint {
+                off_hours_busy: 1,
+                ..off_hours
+            }
+            .idle_off_hours()
+        );
     }
 }

@@ -174,6 +174,7 @@ mod tests {
             hours: d("720"),
             daily_hours: BTreeMap::new(),
             inferred: None,
+            accounts: BTreeMap::new(),
         }
     }
 

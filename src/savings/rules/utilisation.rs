@@ -293,8 +293,13 @@ pub fn idle_endpoints(inputs: &Inputs, endpoints: &[Endpoint], now: i64) -> Vec<
                 monthly_saving: saving,
                 compounded_saving: Decimal::ZERO,
                 detail: format!(
-                    "no invocation in the last {} days (CloudWatch Invocations, {}); {} × {} at {} bills {} a month at zero traffic",
+                    "no request in the last {} days (CloudWatch {}, {}); {} × {} at {} bills {} a month at zero traffic",
                     IDLE_ENDPOINT_DAYS,
+                    if endpoint.asynchronous {
+                        "InvocationsProcessed and ApproximateBacklogSize, both zero"
+                    } else {
+                        "Invocations, zero every minute"
+                    },
                     endpoint.region,
                     count(endpoint.instances as usize),
                     endpoint.instance_type,
@@ -496,6 +501,7 @@ mod tests {
             hours: Decimal::from(24),
             daily_hours: BTreeMap::new(),
             inferred: None,
+            accounts: BTreeMap::new(),
         }];
         let pricing = Pricing::default();
         let inputs = Inputs {

@@ -1,6 +1,7 @@
 //! The CloudWatch front for the real SDK: `tests/fixtures/cloudwatch_rpcv2.py` speaks Smithy
-//! RPC v2 CBOR, which moto 5.2.5 lacks, and passes every other service to moto; the
-//! recording front sits before it.
+//! RPC v2 CBOR, which moto 5.2.5 lacks, holds the metrics fixtures put (moto cannot read a
+//! minute-by-minute fleet back), and passes every other service to moto; the recording front
+//! sits before it.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -18,7 +19,10 @@ pub fn fixture(name: &str) -> String {
 /// The RPC v2 CBOR front on a loopback port, stopped when dropped.
 pub struct Front {
     child: Child,
+    /// Through the recording front: what the code under test talks to.
     pub endpoint: String,
+    /// The front itself: where fixtures put their metrics (the front holds them).
+    pub direct: String,
 }
 
 impl Drop for Front {
@@ -46,8 +50,10 @@ pub async fn front(moto: &Moto, max_datapoints: usize, throttle_every: u32) -> F
     let stdout = child.stdout.take().expect("stdout");
     BufReader::new(stdout).read_line(&mut ready).expect("ready line");
     assert_eq!(ready.trim(), "ready");
+    let direct = format!("http://127.0.0.1:{port}");
     Front {
         child,
-        endpoint: super::recording::front("cloudwatch_rpcv2", &format!("http://127.0.0.1:{port}")).await,
+        endpoint: super::recording::front("cloudwatch_rpcv2", &direct).await,
+        direct,
     }
 }

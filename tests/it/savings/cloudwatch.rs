@@ -21,11 +21,19 @@ use burnrate::savings::gpu_series::Grid;
 use burnrate::savings::insights::{self, Sources};
 use burnrate::savings::model::Decision;
 
-/// Seeds moto's fleet and metrics as of `now`; returns (vision, batch) instance IDs.
-fn seed_fleet(moto: &Moto, now: i64) -> (String, String) {
+/// Seeds moto's fleet, and its metrics in the front, as of `now`; returns (vision, batch)
+/// instance IDs.
+fn seed_fleet(moto: &Moto, front: &Front, now: i64) -> (String, String) {
     let out = Command::new(python())
         .arg(fixture("seed_gpu_fleet.py"))
-        .args(["--endpoint", &moto.direct, "--now", &now.to_string()])
+        .args([
+            "--endpoint",
+            &moto.direct,
+            "--cloudwatch",
+            &front.direct,
+            "--now",
+            &now.to_string(),
+        ])
         .output()
         .expect("the seeding script runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -48,11 +56,11 @@ pub(super) fn settings() -> CloudWatchSettings {
 async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page() {
     let moto = moto::start().await;
     let now = chrono::Utc::now().timestamp();
-    let (vision, batch) = seed_fleet(&moto, now);
+    let front = front(&moto, 500, 0).await;
+    let (vision, batch) = seed_fleet(&moto, &front, now);
     // 500 points a page: us-east-1's 2,173 points (360 × 3 for chat-ep, 180 for idle-ep,
     // 360 × 2 for multi-ep, 96 × 2 + 1 for vision) take five pages; us-west-2's 913 (96 × 2
     // + 1 for batch, 360 × 2 for its chat-ep) two.
-    let front = front(&moto, 500, 0).await;
     let sdk = aws_config_at(&front.endpoint, "testing").await;
     let grid = Grid::ending(now, 15, 300);
     let read = cloudwatch::read(&sdk, &settings(), grid).await.expect("read");
@@ -70,18 +78,19 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
     );
     assert_eq!(
         chat.recent_invocations,
-        120.0 * 14.0 * 24.0,
-        "Sum over the last 14 days"
+        2.0 * 14.0 * 1440.0,
+        "Sum over the last 14 days, two a minute"
     );
     assert!(!chat.idle_for_two_weeks(now));
-    // Traffic every hour, nights and weekends too: no business-hours schedule for it.
-    assert!(chat.off_hours_invocations >= 120.0 * 108.0, "{chat:?}");
+    // Traffic every minute, nights and weekends too: every off-hours step of a week (108 h
+    // of 12 steps) or more is busy, so no business-hours schedule for it.
+    assert!(chat.off_hours_busy >= 108 * 12, "{chat:?}");
     assert!(!chat.idle_off_hours());
     let idle = endpoint("idle-ep");
     assert_eq!(idle.recent_invocations, 0.0);
     assert!(
         idle.idle_for_two_weeks(now),
-        "no invocation while it ran 15 days: {idle:?}"
+        "zero invocations every minute while it ran 15 days: {idle:?}"
     );
     assert!(idle.quiet_since.is_some_and(|t| t <= now - 14 * 86_400));
     // 15 days hold more than a week of off-hours (108 h), all without an invocation.
@@ -129,18 +138,27 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
     assert_eq!((multi_reading.gpus, multi_reading.means.gpu_util), (4, Some(50.0)));
     assert_eq!(endpoint("multi-ep").gpus_per_instance, 4);
 
-    // One batch per region (12 and 6 queries fit 100,800 points), each followed through its
-    // pages; CloudWatch bills every query of every page.
-    assert_eq!(read.get_metric_data_calls, 5 + 2, "pages followed");
-    assert_eq!(read.metrics_requested, 12 * 5 + 6 * 2);
+    // Per region one batch over the whole grid (12 and 6 queries fit 100,800 points) and one
+    // by the minute over the last 15 days less an hour, each followed through pages of 500
+    // points; CloudWatch bills every query of every page.
+    // - us-east-1, whole grid: the agent GPU's 96 + 96 + 1 points; chat-ep's GPU 360, memory
+    //   360 and five-minute Invocations 4,321 (15 days of minutes, the oldest in the period
+    //   before the grid's first step); idle-ep's 180 + 4,321; multi-ep's 360 + 4,321: 14,416
+    //   points, 29 pages of 12 queries.
+    // - us-east-1 by the minute: 3 endpoints × 21,540 minutes (15 days less the hour, the
+    //   last minute ending at the grid's end) = 64,620 points, 130 pages of 3 queries.
+    // - us-west-2: 193 + 360 + 4,321 = 4,874 points, 10 pages of 6; by the minute 21,540, 44
+    //   pages of 1.
+    assert_eq!(read.get_metric_data_calls, 29 + 130 + 10 + 44, "pages followed");
+    assert_eq!(read.metrics_requested, 29 * 12 + 130 * 3 + 10 * 6 + 44);
 }
 
 #[tokio::test]
 async fn throttling_on_every_third_call_still_reads_everything() {
     let moto = moto::start().await;
     let now = chrono::Utc::now().timestamp();
-    seed_fleet(&moto, now);
     let front = front(&moto, 100_800, 3).await;
+    seed_fleet(&moto, &front, now);
     // As burnrate's own configuration: SDK retries off, so only the reader's own retry
     // settings can carry it through.
     let sdk = aws_config_at(&front.endpoint, "testing")
@@ -180,20 +198,35 @@ pub(super) async fn insights_csv(pool: &PgPool, front: &Front) -> String {
     stdout
 }
 
-fn billing() -> Vec<Line<'static>> {
+/// 15 days of each project's GPU spend; chat-idle's hosting in moto's account, whose
+/// endpoints the read sees (traffic read there judges only that account's spend).
+fn billing() -> Vec<(&'static str, Line<'static>)> {
+    let (ours, other) = ("111122223333", "123456789012");
     let mut lines = Vec::new();
     for n in 0..15 {
-        lines.push(Line("chat", "USE1-Host:ml.g4dn.xlarge", day(n), d("17.6736"), d("24")));
-        lines.push(Line("chat-idle", "USE1-Host:ml.g4dn.xlarge", day(n), d("20"), d("24")));
-        lines.push(Line("vision", "USE1-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")));
-        lines.push(Line("batch", "USW2-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")));
+        lines.push((
+            ours,
+            Line("chat", "USE1-Host:ml.g4dn.xlarge", day(n), d("17.6736"), d("24")),
+        ));
+        lines.push((
+            other,
+            Line("chat-idle", "USE1-Host:ml.g4dn.xlarge", day(n), d("20"), d("24")),
+        ));
+        lines.push((
+            ours,
+            Line("vision", "USE1-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")),
+        ));
+        lines.push((
+            ours,
+            Line("batch", "USW2-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")),
+        ));
     }
     lines
 }
 
 #[sqlx::test]
 async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgPool) {
-    seed(&pool, &billing()).await;
+    super::seed_accounts(&pool, &billing()).await;
     team(
         &pool,
         "ml",
@@ -203,8 +236,8 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
     .await;
     let moto = moto::start().await;
     let now = chrono::Utc::now().timestamp();
-    seed_fleet(&moto, now);
     let front = front(&moto, 100_800, 0).await;
+    seed_fleet(&moto, &front, now);
     let stdout = insights_csv(&pool, &front).await;
     let rows: Vec<Vec<String>> = stdout
         .lines()
@@ -240,7 +273,7 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
     assert!(
         schedule[10..]
             .join(",")
-            .contains("CloudWatch saw no invocation of idle-ep"),
+            .contains("CloudWatch saw no request to idle-ep"),
         "{schedule:?}"
     );
     // The endpoint serving traffic at night and at weekends runs around the clock too, and
@@ -292,10 +325,11 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
 }
 
 /// Seeds one agent GPU per workload shape (tests/fixtures/seed_gpu_fleet.py --shapes).
-fn seed_shapes(moto: &Moto, now: i64) {
+fn seed_shapes(moto: &Moto, front: &Front, now: i64) {
     let out = Command::new(python())
         .arg(fixture("seed_gpu_fleet.py"))
-        .args(["--endpoint", &moto.direct, "--now", &now.to_string(), "--shapes"])
+        .args(["--endpoint", &moto.direct, "--cloudwatch", &front.direct])
+        .args(["--now", &now.to_string(), "--shapes"])
         .output()
         .expect("the seeding script runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -320,8 +354,8 @@ async fn each_workload_shape_read_from_cloudwatch_gets_its_verdict(pool: PgPool)
     super::declare(&pool, "training", "training", None).await;
     let moto = moto::start().await;
     let now = chrono::Utc::now();
-    seed_shapes(&moto, now.timestamp());
     let front = front(&moto, 100_800, 0).await;
+    seed_shapes(&moto, &front, now.timestamp());
     let sdk = aws_config_at(&front.endpoint, "testing").await;
     let settings = CloudWatchSettings {
         regions: vec!["us-east-1".into()],

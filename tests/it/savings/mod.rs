@@ -16,6 +16,7 @@ mod plan_types;
 mod prometheus;
 mod report;
 mod seeds;
+mod traffic;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -38,12 +39,23 @@ pub fn day(n: u32) -> NaiveDate {
 /// Writes the lines as settled facts at every grain (one window from the first to the last
 /// day), as ingestion would.
 pub async fn seed(pool: &PgPool, lines: &[Line<'_>]) {
-    let from = lines.iter().map(|l| l.2).min().expect("lines");
-    let to = lines.iter().map(|l| l.2).max().expect("lines") + chrono::Days::new(1);
+    seed_in(pool, "111122223333", lines).await;
+}
+
+/// [`seed`], the spend in `account`.
+pub async fn seed_in(pool: &PgPool, account: &str, lines: &[Line<'_>]) {
+    let lines: Vec<(&str, Line)> = lines.iter().map(|l| (account, l.clone())).collect();
+    seed_accounts(pool, &lines).await;
+}
+
+/// [`seed`], each line's spend in its own account.
+pub async fn seed_accounts(pool: &PgPool, lines: &[(&str, Line<'_>)]) {
+    let from = lines.iter().map(|(_, l)| l.2).min().expect("lines");
+    let to = lines.iter().map(|(_, l)| l.2).max().expect("lines") + chrono::Days::new(1);
     let mut batch = CostBatch::default();
-    for Line(project, usage_type, day, cost, hours) in lines {
+    for (account, Line(project, usage_type, day, cost, hours)) in lines {
         let row = |dimension: &str| CostRow {
-            account: "111122223333".to_string(),
+            account: account.to_string(),
             day: *day,
             project: project.to_string(),
             dimension: dimension.to_string(),
