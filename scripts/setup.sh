@@ -5,6 +5,7 @@ set -euo pipefail
 
 WASM_BINDGEN_VERSION=0.2.130   # must equal the `wasm-bindgen = "=…"` pin in Cargo.toml
 SPLIT_TOOL_VERSION=0.1.0       # tools/wasm-split/Cargo.toml's version
+CARGO_DENY_VERSION=0.20.2      # licences, bans and sources in CI (deny.toml)
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
 need_apt=()
@@ -116,6 +117,12 @@ if [ "$with_tests" = 1 ]; then
     log "installing botocore 1.44.8 (AWS's service models) and regex into target/botocore"
     python3 -m venv "$contract_venv"
     "$contract_venv/bin/pip" install -q 'botocore==1.44.8' 'regex==2024.11.6'
+  fi
+  # cargo-deny checks licences, bans and sources (deny.toml); 3 minutes to build, once a
+  # machine (~/.cargo/bin).
+  if ! cargo deny --version 2>/dev/null | grep -q "$CARGO_DENY_VERSION"; then
+    log "installing cargo-deny $CARGO_DENY_VERSION"
+    cargo install cargo-deny --version "=$CARGO_DENY_VERSION" --locked
   fi
   # The API fuzzer, in a venv of its own: its pins must not move moto's.
   fuzz_venv="$real_target/schemathesis"

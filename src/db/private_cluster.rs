@@ -237,10 +237,20 @@ pub fn find_bin_dir() -> Result<PathBuf, String> {
     })
 }
 
+/// Whether burnrate runs as root. std has no geteuid, and reading `/proc` would depend on
+/// how it is mounted.
+#[allow(
+    unsafe_code,
+    reason = "geteuid is the one libc call burnrate makes; it has no preconditions"
+)]
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// `Some((uid, gid))` of the account the cluster runs as when burnrate runs as root.
 fn unprivileged_user() -> Result<Option<(u32, u32)>, String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !running_as_root() {
         return Ok(None);
     }
     let passwd = std::fs::read_to_string("/etc/passwd").map_err(|e| format!("cannot read /etc/passwd: {e}"))?;

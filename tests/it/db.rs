@@ -16,7 +16,7 @@ impl Drop for KillOnDrop<'_> {
     fn drop(&mut self) {
         if let Some(pid) = postmaster_pid(self.0) {
             // SAFETY: sending SIGQUIT (immediate shutdown) to a process id we read from its pid file.
-            unsafe { libc::kill(pid, libc::SIGQUIT) };
+            crate::common::send_signal(pid, libc::SIGQUIT);
         }
     }
 }
@@ -139,7 +139,7 @@ async fn serve_without_database_url_runs_its_own_cluster_and_stops_it_on_sigterm
     assert!(postmaster_pid(dir.path()).is_some(), "the private cluster runs");
 
     // SAFETY: signalling the child we spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    crate::common::send_signal(child.id() as i32, libc::SIGTERM);
     let status = child.wait().expect("wait for exit");
     assert!(status.success(), "clean exit: {status}");
     assert!(

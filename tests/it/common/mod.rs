@@ -436,3 +436,11 @@ pub mod budget_actions_fake;
 pub mod enforcement;
 pub mod sagemaker_fake;
 pub mod sagemaker_tagging;
+
+/// Sends `signal` to process `pid`: SIGTERM to stop a server as an operator would, SIGQUIT to
+/// kill one mid-run. std's `Child::kill` sends only SIGKILL.
+#[allow(unsafe_code, reason = "kill(2) takes plain integers and touches no memory of ours")]
+pub fn send_signal(pid: i32, signal: i32) {
+    // SAFETY: kill has no memory preconditions; an unknown pid only returns an error.
+    unsafe { libc::kill(pid, signal) };
+}

@@ -120,7 +120,7 @@ async fn without_credentials_ingest_fails_and_serve_still_starts_and_says_why(po
     }
     // The schedule's first attempt logs the problem shortly after start.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    crate::common::send_signal(child.id() as i32, libc::SIGTERM);
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().expect("serve exits"))
         .await
         .expect("join");

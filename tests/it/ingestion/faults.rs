@@ -148,7 +148,7 @@ impl Drop for Cluster {
             .ok()
             .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<i32>().ok()));
         if let Some(pid) = pid {
-            unsafe { libc::kill(pid, libc::SIGQUIT) };
+            crate::common::send_signal(pid, libc::SIGQUIT);
         }
     }
 }
