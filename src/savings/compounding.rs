@@ -72,6 +72,54 @@ pub struct Hours {
 }
 
 impl Hours {
+    fn add(&mut self, other: &Hours) {
+        self.observed += other.observed;
+        self.idle += other.idle;
+        self.off += other.off;
+        self.idle_off += other.idle_off;
+    }
+
+    /// Each usage type's observed hours, where the GPUs observed are known to be that usage
+    /// type's: a SageMaker hosting usage's are its endpoints' (same project, region and
+    /// type); any other usage's are its project's when the project has no other GPU usage
+    /// type. Elsewhere a usage has none, and a schedule there counts by its own share.
+    pub fn by_usage(
+        usage: &[super::facts::Usage],
+        by_project: &BTreeMap<String, Hours>,
+        by_endpoint: &[(super::cloudwatch::Endpoint, Hours)],
+    ) -> BTreeMap<(String, String), Hours> {
+        let mut out = BTreeMap::new();
+        for u in usage {
+            let found = if u.sagemaker == Some(crate::usage_type::SageMakerUse::Hosting) {
+                let mine: Vec<&Hours> = by_endpoint
+                    .iter()
+                    .filter(|(e, _)| {
+                        e.project.as_deref() == Some(u.project.as_str())
+                            && e.region == u.region
+                            && e.instance_type == format!("ml.{}", u.instance_type)
+                    })
+                    .map(|(_, h)| h)
+                    .collect();
+                (!mine.is_empty()).then(|| {
+                    let mut sum = Hours::default();
+                    mine.into_iter().for_each(|h| sum.add(h));
+                    sum
+                })
+            } else if usage
+                .iter()
+                .all(|o| o.project != u.project || o.usage_type == u.usage_type)
+            {
+                by_project.get(&u.project).cloned()
+            } else {
+                None
+            };
+            if let Some(hours) = found {
+                out.insert((u.project.clone(), u.usage_type.clone()), hours);
+            }
+        }
+        out
+    }
+
     /// The share of the hours idle GPUs leave that a schedule still switches off: off-hours
     /// not already idle, of the hours not idle. An endpoint quiet every night saves nothing
     /// more by a schedule once its idle stretches are counted.
@@ -150,8 +198,12 @@ impl Left {
 
 /// Sets every row's `compounded_saving`: what it saves after the rows before it. Reads each
 /// row's own `monthly_saving`, so it runs before anything rewrites those. `hours` is each
-/// project's observed GPU-hours, where utilisation was read.
-pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend], hours: &BTreeMap<String, Hours>) {
+/// usage type's observed GPU-hours, where utilisation was read ([`Hours::by_usage`]).
+pub fn compound_all(
+    recommendations: &mut [Recommendation],
+    spend: &[Spend],
+    hours: &BTreeMap<(String, String), Hours>,
+) {
     let mut left = Left::default();
     for s in spend {
         // A refund-only line is no spend to save on.
@@ -192,7 +244,8 @@ pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend], hou
                 let idle_counted = recommendations
                     .iter()
                     .any(|e| e.kind == Kind::IdleGpu && e.project == r.project);
-                let fraction = match hours.get(&r.project) {
+                let own = whole.all.get(&key).map(|w| share(saving, *w)).unwrap_or_default();
+                let fraction = match hours.get(&key) {
                     _ if deleted => {
                         notes[i] = Some(
                             "; the alternative to deleting the idle endpoint, which totals count instead: adds nothing"
@@ -206,9 +259,11 @@ pub fn compound_all(recommendations: &mut [Recommendation], spend: &[Spend], hou
                             crate::format::number(h.idle_off, 1),
                             crate::format::number(h.off, 1)
                         ));
-                        h.schedule_after_idle()
+                        // Never more than its own share: a schedule priced on one account's
+                        // part of the usage saves no more of it.
+                        h.schedule_after_idle().min(own)
                     }
-                    _ => whole.all.get(&key).map(|w| share(saving, *w)).unwrap_or_default(),
+                    _ => own,
                 };
                 left.take_usage(&key, fraction, false)
             }
@@ -520,20 +575,24 @@ mod tests {
         // as independent shares they claimed 3840 + 64.29 % of 1200 = 4611.43 (91.5 %); the
         // hours they remove overlap, and together they remove 512 of 672 (76.2 %).
         let spent = [spend("chat", "Host:ml.g5.2xlarge", "5040")];
-        let hours = BTreeMap::from([(
-            "chat".to_string(),
-            Hours {
-                observed: d("672"),
-                idle: d("512"),
-                off: d("432"),
-                idle_off: d("432"),
-            },
-        )]);
-        let mut rows = vec![
-            row(Kind::AlwaysOn, "chat", "Host:ml.g5.2xlarge", "3240"),
-            row(Kind::IdleGpu, "chat", "", "3840"),
-        ];
-        compound_all(&mut rows, &spent, &hours);
+        let compound = |idle_off: &str| {
+            let hours = BTreeMap::from([(
+                ("chat".to_string(), "Host:ml.g5.2xlarge".to_string()),
+                Hours {
+                    observed: d("672"),
+                    idle: d("512"),
+                    off: d("432"),
+                    idle_off: d(idle_off),
+                },
+            )]);
+            let mut rows = vec![
+                row(Kind::AlwaysOn, "chat", "Host:ml.g5.2xlarge", "3240"),
+                row(Kind::IdleGpu, "chat", "", "3840"),
+            ];
+            compound_all(&mut rows, &spent, &hours);
+            rows
+        };
+        let rows = compound("432");
         assert_eq!(rows[1].compounded_saving, d("3840"));
         assert_eq!(rows[0].compounded_saving, Decimal::ZERO);
         assert!(
@@ -543,21 +602,7 @@ mod tests {
         );
         // Busy 40 off-hours the idle stretches left: a schedule takes those 40 of the 160 busy
         // hours idle leaves (25 %) of the $1,200 left = 300.
-        let hours = BTreeMap::from([(
-            "chat".to_string(),
-            Hours {
-                observed: d("672"),
-                idle: d("512"),
-                off: d("432"),
-                idle_off: d("392"),
-            },
-        )]);
-        let mut rows = vec![
-            row(Kind::AlwaysOn, "chat", "Host:ml.g5.2xlarge", "3240"),
-            row(Kind::IdleGpu, "chat", "", "3840"),
-        ];
-        compound_all(&mut rows, &spent, &hours);
-        assert_eq!(rows[0].compounded_saving, d("300"));
+        assert_eq!(compound("392")[0].compounded_saving, d("300"));
     }
 
     #[test]
@@ -593,5 +638,36 @@ mod tests {
             "{}",
             rows[0].detail
         );
+    }
+
+    #[test]
+    fn a_schedule_reads_its_own_usage_hours_not_the_projects() {
+        // The worked endpoint ($5,040, 512 of 672 hours idle, every off-hour idle) beside an
+        // EC2 GPU of the same project busy around the clock ($5,040). Idle GPUs take 3840 of
+        // the project's 10,080 (38.1 %) from each type. The schedule is on the endpoint's
+        // usage, whose own hours leave no busy off-hour: it adds nothing. Read from the
+        // project's hours (1344 observed, 512 idle, 864 off, 432 idle off) it took 432/832 of
+        // the 3120 left, 1620, for 5460 where 3840 is all there is.
+        let spent = [
+            spend("chat", "Host:ml.g5.2xlarge", "5040"),
+            spend("chat", "BoxUsage:g5.2xlarge", "5040"),
+        ];
+        let hours = BTreeMap::from([(
+            ("chat".to_string(), "Host:ml.g5.2xlarge".to_string()),
+            Hours {
+                observed: d("672"),
+                idle: d("512"),
+                off: d("432"),
+                idle_off: d("432"),
+            },
+        )]);
+        let mut rows = vec![
+            row(Kind::AlwaysOn, "chat", "Host:ml.g5.2xlarge", "3240"),
+            row(Kind::IdleGpu, "chat", "", "3840"),
+        ];
+        compound_all(&mut rows, &spent, &hours);
+        // 3840/10,080 of each 5040 is not a finite decimal: exact to 27 places.
+        assert_eq!(rows[1].compounded_saving.round_dp(20), d("3840"));
+        assert_eq!(rows[0].compounded_saving, Decimal::ZERO);
     }
 }

@@ -183,8 +183,14 @@ pub async fn compute(
         projects: utilisation,
         recommendations: utilisation_rows,
         hours,
+        endpoint_hours,
         shown,
     } = assessment;
+    let by_endpoint: Vec<(Endpoint, super::compounding::Hours)> = endpoints
+        .iter()
+        .filter_map(|e| Some((e.clone(), endpoint_hours.get(&e.resource())?.clone())))
+        .collect();
+    let hours = super::compounding::Hours::by_usage(&usage, &hours, &by_endpoint);
     inference::corroborate(&mut inferred, &utilisation);
     inference::attach(&mut usage, &inferred);
     let inputs = Inputs {

@@ -297,12 +297,13 @@ pub(super) async fn endpoints(
                 by_minute: false,
             });
             wanted.push(Wanted {
+                // The largest in each step: a peak, and pressure, are about the fullest card.
                 query: query(
                     id + 1,
                     ENDPOINT_NAMESPACE,
                     "GPUMemoryUtilization",
                     &dims,
-                    "Average",
+                    "Maximum",
                     grid.step,
                 ),
                 target: Target::MemoryUsed(gpu),

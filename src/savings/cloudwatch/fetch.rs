@@ -223,7 +223,8 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
                 .reduce(f64::max);
             reading.means.memory_total_mib = Some(card_mib);
             reading.means.peak_memory_used_mib = peak.map(|share| share * card_mib);
-            reading.means.peak_memory_source = peak.map(|_| ENDPOINT_PEAK_SOURCE);
+            // On an instance of several GPUs the metric sums them: no one GPU's peak is known.
+            reading.means.peak_memory_source = peak.filter(|_| per_instance <= 1.0).map(|_| ENDPOINT_PEAK_SOURCE);
         }
         let first_data = reading
             .activity

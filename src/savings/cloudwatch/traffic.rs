@@ -61,13 +61,16 @@ pub fn real_time(
                     && first + count <= values.len()
                 {
                     let range = first..first + count;
-                    let shown: Vec<f32> = values[range.clone()].iter().copied().filter(|v| !v.is_nan()).collect();
-                    return if shown.is_empty() {
+                    let minutes = &values[range.clone()];
+                    return if minutes.iter().any(|v| *v > 0.0) {
+                        Step::Busy
+                    } else if minutes.iter().any(|v| v.is_nan()) {
+                        // A minute CloudWatch shows nothing of: not shown quiet.
                         Step::Unknown
                     } else if stretches[range].iter().all(|q| *q) {
                         Step::Quiet
                     } else {
-                        // Requests, or a pause shorter than 30 minutes.
+                        // A pause shorter than 30 minutes.
                         Step::Busy
                     };
                 }
@@ -127,6 +130,20 @@ mod tests {
         // Minutes 20–59 of each hour: steps 4–11 and 16–23.
         let quiet: Vec<usize> = (0..steps.len()).filter(|i| steps[*i] == Step::Quiet).collect();
         assert_eq!(quiet, (4..12).chain(16..24).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_step_with_minutes_missing_is_unknown_though_its_five_minute_sum_is_zero() {
+        // An hour of zeros but for two minutes CloudWatch has no point for, in the third step:
+        // its five-minute Sum is 0, yet CloudWatch never showed those minutes quiet. The steps
+        // around it still lie in stretches of 30 zero minutes or more.
+        let mut minutes = vec![0.0; 60];
+        minutes[11] = f32::NAN;
+        minutes[12] = f32::NAN;
+        let sums: Vec<f32> = vec![0.0; 12];
+        let steps = real_time(&sums, Some(&(0, minutes)), |i| (i as i64 + 1) * 300, 300);
+        assert_eq!(steps[2], Step::Unknown);
+        assert_eq!(steps[3..], [Step::Quiet; 9]);
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! smallest catalogue GPU, and count, whose memory holds the peak the GPUs reached with 20 %
 //! headroom. Where the GPUs were mostly idle while they ran (mean below 40 % over active
 //! hours, by the best counter they publish) fewer of them are proposed: enough to do the
-//! work they did at a 60 % mean. Memory still bounds the count: every GPU's peak together,
-//! with headroom, must fit the GPUs proposed.
+//! work of their active hours at a 60 % mean (idle stretches are the idle rule's, counted
+//! first). Memory still bounds the count: every GPU's peak together, with headroom, must fit
+//! the GPUs proposed.
 //!
 //! A proposal has GPUs with less memory than today's, or fewer of them; another card of the
 //! same size is no right-size. Only where all of a project's GPU usage is one instance type (the GPUs observed are that
@@ -77,9 +78,11 @@ fn sized(inputs: &Inputs, u: &Usage, shown: &Shown) -> Option<Recommendation> {
     let per_gpu_need = shown.peak_gib * HEADROOM;
     let instance_need = shown.peaks_gib * HEADROOM / instances;
     let mostly_idle = shown.active_mean < Decimal::from(MOSTLY_IDLE_BELOW);
-    // The work done, packed to a 60 % mean, per instance.
+    // The work done while they ran, packed to a 60 % mean, per instance. Idle stretches are
+    // the idle rule's hours, which compound first: counting them here too would remove them
+    // twice.
     let for_work = if mostly_idle {
-        (Decimal::from(shown.gpus) * shown.mean / Decimal::from(PACKED_TO) / instances)
+        (Decimal::from(shown.gpus) * shown.active_mean / Decimal::from(PACKED_TO) / instances)
             .ceil()
             .max(Decimal::ONE)
     } else {
@@ -224,19 +227,28 @@ mod tests {
 
     #[test]
     fn mostly_idle_gpus_are_proposed_fewer_and_memory_still_bounds_the_count() {
-        // Seed 000's fraud model: a g5.12xlarge (4 A10G, $5.672/h) whose one working GPU peaked
-        // at 14 GiB (the others near 0.5 each: 15.5 together), mean 7.5 % over every step and
-        // 30 % over active hours. The work fits ⌈4 × 7.5 / 60⌉ = 1 GPU; 15.5 × 1.2 = 18.6 GiB
-        // fit one 24 GiB card. Cheapest: g6.xlarge at $0.8048. $4,083.84 is 720 hours at $5.672;
-        // at $0.8048 they cost $579.456, so the saving is $3,504.384.
-        let rows = run(&[usage("g5.12xlarge", "4083.84")], &shown(4, "14", "15.5", "7.5", "30"));
-        assert_eq!(rows[0].recommended, "g6.xlarge");
-        assert_eq!(rows[0].monthly_saving.round_dp(6), d("3504.384"));
-        assert!(rows[0].detail.contains("the work fits 1 GPU(s)"), "{}", rows[0].detail);
+        // A p4d.24xlarge (8 A100 40 GiB, $21.957642/h) whose GPUs each peaked at 14 GiB (112
+        // together), 20 % busy over active hours. The work fits ⌈8 × 20 / 60⌉ = 3 GPUs; each
+        // needs 16.8 GiB and together 134.4. The cheapest with at least 3 such GPUs holding
+        // 134.4 GiB, smaller or fewer than today's: g6e.12xlarge (4 L40S, 192 GiB,
+        // $10.49264/h). Over 720 hours: $15,809.50224 today, $7,554.7008 there, saving
+        // $8,254.80144.
+        let rows = run(
+            &[usage("p4d.24xlarge", "15809.50224")],
+            &shown(8, "14", "112", "15", "20"),
+        );
+        assert_eq!(rows[0].recommended, "g6e.12xlarge");
+        assert_eq!(rows[0].monthly_saving.round_dp(6), d("8254.80144"));
+        assert!(rows[0].detail.contains("the work fits 3 GPU(s)"), "{}", rows[0].detail);
+        // Seed 000's fraud model on a g5.12xlarge: one GPU working (30 % while it ran, 14 GiB),
+        // three idle. The work of the active hours needs ⌈4 × 30 / 60⌉ = 2 GPUs of 16.8 GiB:
+        // no type has two smaller GPUs or fewer than four of 24 GiB, so no right-size; the
+        // three idle GPUs are the idle rule's row.
+        assert!(run(&[usage("g5.12xlarge", "4083.84")], &shown(4, "14", "15.5", "7.5", "30")).is_empty());
         // Four GPUs each near 20 GiB (80 together) need four cards' memory however idle they
         // are: 80 × 1.2 = 96 GiB an instance. Only other 4 × 24 GiB types hold it (g6.12xlarge
         // is cheaper), and another card of the same size is no right-size: no row.
-        assert!(run(&[usage("g5.12xlarge", "4083.84")], &shown(4, "20", "80", "7.5", "30")).is_empty());
+        assert!(run(&[usage("g5.12xlarge", "4083.84")], &shown(4, "20", "80", "7.5", "10")).is_empty());
     }
 
     #[test]

@@ -40,6 +40,9 @@ struct Billed {
     main_type: (String, Decimal),
     /// Where that type ran, and whether as SageMaker's.
     main_place: (String, bool),
+    /// The instance types of its GPU usage: only with one are its GPUs that type's, to price
+    /// a configuration of.
+    types: std::collections::BTreeSet<String>,
 }
 
 /// Each project's GPU billing in the window (one pass over the usage), and the
@@ -49,6 +52,7 @@ fn billed(inputs: &Inputs) -> (BTreeMap<String, Billed>, Option<Decimal>) {
     let (mut spend, mut gpu_hours) = (Decimal::ZERO, Decimal::ZERO);
     for u in inputs.usage {
         let entry = per_project.entry(u.project.clone()).or_default();
+        entry.types.insert(u.instance_type.clone());
         entry.team = u.team.clone().unwrap_or_default();
         entry.spend += u.spend;
         entry.gpu_hours += u.hours * u.gpus_per_instance;
@@ -69,8 +73,10 @@ pub struct Assessment {
     pub gpus: Vec<GpuUse>,
     pub projects: Vec<Utilisation>,
     pub recommendations: Vec<Recommendation>,
-    /// Each project's (or unmapped host's) observed GPU-hours, for compounding by hours.
+    /// Each project's (or unmapped host's) observed GPU-hours, for compounding by hours, and
+    /// each endpoint variant's (by its resource).
     pub hours: BTreeMap<String, Hours>,
+    pub endpoint_hours: BTreeMap<String, Hours>,
     /// What each project's GPUs showed, where every one published its peak memory.
     pub shown: BTreeMap<String, Shown>,
 }
@@ -118,6 +124,17 @@ pub fn assess(inputs: &Inputs, series: &GpuSeries, range_days: i64) -> Assessmen
         let observed: Decimal = gpus.iter().map(|g| g.public.observed_hours).sum();
         let idle: Decimal = gpus.iter().map(|g| g.public.idle_hours).sum();
         let training = billed.is_some_and(|b| b.training);
+        for g in gpus.iter().filter(|g| g.public.resource.starts_with("endpoint/")) {
+            out.endpoint_hours.insert(
+                g.public.resource.clone(),
+                Hours {
+                    observed: g.public.observed_hours,
+                    idle: g.public.idle_hours,
+                    off: g.off_hours,
+                    idle_off: g.idle_off_hours,
+                },
+            );
+        }
         out.hours.insert(
             group.clone(),
             Hours {
@@ -375,8 +392,8 @@ struct Context<'a> {
 impl Context<'_> {
     /// Whole GPUs given back so the active mean reaches 60 %: the configuration, the share of
     /// the active hours' cost it saves, and how. On a type the catalogue knows, the cheapest
-    /// configuration of that GPU (`whole_gpus`); elsewhere (an unmapped host) the GPUs given
-    /// back ÷ today's. Nothing when every GPU is needed, or one GPU is all there is.
+    /// configuration of that GPU (`whole_gpus`); elsewhere (an unmapped host, or a project of
+    /// several types, whose GPUs' own types are not known) the GPUs given back ÷ today's. Nothing when every GPU is needed, or one GPU is all there is.
     fn give_back(&self, gpus: usize, active_mean: Decimal) -> Option<(String, Decimal, String)> {
         let now = i64::try_from(gpus).ok()?;
         let keep = (Decimal::from(now) * active_mean / Decimal::from(HEALTHY_FLOOR))
@@ -387,7 +404,7 @@ impl Context<'_> {
             return None;
         }
         let reach = format!("{} of {} GPUs reach a 60 % mean", count(keep), count(now));
-        match self.billed.filter(|_| self.mapped) {
+        match self.billed.filter(|b| self.mapped && b.types.len() == 1) {
             Some(b) => {
                 let (region, sagemaker) = &b.main_place;
                 let found = super::whole_gpus::give_back(self.inputs, &b.main_type.0, region, *sagemaker, now, keep)?;

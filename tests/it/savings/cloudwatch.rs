@@ -201,27 +201,20 @@ pub(super) async fn insights_csv(pool: &PgPool, front: &Front) -> String {
 /// 15 days of each project's GPU spend; chat-idle's hosting in moto's account, whose
 /// endpoints the read sees (traffic read there judges only that account's spend).
 fn billing() -> Vec<(&'static str, Line<'static>)> {
-    let (ours, other) = ("111122223333", "123456789012");
-    let mut lines = Vec::new();
-    for n in 0..15 {
-        lines.push((
-            ours,
-            Line("chat", "USE1-Host:ml.g4dn.xlarge", day(n), d("17.6736"), d("24")),
-        ));
-        lines.push((
-            other,
-            Line("chat-idle", "USE1-Host:ml.g4dn.xlarge", day(n), d("20"), d("24")),
-        ));
-        lines.push((
-            ours,
-            Line("vision", "USE1-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")),
-        ));
-        lines.push((
-            ours,
-            Line("batch", "USW2-BoxUsage:g5.xlarge", day(n), d("24.144"), d("24")),
-        ));
-    }
-    lines
+    let (ours, moto) = ("111122223333", "123456789012");
+    let each_day = [
+        (ours, "chat", "USE1-Host:ml.g4dn.xlarge", "17.6736"),
+        (moto, "chat-idle", "USE1-Host:ml.g4dn.xlarge", "20"),
+        (ours, "vision", "USE1-BoxUsage:g5.xlarge", "24.144"),
+        (ours, "batch", "USW2-BoxUsage:g5.xlarge", "24.144"),
+    ];
+    (0..15)
+        .flat_map(|n| {
+            each_day.iter().map(move |(account, project, usage_type, cost)| {
+                (*account, Line(project, usage_type, day(n), d(cost), d("24")))
+            })
+        })
+        .collect()
 }
 
 #[sqlx::test]
@@ -324,6 +317,27 @@ async fn insights_from_cloudwatch_price_the_idle_endpoint_and_idle_gpu(pool: PgP
     assert_eq!(measured, d("300"));
 }
 
+/// The insights over `days` with CloudWatch read in us-east-1 through `front`, afresh.
+pub(super) async fn insights_in_us_east_1(
+    pool: &PgPool,
+    front: &Front,
+    days: u32,
+    now: chrono::DateTime<chrono::Utc>,
+) -> insights::Insights {
+    let sdk = aws_config_at(&front.endpoint, "testing").await;
+    let settings = CloudWatchSettings {
+        regions: vec!["us-east-1".into()],
+        project_tag: "project".into(),
+        timeout: std::time::Duration::from_secs(120),
+    };
+    let sources = Sources {
+        prometheus: None,
+        cloudwatch: Some(&settings),
+        aws: Some(&sdk),
+    };
+    insights::compute(pool, days, sources, now).await.expect("insights")
+}
+
 /// Seeds one agent GPU per workload shape (tests/fixtures/seed_gpu_fleet.py --shapes).
 fn seed_shapes(moto: &Moto, front: &Front, now: i64) {
     let out = Command::new(python())
@@ -356,18 +370,7 @@ async fn each_workload_shape_read_from_cloudwatch_gets_its_verdict(pool: PgPool)
     let now = chrono::Utc::now();
     let front = front(&moto, 100_800, 0).await;
     seed_shapes(&moto, &front, now.timestamp());
-    let sdk = aws_config_at(&front.endpoint, "testing").await;
-    let settings = CloudWatchSettings {
-        regions: vec!["us-east-1".into()],
-        project_tag: "project".into(),
-        timeout: std::time::Duration::from_secs(120),
-    };
-    let sources = Sources {
-        prometheus: None,
-        cloudwatch: Some(&settings),
-        aws: Some(&sdk),
-    };
-    let found = insights::compute(&pool, 30, sources, now).await.expect("insights");
+    let found = insights_in_us_east_1(&pool, &front, 30, now).await;
     assert_eq!(found.utilisation_note, None);
     let project = |name: &str| super::utilisation_of(&found, name);
     let rows = |kind: Kind, name: &str| {

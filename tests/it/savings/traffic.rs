@@ -9,12 +9,9 @@ use std::process::Command;
 use sqlx::PgPool;
 
 use super::{Line, d, day, seed_in, team};
-use crate::common::aws_config_at;
 use crate::common::cloudwatch_front::{fixture, front, python};
 use crate::common::moto;
-use burnrate::config::CloudWatchSettings;
 use burnrate::savings::Kind;
-use burnrate::savings::insights::{self, Sources};
 
 /// moto's account: the endpoints' ARNs name it.
 const MOTO_ACCOUNT: &str = "123456789012";
@@ -40,18 +37,7 @@ async fn traffic_decides_idle_only_where_cloudwatch_shows_none(pool: PgPool) {
         .output()
         .expect("the seeding script runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let sdk = aws_config_at(&front.endpoint, "testing").await;
-    let settings = CloudWatchSettings {
-        regions: vec!["us-east-1".into()],
-        project_tag: "project".into(),
-        timeout: std::time::Duration::from_secs(120),
-    };
-    let sources = Sources {
-        prometheus: None,
-        cloudwatch: Some(&settings),
-        aws: Some(&sdk),
-    };
-    let found = insights::compute(&pool, 15, sources, now).await.expect("insights");
+    let found = super::cloudwatch::insights_in_us_east_1(&pool, &front, 15, now).await;
     let kinds = |project: &str| -> Vec<Kind> {
         found
             .recommendations
