@@ -99,6 +99,17 @@ class Exchange:
         self.status = int(record.get("status", 0))
 
 
+def signing_day(authorization):
+    """The start (unix seconds, UTC) of the day in the request's credential scope."""
+    import datetime
+
+    found = re.search(r"Credential=[^/]+/(\d{8})/", authorization or "")
+    if not found:
+        return None
+    day = datetime.datetime.strptime(found.group(1), "%Y%m%d").replace(tzinfo=datetime.timezone.utc)
+    return day.timestamp()
+
+
 def signing_name(authorization):
     found = re.search(r"Credential=[^/]+/\d{8}/[^/]+/([^/]+)/aws4_request", authorization or "")
     return found.group(1) if found else None
@@ -225,7 +236,9 @@ def check(ex):
     except (ValueError, cbor.CborError) as err:
         return [(f"{ex.front} {name} request $: unreadable body ({err})", "")]
     out += [(f"{ex.front} {name} request {p}: {msg}", msg) for p, msg in issues]
-    out += [(f"{ex.front} {name} request {p}: {msg}", msg) for p, msg in documented.request(service, op.name, request)]
+    signed_on = signing_day(ex.record.get("authorization"))
+    out += [(f"{ex.front} {name} request {p}: {msg}", msg)
+            for p, msg in documented.request(service, op.name, request, signed_on)]
     try:
         if ex.status >= 300:
             issues = check_error(ex, m, op, protocol)

@@ -7,18 +7,21 @@ REQUEST_RULES = {}
 ANSWER_RULES = {}
 
 
-def rule(service, operation, page, quote, answer=False):
+def rule(service, operation, page, quote, answer=False, signed=False):
+    """`signed`: the rule reads the day the request was signed too (its credential scope's
+    date, UTC), as `check(value, signed_on)`."""
     def register(check):
-        check.page, check.quote = page, quote
+        check.page, check.quote, check.signed = page, quote, signed
         (ANSWER_RULES if answer else REQUEST_RULES).setdefault((service, operation), []).append(check)
         return check
     return register
 
 
-def request(service, operation, value):
+def request(service, operation, value, signed_on=None):
     if not isinstance(value, dict):
         return []
-    return [issue for check in REQUEST_RULES.get((service, operation), []) for issue in check(value)]
+    return [issue for check in REQUEST_RULES.get((service, operation), [])
+            for issue in (check(value, signed_on) if check.signed else check(value))]
 
 
 def answer(service, operation, request_value, answer_value):
@@ -136,6 +139,38 @@ def sp_coverage_metrics(value):
 
 
 CW_GET_METRIC_DATA = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html"
+
+
+def _seconds(value):
+    import datetime
+
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+@rule("cloudwatch", "GetMetricData", CW_GET_METRIC_DATA,
+      "If the StartTime parameter specifies a time stamp that is greater than 15 days ago, you must "
+      "specify the period as follows or no data points in that time range is returned: Start time between "
+      "15 and 63 days ago - Use a multiple of 300 seconds (5 minutes). Start time greater than 63 days ago - "
+      "Use a multiple of 3600 seconds (1 hour).", signed=True)
+def period_for_start_age(value, signed_on):
+    """The request was sent on or after the start of the day it was signed, so a StartTime
+    more than 15 (63) days before that is at least that old."""
+    start = _seconds(value.get("StartTime"))
+    if signed_on is None or start is None:
+        return []
+    age_days = (signed_on - start) / 86400
+    out = []
+    for i, query in enumerate(value.get("MetricDataQueries") or []):
+        period = (query.get("MetricStat") or {}).get("Period", query.get("Period"))
+        if not isinstance(period, int):
+            continue
+        if age_days > 63 and period % 3600:
+            out.append((f"$.MetricDataQueries[{i}]", f"Period {period} with StartTime over 63 days old: no points"))
+        elif age_days > 15 and period % 300:
+            out.append((f"$.MetricDataQueries[{i}]", f"Period {period} with StartTime over 15 days old: no points"))
+    return out
 
 
 @rule("cloudwatch", "GetMetricData", CW_GET_METRIC_DATA,

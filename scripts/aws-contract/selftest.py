@@ -106,6 +106,12 @@ def cases():
     }
     odd_period = json.loads(json.dumps(metric))
     odd_period["MetricDataQueries"][0]["MetricStat"]["Period"] = 90
+    # Signed 2026-11-28; StartTime 20 days before that day began: minutes are no longer kept.
+    old_minutes = json.loads(json.dumps(metric))
+    old_minutes["StartTime"] = 1795824000.0 - 20 * 86400
+    old_minutes["EndTime"] = 1795824000.0
+    recent_minutes = json.loads(json.dumps(old_minutes))
+    recent_minutes["StartTime"] = 1795824000.0 - 14 * 86400
     return [
         ("a correct GetCostAndUsage", json_exchange(*CE, USAGE, USAGE_ANSWER), None),
         ("a member in the wrong case", json_exchange(*CE, with_key, USAGE_ANSWER), "no member 'granularity'"),
@@ -172,6 +178,10 @@ def cases():
          "no member 'Dimensions'"),
         ("a period CloudWatch does not take", cbor_exchange("GetMetricData", odd_period, {"MetricDataResults": []}),
          "Period 90"),
+        ("one-minute points asked of 20 days ago (documented: none kept)",
+         cbor_exchange("GetMetricData", old_minutes, {"MetricDataResults": []}), "over 15 days old"),
+        ("one-minute points of the last 14 days", cbor_exchange("GetMetricData", recent_minutes,
+                                                                {"MetricDataResults": []}), None),
     ]
 
 
