@@ -43,6 +43,14 @@ pub struct InstanceType {
 }
 
 impl InstanceType {
+    /// Whole accelerators per instance; `None` for a fraction of one (g6f).
+    pub fn whole_accelerators(&self) -> Option<u32> {
+        let n = self.accelerator_count;
+        (n >= Decimal::ONE && n.fract().is_zero())
+            .then(|| u32::try_from(n.trunc().mantissa()).ok())
+            .flatten()
+    }
+
     /// Accelerator memory across the instance.
     pub fn total_memory_gib(&self) -> Decimal {
         self.accelerator_count * self.accelerator_memory_gib

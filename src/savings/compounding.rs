@@ -88,6 +88,10 @@ impl Hours {
         by_project: &BTreeMap<String, Hours>,
         by_endpoint: &[(super::cloudwatch::Endpoint, Hours)],
     ) -> BTreeMap<(String, String), Hours> {
+        let mut types: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+        for u in usage {
+            types.entry(&u.project).or_default().insert(&u.usage_type);
+        }
         let mut out = BTreeMap::new();
         for u in usage {
             let found = if u.sagemaker == Some(crate::usage_type::SageMakerUse::Hosting) {
@@ -105,10 +109,7 @@ impl Hours {
                     mine.into_iter().for_each(|h| sum.add(h));
                     sum
                 })
-            } else if usage
-                .iter()
-                .all(|o| o.project != u.project || o.usage_type == u.usage_type)
-            {
+            } else if types.get(u.project.as_str()).is_some_and(|t| t.len() == 1) {
                 by_project.get(&u.project).cloned()
             } else {
                 None

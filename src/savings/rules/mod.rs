@@ -83,6 +83,18 @@ pub fn percent(share: Decimal) -> String {
     crate::format::percent_value(share * Decimal::ONE_HUNDRED)
 }
 
+/// `g5.xlarge has 1 × A10G (24 GiB) at $1.006/h`: a type as the right-size details name it.
+pub fn offered(t: &crate::catalogue::InstanceType, price: Decimal) -> String {
+    format!(
+        "{} has {} × {} ({} GiB) at {}",
+        t.name,
+        t.accelerator_count.normalize(),
+        t.accelerator,
+        crate::format::quantity(t.total_memory_gib(), 1),
+        per_hour(price)
+    )
+}
+
 /// `$1,234.56/h`-style hourly price with up to four decimals.
 pub fn per_hour(price: Decimal) -> String {
     format!("{}/h", crate::format::usd_precise(price, 4))

@@ -9,7 +9,7 @@
 
 use rust_decimal::Decimal;
 
-use super::{Inputs, per_hour};
+use super::{Inputs, offered, per_hour};
 use crate::catalogue::{Catalogue, InstanceType, Vendor};
 use crate::format::quantity;
 use crate::savings::facts::Usage;
@@ -117,7 +117,7 @@ fn rightsize(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
     })
     .unwrap_or_default();
     let detail = format!(
-        "{}B {} {} needs {} GiB ({}B × {} B × {}); {} has {} × {} ({} GiB) at {}; {} has {} × {} ({} GiB) at {}{neuron}",
+        "{}B {} {} needs {} GiB ({}B × {} B × {}); {}; {}{neuron}",
         quantity(model.params_b, 3),
         model.precision.key(),
         workload.key(),
@@ -125,16 +125,8 @@ fn rightsize(inputs: &Inputs, u: &Usage) -> Option<Recommendation> {
         quantity(model.params_b, 3),
         bytes_per_parameter(model, workload).unwrap_or_default().normalize(),
         ACTIVATIONS,
-        current.name,
-        current.accelerator_count.normalize(),
-        current.accelerator,
-        quantity(current.total_memory_gib(), 1),
-        per_hour(current_price),
-        best.name,
-        best.accelerator_count.normalize(),
-        best.accelerator,
-        quantity(best.total_memory_gib(), 1),
-        per_hour(best_price),
+        offered(current, current_price),
+        offered(best, best_price),
     );
     Some(inputs.for_usage(
         Kind::Rightsize,

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use rust_decimal::Decimal;
 
-use super::{Inputs, per_hour, percent};
+use super::{Inputs, offered, percent};
 use crate::catalogue::{Catalogue, InstanceType, Vendor};
 use crate::format::{count, quantity};
 use crate::savings::facts::Usage;
@@ -46,24 +46,21 @@ pub struct Shown {
 }
 
 fn whole(t: &InstanceType) -> Option<Decimal> {
-    let n = t.accelerator_count;
-    (n >= Decimal::ONE && n.fract().is_zero()).then_some(n)
+    t.whole_accelerators().map(Decimal::from)
 }
 
 pub fn recommend(inputs: &Inputs, shown: &BTreeMap<String, Shown>) -> Vec<Recommendation> {
+    // The GPUs observed are a type's only when the project runs no other.
+    let mut types: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    for u in inputs.usage {
+        types.entry(&u.project).or_default().insert(&u.instance_type);
+    }
     inputs
         .usage
         .iter()
         .filter(|u| u.facts.model.is_none() && u.purchase != crate::usage_type::PurchaseOption::Reserved)
         .filter(|u| u.spend > Decimal::ZERO)
-        .filter(|u| {
-            // The GPUs observed are this type's only when the project runs no other.
-            inputs
-                .usage
-                .iter()
-                .filter(|o| o.project == u.project)
-                .all(|o| o.instance_type == u.instance_type)
-        })
+        .filter(|u| types.get(u.project.as_str()).is_some_and(|t| t.len() == 1))
         .filter_map(|u| sized(inputs, u, shown.get(&u.project)?))
         .collect()
 }
@@ -117,7 +114,7 @@ fn sized(inputs: &Inputs, u: &Usage, shown: &Shown) -> Option<Recommendation> {
         String::new()
     };
     let detail = format!(
-        "peak GPU memory {} GiB on a {} GiB {} ({}); with 20 % headroom a GPU needs {} GiB and {} GPU(s)' peaks together {} GiB an instance{work}; {} has {} × {} ({} GiB) at {}; {} has {} × {} ({} GiB) at {}, {} of the price; no model size is declared (a declared one sizes by the model instead)",
+        "peak GPU memory {} GiB on a {} GiB {} ({}); with 20 % headroom a GPU needs {} GiB and {} GPU(s)' peaks together {} GiB an instance{work}; {}; {}, {} of the price; no model size is declared (a declared one sizes by the model instead)",
         quantity(shown.peak_gib, 1),
         quantity(current.accelerator_memory_gib, 0),
         current.accelerator,
@@ -125,16 +122,8 @@ fn sized(inputs: &Inputs, u: &Usage, shown: &Shown) -> Option<Recommendation> {
         quantity(per_gpu_need, 1),
         count(shown.gpus),
         quantity(instance_need, 1),
-        current.name,
-        current.accelerator_count.normalize(),
-        current.accelerator,
-        quantity(current.total_memory_gib(), 1),
-        per_hour(current_price),
-        best.name,
-        best.accelerator_count.normalize(),
-        best.accelerator,
-        quantity(best.total_memory_gib(), 1),
-        per_hour(best_price),
+        offered(current, current_price),
+        offered(best, best_price),
         percent(ratio),
     );
     Some(inputs.measured(

@@ -21,8 +21,7 @@ pub struct GiveBack {
 
 /// Whole GPUs per instance; `None` for a fractional GPU (g6f) or none.
 fn whole(t: &InstanceType) -> Option<i64> {
-    let count = t.accelerator_count;
-    (count >= Decimal::ONE && count.fract().is_zero()).then(|| i64::try_from(count.trunc().mantissa()).ok())?
+    t.whole_accelerators().map(i64::from)
 }
 
 /// The cheapest configuration of `current`'s GPU that keeps `keep` of today's `gpus`, if it
