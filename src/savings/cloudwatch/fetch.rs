@@ -261,10 +261,16 @@ pub(super) fn finish(out: &mut CloudWatchRead, grid: Grid) {
         endpoint.off_hours_busy = off_busy;
         endpoint.off_hours_seen = off_seen * grid.step / 3600;
         let quiet: Vec<bool> = (0..grid.steps).map(|i| running(i) && shown[i] == Step::Quiet).collect();
-        endpoint.quiet_since = match quiet.iter().rposition(|q| !q) {
-            _ if !quiet.last().copied().unwrap_or(false) => None,
-            Some(i) => Some(grid.time(i)),
-            None => Some(grid.start - grid.step),
+        // CloudWatch's newest minutes arrive late: steps at the end it shows nothing of yet are
+        // not the stretch's end, as long as it showed one of the last three steps
+        // (`judge`'s rule for a GPU's idle stretch that runs to now).
+        let shown_last = (0..grid.steps).rev().find(|i| shown[*i] != Step::Unknown);
+        endpoint.quiet_since = match shown_last {
+            Some(last) if last + 2 >= grid.steps - 1 && quiet[last] => match quiet[..=last].iter().rposition(|q| !q) {
+                Some(i) => Some(grid.time(i)),
+                None => Some(grid.start - grid.step),
+            },
+            _ => None,
         };
         if !shown.iter().any(|s| *s != Step::Unknown) {
             skipped.push((endpoint.resource(), unknown_traffic(endpoint.asynchronous)));

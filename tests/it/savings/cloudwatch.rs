@@ -151,6 +151,14 @@ async fn endpoints_and_agent_gpus_are_read_across_two_regions_through_every_page
     //   pages of 1.
     assert_eq!(read.get_metric_data_calls, 29 + 130 + 10 + 44, "pages followed");
     assert_eq!(read.metrics_requested, 29 * 12 + 130 * 3 + 10 * 6 + 44);
+
+    // Read a step later, CloudWatch has nothing yet for the newest five minutes (its points
+    // arrive late): the endpoint's quiet stretch still runs to now.
+    let later = cloudwatch::read(&sdk, &settings(), Grid::ending(now + 300, 15, 300))
+        .await
+        .expect("read");
+    let idle_later = later.endpoints.iter().find(|e| e.name == "idle-ep").expect("idle-ep");
+    assert!(idle_later.idle_for_two_weeks(now + 300), "{idle_later:?}");
 }
 
 #[tokio::test]
