@@ -4,8 +4,9 @@
 //! 1. a project a team owns is that team's (`Direct`);
 //! 2. an unowned or untagged project's spend is divided among its user tag values: its
 //!    usage by their gross usage, and its credits, refunds and tax each by the users' own
-//!    amounts of that record type (by gross usage where the user grains have none); the
-//!    parts of users mapped to a team are that team's (`UserTag`);
+//!    amounts of that record type (by gross usage where the user grains have none), its GPU
+//!    spend as each user's own GPU spend (by gross usage on days fetched before that grain);
+//!    the parts of users mapped to a team are that team's (`UserTag`);
 //! 3. what is left of it in an AWS account mapped to a team is that team's (`Account`);
 //! 4. what is left passes the shared-cost rules in order; each takes what it selects and
 //!    divides it among its teams evenly, in proportion to their own spend that day
@@ -133,6 +134,10 @@ pub struct UserShare {
     pub credit: Decimal,
     pub refund: Decimal,
     pub tax: Decimal,
+    /// The user's own spend on GPU usage types (credits on them included), each metric; zero
+    /// where the GPU grain has none (days fetched before it).
+    pub gpu_unblended: Decimal,
+    pub gpu_amortized: Decimal,
 }
 
 impl UserShare {
@@ -148,16 +153,28 @@ type UserAmount = fn(&UserShare) -> Decimal;
 /// Each user's part of an unowned project's day: usage by the users' gross usage, and
 /// credits, refunds and tax each by the users' own amounts of that record type, or by gross
 /// usage where the user grain has none of it. So a user whose credit nets their spend to
-/// zero keeps both, and no other team receives their credit. `None` when some part has
-/// nothing to split by.
+/// zero keeps both, and no other team receives their credit. The GPU figures are each
+/// user's own GPU spend (`OwnGpu`), so a GPU credit stays with whose GPU it credited and no
+/// user who ran no GPU is given any. `None` when some part has nothing to split by.
 fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
     let gross: Vec<Decimal> = users.iter().map(UserShare::gross).collect();
     let a = amounts;
+    let own_gpu = OwnGpu::of(a, users);
     let usage = Amounts {
         unblended: a.unblended - a.credit_unblended - a.refund_unblended - a.tax_unblended,
         amortized: a.amortized - a.credit_amortized - a.refund_amortized - a.tax_amortized,
-        gpu_unblended: a.gpu_unblended,
-        gpu_amortized: a.gpu_amortized,
+        // Each user's own GPU spend where the GPU grain knows it; else (days fetched before
+        // it) the GPU spend goes with usage.
+        gpu_unblended: if own_gpu.is_some() {
+            Decimal::ZERO
+        } else {
+            a.gpu_unblended
+        },
+        gpu_amortized: if own_gpu.is_some() {
+            Decimal::ZERO
+        } else {
+            a.gpu_amortized
+        },
         ..Amounts::default()
     };
     // Each record type's figures alone (they are also its cost), and each user's own amount.
@@ -212,7 +229,44 @@ fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
             sum.add(&piece);
         }
     }
+    if let Some(own) = own_gpu {
+        for (sum, (unblended, amortized)) in parts.iter_mut().zip(own.unblended.into_iter().zip(own.amortized)) {
+            sum.gpu_unblended += unblended;
+            sum.gpu_amortized += amortized;
+        }
+    }
     Some(parts)
+}
+
+/// Each user's own GPU spend, adding up to the project's: the GPU grain's figures, with the
+/// difference Cost Explorer's rounding of each group leaves put on the largest.
+struct OwnGpu {
+    unblended: Vec<Decimal>,
+    amortized: Vec<Decimal>,
+}
+
+/// Users' GPU figures further than this from the project's are not the same spend (a usage
+/// type the catalogue has since read as a GPU, say): the GPU spend then goes with usage.
+const OWN_GPU_TOLERANCE: Decimal = Decimal::from_parts(1, 0, 0, false, 2);
+
+impl OwnGpu {
+    /// `None` when the project has GPU spend the users' figures do not account for.
+    fn of(amounts: &Amounts, users: &[UserShare]) -> Option<OwnGpu> {
+        let whole = |project: Decimal, own: fn(&UserShare) -> Decimal| -> Option<Vec<Decimal>> {
+            let mut parts: Vec<Decimal> = users.iter().map(own).collect();
+            let rest = project - parts.iter().copied().sum::<Decimal>();
+            if rest.abs() > OWN_GPU_TOLERANCE || parts.iter().all(Decimal::is_zero) {
+                return None;
+            }
+            let largest = (0..parts.len()).max_by_key(|i| parts[*i].abs())?;
+            parts[largest] += rest;
+            Some(parts)
+        };
+        Some(OwnGpu {
+            unblended: whole(amounts.gpu_unblended, |u| u.gpu_unblended)?,
+            amortized: whole(amounts.gpu_amortized, |u| u.gpu_amortized)?,
+        })
+    }
 }
 
 /// A checked rule with team ids: what the engine applies.
@@ -725,6 +779,95 @@ mod tests {
             [(Some(ML), d("0.00"), d("-100.00")), (Some(WEB), d("100.00"), d("0.00"))]
         );
         assert_eq!(total(&rows).amortized, d("100.00"));
+    }
+
+    /// A user with their own GPU spend (both metrics the same).
+    fn gpu_user(name: &str, team: Option<i64>, net: &str, credit: &str, gpu: &str) -> UserShare {
+        UserShare {
+            gpu_unblended: d(gpu),
+            gpu_amortized: d(gpu),
+            ..user(name, team, net, credit)
+        }
+    }
+
+    fn gpu_by_team(rows: &[Allocated]) -> Vec<(Option<i64>, Decimal, Decimal)> {
+        rows.iter()
+            .map(|r| (r.team, r.amounts.gpu_unblended, r.amounts.gpu_amortized))
+            .collect()
+    }
+
+    #[test]
+    fn a_gpu_credit_on_one_users_tag_leaves_the_other_teams_gpu_spend_whole() {
+        // Both used 100 of GPU; AWS applied alice's -100 credit to her GPU usage, so the
+        // project's GPU spend is 100 net, all bob's. Divided by gross usage, as before the
+        // GPU grain, each team got 50: half of alice's credit moved to web.
+        let mut shared = unowned("sandbox", "100.00", &[], &[]);
+        shared.amounts.gpu_unblended = d("100.00");
+        shared.amounts.gpu_amortized = d("100.00");
+        shared.amounts.credit_unblended = d("-100.00");
+        shared.amounts.credit_amortized = d("-100.00");
+        shared.users = vec![
+            gpu_user("alice", Some(ML), "0.00", "-100.00", "0.00"),
+            gpu_user("bob", Some(WEB), "100.00", "0", "100.00"),
+        ];
+        let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
+        assert_eq!(
+            gpu_by_team(&rows),
+            [(Some(ML), d("0.00"), d("0.00")), (Some(WEB), d("100.00"), d("100.00"))]
+        );
+    }
+
+    #[test]
+    fn gpu_spend_goes_to_whoever_ran_the_gpus_not_by_whole_usage() {
+        // alice ran 100 of GPU (less a -50 credit on it) and 100 of storage; bob ran 200 of
+        // storage and no GPU. By whole usage (200 each) bob's team got 25 of GPU spend it never
+        // ran; each has its own: 50 and 0. The 0.000000001 Cost Explorer's rounding of each
+        // group leaves goes to the largest.
+        let mut shared = unowned("sandbox", "350.00", &[], &[]);
+        shared.amounts.gpu_unblended = d("50.000000001");
+        shared.amounts.gpu_amortized = d("50.000000001");
+        shared.amounts.credit_unblended = d("-50.00");
+        shared.amounts.credit_amortized = d("-50.00");
+        shared.users = vec![
+            gpu_user("alice", Some(ML), "150.00", "-50.00", "50.00"),
+            gpu_user("bob", Some(WEB), "200.00", "0", "0"),
+        ];
+        let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
+        assert_eq!(
+            gpu_by_team(&rows),
+            [
+                (Some(ML), d("50.000000001"), d("50.000000001")),
+                (Some(WEB), d("0"), d("0"))
+            ]
+        );
+        assert_eq!(total(&rows).unblended, d("350.00"));
+    }
+
+    #[test]
+    fn days_before_the_gpu_grain_divide_gpu_spend_by_usage_as_before() {
+        // No user carries GPU figures (the day was fetched before the grain), or they are not
+        // the project's (0.02 off): the GPU spend goes with usage, 1:3.
+        for alice_gpu in ["0", "40.00"] {
+            let mut shared = unowned("sandbox", "400.00", &[], &[]);
+            shared.amounts.gpu_unblended = d("100.00");
+            shared.amounts.gpu_amortized = d("100.00");
+            shared.users = vec![
+                gpu_user("alice", Some(ML), "100.00", "0", alice_gpu),
+                gpu_user(
+                    "bob",
+                    Some(WEB),
+                    "300.00",
+                    "0",
+                    if alice_gpu == "0" { "0" } else { "59.98" },
+                ),
+            ];
+            let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
+            assert_eq!(
+                gpu_by_team(&rows),
+                [(Some(ML), d("25.00"), d("25.00")), (Some(WEB), d("75.00"), d("75.00"))],
+                "{alice_gpu}"
+            );
+        }
     }
 
     #[test]

@@ -47,6 +47,8 @@ struct ShareRow {
     credit: Decimal,
     refund: Decimal,
     tax: Decimal,
+    gpu_unblended: Decimal,
+    gpu_amortized: Decimal,
 }
 
 /// Every day of `range` allocated with `rules`, in day order, without writing anything: what
@@ -77,14 +79,16 @@ pub async fn compute(
     // project, user and account a day, and a project's day in an account is split by that
     // account's rows alone.
     let users: Vec<ShareRow> = sqlx::query_as(
-        // Every user any of the four user grains names (a user with a credit alone counts).
+        // Every user any of the five user grains names (a user with a credit alone counts).
         "with c as (select day, project, account_id, user_name from costs_by_user where day >= $1 and day < $2
                     union select day, project, account_id, user_name from costs_by_user_credit where day >= $1 and day < $2
                     union select day, project, account_id, user_name from costs_by_user_refund where day >= $1 and day < $2
-                    union select day, project, account_id, user_name from costs_by_user_tax where day >= $1 and day < $2)
+                    union select day, project, account_id, user_name from costs_by_user_tax where day >= $1 and day < $2
+                    union select day, project, account_id, user_name from costs_by_user_gpu where day >= $1 and day < $2)
          select c.day, c.project, c.account_id, c.user_name as name, u.team_id,
                 coalesce(n.unblended, 0) as unblended, coalesce(cr.unblended, 0) as credit,
-                coalesce(rf.unblended, 0) as refund, coalesce(tx.unblended, 0) as tax
+                coalesce(rf.unblended, 0) as refund, coalesce(tx.unblended, 0) as tax,
+                coalesce(g.unblended, 0) as gpu_unblended, coalesce(g.amortized, 0) as gpu_amortized
          from c
          left join projects p on p.name = c.project
          left join tagged_users u on u.name = c.user_name
@@ -92,6 +96,7 @@ pub async fn compute(
          left join costs_by_user_credit cr using (day, project, account_id, user_name)
          left join costs_by_user_refund rf using (day, project, account_id, user_name)
          left join costs_by_user_tax tx using (day, project, account_id, user_name)
+         left join costs_by_user_gpu g using (day, project, account_id, user_name)
          where p.team_id is null
          order by c.day, c.project, c.account_id, c.user_name",
     )
@@ -102,7 +107,8 @@ pub async fn compute(
     let services: Vec<ShareRow> = if rules.iter().any(|r| !r.services.is_empty()) {
         sqlx::query_as(
             "select c.day, c.project, c.account_id, c.service as name, null::bigint as team_id, c.unblended,
-                    0::numeric as credit, 0::numeric as refund, 0::numeric as tax
+                    0::numeric as credit, 0::numeric as refund, 0::numeric as tax,
+                    0::numeric as gpu_unblended, 0::numeric as gpu_amortized
              from costs_by_service c left join projects p on p.name = c.project
              where c.day >= $1 and c.day < $2 and p.team_id is null
              order by c.day, c.project, c.account_id, c.service",
@@ -152,6 +158,8 @@ pub async fn compute(
                         credit: r.credit,
                         refund: r.refund,
                         tax: r.tax,
+                        gpu_unblended: r.gpu_unblended,
+                        gpu_amortized: r.gpu_amortized,
                     })
                     .collect()
             } else {

@@ -57,7 +57,11 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
                     .await
                     .with_context(|| format!("listening for /metrics on {addr} (BURNRATE_METRICS_ADDR)"))?;
                 tracing::info!("metrics are served on http://{}/metrics", listener.local_addr()?);
-                let app = crate::metrics::own_listener(db.pool.clone(), state.config.timeouts.request);
+                let app = crate::metrics::own_listener(
+                    db.pool.clone(),
+                    state.page_data.clone(),
+                    state.config.timeouts.request,
+                );
                 Some(tokio::spawn(async move { axum::serve(listener, app).await }))
             }
         };

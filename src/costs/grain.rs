@@ -15,10 +15,15 @@ pub enum Grain {
     ByUserRefund,
     /// Each user tag's own tax (RECORD_TYPE `Tax` only).
     ByUserTax,
+    /// Each user tag's own GPU spend (the account's GPU usage types only): whose GPU spend
+    /// it is, credits on it included.
+    ByUserGpu,
 }
 
 impl Grain {
-    pub const ALL: [Grain; 7] = [
+    /// In the order a run asks for them: `ByUserGpu` after `ByUsageType`, whose usage types
+    /// it is filtered to.
+    pub const ALL: [Grain; 8] = [
         Grain::ByUser,
         Grain::ByUsageType,
         Grain::ByService,
@@ -26,6 +31,7 @@ impl Grain {
         Grain::ByUserCredit,
         Grain::ByUserRefund,
         Grain::ByUserTax,
+        Grain::ByUserGpu,
     ];
 
     pub(super) fn table(self) -> &'static str {
@@ -37,6 +43,7 @@ impl Grain {
             Grain::ByUserCredit => "costs_by_user_credit",
             Grain::ByUserRefund => "costs_by_user_refund",
             Grain::ByUserTax => "costs_by_user_tax",
+            Grain::ByUserGpu => "costs_by_user_gpu",
         }
     }
 
@@ -50,12 +57,15 @@ impl Grain {
             Grain::ByUserCredit => "staged_costs_by_user_credit",
             Grain::ByUserRefund => "staged_costs_by_user_refund",
             Grain::ByUserTax => "staged_costs_by_user_tax",
+            Grain::ByUserGpu => "staged_costs_by_user_gpu",
         }
     }
 
     pub(super) fn dimension_column(self) -> &'static str {
         match self {
-            Grain::ByUser | Grain::ByUserCredit | Grain::ByUserRefund | Grain::ByUserTax => "user_name",
+            Grain::ByUser | Grain::ByUserCredit | Grain::ByUserRefund | Grain::ByUserTax | Grain::ByUserGpu => {
+                "user_name"
+            }
             Grain::ByUsageType => "usage_type",
             Grain::ByService => "service",
             Grain::ByRecordType => "record_type",
@@ -70,6 +80,12 @@ impl Grain {
             Grain::ByUserTax => Some("Tax"),
             _ => None,
         }
+    }
+
+    /// Whether the grain covers all spend (so its daily totals must equal the others'); the
+    /// grains of one record type or of GPU usage types cover a part.
+    pub fn whole(self) -> bool {
+        self.record_type().is_none() && self != Grain::ByUserGpu
     }
 
     /// Whether the grain's groups are user tag values.

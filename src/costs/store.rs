@@ -36,6 +36,8 @@ pub struct CostBatch {
     pub by_user_credit: Vec<CostRow>,
     pub by_user_refund: Vec<CostRow>,
     pub by_user_tax: Vec<CostRow>,
+    /// Spend on GPU usage types by project and user tag.
+    pub by_user_gpu: Vec<CostRow>,
 }
 
 impl CostBatch {
@@ -48,6 +50,7 @@ impl CostBatch {
             Grain::ByUserCredit => &self.by_user_credit,
             Grain::ByUserRefund => &self.by_user_refund,
             Grain::ByUserTax => &self.by_user_tax,
+            Grain::ByUserGpu => &self.by_user_gpu,
         }
     }
 
@@ -156,6 +159,27 @@ impl Staging {
         Ok(written)
     }
 
+    /// The GPU usage types (by the catalogue) each account's staged usage-type grain names:
+    /// what `Grain::ByUserGpu` is asked for, per account.
+    pub async fn gpu_usage_types(
+        &self,
+        conn: &mut PgConnection,
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, sqlx::Error> {
+        let staged: Vec<(String, String)> = sqlx::query_as(&format!(
+            "select distinct account_id, usage_type from {} order by 1, 2",
+            Grain::ByUsageType.staging_table()
+        ))
+        .fetch_all(&mut *conn)
+        .await?;
+        let mut by_account: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+        for (account, usage_type) in staged {
+            if usage_type::parse(&usage_type).gpu.is_some() {
+                by_account.entry(account).or_default().push(usage_type);
+            }
+        }
+        Ok(by_account)
+    }
+
     /// Frees the staged rows (the tables stay for the connection's next run).
     pub async fn clear(self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
         for grain in Grain::ALL {
@@ -203,7 +227,7 @@ pub const ANALYZE_AFTER_ROWS: u64 = 10_000;
 pub async fn refresh_statistics(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
         "analyze costs_by_user, costs_by_usage_type, costs_by_service, costs_by_user_credit, costs_by_user_refund,
-                 costs_by_user_tax, daily_project_costs, projects, tagged_users,
+                 costs_by_user_tax, costs_by_user_gpu, daily_project_costs, projects, tagged_users,
                  team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days,
                  costs_by_account, costs_by_account_record_type",
     )

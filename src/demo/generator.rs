@@ -264,6 +264,9 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
     let mut by_record: BTreeMap<Key, Sums> = BTreeMap::new();
     // Credits, refunds and tax by project and user tag, as their filtered queries answer.
     let mut by_user_of_type: BTreeMap<&str, BTreeMap<Key, Sums>> = BTreeMap::new();
+    // Spend on GPU usage types by project and user tag, as its filtered query answers.
+    let mut by_user_gpu: BTreeMap<Key, Sums> = BTreeMap::new();
+    let gpu = |usage_type: &str| crate::usage_type::parse(usage_type).gpu.is_some();
     let weekend = matches!(day.weekday(), Weekday::Sat | Weekday::Sun);
     let (reported, estimated) = timeline.reported_share(day);
     let reported = |amount: Decimal| (amount * Decimal::from(reported) / Decimal::ONE_THOUSAND).round_dp(8);
@@ -309,6 +312,9 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
                 (true, false) => "DiscountedUsage",
                 (false, _) => "Usage",
             };
+            if gpu(line.usage_type) {
+                add(&mut by_user_gpu, (project.name.clone(), user.clone()), sums);
+            }
             add(&mut by_user, (project.name.clone(), user), sums);
             add(&mut by_usage, (project.name.clone(), line.usage_type.to_string()), sums);
             add(&mut by_service, (project.name.clone(), line.service.to_string()), sums);
@@ -329,6 +335,9 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
             add(&mut by_record, (project.name.clone(), record_type.to_string()), sums);
             let of_type = by_user_of_type.entry(record_type).or_default();
             add(of_type, (project.name.clone(), String::new()), sums);
+            if gpu(usage_type) {
+                add(&mut by_user_gpu, (project.name.clone(), String::new()), sums);
+            }
         };
     for project in projects.iter().filter(|p| day >= p.starts) {
         let Some(first) = project.lines.first() else { continue };
@@ -362,6 +371,7 @@ pub fn day_batch(projects: &[BillingProject], timeline: &Timeline, day: NaiveDat
         (credits, &mut batch.by_user_credit),
         (refunds, &mut batch.by_user_refund),
         (tax, &mut batch.by_user_tax),
+        (by_user_gpu, &mut batch.by_user_gpu),
     ] {
         rows.extend(map.into_iter().map(|((project, dimension), s)| CostRow {
             day,

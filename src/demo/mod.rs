@@ -274,7 +274,7 @@ fn billing_projects(users: &[String], timeline: &Timeline, options: DemoOptions)
 async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
         "truncate costs_by_user, costs_by_usage_type, costs_by_service, costs_by_record_type, costs_by_user_credit,
-                  costs_by_user_refund, costs_by_user_tax, costs_by_account, costs_by_account_record_type, settlement, daily_project_costs, aws_accounts,
+                  costs_by_user_refund, costs_by_user_tax, costs_by_user_gpu, costs_by_account, costs_by_account_record_type, settlement, daily_project_costs, aws_accounts,
                   ingested_days, statements,
                   projects, tagged_users, team_owners,
                   budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,

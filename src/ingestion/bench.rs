@@ -60,8 +60,9 @@ impl std::fmt::Display for BenchReport {
 pub async fn ingest(pool: &PgPool, rows: usize) -> Result<BenchReport, IngestError> {
     let settings = IngestSettings::default();
     // The grains of one record type (credits, refunds, tax by user) are sparse on a real
-    // account; the synthetic history fills only the grains of all spend.
-    let grains: Vec<Grain> = Grain::ALL.into_iter().filter(|g| g.record_type().is_none()).collect();
+    // account, and GPU spend by user a part of it; the synthetic history fills only the grains
+    // of all spend.
+    let grains: Vec<Grain> = Grain::ALL.into_iter().filter(|g| g.whole()).collect();
     let per_day = PROJECTS * SECONDS * grains.len();
     let days = rows.div_ceil(per_day).max(1);
     let from = NaiveDate::from_ymd_opt(1900, 1, 1).ok_or_else(|| IngestError::rejected("date"))?;

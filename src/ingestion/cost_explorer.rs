@@ -115,6 +115,7 @@ impl CostExplorer {
                 grain,
                 account,
                 settings,
+                usage_types: &[],
             },
             chain: Chain::default(),
         }
@@ -270,6 +271,8 @@ struct Query<'a> {
     grain: Grain,
     account: Option<&'a LinkedAccount>,
     settings: &'a IngestSettings,
+    /// The usage types asked for; empty asks for all.
+    usage_types: &'a [String],
 }
 
 /// Walks one group-by pair's NextPageToken chain.
@@ -280,7 +283,13 @@ pub struct Pager<'a> {
     chain: Chain,
 }
 
-impl Pager<'_> {
+impl<'a> Pager<'a> {
+    /// Asks for `usage_types` only (`Grain::ByUserGpu`: the account's GPU usage types).
+    pub fn of_usage_types(mut self, usage_types: &'a [String]) -> Pager<'a> {
+        self.query.usage_types = usage_types;
+        self
+    }
+
     /// The next page's rows, added to `summary`; `None` after the last page.
     pub async fn next(
         &mut self,
@@ -291,7 +300,7 @@ impl Pager<'_> {
         let query = &self.query;
         let asked = (
             group_by(query.grain, query.settings),
-            filter(query.grain, query.account.map(|a| a.id.as_str())),
+            filter(query.grain, query.account.map(|a| a.id.as_str()), query.usage_types),
         );
         match self
             .chain
@@ -370,7 +379,9 @@ fn group_by(grain: Grain, settings: &IngestSettings) -> Vec<GroupDefinition> {
             .build()
     };
     let second = match grain {
-        Grain::ByUser | Grain::ByUserCredit | Grain::ByUserRefund | Grain::ByUserTax => tag(&settings.tag_user),
+        Grain::ByUser | Grain::ByUserCredit | Grain::ByUserRefund | Grain::ByUserTax | Grain::ByUserGpu => {
+            tag(&settings.tag_user)
+        }
         Grain::ByUsageType => dimension("USAGE_TYPE"),
         Grain::ByService => dimension("SERVICE"),
         Grain::ByRecordType => dimension("RECORD_TYPE"),
@@ -387,11 +398,12 @@ fn dimension(key: &str) -> GroupDefinition {
 }
 
 /// A grain's filter: `RECORD_TYPE` equal to its record type, for the grains of one (a third
-/// grouping is not allowed, so each record type users are charged by is its own query), and
-/// `LINKED_ACCOUNT` equal to the account, for one account's facts; both under `And`. Cost
+/// grouping is not allowed, so each record type users are charged by is its own query),
+/// `USAGE_TYPE` one of `usage_types` where some are given (a dimension's values are ORed), and
+/// `LINKED_ACCOUNT` equal to the account, for one account's facts; all under `And`. Cost
 /// Explorer's `Expression`,
 /// <https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html>.
-fn filter(grain: Grain, account: Option<&str>) -> Option<Expression> {
+fn filter(grain: Grain, account: Option<&str>, usage_types: &[String]) -> Option<Expression> {
     let equals = |key: Dimension, value: &str| {
         Expression::builder()
             .dimensions(DimensionValues::builder().key(key).values(value).build())
@@ -400,6 +412,13 @@ fn filter(grain: Grain, account: Option<&str>) -> Option<Expression> {
     let mut parts: Vec<Expression> = Vec::new();
     if let Some(record_type) = grain.record_type() {
         parts.push(equals(Dimension::RecordType, record_type));
+    }
+    if !usage_types.is_empty() {
+        let values = DimensionValues::builder()
+            .key(Dimension::UsageType)
+            .set_values(Some(usage_types.to_vec()))
+            .build();
+        parts.push(Expression::builder().dimensions(values).build());
     }
     if let Some(account) = account {
         parts.push(equals(Dimension::LinkedAccount, account));

@@ -277,26 +277,35 @@ async fn stage_and_replace(
         true => vec![None],
         false => accounts.iter().map(Some).collect(),
     };
-    // The grains of all spend must agree with each other; those of one record type cover a
-    // part of it only, so they are stored but not compared, and asked only of the accounts
-    // whose record types include theirs.
+    // The grains of all spend must agree with each other; those of one record type, or of the
+    // GPU usage types, cover a part of it only, so they are stored but not compared, and asked
+    // only of the accounts whose record types include theirs, or that have GPU spend.
     let mut summaries = Vec::with_capacity(Grain::ALL.len() + AccountView::ALL.len());
+    let mut gpu_usage_types = BTreeMap::new();
     for grain in Grain::ALL {
         let mut summary = GrainSummary::default();
-        let asked = filters.iter().filter(|account| match (grain.record_type(), account) {
-            (None, _) => true,
-            (Some(record_type), Some(account)) => record_types
-                .get(&account.id)
-                .is_some_and(|types| types.contains(record_type)),
-            (Some(_), None) => false,
+        if grain == Grain::ByUserGpu {
+            // The usage-type grain is staged by now (`Grain::ALL`'s order).
+            gpu_usage_types = staging.gpu_usage_types(conn).await?;
+        }
+        let asked = filters.iter().filter(|account| match (grain, grain.record_type()) {
+            (Grain::ByUserGpu, _) => account.is_some_and(|a| gpu_usage_types.contains_key(&a.id)),
+            (_, None) => true,
+            (_, Some(kind)) => account.is_some_and(|a| record_types.get(&a.id).is_some_and(|t| t.contains(kind))),
         });
         for account in asked {
-            let mut pager = cost_explorer.pager(window, grain, *account, &options.settings);
+            let only = match (grain, account) {
+                (Grain::ByUserGpu, Some(a)) => gpu_usage_types.get(&a.id).map_or(&[][..], Vec::as_slice),
+                _ => &[],
+            };
+            let mut pager = cost_explorer
+                .pager(window, grain, *account, &options.settings)
+                .of_usage_types(only);
             while let Some(rows) = pager.next(&mut summary, options.backoff, meter).await? {
                 staging.append(conn, grain, &rows).await?;
             }
         }
-        if grain.record_type().is_none() {
+        if grain.whole() {
             summaries.push(summary);
         }
     }

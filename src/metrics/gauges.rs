@@ -16,11 +16,21 @@ pub const MOST_PROJECTS: usize = 100;
 /// "Near": at or above this share of the policy limit.
 const NEAR: Decimal = Decimal::from_parts(8, 0, 0, false, 1);
 
-pub async fn write(pool: &PgPool, today: NaiveDate, out: &mut Exposition) -> Result<(), sqlx::Error> {
+/// The families computed from costs, budgets and policies as of `today`: what a scrape
+/// serves from the cache while the data version and the day stay the same (`super::scrape`).
+pub async fn figures(pool: &PgPool, today: NaiveDate) -> Result<String, sqlx::Error> {
     let mut conn = pool.acquire().await?;
-    teams(&mut conn, today, out).await?;
-    budgets(&mut conn, today, out).await?;
-    projects(&mut conn, today, out).await?;
+    let mut out = Exposition::default();
+    teams(&mut conn, today, &mut out).await?;
+    budgets(&mut conn, today, &mut out).await?;
+    projects(&mut conn, today, &mut out).await?;
+    Ok(out.into_text())
+}
+
+/// The families read at every scrape: ingestion runs, the outbox and enforcement actions move
+/// without a data version (a few small indexed counts).
+pub async fn live(pool: &PgPool, out: &mut Exposition) -> Result<(), sqlx::Error> {
+    let mut conn = pool.acquire().await?;
     ingestion(&mut conn, out).await?;
     outbox_and_actions(&mut conn, out).await?;
     Ok(())

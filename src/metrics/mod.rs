@@ -1,6 +1,6 @@
 //! `/metrics` for Prometheus: spend, forecasts and budgets per team, projects near their
-//! policy limit, ingestion, the email outbox, enforcement actions (from PostgreSQL at each
-//! scrape) and HTTP latency (kept in this process). It answers on its own listener
+//! policy limit (from PostgreSQL once per data version and UTC day), ingestion, the email
+//! outbox, enforcement actions (at each scrape) and HTTP latency (kept in this process). It answers on its own listener
 //! (`BURNRATE_METRICS_ADDR`, no token: the address is the boundary) and, with
 //! `BURNRATE_METRICS_TOKEN` set, on the dashboard's address to that bearer token alone. API
 //! tokens and sessions open nothing here.
@@ -20,20 +20,30 @@ use axum::routing::get;
 use sqlx::PgPool;
 
 use crate::config::Config;
+use crate::page_data::PageDataCache;
 
 /// The exposition format's media type (text format 0.0.4).
 const CONTENT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// One scrape's text.
-pub async fn scrape(pool: &PgPool) -> Result<String, sqlx::Error> {
+/// One scrape's text. The figures from costs and budgets are computed once per data version
+/// and UTC day (they read every team's month: about a second at 10M facts) and shared by every
+/// scrape until either moves; the ingestion, outbox and action counts are read each time.
+pub async fn scrape(pool: &PgPool, cache: &PageDataCache) -> Result<String, sqlx::Error> {
+    let today = chrono::Utc::now().date_naive();
+    let figures = cache
+        .get_or_compute(pool, format!("metrics|{today}"), async {
+            Ok(Arc::new(gauges::figures(pool, today).await?))
+        })
+        .await?;
     let mut out = text::Exposition::default();
-    gauges::write(pool, chrono::Utc::now().date_naive(), &mut out).await?;
+    out.append(&figures);
+    gauges::live(pool, &mut out).await?;
     http::write(&mut out);
     Ok(out.into_text())
 }
 
-async fn answer(pool: &PgPool) -> Response {
-    match scrape(pool).await {
+async fn answer(pool: &PgPool, cache: &PageDataCache) -> Response {
+    match scrape(pool, cache).await {
         Ok(body) => ([(CONTENT_TYPE, CONTENT)], body).into_response(),
         Err(error) => {
             tracing::error!(%error, "collecting metrics failed");
@@ -52,6 +62,7 @@ async fn answer(pool: &PgPool) -> Response {
 pub async fn behind_token(
     State(pool): State<PgPool>,
     State(config): State<Arc<Config>>,
+    State(cache): State<PageDataCache>,
     headers: HeaderMap,
 ) -> Response {
     let Some(expected) = config.metrics.token_sha256 else {
@@ -81,20 +92,20 @@ pub async fn behind_token(
         )
             .into_response();
     }
-    answer(&pool).await
+    answer(&pool, &cache).await
 }
 
 /// The router of `BURNRATE_METRICS_ADDR`: `/metrics` alone, without a token, each request
 /// bounded by `request_timeout` (`BURNRATE_REQUEST_TIMEOUT`) as on the dashboard's address.
-pub fn own_listener(pool: PgPool, request_timeout: std::time::Duration) -> Router {
+pub fn own_listener(pool: PgPool, cache: PageDataCache, request_timeout: std::time::Duration) -> Router {
     Router::new()
         .route(
             "/metrics",
-            get(|State(pool): State<PgPool>| async move { answer(&pool).await }),
+            get(|State((pool, cache)): State<(PgPool, PageDataCache)>| async move { answer(&pool, &cache).await }),
         )
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             request_timeout,
         ))
-        .with_state(pool)
+        .with_state((pool, cache))
 }

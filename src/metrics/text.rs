@@ -37,6 +37,11 @@ impl Exposition {
         let _ = writeln!(self.text, " {value}");
     }
 
+    /// Families written before, as text (cached ones).
+    pub fn append(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
     pub fn into_text(self) -> String {
         self.text
     }

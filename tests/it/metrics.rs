@@ -155,7 +155,12 @@ async fn metrics_answer_their_own_token_with_figures_promtool_accepts(pool: PgPo
 async fn a_real_prometheus_scrapes_the_token_route_and_the_own_listener(pool: PgPool) {
     seed(&pool).await;
     let app = spawn_app_with(pool.clone(), config()).await;
-    let own = common::serve_on_loopback(burnrate::metrics::own_listener(pool.clone(), Duration::from_secs(60))).await;
+    let own = common::serve_on_loopback(burnrate::metrics::own_listener(
+        pool.clone(),
+        Default::default(),
+        Duration::from_secs(60),
+    ))
+    .await;
     let open = reqwest::get(format!("http://{own}/metrics"))
         .await
         .expect("own listener");
@@ -194,4 +199,65 @@ async fn a_real_prometheus_scrapes_the_token_route_and_the_own_listener(pool: Pg
         assert_eq!(seen.as_deref(), Some("12"), "scraped from {target}");
         assert_eq!(query("up{job=\"burnrate\"}").await.as_deref(), Some("1"));
     }
+}
+
+/// The figures from costs, budgets and policies are computed once per data version and day,
+/// not per scrape (#54): a write that moves no data version (made here with the triggers off)
+/// is not seen, and a budget's or a policy's change, which moves it, is seen at once.
+#[sqlx::test]
+async fn figures_are_computed_once_per_data_version_and_follow_every_change(pool: PgPool) {
+    seed(&pool).await;
+    let cache = burnrate::page_data::PageDataCache::default();
+    let scrape = || burnrate::metrics::scrape(&pool, &cache);
+    let ratio = |text: &str, family: &str| -> String {
+        text.lines()
+            .find(|l| l.starts_with(family))
+            .and_then(|l| l.rsplit(' ').next())
+            .unwrap_or_else(|| panic!("{family} in {text}"))
+            .to_string()
+    };
+    let budget = "burnrate_budget_used_ratio{budget=\"vision monthly\"";
+    let policy = "burnrate_project_policy_used_ratio{project=\"evil";
+    let first = scrape().await.expect("scrape");
+    assert_eq!(ratio(&first, policy), "0.95");
+    let budget_before = ratio(&first, budget);
+
+    // Without the version triggers: the cached figures stand, the live counts do not.
+    // `set local`: the pooled connection keeps its triggers for the writes after this one.
+    let mut conn = pool.begin().await.expect("transaction");
+    sqlx::query("set local session_replication_role = replica")
+        .execute(&mut *conn)
+        .await
+        .expect("triggers off");
+    sqlx::query("update budgets set amount = amount * 2")
+        .execute(&mut *conn)
+        .await
+        .expect("unversioned write");
+    sqlx::query("update enforcement_policies set spend_limit = 500")
+        .execute(&mut *conn)
+        .await
+        .expect("unversioned write");
+    sqlx::query("update ingestion_runs set requests = 13")
+        .execute(&mut *conn)
+        .await
+        .expect("a run");
+    conn.commit().await.expect("committed");
+    let cached = scrape().await.expect("scrape");
+    assert_eq!(ratio(&cached, budget), budget_before, "served from the cache");
+    assert_eq!(ratio(&cached, policy), "0.95", "served from the cache");
+    assert!(
+        cached.contains("burnrate_cost_explorer_requests_total 13\n"),
+        "{cached}"
+    );
+
+    // A policy change moves the version (its trigger is new): both writes are seen now.
+    sqlx::query("update enforcement_policies set spend_limit = 1187.50")
+        .execute(&pool)
+        .await
+        .expect("policy");
+    let moved = scrape().await.expect("scrape");
+    assert_eq!(ratio(&moved, policy), "0.8");
+    let halved =
+        (budget_before.parse::<rust_decimal::Decimal>().expect("ratio") / rust_decimal::Decimal::TWO).normalize();
+    assert_eq!(ratio(&moved, budget), halved.to_string());
 }

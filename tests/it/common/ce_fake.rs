@@ -48,6 +48,8 @@ pub struct SeenRequest {
     pub accounts: Option<Vec<String>>,
     /// The RECORD_TYPE values of the request's filter, if it had one.
     pub record_types: Option<Vec<String>>,
+    /// The USAGE_TYPE values of the request's filter, if it had one.
+    pub usage_types: Option<Vec<String>>,
     pub start: String,
     pub end: String,
     pub paged: bool,
@@ -130,7 +132,7 @@ impl CostExplorerFake {
         self.with(|s| {
             let mut totals: BTreeMap<Vec<String>, Decimal> = BTreeMap::new();
             for day in from.iter_days().take_while(|d| *d < to) {
-                for (keys, sums) in groups_of_day(s, day, &group_by, None, None) {
+                for (keys, sums) in groups_of_day(s, day, &group_by, &Filter::default()) {
                     *totals.entry(keys).or_default() += sums[0];
                 }
             }
@@ -166,7 +168,7 @@ impl CostExplorerFake {
                 let totals: Vec<[Decimal; 2]> = grains
                     .iter()
                     .map(|g| {
-                        groups_of_day(s, day, g, None, None)
+                        groups_of_day(s, day, g, &Filter::default())
                             .values()
                             .fold([Decimal::ZERO; 2], |t, v| [t[0] + v[0], t[1] + v[1]])
                     })
@@ -200,7 +202,7 @@ fn grouped_total(state: &FakeState, from: NaiveDate, to: NaiveDate, second: &str
     ];
     from.iter_days()
         .take_while(|d| *d < to)
-        .flat_map(|day| groups_of_day(state, day, &group_by, None, None).into_values())
+        .flat_map(|day| groups_of_day(state, day, &group_by, &Filter::default()).into_values())
         .map(|sums| sums[0])
         .sum()
 }
@@ -293,10 +295,10 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     if operation == "GetDimensionValues" {
         return dimension_values(&mut state, &request);
     }
-    // Filter: the forms ingestion sends, Dimensions RECORD_TYPE and LINKED_ACCOUNT equal to
-    // values, alone or under And (Expression,
+    // Filter: the forms ingestion sends, Dimensions RECORD_TYPE, USAGE_TYPE and LINKED_ACCOUNT
+    // equal to values, alone or under And (Expression,
     // https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_Expression.html).
-    let (record_types, accounts) = match parse_filter(&request["Filter"]) {
+    let filter = match parse_filter(&request["Filter"]) {
         Ok(filter) => filter,
         Err(message) => return error("ValidationException", &message),
     };
@@ -306,8 +308,9 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     let seen = SeenRequest {
         operation,
         group_by: group_by.iter().map(|(t, k)| format!("{t}:{k}")).collect(),
-        accounts: accounts.clone(),
-        record_types: record_types.clone(),
+        accounts: filter.accounts.clone(),
+        record_types: filter.record_types.clone(),
+        usage_types: filter.usage_types.clone(),
         start: start.clone(),
         end: end.clone(),
         paged: token.is_some(),
@@ -375,7 +378,7 @@ async fn handle(State(state): State<Arc<Mutex<FakeState>>>, headers: HeaderMap, 
     // One entry per (day, group), or one empty entry for a day with no spend.
     let mut entries: Vec<(NaiveDate, Option<Sums>)> = Vec::new();
     for day in from.iter_days().take_while(|d| *d < to) {
-        let groups = groups_of_day(&state, day, &group_by, record_types.as_deref(), accounts.as_deref());
+        let groups = groups_of_day(&state, day, &group_by, &filter);
         if groups.is_empty() {
             entries.push((day, None));
         }
@@ -445,13 +448,14 @@ fn groups_of_day(
     state: &FakeState,
     day: NaiveDate,
     group_by: &[(String, String)],
-    record_types: Option<&[String]>,
-    accounts: Option<&[String]>,
+    filter: &Filter,
 ) -> BTreeMap<Vec<String>, [Decimal; 3]> {
     let mut groups: BTreeMap<Vec<String>, [Decimal; 3]> = BTreeMap::new();
+    let keeps = |values: &Option<Vec<String>>, value: &String| values.as_ref().is_none_or(|v| v.contains(value));
     let kept = |item: &&LineItem| {
-        record_types.is_none_or(|types| types.contains(&item.record_type))
-            && accounts.is_none_or(|accounts| accounts.contains(&item.account))
+        keeps(&filter.record_types, &item.record_type)
+            && keeps(&filter.accounts, &item.account)
+            && keeps(&filter.usage_types, &item.usage_type)
     };
     for item in state.items.iter().filter(|i| i.day == day).filter(kept) {
         let keys = group_by.iter().map(|(kind, key)| group_key(item, kind, key)).collect();
@@ -492,9 +496,15 @@ fn record_and_fail(state: &mut FakeState, seen: SeenRequest) -> Option<Response>
     state.fail_next.take().map(|(kind, message)| error(&kind, &message))
 }
 
-/// The RECORD_TYPE and LINKED_ACCOUNT values a filter keeps: a `Dimensions` expression with
-/// `EQUALS` (or no MatchOptions), or `And` of two or more of them (AWS requires at least two).
-type Filter = (Option<Vec<String>>, Option<Vec<String>>);
+/// The RECORD_TYPE, LINKED_ACCOUNT and USAGE_TYPE values a filter keeps (any of a
+/// dimension's values): a `Dimensions` expression with `EQUALS` (or no MatchOptions), or `And`
+/// of two or more of them (AWS requires at least two).
+#[derive(Debug, Default)]
+pub struct Filter {
+    record_types: Option<Vec<String>>,
+    accounts: Option<Vec<String>>,
+    usage_types: Option<Vec<String>>,
+}
 
 fn parse_filter(filter: &Value) -> Result<Filter, String> {
     let dimension = |expression: &Value| -> Result<(String, Vec<String>), String> {
@@ -504,9 +514,9 @@ fn parse_filter(filter: &Value) -> Result<Filter, String> {
             .as_array()
             .is_none_or(|m| m.iter().all(|o| o == "EQUALS"));
         let key = dimensions["Key"].as_str().unwrap_or("");
-        if !only_dimensions || !equals || !["RECORD_TYPE", "LINKED_ACCOUNT"].contains(&key) {
+        if !only_dimensions || !equals || !["RECORD_TYPE", "LINKED_ACCOUNT", "USAGE_TYPE"].contains(&key) {
             return Err(format!(
-                "this fake supports only RECORD_TYPE and LINKED_ACCOUNT Dimensions filters, not {expression}"
+                "this fake supports only RECORD_TYPE, LINKED_ACCOUNT and USAGE_TYPE Dimensions filters, not {expression}"
             ));
         }
         let values = dimensions["Values"]
@@ -516,7 +526,7 @@ fn parse_filter(filter: &Value) -> Result<Filter, String> {
         Ok((key.to_string(), values))
     };
     let parts = match filter {
-        Value::Null => return Ok((None, None)),
+        Value::Null => return Ok(Filter::default()),
         Value::Object(object) if object.len() == 1 && object.contains_key("And") => {
             let parts = object["And"].as_array().cloned().unwrap_or_default();
             if parts.len() < 2 {
@@ -527,7 +537,11 @@ fn parse_filter(filter: &Value) -> Result<Filter, String> {
         other => vec![dimension(other)?],
     };
     let values_of = |key: &str| parts.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
-    Ok((values_of("RECORD_TYPE"), values_of("LINKED_ACCOUNT")))
+    Ok(Filter {
+        record_types: values_of("RECORD_TYPE"),
+        accounts: values_of("LINKED_ACCOUNT"),
+        usage_types: values_of("USAGE_TYPE"),
+    })
 }
 
 /// GetDimensionValues for LINKED_ACCOUNT: the accounts with spend in the period, each with
@@ -542,6 +556,7 @@ fn dimension_values(state: &mut FakeState, request: &Value) -> Response {
         group_by: Vec::new(),
         accounts: None,
         record_types: None,
+        usage_types: None,
         start: start.clone(),
         end: end.clone(),
         paged: token.is_some(),

@@ -290,8 +290,14 @@ async fn a_credit_on_one_users_tag_is_that_users_team_s(pool: PgPool) {
         "{accounts:?}"
     );
     assert!(filtered.contains(&Some(vec!["Credit".to_string()])), "{filtered:?}");
-    let teams: Vec<(String, Decimal, Decimal)> = sqlx::query_as(
-        "select t.name, sum(a.unblended), sum(a.credit_unblended)
+    // And each user's GPU spend, on its own: the account's one GPU usage type.
+    let gpu_filters: Vec<Vec<String>> =
+        fake.with(|s| s.requests.iter().filter_map(|r| r.usage_types.clone()).collect());
+    assert_eq!(gpu_filters, [vec!["USE1-BoxUsage:g5.xlarge".to_string()]]);
+    // The credit, and the GPU spend it nets, are alice's: web's GPU spend is bob's whole 100
+    // (it was 50 when the project's net GPU spend was divided by gross usage).
+    let teams: Vec<(String, Decimal, Decimal, Decimal)> = sqlx::query_as(
+        "select t.name, sum(a.unblended), sum(a.credit_unblended), sum(a.gpu_unblended)
          from allocated_daily_costs a join teams t on t.id = a.team_id group by 1 order by 1",
     )
     .fetch_all(&pool)
@@ -300,8 +306,8 @@ async fn a_credit_on_one_users_tag_is_that_users_team_s(pool: PgPool) {
     assert_eq!(
         teams,
         [
-            ("ml-research".to_string(), d("0"), d("-100")),
-            ("web".to_string(), d("100"), d("0"))
+            ("ml-research".to_string(), d("0"), d("-100"), d("0")),
+            ("web".to_string(), d("100"), d("0"), d("100"))
         ]
     );
 }

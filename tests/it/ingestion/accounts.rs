@@ -119,7 +119,8 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
               + (select count(*) from costs_by_record_type where account_id = '')
               + (select count(*) from costs_by_user_credit where account_id = '')
               + (select count(*) from costs_by_user_refund where account_id = '')
-              + (select count(*) from costs_by_user_tax where account_id = '')",
+              + (select count(*) from costs_by_user_tax where account_id = '')
+              + (select count(*) from costs_by_user_gpu where account_id = '')",
     )
     .fetch_one(&pool)
     .await
@@ -158,6 +159,44 @@ async fn every_fact_carries_its_account_and_each_account_reconciles_with_its_own
     assert_eq!(asked("Credit"), vec![Some(vec![RESEARCH.to_string()])]);
     assert_eq!(asked("Refund"), vec![Some(vec![SERVING.to_string()])]);
     assert_eq!(asked("Tax"), vec![Some(vec![SERVING.to_string()])]);
+    // The GPU spend by user, asked of each account with GPU usage, filtered to the GPU usage
+    // types its usage-type grain named, and stored as Cost Explorer answered it.
+    type AccountsAndUsageTypes = (Option<Vec<String>>, Option<Vec<String>>);
+    let gpu_asked: Vec<AccountsAndUsageTypes> = fake.with(|s| {
+        s.requests
+            .iter()
+            .filter(|r| !r.paged && r.usage_types.is_some())
+            .map(|r| (r.accounts.clone(), r.usage_types.clone()))
+            .collect()
+    });
+    let gpu_types = vec![
+        "USE1-BoxUsage:p4d.24xlarge".to_string(),
+        "USE1-SpotUsage:g5.xlarge".to_string(),
+    ];
+    assert_eq!(
+        gpu_asked,
+        vec![
+            (Some(vec![RESEARCH.to_string()]), Some(gpu_types.clone())),
+            (Some(vec![SERVING.to_string()]), Some(gpu_types.clone()))
+        ]
+    );
+    for account in [RESEARCH, SERVING] {
+        let expected = fake.with(|s| {
+            let only: Vec<LineItem> = s
+                .items
+                .iter()
+                .filter(|i| i.account == account && gpu_types.contains(&i.usage_type))
+                .cloned()
+                .collect();
+            crate::common::ce_fake::total_of(&only, window.from, window.to, "user")
+        });
+        assert!(expected > Decimal::ZERO);
+        assert_eq!(
+            stored_total(&pool, "costs_by_user_gpu", account).await,
+            expected,
+            "{account}"
+        );
+    }
     // At one group per page, the report counts every page; only the two account views (their
     // first pages) were asked unfiltered, grouped by the account.
     assert_eq!(report.requests as usize, fake.request_count());

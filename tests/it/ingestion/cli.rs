@@ -48,9 +48,9 @@ async fn ingest_uses_the_service_endpoint_variable_and_exits_zero(pool: PgPool) 
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
     assert!(stdout.contains("10 days (0 estimated)"), "{stdout}");
-    // The accounts, the two account views, then the seven queries in the one account (it has
-    // credits, refunds and tax, so each of their grains is asked).
-    assert!(stdout.contains("10 Cost Explorer requests (USD 0.10)"), "{stdout}");
+    // The accounts, the two account views, then the eight queries in the one account (it has
+    // credits, refunds, tax and GPU usage, so each of their grains is asked).
+    assert!(stdout.contains("11 Cost Explorer requests (USD 0.11)"), "{stdout}");
     let stored: Decimal = sqlx::query_scalar("select sum(unblended) from costs_by_service")
         .fetch_one(&pool)
         .await
@@ -260,7 +260,8 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
     };
     // One result per query, in the order ingestion asks: the account views (the account, and
     // the account by record type), then the grains user, usage type, service and record type.
-    // The account view has no credits, refunds or tax, so their grains are not asked.
+    // The account view has no credits, refunds or tax, so their grains are not asked; the
+    // usage-type grain names a GPU usage type, so GPU spend by user is asked last.
     let result = |tagged: &str, untagged: &str| {
         serde_json::json!({
             "ResultsByTime": [{
@@ -293,6 +294,15 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
         result("USE1-BoxUsage:p4d.24xlarge", "USE1-DataTransfer-Out-Bytes"),
         result("Amazon Elastic Compute Cloud - Compute", "AWS Data Transfer"),
         result("Usage", "Usage"),
+        serde_json::json!({
+            "ResultsByTime": [{
+                "TimePeriod": {"Start": day.to_string(), "End": next.to_string()},
+                "Total": {},
+                "Estimated": true,
+                "Groups": [{"Keys": ["project$llm-finetune", "user$alice"], "Metrics": metrics("1234.5678901234")}]
+            }],
+            "DimensionValueAttributes": []
+        }),
     ])
     .await;
     let ce = common::cost_explorer_at(&moto_with_accounts(&moto.endpoint).await, "AKIDMOTO").await;
@@ -308,7 +318,14 @@ async fn moto_server_results_are_stored_exactly(pool: PgPool) {
     let burnrate::ingestion::run::Outcome::Finished(report) = outcome else {
         panic!("not locked")
     };
-    assert_eq!((report.requests, report.rows_written, report.estimated_days), (7, 8, 1));
+    assert_eq!((report.requests, report.rows_written, report.estimated_days), (8, 9, 1));
+    let gpu: Vec<(String, String, Decimal)> =
+        sqlx::query_as("select project, user_name, unblended from costs_by_user_gpu")
+            .fetch_all(&pool)
+            .await
+            .expect("gpu by user");
+    let amount: Decimal = "1234.5678901234".parse().expect("decimal");
+    assert_eq!(gpu, [("llm-finetune".to_string(), "alice".to_string(), amount)]);
     let accounts: Vec<String> = sqlx::query_scalar("select distinct account_id from costs_by_usage_type")
         .fetch_all(&pool)
         .await

@@ -187,7 +187,7 @@ async fn a_backfill_reconciles_to_the_cent_in_every_view(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_ten_requests(pool: PgPool) {
+async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_eleven_requests(pool: PgPool) {
     let today = day(2026, 11, 22);
     let (fake, ce) = fake_and_client(sample_items(day(2026, 11, 10), 12)).await;
     // A closed bill: no day is Estimated (an open one is re-fetched from its first day).
@@ -202,12 +202,13 @@ async fn the_same_ingestion_twice_changes_nothing_and_a_settled_history_costs_te
     assert_eq!(snapshot(&pool).await, before, "re-ingesting a window is idempotent");
 
     // A scheduled run on a settled history: the accounts, the two account views, then one
-    // request per group-by pair in the one account (it has credits, refunds and tax), the
+    // request per grain in the one account (it has credits, refunds, tax and GPU usage: four
+    // grains of all spend, three by user of one record type and GPU spend by user), the
     // lookback only.
     let requests_before = fake.request_count();
     let report = ingest(&pool, &ce, &options(None, today)).await.expect("incremental");
-    assert_eq!(report.requests, 10);
-    assert_eq!(fake.request_count() - requests_before, 10);
+    assert_eq!(report.requests, 11);
+    assert_eq!(fake.request_count() - requests_before, 11);
     assert_eq!(
         report.window,
         Some(DateRange {
@@ -283,7 +284,8 @@ async fn throttling_is_retried_with_backoff_then_gives_up_leaving_data_whole(poo
     let report = ingest(&pool, &ce, &options(window, today))
         .await
         .expect("succeeds after two throttles");
-    assert_eq!(report.requests, 12, "throttled attempts are counted too");
+    // Eleven requests and the two throttled attempts.
+    assert_eq!(report.requests, 13, "throttled attempts are counted too");
     let before = snapshot(&pool).await;
 
     fake.with(|s| s.throttle_next = 100);
