@@ -245,6 +245,22 @@ pub async fn digest_on_schedule(pool: PgPool, savings: crate::config::SavingsSet
     }
 }
 
+/// The Savings page's recommendations kept ready inside `serve`: every minute, when the data
+/// (or the day, or the utilisation bucket) moved since the last set, a new one is computed in
+/// the background, so the page and the API answer from a complete set and none waits for it.
+pub async fn savings_on_schedule(
+    pool: PgPool,
+    cache: crate::page_data::PageDataCache,
+    config: std::sync::Arc<crate::config::Config>,
+) {
+    loop {
+        if let Err(error) = crate::savings::service::refresh_insights(&pool, &cache, &config).await {
+            tracing::warn!(%error, "reading the data version for the savings recommendations failed; tried again in a minute");
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    }
+}
+
 /// Idle GPU alerts inside `serve`, every five minutes while a utilisation source is
 /// configured: resources idle past `BURNRATE_IDLE_ALERT_HOURS` get one email per stretch,
 /// and the alert sender is woken to send it. The read shares the Savings page's cache, so a

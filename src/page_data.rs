@@ -9,6 +9,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
 /// Entries kept at most; on overflow the whole map is dropped (keys include the date and
@@ -52,6 +53,44 @@ pub struct PageDataCache {
     /// One lock per key being computed: concurrent first views of the same data wait for
     /// one computation (single flight) instead of each running the same SQL.
     flights: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+    /// The newest complete value per key of `latest`, whatever its version.
+    newest: Arc<Mutex<HashMap<String, Newest>>>,
+    /// The background computations running, one per key: each one's end is sent once.
+    refreshing: Arc<Mutex<HashMap<String, tokio::sync::watch::Receiver<bool>>>>,
+}
+
+/// A value `latest` keeps: what it was computed from, and when.
+#[derive(Clone)]
+struct Newest {
+    version: i64,
+    stamp: String,
+    computed_at: DateTime<Utc>,
+    value: Arc<dyn Any + Send + Sync>,
+}
+
+/// A background computation's hold on its key, released when it ends however it ends.
+struct Running {
+    refreshing: Arc<Mutex<HashMap<String, tokio::sync::watch::Receiver<bool>>>>,
+    key: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(mut refreshing) = self.refreshing.lock() {
+            refreshing.remove(&self.key);
+        }
+    }
+}
+
+/// A value computed in the background and served until a newer one is complete.
+#[derive(Debug, Clone)]
+pub struct Latest<T> {
+    pub value: T,
+    /// When it was computed.
+    pub computed_at: DateTime<Utc>,
+    /// Whether it was computed from the current data version (and stamp); when not, a newer
+    /// one is being computed.
+    pub current: bool,
 }
 
 impl PageDataCache {
@@ -92,6 +131,115 @@ impl PageDataCache {
             flights.remove(&key);
         }
         Ok(value)
+    }
+
+    /// The newest complete value for `key`, never waiting on a computation it can do without:
+    /// when the newest was computed from another data version or `stamp` (the day, say), or
+    /// there is none, `compute` starts in the background (one at a time per key) and the
+    /// older value is answered at once. With none yet the caller waits up to `wait` for the
+    /// first; `None` when it is not ready by then (it goes on, for the next caller). A failed
+    /// computation is logged and tried again by the next caller.
+    pub async fn latest<T, F, Fut>(
+        &self,
+        pool: &PgPool,
+        key: &str,
+        stamp: String,
+        wait: std::time::Duration,
+        compute: F,
+    ) -> Result<Option<Latest<T>>, sqlx::Error>
+    where
+        T: Clone + Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, sqlx::Error>> + Send + 'static,
+    {
+        let version = request_version(pool).await?;
+        let served = |newest: &Newest, current: bool| {
+            newest.value.downcast_ref::<T>().map(|value| Latest {
+                value: value.clone(),
+                computed_at: newest.computed_at,
+                current,
+            })
+        };
+        let newest = self.newest_of(key);
+        if let Some(newest) = &newest
+            && newest.version == version
+            && newest.stamp == stamp
+        {
+            return Ok(served(newest, true));
+        }
+        let mut done = self.refresh(key, version, stamp.clone(), compute);
+        if let Some(newest) = &newest {
+            return Ok(served(newest, false));
+        }
+        // Nothing to answer yet (the first view after a start): wait for it, within bounds.
+        let _ = tokio::time::timeout(wait, done.wait_for(|finished| *finished)).await;
+        Ok(self
+            .newest_of(key)
+            .and_then(|newest| served(&newest, newest.version == version && newest.stamp == stamp)))
+    }
+
+    fn newest_of(&self, key: &str) -> Option<Newest> {
+        self.newest.lock().ok().and_then(|newest| newest.get(key).cloned())
+    }
+
+    /// Starts `compute` for `key` in the background unless one is running; the receiver says
+    /// when the running one ends.
+    fn refresh<T, F, Fut>(
+        &self,
+        key: &str,
+        version: i64,
+        stamp: String,
+        compute: F,
+    ) -> tokio::sync::watch::Receiver<bool>
+    where
+        T: Clone + Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, sqlx::Error>> + Send + 'static,
+    {
+        let (sender, receiver) = tokio::sync::watch::channel(false);
+        {
+            let Ok(mut refreshing) = self.refreshing.lock() else {
+                return receiver;
+            };
+            if let Some(running) = refreshing.get(key) {
+                return running.clone();
+            }
+            refreshing.insert(key.to_string(), receiver.clone());
+        }
+        let (newest, key) = (self.newest.clone(), key.to_string());
+        // Whatever ends the computation (a panic too) frees the key for the next one.
+        let running = Running {
+            refreshing: self.refreshing.clone(),
+            key: key.clone(),
+        };
+        let computation = compute();
+        tokio::spawn(async move {
+            let _running = running;
+            match computation.await {
+                Ok(value) => {
+                    if let Ok(mut newest) = newest.lock() {
+                        // A computation from an older version never replaces a newer one.
+                        if newest.get(&key).is_none_or(|n| n.version <= version) {
+                            let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
+                            newest.insert(
+                                key.clone(),
+                                Newest {
+                                    version,
+                                    stamp,
+                                    computed_at: Utc::now(),
+                                    value,
+                                },
+                            );
+                        }
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, key, "computing page data in the background failed; the next view tries again")
+                }
+            }
+            let _ = sender.send(true);
+        });
+        receiver
     }
 
     fn cached<T: Clone + 'static>(&self, key: &str, version: i64) -> Option<T> {

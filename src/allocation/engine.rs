@@ -134,10 +134,10 @@ pub struct UserShare {
     pub credit: Decimal,
     pub refund: Decimal,
     pub tax: Decimal,
-    /// The user's own spend on GPU usage types (credits on them included), each metric; zero
-    /// where the GPU grain has none (days fetched before it).
-    pub gpu_unblended: Decimal,
-    pub gpu_amortized: Decimal,
+    /// The user's own spend on GPU usage types (credits on them included), unblended and
+    /// amortized; `None` where the GPU grain has no row for the user (no GPU spend, or a day
+    /// fetched before the grain).
+    pub gpu: Option<(Decimal, Decimal)>,
 }
 
 impl UserShare {
@@ -163,14 +163,15 @@ fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
     let usage = Amounts {
         unblended: a.unblended - a.credit_unblended - a.refund_unblended - a.tax_unblended,
         amortized: a.amortized - a.credit_amortized - a.refund_amortized - a.tax_amortized,
-        // Each user's own GPU spend where the GPU grain knows it; else (days fetched before
-        // it) the GPU spend goes with usage.
-        gpu_unblended: if own_gpu.is_some() {
+        // Each user's own GPU spend where the GPU grain gives it; else (days fetched before
+        // it) the GPU spend goes with usage. Each metric on its own: under a Savings Plan the
+        // unblended GPU spend can be nothing while the amortized is the whole.
+        gpu_unblended: if own_gpu.unblended.is_some() {
             Decimal::ZERO
         } else {
             a.gpu_unblended
         },
-        gpu_amortized: if own_gpu.is_some() {
+        gpu_amortized: if own_gpu.amortized.is_some() {
             Decimal::ZERO
         } else {
             a.gpu_amortized
@@ -229,20 +230,21 @@ fn user_parts(amounts: &Amounts, users: &[UserShare]) -> Option<Vec<Amounts>> {
             sum.add(&piece);
         }
     }
-    if let Some(own) = own_gpu {
-        for (sum, (unblended, amortized)) in parts.iter_mut().zip(own.unblended.into_iter().zip(own.amortized)) {
-            sum.gpu_unblended += unblended;
-            sum.gpu_amortized += amortized;
-        }
+    for (sum, unblended) in parts.iter_mut().zip(own_gpu.unblended.unwrap_or_default()) {
+        sum.gpu_unblended += unblended;
+    }
+    for (sum, amortized) in parts.iter_mut().zip(own_gpu.amortized.unwrap_or_default()) {
+        sum.gpu_amortized += amortized;
     }
     Some(parts)
 }
 
-/// Each user's own GPU spend, adding up to the project's: the GPU grain's figures, with the
-/// difference Cost Explorer's rounding of each group leaves put on the largest.
+/// Each user's own GPU spend, adding up to the project's, per metric: the GPU grain's
+/// figures (none for a user it has no row for), with the difference Cost Explorer's rounding
+/// of each group leaves put on the largest. `None` for a metric the grain does not give.
 struct OwnGpu {
-    unblended: Vec<Decimal>,
-    amortized: Vec<Decimal>,
+    unblended: Option<Vec<Decimal>>,
+    amortized: Option<Vec<Decimal>>,
 }
 
 /// Users' GPU figures further than this from the project's are not the same spend (a usage
@@ -250,22 +252,23 @@ struct OwnGpu {
 const OWN_GPU_TOLERANCE: Decimal = Decimal::from_parts(1, 0, 0, false, 2);
 
 impl OwnGpu {
-    /// `None` when the project has GPU spend the users' figures do not account for.
-    fn of(amounts: &Amounts, users: &[UserShare]) -> Option<OwnGpu> {
-        let whole = |project: Decimal, own: fn(&UserShare) -> Decimal| -> Option<Vec<Decimal>> {
-            let mut parts: Vec<Decimal> = users.iter().map(own).collect();
+    fn of(amounts: &Amounts, users: &[UserShare]) -> OwnGpu {
+        // Whether the grain was asked for this day at all: some user has a row.
+        let known = users.iter().any(|u| u.gpu.is_some());
+        let whole = |project: Decimal, own: fn((Decimal, Decimal)) -> Decimal| -> Option<Vec<Decimal>> {
+            let mut parts: Vec<Decimal> = users.iter().map(|u| u.gpu.map_or(Decimal::ZERO, own)).collect();
             let rest = project - parts.iter().copied().sum::<Decimal>();
-            if rest.abs() > OWN_GPU_TOLERANCE || parts.iter().all(Decimal::is_zero) {
+            if !known || rest.abs() > OWN_GPU_TOLERANCE {
                 return None;
             }
             let largest = (0..parts.len()).max_by_key(|i| parts[*i].abs())?;
             parts[largest] += rest;
             Some(parts)
         };
-        Some(OwnGpu {
-            unblended: whole(amounts.gpu_unblended, |u| u.gpu_unblended)?,
-            amortized: whole(amounts.gpu_amortized, |u| u.gpu_amortized)?,
-        })
+        OwnGpu {
+            unblended: whole(amounts.gpu_unblended, |g| g.0),
+            amortized: whole(amounts.gpu_amortized, |g| g.1),
+        }
     }
 }
 
@@ -784,8 +787,7 @@ mod tests {
     /// A user with their own GPU spend (both metrics the same).
     fn gpu_user(name: &str, team: Option<i64>, net: &str, credit: &str, gpu: &str) -> UserShare {
         UserShare {
-            gpu_unblended: d(gpu),
-            gpu_amortized: d(gpu),
+            gpu: Some((d(gpu), d(gpu))),
             ..user(name, team, net, credit)
         }
     }
@@ -845,29 +847,53 @@ mod tests {
 
     #[test]
     fn days_before_the_gpu_grain_divide_gpu_spend_by_usage_as_before() {
-        // No user carries GPU figures (the day was fetched before the grain), or they are not
-        // the project's (0.02 off): the GPU spend goes with usage, 1:3.
-        for alice_gpu in ["0", "40.00"] {
+        // No user has a GPU row (the day was fetched before the grain), or the rows are not the
+        // project's GPU spend (0.02 off): the GPU spend goes with usage, 1:3.
+        let before = vec![
+            user("alice", Some(ML), "100.00", "0"),
+            user("bob", Some(WEB), "300.00", "0"),
+        ];
+        let off = vec![
+            gpu_user("alice", Some(ML), "100.00", "0", "40.00"),
+            gpu_user("bob", Some(WEB), "300.00", "0", "59.98"),
+        ];
+        for users in [before, off] {
             let mut shared = unowned("sandbox", "400.00", &[], &[]);
             shared.amounts.gpu_unblended = d("100.00");
             shared.amounts.gpu_amortized = d("100.00");
-            shared.users = vec![
-                gpu_user("alice", Some(ML), "100.00", "0", alice_gpu),
-                gpu_user(
-                    "bob",
-                    Some(WEB),
-                    "300.00",
-                    "0",
-                    if alice_gpu == "0" { "0" } else { "59.98" },
-                ),
-            ];
+            shared.users = users;
             let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
             assert_eq!(
                 gpu_by_team(&rows),
-                [(Some(ML), d("25.00"), d("25.00")), (Some(WEB), d("75.00"), d("75.00"))],
-                "{alice_gpu}"
+                [(Some(ML), d("25.00"), d("25.00")), (Some(WEB), d("75.00"), d("75.00"))]
             );
         }
+    }
+
+    #[test]
+    fn under_a_savings_plan_each_metric_is_each_users_own() {
+        // A Savings Plan covers the GPUs: unblended, the usage and its negation net to 0 for
+        // every user; amortized, alice's GPUs cost 60 and bob's 40. Every unblended figure being
+        // 0 is an answer, not a missing one: the amortized GPU spend is still each user's own
+        // (it was divided 1:3 by usage, 25 and 75).
+        let mut shared = unowned("sandbox", "400.00", &[], &[]);
+        shared.amounts.amortized = d("400.00");
+        shared.amounts.gpu_amortized = d("100.00");
+        shared.users = vec![
+            UserShare {
+                gpu: Some((d("0"), d("60.00"))),
+                ..user("alice", Some(ML), "100.00", "0")
+            },
+            UserShare {
+                gpu: Some((d("0"), d("40.00"))),
+                ..user("bob", Some(WEB), "300.00", "0")
+            },
+        ];
+        let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
+        assert_eq!(
+            gpu_by_team(&rows),
+            [(Some(ML), d("0"), d("60.00")), (Some(WEB), d("0"), d("40.00"))]
+        );
     }
 
     #[test]

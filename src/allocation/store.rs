@@ -47,8 +47,8 @@ struct ShareRow {
     credit: Decimal,
     refund: Decimal,
     tax: Decimal,
-    gpu_unblended: Decimal,
-    gpu_amortized: Decimal,
+    gpu_unblended: Option<Decimal>,
+    gpu_amortized: Option<Decimal>,
 }
 
 /// Every day of `range` allocated with `rules`, in day order, without writing anything: what
@@ -88,7 +88,7 @@ pub async fn compute(
          select c.day, c.project, c.account_id, c.user_name as name, u.team_id,
                 coalesce(n.unblended, 0) as unblended, coalesce(cr.unblended, 0) as credit,
                 coalesce(rf.unblended, 0) as refund, coalesce(tx.unblended, 0) as tax,
-                coalesce(g.unblended, 0) as gpu_unblended, coalesce(g.amortized, 0) as gpu_amortized
+                g.unblended as gpu_unblended, g.amortized as gpu_amortized
          from c
          left join projects p on p.name = c.project
          left join tagged_users u on u.name = c.user_name
@@ -108,7 +108,7 @@ pub async fn compute(
         sqlx::query_as(
             "select c.day, c.project, c.account_id, c.service as name, null::bigint as team_id, c.unblended,
                     0::numeric as credit, 0::numeric as refund, 0::numeric as tax,
-                    0::numeric as gpu_unblended, 0::numeric as gpu_amortized
+                    null::numeric as gpu_unblended, null::numeric as gpu_amortized
              from costs_by_service c left join projects p on p.name = c.project
              where c.day >= $1 and c.day < $2 and p.team_id is null
              order by c.day, c.project, c.account_id, c.service",
@@ -158,8 +158,7 @@ pub async fn compute(
                         credit: r.credit,
                         refund: r.refund,
                         tax: r.tax,
-                        gpu_unblended: r.gpu_unblended,
-                        gpu_amortized: r.gpu_amortized,
+                        gpu: r.gpu_unblended.zip(r.gpu_amortized),
                     })
                     .collect()
             } else {

@@ -117,7 +117,13 @@ pub(super) async fn serve(config: Config, demo: bool) -> anyhow::Result<()> {
             state.config.clone(),
             state.workers(),
         ));
+        let savings = tokio::spawn(crate::jobs::savings_on_schedule(
+            db.pool.clone(),
+            state.page_data.clone(),
+            state.config.clone(),
+        ));
         let served = server::serve(listener, state).await.context("serving");
+        savings.abort();
         if let Some(metrics) = metrics {
             metrics.abort();
         }

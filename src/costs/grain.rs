@@ -93,3 +93,15 @@ impl Grain {
         self.dimension_column() == "user_name"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gpu_grain_is_asked_after_the_usage_type_grain_it_is_filtered_by() {
+        let at = |grain: Grain| Grain::ALL.iter().position(|g| *g == grain);
+        assert!(at(Grain::ByUsageType) < at(Grain::ByUserGpu));
+        assert!(!Grain::ByUserGpu.whole() && Grain::ByUsageType.whole());
+    }
+}

@@ -27,16 +27,21 @@ pub async fn get_savings(
     let account =
         crate::period::AccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?;
     let team = team.filter(|t| !t.is_empty());
-    let insights = insights().await?;
     let pool = crate::ctx::pool()?;
     let cache = crate::ctx::page_data()?;
-    let hours = crate::ctx::config()?.savings.idle_alert_hours;
+    let config = crate::ctx::config()?;
+    let latest = super::service::latest_insights(&pool, &cache, &config, chrono::Utc::now()).await?;
+    let insights = latest.value;
     let filters = super::service::Filters {
         team: team.as_deref(),
         kind,
         account: super::service::account_usage(&pool, &cache, &insights, account.as_ref()).await?,
     };
-    Ok(super::service::page(&pool, &cache, &insights, &caller, &filters, hours).await?)
+    let hours = config.savings.idle_alert_hours;
+    let mut page = super::service::page(&pool, &cache, &insights, &caller, &filters, hours).await?;
+    page.computed_at = Some(latest.computed_at);
+    page.refreshing = !latest.current;
+    Ok(page)
 }
 
 /// The monthly savings report (`month`: `2026-11`, default this month); every signed-in

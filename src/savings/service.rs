@@ -1,6 +1,7 @@
 //! The Savings page's data and the "savings available" figures: the recommendations
-//! (computed once per data version, and per 5 minutes while utilisation comes from
-//! Prometheus), joined with the decisions taken on them and what the caller may do.
+//! (computed in the background once per data version, and per 5 minutes while utilisation
+//! comes from Prometheus; requests read the last complete set), joined with the decisions
+//! taken on them and what the caller may do.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,19 +18,58 @@ use super::store;
 use crate::auth::Caller;
 use crate::config::Config;
 use crate::error::AppError;
-use crate::page_data::PageDataCache;
+use crate::page_data::{Latest, PageDataCache};
 use crate::period::AccountId;
 
 /// Days the Savings page and the "savings available" figures look back.
 pub const WINDOW_DAYS: u32 = 30;
 
+/// How long a request waits for the first set after a start (each later one is answered
+/// from the last complete set): as long as one statement may run. A set not ready by then is
+/// answered as an overloaded database is, 503 with Retry-After; it goes on computing.
+const FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The recommendation set a request answers from: the newest complete one, computed in the
+/// background once per data version (and per 5 minutes while utilisation comes from
+/// Prometheus, per hour from CloudWatch), with when it was computed and whether a newer one is
+/// being computed. No request waits for a computation but the first after a start.
+pub async fn latest_insights(
+    pool: &PgPool,
+    cache: &PageDataCache,
+    config: &Config,
+    now: DateTime<Utc>,
+) -> Result<Latest<Arc<Insights>>, sqlx::Error> {
+    latest_within(pool, cache, config, now, FIRST_WAIT)
+        .await?
+        .ok_or(sqlx::Error::PoolTimedOut)
+}
+
+/// [`latest_insights`]'s set alone.
 pub async fn cached_insights(
     pool: &PgPool,
     cache: &PageDataCache,
     config: &Config,
     now: DateTime<Utc>,
 ) -> Result<Arc<Insights>, sqlx::Error> {
-    let sources = Sources::from(&config.savings);
+    Ok(latest_insights(pool, cache, config, now).await?.value)
+}
+
+/// Starts computing the set in the background when the data moved since the last one, and
+/// returns at once: `serve` calls it every minute, so the set is ready before anyone asks.
+pub async fn refresh_insights(pool: &PgPool, cache: &PageDataCache, config: &Config) -> Result<(), sqlx::Error> {
+    latest_within(pool, cache, config, Utc::now(), std::time::Duration::ZERO).await?;
+    Ok(())
+}
+
+async fn latest_within(
+    pool: &PgPool,
+    cache: &PageDataCache,
+    config: &Config,
+    now: DateTime<Utc>,
+    wait: std::time::Duration,
+) -> Result<Option<Latest<Arc<Insights>>>, sqlx::Error> {
+    let settings = config.savings.clone();
+    let sources = Sources::from(&settings);
     // Utilisation moves without any write to the database: five minutes bound its age with
     // Prometheus; CloudWatch is read at most hourly (it bills per metric requested).
     let bucket = match (sources.prometheus, sources.cloudwatch) {
@@ -37,12 +77,13 @@ pub async fn cached_insights(
         (None, Some(_)) => now.timestamp() / 3600,
         (None, None) => 0,
     };
-    let key = format!("savings|{WINDOW_DAYS}|{}|{bucket}", now.date_naive());
-    let compute = async {
-        let computed = insights::compute(pool, WINDOW_DAYS, sources, now).await?;
+    let stamp = format!("{WINDOW_DAYS}|{}|{bucket}", now.date_naive());
+    let pool_for_set = pool.clone();
+    let compute = move || async move {
+        let computed = insights::compute(&pool_for_set, WINDOW_DAYS, Sources::from(&settings), now).await?;
         Ok::<_, sqlx::Error>(Arc::new(computed))
     };
-    cache.get_or_compute(pool, key, compute).await
+    cache.latest(pool, "savings", stamp, wait, compute).await
 }
 
 /// Team ids by name, for `may_decide`.
@@ -191,6 +232,8 @@ pub async fn page(
         accounts: crate::costs::accounts::known(pool).await?,
         spot_discount_percent: insights.pricing.spot_discount() * Decimal::ONE_HUNDRED,
         commitments: insights.commitments.clone(),
+        computed_at: None,
+        refreshing: false,
     })
 }
 

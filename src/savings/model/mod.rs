@@ -371,6 +371,12 @@ pub struct SavingsData {
     /// Owned commitments, the options on the uncovered baseline, and AWS's recommendation.
     #[serde(default)]
     pub commitments: commitments::Commitments,
+    /// When the recommendations shown were computed, and whether newer ones are being
+    /// computed (the data moved since).
+    #[serde(default)]
+    pub computed_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default)]
+    pub refreshing: bool,
 }
 
 /// What the Overview, Team and Project pages show: open opportunities and their sum.

@@ -124,7 +124,8 @@ fn SavingsBody(
             <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="ledger-accepted">{usd(page.totals.accepted)}</p><p class="hint">"a month, each row after the others it was proposed with"</p></div>
             <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="ledger-realised">{usd(page.totals.realised)}</p><p class="hint">"a month: each group of decisions on the same spend, its 30 days before against the days after, once"</p></div>
         </section>
-        <p class="hint" data-testid="savings-window">"Window: " {window} ". Spot discount where none is observed: " {percent_value(page.spot_discount_percent)} "."</p>
+        <p class="hint" data-testid="savings-window">"Window: " {window} ". Spot discount where none is observed: " {percent_value(page.spot_discount_percent)} ". "
+            {computed(page.computed_at, page.refreshing)}</p>
         <Form method="GET" action="/savings" attr:class="filters" attr:data-testid="savings-filters">
             <label>"Team " <select name="team"><option value="">"All teams"</option>{team_options}</select></label>
             <label>"Kind " <select name="kind"><option value="">"All kinds"</option>{kind_options}</select></label>
@@ -408,4 +409,17 @@ fn IdleNowTable(
             <DataTable testid="idle-table" columns=&["Resource", "Project", "Team", "GPUs", "Hours idle", "Spent while idle", "Alerts"]>{body}</DataTable>
         }
     })
+}
+
+/// When the recommendations were computed, and whether newer ones are on their way: the page
+/// answers from the last complete set while the data that moved is read again.
+fn computed(at: Option<chrono::DateTime<chrono::Utc>>, refreshing: bool) -> String {
+    let Some(at) = at else { return String::new() };
+    let when = at.format("%Y-%m-%d %H:%M UTC");
+    match refreshing {
+        true => format!(
+            "Computed {when}; the data has changed since and they are being computed again: reload in a few seconds."
+        ),
+        false => format!("Computed {when}, from the current data."),
+    }
 }

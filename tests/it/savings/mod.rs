@@ -3,6 +3,7 @@
 //! weekly digest through real SMTP, and utilisation from a real Prometheus.
 
 mod asynchronous;
+mod background;
 mod cloudwatch;
 mod commitments;
 mod csv_contract;
