@@ -12,7 +12,9 @@
 - the src/ import graph has any cycle (strongly connected component of more than one
   file), with the mod.rs <-> child links ignored;
 - a file has more than MAX_LINES lines of code (comments, blank lines and its
-  `#[cfg(test)] mod tests` not counted).
+  `#[cfg(test)] mod tests` not counted);
+- a table has no owner, is written outside its owner, or is read from below its owner's
+  tier, beyond the pairs listed with a reason (scripts/table_owners.py).
 
 It reads `crate::` and `super::` paths, in `use` trees and inline. No network; stdlib only.
 Run: scripts/check-layers.py [--report] (prints the graph's largest components).
@@ -21,7 +23,11 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import table_owners  # noqa: E402  (beside this file)
+
 SRC = os.environ.get("CHECK_LAYERS_SRC") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+MIGRATIONS = os.environ.get("CHECK_LAYERS_MIGRATIONS") or os.path.join(SRC, "..", "migrations")
 MAX_CYCLE = 1
 MAX_LINES = 450
 COMPOSITION_ROOTS = {"server", "app", "jobs", "cli", "page_cache"}
@@ -295,6 +301,22 @@ def self_test():
         "unchecked server function": ({"lib.rs": "", "teams/mod.rs": "", "teams/api.rs":
                                        '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    Ok(1)\n}\n'},
                                       "does not check the caller"),
+        "a write from the wrong module": ({"lib.rs": "", "costs/mod.rs":
+                                           'const Q: &str = "insert into budgets (name) values ($1)";'},
+                                          "writes budgets, which budgets owns"),
+        "a truncate from the wrong module": ({"lib.rs": "", "savings/mod.rs":
+                                              'const Q: &str = "truncate idle_alerts, teams";'},
+                                             "writes teams, which teams owns"),
+        "a read from below the owner's tier": ({"lib.rs": "", "costs/mod.rs":
+                                                 'const Q: &str = "select count(*) from savings_decisions";'},
+                                                "a table of savings, which is in a higher tier than costs"),
+        "a primitive reads a feature's table": ({"lib.rs": "", "period.rs":
+                                                  'const Q: &str = "select 1 from budgets b join teams t on true";'},
+                                                 "a primitive reads no feature's table"),
+        "a table without an owner": ({"lib.rs": "", "__migration__": "create table gadgets (id int);"},
+                                     "table gadgets has no owner"),
+        "a listed pair the code no longer has": ({"lib.rs": "", "outbox.rs": "", "__stale__": ""},
+                                                 "which it no longer does"),
         "clean": ({"lib.rs": "", "ui/mod.rs": "use crate::format::usd;", "format/mod.rs": "",
                    "costs/mod.rs": "use crate::ui::x; // use crate::server::Y;\nconst S: &str = \"crate::app::Z\";",
                    "server.rs": "use crate::costs::Q;", "app.rs": "", "period.rs": "mod tests { use super::*; }",
@@ -302,17 +324,29 @@ def self_test():
                    "format/notes.rs": "// a line of prose\n" * (MAX_LINES + 10) + "fn f() {}\n#[cfg(test)]\nmod tests {\n"
                    + "    fn t() {}\n" * (MAX_LINES + 10) + "}\n",
                    "teams/api.rs": '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    crate::auth::require_admin()?;\n}\n',
-                   "auth/api.rs": '#[server(prefix = "/api", endpoint = "login")]\npub async fn login() -> R {\n    Ok(())\n}\n'},
+                   "auth/api.rs": '#[server(prefix = "/api", endpoint = "login")]\npub async fn login() -> R {\n    Ok(())\n}\n',
+                   "budgets/store.rs": '// insert into teams is not code\nconst Q: &str = "update budgets set amount = 1; select * from projects p join allocated_daily_costs a on true";',
+                   "enforcement/store.rs": 'const Q: &str = "select * from teams";',
+                   "demo/mod.rs": 'const Q: &str = "truncate budgets, teams, costs_by_user";'},
                   None),
     }
     failed = False
     for name, (tree, expected) in cases.items():
-        with tempfile.TemporaryDirectory() as root:
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as migrations:
+            tree = dict(tree)
+            # Every owned table exists, plus what the case adds; a listed pair the made-up tree
+            # lacks is checked only where the case asks.
+            created = "".join(f"create table {t} (id int);\n" for t in table_owners.OWNERS)
+            with open(os.path.join(migrations, "1_tables.sql"), "w", encoding="utf-8") as f:
+                f.write(created + tree.pop("__migration__", ""))
+            stale = "__stale__" in tree
+            tree.pop("__stale__", None)
             for rel, text in tree.items():
                 os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
                 with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
                     f.write(text)
-            env = dict(os.environ, CHECK_LAYERS_SRC=root)
+            env = dict(os.environ, CHECK_LAYERS_SRC=root, CHECK_LAYERS_MIGRATIONS=migrations,
+                       CHECK_LAYERS_STALE_PAIRS="1" if stale else "0")
             run = subprocess.run([sys.executable, __file__], env=env, capture_output=True, text=True)
             if expected is None and run.returncode != 0:
                 print(f"self-test: {name!r} should pass: {run.stderr.strip()}", file=sys.stderr)
@@ -385,6 +419,10 @@ def main():
         lines = code_lines(text)
         if lines > MAX_LINES:
             problems.append(f"{rel}: {lines} lines of code (at most {MAX_LINES})")
+
+    problems += table_owners.problems(
+        files, lambda rel: here[rel][0] if here[rel] else "", TIER_OF, PRIMITIVES, MIGRATIONS
+    )
 
     known = set(FEATURES) | PRIMITIVES | {UI} | COMPOSITION_ROOTS | {"main", "lib", ""}
     for rel in files:
