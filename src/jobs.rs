@@ -278,17 +278,19 @@ pub async fn idle_alerts_on_schedule(
     }
     loop {
         let now = chrono::Utc::now();
-        let queued = match service::cached_insights(&pool, &cache, &config, now).await {
-            Ok(found) => {
-                idle_alerts::queue_due(
-                    &pool,
-                    &found.idle_now,
-                    now,
-                    savings.idle_alert_hours,
-                    workers.public_url.as_deref(),
-                )
-                .await
-            }
+        // Only a set of the current data and utilisation: an older one could alert on a
+        // resource that has since restarted. The next pass finds the newer set.
+        let queued = match service::latest_insights(&pool, &cache, &config, now).await {
+            Ok(found) if found.current => idle_alerts::queue_due(
+                &pool,
+                &found.value.idle_now,
+                now,
+                savings.idle_alert_hours,
+                workers.public_url.as_deref(),
+            )
+            .await
+            .map_err(service::InsightsError::from),
+            Ok(_) => Ok(0),
             Err(error) => Err(error),
         };
         match queued {

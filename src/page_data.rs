@@ -1,8 +1,11 @@
 //! Computed page data, cached per data version. Every write to facts, totals, rollups, projects,
 //! teams, usage types or budgets appends to `data_changes` (a statement trigger; appends
 //! never wait on each other), and the version is the weight those rows add up to in the
-//! reader's snapshot. A cached entry is used only while the version it was computed at is
-//! current; so pages are never stale, also when another replica wrote. Reading the version
+//! reader's snapshot. A cached entry (`get_or_compute`) is used only while the version it was
+//! computed at is current; so pages are never stale, also when another replica wrote. `latest`
+//! is the exception, for data too slow to compute on a request (the savings recommendations):
+//! it answers the newest complete value, saying whether it is current, while a newer one is
+//! computed in the background. Reading the version
 //! sums at most a few hundred small rows (old ones are folded into one).
 
 use std::any::Any;
@@ -82,6 +85,15 @@ impl Drop for Running {
     }
 }
 
+/// How long `latest` may wait, and for what.
+#[derive(Debug, Clone, Copy)]
+pub enum Wait {
+    /// For a first value only: an older one is answered at once.
+    First(std::time::Duration),
+    /// For a value of the current data (after the caller's own write).
+    Current(std::time::Duration),
+}
+
 /// A value computed in the background and served until a newer one is complete.
 #[derive(Debug, Clone)]
 pub struct Latest<T> {
@@ -133,49 +145,63 @@ impl PageDataCache {
         Ok(value)
     }
 
-    /// The newest complete value for `key`, never waiting on a computation it can do without:
-    /// when the newest was computed from another data version or `stamp` (the day, say), or
-    /// there is none, `compute` starts in the background (one at a time per key) and the
-    /// older value is answered at once. With none yet the caller waits up to `wait` for the
-    /// first; `None` when it is not ready by then (it goes on, for the next caller). A failed
-    /// computation is logged and tried again by the next caller.
+    /// The newest complete value for `key`. When it was computed from another data version or
+    /// `stamp` (the day, say), or there is none, `compute` starts in the background (one at a
+    /// time per key). With `Wait::First`, an older value is answered at once, and only with
+    /// none yet does the caller wait, up to the duration; with `Wait::Current` (after the
+    /// caller's own write, so it sees its effect) it waits up to the duration for a value of
+    /// the current data, and then answers the newest it has. `None` when there is none by
+    /// then (the computation goes on, for the next caller). A failed computation is logged and
+    /// tried again by the next caller.
     pub async fn latest<T, F, Fut>(
         &self,
         pool: &PgPool,
         key: &str,
         stamp: String,
-        wait: std::time::Duration,
+        wait: Wait,
         compute: F,
     ) -> Result<Option<Latest<T>>, sqlx::Error>
     where
         T: Clone + Send + Sync + 'static,
-        F: FnOnce() -> Fut,
+        F: Fn() -> Fut,
         Fut: Future<Output = Result<T, sqlx::Error>> + Send + 'static,
     {
         let version = request_version(pool).await?;
-        let served = |newest: &Newest, current: bool| {
-            newest.value.downcast_ref::<T>().map(|value| Latest {
-                value: value.clone(),
-                computed_at: newest.computed_at,
-                current,
+        let (bound, for_current) = match wait {
+            Wait::First(bound) => (bound, false),
+            Wait::Current(bound) => (bound, true),
+        };
+        let deadline = tokio::time::Instant::now() + bound;
+        // A value of this version or a later one (a write between this request's session
+        // read and here) is current.
+        let is_current = |newest: &Newest| newest.version >= version && newest.stamp == stamp;
+        let answer = |newest: Option<Newest>| {
+            newest.and_then(|newest| {
+                newest.value.downcast_ref::<T>().map(|value| Latest {
+                    value: value.clone(),
+                    computed_at: newest.computed_at,
+                    current: is_current(&newest),
+                })
             })
         };
-        let newest = self.newest_of(key);
-        if let Some(newest) = &newest
-            && newest.version == version
-            && newest.stamp == stamp
-        {
-            return Ok(served(newest, true));
+        // Twice at most: a computation of an older version may be running when asked, and
+        // the one after it is of the current data.
+        for _ in 0..2 {
+            let newest = self.newest_of(key);
+            let current = newest.as_ref().is_some_and(is_current);
+            if current || (newest.is_some() && !for_current) {
+                if !current {
+                    self.refresh(key, version, stamp.clone(), &compute);
+                }
+                return Ok(answer(newest));
+            }
+            let mut done = self.refresh(key, version, stamp.clone(), &compute);
+            let _ = tokio::time::timeout_at(deadline, done.wait_for(|finished| *finished)).await;
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
         }
-        let mut done = self.refresh(key, version, stamp.clone(), compute);
-        if let Some(newest) = &newest {
-            return Ok(served(newest, false));
-        }
-        // Nothing to answer yet (the first view after a start): wait for it, within bounds.
-        let _ = tokio::time::timeout(wait, done.wait_for(|finished| *finished)).await;
-        Ok(self
-            .newest_of(key)
-            .and_then(|newest| served(&newest, newest.version == version && newest.stamp == stamp)))
+        Ok(answer(self.newest_of(key)))
     }
 
     fn newest_of(&self, key: &str) -> Option<Newest> {
@@ -189,11 +215,11 @@ impl PageDataCache {
         key: &str,
         version: i64,
         stamp: String,
-        compute: F,
+        compute: &F,
     ) -> tokio::sync::watch::Receiver<bool>
     where
         T: Clone + Send + Sync + 'static,
-        F: FnOnce() -> Fut,
+        F: Fn() -> Fut,
         Fut: Future<Output = Result<T, sqlx::Error>> + Send + 'static,
     {
         let (sender, receiver) = tokio::sync::watch::channel(false);

@@ -846,6 +846,24 @@ mod tests {
     }
 
     #[test]
+    fn a_user_the_gpu_grain_has_no_row_for_ran_no_gpu() {
+        // bob has no GPU row (he ran none): alice's row is the project's whole GPU spend, so
+        // bob gets none of it (by usage he got 75).
+        let mut shared = unowned("sandbox", "400.00", &[], &[]);
+        shared.amounts.gpu_unblended = d("100.00");
+        shared.amounts.gpu_amortized = d("100.00");
+        shared.users = vec![
+            gpu_user("alice", Some(ML), "100.00", "0", "100.00"),
+            user("bob", Some(WEB), "300.00", "0"),
+        ];
+        let rows = allocate_day(&[shared], &[], &[ML, PLATFORM, WEB]);
+        assert_eq!(
+            gpu_by_team(&rows),
+            [(Some(ML), d("100.00"), d("100.00")), (Some(WEB), d("0"), d("0"))]
+        );
+    }
+
+    #[test]
     fn days_before_the_gpu_grain_divide_gpu_spend_by_usage_as_before() {
         // No user has a GPU row (the day was fetched before the grain), or the rows are not the
         // project's GPU spend (0.02 off): the GPU spend goes with usage, 1:3.

@@ -13,6 +13,7 @@ use sqlx::PgPool;
 
 use super::{ApiCaller, Problem};
 use crate::config::Config;
+use crate::error::AppError;
 use crate::page_data::PageDataCache;
 use crate::savings::model::{Decision, Kind, Opportunity};
 use crate::savings::service;
@@ -67,7 +68,9 @@ pub async fn recommendations(
             Some(own.unwrap_or_default())
         }
     };
-    let insights = service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await?;
+    let insights = service::cached_insights(&pool, &cache, &config, chrono::Utc::now())
+        .await
+        .map_err(AppError::from)?;
     let filters = service::Filters {
         team: team.as_deref(),
         kind,
@@ -122,7 +125,9 @@ pub async fn decide(
     if reason.is_empty() || reason.chars().count() > 2000 {
         return Err(Problem::invalid("reason", "say why, in at most 2,000 characters"));
     }
-    let insights = service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await?;
+    let insights = service::cached_insights(&pool, &cache, &config, chrono::Utc::now())
+        .await
+        .map_err(AppError::from)?;
     let today = chrono::Utc::now().date_naive();
     service::decide(
         &pool,

@@ -164,7 +164,11 @@ pub async fn save_project_facts(
         }
     };
     let facts = super::model::ProjectFacts { workload, model };
-    let changed = super::service::save_project_facts(&crate::ctx::pool()?, &caller, &project, facts).await?;
+    let pool = crate::ctx::pool()?;
+    let changed = super::service::save_project_facts(&pool, &caller, &project, facts).await?;
+    // The page reloads the recommendations next: let it show what this changed.
+    let (cache, config) = (crate::ctx::page_data()?, crate::ctx::config()?);
+    super::service::settle_insights(&pool, &cache, &config).await?;
     Ok(changed)
 }
 
@@ -181,7 +185,12 @@ pub async fn confirm_workload(project: String, workload: String) -> Result<bool,
     let workload = Workload::parse(&workload)
         .filter(|w| *w != Workload::Unknown)
         .ok_or_else(|| AppError::invalid("workload", "expected training, batch, serving or dev"))?;
-    super::service::confirm_workload(&crate::ctx::pool()?, &caller, &project, workload).await
+    let pool = crate::ctx::pool()?;
+    let confirmed = super::service::confirm_workload(&pool, &caller, &project, workload).await?;
+    // The page reloads the recommendations next: let it show what this changed.
+    let (cache, config) = (crate::ctx::page_data()?, crate::ctx::config()?);
+    super::service::settle_insights(&pool, &cache, &config).await?;
+    Ok(confirmed)
 }
 
 /// The what-if calculator, computed here so the page works without JavaScript too. Each

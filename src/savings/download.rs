@@ -9,6 +9,7 @@ use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use super::service::InsightsError;
 use crate::config::Config;
 use crate::page_data::PageDataCache;
 
@@ -31,7 +32,11 @@ pub async fn savings_csv(
         Ok(account) => account,
         Err(message) => return (StatusCode::BAD_REQUEST, format!("account: {message}")).into_response(),
     };
-    let insights = super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await;
+    let insights = match super::service::cached_insights(&pool, &cache, &config, chrono::Utc::now()).await {
+        Err(InsightsError::NotReady) => return not_ready(),
+        Err(InsightsError::Database(error)) => Err(error),
+        Ok(insights) => Ok(insights),
+    };
     let filtered = match insights {
         Ok(insights) => super::service::account_usage(&pool, &cache, &insights, account.as_ref())
             .await
@@ -96,7 +101,8 @@ pub async fn savings_report(
     };
     let report = match super::service::cached_insights(pool, cache, &config, now).await {
         Ok(insights) => super::report::compute(pool, &insights, month, now.date_naive()).await,
-        Err(error) => Err(error),
+        Err(InsightsError::NotReady) => return not_ready(),
+        Err(InsightsError::Database(error)) => Err(error),
     };
     match report {
         Ok(report) if html => (
@@ -131,4 +137,14 @@ pub async fn savings_report(
                 .into_response()
         }
     }
+}
+
+/// 503 with Retry-After: the first recommendation set since the start is still computing.
+fn not_ready() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "5")],
+        InsightsError::NotReady.to_string(),
+    )
+        .into_response()
 }

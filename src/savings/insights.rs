@@ -39,6 +39,9 @@ pub struct Insights {
     pub inferred: BTreeMap<String, Inferred>,
     /// Owned commitments, the options on the uncovered baseline, and AWS's recommendation.
     pub commitments: Commitments,
+    /// The data version read as the computation began: what a decision taken on this set
+    /// records. `None` before any settled day has data.
+    pub data_version: Option<i64>,
 }
 
 impl Insights {
@@ -55,6 +58,7 @@ impl Insights {
             observed_spot: BTreeMap::new(),
             inferred: BTreeMap::new(),
             commitments: Commitments::default(),
+            data_version: None,
         }
     }
 }
@@ -149,6 +153,7 @@ pub async fn compute(
     now: DateTime<Utc>,
 ) -> Result<Insights, sqlx::Error> {
     let mut conn = pool.acquire().await?;
+    let data_version = crate::page_data::current_version(pool).await?;
     let pricing = pricing::load(&mut conn).await?;
     let Some(window) = facts::window(&mut conn, days).await? else {
         return Ok(Insights::without_data(pricing));
@@ -236,6 +241,7 @@ pub async fn compute(
         pricing,
         inferred,
         commitments,
+        data_version: Some(data_version),
     })
 }
 

@@ -18,16 +18,39 @@ use super::store;
 use crate::auth::Caller;
 use crate::config::Config;
 use crate::error::AppError;
-use crate::page_data::{Latest, PageDataCache};
+use crate::page_data::{Latest, PageDataCache, Wait};
 use crate::period::AccountId;
 
 /// Days the Savings page and the "savings available" figures look back.
 pub const WINDOW_DAYS: u32 = 30;
 
 /// How long a request waits for the first set after a start (each later one is answered
-/// from the last complete set): as long as one statement may run. A set not ready by then is
-/// answered as an overloaded database is, 503 with Retry-After; it goes on computing.
+/// from the last complete set): as long as one statement may run, and never past the
+/// request's own bound. A set not ready by then is answered 503 with Retry-After
+/// (`InsightsError::NotReady`); it goes on computing.
 const FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Why a request has no recommendation set to answer from.
+#[derive(Debug, thiserror::Error)]
+pub enum InsightsError {
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    /// The first set since the server started is not ready within the request's bound, or
+    /// its computation failed (the server log says why; the next request tries again).
+    #[error(
+        "the savings recommendations are being computed for the first time since the server started; try again in a few seconds"
+    )]
+    NotReady,
+}
+
+impl From<InsightsError> for AppError {
+    fn from(error: InsightsError) -> AppError {
+        match error {
+            InsightsError::Database(error) => error.into(),
+            InsightsError::NotReady => AppError::Busy(error.to_string()),
+        }
+    }
+}
 
 /// The recommendation set a request answers from: the newest complete one, computed in the
 /// background once per data version (and per 5 minutes while utilisation comes from
@@ -38,10 +61,28 @@ pub async fn latest_insights(
     cache: &PageDataCache,
     config: &Config,
     now: DateTime<Utc>,
-) -> Result<Latest<Arc<Insights>>, sqlx::Error> {
-    latest_within(pool, cache, config, now, FIRST_WAIT)
+) -> Result<Latest<Arc<Insights>>, InsightsError> {
+    latest_within(pool, cache, config, now, Wait::First(first_wait(config)))
         .await?
-        .ok_or(sqlx::Error::PoolTimedOut)
+        .ok_or(InsightsError::NotReady)
+}
+
+/// After the caller's own change to what the set rests on (a workload declared, say): waits,
+/// within the same bound, for the set of the current data, so the page reloaded after it
+/// shows the change. Past the bound the page shows the older set and says a newer one comes.
+pub async fn settle_insights(pool: &PgPool, cache: &PageDataCache, config: &Config) -> Result<(), sqlx::Error> {
+    latest_within(pool, cache, config, Utc::now(), Wait::Current(first_wait(config))).await?;
+    Ok(())
+}
+
+/// As long as one statement may run, and never past the request's own bound.
+fn first_wait(config: &Config) -> std::time::Duration {
+    FIRST_WAIT.min(
+        config
+            .timeouts
+            .request
+            .saturating_sub(std::time::Duration::from_secs(1)),
+    )
 }
 
 /// [`latest_insights`]'s set alone.
@@ -50,14 +91,14 @@ pub async fn cached_insights(
     cache: &PageDataCache,
     config: &Config,
     now: DateTime<Utc>,
-) -> Result<Arc<Insights>, sqlx::Error> {
+) -> Result<Arc<Insights>, InsightsError> {
     Ok(latest_insights(pool, cache, config, now).await?.value)
 }
 
 /// Starts computing the set in the background when the data moved since the last one, and
 /// returns at once: `serve` calls it every minute, so the set is ready before anyone asks.
 pub async fn refresh_insights(pool: &PgPool, cache: &PageDataCache, config: &Config) -> Result<(), sqlx::Error> {
-    latest_within(pool, cache, config, Utc::now(), std::time::Duration::ZERO).await?;
+    latest_within(pool, cache, config, Utc::now(), Wait::First(std::time::Duration::ZERO)).await?;
     Ok(())
 }
 
@@ -66,7 +107,7 @@ async fn latest_within(
     cache: &PageDataCache,
     config: &Config,
     now: DateTime<Utc>,
-    wait: std::time::Duration,
+    wait: Wait,
 ) -> Result<Option<Latest<Arc<Insights>>>, sqlx::Error> {
     let settings = config.savings.clone();
     let sources = Sources::from(&settings);
@@ -79,9 +120,12 @@ async fn latest_within(
     };
     let stamp = format!("{WINDOW_DAYS}|{}|{bucket}", now.date_naive());
     let pool_for_set = pool.clone();
-    let compute = move || async move {
-        let computed = insights::compute(&pool_for_set, WINDOW_DAYS, Sources::from(&settings), now).await?;
-        Ok::<_, sqlx::Error>(Arc::new(computed))
+    let compute = move || {
+        let (pool, settings) = (pool_for_set.clone(), settings.clone());
+        async move {
+            let computed = insights::compute(&pool, WINDOW_DAYS, Sources::from(&settings), now).await?;
+            Ok::<_, sqlx::Error>(Arc::new(computed))
+        }
     };
     cache.latest(pool, "savings", stamp, wait, compute).await
 }
@@ -286,8 +330,12 @@ pub async fn decide(
             "only admins and the team's leads decide on its recommendations".into(),
         ));
     }
-    // The version the cached set was computed at: the request's own, read with its session.
-    let version = crate::page_data::request_version(pool).await?;
+    // The version the set was computed from (the person may see an older set than the
+    // current data while a newer one is computed).
+    let version = match insights.data_version {
+        Some(version) => version,
+        None => crate::page_data::request_version(pool).await?,
+    };
     let mut tx = pool.begin().await?;
     store::decide(
         &mut tx,

@@ -418,7 +418,7 @@ fn computed(at: Option<chrono::DateTime<chrono::Utc>>, refreshing: bool) -> Stri
     let when = at.format("%Y-%m-%d %H:%M UTC");
     match refreshing {
         true => format!(
-            "Computed {when}; the data has changed since and they are being computed again: reload in a few seconds."
+            "Computed {when}; newer figures (the data, the day or utilisation moved) are being computed: reload in a minute."
         ),
         false => format!("Computed {when}, from the current data."),
     }

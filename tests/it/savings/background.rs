@@ -7,7 +7,7 @@ use std::time::Duration;
 use sqlx::PgPool;
 
 use super::{Line, d, day, declare, seed};
-use burnrate::page_data::PageDataCache;
+use burnrate::page_data::{PageDataCache, Wait};
 use burnrate::savings::Kind;
 use burnrate::savings::service::latest_insights;
 
@@ -79,4 +79,85 @@ async fn a_change_is_answered_from_the_last_set_while_the_next_is_computed(pool:
     // And it stays the answer while nothing moves.
     let again = latest().await.expect("set");
     assert!(again.current && std::sync::Arc::ptr_eq(&again.value, &fresh.value));
+
+    // After one's own change (tuner declared serving now: no spot), the set of it is waited for, so
+    // the page reloaded next shows it at once.
+    declare(&pool, "tuner", "serving", None).await;
+    burnrate::savings::service::settle_insights(&pool, &cache, &config)
+        .await
+        .expect("settled");
+    let settled = latest().await.expect("set");
+    assert!(settled.current);
+    assert!(has_spot(&settled.value, "trainer") && !has_spot(&settled.value, "tuner"));
+}
+
+/// The cache under the set, with computations of our own: a first view that is not ready
+/// within its wait gets nothing (and the computation goes on), a failed computation is tried
+/// again by the next caller, and one computation runs per key however many ask.
+#[sqlx::test]
+async fn the_first_set_is_waited_for_within_bounds_and_a_failure_is_tried_again(pool: PgPool) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let cache = PageDataCache::default();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let slow = |runs: Arc<AtomicUsize>, fail: bool| {
+        move || {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                match fail {
+                    true => Err(sqlx::Error::Protocol("a failure of the test's own".into())),
+                    false => Ok(42u32),
+                }
+            }
+        }
+    };
+    // Not ready within no wait at all: nothing, and the computation is under way.
+    let first = cache
+        .latest(
+            &pool,
+            "k",
+            "day".into(),
+            Wait::First(Duration::ZERO),
+            slow(runs.clone(), true),
+        )
+        .await
+        .expect("version read");
+    assert!(first.is_none());
+    // Asked again while it runs: no second computation.
+    let again = cache
+        .latest(
+            &pool,
+            "k",
+            "day".into(),
+            Wait::First(Duration::ZERO),
+            slow(runs.clone(), true),
+        )
+        .await
+        .expect("version read");
+    assert!(again.is_none());
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // It fails; the next caller starts another, which succeeds.
+    let mut value = None;
+    for _ in 0..200 {
+        let answer = cache
+            .latest(
+                &pool,
+                "k",
+                "day".into(),
+                Wait::First(Duration::from_secs(5)),
+                slow(runs.clone(), false),
+            )
+            .await
+            .expect("version read");
+        if let Some(answer) = answer {
+            value = Some(answer);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let value = value.expect("the retried computation");
+    assert_eq!((value.value, value.current), (42, true));
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "one failed run and one that succeeded");
 }
