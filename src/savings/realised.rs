@@ -15,7 +15,8 @@ use crate::period::DateRange;
 
 /// The baseline: the days before a group's first decision.
 pub const BEFORE_DAYS: u64 = 30;
-/// How long after its first decision a group's savings are measured (about 3 months).
+/// How long after its last decision a group's savings are measured (about 3 months); the
+/// measuring starts at its first.
 pub const HORIZON_DAYS: u64 = 90;
 
 /// Decisions measured together.
