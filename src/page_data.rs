@@ -166,10 +166,11 @@ impl PageDataCache {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<T, sqlx::Error>> + Send + 'static,
     {
-        let version = request_version(pool).await?;
-        let (bound, for_current) = match wait {
-            Wait::First(bound) => (bound, false),
-            Wait::Current(bound) => (bound, true),
+        // After the caller's own write the version read with its session predates that write:
+        // read it afresh.
+        let (version, bound, for_current) = match wait {
+            Wait::First(bound) => (request_version(pool).await?, bound, false),
+            Wait::Current(bound) => (current_version(pool).await?, bound, true),
         };
         let deadline = tokio::time::Instant::now() + bound;
         // A value of this version or a later one (a write between this request's session
