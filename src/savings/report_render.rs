@@ -92,6 +92,11 @@ pub fn html(report: &SavingsReport) -> String {
         usd(report.realised),
         share(report, report.realised),
     );
+    if let Some(note) = report.held_back_note() {
+        out.push_str("<p class=\"note\" data-testid=\"report-held-back\">");
+        escape_html(&mut out, &note);
+        out.push_str("</p>");
+    }
     out.push_str(
         "<section><h2>By lever</h2><table><thead><tr><th>Lever</th><th class=\"num\">Proposed</th>\
          <th class=\"num\">Accepted</th><th class=\"num\">Realised</th><th class=\"num\">Before, per 30 days</th>\
@@ -138,4 +143,50 @@ pub fn html(report: &SavingsReport) -> String {
     }
     out.push_str("</tbody></table></section></body></html>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveDate;
+    use rust_decimal::Decimal;
+
+    use super::html;
+    use crate::savings::model::{HeldBack, SavingsReport};
+
+    fn report(month: &str, spend_to: &str, accepted: &str, realised: &str) -> SavingsReport {
+        let day = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("date");
+        SavingsReport {
+            month: day(month),
+            spend_to: day(spend_to),
+            settled_to: day(spend_to),
+            gpu_spend: Decimal::ONE_HUNDRED,
+            levers: vec![],
+            teams: vec![],
+            proposed: Decimal::ZERO,
+            accepted: Decimal::ZERO,
+            realised: Decimal::ONE_HUNDRED,
+            held_back: HeldBack {
+                accepted: accepted.parse().expect("decimal"),
+                realised: realised.parse().expect("decimal"),
+            },
+        }
+    }
+
+    #[test]
+    fn the_printable_report_states_what_the_months_spend_held_back() {
+        let ended = html(&report("2026-11-01", "2026-12-01", "0", "303.4224"));
+        assert!(
+            ended.contains("Held to the month&#39;s GPU spend: Realised is $303.42 below the measured drop"),
+            "{ended}"
+        );
+        assert!(
+            !ended.contains("Accepted is"),
+            "nothing held back from Accepted: {ended}"
+        );
+        let open = html(&report("2026-11-01", "2026-11-05", "12.5", "0"));
+        assert!(open.contains("GPU spend so far: Accepted is $12.50 below"), "{open}");
+        assert!(open.contains("against the days spent so far"), "{open}");
+        let none = html(&report("2026-11-01", "2026-12-01", "0", "0"));
+        assert!(!none.contains("report-held-back"), "{none}");
+    }
 }

@@ -9,7 +9,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-pub use report::{LeverRow, SavingsReport, TeamRow};
+pub use report::{HeldBack, LeverRow, SavingsReport, TeamRow};
 pub use utilisation::{ActivityMetric, GpuUse, IdleNow, IdleRow, Utilisation};
 
 /// What a project runs. The field values are a contract of the config file.

@@ -58,9 +58,56 @@ pub struct SavingsReport {
     pub proposed: Decimal,
     pub accepted: Decimal,
     pub realised: Decimal,
+    /// What holding Accepted and Realised to the month's GPU spend took off them.
+    pub held_back: HeldBack,
+}
+
+/// Dollars the month's GPU spend held back from Accepted and Realised (`savings::report`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldBack {
+    pub accepted: Decimal,
+    pub realised: Decimal,
 }
 
 impl SavingsReport {
+    /// Says what holding Accepted and Realised to the month's GPU spend took off them, when
+    /// it took anything.
+    pub fn held_back_note(&self) -> Option<String> {
+        let month_over = self
+            .month
+            .checked_add_months(chrono::Months::new(1))
+            .is_some_and(|end| self.spend_to >= end);
+        let spend = if month_over {
+            "the month's GPU spend"
+        } else {
+            "the month's GPU spend so far"
+        };
+        let mut parts = Vec::new();
+        if self.held_back.accepted > Decimal::ZERO {
+            parts.push(format!(
+                "Accepted is {} below the figures accepted (each a month's worth{})",
+                crate::format::usd(self.held_back.accepted),
+                if month_over {
+                    ""
+                } else {
+                    ", against the days spent so far"
+                }
+            ));
+        }
+        if self.held_back.realised > Decimal::ZERO {
+            parts.push(format!(
+                "Realised is {} below the measured drop (a cut deeper than half the spend saves more than is left to spend)",
+                crate::format::usd(self.held_back.realised)
+            ));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "Held to {spend}: {}. Every team and lever is lowered in the same proportion; before and after per lever are as measured.",
+                parts.join("; ")
+            )
+        })
+    }
+
     /// `2026-11-01 to 2026-11-26`, or that no day of the month has begun.
     pub fn spend_days(&self) -> String {
         match self.spend_to.pred_opt().filter(|last| *last >= self.month) {

@@ -7,8 +7,8 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::format::{percent_value, url_encode, usd};
-use crate::savings::api::get_savings_report;
 use crate::savings::model::SavingsReport;
+use crate::savings::server_fns::get_savings_report;
 use crate::ui::links::{SAVINGS_REPORT_CSV, SAVINGS_REPORT_HTML};
 use crate::ui::page::{PageHeader, loaded};
 use crate::ui::table::DataTable;
@@ -90,6 +90,7 @@ fn ReportBody(report: SavingsReport) -> impl IntoView {
             <div class="card"><h2>"Accepted"</h2><p class="figure" data-testid="report-accepted">{usd(report.accepted)}</p><p class="hint">{format!("a month, {} of GPU spend", share(&report, report.accepted))}</p></div>
             <div class="card"><h2>"Realised"</h2><p class="figure" data-testid="report-realised">{usd(report.realised)}</p><p class="hint">{format!("in the month, {} of GPU spend; {}", share(&report, report.realised), report.settled_days())}</p></div>
         </section>
+        {report.held_back_note().map(|note| view! { <p class="hint" data-testid="report-held-back">{note}</p> })}
         <h2>"By lever"</h2>
         <DataTable testid="report-levers" columns=&["Lever", "Proposed", "Accepted", "Realised", "Before, per 30 days", "After, per 30 days", "Change"]>{levers}</DataTable>
         <h2>"By team"</h2>

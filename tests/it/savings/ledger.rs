@@ -115,7 +115,9 @@ async fn overlapping_decisions_are_accepted_after_each_other_and_realised_once(p
 
     // The monthly report: October accepts 1,038.024 and realises 31 October once,
     // 53.232 − 18.6312 = 34.6008; November realises its 19 settled days once,
-    // 19 × 34.6008 = 657.4152, and accepts nothing.
+    // 19 × 34.6008 = 657.4152, and accepts nothing. November's GPU spend is only
+    // 19 × 18.6312 = 353.9928: the report books that, and says it held back
+    // 657.4152 − 353.9928 = 303.4224 (the old report booked 657.4152, more than the month spent).
     let october = burnrate::savings::report::compute(
         &pool,
         &found,
@@ -133,7 +135,20 @@ async fn overlapping_decisions_are_accepted_after_each_other_and_realised_once(p
     )
     .await
     .expect("november");
-    assert_eq!((november.accepted, november.realised), (Decimal::ZERO, d("657.4152")));
+    assert_eq!(november.gpu_spend, d("353.9928"));
+    assert_eq!((november.accepted, november.realised), (Decimal::ZERO, d("353.9928")));
+    assert_eq!(
+        (november.held_back.accepted, november.held_back.realised),
+        (Decimal::ZERO, d("303.4224"))
+    );
+    let spot_row = november
+        .levers
+        .iter()
+        .find(|l| l.kind == Kind::Spot)
+        .expect("spot lever");
+    assert_eq!(spot_row.realised, d("353.9928"));
+    let note = november.held_back_note().expect("the cap is stated");
+    assert!(note.contains("$303.42"), "{note}");
     // Each decision records what the person saw: its own and compounded figures, and the
     // data version of the set.
     let recorded: Vec<(Decimal, Decimal, Option<i64>)> = sqlx::query_as(
