@@ -26,7 +26,7 @@ name=burnrate
 
 # The flags in .cargo/config.toml, plus relocations for the splitter: cargo joins the
 # --config array after the file's. A RUSTFLAGS variable replaces both, so then the
-# relocations go into it (and it must hold --cfg erase_components itself, see README).
+# relocations go into it (and it must hold --cfg erase_components itself, see CONTRIBUTING.md).
 relocs=-Clink-args=--emit-relocs
 if [ -n "${CARGO_ENCODED_RUSTFLAGS:-}" ]; then
   export CARGO_ENCODED_RUSTFLAGS="$CARGO_ENCODED_RUSTFLAGS"$'\x1f'"$relocs"

@@ -26,6 +26,9 @@ step "layering: no import cycle, imports go down the tiers, files at most 450 li
 python3 scripts/check-layers.py --self-test
 python3 scripts/check-layers.py
 
+step "docs: every relative link and anchor in README.md, CONTRIBUTING.md and docs/ resolves"
+python3 scripts/check-doc-links.py
+
 step "cargo deny: licences, bans and sources (deny.toml; advisories need GitHub, unreachable here)"
 cargo deny check licenses bans sources
 

@@ -165,7 +165,7 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// Every variable burnrate reads, for `--help` and the README.
+/// Every variable burnrate reads, for `--help` and docs/CONFIGURATION.md.
 pub const ENV_HELP: &str = "\
 Environment variables:
   DATABASE_URL        postgres://user:password@host:port/database. Unset: burnrate runs a

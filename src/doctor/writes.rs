@@ -1,7 +1,7 @@
 //! The calls that change things, asked about without making them: EC2's `DryRun` on an
 //! instance carrying the project tag key, and IAM's policy simulator for the rest, with the
-//! context the README's policy conditions read (the resource's or request's project tag, the
-//! deny policy's ARN).
+//! context the policy conditions of docs/ENFORCEMENT.md read (the resource's or request's
+//! project tag, the deny policy's ARN).
 
 use aws_config::SdkConfig;
 use aws_sdk_iam::types::{ContextEntry, ContextKeyTypeEnum, PolicyEvaluationDecisionType};
@@ -9,11 +9,11 @@ use aws_sdk_iam::types::{ContextEntry, ContextKeyTypeEnum, PolicyEvaluationDecis
 use super::{Finding, How};
 
 /// What the simulator is asked, a group at a time: the actions, and the context keys their
-/// README statements' conditions read.
+/// statements' conditions in docs/ENFORCEMENT.md read.
 struct Group {
     actions: &'static [&'static str],
     context: fn(tag_key: &str, iam: &str) -> Vec<(String, String)>,
-    /// The resources the README's statements name for these actions (IAM's ARN prefix
+    /// The resources docs/ENFORCEMENT.md's statements name for these actions (IAM's ARN prefix
     /// given): asked about `*`, a statement scoped to a path would not match.
     resources: fn(iam: &str) -> Vec<String>,
 }
@@ -117,7 +117,8 @@ async fn dry_runs(sdk: &SdkConfig, instance: &str) -> Vec<Finding> {
                 call,
                 How::DryRun,
                 format!(
-                    "refused on {instance}, which carries the project tag key: add it as the README's IAM policy shows"
+                    "refused on {instance}, which carries the project tag key: \
+                     add it as docs/ENFORCEMENT.md's IAM policy shows"
                 ),
             ),
             _ => Finding::fail(call, How::DryRun, format!("no dry-run answer on {instance}: {message}")),
@@ -203,7 +204,7 @@ async fn simulate(
                     *action,
                     How::Simulated,
                     format!(
-                        "{} for {principal}: add it as the README's IAM policy shows",
+                        "{} for {principal}: add it as docs/ENFORCEMENT.md's IAM policy shows",
                         r.eval_decision().as_str()
                     ),
                 ),

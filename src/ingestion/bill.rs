@@ -1,4 +1,5 @@
-//! The month's projected Cost Explorer bill, as the Ingestion page and the README state it:
+//! The month's projected Cost Explorer bill, as the Ingestion page and docs/CONFIGURATION.md
+//! ("Cost Explorer ingestion") state it:
 //! Cost Explorer charges USD 0.01 per request, each page included
 //! (<https://aws.amazon.com/aws-cost-management/pricing/>), and burnrate makes every one
 //! of its requests itself, so its pace is its bill.

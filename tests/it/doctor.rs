@@ -61,7 +61,7 @@ async fn simulate(
     let members: String = actions
         .iter()
         .map(|action| {
-            // The README scopes burnrate's IAM statements to its policy path and to roles:
+            // docs/ENFORCEMENT.md scopes burnrate's IAM statements to its policy path and to roles:
             // asked about `*` (no ResourceArns), IAM would not match them.
             let unscoped = action.starts_with("iam:") && resources.is_empty();
             let decision = if state.deny.contains(action) || unscoped {
@@ -233,7 +233,7 @@ async fn doctor_names_the_one_permission_the_role_lacks_and_changes_nothing() {
         .expect("asked about DeleteEndpoint");
     assert_eq!(delete.0, "arn:aws:sts::123456789012:user/moto");
     assert_eq!(delete.2, ["aws:ResourceTag/project=burnrate-doctor"]);
-    // IAM's actions were asked about burnrate's own policy path and a role, as the README
+    // IAM's actions were asked about burnrate's own policy path and a role, as docs/ENFORCEMENT.md
     // scopes them; asked about `*` the fake denies them, and the run would show it.
     let resources = account.simulator.lock().expect("simulator").resources.clone();
     assert!(

@@ -172,7 +172,7 @@ async fn jobs_stop_for_good_and_an_endpoint_is_deleted_then_created_again_from_i
     assert_eq!(fake.count("CreateEndpoint"), 1);
 }
 
-/// A deny policy for GPU launches, as the README gives it.
+/// A deny policy for GPU launches, as docs/ENFORCEMENT.md gives it.
 const DENY_GPU_LAUNCH: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"ec2:RunInstances",
 "Resource":"arn:aws:ec2:*:*:instance/*","Condition":{"StringLike":{"ec2:InstanceType":["p*","g*","trn*","inf*"]}}}]}"#;
 const TRUST: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
