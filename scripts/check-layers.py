@@ -298,7 +298,7 @@ def self_test():
                                                    "period.rs": "use crate::format::X;"}, "in a loop"),
         "feature calls a job": ({"lib.rs": "", "ingestion/mod.rs": "fn f() { crate::jobs::after(); }", "jobs.rs": ""},
                                 "only composition files may"),
-        "unchecked server function": ({"lib.rs": "", "teams/mod.rs": "", "teams/api.rs":
+        "unchecked server function": ({"lib.rs": "", "teams/mod.rs": "", "teams/server_fns.rs":
                                        '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    Ok(1)\n}\n'},
                                       "does not check the caller"),
         "a write from the wrong module": ({"lib.rs": "", "costs/mod.rs":
@@ -323,8 +323,8 @@ def self_test():
                    "dashboard/mod.rs": "use crate::costs::Q;",
                    "format/notes.rs": "// a line of prose\n" * (MAX_LINES + 10) + "fn f() {}\n#[cfg(test)]\nmod tests {\n"
                    + "    fn t() {}\n" * (MAX_LINES + 10) + "}\n",
-                   "teams/api.rs": '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    crate::auth::require_admin()?;\n}\n',
-                   "auth/api.rs": '#[server(prefix = "/api", endpoint = "login")]\npub async fn login() -> R {\n    Ok(())\n}\n',
+                   "teams/server_fns.rs": '#[server(prefix = "/api", endpoint = "x")]\npub async fn x() -> R {\n    crate::auth::require_admin()?;\n}\n',
+                   "auth/server_fns.rs": '#[server(prefix = "/api", endpoint = "login")]\npub async fn login() -> R {\n    Ok(())\n}\n',
                    "budgets/store.rs": '// insert into teams is not code\nconst Q: &str = "update budgets set amount = 1; select * from projects p join allocated_daily_costs a on true";',
                    "enforcement/store.rs": 'const Q: &str = "select * from teams";',
                    "demo/mod.rs": 'const Q: &str = "truncate budgets, teams, costs_by_user";'},

@@ -2,10 +2,10 @@
 
 use chrono::{Datelike, Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
-mod account;
+mod aws_account;
 mod budget_period;
 mod open_days;
-pub use account::AccountId;
+pub use aws_account::AwsAccountId;
 pub use budget_period::BudgetPeriod;
 pub use open_days::OpenDays;
 

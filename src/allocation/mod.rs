@@ -6,9 +6,9 @@
 //! It sits above `costs`: `facts::written`, called in the transaction that wrote facts,
 //! rewrites the daily totals and then the allocation of the same days.
 
-pub mod api;
 pub mod model;
 pub mod pages;
+pub mod server_fns;
 
 pub use model::{PartLine, Preview, PreviewRow, RuleTeam, Selector, SharedRule, Source, SplitKind};
 

@@ -4,8 +4,8 @@
 
 use leptos::prelude::*;
 
-use super::api::{ChangeAllocationRule, PreviewAllocationRule, SaveAllocationRule, get_allocation_rules};
 use super::model::{Preview, SharedRule, SplitKind};
+use super::server_fns::{ChangeAllocationRule, PreviewAllocationRule, SaveAllocationRule, get_allocation_rules};
 use crate::format::{count, tag_label, usd};
 use crate::ui::forms::{FormError, field_error};
 use crate::ui::page::{PageHeader, loaded};

@@ -61,7 +61,7 @@ pub async fn requests_list(
 /// A request for a project's approval.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RequestBody {
+pub struct ApprovalRequestBody {
     /// The project (its tag value); a lead's must belong to one of the lead's teams.
     pub project: String,
     /// USD per policy period, as a decimal string.
@@ -81,7 +81,7 @@ pub struct RequestBody {
     path = "/api/v1/approvals/requests",
     operation_id = "requestApproval",
     tag = "approvals",
-    request_body = RequestBody,
+    request_body = ApprovalRequestBody,
     responses(
         (status = 201, description = "Requested", body = ApprovalRequest),
         (status = 400, response = super::responses::Invalid),
@@ -96,7 +96,7 @@ pub struct RequestBody {
 pub async fn request(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
-    body: Result<Json<RequestBody>, JsonRejection>,
+    body: Result<Json<ApprovalRequestBody>, JsonRejection>,
 ) -> Result<(StatusCode, Json<ApprovalRequest>), Problem> {
     let Json(body) = body.map_err(super::problem::bad_body)?;
     let input = RequestInput {
@@ -113,7 +113,7 @@ pub async fn request(
 /// An admin's answer to a request.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DecisionBody {
+pub struct ApprovalDecisionBody {
     /// `approve` or `deny`.
     #[schema(pattern = "^(approve|deny)$")]
     pub decision: String,
@@ -141,7 +141,7 @@ pub struct DecisionBody {
     operation_id = "decideApprovalRequest",
     tag = "approvals",
     params(("id" = i64, Path, description = "The request's id")),
-    request_body = DecisionBody,
+    request_body = ApprovalDecisionBody,
     responses(
         (status = 200, description = "Decided", body = ApprovalRequest),
         (status = 400, response = super::responses::Invalid),
@@ -159,7 +159,7 @@ pub async fn decide(
     State(executor): State<std::sync::Arc<Executor>>,
     Extension(api): Extension<ApiCaller>,
     id: Result<Path<i64>, PathRejection>,
-    body: Result<Json<DecisionBody>, JsonRejection>,
+    body: Result<Json<ApprovalDecisionBody>, JsonRejection>,
 ) -> Result<Json<ApprovalRequest>, Problem> {
     let Path(id) = id.map_err(|_| Problem::new(StatusCode::NOT_FOUND, "no such request"))?;
     let Json(body) = body.map_err(super::problem::bad_body)?;

@@ -18,7 +18,7 @@ use crate::error::AppError;
 /// What a budget covers.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ScopeInput {
+pub struct ScopeBody {
     /// `org`, `team`, `project` or `account`.
     #[schema(pattern = "^(org|team|project|account)$")]
     pub kind: String,
@@ -46,7 +46,7 @@ pub struct ThresholdBody {
 #[serde(deny_unknown_fields)]
 pub struct BudgetBody {
     pub name: String,
-    pub scope: ScopeInput,
+    pub scope: ScopeBody,
     /// `monthly`, `quarterly` or `annual`.
     #[schema(pattern = "^(monthly|quarterly|annual)$")]
     pub period: String,

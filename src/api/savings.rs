@@ -84,7 +84,7 @@ pub async fn recommendations(
 /// A decision on one recommendation.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DecisionRequest {
+pub struct SavingsDecisionBody {
     /// The recommendation's `key`, as `GET /api/v1/savings/recommendations` gives it.
     pub key: String,
     /// `accepted`, `dismissed`, or `open` to take a decision back.
@@ -101,7 +101,7 @@ pub struct DecisionRequest {
     path = "/api/v1/savings/decisions",
     operation_id = "decideRecommendation",
     tag = "savings",
-    request_body = DecisionRequest,
+    request_body = SavingsDecisionBody,
     responses(
         (status = 204, description = "Recorded"),
         (status = 400, response = super::responses::Invalid),
@@ -118,7 +118,7 @@ pub async fn decide(
     State(config): State<Arc<Config>>,
     State(cache): State<PageDataCache>,
     Extension(api): Extension<ApiCaller>,
-    body: Result<Json<DecisionRequest>, JsonRejection>,
+    body: Result<Json<SavingsDecisionBody>, JsonRejection>,
 ) -> Result<StatusCode, Problem> {
     let Json(request) = body.map_err(super::problem::bad_body)?;
     let reason = request.reason.trim();

@@ -172,8 +172,8 @@ pub(crate) fn text(node: &MarkedYaml) -> Option<String> {
 /// drops a leading zero: such an ID is refused with the hint to quote it.
 pub(crate) fn account_id(node: &MarkedYaml) -> Result<String, String> {
     let id = match &node.data {
-        YamlData::Value(Scalar::String(s)) => crate::period::AccountId::parse(s),
-        YamlData::Value(Scalar::Integer(n)) => crate::period::AccountId::parse(&n.to_string())
+        YamlData::Value(Scalar::String(s)) => crate::period::AwsAccountId::parse(s),
+        YamlData::Value(Scalar::Integer(n)) => crate::period::AwsAccountId::parse(&n.to_string())
             .map_err(|m| format!("{m}; quote an ID that starts with 0 (\"012345678901\"), or YAML drops the zero")),
         _ => Err("an AWS account ID must be its 12 digits, e.g. \"111122223333\"".to_string()),
     };

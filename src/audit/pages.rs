@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 
-use super::api::list_audit;
 use super::model::AuditEntry;
+use super::server_fns::list_audit;
 use crate::ui::page::PageHeader;
 use crate::ui::table::DataTable;
 

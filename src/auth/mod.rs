@@ -1,10 +1,10 @@
 //! Sign-in, sessions and roles. Every server function asks [`caller`] (or
 //! [`require_admin`]) who is calling, but for the five public ones sign-in and setup need
-//! (`api.rs`); the HTTP middleware only adds a second line of defence.
+//! (`server_fns.rs`); the HTTP middleware only adds a second line of defence.
 
-pub mod api;
 pub mod model;
 pub mod pages;
+pub mod server_fns;
 
 pub use model::{Caller, Role};
 

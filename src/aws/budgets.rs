@@ -30,7 +30,7 @@ pub enum SyncError {
 
 /// Where the account a Budgets client works on came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AccountSource {
+pub enum AwsAccountSource {
     /// `AWS_ACCOUNT_ID`, whatever the credentials' source.
     Environment,
     /// The credentials carried it (an SSO or other profile that names it).
@@ -39,12 +39,12 @@ pub enum AccountSource {
     CallerIdentity,
 }
 
-impl std::fmt::Display for AccountSource {
+impl std::fmt::Display for AwsAccountSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            AccountSource::Environment => "from AWS_ACCOUNT_ID",
-            AccountSource::Credentials => "from the credentials' profile",
-            AccountSource::CallerIdentity => "from STS GetCallerIdentity",
+            AwsAccountSource::Environment => "from AWS_ACCOUNT_ID",
+            AwsAccountSource::Credentials => "from the credentials' profile",
+            AwsAccountSource::CallerIdentity => "from STS GetCallerIdentity",
         })
     }
 }
@@ -130,7 +130,7 @@ pub struct AwsBudgets {
     /// The same client with the SDK's retries off, for calls that change things.
     acting: aws_sdk_budgets::Client,
     account_id: String,
-    account_source: AccountSource,
+    account_source: AwsAccountSource,
 }
 
 impl AwsBudgets {
@@ -146,9 +146,9 @@ impl AwsBudgets {
             ))
         })?;
         let (account_id, account_source) = match (account_from_environment()?, credentials.account_id()) {
-            (Some(account), _) => (account, AccountSource::Environment),
-            (None, Some(account)) => (account.as_str().to_string(), AccountSource::Credentials),
-            (None, None) => (caller_account(&sdk_config).await?, AccountSource::CallerIdentity),
+            (Some(account), _) => (account, AwsAccountSource::Environment),
+            (None, Some(account)) => (account.as_str().to_string(), AwsAccountSource::Credentials),
+            (None, None) => (caller_account(&sdk_config).await?, AwsAccountSource::CallerIdentity),
         };
         let mut aws = AwsBudgets::new(&sdk_config, account_id);
         aws.account_source = account_source;
@@ -170,7 +170,7 @@ impl AwsBudgets {
             client: aws_sdk_budgets::Client::from_conf(config),
             acting: aws_sdk_budgets::Client::from_conf(acting),
             account_id,
-            account_source: AccountSource::Credentials,
+            account_source: AwsAccountSource::Credentials,
         }
     }
 

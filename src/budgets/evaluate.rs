@@ -38,7 +38,7 @@ pub struct EvaluationReport {
 pub struct ScopeFilter<'a> {
     pub team_id: Option<i64>,
     pub project: Option<&'a str>,
-    pub account: Option<&'a crate::period::AccountId>,
+    pub account: Option<&'a crate::period::AwsAccountId>,
 }
 
 /// Where a scope's daily spend is read: a team's from its allocation (the Teams table's
@@ -72,8 +72,8 @@ fn project_source(scope: ScopeFilter<'_>) -> String {
     }
 }
 
-/// The daily totals in one account (its ID is 12 digits: see `AccountId::sql_literal`).
-fn account_rows(id: &crate::period::AccountId) -> String {
+/// The daily totals in one account (its ID is 12 digits: see `AwsAccountId::sql_literal`).
+fn account_rows(id: &crate::period::AwsAccountId) -> String {
     format!(
         "(select * from daily_project_costs where $3::bigint is null and $4::text is null and account_id = {}) r",
         id.sql_literal()

@@ -1,9 +1,9 @@
 //! Budgets: a limit on spend at org, team, project or account scope for a calendar period, with
 //! thresholds that queue alert emails exactly once, kept in sync with AWS Budgets.
 
-pub mod api;
 pub mod model;
 pub mod pages;
+pub mod server_fns;
 
 pub use model::{
     AlertRecord, Budget, BudgetScope, BudgetSpec, BudgetStatus, BudgetUse, Escalation, ScopeChoices, Threshold,

@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::period::{AccountId, BudgetPeriod, Credits, DateRange, Metric};
+use crate::period::{AwsAccountId, BudgetPeriod, Credits, DateRange, Metric};
 
 /// What a budget's spend covers.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -14,7 +14,7 @@ pub enum BudgetScope {
     Team(String),
     Project(String),
     /// One linked AWS account: all of its spend.
-    Account(AccountId),
+    Account(AwsAccountId),
 }
 
 impl BudgetScope {

@@ -91,7 +91,7 @@ pub fn validate(input: &BudgetInput) -> Result<BudgetSpec, Vec<FieldError>> {
         ("team", team) => Some(BudgetScope::Team(team.to_string())),
         // Tag values are kept verbatim, inner spaces included.
         ("project", _) => Some(BudgetScope::Project(input.scope_name.clone())),
-        ("account", id) => match crate::period::AccountId::parse(id) {
+        ("account", id) => match crate::period::AwsAccountId::parse(id) {
             Ok(id) => Some(BudgetScope::Account(id)),
             Err(message) => {
                 errors.push(FieldError::new("scope", message));

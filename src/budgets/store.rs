@@ -92,7 +92,7 @@ async fn with_thresholds(conn: &mut PgConnection, rows: Vec<BudgetRow>) -> Resul
                 // The column admits 12 digits only, so the ID parses; a row that did not
                 // would be a decode error, never a budget of another scope.
                 ("account", _, _) => BudgetScope::Account(
-                    crate::period::AccountId::parse(row.account_id.as_deref().unwrap_or_default())
+                    crate::period::AwsAccountId::parse(row.account_id.as_deref().unwrap_or_default())
                         .map_err(|m| sqlx::Error::Decode(m.into()))?,
                 ),
                 _ => BudgetScope::Org,

@@ -323,7 +323,7 @@ pub async fn run() -> ExitCode {
                 Ok(month) => month,
                 Err(message) => return usage_error(&format!("--month: {message}")),
             };
-            let account = match crate::period::AccountId::parse_filter(account.as_deref()) {
+            let account = match crate::period::AwsAccountId::parse_filter(account.as_deref()) {
                 Ok(account) => account,
                 Err(message) => return usage_error(&format!("--account: {message}")),
             };
@@ -353,7 +353,7 @@ pub async fn run() -> ExitCode {
                 Ok(keys) => keys,
                 Err(message) => return usage_error(&format!("--group-by: {message}")),
             };
-            let account = match crate::period::AccountId::parse_filter(account.as_deref()) {
+            let account = match crate::period::AwsAccountId::parse_filter(account.as_deref()) {
                 Ok(account) => account,
                 Err(message) => return usage_error(&format!("--account: {message}")),
             };

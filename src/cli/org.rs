@@ -158,7 +158,7 @@ pub(super) async fn sync_budgets(config: Config, prune: bool) -> anyhow::Result<
 pub(super) async fn statement(
     config: Config,
     month: chrono::NaiveDate,
-    (team, account): (Option<String>, Option<crate::period::AccountId>),
+    (team, account): (Option<String>, Option<crate::period::AwsAccountId>),
     (html, excel_safe): (bool, bool),
 ) -> anyhow::Result<()> {
     use std::io::Write;

@@ -12,50 +12,50 @@ use crate::period::DateRange;
 
 /// One of the two account views, each its own Cost Explorer query and table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AccountView {
+pub enum AwsAccountView {
     /// `GroupBy` `LINKED_ACCOUNT`.
     Account,
     /// `GroupBy` `LINKED_ACCOUNT`, `RECORD_TYPE`: which accounts have credits, refunds or tax.
     AccountRecordType,
 }
 
-impl AccountView {
-    pub const ALL: [AccountView; 2] = [AccountView::Account, AccountView::AccountRecordType];
+impl AwsAccountView {
+    pub const ALL: [AwsAccountView; 2] = [AwsAccountView::Account, AwsAccountView::AccountRecordType];
 
     pub fn table(self) -> &'static str {
         match self {
-            AccountView::Account => "costs_by_account",
-            AccountView::AccountRecordType => "costs_by_account_record_type",
+            AwsAccountView::Account => "costs_by_account",
+            AwsAccountView::AccountRecordType => "costs_by_account_record_type",
         }
     }
 
     fn staging_table(self) -> &'static str {
         match self {
-            AccountView::Account => "staged_costs_by_account",
-            AccountView::AccountRecordType => "staged_costs_by_account_record_type",
+            AwsAccountView::Account => "staged_costs_by_account",
+            AwsAccountView::AccountRecordType => "staged_costs_by_account_record_type",
         }
     }
 
     /// The Cost Explorer dimensions grouped by, in order.
     pub fn dimensions(self) -> &'static [&'static str] {
         match self {
-            AccountView::Account => &["LINKED_ACCOUNT"],
-            AccountView::AccountRecordType => &["LINKED_ACCOUNT", "RECORD_TYPE"],
+            AwsAccountView::Account => &["LINKED_ACCOUNT"],
+            AwsAccountView::AccountRecordType => &["LINKED_ACCOUNT", "RECORD_TYPE"],
         }
     }
 
     /// The table's key columns after the day.
     fn key_columns(self) -> &'static str {
         match self {
-            AccountView::Account => "account_id",
-            AccountView::AccountRecordType => "account_id, record_type",
+            AwsAccountView::Account => "account_id",
+            AwsAccountView::AccountRecordType => "account_id, record_type",
         }
     }
 }
 
 /// One group of an account view's answer: `record_type` is `None` in the account view.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AccountRow {
+pub struct AwsAccountRow {
     pub day: NaiveDate,
     pub account: String,
     pub record_type: Option<String>,
@@ -72,7 +72,7 @@ pub struct ViewStaging(());
 
 impl ViewStaging {
     pub async fn begin(conn: &mut PgConnection) -> Result<ViewStaging, sqlx::Error> {
-        for view in AccountView::ALL {
+        for view in AwsAccountView::ALL {
             for sql in [
                 format!(
                     "create temp table if not exists {} (like {}) on commit preserve rows",
@@ -91,15 +91,15 @@ impl ViewStaging {
     pub async fn append(
         &self,
         conn: &mut PgConnection,
-        view: AccountView,
-        rows: &[AccountRow],
+        view: AwsAccountView,
+        rows: &[AwsAccountRow],
     ) -> Result<(), sqlx::Error> {
         if rows.is_empty() {
             return Ok(());
         }
         let (record_type, record_type_value) = match view {
-            AccountView::Account => ("", ""),
-            AccountView::AccountRecordType => (", record_type", ", unnest($7::text[])"),
+            AwsAccountView::Account => ("", ""),
+            AwsAccountView::AccountRecordType => (", record_type", ", unnest($7::text[])"),
         };
         let sql = format!(
             "insert into {table} (day, account_id{record_type}, unblended, amortized, usage_quantity, estimated)
@@ -107,7 +107,7 @@ impl ViewStaging {
                     unnest($4::numeric[]), unnest($5::numeric[]), unnest($6::bool[])",
             table = view.staging_table()
         );
-        let column = |f: fn(&AccountRow) -> Decimal| rows.iter().map(f).collect::<Vec<_>>();
+        let column = |f: fn(&AwsAccountRow) -> Decimal| rows.iter().map(f).collect::<Vec<_>>();
         let mut insert = sqlx::query(&sql)
             .bind(rows.iter().map(|r| r.day).collect::<Vec<_>>())
             .bind(rows.iter().map(|r| r.account.as_str()).collect::<Vec<_>>())
@@ -115,7 +115,7 @@ impl ViewStaging {
             .bind(column(|r| r.amortized))
             .bind(column(|r| r.usage_quantity))
             .bind(rows.iter().map(|r| r.estimated).collect::<Vec<_>>());
-        if view == AccountView::AccountRecordType {
+        if view == AwsAccountView::AccountRecordType {
             insert = insert.bind(
                 rows.iter()
                     .map(|r| r.record_type.as_deref().unwrap_or_default())
@@ -128,7 +128,7 @@ impl ViewStaging {
 
     /// The first group a view answered twice for one day, named, if any.
     pub async fn duplicate(&self, conn: &mut PgConnection) -> Result<Option<String>, sqlx::Error> {
-        for view in AccountView::ALL {
+        for view in AwsAccountView::ALL {
             let twice: Option<(NaiveDate, String)> = sqlx::query_as(&format!(
                 "select day, concat_ws(' / ', {keys}) from {table} group by day, {keys}
                  having count(*) > 1 order by 1, 2 limit 1",
@@ -150,7 +150,7 @@ impl ViewStaging {
     /// transaction.
     pub async fn replace_window(&self, conn: &mut PgConnection, range: DateRange) -> Result<u64, sqlx::Error> {
         let mut written = 0;
-        for view in AccountView::ALL {
+        for view in AwsAccountView::ALL {
             delete_window(conn, view, range).await?;
             let columns = format!(
                 "day, {}, unblended, amortized, usage_quantity, estimated",
@@ -170,7 +170,7 @@ impl ViewStaging {
 
     /// Frees the staged rows (the tables stay for the connection's next run).
     pub async fn clear(self, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-        for view in AccountView::ALL {
+        for view in AwsAccountView::ALL {
             sqlx::query(&format!("truncate {}", view.staging_table()))
                 .execute(&mut *conn)
                 .await?;
@@ -179,7 +179,7 @@ impl ViewStaging {
     }
 }
 
-async fn delete_window(conn: &mut PgConnection, view: AccountView, range: DateRange) -> Result<(), sqlx::Error> {
+async fn delete_window(conn: &mut PgConnection, view: AwsAccountView, range: DateRange) -> Result<(), sqlx::Error> {
     sqlx::query(&format!("delete from {} where day >= $1 and day < $2", view.table()))
         .bind(range.from)
         .bind(range.to)
@@ -193,8 +193,8 @@ async fn delete_window(conn: &mut PgConnection, view: AccountView, range: DateRa
 /// account view from the service grain (every batch has it), the record types from theirs.
 pub async fn derive_window(conn: &mut PgConnection, range: DateRange) -> Result<(), sqlx::Error> {
     for (view, source) in [
-        (AccountView::Account, "costs_by_service"),
-        (AccountView::AccountRecordType, "costs_by_record_type"),
+        (AwsAccountView::Account, "costs_by_service"),
+        (AwsAccountView::AccountRecordType, "costs_by_record_type"),
     ] {
         delete_window(conn, view, range).await?;
         sqlx::query(&format!(

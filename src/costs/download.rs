@@ -15,7 +15,7 @@ use chrono::NaiveDate;
 use super::export::{self, CsvStyle, Granularity};
 use crate::auth::Caller;
 use crate::config::Config;
-use crate::period::{AccountId, Credits, DateRange, Metric};
+use crate::period::{AwsAccountId, Credits, DateRange, Metric};
 
 /// Exports streaming at once, at most.
 const CONCURRENT_EXPORTS: usize = 4;
@@ -139,7 +139,7 @@ pub fn parse<'a>(get: &dyn Fn(&str) -> Option<&'a str>) -> Result<Request, (&'st
     let metric = Metric::parse(get("metric")).map_err(|m| ("metric", m))?;
     let credits = Credits::parse(get("credits")).map_err(|m| ("credits", m))?;
     export::table_for_credits(&keys, credits).map_err(|m| ("credits", m))?;
-    let account = AccountId::parse_filter(get("account")).map_err(|m| ("account", format!("account: {m}")))?;
+    let account = AwsAccountId::parse_filter(get("account")).map_err(|m| ("account", format!("account: {m}")))?;
     Ok(Request {
         range,
         keys,

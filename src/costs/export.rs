@@ -12,7 +12,7 @@ use sqlx::PgPool;
 
 use crate::format::UNASSIGNED_TEAM;
 pub use crate::format::csv::CsvStyle;
-use crate::period::{AccountId, Credits, DateRange, Metric};
+use crate::period::{AwsAccountId, Credits, DateRange, Metric};
 
 /// A column to group by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,7 +270,7 @@ pub struct Selection {
     pub granularity: Granularity,
     pub metric: Metric,
     pub credits: Credits,
-    pub account: Option<AccountId>,
+    pub account: Option<AwsAccountId>,
     pub team: Option<i64>,
 }
 
@@ -339,7 +339,7 @@ pub(super) fn select_sql(keys: &[Key], selection: &Selection) -> Result<String, 
             .map(|(i, c)| format!("{c} as k{i}"))
             .collect::<Vec<_>>()
             .join(", "),
-        account = AccountId::and_in(selection.account.as_ref(), "c.account_id"),
+        account = AwsAccountId::and_in(selection.account.as_ref(), "c.account_id"),
         team_join = if table == "allocated_daily_costs" {
             "left join teams t on t.id = c.team_id"
         } else if table.starts_with("costs_by_account") {

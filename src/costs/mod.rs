@@ -2,9 +2,9 @@
 //! Pages that combine costs with budgets and enforcement live in `dashboard`.
 
 #[cfg(feature = "ssr")]
-pub mod account_views;
+pub mod aws_account_views;
 #[cfg(feature = "ssr")]
-pub mod accounts;
+pub mod aws_accounts;
 #[cfg(feature = "ssr")]
 pub mod forecast;
 pub mod model;

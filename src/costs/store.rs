@@ -80,7 +80,7 @@ pub(crate) async fn replace_window(
         copy_rows(conn, grain.table(), grain, batch.rows(grain)).await?;
     }
     // A batch is no Cost Explorer answer: its account views are its own exact sums.
-    super::account_views::derive_window(conn, range).await?;
+    super::aws_account_views::derive_window(conn, range).await?;
     finish_window(conn, range).await?;
     Ok(batch.len() as u64)
 }

@@ -139,7 +139,7 @@ pub struct Line {
 
 /// A linked account on a Team or Project page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AccountLine {
+pub struct AwsAccountLine {
     /// The 12-digit ID; '' for spend stored before accounts were recorded.
     pub id: String,
     /// Its name in AWS Organizations, as Cost Explorer gives it.
@@ -177,7 +177,7 @@ pub struct ScopeData {
     /// A team's spend by allocation step, project and rule (empty for a project).
     pub parts: Vec<crate::allocation::PartLine>,
     /// Where the spend is by AWS account; a team's mapped accounts are listed even without.
-    pub by_account: Vec<AccountLine>,
+    pub by_account: Vec<AwsAccountLine>,
     /// The account filter (`?account=`); `None` for every account.
     pub account: Option<String>,
     /// Every linked account Cost Explorer named (ID, name), for the account filter.

@@ -91,7 +91,7 @@ struct CostRequest {
     period: crate::period::Period,
     basis: crate::period::Basis,
     /// `?account=`: one linked account, or every one.
-    account: Option<crate::period::AccountId>,
+    account: Option<crate::period::AwsAccountId>,
     today: chrono::NaiveDate,
 }
 
@@ -103,7 +103,7 @@ impl CostRequest {
         credits: Option<String>,
         account: Option<String>,
     ) -> Result<CostRequest, AppError> {
-        use crate::period::{AccountId, Basis, Credits, Metric, Period};
+        use crate::period::{AwsAccountId, Basis, Credits, Metric, Period};
         crate::auth::caller()?;
         Ok(CostRequest {
             period: Period::parse(period.as_deref()).map_err(|m| AppError::invalid("period", m))?,
@@ -111,7 +111,7 @@ impl CostRequest {
                 metric: Metric::parse(metric.as_deref()).map_err(|m| AppError::invalid("metric", m))?,
                 credits: Credits::parse(credits.as_deref()).map_err(|m| AppError::invalid("credits", m))?,
             },
-            account: AccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?,
+            account: AwsAccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?,
             pool: crate::ctx::pool()?,
             page_data: crate::ctx::page_data()?,
             today: chrono::Utc::now().date_naive(),
@@ -129,9 +129,9 @@ impl CostRequest {
     where
         T: Clone + Send + Sync + 'static,
     {
-        use crate::period::AccountId;
+        use crate::period::AwsAccountId;
         let (period, metric, credits) = (self.period.key(), self.basis.metric.key(), self.basis.credits.key());
-        let account = self.account.as_ref().map_or("", AccountId::as_str);
+        let account = self.account.as_ref().map_or("", AwsAccountId::as_str);
         let key = format!("{page}|{period}|{metric}|{credits}|{account}|{}|{detail}", self.today);
         Ok(self.page_data.get_or_compute(&self.pool, key, compute).await?)
     }

@@ -143,7 +143,7 @@ async fn write_costs(
         .iter()
         .map(|(id, name)| (id.to_string(), name.to_string()))
         .collect();
-    crate::costs::accounts::record(conn, &accounts).await?;
+    crate::costs::aws_accounts::record(conn, &accounts).await?;
     sqlx::query(
         "insert into ingested_days (day, estimated, run_id, with_accounts)
          select unnest($1::date[]), unnest($2::bool[]), $3, true

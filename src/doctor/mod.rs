@@ -7,7 +7,7 @@
 //! Each finding says which check it made. Cost Explorer charges USD 0.01 a request: a run
 //! costs [`COST_EXPLORER_REQUESTS`] of them.
 
-mod account;
+mod account_wide;
 mod regional;
 mod writes;
 
@@ -177,10 +177,10 @@ pub async fn run(sdk: &SdkConfig, settings: &Settings<'_>) -> Report {
     ));
     report
         .findings
-        .extend(account::cost_explorer(sdk, settings.tag_key).await);
+        .extend(account_wide::cost_explorer(sdk, settings.tag_key).await);
     report
         .findings
-        .extend(account::budgets(sdk, account, settings.tag_key).await);
+        .extend(account_wide::budgets(sdk, account, settings.tag_key).await);
     let regions: Vec<Option<String>> = if settings.regions.is_empty() {
         vec![None]
     } else {

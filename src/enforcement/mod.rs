@@ -11,10 +11,10 @@
 //! follows AWS until it has finished and cleans up; `notify` queues emails in the alert
 //! outbox; `trail` keeps the append-only action trail.
 
-pub mod api;
 pub mod model;
 pub mod pages;
 pub mod policy;
+pub mod server_fns;
 
 pub use model::{Approval, Reason};
 

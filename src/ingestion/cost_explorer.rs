@@ -13,7 +13,7 @@ use aws_sdk_costexplorer::types::{
 use super::IngestError;
 use super::response::{GrainSummary, GroupKeys, is_account_id};
 use crate::config::IngestSettings;
-use crate::costs::account_views::{AccountRow, AccountView};
+use crate::costs::aws_account_views::{AwsAccountRow, AwsAccountView};
 use crate::costs::store::{CostRow, Grain};
 use crate::period::DateRange;
 
@@ -175,8 +175,8 @@ impl CostExplorer {
 
     /// The pages of one of Cost Explorer's account views over `range`, unfiltered, fetched
     /// one at a time as the grains' are.
-    pub fn account_pager(&self, range: DateRange, view: AccountView) -> AccountPager<'_> {
-        AccountPager {
+    pub fn account_pager(&self, range: DateRange, view: AwsAccountView) -> AwsAccountPager<'_> {
+        AwsAccountPager {
             cost_explorer: self,
             range,
             view,
@@ -343,21 +343,21 @@ impl Chain {
 }
 
 /// Walks one account view's NextPageToken chain.
-pub struct AccountPager<'a> {
+pub struct AwsAccountPager<'a> {
     cost_explorer: &'a CostExplorer,
     range: DateRange,
-    view: AccountView,
+    view: AwsAccountView,
     chain: Chain,
 }
 
-impl AccountPager<'_> {
+impl AwsAccountPager<'_> {
     /// The next page's rows, added to `summary`; `None` after the last page.
     pub async fn next(
         &mut self,
         summary: &mut GrainSummary,
         backoff: Backoff,
         meter: &mut RequestMeter,
-    ) -> Result<Option<Vec<AccountRow>>, IngestError> {
+    ) -> Result<Option<Vec<AwsAccountRow>>, IngestError> {
         let group_by: Vec<GroupDefinition> = self.view.dimensions().iter().map(|key| dimension(key)).collect();
         match self
             .chain

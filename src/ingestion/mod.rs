@@ -1,7 +1,6 @@
 //! Cost Explorer ingestion (`burnrate ingest` and the schedule in `serve`) and the
 //! Ingestion page (`/ingestion`): recent runs with their status, size and cost.
 
-pub mod api;
 #[cfg(feature = "ssr")]
 pub mod bench;
 #[cfg(feature = "ssr")]
@@ -20,6 +19,7 @@ pub mod response;
 pub mod run;
 #[cfg(feature = "ssr")]
 pub mod schedule;
+pub mod server_fns;
 #[cfg(feature = "ssr")]
 pub mod store;
 

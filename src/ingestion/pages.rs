@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 
-use super::api::list_runs;
 use super::model::{ProjectedBill, RunSummary};
+use super::server_fns::list_runs;
 use crate::format::{count, usd, usd_precise};
 use crate::ui::page::PageHeader;
 use crate::ui::table::DataTable;

@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 
 use super::IngestError;
 use crate::config::IngestSettings;
-use crate::costs::account_views::{AccountRow, AccountView};
+use crate::costs::aws_account_views::{AwsAccountRow, AwsAccountView};
 use crate::costs::store::{CostRow, Grain};
 
 /// How to read a group's two keys: the project tag's `key$` prefix, and the second key's
@@ -59,8 +59,8 @@ impl GrainSummary {
     pub fn add_account_page(
         &mut self,
         results: &[ResultByTime],
-        view: AccountView,
-    ) -> Result<Vec<AccountRow>, IngestError> {
+        view: AwsAccountView,
+    ) -> Result<Vec<AwsAccountRow>, IngestError> {
         self.add_groups(
             results,
             |day, estimated, group| parse_account_group(day, estimated, group.keys(), group.metrics(), view),
@@ -150,8 +150,8 @@ fn parse_account_group(
     estimated: bool,
     group_keys: &[String],
     metrics: Option<&HashMap<String, MetricValue>>,
-    view: AccountView,
-) -> Result<AccountRow, IngestError> {
+    view: AwsAccountView,
+) -> Result<AwsAccountRow, IngestError> {
     let wanted = view.dimensions().len();
     if group_keys.len() != wanted {
         return Err(IngestError::malformed(format!(
@@ -167,7 +167,7 @@ fn parse_account_group(
     }
     let record_type = group_keys.get(1).map(|t| checked_text(t)).transpose()?;
     let metrics = metrics.ok_or_else(|| IngestError::malformed("a group has no Metrics"))?;
-    Ok(AccountRow {
+    Ok(AwsAccountRow {
         day,
         account: account.clone(),
         record_type,

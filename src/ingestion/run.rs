@@ -13,7 +13,7 @@ use super::cost_explorer::{Backoff, CostExplorer, LinkedAccount, RequestMeter};
 use super::plan;
 use super::response::GrainSummary;
 use crate::config::IngestSettings;
-use crate::costs::account_views::{AccountView, ViewStaging};
+use crate::costs::aws_account_views::{AwsAccountView, ViewStaging};
 use crate::costs::store::{self, Grain, Staging};
 use crate::format::count;
 use crate::period::DateRange;
@@ -257,10 +257,10 @@ async fn stage_and_replace(
     // AWS's own account figures, they name every account with spend (one the listing left
     // out included), and they say which accounts have credits, refunds or tax at all.
     let listed = cost_explorer.linked_accounts(window, options.backoff, meter).await?;
-    let mut view_summaries = Vec::with_capacity(AccountView::ALL.len());
+    let mut view_summaries = Vec::with_capacity(AwsAccountView::ALL.len());
     // Each account the views name, with the record types it has.
     let mut record_types: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for view in AccountView::ALL {
+    for view in AwsAccountView::ALL {
         let mut summary = GrainSummary::default();
         let mut pager = cost_explorer.account_pager(window, view);
         while let Some(rows) = pager.next(&mut summary, options.backoff, meter).await? {
@@ -280,7 +280,7 @@ async fn stage_and_replace(
     // The grains of all spend must agree with each other; those of one record type, or of the
     // GPU usage types, cover a part of it only, so they are stored but not compared, and asked
     // only of the accounts whose record types include theirs, or that have GPU spend.
-    let mut summaries = Vec::with_capacity(Grain::ALL.len() + AccountView::ALL.len());
+    let mut summaries = Vec::with_capacity(Grain::ALL.len() + AwsAccountView::ALL.len());
     let mut gpu_usage_types = BTreeMap::new();
     for grain in Grain::ALL {
         let mut summary = GrainSummary::default();
@@ -340,12 +340,13 @@ async fn stage_and_replace(
         .map_err(duplicate_group_error)?;
     let days = &agreement.days;
     let (named, unnamed): (Vec<&LinkedAccount>, Vec<&LinkedAccount>) = accounts.iter().partition(|a| a.listed);
-    crate::costs::accounts::record(
+    crate::costs::aws_accounts::record(
         &mut tx,
         &named.iter().map(|a| (a.id.clone(), a.name.clone())).collect::<Vec<_>>(),
     )
     .await?;
-    crate::costs::accounts::record_unnamed(&mut tx, &unnamed.iter().map(|a| a.id.clone()).collect::<Vec<_>>()).await?;
+    crate::costs::aws_accounts::record_unnamed(&mut tx, &unnamed.iter().map(|a| a.id.clone()).collect::<Vec<_>>())
+        .await?;
     sqlx::query(
         "insert into ingested_days (day, estimated, run_id, with_accounts)
          select unnest($1::date[]), unnest($2::bool[]), $3, true

@@ -3,16 +3,16 @@
 use serde::{Deserialize, Serialize};
 
 /// An AWS account ID as AWS writes it: exactly 12 ASCII digits, a leading zero kept. Only
-/// digits, so it can stand in SQL as a literal ([`AccountId::sql_literal`]).
+/// digits, so it can stand in SQL as a literal ([`AwsAccountId::sql_literal`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct AccountId(String);
+pub struct AwsAccountId(String);
 
-impl AccountId {
-    pub fn parse(text: &str) -> Result<AccountId, String> {
+impl AwsAccountId {
+    pub fn parse(text: &str) -> Result<AwsAccountId, String> {
         let id = text.trim();
         if id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit()) {
-            Ok(AccountId(id.to_string()))
+            Ok(AwsAccountId(id.to_string()))
         } else {
             Err(format!(
                 "{id:?} is not an AWS account ID (12 digits, e.g. 111122223333)"
@@ -21,10 +21,10 @@ impl AccountId {
     }
 
     /// `?account=`: none when absent or empty.
-    pub fn parse_filter(value: Option<&str>) -> Result<Option<AccountId>, String> {
+    pub fn parse_filter(value: Option<&str>) -> Result<Option<AwsAccountId>, String> {
         match value.map(str::trim).filter(|v| !v.is_empty()) {
             None => Ok(None),
-            Some(id) => AccountId::parse(id).map(Some),
+            Some(id) => AwsAccountId::parse(id).map(Some),
         }
     }
 
@@ -40,26 +40,26 @@ impl AccountId {
 
     /// ` and {column} = 'ID'` narrowing a statement's rows to `account`; nothing for every
     /// account.
-    pub fn and_in(account: Option<&AccountId>, column: &str) -> String {
+    pub fn and_in(account: Option<&AwsAccountId>, column: &str) -> String {
         account.map_or(String::new(), |id| format!(" and {column} = {}", id.sql_literal()))
     }
 }
 
-impl TryFrom<String> for AccountId {
+impl TryFrom<String> for AwsAccountId {
     type Error = String;
 
-    fn try_from(text: String) -> Result<AccountId, String> {
-        AccountId::parse(&text)
+    fn try_from(text: String) -> Result<AwsAccountId, String> {
+        AwsAccountId::parse(&text)
     }
 }
 
-impl From<AccountId> for String {
-    fn from(id: AccountId) -> String {
+impl From<AwsAccountId> for String {
+    fn from(id: AwsAccountId) -> String {
         id.0
     }
 }
 
-impl std::fmt::Display for AccountId {
+impl std::fmt::Display for AwsAccountId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
@@ -72,7 +72,7 @@ mod tests {
     #[test]
     fn only_twelve_digits_are_an_account_and_nothing_else_reaches_sql() {
         assert_eq!(
-            AccountId::parse(" 012345678901 ").map(|a| a.sql_literal()),
+            AwsAccountId::parse(" 012345678901 ").map(|a| a.sql_literal()),
             Ok("'012345678901'".to_string())
         );
         for bad in [
@@ -82,9 +82,9 @@ mod tests {
             "'; drop table x; --",
             "１２３４５６７８９０１２",
         ] {
-            assert!(AccountId::parse(bad).is_err(), "{bad}");
+            assert!(AwsAccountId::parse(bad).is_err(), "{bad}");
         }
-        assert_eq!(AccountId::parse_filter(Some("")), Ok(None));
-        assert!(serde_json::from_str::<AccountId>("\"abc\"").is_err());
+        assert_eq!(AwsAccountId::parse_filter(Some("")), Ok(None));
+        assert!(serde_json::from_str::<AwsAccountId>("\"abc\"").is_err());
     }
 }

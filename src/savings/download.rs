@@ -28,7 +28,7 @@ pub async fn savings_csv(
         Ok(kind) => kind,
         Err(expected) => return (StatusCode::BAD_REQUEST, format!("kind: {expected}")).into_response(),
     };
-    let account = match crate::period::AccountId::parse_filter(query.get("account").map(String::as_str)) {
+    let account = match crate::period::AwsAccountId::parse_filter(query.get("account").map(String::as_str)) {
         Ok(account) => account,
         Err(message) => return (StatusCode::BAD_REQUEST, format!("account: {message}")).into_response(),
     };

@@ -196,27 +196,27 @@ pub async fn usage(conn: &mut PgConnection, window: Window) -> Result<Vec<Usage>
 /// type there and which projects had any spend there, in the window (for recommendations)
 /// and on any day (for ledger rows, which outlive the usage they ended).
 #[derive(Debug, Default)]
-pub struct AccountUsage {
+pub struct AwsAccountUsage {
     usage: HashSet<(String, String)>,
     projects: HashSet<String>,
     ever: HashSet<String>,
 }
 
-impl AccountUsage {
+impl AwsAccountUsage {
     pub async fn read(
         conn: &mut PgConnection,
-        account: &crate::period::AccountId,
+        account: &crate::period::AwsAccountId,
         window: Option<Window>,
-    ) -> Result<AccountUsage, sqlx::Error> {
+    ) -> Result<AwsAccountUsage, sqlx::Error> {
         let ever: Vec<String> =
             sqlx::query_scalar("select distinct project from daily_project_costs where account_id = $1")
                 .bind(account.as_str())
                 .fetch_all(&mut *conn)
                 .await?;
         let Some(window) = window else {
-            return Ok(AccountUsage {
+            return Ok(AwsAccountUsage {
                 ever: ever.into_iter().collect(),
-                ..AccountUsage::default()
+                ..AwsAccountUsage::default()
             });
         };
         let usage: Vec<(String, String)> = sqlx::query_as(
@@ -237,7 +237,7 @@ impl AccountUsage {
         .bind(account.as_str())
         .fetch_all(&mut *conn)
         .await?;
-        Ok(AccountUsage {
+        Ok(AwsAccountUsage {
             usage: usage.into_iter().collect(),
             projects: projects.into_iter().collect(),
             ever: ever.into_iter().collect(),

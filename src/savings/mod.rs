@@ -3,7 +3,6 @@
 //! underused GPUs), the savings ledger, the weekly digest, and the what-if calculator.
 //! Formulas are stated in each rule's file and in `docs/SAVINGS.md`.
 
-pub mod api;
 #[cfg(feature = "ssr")]
 pub mod cloudwatch;
 #[cfg(feature = "ssr")]
@@ -42,6 +41,7 @@ pub mod report;
 pub mod report_render;
 #[cfg(feature = "ssr")]
 pub mod rules;
+pub mod server_fns;
 #[cfg(feature = "ssr")]
 pub mod service;
 #[cfg(feature = "ssr")]

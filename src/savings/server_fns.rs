@@ -25,7 +25,7 @@ pub async fn get_savings(
     let caller = crate::auth::caller()?;
     let kind = super::model::Kind::filter(kind.as_deref()).map_err(|m| AppError::invalid("kind", m))?;
     let account =
-        crate::period::AccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?;
+        crate::period::AwsAccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?;
     let team = team.filter(|t| !t.is_empty());
     let pool = crate::ctx::pool()?;
     let cache = crate::ctx::page_data()?;

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::facts::AccountUsage;
+use super::facts::AwsAccountUsage;
 use super::insights::{self, Insights, Sources};
 use super::ledger;
 use super::model::{Decision, Kind, Opportunity, Recommendation, SavingsAvailable, SavingsData};
@@ -19,7 +19,7 @@ use crate::auth::Caller;
 use crate::config::Config;
 use crate::error::AppError;
 use crate::page_data::{Latest, PageDataCache, Wait};
-use crate::period::AccountId;
+use crate::period::AwsAccountId;
 
 /// Days the Savings page and the "savings available" figures look back.
 pub const WINDOW_DAYS: u32 = 30;
@@ -148,7 +148,7 @@ pub fn may_decide(caller: &Caller, team: &str, ids: &HashMap<String, i64>) -> bo
 pub struct Filters<'a> {
     pub team: Option<&'a str>,
     pub kind: Option<Kind>,
-    pub account: Option<Arc<AccountUsage>>,
+    pub account: Option<Arc<AwsAccountUsage>>,
 }
 
 impl Filters<'_> {
@@ -170,8 +170,8 @@ pub async fn account_usage(
     pool: &PgPool,
     cache: &PageDataCache,
     insights: &Insights,
-    account: Option<&AccountId>,
-) -> Result<Option<Arc<AccountUsage>>, sqlx::Error> {
+    account: Option<&AwsAccountId>,
+) -> Result<Option<Arc<AwsAccountUsage>>, sqlx::Error> {
     let Some(account) = account else {
         return Ok(None);
     };
@@ -182,7 +182,9 @@ pub async fn account_usage(
     let key = format!("savings-account|{account}|{window}");
     let compute = async {
         let mut conn = pool.acquire().await?;
-        Ok::<_, sqlx::Error>(Arc::new(AccountUsage::read(&mut conn, account, insights.window).await?))
+        Ok::<_, sqlx::Error>(Arc::new(
+            AwsAccountUsage::read(&mut conn, account, insights.window).await?,
+        ))
     };
     Ok(Some(cache.get_or_compute(pool, key, compute).await?))
 }
@@ -273,7 +275,7 @@ pub async fn page(
         idle_alert_hours,
         utilisation_note: insights.utilisation_note.clone(),
         teams,
-        accounts: crate::costs::accounts::known(pool).await?,
+        accounts: crate::costs::aws_accounts::known(pool).await?,
         spot_discount_percent: insights.pricing.spot_discount() * Decimal::ONE_HUNDRED,
         commitments: insights.commitments.clone(),
         computed_at: None,

@@ -10,7 +10,7 @@ use sqlx::PgConnection;
 
 use super::model::{Section, StatementLine};
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::{AccountId, DateRange};
+use crate::period::{AwsAccountId, DateRange};
 
 #[derive(sqlx::FromRow)]
 struct Part {
@@ -38,7 +38,7 @@ type TeamLines = BTreeMap<(Section, String, bool), (Decimal, Decimal)>;
 pub async fn month_lines(
     conn: &mut PgConnection,
     month: DateRange,
-    account: Option<&AccountId>,
+    account: Option<&AwsAccountId>,
 ) -> Result<Vec<StatementLine>, sqlx::Error> {
     let parts: Vec<Part> = sqlx::query_as(&format!(
         "select coalesce(t.name, $3) as team, a.team_id, a.source, a.project, r.name as rule,
@@ -51,7 +51,7 @@ pub async fn month_lines(
          left join allocation_rules r on r.id = a.rule_id
          where a.day >= $1 and a.day < $2{account}
          group by 1, 2, 3, 4, 5",
-        account = AccountId::and_in(account, "a.account_id")
+        account = AwsAccountId::and_in(account, "a.account_id")
     ))
     .bind(month.from)
     .bind(month.to)

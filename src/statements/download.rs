@@ -21,7 +21,7 @@ pub async fn statement(
         Err(message) => return (StatusCode::BAD_REQUEST, format!("month: {message}")).into_response(),
     };
     let team = query.get("team").map(String::as_str).filter(|t| !t.is_empty());
-    let account = match crate::period::AccountId::parse_filter(query.get("account").map(String::as_str)) {
+    let account = match crate::period::AwsAccountId::parse_filter(query.get("account").map(String::as_str)) {
         Ok(account) => account,
         Err(message) => return (StatusCode::BAD_REQUEST, format!("account: {message}")).into_response(),
     };

@@ -3,9 +3,9 @@
 //! In the tier of `dashboard` (it reads the allocation and budgets' tables by SQL), below
 //! `as_code`.
 
-pub mod api;
 pub mod model;
 pub mod pages;
+pub mod server_fns;
 
 #[cfg(feature = "ssr")]
 pub mod adjust;

@@ -4,9 +4,9 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-use super::api::get_statements;
+use super::server_fns::get_statements;
 use crate::format::{url_encode, usd};
-use crate::ui::account_picker::{AccountNote, AccountPicker};
+use crate::ui::aws_account_picker::{AccountNote, AccountPicker};
 use crate::ui::links::account_query;
 use crate::ui::page::{PageHeader, loaded};
 use crate::ui::table::DataTable;

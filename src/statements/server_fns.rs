@@ -9,7 +9,7 @@ use crate::error::AppError;
 pub async fn get_statements(account: Option<String>) -> Result<StatementsData, AppError> {
     crate::auth::caller()?;
     let account =
-        crate::period::AccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?;
+        crate::period::AwsAccountId::parse_filter(account.as_deref()).map_err(|m| AppError::invalid("account", m))?;
     let pool = crate::ctx::pool()?;
     let mut conn = pool.acquire().await?;
     Ok(super::store::page(&mut conn, account.as_ref()).await?)

@@ -10,7 +10,7 @@ use super::adjust::{MonthLines, adjustments, apply};
 use super::compute::{month_lines, sort};
 use super::model::{Statement, StatementLine};
 use crate::costs::settlement::period_is_closed;
-use crate::period::{AccountId, DateRange};
+use crate::period::{AwsAccountId, DateRange};
 
 /// The month holding `first` as a day range.
 pub fn month_range(first: NaiveDate) -> DateRange {
@@ -133,7 +133,7 @@ async fn in_snapshot(conn: &mut PgConnection, month: NaiveDate, today: NaiveDate
 pub async fn statement_in_account(
     conn: &mut PgConnection,
     month: NaiveDate,
-    account: &AccountId,
+    account: &AwsAccountId,
 ) -> Result<Statement, sqlx::Error> {
     let mut lines = month_lines(conn, month_range(month), Some(account)).await?;
     sort(&mut lines);
@@ -249,7 +249,7 @@ async fn monthly_budgets(
 /// `account`, the months and totals of that linked account.
 pub async fn months(
     conn: &mut PgConnection,
-    account: Option<&AccountId>,
+    account: Option<&AwsAccountId>,
 ) -> Result<Vec<super::model::MonthRow>, sqlx::Error> {
     let rows: Vec<(NaiveDate, rust_decimal::Decimal, Option<String>)> = sqlx::query_as(&format!(
         "select m.month, m.total,
@@ -258,7 +258,7 @@ pub async fn months(
          from (select date_trunc('month', day)::date as month, sum(unblended) as total
                from daily_project_costs where true{account} group by 1) m
          order by 1 desc",
-        account = AccountId::and_in(account, "account_id")
+        account = AwsAccountId::and_in(account, "account_id")
     ))
     .fetch_all(conn)
     .await?;
@@ -276,13 +276,13 @@ pub async fn months(
 /// the accounts to choose from.
 pub async fn page(
     conn: &mut PgConnection,
-    account: Option<&AccountId>,
+    account: Option<&AwsAccountId>,
 ) -> Result<super::model::StatementsData, sqlx::Error> {
     let months = months(conn, account).await?;
     let teams = sqlx::query_scalar("select name from teams order by name")
         .fetch_all(&mut *conn)
         .await?;
-    let accounts = crate::costs::accounts::known(&mut *conn).await?;
+    let accounts = crate::costs::aws_accounts::known(&mut *conn).await?;
     Ok(super::model::StatementsData {
         months,
         teams,

@@ -6,7 +6,7 @@ use super::mapping::{self, Mappings, TeamMapping};
 use super::store;
 use crate::audit_log::Actor;
 use crate::error::AppError;
-use crate::period::AccountId;
+use crate::period::AwsAccountId;
 
 /// A team name's rule, shared with the YAML file: 1-100 characters, and not "Unassigned",
 /// which is where unmapped spend is shown.
@@ -59,7 +59,7 @@ impl TeamEdit {
             }
         }
         for account in entries(accounts.unwrap_or_default()) {
-            let id = AccountId::parse(account).map_err(|m| AppError::invalid("accounts", m))?;
+            let id = AwsAccountId::parse(account).map_err(|m| AppError::invalid("accounts", m))?;
             mapping.accounts.insert(id.into());
         }
         Ok(TeamEdit {
@@ -171,7 +171,9 @@ pub async fn delete(pool: &PgPool, actor: &Actor, name: &str) -> Result<usize, A
 
 pub async fn assign(pool: &PgPool, actor: &Actor, kind: &str, name: &str, team: &str) -> Result<usize, AppError> {
     let name = match kind {
-        "account" => AccountId::parse(name).map_err(|m| AppError::invalid("name", m))?.into(),
+        "account" => AwsAccountId::parse(name)
+            .map_err(|m| AppError::invalid("name", m))?
+            .into(),
         _ => name.to_string(),
     };
     update(pool, actor, None, |teams| {

@@ -2,12 +2,12 @@
 //! Unmapped spend is shown as "Unassigned". Edited on `/admin/teams` or as code
 //! (`burnrate config import/export`); both apply a whole-state diff (`mapping::diff`) through `store`.
 
-pub mod api;
 #[cfg(feature = "ssr")]
 pub mod edit;
 #[cfg(feature = "ssr")]
 pub mod mapping;
 pub mod model;
 pub mod pages;
+pub mod server_fns;
 #[cfg(feature = "ssr")]
 pub mod store;

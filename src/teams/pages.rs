@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use super::api::{Assign, DeleteTeam, SaveTeam, list_team_mappings};
 use super::model::{TeamRow, Unmapped};
+use super::server_fns::{Assign, DeleteTeam, SaveTeam, list_team_mappings};
 use crate::format::{tag_label, usd};
 use crate::ui::forms::FormError;
 use crate::ui::page::PageHeader;

@@ -2,7 +2,7 @@
 //! Used by every feature's pages in both builds; imports no feature (only `error`,
 //! `format`, `codec` and `period` below it), which `scripts/check-layers.py` checks.
 
-pub mod account_picker;
+pub mod aws_account_picker;
 pub mod chart;
 pub mod filters;
 pub mod forms;

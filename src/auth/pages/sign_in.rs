@@ -5,7 +5,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::{use_location, use_query_map};
 
 use crate::auth::Role;
-use crate::auth::api::{ChangePassword, Login, Logout, SetupAdmin, get_me, setup_needed, setup_token_required};
+use crate::auth::server_fns::{ChangePassword, Login, Logout, SetupAdmin, get_me, setup_needed, setup_token_required};
 use crate::ui::forms::FormError;
 use crate::ui::page::PageHeader;
 

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use crate::auth::Role;
-use crate::auth::api::{CreateApiToken, RevokeApiToken, list_tokens};
 use crate::auth::model::TokenSummary;
+use crate::auth::server_fns::{CreateApiToken, RevokeApiToken, list_tokens};
 use crate::ui::forms::FormError;
 use crate::ui::table::DataTable;
 

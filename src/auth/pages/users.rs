@@ -3,8 +3,8 @@
 use leptos::prelude::*;
 
 use crate::auth::Role;
-use crate::auth::api::{ChangeAccount, CreateAccount, ResetPassword, SetRole, list_accounts};
 use crate::auth::model::AccountSummary;
+use crate::auth::server_fns::{ChangeAccount, CreateAccount, ResetPassword, SetRole, list_accounts};
 use crate::ui::forms::FormError;
 use crate::ui::page::PageHeader;
 use crate::ui::table::DataTable;

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::budgets::api::{ListAwsBudgets, SyncAwsBudgets};
+use crate::budgets::server_fns::{ListAwsBudgets, SyncAwsBudgets};
 use crate::ui::table::DataTable;
 
 #[component]

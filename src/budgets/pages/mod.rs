@@ -7,8 +7,8 @@ pub mod aws;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use crate::budgets::api::{DeleteBudget, RetryAlert, SaveBudget, get_budget, list_budgets};
 use crate::budgets::model::{BudgetData, BudgetLine};
+use crate::budgets::server_fns::{DeleteBudget, RetryAlert, SaveBudget, get_budget, list_budgets};
 use crate::budgets::{Budget, BudgetScope, BudgetStatus, ScopeChoices, Threshold};
 use crate::error::AppError;
 use crate::format::{count, tag_label, usd};

@@ -6,11 +6,11 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use rust_decimal::Decimal;
 
-use crate::dashboard::api::{get_scope, get_teams};
 use crate::dashboard::model::{Line, Scope, ScopeData, TeamsData};
+use crate::dashboard::server_fns::{get_scope, get_teams};
 use crate::format::{number, percent, percent_value, tag_label, usd};
 use crate::savings::pages::{ProjectFactsForm, SavingsAvailableNote};
-use crate::ui::account_picker::{AccountNote, AccountPicker};
+use crate::ui::aws_account_picker::{AccountNote, AccountPicker};
 use crate::ui::chart::{Chart, OpenDaysLegend};
 use crate::ui::filters::{CostFilters, FilterBar};
 use crate::ui::links::{export_href, scope_href_in};
@@ -247,7 +247,7 @@ fn ScopeBody(view: ScopeData) -> impl IntoView {
 /// narrowed to it, and shares of the table's own total.
 #[component]
 fn Accounts(
-    lines: Vec<crate::dashboard::model::AccountLine>,
+    lines: Vec<crate::dashboard::model::AwsAccountLine>,
     scope: Scope,
     current: Option<String>,
     csv: String,

@@ -4,10 +4,10 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-use crate::dashboard::api::get_overview;
 use crate::dashboard::model::{OverviewData, ProjectChange};
+use crate::dashboard::server_fns::get_overview;
 use crate::format::{UNASSIGNED_TEAM, count, percent, tag_label, usd};
-use crate::ui::account_picker::AccountPicker;
+use crate::ui::aws_account_picker::AccountPicker;
 use crate::ui::chart::{Chart, OpenDaysLegend};
 use crate::ui::filters::{CostFilters, FilterBar};
 use crate::ui::links::{export_href, scope_href_in};

@@ -6,8 +6,8 @@ use sqlx::PgPool;
 
 use crate::allocation::rollups::FIGURES;
 use crate::allocation::spans::Cover;
-use crate::dashboard::model::{AccountLine, Scope};
-use crate::period::{AccountId, Basis, DateRange};
+use crate::dashboard::model::{AwsAccountLine, Scope};
+use crate::period::{AwsAccountId, Basis, DateRange};
 
 /// Each account with the scope's spend in `range`, largest first: a team's from the
 /// allocation (every step), a project's from its daily totals. Spend stored before accounts
@@ -17,7 +17,7 @@ pub async fn by_account(
     scope: &Scope,
     range: DateRange,
     basis: Basis,
-) -> Result<Vec<AccountLine>, sqlx::Error> {
+) -> Result<Vec<AwsAccountLine>, sqlx::Error> {
     let spend = basis.spend_sql("c");
     let sql = match scope {
         Scope::Team(_) => format!(
@@ -47,7 +47,7 @@ pub async fn by_account(
         .await
         .map(|rows| {
             rows.into_iter()
-                .map(|(id, name, mapped, spend)| AccountLine {
+                .map(|(id, name, mapped, spend)| AwsAccountLine {
                     id,
                     name,
                     mapped,
@@ -60,7 +60,7 @@ pub async fn by_account(
 /// What a page reads its per-team days from, as `alias`: the page rollup, or with
 /// `?account=` the allocation's rows in that account (the page rollups are kept for the whole
 /// organisation).
-pub fn team_days(account: Option<&AccountId>, alias: &str) -> String {
+pub fn team_days(account: Option<&AwsAccountId>, alias: &str) -> String {
     match account {
         None => format!("team_daily_costs {alias}"),
         Some(id) => format!(
@@ -74,7 +74,7 @@ pub fn team_days(account: Option<&AccountId>, alias: &str) -> String {
 /// What a page reads a team's projects from, as `alias` with `span` and `day` columns: the
 /// page rollup with its to-date rows, or with `?account=` the allocation's single days in
 /// that account. Join it with [`cover`]'s blocks.
-pub fn project_spans(account: Option<&AccountId>, alias: &str) -> String {
+pub fn project_spans(account: Option<&AwsAccountId>, alias: &str) -> String {
     match account {
         None => format!("allocated_project_spans {alias}"),
         Some(id) => format!(
@@ -88,7 +88,7 @@ pub fn project_spans(account: Option<&AccountId>, alias: &str) -> String {
 
 /// The projects of the organisation with their owners, as `r` (`dimension` 'project', `key`
 /// the project), like [`project_spans`].
-pub fn owned_projects(account: Option<&AccountId>) -> String {
+pub fn owned_projects(account: Option<&AwsAccountId>) -> String {
     match account {
         None => "owned_spend_spans r".to_string(),
         Some(id) => format!(
@@ -103,7 +103,7 @@ pub fn owned_projects(account: Option<&AccountId>) -> String {
 
 /// The blocks that sum each of `ranges` in the tables above: to-date rows in the page
 /// rollups, every single day in an account's allocation.
-pub fn cover(ranges: &[DateRange], account: Option<&AccountId>) -> Cover {
+pub fn cover(ranges: &[DateRange], account: Option<&AwsAccountId>) -> Cover {
     match account {
         None => Cover::of(ranges),
         Some(_) => Cover::days_of(ranges),

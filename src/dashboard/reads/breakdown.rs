@@ -7,14 +7,14 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use sqlx::PgPool;
 
-use super::accounts;
+use super::aws_accounts;
 use super::scope_figures::{self, Projects};
 use crate::allocation;
 use crate::charts::{self, Series};
 use crate::costs::queries;
 use crate::dashboard::model::{Scope, ScopeData, TeamLine, TeamsData};
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::{AccountId, Basis, DateRange, Period};
+use crate::period::{AwsAccountId, Basis, DateRange, Period};
 
 /// The Teams page for every account.
 pub async fn teams(
@@ -32,9 +32,9 @@ pub async fn teams_in(
     period: Period,
     basis: impl Into<Basis>,
     today: NaiveDate,
-    account: Option<&AccountId>,
+    account: Option<&AwsAccountId>,
 ) -> Result<TeamsData, sqlx::Error> {
-    let team_days = accounts::team_days(account, "r");
+    let team_days = aws_accounts::team_days(account, "r");
     let basis = basis.into();
     let range = period.range(today);
     let latest_day = queries::latest_day(pool).await?;
@@ -101,7 +101,7 @@ pub async fn teams_in(
         total,
         teams: rows,
         account: account.map(ToString::to_string),
-        all_accounts: crate::costs::accounts::known(pool).await?,
+        all_accounts: crate::costs::aws_accounts::known(pool).await?,
         daily,
         chart_svg: crate::codec::Svg(chart_svg),
         latest_day,
@@ -154,7 +154,7 @@ pub async fn scope_in(
     period: Period,
     basis: impl Into<Basis>,
     today: NaiveDate,
-    account: Option<&AccountId>,
+    account: Option<&AwsAccountId>,
 ) -> Result<ScopeData, sqlx::Error> {
     let basis = basis.into();
     let range = period.range(today);
@@ -184,10 +184,10 @@ pub async fn scope_in(
             // use; a project's, its daily totals.
             let (total, previous_total, parts) = match &scope {
                 Scope::Team(name) => {
-                    let days = accounts::team_days(account, "a");
+                    let days = aws_accounts::team_days(account, "a");
                     let (spans, cover) = (
-                        accounts::project_spans(account, "a"),
-                        accounts::cover(&[with_data], account),
+                        aws_accounts::project_spans(account, "a"),
+                        aws_accounts::cover(&[with_data], account),
                     );
                     (
                         allocation::reads::team_total_in(pool, name, with_data, basis, &days).await?,
@@ -209,7 +209,7 @@ pub async fn scope_in(
             })
             .await?;
             let flagged = crate::enforcement::flags::flagged_in(pool, team, project).await?;
-            let by_account = accounts::by_account(pool, &scope, with_data, basis).await?;
+            let by_account = aws_accounts::by_account(pool, &scope, with_data, basis).await?;
             Ok::<_, sqlx::Error>((total, previous_total, parts, open_days, budgets, flagged, by_account))
         },
     )?;
@@ -244,7 +244,7 @@ pub async fn scope_in(
         parts,
         by_account,
         account: account.map(ToString::to_string),
-        all_accounts: crate::costs::accounts::known(pool).await?,
+        all_accounts: crate::costs::aws_accounts::known(pool).await?,
         chart_svg: crate::codec::Svg(chart_svg),
     })
 }
@@ -255,13 +255,13 @@ async fn project_total(
     name: &str,
     range: DateRange,
     basis: Basis,
-    account: Option<&AccountId>,
+    account: Option<&AwsAccountId>,
 ) -> Result<Decimal, sqlx::Error> {
     sqlx::query_scalar(&format!(
         "select coalesce(sum({spend}), 0) from daily_project_costs c
          where c.project = $3 and c.day >= $1 and c.day < $2{account}",
         spend = basis.spend_sql("c"),
-        account = AccountId::and_in(account, "c.account_id")
+        account = AwsAccountId::and_in(account, "c.account_id")
     ))
     .bind(range.from)
     .bind(range.to)

@@ -10,17 +10,17 @@ use crate::costs::Forecast;
 use crate::costs::forecast;
 use crate::costs::queries::{Compared, days_with_data, latest_day, open_days};
 use crate::dashboard::model::{Line, OverviewData, ProjectChange, TeamSpend};
-use crate::dashboard::reads::accounts;
+use crate::dashboard::reads::aws_accounts;
 use crate::format::UNASSIGNED_TEAM;
-use crate::period::{AccountId, Basis, Credits, DateRange, Period};
+use crate::period::{AwsAccountId, Basis, Credits, DateRange, Period};
 
 /// The allocation per team and day `r` (in one account with `?account=`) with its team `t`
 /// (none for Unassigned). Its figures have the daily totals' column names, and every day's rows
 /// add up to theirs.
-fn allocated(account: Option<&AccountId>) -> String {
+fn allocated(account: Option<&AwsAccountId>) -> String {
     format!(
         "{} left join teams t on t.id = r.team_id",
-        accounts::team_days(account, "r")
+        aws_accounts::team_days(account, "r")
     )
 }
 
@@ -33,7 +33,7 @@ fn team_clause(n: u8) -> String {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Narrowed<'a> {
     pub team: Option<&'a str>,
-    pub account: Option<&'a AccountId>,
+    pub account: Option<&'a AwsAccountId>,
 }
 
 impl<'a> From<Option<&'a str>> for Narrowed<'a> {
@@ -88,7 +88,7 @@ pub async fn overview<'a>(
                     Some(_) => Vec::new(),
                     None => record_types(pool, with_data, basis, account).await?,
                 },
-                crate::costs::accounts::known(pool).await?,
+                crate::costs::aws_accounts::known(pool).await?,
             ))
         }
     )?;
@@ -205,7 +205,7 @@ async fn record_types(
     pool: &PgPool,
     range: DateRange,
     basis: Basis,
-    account: Option<&AccountId>,
+    account: Option<&AwsAccountId>,
 ) -> Result<Vec<Line>, sqlx::Error> {
     // The page rollup, or the record-type grain's rows in the account.
     let record_days = match account {
@@ -226,7 +226,7 @@ async fn record_types(
          having sum(r.{metric}) <> 0
          order by 2 desc, 1",
         metric = basis.metric.key(),
-        team_days = accounts::team_days(account, "r"),
+        team_days = aws_accounts::team_days(account, "r"),
     ))
     .bind(range.from)
     .bind(range.to)
@@ -274,15 +274,15 @@ async fn project_changes(
     let Narrowed { team, account } = narrowed;
     // The organisation's projects with their owners; a team's, the projects its allocation
     // draws on (its own, and unowned ones its user tags, accounts or shared rules take from).
-    let cover: Cover = accounts::cover(&[range, compared_with], account);
+    let cover: Cover = aws_accounts::cover(&[range, compared_with], account);
     let (source, team_name, filter) = match team {
         None => (
-            accounts::owned_projects(account),
+            aws_accounts::owned_projects(account),
             "coalesce(t.name, $1)",
             "r.dimension = 'project' and $2::text is null".to_string(),
         ),
         Some(name) => (
-            accounts::project_spans(account, "r"),
+            aws_accounts::project_spans(account, "r"),
             "$2",
             crate::allocation::reads::team_is("r", 2, name),
         ),

@@ -16,7 +16,7 @@ use sqlx::PgPool;
 use crate::allocation::reads::team_is;
 use crate::allocation::spans::{BindCover, Cover};
 use crate::dashboard::model::Line;
-use crate::period::{AccountId, Basis, DateRange};
+use crate::period::{AwsAccountId, Basis, DateRange};
 
 /// Lines per breakdown table; totals are summed apart, so nothing is lost from them.
 const LINES: usize = 100;
@@ -280,12 +280,12 @@ pub async fn from_facts(
     projects: Projects<'_>,
     range: DateRange,
     basis: Basis,
-    account: Option<&AccountId>,
+    account: Option<&AwsAccountId>,
 ) -> Result<Figures, sqlx::Error> {
     let facts = Facts {
         range,
         projects,
-        account: AccountId::and_in(account, "c.account_id"),
+        account: AwsAccountId::and_in(account, "c.account_id"),
     };
     let filter = facts.filter();
     let spend = basis.spend_sql("c");

@@ -4,8 +4,10 @@
 use leptos::prelude::*;
 
 use super::requests::{RequestForm, RequestsTable};
-use crate::enforcement::api::{DecideApprovalRequest, RequestApproval, RevokeApproval, SaveApproval, list_approvals};
 use crate::enforcement::model::ApprovalsData;
+use crate::enforcement::server_fns::{
+    DecideApprovalRequest, RequestApproval, RevokeApproval, SaveApproval, list_approvals,
+};
 use crate::format::{tag_label, usd};
 use crate::ui::links::scope_href;
 use crate::ui::page::PageHeader;

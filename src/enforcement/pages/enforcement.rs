@@ -3,9 +3,9 @@
 
 use leptos::prelude::*;
 
-use crate::enforcement::api::{ActOnAction, RemovePolicy, SavePolicy, SnoozeStop, get_enforcement};
 use crate::enforcement::model::{ActionState, EnforcementData, TrailRow, ViolationRow};
 use crate::enforcement::policy::Policy;
+use crate::enforcement::server_fns::{ActOnAction, RemovePolicy, SavePolicy, SnoozeStop, get_enforcement};
 use crate::format::{tag_label, usd};
 use crate::ui::links::scope_href;
 use crate::ui::page::PageHeader;

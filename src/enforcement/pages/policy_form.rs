@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::enforcement::api::SavePolicy;
+use crate::enforcement::server_fns::SavePolicy;
 
 #[component]
 pub fn PolicyForm(teams: Vec<String>, action: ServerAction<SavePolicy>) -> impl IntoView {

@@ -4,8 +4,8 @@
 
 use leptos::prelude::*;
 
-use crate::enforcement::api::{DecideApprovalRequest, RequestApproval};
 use crate::enforcement::model::ApprovalRequest;
+use crate::enforcement::server_fns::{DecideApprovalRequest, RequestApproval};
 use crate::format::{tag_label, usd};
 use crate::ui::table::DataTable;
 

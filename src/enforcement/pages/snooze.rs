@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::enforcement::api::SnoozeStop;
 use crate::enforcement::model::ActionState;
+use crate::enforcement::server_fns::SnoozeStop;
 
 #[component]
 pub fn SnoozeControl(state: ActionState, can_snooze: bool, snooze: ServerAction<SnoozeStop>) -> impl IntoView {

@@ -106,7 +106,7 @@ pub(super) fn resource_stop(input: &PolicyInput, errors: &mut Vec<FieldError>) -
     };
     let account = match input.stop_account.trim() {
         "" => None,
-        id => match crate::period::AccountId::parse(id) {
+        id => match crate::period::AwsAccountId::parse(id) {
             Ok(id) => Some(id.as_str().to_string()),
             Err(message) => {
                 errors.push(FieldError::new("stop_account", message));

@@ -164,14 +164,14 @@ impl Clients {
 }
 
 /// The AWS configuration for each account a stop acts in, each made once per pass.
-pub struct Accounts<'a> {
+pub struct AwsAccounts<'a> {
     exec: &'a crate::enforcement::executor::Executor,
     configs: std::collections::HashMap<String, aws_config::SdkConfig>,
 }
 
-impl<'a> Accounts<'a> {
-    pub fn new(exec: &'a crate::enforcement::executor::Executor) -> Accounts<'a> {
-        Accounts {
+impl<'a> AwsAccounts<'a> {
+    pub fn new(exec: &'a crate::enforcement::executor::Executor) -> AwsAccounts<'a> {
+        AwsAccounts {
             exec,
             configs: Default::default(),
         }

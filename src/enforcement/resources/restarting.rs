@@ -9,7 +9,7 @@ use sqlx::PgPool;
 
 use super::act::{self, Seen};
 use super::store::{self, ResourceRow};
-use super::{Accounts, Clients, Kind};
+use super::{AwsAccounts, Clients, Kind};
 use crate::enforcement::claims::Settled;
 
 /// The project tag a recreated endpoint carries, so its spend stays attributed.
@@ -22,7 +22,7 @@ pub struct Tag<'a> {
 /// returns where the reversal stands.
 pub async fn step(
     pool: &PgPool,
-    accounts: &mut Accounts<'_>,
+    accounts: &mut AwsAccounts<'_>,
     action_id: i64,
     tag: Tag<'_>,
 ) -> Result<Settled<'static>, sqlx::Error> {

@@ -16,7 +16,7 @@ use super::listing::{self, Listings, Plan, plan};
 use super::restarting;
 use super::stopping;
 use super::store::{self, ResourceRow};
-use super::{Accounts, Kind};
+use super::{AwsAccounts, Kind};
 use crate::enforcement::claims::{self, ActionRow, Intent, Settled, Step};
 use crate::enforcement::executor::Executor;
 
@@ -188,7 +188,7 @@ async fn track_locked(
     row: &ActionRow,
     today: chrono::NaiveDate,
 ) -> Result<bool, sqlx::Error> {
-    let mut accounts = Accounts::new(exec);
+    let mut accounts = AwsAccounts::new(exec);
     let next = match row.status.as_str() {
         "executing" => {
             let (rows, may) = stopping::advance(pool, &mut accounts, row.id, today).await?;

@@ -11,7 +11,7 @@ use sqlx::{PgConnection, PgPool};
 
 use super::act::{self, Seen};
 use super::store::{self, ResourceRow};
-use super::{Accounts, CallError, Clients, Kind};
+use super::{AwsAccounts, CallError, Clients, Kind};
 use crate::enforcement::claims::Settled;
 
 /// Whether more resources may be stopped: the violation still holds (`judge`, under the
@@ -51,7 +51,7 @@ pub async fn still_holds(pool: &PgPool, id: i64, today: chrono::NaiveDate) -> Re
 /// `listed`.
 pub async fn advance(
     pool: &PgPool,
-    accounts: &mut Accounts<'_>,
+    accounts: &mut AwsAccounts<'_>,
     action_id: i64,
     today: chrono::NaiveDate,
 ) -> Result<(Vec<ResourceRow>, Stopping), sqlx::Error> {

@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::savings::api::ConfirmWorkload;
 use crate::savings::model::{Inferred, Workload};
+use crate::savings::server_fns::ConfirmWorkload;
 
 #[component]
 pub fn InferredWorkload(

@@ -6,8 +6,8 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::format::{count, number, percent_value, tag_label, usd};
-use crate::savings::api::{ConfirmWorkload, DecideSavings, SnoozeIdle, get_savings};
 use crate::savings::model::{Decision, Kind, Opportunity, SavingsData};
+use crate::savings::server_fns::{ConfirmWorkload, DecideSavings, SnoozeIdle, get_savings};
 use crate::ui::links::{SAVINGS_CSV, account_query, scope_href_in};
 use crate::ui::page::PageHeader;
 use crate::ui::table::{DataTable, TableHead};

@@ -8,8 +8,8 @@ use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
 
 use crate::format::{number, percent_value, quantity, usd, usd_precise};
-use crate::savings::api::get_what_if;
 use crate::savings::model::{Precision, WhatIf, WhatIfQuery, WhatIfRow, Workload};
+use crate::savings::server_fns::get_what_if;
 use crate::ui::page::PageHeader;
 use crate::ui::table::DataTable;
 

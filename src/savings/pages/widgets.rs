@@ -4,10 +4,10 @@
 use leptos::prelude::*;
 
 use crate::format::{count, quantity, usd};
-use crate::savings::api::{
+use crate::savings::model::{Precision, Workload};
+use crate::savings::server_fns::{
     ConfirmWorkload, SaveProjectFacts, get_inferred_workload, get_project_facts, get_savings_available,
 };
-use crate::savings::model::{Precision, Workload};
 
 /// "Savings available: $X a month in N opportunities", linking to the Savings page filtered
 /// to the team (or to everything). Fetched once the page has hydrated, not while the server

@@ -628,7 +628,7 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
     };
     let basis = burnrate::period::Basis::from(burnrate::period::Metric::Unblended);
     let team = burnrate::dashboard::model::Scope::Team("ml-research".into());
-    let lines = burnrate::dashboard::reads::accounts::by_account(&pool, &team, range, basis)
+    let lines = burnrate::dashboard::reads::aws_accounts::by_account(&pool, &team, range, basis)
         .await
         .expect("accounts");
     let lines: Vec<(&str, bool, Decimal)> = lines.iter().map(|l| (l.id.as_str(), l.mapped, l.spend)).collect();
@@ -639,7 +639,7 @@ async fn unclaimed_spend_in_a_teams_account_is_that_teams(pool: PgPool) {
         .expect("figures");
     assert_eq!(web_api.daily, [(on, "web-api".to_string(), Decimal::from(35))]);
     let project = burnrate::dashboard::model::Scope::Project("web-api".into());
-    let lines = burnrate::dashboard::reads::accounts::by_account(&pool, &project, range, basis)
+    let lines = burnrate::dashboard::reads::aws_accounts::by_account(&pool, &project, range, basis)
         .await
         .expect("accounts");
     let lines: Vec<(&str, Decimal)> = lines.iter().map(|l| (l.id.as_str(), l.spend)).collect();
@@ -776,7 +776,7 @@ async fn days_allocated_before_accounts_are_allocated_again_per_account(pool: Pg
 async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
     use burnrate::dashboard::model::Scope;
     use burnrate::dashboard::reads::breakdown;
-    use burnrate::period::{AccountId, Metric, Period};
+    use burnrate::period::{AwsAccountId, Metric, Period};
     let today = chrono::Utc::now().date_naive();
     // The last day of the month before last: settled, so its month's statement is final.
     let this_month = today - chrono::Days::new(u64::from(chrono::Datelike::day(&today)) - 1);
@@ -787,10 +787,10 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
         to: on + chrono::Days::new(1),
     };
     let (serving, research) = (
-        AccountId::parse(SERVING).expect("id"),
-        AccountId::parse(RESEARCH).expect("id"),
+        AwsAccountId::parse(SERVING).expect("id"),
+        AwsAccountId::parse(RESEARCH).expect("id"),
     );
-    let page = |scope: Scope, account: Option<AccountId>| {
+    let page = |scope: Scope, account: Option<AwsAccountId>| {
         let pool = pool.clone();
         async move {
             breakdown::scope_in(
@@ -968,7 +968,7 @@ async fn every_cost_page_narrows_to_one_account(pool: PgPool) {
 
     // Savings: a recommendation is an account's when its project ran its usage type there.
     let window = burnrate::savings::facts::Window { from: on, to };
-    let held = burnrate::savings::facts::AccountUsage::read(&mut conn, &serving, Some(window))
+    let held = burnrate::savings::facts::AwsAccountUsage::read(&mut conn, &serving, Some(window))
         .await
         .expect("usage");
     assert!(held.covers("web-api", "USE1-BoxUsage:g5.xlarge"));
