@@ -15,7 +15,6 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
 use super::Forecast;
-use super::settlement::SETTLED;
 use crate::period::{DateRange, RUN_RATE_DAYS, days_before, next_day};
 
 /// What is stored, as far as a run-rate is concerned.
@@ -28,12 +27,18 @@ pub struct Settled {
 }
 
 /// The settled days before `end` (exclusive), organisation-wide: Estimated is a property of
-/// a day in Cost Explorer, not of a team. Two index lookups.
+/// a day in Cost Explorer, not of a team. Three index lookups: [`super::settlement::SETTLED`] (not estimated,
+/// or before the restatement window) split in its two halves, so that neither walks back
+/// over the open month's estimated rows (8,000 at 10M facts, 7 ms for each budget on every
+/// first view after a data change).
 pub async fn settled_before(conn: impl sqlx::PgExecutor<'_>, end: NaiveDate) -> Result<Settled, sqlx::Error> {
-    let (first_day, last_day) = sqlx::query_as(&format!(
+    let (first_day, last_day) = sqlx::query_as(
         "select (select min(day) from daily_project_costs),
-                (select max(day) from daily_project_costs where day < $1 and {SETTLED})"
-    ))
+                greatest(
+                    (select max(day) from daily_project_costs where day < $1 and not estimated),
+                    (select max(day) from daily_project_costs
+                     where day < $1 and day < (select coalesce(max(window_from), '-infinity'::date) from settlement)))",
+    )
     .bind(end)
     .fetch_one(conn)
     .await?;

@@ -34,10 +34,17 @@ pub struct Compared {
 
 /// The days of `range` that are provisional or on an open bill (`costs::settlement`).
 pub async fn open_days(conn: impl sqlx::PgExecutor<'_>, range: DateRange) -> Result<OpenDays, sqlx::Error> {
+    // A skip scan over the partial index of estimated rows: one probe per day, where a
+    // `distinct` read every estimated row of the range (a month's open bill at 10M facts:
+    // 76,000 rows, 70 ms, on every page's first view after a data change).
     let days: Vec<(NaiveDate, bool)> = sqlx::query_as(&format!(
-        "select day, {SETTLED} from (
-             select distinct day, estimated from daily_project_costs where day >= $1 and day < $2 and estimated
-         ) d order by day"
+        "with recursive open(day) as (
+             select min(day) from daily_project_costs where estimated and day >= $1 and day < $2
+             union all
+             select (select min(c.day) from daily_project_costs c where c.estimated and c.day > open.day and c.day < $2)
+             from open where open.day is not null
+         )
+         select day, {SETTLED} from (select day, true as estimated from open where day is not null) d order by day"
     ))
     .bind(range.from)
     .bind(range.to)
