@@ -249,11 +249,31 @@ pub async fn apply_reporting(
     // on every day.
     let mut moved = crate::allocation::moves::Moved::default();
     let mut reallocate_all = false;
+    // Whether enforcement's actions must be judged again once this commits: judging every
+    // waiting action (thousands of dry-run proposals at scale) is the slowest part of an
+    // import that changes nothing else, so it runs only when a verdict can have changed.
+    let mut judge_again = false;
     if let Some(desired) = &file.teams {
         let current = store::load(&mut tx).await?;
         let team_changes = mapping::diff(&current, desired);
         moved = store::apply_moving(&mut tx, actor, &team_changes).await?;
         changes.extend(team_changes.iter().map(ToString::to_string));
+        // A verdict rests on the project's team (its policy) and approval: owners and a new,
+        // empty team change none.
+        judge_again |= team_changes.iter().any(|change| {
+            !matches!(
+                change,
+                mapping::Change::CreateTeam(_)
+                    | mapping::Change::Add {
+                        member: mapping::Member::Owner,
+                        ..
+                    }
+                    | mapping::Change::Remove {
+                        member: mapping::Member::Owner,
+                        ..
+                    }
+            )
+        });
     }
     if let Some(file_rules) = &file.shared_costs {
         let mut problems = Vec::new();
@@ -290,7 +310,13 @@ pub async fn apply_reporting(
         rewrite = Some((days, started.elapsed()));
     }
     if let Some(facts) = &file.project_facts {
+        // One read of what every project declares, then a write (with its audit) for those
+        // the file changes: a statement per project was most of an unchanged import's time.
+        let stored = crate::savings::store::all_project_facts(&mut tx).await?;
         for (project, declared) in facts {
+            if stored.get(project).copied().unwrap_or_default() == *declared {
+                continue;
+            }
             if crate::savings::store::set_project_facts(&mut tx, actor, project, *declared).await? {
                 changes.push(format!("project {}: {}", quote(project), pricing::describe(declared)));
             }
@@ -305,12 +331,14 @@ pub async fn apply_reporting(
     if let Some(desired) = &file.budgets {
         changes.extend(budgets_sync::apply(&mut tx, actor, desired).await?);
     }
+    let before_enforcement = changes.len();
     if let Some(desired) = &file.approvals {
         changes.extend(approvals::apply(&mut tx, actor, desired).await?);
     }
     if let Some(desired) = &file.policies {
         changes.extend(policies::apply(&mut tx, actor, desired).await?);
     }
+    judge_again |= changes.len() > before_enforcement;
     // Deferred checks run now, in a dry run too: a deleted team still named by a budget is refused.
     sqlx::query("set constraints all immediate")
         .execute(&mut *tx)
@@ -326,7 +354,7 @@ pub async fn apply_reporting(
         // Approvals, policies and teams change what enforcement may do: actions that no
         // longer hold are disarmed once the import has committed, not across its allocation
         // rewrite (their AWS side goes on the next pass).
-        if file.approvals.is_some() || file.policies.is_some() || file.teams.is_some() {
+        if judge_again {
             crate::enforcement::judge::disarm_after_change(pool, &actor.label).await;
         }
     }
