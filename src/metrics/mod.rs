@@ -20,23 +20,44 @@ use axum::routing::get;
 use sqlx::PgPool;
 
 use crate::config::Config;
-use crate::page_data::PageDataCache;
+use crate::page_data::{PageDataCache, Wait};
 
 /// The exposition format's media type (text format 0.0.4).
 const CONTENT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
+/// How long the first scrape after a start may wait for the first figures: Prometheus's
+/// default scrape timeout is 10 s.
+const FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
+
 /// One scrape's text. The figures from costs and budgets are computed once per data version
-/// and UTC day (they read every team's month: about a second at 10M facts) and shared by every
-/// scrape until either moves; the ingestion, outbox and action counts are read each time.
+/// and UTC day, in the background (they read every team's month: seconds at 10M facts); a
+/// scrape answers at once with the newest complete figures, and says when they were computed
+/// (`burnrate_metrics_figures_computed_timestamp_seconds`). Only the first scrape after a
+/// start waits for them, up to 8 s. The ingestion, outbox and action counts are read each time.
 pub async fn scrape(pool: &PgPool, cache: &PageDataCache) -> Result<String, sqlx::Error> {
     let today = chrono::Utc::now().date_naive();
+    let pool_for_figures = pool.clone();
+    let compute = move || {
+        let pool = pool_for_figures.clone();
+        async move { Ok::<_, sqlx::Error>(Arc::new(gauges::figures(&pool, today).await?)) }
+    };
     let figures = cache
-        .get_or_compute(pool, format!("metrics|{today}"), async {
-            Ok(Arc::new(gauges::figures(pool, today).await?))
-        })
+        .latest(pool, "metrics", today.to_string(), Wait::First(FIRST_WAIT), compute)
         .await?;
     let mut out = text::Exposition::default();
-    out.append(&figures);
+    if let Some(figures) = figures {
+        out.append(&figures.value);
+        out.family(
+            "burnrate_metrics_figures_computed_timestamp_seconds",
+            "gauge",
+            "When the spend, budget and policy figures above were computed (Unix time): they are recomputed in the background after each data change.",
+        );
+        out.sample(
+            "burnrate_metrics_figures_computed_timestamp_seconds",
+            &[],
+            figures.computed_at.timestamp(),
+        );
+    }
     gauges::live(pool, &mut out).await?;
     http::write(&mut out);
     Ok(out.into_text())
