@@ -43,6 +43,7 @@ EOF
   measure "$bin" config import "$work/edited.yaml" | grep -v '^would ' | tail -n 3
 }
 
+edit "import the exported file unchanged" 'pass'
 edit "create an empty team" 'teams.append({"name": "bench-empty"})'
 edit "delete the empty team" 'doc["teams"] = [t for t in teams if t["name"] != "bench-empty"]'
 edit "add an owner to a team" 'teams[0].setdefault("owners", []).append("bench-owner@example.com")'

@@ -6,6 +6,7 @@
 //     --email bench@example.com --password '…' [--concurrency 32] [--seconds 20] \
 //     [--modes cached,rendered,one,cold,custom,herd,sql] [--pages overview,teams,team,project,savings]
 //     [--samples 60] [--first-range 0]
+//     [--metrics-token T] [--api-token T]   (add `metrics` and `api` to --pages)
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
@@ -13,6 +14,12 @@
 // request at a time (the latency of one render with nothing queued before it); then the first
 // view after a data change (cold), the first view of a custom range nobody asked for before
 // (custom), and the page's main aggregation as raw SQL.
+//
+// `--pages metrics` measures `GET /metrics` on the dashboard's address (the server started with
+// BURNRATE_METRICS_TOKEN=T, passed as --metrics-token T) and `--pages api` the heaviest
+// `/api/v1` reads (a token from `burnrate token create`, --api-token T; start the server with
+// BURNRATE_API_RATE_LIMIT=100000 so the load is not answered 429): the same modes, with the
+// bearer token in place of the session cookie.
 //
 // Requests go through node:http with keep-alive and Chromium's Accept-Encoding; bodies are
 // read but not decompressed, so the generator spends as little of the shared CPU as it can.
@@ -62,12 +69,14 @@ function percentile(sorted, p) {
 const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
 const target = new URL(base);
 
-/** GETs `path`, resolving to the status once the whole body has arrived. */
-function get(path, cookie) {
+/** GETs `path`, resolving to the status once the whole body has arrived. `auth` is the
+ * session cookie, or `Bearer …` for /metrics and /api/v1. */
+function get(path, auth) {
+  const credentials = auth.startsWith('Bearer ') ? { authorization: auth } : { cookie: auth };
   return new Promise((resolve, reject) => {
     const request = http.get({
       agent, host: target.hostname, port: target.port, path,
-      headers: { cookie, 'accept-encoding': 'gzip, deflate, br, zstd' },
+      headers: { ...credentials, 'accept-encoding': 'gzip, deflate, br, zstd' },
     }, (response) => {
       response.on('data', () => {});
       response.on('end', () => resolve(response.statusCode));
@@ -181,7 +190,7 @@ const { rows: [{ team }] } = await db.query(
 const { rows: [{ project, latest }] } = await db.query(
   `select (select project from daily_project_costs where project <> '' group by 1 order by count(*) desc, 1 limit 1) as project,
           (select max(day) + 1 from daily_project_costs) as latest`);
-const cookie = await signIn();
+const sessionCookie = await signIn();
 const pages = [
   // Raw SQL for comparison: the aggregations these pages read before the page rollups (the
   // allocation's rows, the facts); the pages themselves now read the rollups.
@@ -211,11 +220,21 @@ const pages = [
       where c.day >= (select min(day) from (select distinct day from daily_project_costs where not estimated
                                             order by day desc limit 30) d)
       order by c.project, c.usage_type, c.day` },
+  // Prometheus's scrape: money, budget and policy figures once per data version and day.
+  { name: 'metrics', path: '/metrics', auth: args['metrics-token'] && `Bearer ${args['metrics-token']}` },
+  // The API's heaviest reads: a year of costs by team and day (one page of 1,000 rows), the
+  // budgets with their status, and the savings recommendations.
+  { name: 'api', path: '/api/v1/costs?from=2025-12-01&to=2026-11-30&group_by=team&granularity=daily&limit=1000',
+    auth: args['api-token'] && `Bearer ${args['api-token']}` },
+  { name: 'api', path: '/api/v1/budgets', auth: args['api-token'] && `Bearer ${args['api-token']}` },
+  { name: 'api', path: '/api/v1/savings/recommendations', auth: args['api-token'] && `Bearer ${args['api-token']}` },
 ];
 console.log(`facts: ${facts}; concurrency ${concurrency}; ${seconds} s per page`);
 const round = (result) => Object.fromEntries(
   Object.entries(result).map(([k, v]) => [k, typeof v === 'number' ? Math.round(v * 10) / 10 : v]));
 for (const page of pages.filter((p) => pageNames.has(p.name))) {
+  if ('auth' in page && !page.auth) throw new Error(`--pages ${page.name} needs --${page.name}-token`);
+  const cookie = page.auth ?? sessionCookie;
   await load(page.path, cookie); // warm-up: fills the data and page caches
   console.log(page.path);
   if (modes.has('cached')) console.log('  cached   ', JSON.stringify(round(await load(page.path, cookie))));
@@ -224,7 +243,7 @@ for (const page of pages.filter((p) => pageNames.has(p.name))) {
   if (modes.has('cold')) console.log('  first view after a data change', JSON.stringify(round(await coldTimes(page.path, cookie))));
   if (modes.has('custom')) console.log('  first view of a custom range', JSON.stringify(round(await customTimes(page.path, cookie, latest))));
   if (modes.has('herd')) console.log(`  ${concurrency} first views at once after a data change`, JSON.stringify(round(await herdTimes(page.path, cookie))));
-  if (modes.has('sql')) console.log('  raw SQL  ', JSON.stringify(round(await sqlTimes(db, page.sql, page.params ?? []))));
+  if (modes.has('sql') && page.sql) console.log('  raw SQL  ', JSON.stringify(round(await sqlTimes(db, page.sql, page.params ?? []))));
 }
 agent.destroy();
 await db.end();
