@@ -25,16 +25,27 @@ use crate::page_data::{PageDataCache, Wait};
 /// The exposition format's media type (text format 0.0.4).
 const CONTENT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// How long the first scrape after a start may wait for the first figures: Prometheus's
+/// How long a scrape may wait while there are no figures yet (after a start): Prometheus's
 /// default scrape timeout is 10 s.
 const FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
 
+/// Why a scrape has no answer: a 503, so Prometheus's `up` says so.
+#[derive(Debug, thiserror::Error)]
+pub enum ScrapeError {
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    /// No complete figures yet: the first computation is still running, or failed (logged).
+    #[error("the spend, budget and policy figures are not computed yet, or their computation failed (see the log)")]
+    NoFigures,
+}
+
 /// One scrape's text. The figures from costs and budgets are computed once per data version
 /// and UTC day, in the background (they read every team's month: seconds at 10M facts); a
-/// scrape answers at once with the newest complete figures, and says when they were computed
-/// (`burnrate_metrics_figures_computed_timestamp_seconds`). Only the first scrape after a
-/// start waits for them, up to 8 s. The ingestion, outbox and action counts are read each time.
-pub async fn scrape(pool: &PgPool, cache: &PageDataCache) -> Result<String, sqlx::Error> {
+/// scrape answers at once with the newest complete figures, says whether they are of the
+/// current data (`burnrate_metrics_figures_current`, 0 while a newer computation runs or
+/// keeps failing) and when they were computed. While there are none yet, a scrape waits up
+/// to 8 s for them, then fails. The ingestion, outbox and action counts are read each time.
+pub async fn scrape(pool: &PgPool, cache: &PageDataCache) -> Result<String, ScrapeError> {
     let today = chrono::Utc::now().date_naive();
     let pool_for_figures = pool.clone();
     let compute = move || {
@@ -43,21 +54,26 @@ pub async fn scrape(pool: &PgPool, cache: &PageDataCache) -> Result<String, sqlx
     };
     let figures = cache
         .latest(pool, "metrics", today.to_string(), Wait::First(FIRST_WAIT), compute)
-        .await?;
+        .await?
+        .ok_or(ScrapeError::NoFigures)?;
     let mut out = text::Exposition::default();
-    if let Some(figures) = figures {
-        out.append(&figures.value);
-        out.family(
-            "burnrate_metrics_figures_computed_timestamp_seconds",
-            "gauge",
-            "When the spend, budget and policy figures above were computed (Unix time): they are recomputed in the background after each data change.",
-        );
-        out.sample(
-            "burnrate_metrics_figures_computed_timestamp_seconds",
-            &[],
-            figures.computed_at.timestamp(),
-        );
-    }
+    out.append(&figures.value);
+    out.family(
+        "burnrate_metrics_figures_current",
+        "gauge",
+        "1 when the spend, budget and policy figures are of the current data and UTC day; 0 while newer ones are computed (or their computation keeps failing: see the log).",
+    );
+    out.sample("burnrate_metrics_figures_current", &[], u8::from(figures.current));
+    out.family(
+        "burnrate_metrics_figures_computed_timestamp_seconds",
+        "gauge",
+        "When the spend, budget and policy figures were computed (Unix time).",
+    );
+    out.sample(
+        "burnrate_metrics_figures_computed_timestamp_seconds",
+        &[],
+        figures.computed_at.timestamp(),
+    );
     gauges::live(pool, &mut out).await?;
     http::write(&mut out);
     Ok(out.into_text())

@@ -203,7 +203,8 @@ async fn a_real_prometheus_scrapes_the_token_route_and_the_own_listener(pool: Pg
 
 /// The figures from costs, budgets and policies are computed once per data version and day,
 /// not per scrape (#54): a write that moves no data version (made here with the triggers off)
-/// is not seen, and a budget's or a policy's change, which moves it, is seen at once.
+/// is not seen; after a budget's or a policy's change, which moves it, a scrape answers at
+/// once with the figures it has, marked not current, and the new ones follow.
 #[sqlx::test]
 async fn figures_are_computed_once_per_data_version_and_follow_every_change(pool: PgPool) {
     seed(&pool).await;
@@ -221,6 +222,7 @@ async fn figures_are_computed_once_per_data_version_and_follow_every_change(pool
     let first = scrape().await.expect("scrape");
     assert_eq!(ratio(&first, policy), "0.95");
     let budget_before = ratio(&first, budget);
+    assert!(first.contains("burnrate_metrics_figures_current 1\n"), "{first}");
 
     // Without the version triggers: the cached figures stand, the live counts do not.
     // `set local`: the pooled connection keeps its triggers for the writes after this one.
@@ -258,8 +260,14 @@ async fn figures_are_computed_once_per_data_version_and_follow_every_change(pool
         .await
         .expect("policy");
     let mut moved = scrape().await.expect("scrape");
+    assert_eq!(
+        ratio(&moved, policy),
+        "0.95",
+        "answered at once with the figures it had"
+    );
+    assert!(moved.contains("burnrate_metrics_figures_current 0\n"), "{moved}");
     for _ in 0..400 {
-        if ratio(&moved, policy) == "0.8" {
+        if moved.contains("burnrate_metrics_figures_current 1\n") {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
