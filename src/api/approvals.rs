@@ -2,7 +2,7 @@
 //! governing policy's current period and the days left; and approval requests, which leads
 //! make for their teams' projects and admins approve or deny.
 
-use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use chrono::NaiveDate;
@@ -10,6 +10,7 @@ use http::StatusCode;
 use serde::Deserialize;
 use sqlx::PgPool;
 
+use super::problem::Body;
 use super::{ApiCaller, Problem};
 use crate::enforcement::executor::Executor;
 use crate::enforcement::model::{ApprovalRequest, ApprovalStanding};
@@ -23,8 +24,7 @@ use crate::enforcement::requests::{self, Decision, RequestInput};
     tag = "approvals",
     responses(
         (status = 200, description = "The approvals the token may read", body = Vec<ApprovalStanding>),
-        (status = 401, response = super::responses::Unauthorized),
-        (status = 429, response = super::responses::TooMany),
+        super::responses::EveryCall,
     )
 )]
 pub async fn list(
@@ -46,8 +46,7 @@ pub async fn list(
     tag = "approvals",
     responses(
         (status = 200, description = "The requests the token may read", body = Vec<ApprovalRequest>),
-        (status = 401, response = super::responses::Unauthorized),
-        (status = 429, response = super::responses::TooMany),
+        super::responses::EveryCall,
     )
 )]
 pub async fn requests_list(
@@ -84,21 +83,17 @@ pub struct ApprovalRequestBody {
     request_body = ApprovalRequestBody,
     responses(
         (status = 201, description = "Requested", body = ApprovalRequest),
-        (status = 400, response = super::responses::Invalid),
-        (status = 413, response = super::responses::Unreadable),
-        (status = 415, response = super::responses::Unreadable),
-        (status = 401, response = super::responses::Unauthorized),
+        super::responses::WithBody,
+        super::responses::EveryCall,
         (status = 403, response = super::responses::Forbidden),
         (status = 409, response = super::responses::Conflict),
-        (status = 429, response = super::responses::TooMany),
     )
 )]
 pub async fn request(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
-    body: Result<Json<ApprovalRequestBody>, JsonRejection>,
+    Body(body): Body<ApprovalRequestBody>,
 ) -> Result<(StatusCode, Json<ApprovalRequest>), Problem> {
-    let Json(body) = body.map_err(super::problem::bad_body)?;
     let input = RequestInput {
         project: body.project,
         cap: body.cap,
@@ -144,14 +139,11 @@ pub struct ApprovalDecisionBody {
     request_body = ApprovalDecisionBody,
     responses(
         (status = 200, description = "Decided", body = ApprovalRequest),
-        (status = 400, response = super::responses::Invalid),
-        (status = 413, response = super::responses::Unreadable),
-        (status = 415, response = super::responses::Unreadable),
-        (status = 401, response = super::responses::Unauthorized),
+        super::responses::WithBody,
+        super::responses::EveryCall,
         (status = 403, response = super::responses::Forbidden),
         (status = 404, response = super::responses::NotFound),
         (status = 409, response = super::responses::Conflict),
-        (status = 429, response = super::responses::TooMany),
     )
 )]
 pub async fn decide(
@@ -159,10 +151,9 @@ pub async fn decide(
     State(executor): State<std::sync::Arc<Executor>>,
     Extension(api): Extension<ApiCaller>,
     id: Result<Path<i64>, PathRejection>,
-    body: Result<Json<ApprovalDecisionBody>, JsonRejection>,
+    Body(body): Body<ApprovalDecisionBody>,
 ) -> Result<Json<ApprovalRequest>, Problem> {
     let Path(id) = id.map_err(|_| Problem::new(StatusCode::NOT_FOUND, "no such request"))?;
-    let Json(body) = body.map_err(super::problem::bad_body)?;
     // Parsed from text, never through a float.
     let cap = match body.cap.as_deref() {
         None => None,

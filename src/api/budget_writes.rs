@@ -3,7 +3,6 @@
 //! any budget, leads those of their teams and their projects, viewers none. A one-team token
 //! reaches that team's budgets only.
 
-use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use http::StatusCode;
@@ -11,6 +10,7 @@ use serde::Deserialize;
 use sqlx::PgPool;
 
 use super::budgets::BudgetNow;
+use super::problem::Body;
 use super::{ApiCaller, Problem};
 use crate::budgets::spec::{BudgetInput, ThresholdInput, validate};
 use crate::error::AppError;
@@ -111,20 +111,16 @@ impl BudgetBody {
     request_body = BudgetBody,
     responses(
         (status = 201, description = "Made; the body is the budget in its current period", body = BudgetNow),
-        (status = 400, response = super::responses::Invalid),
-        (status = 413, response = super::responses::Unreadable),
-        (status = 415, response = super::responses::Unreadable),
-        (status = 401, response = super::responses::Unauthorized),
+        super::responses::WithBody,
+        super::responses::EveryCall,
         (status = 403, response = super::responses::Forbidden),
-        (status = 429, response = super::responses::TooMany),
     )
 )]
 pub async fn create(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
-    body: Result<Json<BudgetBody>, JsonRejection>,
+    Body(body): Body<BudgetBody>,
 ) -> Result<(StatusCode, Json<BudgetNow>), Problem> {
-    let Json(body) = body.map_err(super::problem::bad_body)?;
     let saved = save(&pool, &api, None, body).await?;
     Ok((StatusCode::CREATED, Json(saved)))
 }
@@ -139,23 +135,19 @@ pub async fn create(
     request_body = BudgetBody,
     responses(
         (status = 200, description = "Changed; the body is the budget in its current period", body = BudgetNow),
-        (status = 400, response = super::responses::Invalid),
-        (status = 413, response = super::responses::Unreadable),
-        (status = 415, response = super::responses::Unreadable),
-        (status = 401, response = super::responses::Unauthorized),
+        super::responses::WithBody,
+        super::responses::EveryCall,
         (status = 403, response = super::responses::Forbidden),
         (status = 404, response = super::responses::NotFound),
-        (status = 429, response = super::responses::TooMany),
     )
 )]
 pub async fn update(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
     id: Result<Path<i64>, axum::extract::rejection::PathRejection>,
-    body: Result<Json<BudgetBody>, JsonRejection>,
+    Body(body): Body<BudgetBody>,
 ) -> Result<Json<BudgetNow>, Problem> {
     let Path(id) = id.map_err(|_| Problem::new(StatusCode::NOT_FOUND, "no such budget"))?;
-    let Json(body) = body.map_err(super::problem::bad_body)?;
     Ok(Json(save(&pool, &api, Some(id), body).await?))
 }
 

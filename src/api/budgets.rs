@@ -64,8 +64,7 @@ fn share(part: Decimal, whole: Decimal) -> Decimal {
     tag = "budgets",
     responses(
         (status = 200, description = "The budgets the token may read", body = Vec<BudgetNow>),
-        (status = 401, response = super::responses::Unauthorized),
-        (status = 429, response = super::responses::TooMany),
+        super::responses::EveryCall,
     )
 )]
 pub async fn list(

@@ -100,8 +100,7 @@ pub struct CostsPage {
     responses(
         (status = 200, description = "A page of rows", body = CostsPage),
         (status = 400, response = super::responses::Invalid),
-        (status = 401, response = super::responses::Unauthorized),
-        (status = 429, response = super::responses::TooMany),
+        super::responses::EveryCall,
     )
 )]
 pub async fn list(

@@ -17,8 +17,7 @@ use crate::enforcement::model::ViolationRow;
     tag = "enforcement",
     responses(
         (status = 200, description = "Violations with their actions and resources", body = Vec<ViolationRow>),
-        (status = 401, response = super::responses::Unauthorized),
-        (status = 429, response = super::responses::TooMany),
+        super::responses::EveryCall,
     )
 )]
 pub async fn violations(

@@ -70,8 +70,7 @@ impl Modify for BearerToken {
     tag = "meta",
     responses(
         (status = 200, description = "The OpenAPI 3.1 document of /api/v1", content_type = "application/json"),
-        (status = 401, response = Unauthorized),
-        (status = 429, response = TooMany),
+        super::responses::EveryCall,
     )
 )]
 pub async fn document() -> Json<utoipa::openapi::OpenApi> {

@@ -1,10 +1,10 @@
 //! `POST /api/v1/preflight`: seed 003's `check_budget_available()` for launchers and CI.
 
 use axum::extract::State;
-use axum::extract::rejection::JsonRejection;
 use axum::{Extension, Json};
 use sqlx::PgPool;
 
+use super::problem::Body;
 use super::{ApiCaller, Problem};
 use crate::preflight::{PreflightAnswer, PreflightRequest};
 
@@ -17,20 +17,16 @@ use crate::preflight::{PreflightAnswer, PreflightRequest};
     request_body = PreflightRequest,
     responses(
         (status = 200, description = "The verdict", body = PreflightAnswer),
-        (status = 400, response = super::responses::Invalid),
-        (status = 413, response = super::responses::Unreadable),
-        (status = 415, response = super::responses::Unreadable),
-        (status = 401, response = super::responses::Unauthorized),
+        super::responses::WithBody,
+        super::responses::EveryCall,
         (status = 403, response = super::responses::Forbidden),
-        (status = 429, response = super::responses::TooMany),
     )
 )]
 pub async fn check(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
-    body: Result<Json<PreflightRequest>, JsonRejection>,
+    Body(request): Body<PreflightRequest>,
 ) -> Result<Json<PreflightAnswer>, Problem> {
-    let Json(request) = body.map_err(super::problem::bad_body)?;
     let today = chrono::Utc::now().date_naive();
     let answer = crate::preflight::check::check(&pool, &request, today, api.only_team).await?;
     tracing::info!(

@@ -96,6 +96,23 @@ impl IntoResponse for Problem {
     }
 }
 
+/// A JSON request body, `T`, or the [`Problem`] that says why it is not one ([`bad_body`]):
+/// every `/api/v1` operation that reads a body takes it through this.
+pub struct Body<T>(pub T);
+
+impl<T, S> axum::extract::FromRequest<S> for Body<T>
+where
+    axum::Json<T>: axum::extract::FromRequest<S, Rejection = JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = Problem;
+
+    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, Problem> {
+        let axum::Json(body) = axum::Json::<T>::from_request(request, state).await.map_err(bad_body)?;
+        Ok(Body(body))
+    }
+}
+
 /// A body that is not the request's JSON: 400 naming the field (413 and 415 stay what they
 /// are). axum's text is `…target type: <path>: <serde message>`; a missing or unknown field is
 /// named in backticks in the message, under the path of the object that lacks or has it.

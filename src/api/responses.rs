@@ -1,8 +1,48 @@
-//! The error answers every `/api/v1` operation documents, by name, for the OpenAPI document.
+//! The error answers every `/api/v1` operation documents, by name, for the OpenAPI document,
+//! and the sets of them that operations share ([`EveryCall`], [`WithBody`]).
 
-use utoipa::ToResponse;
+use std::collections::BTreeMap;
+
+use utoipa::openapi::{RefOr, Response};
+use utoipa::{IntoResponses, ToResponse};
 
 use super::Problem;
+
+/// What every operation can answer, whatever it does: no live token, or over its rate limit.
+pub struct EveryCall;
+
+impl IntoResponses for EveryCall {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        refs([("401", Unauthorized::response()), ("429", TooMany::response())])
+    }
+}
+
+/// What every operation that reads a JSON body can answer about it: not valid, too large, or
+/// not JSON.
+pub struct WithBody;
+
+impl IntoResponses for WithBody {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        refs([
+            ("400", Invalid::response()),
+            ("413", Unreadable::response()),
+            ("415", Unreadable::response()),
+        ])
+    }
+}
+
+/// References to the named responses (`components.responses`, where the document lists them).
+fn refs<const N: usize>(named: [(&str, (&str, RefOr<Response>)); N]) -> BTreeMap<String, RefOr<Response>> {
+    named
+        .into_iter()
+        .map(|(status, (name, _))| {
+            (
+                status.to_string(),
+                RefOr::Ref(utoipa::openapi::Ref::from_response_name(name)),
+            )
+        })
+        .collect()
+}
 
 /// No token, or one that is unknown, revoked or expired (with `WWW-Authenticate: Bearer`).
 #[derive(ToResponse)]

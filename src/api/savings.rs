@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::rejection::JsonRejection;
 use axum::extract::{Query, State};
 use axum::{Extension, Json};
 use http::StatusCode;
 use serde::Deserialize;
 use sqlx::PgPool;
 
+use super::problem::Body;
 use super::{ApiCaller, Problem};
 use crate::config::Config;
 use crate::error::AppError;
@@ -38,9 +38,8 @@ pub struct RecommendationsQuery {
     responses(
         (status = 200, description = "The recommendations", body = Vec<Opportunity>),
         (status = 400, response = super::responses::Invalid),
-        (status = 401, response = super::responses::Unauthorized),
+        super::responses::EveryCall,
         (status = 403, response = super::responses::Forbidden),
-        (status = 429, response = super::responses::TooMany),
     )
 )]
 pub async fn recommendations(
@@ -104,13 +103,10 @@ pub struct SavingsDecisionBody {
     request_body = SavingsDecisionBody,
     responses(
         (status = 204, description = "Recorded"),
-        (status = 400, response = super::responses::Invalid),
-        (status = 413, response = super::responses::Unreadable),
-        (status = 415, response = super::responses::Unreadable),
-        (status = 401, response = super::responses::Unauthorized),
+        super::responses::WithBody,
+        super::responses::EveryCall,
         (status = 403, response = super::responses::Forbidden),
         (status = 404, response = super::responses::NotFound),
-        (status = 429, response = super::responses::TooMany),
     )
 )]
 pub async fn decide(
@@ -118,9 +114,8 @@ pub async fn decide(
     State(config): State<Arc<Config>>,
     State(cache): State<PageDataCache>,
     Extension(api): Extension<ApiCaller>,
-    body: Result<Json<SavingsDecisionBody>, JsonRejection>,
+    Body(request): Body<SavingsDecisionBody>,
 ) -> Result<StatusCode, Problem> {
-    let Json(request) = body.map_err(super::problem::bad_body)?;
     let reason = request.reason.trim();
     if reason.is_empty() || reason.chars().count() > 2000 {
         return Err(Problem::invalid("reason", "say why, in at most 2,000 characters"));

@@ -22,8 +22,7 @@ pub struct Team {
     tag = "teams",
     responses(
         (status = 200, description = "The teams", body = Vec<Team>),
-        (status = 401, response = super::responses::Unauthorized),
-        (status = 429, response = super::responses::TooMany),
+        super::responses::EveryCall,
     )
 )]
 pub async fn list(
