@@ -33,6 +33,7 @@ OWNERS = {
     "allocated_daily_costs": "allocation", "allocated_project_spans": "allocation",
     "allocation_rules": "allocation", "allocation_rule_teams": "allocation",
     "owned_spend_spans": "allocation", "record_type_days": "allocation", "team_daily_costs": "allocation",
+    "team_account_daily_costs": "allocation",
     "budgets": "budgets", "budget_thresholds": "budgets", "budget_alerts": "budgets", "budget_aws_sync": "budgets",
     "enforcement_policies": "enforcement", "enforcement_actions": "enforcement", "enforcement_audit": "enforcement",
     "enforcement_resources": "enforcement", "violations": "enforcement", "approvals": "enforcement",

@@ -101,6 +101,13 @@ pub async fn write_days(conn: &mut PgConnection, range: DateRange, owners: &Owne
              where day >= $1 and day < $2 group by day, team_id, source",
             sums = sums(&FIGURES)
         ),
+        "delete from team_account_daily_costs where day >= $1 and day < $2".to_string(),
+        format!(
+            "insert into team_account_daily_costs (day, team_id, source, account_id, {figures})
+             select day, team_id, source, account_id, {sums} from allocated_daily_costs
+             where day >= $1 and day < $2 group by day, team_id, source, account_id",
+            sums = sums(&FIGURES)
+        ),
         "delete from allocated_project_spans where span = 'day' and day >= $1 and day < $2".to_string(),
         format!(
             "insert into allocated_project_spans (span, day, team_id, source, rule_id, project, {figures})
@@ -315,9 +322,12 @@ fn merged(mut ranges: Vec<DateRange>) -> Vec<DateRange> {
 
 /// Empties every page rollup: when no spend is stored at all.
 pub async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("truncate team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days")
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "truncate team_daily_costs, team_account_daily_costs, allocated_project_spans, owned_spend_spans,
+                  record_type_days",
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 

@@ -249,31 +249,11 @@ pub async fn apply_reporting(
     // on every day.
     let mut moved = crate::allocation::moves::Moved::default();
     let mut reallocate_all = false;
-    // Whether enforcement's actions must be judged again once this commits: judging every
-    // waiting action (thousands of dry-run proposals at scale) is the slowest part of an
-    // import that changes nothing else, so it runs only when a verdict can have changed.
-    let mut judge_again = false;
     if let Some(desired) = &file.teams {
         let current = store::load(&mut tx).await?;
         let team_changes = mapping::diff(&current, desired);
         moved = store::apply_moving(&mut tx, actor, &team_changes).await?;
         changes.extend(team_changes.iter().map(ToString::to_string));
-        // A verdict rests on the project's team (its policy) and approval: owners and a new,
-        // empty team change none.
-        judge_again |= team_changes.iter().any(|change| {
-            !matches!(
-                change,
-                mapping::Change::CreateTeam(_)
-                    | mapping::Change::Add {
-                        member: mapping::Member::Owner,
-                        ..
-                    }
-                    | mapping::Change::Remove {
-                        member: mapping::Member::Owner,
-                        ..
-                    }
-            )
-        });
     }
     if let Some(file_rules) = &file.shared_costs {
         let mut problems = Vec::new();
@@ -338,7 +318,16 @@ pub async fn apply_reporting(
     if let Some(desired) = &file.policies {
         changes.extend(policies::apply(&mut tx, actor, desired).await?);
     }
-    judge_again |= changes.len() > before_enforcement;
+    // Which of enforcement's actions must be judged again once this commits: judging every
+    // waiting action (thousands of dry-run proposals at scale) is the slowest part of an
+    // import, so it judges them all only when approvals or policies changed. A verdict rests
+    // on the project's team (its policy) and approval: a team change judges the projects
+    // it moved (a deleted team's included) and no other.
+    let touched = if changes.len() > before_enforcement {
+        crate::enforcement::judge::Touched::All
+    } else {
+        crate::enforcement::judge::Touched::Projects(moved.projects.clone())
+    };
     // Deferred checks run now, in a dry run too: a deleted team still named by a budget is refused.
     sqlx::query("set constraints all immediate")
         .execute(&mut *tx)
@@ -354,9 +343,7 @@ pub async fn apply_reporting(
         // Approvals, policies and teams change what enforcement may do: actions that no
         // longer hold are disarmed once the import has committed, not across its allocation
         // rewrite (their AWS side goes on the next pass).
-        if judge_again {
-            crate::enforcement::judge::disarm_after_change(pool, &actor.label).await;
-        }
+        crate::enforcement::judge::disarm_after_change(pool, &actor.label, &touched).await;
     }
     Ok(Applied { changes, rewrite })
 }

@@ -294,12 +294,18 @@ pub fn table_for_credits(keys: &[Key], credits: Credits) -> Result<&'static str,
     }
 }
 
+/// The allocation summed per day, team, step and account (a page rollup).
+const ALLOCATION_BY_ACCOUNT: &str = "team_account_daily_costs";
+
 /// The `select` behind an export: `day`, `k0`…, `cost` (text), sorted by them all.
 pub(super) fn select_sql(keys: &[Key], selection: &Selection) -> Result<String, String> {
     let table = match (table_for_credits(keys, selection.credits)?, selection.team) {
         // The account views know no project, so no team: one team's spend by account is its
         // projects' record-type grain.
         ("costs_by_account" | "costs_by_account_record_type", Some(_)) => "costs_by_record_type",
+        // Without projects, the allocation's rollup per team, step and account has the same
+        // sums in a few hundred rows a month instead of every project's and user tag's.
+        ("allocated_daily_costs", _) if !keys.contains(&Key::Project) => ALLOCATION_BY_ACCOUNT,
         (table, _) => table,
     };
     let date = match selection.granularity {
@@ -311,7 +317,7 @@ pub(super) fn select_sql(keys: &[Key], selection: &Selection) -> Result<String, 
     let metric = selection.metric.key();
     let (spend, gross_only) = match (selection.credits, table) {
         (Credits::Net, _) => (format!("c.{metric}"), ""),
-        (Credits::Gross, "allocated_daily_costs") => (
+        (Credits::Gross, "allocated_daily_costs" | ALLOCATION_BY_ACCOUNT) => (
             crate::period::Basis {
                 metric: selection.metric,
                 credits: Credits::Gross,
@@ -340,7 +346,7 @@ pub(super) fn select_sql(keys: &[Key], selection: &Selection) -> Result<String, 
             .collect::<Vec<_>>()
             .join(", "),
         account = AwsAccountId::and_in(selection.account.as_ref(), "c.account_id"),
-        team_join = if table == "allocated_daily_costs" {
+        team_join = if table == "allocated_daily_costs" || table == ALLOCATION_BY_ACCOUNT {
             "left join teams t on t.id = c.team_id"
         } else if table.starts_with("costs_by_account") {
             ""

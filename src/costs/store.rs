@@ -228,7 +228,7 @@ pub async fn refresh_statistics(conn: &mut PgConnection) -> Result<(), sqlx::Err
     sqlx::query(
         "analyze costs_by_user, costs_by_usage_type, costs_by_service, costs_by_user_credit, costs_by_user_refund,
                  costs_by_user_tax, costs_by_user_gpu, daily_project_costs, projects, tagged_users,
-                 team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days,
+                 team_daily_costs, team_account_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days,
                  costs_by_account, costs_by_account_record_type",
     )
     .execute(conn)

@@ -280,7 +280,7 @@ async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
                   budgets, budget_thresholds, budget_alerts, alert_deliveries, budget_aws_sync,
                   savings_decisions, savings_digests, pricing_settings,
                   allocated_daily_costs, allocation_rule_teams, allocation_rules,
-                  team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days,
+                  team_daily_costs, team_account_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days,
                   commitment_reads, commitment_coverage, commitment_use, aws_savings_plan_recommendations",
     )
     .execute(&mut *conn)

@@ -214,9 +214,11 @@ pub async fn apply(
 pub enum Touched {
     /// One project's (an approval, its revocation, a request's decision).
     Project(String),
+    /// These projects' (a team change that moves them; deleting a team moves its projects).
+    Projects(Vec<String>),
     /// The projects of one team (its policy override saved or removed).
     Team(String),
-    /// Every project (the org default policy, a team change, a config import).
+    /// Every project (the org default policy, a config import of approvals or policies).
     All,
 }
 
@@ -241,22 +243,23 @@ pub async fn disarm_stale(
 
 /// [`not_run`] with dry-run proposals, of the touched projects only.
 async fn not_run_of(conn: &mut PgConnection, today: NaiveDate, touched: &Touched) -> Result<Vec<i64>, sqlx::Error> {
-    let (project, team) = match touched {
+    let (projects, team) = match touched {
         Touched::All => return not_run(conn, today, true, 10_000).await,
-        Touched::Project(project) => (Some(project.as_str()), None),
+        Touched::Project(project) => (Some(vec![project.clone()]), None),
+        Touched::Projects(projects) => (Some(projects.clone()), None),
         Touched::Team(team) => (None, Some(team.as_str())),
     };
     sqlx::query_scalar(
         "select a.id from enforcement_actions a join violations v on v.id = a.violation_id
          where a.status in ('proposed', 'awaiting_approval', 'failed')
            and (a.mode <> 'dry-run' or v.period_start > $1::date - 366)
-           and ($2::text is null or v.project = $2)
+           and ($2::text[] is null or v.project = any($2))
            and ($3::text is null or v.project in (select p.name from projects p join teams t on t.id = p.team_id
                                                   where t.name = $3))
          order by a.id desc limit 10000",
     )
     .bind(today)
-    .bind(project)
+    .bind(projects)
     .bind(team)
     .fetch_all(conn)
     .await
@@ -317,17 +320,20 @@ async fn disarm_if_stale(conn: &mut PgConnection, id: i64, actor: &str, today: N
     Ok(true)
 }
 
-/// Disarms the actions a team change or config import stops from holding, in a transaction
-/// of its own after the change has committed: the decision lock is never held across the
+/// Disarms the actions of `touched` that a team change or config import stops from holding
+/// (none when it moved no project), in a transaction of its own after the change has committed: the decision lock is never held across the
 /// allocation rewrite such a change makes. Until it runs, the judgement under the lock
 /// before any AWS call (`confirm`) keeps a stale action from acting. The change stands
 /// whatever happens here: a failure is logged, and the pass judges the actions that may
 /// still run (dry-run proposals wait for the next change that re-judges them).
-pub async fn disarm_after_change(pool: &PgPool, actor: &str) {
+pub async fn disarm_after_change(pool: &PgPool, actor: &str, touched: &Touched) {
+    if matches!(touched, Touched::Projects(projects) if projects.is_empty()) {
+        return;
+    }
     let today = chrono::Utc::now().date_naive();
     let disarmed = async {
         let mut tx = pool.begin().await?;
-        disarm_stale(&mut tx, actor, today, &Touched::All).await?;
+        disarm_stale(&mut tx, actor, today, touched).await?;
         tx.commit().await
     };
     if let Err(err) = disarmed.await {

@@ -109,12 +109,12 @@ async fn update(
     }
     tx.commit().await?;
     drop(conn);
-    // A project moved to another team falls under that team's policy: actions that no
-    // longer hold are disarmed once the move has committed, not across its allocation
-    // rewrite (their AWS side goes on the next pass).
-    if !changes.is_empty() {
-        crate::enforcement::judge::disarm_after_change(pool, &actor.label).await;
-    }
+    // A project moved to another team (or left Unassigned by its team's deletion) falls
+    // under another policy: its actions that no longer hold are disarmed once the move has
+    // committed, not across its allocation rewrite (their AWS side goes on the next pass).
+    // A verdict reads only the project's team, so no other action is judged.
+    let touched = crate::enforcement::judge::Touched::Projects(moved.projects);
+    crate::enforcement::judge::disarm_after_change(pool, &actor.label, &touched).await;
     Ok(changes.len())
 }
 

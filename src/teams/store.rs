@@ -130,7 +130,7 @@ pub async fn unmapped(conn: &mut sqlx::PgConnection) -> Result<Vec<super::model:
            left join costs_by_user c on c.user_name = u.name and c.day >= current_date - 30
            where u.team_id is null group by u.name
          union all
-         select 'account', c.account_id, coalesce(max(n.name), ''), sum(c.unblended) from allocated_daily_costs c
+         select 'account', c.account_id, coalesce(max(n.name), ''), sum(c.unblended) from team_account_daily_costs c
            left join aws_accounts n on n.account_id = c.account_id
            where c.account_id <> '' and c.source in ('shared', 'unassigned') and c.day >= current_date - 30
              and not exists (select 1 from team_accounts a where a.account_id = c.account_id)

@@ -10,7 +10,8 @@ use crate::dashboard::model::{AwsAccountLine, Scope};
 use crate::period::{AwsAccountId, Basis, DateRange};
 
 /// Each account with the scope's spend in `range`, largest first: a team's from the
-/// allocation (every step), a project's from its daily totals. Spend stored before accounts
+/// allocation (every step, summed per account in its page rollup), a project's from its
+/// daily totals. Spend stored before accounts
 /// were has the account ''.
 pub async fn by_account(
     pool: &PgPool,
@@ -21,7 +22,7 @@ pub async fn by_account(
     let spend = basis.spend_sql("c");
     let sql = match scope {
         Scope::Team(_) => format!(
-            "with spend as (select c.account_id, sum({spend}) as spend from allocated_daily_costs c
+            "with spend as (select c.account_id, sum({spend}) as spend from team_account_daily_costs c
                             join teams t on t.id = c.team_id
                             where t.name = $3 and c.day >= $1 and c.day < $2 group by 1),
                   mapped as (select m.account_id from team_accounts m join teams t on t.id = m.team_id
@@ -58,13 +59,12 @@ pub async fn by_account(
 }
 
 /// What a page reads its per-team days from, as `alias`: the page rollup, or with
-/// `?account=` the allocation's rows in that account (the page rollups are kept for the whole
-/// organisation).
+/// `?account=` the rollup by account, that account's rows.
 pub fn team_days(account: Option<&AwsAccountId>, alias: &str) -> String {
     match account {
         None => format!("team_daily_costs {alias}"),
         Some(id) => format!(
-            "(select day, team_id, source, {figures} from allocated_daily_costs where account_id = {}) {alias}",
+            "(select day, team_id, source, {figures} from team_account_daily_costs where account_id = {}) {alias}",
             id.sql_literal(),
             figures = FIGURES.join(", ")
         ),

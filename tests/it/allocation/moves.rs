@@ -240,6 +240,7 @@ async fn rollups(pool: &PgPool) -> BTreeMap<&'static str, (usize, BTreeSet<Strin
     let mut tables = BTreeMap::new();
     for table in [
         "team_daily_costs",
+        "team_account_daily_costs",
         "allocated_project_spans",
         "owned_spend_spans",
         "record_type_days",

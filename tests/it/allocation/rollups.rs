@@ -8,10 +8,12 @@
 //! day row to the month's end and none elsewhere, and a key whose spend in a month stops
 //! and resumes is carried over the gap and left out of ranges where it has none.
 
+use std::collections::BTreeMap;
+
 use burnrate::dashboard::model::Line;
-use burnrate::dashboard::reads::scope_figures;
+use burnrate::dashboard::reads::{aws_accounts, scope_figures};
 use burnrate::format::UNASSIGNED_TEAM;
-use burnrate::period::{Basis, Credits, DateRange, Metric};
+use burnrate::period::{AwsAccountId, Basis, Credits, DateRange, Metric};
 use chrono::{Days, NaiveDate};
 use rust_decimal::Decimal;
 use sqlx::PgPool;
@@ -188,6 +190,7 @@ async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) 
         read.sort();
         expected.sort();
         assert_eq!(read, expected, "parts: {context}");
+        assert_team_accounts_match(pool, team, range, gross, &context).await;
         // The chart's series add up to the team's projects' daily spend.
         let daily_total: Decimal = net.daily.iter().map(|(_, _, v)| *v).sum();
         let projects_total: Decimal = oracle_lines(pool, range, team, "daily_project_costs c", "''", "c.unblended")
@@ -196,6 +199,45 @@ async fn assert_team_figures_match(pool: &PgPool, range: DateRange, when: &str) 
             .map(|l| l.spend)
             .sum();
         assert_eq!(daily_total, projects_total, "chart: {context}");
+    }
+}
+
+/// A team's spend in each AWS account, as its accounts table lists it and as its total reads
+/// with `?account=`, against the allocation's own rows of that account.
+async fn assert_team_accounts_match(pool: &PgPool, team: &str, range: DateRange, basis: Basis, context: &str) {
+    let expected: BTreeMap<String, Decimal> = of_team(
+        "select a.account_id, sum(a.amortized - a.credit_amortized - a.refund_amortized)
+         from allocated_daily_costs a left join teams t on t.id = a.team_id
+         where a.day >= $1 and a.day < $2 and coalesce(t.name, $4) = $3
+         group by 1 having sum(a.amortized - a.credit_amortized - a.refund_amortized) <> 0",
+        range,
+        team,
+    )
+    .fetch_all(pool)
+    .await
+    .expect("accounts")
+    .into_iter()
+    .collect();
+    if team != UNASSIGNED_TEAM {
+        let scope = burnrate::dashboard::model::Scope::Team(team.to_string());
+        let read: BTreeMap<String, Decimal> = aws_accounts::by_account(pool, &scope, range, basis)
+            .await
+            .expect("by account")
+            .into_iter()
+            .filter(|line| !line.spend.is_zero())
+            .map(|line| (line.id, line.spend))
+            .collect();
+        assert_eq!(read, expected, "accounts table: {context}");
+    }
+    for (account, spend) in &expected {
+        let Ok(id) = AwsAccountId::parse(account) else {
+            continue;
+        };
+        let days = aws_accounts::team_days(Some(&id), "a");
+        let total = burnrate::allocation::reads::team_total_in(pool, team, range, basis, &days)
+            .await
+            .expect("account total");
+        assert_eq!(total, *spend, "?account={account}: {context}");
     }
 }
 
@@ -400,6 +442,7 @@ async fn reloading_the_demo_over_a_longer_history_leaves_no_page_rollup_of_a_day
     common::load_demo(&pool, day(2026, 12, 20)).await;
     for table in [
         "team_daily_costs",
+        "team_account_daily_costs",
         "allocated_project_spans",
         "owned_spend_spans",
         "record_type_days",
@@ -431,10 +474,13 @@ async fn a_start_after_the_upgrade_fills_the_allocation_and_page_rollups_the_sto
     };
     let before = (rows("team_daily_costs").await, rows("owned_spend_spans").await);
     // A store from before the page rollups, with some days not allocated either.
-    sqlx::query("truncate team_daily_costs, allocated_project_spans, owned_spend_spans, record_type_days")
-        .execute(&pool)
-        .await
-        .expect("no page rollups");
+    sqlx::query(
+        "truncate team_daily_costs, team_account_daily_costs, allocated_project_spans, owned_spend_spans,
+                  record_type_days",
+    )
+    .execute(&pool)
+    .await
+    .expect("no page rollups");
     sqlx::query("delete from allocated_daily_costs where day >= $1 and day < $2")
         .bind(first + Days::new(30))
         .bind(first + Days::new(45))

@@ -1,7 +1,8 @@
 //! The enforcement decision lock, held elsewhere: a person's decision that waits on it gets a
 //! clear 503 with `Retry-After` through the same `serve` path as the binary, and changes
 //! nothing; a team change commits its allocation rewrite without waiting on it, and disarms
-//! afterwards; the per-minute pass leaves dry-run proposals alone.
+//! afterwards, judging only the projects it moved; the per-minute pass leaves dry-run
+//! proposals alone.
 
 use std::collections::BTreeSet;
 
@@ -156,4 +157,53 @@ async fn the_per_minute_pass_leaves_dry_run_proposals_to_the_changes_that_rearm_
         .await
         .expect("imported");
     assert_eq!(status(&pool, flag).await, "awaiting_approval");
+}
+
+#[sqlx::test]
+async fn a_team_change_judges_the_actions_of_the_projects_it_moves_and_no_other(pool: PgPool) {
+    seed(&pool, MANUAL_FLAG).await;
+    evaluate_and_act(&pool, today(), &executor().await)
+        .await
+        .expect("evaluate");
+    let flag = action_id(&pool, "gpu-burner", "flag").await;
+    assert_eq!(status(&pool, flag).await, "awaiting_approval");
+    // The strict team's limit rises above gpu-burner's spend behind enforcement's back: only
+    // a judgement of gpu-burner's actions would cancel its flag.
+    sqlx::query("update enforcement_policies set spend_limit = 100000 where team_id is not null")
+        .execute(&pool)
+        .await
+        .expect("raised quietly");
+    sqlx::query("insert into teams (name) values ('empty'), ('imported-away'), ('relaxed')")
+        .execute(&pool)
+        .await
+        .expect("teams");
+    let actor = Actor::system("test");
+
+    // Deleting an empty team, in the app and by a config import, moves no project.
+    burnrate::teams::edit::delete(&pool, &actor, "empty")
+        .await
+        .expect("deleted");
+    assert_eq!(status(&pool, flag).await, "awaiting_approval", "judged by a deletion");
+    let mut file = burnrate::as_code::parse(&burnrate::as_code::export(&pool).await.expect("export")).expect("parses");
+    file.teams.as_mut().expect("teams").remove("imported-away");
+    let applied = burnrate::as_code::apply(&pool, &actor, &file, false)
+        .await
+        .expect("imported");
+    assert_eq!(applied.len(), 1, "{applied:?}");
+    assert_eq!(status(&pool, flag).await, "awaiting_approval", "judged by an import");
+    // A user tag's move changes no project's team, so no verdict.
+    burnrate::teams::edit::assign(&pool, &actor, "user", "alice", "relaxed")
+        .await
+        .expect("user moved");
+    assert_eq!(
+        status(&pool, flag).await,
+        "awaiting_approval",
+        "judged by a user's move"
+    );
+
+    // Moving gpu-burner judges its actions: under the org default ($1,000) its $150 holds no more.
+    burnrate::teams::edit::assign(&pool, &actor, "project", "gpu-burner", "relaxed")
+        .await
+        .expect("project moved");
+    assert_eq!(status(&pool, flag).await, "cancelled");
 }

@@ -527,6 +527,11 @@ async fn by_team_and_source(pool: &PgPool) -> Vec<(Option<String>, String, Decim
         sums("team_daily_costs").await,
         "the page rollup follows the allocation"
     );
+    assert_eq!(
+        allocated,
+        sums("team_account_daily_costs").await,
+        "the rollup by account follows the allocation"
+    );
     allocated
 }
 
