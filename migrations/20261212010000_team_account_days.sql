@@ -33,3 +33,8 @@ from allocated_daily_costs group by day, team_id, source, account_id;
 create trigger team_account_daily_costs_version
     after insert or update or delete or truncate on team_account_daily_costs
     for each statement execute function bump_data_version();
+
+-- A Team page filtered to one account reads the team's rows of the allocation in it (its
+-- parts by step, project and rule): through the account's rows of every team, one month of
+-- the account with most spend took 25 ms at 10M facts; through this index, under 1 ms.
+create index allocated_daily_costs_account_team on allocated_daily_costs (account_id, team_id, day);

@@ -332,9 +332,13 @@ pub async fn clear(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
 }
 
 /// Writes the page rollups of days the allocation has and they lack: after the upgrade that
-/// added them. The caller holds the allocation lock. True when it wrote any.
+/// added them, or days an older binary allocated after the one that added the rollup by
+/// account. The caller holds the allocation lock. True when it wrote any.
 pub async fn fill_missing(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
-    let missing = super::days::days_lacking(conn, "allocated_daily_costs", "team_daily_costs").await?;
+    let mut missing = super::days::days_lacking(conn, "allocated_daily_costs", "team_daily_costs").await?;
+    missing.extend(super::days::days_lacking(conn, "allocated_daily_costs", "team_account_daily_costs").await?);
+    missing.sort_unstable();
+    missing.dedup();
     let runs = super::days::runs(&missing);
     for range in &runs {
         write_days(conn, *range, &Owners::All).await?;

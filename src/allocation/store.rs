@@ -16,6 +16,9 @@ use crate::period::DateRange;
 /// Rows written per statement.
 const BATCH: usize = 20_000;
 
+/// A fact row `x` of a project no team owns (or no project row names).
+const UNOWNED: &str = "not exists (select 1 from projects o where o.name = x.project and o.team_id is not null)";
+
 #[derive(sqlx::FromRow)]
 struct TotalRow {
     day: NaiveDate,
@@ -78,13 +81,15 @@ pub async fn compute(
     // Shares within unowned projects only: owned ones need none. Each grain has one row per
     // project, user and account a day, and a project's day in an account is split by that
     // account's rows alone.
-    let users: Vec<ShareRow> = sqlx::query_as(
-        // Every user any of the five user grains names (a user with a credit alone counts).
-        "with c as (select day, project, account_id, user_name from costs_by_user where day >= $1 and day < $2
-                    union select day, project, account_id, user_name from costs_by_user_credit where day >= $1 and day < $2
-                    union select day, project, account_id, user_name from costs_by_user_refund where day >= $1 and day < $2
-                    union select day, project, account_id, user_name from costs_by_user_tax where day >= $1 and day < $2
-                    union select day, project, account_id, user_name from costs_by_user_gpu where day >= $1 and day < $2)
+    let users: Vec<ShareRow> = sqlx::query_as(&format!(
+        // Every user any of the five user grains names (a user with a credit alone counts), in
+        // unowned projects only: at 10M facts 98 % of the user grain is owned projects', which
+        // a filter after the union and its five joins read, deduplicated and joined first.
+        "with c as (select day, project, account_id, user_name from costs_by_user x where day >= $1 and day < $2 and {UNOWNED}
+                    union select day, project, account_id, user_name from costs_by_user_credit x where day >= $1 and day < $2 and {UNOWNED}
+                    union select day, project, account_id, user_name from costs_by_user_refund x where day >= $1 and day < $2 and {UNOWNED}
+                    union select day, project, account_id, user_name from costs_by_user_tax x where day >= $1 and day < $2 and {UNOWNED}
+                    union select day, project, account_id, user_name from costs_by_user_gpu x where day >= $1 and day < $2 and {UNOWNED})
          select c.day, c.project, c.account_id, c.user_name as name, u.team_id,
                 coalesce(n.unblended, 0) as unblended, coalesce(cr.unblended, 0) as credit,
                 coalesce(rf.unblended, 0) as refund, coalesce(tx.unblended, 0) as tax,
@@ -98,8 +103,8 @@ pub async fn compute(
          left join costs_by_user_tax tx using (day, project, account_id, user_name)
          left join costs_by_user_gpu g using (day, project, account_id, user_name)
          where p.team_id is null
-         order by c.day, c.project, c.account_id, c.user_name",
-    )
+         order by c.day, c.project, c.account_id, c.user_name"
+    ))
     .bind(range.from)
     .bind(range.to)
     .fetch_all(&mut *conn)

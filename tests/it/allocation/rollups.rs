@@ -505,6 +505,21 @@ async fn a_start_after_the_upgrade_fills_the_allocation_and_page_rollups_the_sto
             .expect("nothing left"),
         "a second start finds nothing to fill"
     );
+    // Days an older binary allocated after the rollup by account came, without it.
+    let by_account = rows("team_account_daily_costs").await;
+    sqlx::query("delete from team_account_daily_costs where day >= $1")
+        .bind(first + Days::new(60))
+        .execute(&pool)
+        .await
+        .expect("days without the rollup by account");
+    assert!(
+        burnrate::allocation::store::fill_gaps_in_transaction(&pool)
+            .await
+            .expect("filled again")
+    );
+    assert_eq!(rows("team_account_daily_costs").await, by_account);
+    let whole = DateRange { from: first, to: end };
+    assert_team_figures_match(&pool, whole, "after the rollup by account was filled").await;
 }
 
 /// The rollups with to-date rows, their key columns with NULLs made comparable (so the

@@ -139,6 +139,102 @@ async fn every_key_set_reconciles_with_the_facts_to_the_cent(pool: PgPool) {
     }
 }
 
+/// Exports by team without projects read the allocation's rollup per team, step and
+/// account: each line, daily and monthly, net and gross, for every team or one, is the
+/// allocation's own rows summed.
+#[sqlx::test]
+async fn exports_by_team_and_account_are_the_allocations_rows_to_the_cent(pool: PgPool) {
+    use burnrate::costs::export::{Selection, stream_csv};
+    use burnrate::format::csv::CsvStyle;
+    use burnrate::period::Credits;
+    load_demo(&pool, day(2026, 2, 10)).await;
+    let range = DateRange {
+        from: day(2026, 1, 1),
+        to: day(2026, 2, 1),
+    };
+    let team_id: i64 = sqlx::query_scalar("select id from teams order by name limit 1")
+        .fetch_one(&pool)
+        .await
+        .expect("a team");
+    let mut compared = 0;
+    for (keys, columns) in [
+        ("team", "coalesce(t.name, 'Unassigned')"),
+        ("team,account", "coalesce(t.name, 'Unassigned') || ',' || a.account_id"),
+        (
+            "account_name,team",
+            "coalesce(n.name, '') || ',' || coalesce(t.name, 'Unassigned')",
+        ),
+    ] {
+        for (granularity, date) in [
+            (Granularity::Daily, "a.day"),
+            (Granularity::Monthly, "date_trunc('month', a.day)::date"),
+        ] {
+            for (credits, amount) in [
+                (Credits::Net, "a.amortized"),
+                (Credits::Gross, "a.amortized - a.credit_amortized - a.refund_amortized"),
+            ] {
+                for team in [None, Some(team_id)] {
+                    let mut expected: Vec<String> = sqlx::query_scalar(&format!(
+                        "select ({date})::text || ',' || ({columns}) || ',' || sum({amount})::text
+                         from allocated_daily_costs a left join teams t on t.id = a.team_id
+                         left join aws_accounts n on n.account_id = a.account_id
+                         where a.day >= $1 and a.day < $2 and ($3::bigint is null or a.team_id = $3)
+                         group by ({date}), ({columns}) having sum({amount}) <> 0"
+                    ))
+                    .bind(range.from)
+                    .bind(range.to)
+                    .bind(team)
+                    .fetch_all(&pool)
+                    .await
+                    .expect("oracle");
+                    let selection = Selection {
+                        granularity,
+                        metric: Metric::Amortized,
+                        credits,
+                        account: None,
+                        team,
+                    };
+                    let mut out = String::new();
+                    let tx = pool.begin().await.expect("tx");
+                    stream_csv(
+                        tx,
+                        range,
+                        &parse_keys(keys).expect("keys"),
+                        &selection,
+                        (CsvStyle::Verbatim, None),
+                        |chunk| {
+                            out.push_str(&chunk);
+                            std::future::ready(true)
+                        },
+                    )
+                    .await
+                    .expect("export");
+                    // Sorted here: the oracle's keys are one string, ordered by another collation.
+                    let mut lines: Vec<&str> = out.lines().skip(1).collect();
+                    lines.sort_unstable();
+                    expected.sort_unstable();
+                    let context = format!("{keys}, {granularity:?}, {credits:?}, team {team:?}");
+                    assert!(!expected.is_empty(), "{context}");
+                    // Sums compared as numbers: the export keeps the scale PostgreSQL gives.
+                    assert_eq!(lines.len(), expected.len(), "{context}");
+                    for (line, want) in lines.iter().zip(&expected) {
+                        let (line_keys, line_cost) = line.rsplit_once(',').expect("cost");
+                        let (want_keys, want_cost) = want.rsplit_once(',').expect("cost");
+                        assert_eq!(line_keys, want_keys, "{context}");
+                        assert_eq!(
+                            Decimal::from_str(line_cost).expect("cost"),
+                            Decimal::from_str(want_cost).expect("cost"),
+                            "{context}: {line}"
+                        );
+                    }
+                    compared += lines.len();
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "{compared} lines compared");
+}
+
 #[sqlx::test]
 async fn the_csv_download_is_the_export_and_needs_a_session(pool: PgPool) {
     use burnrate::auth::Role;
