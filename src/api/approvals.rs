@@ -151,9 +151,11 @@ pub async fn decide(
     State(executor): State<std::sync::Arc<Executor>>,
     Extension(api): Extension<ApiCaller>,
     id: Result<Path<i64>, PathRejection>,
-    Body(body): Body<ApprovalDecisionBody>,
+    body: Result<Body<ApprovalDecisionBody>, Problem>,
 ) -> Result<Json<ApprovalRequest>, Problem> {
+    // An id that is no request's answers 404 whatever the body holds.
     let Path(id) = id.map_err(|_| Problem::new(StatusCode::NOT_FOUND, "no such request"))?;
+    let Body(body) = body?;
     // Parsed from text, never through a float.
     let cap = match body.cap.as_deref() {
         None => None,

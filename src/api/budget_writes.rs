@@ -145,9 +145,11 @@ pub async fn update(
     State(pool): State<PgPool>,
     Extension(api): Extension<ApiCaller>,
     id: Result<Path<i64>, axum::extract::rejection::PathRejection>,
-    Body(body): Body<BudgetBody>,
+    body: Result<Body<BudgetBody>, Problem>,
 ) -> Result<Json<BudgetNow>, Problem> {
+    // An id that is no budget's answers 404 whatever the body holds.
     let Path(id) = id.map_err(|_| Problem::new(StatusCode::NOT_FOUND, "no such budget"))?;
+    let Body(body) = body?;
     Ok(Json(save(&pool, &api, Some(id), body).await?))
 }
 

@@ -179,6 +179,12 @@ async fn budgets_are_made_and_changed_by_whoever_may_with_every_field_checked(po
         )
         .await;
     assert_eq!(missing.status, 404);
+    // An id that names no budget is 404 whatever the body: the id is read first.
+    let not_an_id = app
+        .api("PUT", "/api/v1/budgets/abc", Some(&lead), Some("{not json"))
+        .await;
+    assert_eq!(not_an_id.status, 404, "{}", not_an_id.body);
+    assert!(not_an_id.body.contains("no such budget"), "{}", not_an_id.body);
     let count: i64 = sqlx::query_scalar("select count(*) from budgets")
         .fetch_one(&pool)
         .await

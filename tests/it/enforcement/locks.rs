@@ -201,9 +201,16 @@ async fn a_team_change_judges_the_actions_of_the_projects_it_moves_and_no_other(
         "judged by a user's move"
     );
 
-    // Moving gpu-burner judges its actions: under the org default ($1,000) its $150 holds no more.
-    burnrate::teams::edit::assign(&pool, &actor, "project", "gpu-burner", "relaxed")
+    // Deleting strict, by an import, leaves gpu-burner Unassigned and takes strict's policy
+    // with it: its actions are judged, and under the org default ($1,000) its $150 holds no
+    // more. (A move in the app judges them too: the test above.)
+    let mut file = burnrate::as_code::parse(&burnrate::as_code::export(&pool).await.expect("export")).expect("parses");
+    file.teams.as_mut().expect("teams").remove("strict");
+    // Teams alone: a file that manages policies or approvals judges every action anyway.
+    file.policies = None;
+    file.approvals = None;
+    burnrate::as_code::apply(&pool, &actor, &file, false)
         .await
-        .expect("project moved");
+        .expect("imported");
     assert_eq!(status(&pool, flag).await, "cancelled");
 }
