@@ -38,4 +38,4 @@ cd end2end
 node bench/pages.mjs --url "http://127.0.0.1:$port" --pid "$server" \
   --database "$DATABASE_URL" --email bench@example.com --password "$password" \
   --metrics-token "$metrics_token" --api-token "$api_token" \
-  --pages overview,teams,team,project,savings,metrics,api "$@"
+  --pages overview,teams,team,project,accounts,savings,metrics,api "$@"

@@ -43,7 +43,7 @@ TIERS = [
     ["auth", "outbox"],
     ["costs", "audit"],
     ["allocation", "budgets", "enforcement", "savings"],
-    ["ingestion", "statements", "teams", "dashboard", "preflight", "metrics"],
+    ["ingestion", "statements", "teams", "dashboard", "preflight", "metrics", "anomalies"],
     ["as_code", "demo", "api", "doctor"],
 ]
 SAME_TIER = {

@@ -6,6 +6,8 @@
 
 pub mod allocation;
 #[cfg(feature = "ssr")]
+pub mod anomalies;
+#[cfg(feature = "ssr")]
 pub mod api;
 pub mod app;
 #[cfg(feature = "ssr")]

@@ -7,6 +7,7 @@
 //     [--modes cached,rendered,one,cold,custom,herd,sql] [--pages overview,teams,team,project,savings]
 //     [--samples 60] [--first-range 0]
 //     [--metrics-token T] [--api-token T]   (add `metrics` and `api` to --pages)
+//     (`--pages accounts`: the Teams and the Team page filtered to the account with most spend)
 //
 // Each page is measured three ways: as viewers see it again and again (the rendered page
 // comes from the page cache), rendered on every request (a unique `bench=N` query parameter
@@ -190,6 +191,9 @@ const { rows: [{ team }] } = await db.query(
 const { rows: [{ project, latest }] } = await db.query(
   `select (select project from daily_project_costs where project <> '' group by 1 order by count(*) desc, 1 limit 1) as project,
           (select max(day) + 1 from daily_project_costs) as latest`);
+const { rows: [{ account }] } = await db.query(
+  `select account_id as account from daily_project_costs where account_id <> ''
+   group by 1 order by sum(unblended) desc, 1 limit 1`);
 const sessionCookie = await signIn();
 const pages = [
   // Raw SQL for comparison: the aggregations these pages read before the page rollups (the
@@ -220,6 +224,10 @@ const pages = [
       where c.day >= (select min(day) from (select distinct day from daily_project_costs where not estimated
                                             order by day desc limit 30) d)
       order by c.project, c.usage_type, c.day` },
+  // The same pages filtered to one AWS account (`?account=`): the per-team days come from the
+  // rollup by account, a team's projects from the allocation's rows in the account.
+  { name: 'accounts', path: `/teams?period=mtd&account=${account}` },
+  { name: 'accounts', path: `/teams/${encodeURIComponent(team)}?period=mtd&account=${account}` },
   // Prometheus's scrape: money, budget and policy figures once per data version and day.
   { name: 'metrics', path: '/metrics', auth: args['metrics-token'] && `Bearer ${args['metrics-token']}` },
   // The API's heaviest reads: a year of costs by team and day (one page of 1,000 rows), the

@@ -11,6 +11,7 @@ use crate::demo::DemoOptions;
 use crate::period::{DateRange, Metric, days_before};
 
 mod accounts;
+mod anomalies;
 mod check;
 mod data;
 mod org;
@@ -99,6 +100,24 @@ enum Command {
         /// How many of the last settled days with data to look at.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=365))]
         days: u32,
+        /// Prefix text cells that begin with =, +, -, @, TAB or CR with ' for spreadsheets.
+        #[arg(long)]
+        excel_safe: bool,
+    },
+    /// Write as CSV what the anomaly rule (with its defaults) flags over history, to tune it
+    /// before alerts go out: from,to,scope,name,spend,baseline,excess,driver,driver_excess
+    /// (`to` the day after the last anomalous day). Each day is judged on the 90 days before.
+    #[command(after_help = ENV_HELP)]
+    Anomalies {
+        /// First day to judge, YYYY-MM-DD (UTC).
+        #[arg(long, value_name = "DATE")]
+        from: NaiveDate,
+        /// Day after the last, YYYY-MM-DD (exclusive).
+        #[arg(long, value_name = "DATE")]
+        to: NaiveDate,
+        /// Only these series: comma-separated org, team, project, user, service, account.
+        #[arg(long, value_name = "SCOPES")]
+        scope: Option<String>,
         /// Prefix text cells that begin with =, +, -, @, TAB or CR with ' for spreadsheets.
         #[arg(long)]
         excel_safe: bool,
@@ -312,6 +331,22 @@ pub async fn run() -> ExitCode {
         }
         Command::Migrate => migrate(config).await,
         Command::Insights { days, excel_safe } => data::insights(config, days, excel_safe).await,
+        Command::Anomalies {
+            from,
+            to,
+            scope,
+            excel_safe,
+        } => {
+            let range = match export::checked_range(from, to) {
+                Ok(range) => range,
+                Err(message) => return usage_error(&format!("--from/--to: {message}")),
+            };
+            let scopes = match anomalies::scopes(scope.as_deref()) {
+                Ok(scopes) => scopes,
+                Err(message) => return usage_error(&format!("--scope: {message}")),
+            };
+            anomalies::print(config, range, &scopes, excel_safe).await
+        }
         Command::Statement {
             month,
             team,

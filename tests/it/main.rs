@@ -6,6 +6,7 @@
 mod common;
 
 mod allocation;
+mod anomalies;
 mod api;
 mod as_code;
 mod auth;
