@@ -136,7 +136,7 @@ fn facts_of(scope: Scope, name: &str) -> Option<String> {
 }
 
 /// The largest rise over its own baseline among the anomaly's usage types, user tags and
-/// instance types, if any rose.
+/// instance types, if any rose (for a drop, the largest fall), in that order on a tie.
 async fn driver(conn: &mut PgConnection, anomaly: &Anomaly) -> Result<Option<Driver>, sqlx::Error> {
     let Some(facts) = facts_of(anomaly.scope, &anomaly.name) else {
         return Ok(None);
@@ -163,8 +163,14 @@ async fn driver(conn: &mut PgConnection, anomaly: &Anomaly) -> Result<Option<Dri
             .bind(&anomaly.name)
             .fetch_all(&mut *conn)
             .await?;
+        // A rise drives a spike, a fall a drop; the first dimension wins a tie.
+        let toward = if anomaly.excess < Decimal::ZERO {
+            -Decimal::ONE
+        } else {
+            Decimal::ONE
+        };
         for (value, excess) in rises(&rows, since, anomaly.from, anomaly.to) {
-            if excess > Decimal::ZERO && best.as_ref().is_none_or(|b| excess > b.excess) {
+            if excess * toward > Decimal::ZERO && best.as_ref().is_none_or(|b| excess * toward > b.excess * toward) {
                 best = Some(Driver { kind, value, excess });
             }
         }
@@ -198,4 +204,57 @@ fn rises(
             (key.to_string(), spend - baseline * during)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(day: u32, excess: i64) -> Finding {
+        Finding {
+            day: NaiveDate::from_ymd_opt(2026, 11, day).expect("date"),
+            spend: Decimal::from(excess + 100),
+            baseline: Decimal::from(100),
+            excess: Decimal::from(excess),
+            reason: if excess < 0 { Reason::Drop } else { Reason::Spike },
+        }
+    }
+
+    #[test]
+    fn days_join_while_consecutive_and_in_one_direction() {
+        let days = [
+            finding(1, 500),
+            finding(2, 300),
+            finding(4, 200),
+            finding(5, -150),
+            finding(6, -90),
+        ];
+        let lengths: Vec<usize> = runs(&days).iter().map(|r| r.len()).collect();
+        assert_eq!(lengths, [2, 1, 2]);
+        let first = anomaly(Scope::Project, "p", runs(&days)[0]);
+        assert_eq!((first.excess, first.peak_day), (Decimal::from(800), days[0].day));
+        assert_eq!(first.to, days[1].day + chrono::Days::new(1));
+        assert!(runs(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_rise_is_each_keys_spend_less_its_median_day_before() {
+        let day = |d| NaiveDate::from_ymd_opt(2026, 11, d).expect("date");
+        let rows = vec![
+            ("a".to_string(), day(1), Decimal::from(10)),
+            ("a".to_string(), day(2), Decimal::from(30)),
+            ("a".to_string(), day(3), Decimal::from(20)),
+            ("a".to_string(), day(4), Decimal::from(100)),
+            ("a".to_string(), day(5), Decimal::from(120)),
+            ("b".to_string(), day(5), Decimal::from(7)),
+        ];
+        // a: 220 over two days less its median day (20) twice; b: new, all of its 7.
+        assert_eq!(
+            rises(&rows, day(1), day(4), day(6)),
+            [
+                ("a".to_string(), Decimal::from(180)),
+                ("b".to_string(), Decimal::from(7))
+            ]
+        );
+    }
 }

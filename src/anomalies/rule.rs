@@ -206,13 +206,16 @@ pub fn judge(history: &[Decimal], day: NaiveDate, spend: Decimal, rule: &Thresho
         // Nothing in four weeks: a new series (or one back from the dead), judged on its own.
         return (spend >= rule.new_series && spend > Decimal::ZERO).then(|| found(Decimal::ZERO, Reason::New));
     }
-    let base = baseline(history)?;
+    // The series' life: from its first day with spend. A younger series than a week has no
+    // baseline (the zeros before it began are not its history), only the new-series rule.
+    let life = &history[history.iter().position(|v| !v.is_zero()).unwrap_or(history.len())..];
+    let base = baseline(life)?;
     let excess = spend - base.median;
-    let beyond = |by: Decimal| by > rule.mads * base.mad && by > rule.share * base.median && by > rule.dollars;
+    let beyond = |by: Decimal| by > rule.mads * base.mad && by > rule.share * base.median.abs() && by > rule.dollars;
     if beyond(excess) {
         return Some(found(base.median, Reason::Spike));
     }
-    if history.len() >= WEEKS_DAYS && spend - base.p95 > rule.dollars && excess > rule.dollars {
+    if life.len() >= WEEKS_DAYS && spend - base.p95 > rule.dollars && excess > rule.dollars {
         return Some(found(base.median, Reason::Percentile));
     }
     if rule.direction == Direction::Both && beyond(-excess) {
@@ -350,10 +353,45 @@ mod tests {
     }
 
     #[test]
-    fn a_restated_day_is_judged_on_the_same_baseline() {
-        let history = noisy(30, d("2000"), d("50"), 19);
-        let first = judge(&history, start(), d("6000"), &Thresholds::default()).expect("caught");
-        let restated = judge(&history, start(), d("6100"), &Thresholds::default()).expect("caught");
-        assert_eq!(first.baseline, restated.baseline);
+    fn a_young_series_under_the_new_series_floor_stays_quiet_for_its_first_week() {
+        // $300 a day from its first day: under the $500 floor, and no baseline for a week.
+        let mut series = vec![Decimal::ZERO; 40];
+        series.extend(vec![d("300"); 7]);
+        assert_eq!(scan(start(), &series, 40, &Thresholds::default()), []);
+        // From its eighth day it has one, and a tripling counts.
+        series.push(d("900"));
+        let found = scan(start(), &series, 40, &Thresholds::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].baseline, found[0].excess), (d("300"), d("600")));
+    }
+
+    #[test]
+    fn the_spread_decides_on_a_noisy_series() {
+        // ±$600 of noise on $2,000 (a MAD near $300): a day $700 up passes the share and
+        // dollar floors but is within 3.5 MADs; a day beyond them counts. (Three weeks of
+        // history: the percentile rule, which would see it above the 95th, needs four.)
+        let series = noisy(21, d("2000"), d("600"), 23);
+        let base = baseline(&series).expect("baseline");
+        let within = base.median + d("700");
+        assert!(d("700") < Decimal::new(35, 1) * base.mad, "{base:?}");
+        assert_eq!(judge(&series, start(), within, &Thresholds::default()), None);
+        let beyond = base.median + Decimal::new(35, 1) * base.mad + d("1");
+        assert_eq!(
+            judge(&series, start(), beyond, &Thresholds::default()).map(|f| f.reason),
+            Some(Reason::Spike)
+        );
+    }
+
+    #[test]
+    fn a_volatile_series_biggest_day_counts_by_its_percentile() {
+        // Days alternate between $1,000 and $3,000: the median's MAD is $1,000, so $4,600 is
+        // within 3.5 MADs, but it is $1,600 above every day of the 90 before.
+        let series: Vec<Decimal> = (0..60)
+            .map(|i| if i % 2 == 0 { d("1000") } else { d("3000") })
+            .collect();
+        let found = judge(&series, start(), d("4600"), &Thresholds::default()).expect("caught");
+        assert_eq!(found.reason, Reason::Percentile);
+        // $50 above the highest day is not enough (the dollar floor).
+        assert_eq!(judge(&series, start(), d("3050"), &Thresholds::default()), None);
     }
 }

@@ -63,20 +63,19 @@ impl Scope {
                  from team_daily_costs a left join teams t on t.id = a.team_id
                  where a.day >= $1 and a.day < $2 group by 1, 2"
             ),
-            Scope::Project => "select project as name, day, sum(unblended) as spend from daily_project_costs
-                               where day >= $1 and day < $2 group by 1, 2"
-                .into(),
-            Scope::User => "select user_name as name, day, sum(unblended) as spend from costs_by_user
-                            where day >= $1 and day < $2 group by 1, 2"
-                .into(),
-            Scope::Service => "select service as name, day, sum(unblended) as spend from costs_by_service
-                               where day >= $1 and day < $2 group by 1, 2"
-                .into(),
-            Scope::Account => "select account_id as name, day, sum(unblended) as spend from costs_by_account
-                               where day >= $1 and day < $2 group by 1, 2"
-                .into(),
+            Scope::Project => by("project", "daily_project_costs"),
+            Scope::User => by("user_name", "costs_by_user"),
+            Scope::Service => by("service", "costs_by_service"),
+            Scope::Account => by("account_id", "costs_by_account"),
         }
     }
+}
+
+/// The series named by `column` of `table`, summed per day.
+fn by(column: &str, table: &str) -> String {
+    format!(
+        "select {column} as name, day, sum(unblended) as spend from {table} where day >= $1 and day < $2 group by 1, 2"
+    )
 }
 
 /// Each series of `scope` over `range`, one value a day from `range.from` (0 where it had no

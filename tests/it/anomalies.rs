@@ -34,8 +34,8 @@ fn d(text: &str) -> Decimal {
 }
 
 /// 45 days of history to 2026-11-24, then the day judged, 2026-11-25:
-/// - llm-pretrain: $1,500 of p4d by bob and $500 by alice a day; on the 25th alice adds
-///   $4,000 of p5 (a forgotten p5 job): ×3 its usual day;
+/// - llm-pretrain: $1,500 of p4d by bob and $500 by alice a day; on the 25th $4,000 of p5
+///   (a forgotten p5 job, $3,000 of it alice's and $1,000 bob's): ×3 its usual day;
 /// - tiny: $100 a day, $150 on the 25th;
 /// - fresh: no history, $600 on the 25th.
 async fn seed(pool: &PgPool) -> NaiveDate {
@@ -61,8 +61,8 @@ async fn seed(pool: &PgPool) -> NaiveDate {
     }
     batch.by_usage_type.push(row(judged, "llm-pretrain", P4D, "2000"));
     batch.by_usage_type.push(row(judged, "llm-pretrain", P5, "4000"));
-    batch.by_user.push(row(judged, "llm-pretrain", "bob", "1500"));
-    batch.by_user.push(row(judged, "llm-pretrain", "alice", "4500"));
+    batch.by_user.push(row(judged, "llm-pretrain", "bob", "2500"));
+    batch.by_user.push(row(judged, "llm-pretrain", "alice", "3500"));
     batch.by_service.push(row(judged, "llm-pretrain", EC2, "6000"));
     batch.by_record_type.push(row(judged, "llm-pretrain", "Usage", "6000"));
     spend(&mut batch, &history, "tiny", "USE1-BoxUsage:m5.large", "carol", "100");
@@ -112,8 +112,8 @@ async fn a_spike_is_caught_on_its_first_day_and_explained_and_a_small_blip_is_no
         (d("6000"), d("2000"), d("4000"))
     );
     let driver = spike.driver.as_ref().expect("a driver");
-    // p5 rose by all of it ($0 a day before); alice's rise is as large, and the usage type
-    // comes first.
+    // p5 rose by all of it ($0 a day before); alice by $3,000, bob by $1,000. (Its instance
+    // type rose by as much as the usage type: on a tie the usage type is named.)
     assert_eq!((driver.label(), driver.excess), (format!("usage_type:{P5}"), d("4000")));
 
     // The team's allocated spend (all three projects) rose with them.
@@ -127,18 +127,22 @@ async fn a_spike_is_caught_on_its_first_day_and_explained_and_a_small_blip_is_no
 #[sqlx::test]
 async fn burnrate_anomalies_prints_the_csv_it_promises(pool: PgPool) {
     let judged = seed(&pool).await;
-    let output = common::burnrate_command(&common::database_url(&pool).await)
-        .args([
-            "anomalies",
-            "--from",
-            "2026-11-25",
-            "--to",
-            "2026-11-26",
-            "--scope",
-            "project,user",
-        ])
-        .output()
-        .expect("ran");
+    let database = common::database_url(&pool).await;
+    let anomalies = |scope: &str| {
+        common::burnrate_command(&database)
+            .args([
+                "anomalies",
+                "--from",
+                "2026-11-25",
+                "--to",
+                "2026-11-26",
+                "--scope",
+                scope,
+            ])
+            .output()
+            .expect("ran")
+    };
+    let output = anomalies("project,user");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let csv = String::from_utf8(output.stdout).expect("utf-8");
     assert_eq!(
@@ -147,22 +151,12 @@ async fn burnrate_anomalies_prints_the_csv_it_promises(pool: PgPool) {
             "from,to,scope,name,spend,baseline,excess,driver,driver_excess\n\
              {judged},2026-11-26,project,fresh,600,0,600,usage_type:USE1-BoxUsage:g5.xlarge,600\n\
              {judged},2026-11-26,project,llm-pretrain,6000,2000,4000,usage_type:{P5},4000\n\
-             {judged},2026-11-26,user,alice,4500,500,4000,,\n\
+             {judged},2026-11-26,user,alice,3500,500,3000,,\n\
+             {judged},2026-11-26,user,bob,2500,1500,1000,,\n\
              {judged},2026-11-26,user,dan,600,0,600,,\n"
         )
     );
-    let bad = common::burnrate_command(&common::database_url(&pool).await)
-        .args([
-            "anomalies",
-            "--from",
-            "2026-11-25",
-            "--to",
-            "2026-11-26",
-            "--scope",
-            "region",
-        ])
-        .output()
-        .expect("ran");
+    let bad = anomalies("region");
     assert_eq!(bad.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&bad.stderr).contains("--scope: unknown scope \"region\""),

@@ -31,18 +31,24 @@ async fn hold_decisions(pool: &PgPool) -> sqlx::Transaction<'static, sqlx::Postg
     holder
 }
 
+/// gpu-burner's manual flag, evaluated and awaiting approval; its action's id.
+async fn flag_awaiting_approval(pool: &PgPool) -> i64 {
+    seed(pool, MANUAL_FLAG).await;
+    evaluate_and_act(pool, today(), &executor().await)
+        .await
+        .expect("evaluate");
+    let flag = action_id(pool, "gpu-burner", "flag").await;
+    assert_eq!(status(pool, flag).await, "awaiting_approval");
+    flag
+}
+
 async fn executor() -> burnrate::enforcement::executor::Executor {
     resource_executor(&crate::common::aws_config_at("http://127.0.0.1:9", "AKIDTEST").await)
 }
 
 #[sqlx::test]
 async fn a_decision_waiting_on_the_lock_gets_a_503_with_retry_after_and_changes_nothing(pool: PgPool) {
-    seed(&pool, MANUAL_FLAG).await;
-    evaluate_and_act(&pool, today(), &executor().await)
-        .await
-        .expect("evaluate");
-    let flag = action_id(&pool, "gpu-burner", "flag").await;
-    assert_eq!(status(&pool, flag).await, "awaiting_approval");
+    let flag = flag_awaiting_approval(&pool).await;
     let app = crate::common::spawn_app(pool.clone()).await;
     let admin = app.session_for("cfo@example.com", Role::Admin).await;
     let approve = format!("id={flag}&step=approve");
@@ -66,11 +72,7 @@ async fn a_decision_waiting_on_the_lock_gets_a_503_with_retry_after_and_changes_
 
 #[sqlx::test]
 async fn a_team_change_commits_its_move_without_waiting_on_the_decision_lock(pool: PgPool) {
-    seed(&pool, MANUAL_FLAG).await;
-    evaluate_and_act(&pool, today(), &executor().await)
-        .await
-        .expect("evaluate");
-    let flag = action_id(&pool, "gpu-burner", "flag").await;
+    let flag = flag_awaiting_approval(&pool).await;
     sqlx::query("insert into teams (name) values ('relaxed')")
         .execute(&pool)
         .await
@@ -161,12 +163,7 @@ async fn the_per_minute_pass_leaves_dry_run_proposals_to_the_changes_that_rearm_
 
 #[sqlx::test]
 async fn a_team_change_judges_the_actions_of_the_projects_it_moves_and_no_other(pool: PgPool) {
-    seed(&pool, MANUAL_FLAG).await;
-    evaluate_and_act(&pool, today(), &executor().await)
-        .await
-        .expect("evaluate");
-    let flag = action_id(&pool, "gpu-burner", "flag").await;
-    assert_eq!(status(&pool, flag).await, "awaiting_approval");
+    let flag = flag_awaiting_approval(&pool).await;
     // The strict team's limit rises above gpu-burner's spend behind enforcement's back: only
     // a judgement of gpu-burner's actions would cancel its flag.
     sqlx::query("update enforcement_policies set spend_limit = 100000 where team_id is not null")
