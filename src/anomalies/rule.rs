@@ -73,7 +73,8 @@ pub enum Reason {
     /// Above the baseline by more than the MADs, the share and the dollars.
     Spike,
     /// Above the series' own 95th percentile of the last 90 days by more than the dollar
-    /// floor: a volatile series' MAD is wide, but a day beyond all but its top 5 % still counts.
+    /// floor, and above the baseline by the share and dollar floors: a volatile series' MAD is
+    /// wide, but a day beyond all but its top 5 % still counts.
     Percentile,
     /// Below the baseline by as much (with `direction: both` only).
     Drop,
@@ -215,7 +216,9 @@ pub fn judge(history: &[Decimal], day: NaiveDate, spend: Decimal, rule: &Thresho
     if beyond(excess) {
         return Some(found(base.median, Reason::Spike));
     }
-    if life.len() >= WEEKS_DAYS && spend - base.p95 > rule.dollars && excess > rule.dollars {
+    // In place of the MADs only: a trending series sets a new high by a few dollars often.
+    let floors = excess > rule.share * base.median.abs() && excess > rule.dollars;
+    if life.len() >= WEEKS_DAYS && spend - base.p95 > rule.dollars && floors {
         return Some(found(base.median, Reason::Percentile));
     }
     if rule.direction == Direction::Both && beyond(-excess) {
@@ -393,5 +396,9 @@ mod tests {
         assert_eq!(found.reason, Reason::Percentile);
         // $50 above the highest day is not enough (the dollar floor).
         assert_eq!(judge(&series, start(), d("3050"), &Thresholds::default()), None);
+        // Nor is a growing series' new high, $140 above its 95th percentile but 11 % above its
+        // baseline (the share floor).
+        let growing: Vec<Decimal> = (0..60).map(|i| Decimal::from(1000 + 10 * i)).collect();
+        assert_eq!(judge(&growing, start(), d("1700"), &Thresholds::default()), None);
     }
 }
