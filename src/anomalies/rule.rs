@@ -121,16 +121,10 @@ fn mad(values: &[Decimal], centre: Decimal) -> Decimal {
     median(&deviations).unwrap_or_default()
 }
 
-/// The nearest-rank 95th percentile of `values` (the smallest value at or above 95 % of them).
+/// The nearest-rank 95th percentile of `values` (0 when empty), as the commitment rule takes
+/// its 10th.
 fn p95(values: &[Decimal]) -> Decimal {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    if sorted.is_empty() {
-        return Decimal::ZERO;
-    }
-    // ceil(0.95 n), as a whole number of values: (95 n + 99) / 100.
-    let rank = (95 * sorted.len()).div_ceil(100).max(1);
-    sorted[rank - 1]
+    crate::savings::rules::commitment::percentile(&mut values.to_vec(), Decimal::new(95, 2)).unwrap_or_default()
 }
 
 /// The baseline of the day after `history`, which holds the series' days before it, oldest
